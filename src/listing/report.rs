@@ -1,0 +1,287 @@
+//! The walker's output: plain data describing one listing, no I/O.
+
+use super::kind::Kind;
+use serde::Serialize;
+use std::time::{Duration, SystemTime};
+
+/// Why a walk stopped early although every response was well-formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Guard {
+    CursorCycle,
+    NoProgress,
+    PageCap,
+    ItemCap,
+}
+
+impl Guard {
+    pub const ALL: [Guard; 4] = [
+        Guard::CursorCycle,
+        Guard::NoProgress,
+        Guard::PageCap,
+        Guard::ItemCap,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            Guard::CursorCycle => "cursor_cycle",
+            Guard::NoProgress => "no_progress",
+            Guard::PageCap => "page_cap",
+            Guard::ItemCap => "item_cap",
+        }
+    }
+}
+
+/// Why a walk failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Timeout,
+    InvalidCursor,
+    RpcError,
+    TransportError,
+    MalformedResult,
+    ResponseTooLarge,
+    /// HTTP 401/403: a separate label because the fix (credentials) differs
+    /// from every other transport failure.
+    Unauthorized,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 7] = [
+        ErrorKind::Timeout,
+        ErrorKind::InvalidCursor,
+        ErrorKind::RpcError,
+        ErrorKind::TransportError,
+        ErrorKind::MalformedResult,
+        ErrorKind::ResponseTooLarge,
+        ErrorKind::Unauthorized,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InvalidCursor => "invalid_cursor",
+            ErrorKind::RpcError => "rpc_error",
+            ErrorKind::TransportError => "transport_error",
+            ErrorKind::MalformedResult => "malformed_result",
+            ErrorKind::ResponseTooLarge => "response_too_large",
+            ErrorKind::Unauthorized => "unauthorized",
+        }
+    }
+}
+
+/// How a listing ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Complete,
+    Aborted(Guard),
+    Error(ErrorKind),
+    /// The server does not advertise the kind; nothing was sent.
+    Unsupported,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Aborted(_) => "aborted",
+            Outcome::Error(_) => "error",
+            Outcome::Unsupported => "unsupported",
+        }
+    }
+    pub fn is_complete(self) -> bool {
+        matches!(self, Outcome::Complete)
+    }
+}
+
+/// What a page said about the next cursor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "hash")]
+pub enum CursorState {
+    /// `nextCursor` missing.
+    Absent,
+    /// `nextCursor: null`.
+    Null,
+    /// `nextCursor: ""`.
+    Blank,
+    /// A non-empty string; only a short hash is kept, never the cursor.
+    Present(String),
+    /// Not a string at all (number, object, ...).
+    Invalid,
+    /// The page failed; no cursor was read.
+    None,
+}
+
+impl CursorState {
+    pub fn is_present(&self) -> bool {
+        matches!(self, CursorState::Present(_) | CursorState::Blank)
+    }
+    pub fn display(&self) -> String {
+        match self {
+            CursorState::Absent => "absent".into(),
+            CursorState::Null => "null".into(),
+            CursorState::Blank => "blank".into(),
+            CursorState::Present(h) => h.clone(),
+            CursorState::Invalid => "invalid".into(),
+            CursorState::None => "-".into(),
+        }
+    }
+}
+
+/// One page round trip.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageRecord {
+    /// 0 for the first request of the listing; counts across restarts.
+    pub index: u32,
+    /// Which attempt (0 = first; a restart begins a new one).
+    pub attempt: u32,
+    /// Hash of the cursor sent (`None` for the first page of an attempt).
+    pub sent_cursor: Option<String>,
+    pub items: u32,
+    /// Items whose identity key was not seen earlier in this attempt.
+    pub new_items: u32,
+    pub bytes: u64,
+    /// The server's round trip, from request sent to last byte read.
+    #[serde(serialize_with = "ser_secs", rename = "seconds")]
+    pub duration: Duration,
+    #[serde(serialize_with = "ser_unix", rename = "started_unix_seconds")]
+    pub started: SystemTime,
+    /// Span id sent to the server in `_meta.traceparent`, if any.
+    #[serde(skip)]
+    pub span_id: Option<String>,
+    pub next_cursor: CursorState,
+    /// The JSON-RPC request id, for correlating with server logs and spans.
+    pub request_id: i64,
+    /// Error label when this page failed.
+    pub error: Option<String>,
+    /// JSON-RPC error code, when the server sent one.
+    pub rpc_code: Option<i64>,
+    /// HTTP status, when a HTTP failure had one.
+    pub http_status: Option<u16>,
+}
+
+/// Why a walk started over from the first page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestartReason {
+    InvalidCursor,
+    ListChanged,
+    SessionExpired,
+}
+
+impl RestartReason {
+    pub const ALL: [RestartReason; 3] = [
+        RestartReason::InvalidCursor,
+        RestartReason::ListChanged,
+        RestartReason::SessionExpired,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            RestartReason::InvalidCursor => "invalid_cursor",
+            RestartReason::ListChanged => "list_changed",
+            RestartReason::SessionExpired => "session_expired",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Restart {
+    pub reason: RestartReason,
+    /// Index of the page whose answer caused the restart.
+    pub at_page: u32,
+}
+
+/// Everything one listing of one kind produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListingReport {
+    pub kind: Kind,
+    #[serde(serialize_with = "ser_outcome")]
+    pub outcome: Outcome,
+    /// Guard or error label; `blank_cursor` for a legacy listing ended by `""`.
+    pub reason: Option<String>,
+    /// Human detail for errors (never contains a cursor or secret).
+    pub detail: Option<String>,
+    /// Every page requested, across restarts.
+    pub pages: Vec<PageRecord>,
+    /// Pages of the final attempt (what a complete listing needed).
+    pub final_pages: u32,
+    pub raw_items: u64,
+    pub unique_items: u64,
+    pub duplicate_items: u64,
+    /// Identity keys seen more than once (each once, sorted).
+    pub duplicate_names: Vec<String>,
+    /// Items without their identity key; left out of every count but this.
+    pub invalid_items: u64,
+    /// -32602 answers to a cursor.
+    pub invalid_cursor_errors: u32,
+    pub restarts: Vec<Restart>,
+    /// Sorted unique identity keys of the final attempt.
+    pub names: Vec<String>,
+    /// list_changed notifications for this kind seen during the walk.
+    pub list_changed_notifications: u32,
+    /// A legacy listing that ended on `nextCursor: ""`.
+    pub blank_cursor_end: bool,
+    pub ttl_ms: Option<u64>,
+    pub cache_scope: Option<String>,
+    pub rpc_error_code: Option<i64>,
+    pub http_status: Option<u16>,
+    #[serde(serialize_with = "ser_secs", rename = "duration_seconds")]
+    pub duration: Duration,
+}
+
+impl ListingReport {
+    pub fn empty(kind: Kind, outcome: Outcome) -> Self {
+        ListingReport {
+            kind,
+            outcome,
+            reason: match outcome {
+                Outcome::Aborted(g) => Some(g.label().to_string()),
+                Outcome::Error(e) => Some(e.label().to_string()),
+                _ => None,
+            },
+            detail: None,
+            pages: Vec::new(),
+            final_pages: 0,
+            raw_items: 0,
+            unique_items: 0,
+            duplicate_items: 0,
+            duplicate_names: Vec::new(),
+            invalid_items: 0,
+            invalid_cursor_errors: 0,
+            restarts: Vec::new(),
+            names: Vec::new(),
+            list_changed_notifications: 0,
+            blank_cursor_end: false,
+            ttl_ms: None,
+            cache_scope: None,
+            rpc_error_code: None,
+            http_status: None,
+            duration: Duration::ZERO,
+        }
+    }
+
+    /// Page requests actually sent.
+    pub fn requests(&self) -> u32 {
+        self.pages.len() as u32
+    }
+
+    pub fn restarts_for(&self, reason: RestartReason) -> usize {
+        self.restarts.iter().filter(|r| r.reason == reason).count()
+    }
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn ser_outcome<S: serde::Serializer>(o: &Outcome, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(o.label())
+}
+
+fn ser_unix<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    s.serialize_f64(secs)
+}
