@@ -1,1 +1,4 @@
-//! placeholder
+//! Sinks that turn poll reports into Prometheus metrics and OTLP spans.
+
+pub mod metrics;
+pub mod tracing;

@@ -1,0 +1,1 @@
+//! Prometheus metric families (being built on the `metrics` branch).

@@ -1,0 +1,1 @@
+//! OTLP spans (being built on the `otlp` branch).
