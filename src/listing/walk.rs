@@ -434,3 +434,7 @@ fn json_type(v: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+#[cfg(test)]
+#[path = "walk_tests.rs"]
+mod tests;

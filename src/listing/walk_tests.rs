@@ -1,0 +1,519 @@
+//! Scripted-page tests for every rule of the walker's contract.
+
+use super::*;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// Answers by cursor; records every cursor it was sent.
+struct Script {
+    pages: HashMap<Option<String>, Result<Value, PageError>>,
+    /// Cursor → answers to give in order on successive requests (overrides `pages`).
+    sequence: HashMap<Option<String>, Vec<Result<Value, PageError>>>,
+    sent: Vec<Option<String>>,
+    list_changed_on: Option<usize>,
+}
+
+impl Script {
+    fn new() -> Self {
+        Script {
+            pages: HashMap::new(),
+            sequence: HashMap::new(),
+            sent: Vec::new(),
+            list_changed_on: None,
+        }
+    }
+    fn page(mut self, cursor: Option<&str>, result: Value) -> Self {
+        self.pages.insert(cursor.map(str::to_string), Ok(result));
+        self
+    }
+    fn error(mut self, cursor: Option<&str>, err: PageError) -> Self {
+        self.pages.insert(cursor.map(str::to_string), Err(err));
+        self
+    }
+    fn sequence(mut self, cursor: Option<&str>, answers: Vec<Result<Value, PageError>>) -> Self {
+        self.sequence.insert(cursor.map(str::to_string), answers);
+        self
+    }
+}
+
+impl Pager for Script {
+    async fn fetch_page(
+        &mut self,
+        _kind: Kind,
+        cursor: Option<&str>,
+        _timeout: Duration,
+    ) -> PageResult {
+        let key = cursor.map(str::to_string);
+        self.sent.push(key.clone());
+        let outcome = match self.sequence.get_mut(&key) {
+            Some(seq) if !seq.is_empty() => seq.remove(0),
+            _ => self
+                .pages
+                .get(&key)
+                .cloned()
+                .unwrap_or_else(|| Err(PageError::Rpc {
+                    code: INVALID_PARAMS,
+                    message: "unknown cursor".into(),
+                })),
+        };
+        let list_changed = match self.list_changed_on {
+            Some(n) if n == self.sent.len() => 1,
+            _ => 0,
+        };
+        PageResult {
+            outcome,
+            request_id: self.sent.len() as i64,
+            bytes: 10,
+            duration: Duration::from_millis(1),
+            started: SystemTime::now(),
+            span_id: None,
+            list_changed,
+        }
+    }
+}
+
+fn tools(names: &[&str]) -> Vec<Value> {
+    names.iter().map(|n| json!({"name": n})).collect()
+}
+
+fn page(names: &[&str], next: Option<&str>) -> Value {
+    match next {
+        Some(c) => json!({"tools": tools(names), "nextCursor": c}),
+        None => json!({"tools": tools(names)}),
+    }
+}
+
+fn legacy() -> WalkLimits {
+    WalkLimits::default()
+}
+
+fn modern() -> WalkLimits {
+    WalkLimits {
+        modern: true,
+        ..WalkLimits::default()
+    }
+}
+
+async fn run(script: &mut Script, limits: &WalkLimits) -> ListingReport {
+    walk(script, Kind::Tools, limits).await
+}
+
+fn sent(script: &Script) -> Vec<Option<&str>> {
+    script.sent.iter().map(|c| c.as_deref()).collect()
+}
+
+#[tokio::test]
+async fn multi_page_union_threads_cursors_exactly() {
+    let mut s = Script::new()
+        .page(None, page(&["a", "b"], Some("c1")))
+        .page(Some("c1"), page(&["c", "d"], Some("c2")))
+        .page(Some("c2"), page(&["e"], None));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(sent(&s), vec![None, Some("c1"), Some("c2")]);
+    // One page = exactly one request.
+    assert_eq!(r.requests(), 3);
+    assert_eq!(r.final_pages, 3);
+    assert_eq!(r.names, vec!["a", "b", "c", "d", "e"]);
+    assert_eq!((r.raw_items, r.unique_items, r.duplicate_items), (5, 5, 0));
+    assert_eq!(r.pages[0].sent_cursor, None);
+    assert_eq!(
+        r.pages[1].sent_cursor.as_deref(),
+        Some(crate::listing::cursor::short_hash("c1").as_str())
+    );
+    assert_eq!(r.pages[2].next_cursor, CursorState::Absent);
+    assert_eq!(r.reason, None);
+}
+
+#[tokio::test]
+async fn null_cursor_ends_the_listing_in_both_eras() {
+    for limits in [legacy(), modern()] {
+        let mut s = Script::new()
+            .page(None, page(&["a"], Some("c1")))
+            .page(Some("c1"), json!({"tools": tools(&["b"]), "nextCursor": null}));
+        let r = run(&mut s, &limits).await;
+        assert_eq!(r.outcome, Outcome::Complete);
+        assert_eq!(r.requests(), 2);
+        assert_eq!(r.pages[1].next_cursor, CursorState::Null);
+        assert!(!r.blank_cursor_end);
+    }
+}
+
+#[tokio::test]
+async fn blank_cursor_ends_a_legacy_listing_and_is_counted() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("")))
+        .page(Some(""), page(&["b"], None));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(sent(&s), vec![None]);
+    assert!(r.blank_cursor_end);
+    assert_eq!(r.reason.as_deref(), Some("blank_cursor"));
+    assert_eq!(r.pages[0].next_cursor, CursorState::Blank);
+}
+
+#[tokio::test]
+async fn blank_cursor_is_a_valid_cursor_from_2026_07_28() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("")))
+        .page(Some(""), page(&["b"], None));
+    let r = run(&mut s, &modern()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(sent(&s), vec![None, Some("")]);
+    assert_eq!(r.names, vec!["a", "b"]);
+    assert!(!r.blank_cursor_end);
+}
+
+#[tokio::test]
+async fn repeated_cursor_aborts_as_cycle() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("A")))
+        .page(Some("A"), page(&["b"], Some("A")));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
+    assert_eq!(r.reason.as_deref(), Some("cursor_cycle"));
+    // The repeated cursor is never sent again.
+    assert_eq!(sent(&s), vec![None, Some("A")]);
+    assert_eq!(r.names, vec!["a", "b"]);
+}
+
+#[tokio::test]
+async fn a_b_a_cycle_aborts() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("A")))
+        .page(Some("A"), page(&["b"], Some("B")))
+        .page(Some("B"), page(&["c"], Some("A")));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
+    assert_eq!(sent(&s), vec![None, Some("A"), Some("B")]);
+    assert_eq!(r.requests(), 3);
+}
+
+#[tokio::test]
+async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("K")))
+        .sequence(
+            Some("K"),
+            vec![
+                Ok(page(&["b"], Some("K"))),
+                Ok(page(&["c"], Some("K"))),
+                Ok(page(&["d"], None)),
+            ],
+        );
+    let r = run(&mut s, &modern()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.names, vec!["a", "b", "c", "d"]);
+    assert_eq!(r.requests(), 4);
+    // The same script under a legacy protocol is a cycle.
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("K")))
+        .sequence(Some("K"), vec![Ok(page(&["b"], Some("K")))]);
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
+}
+
+#[tokio::test]
+async fn constant_cursor_without_progress_aborts_as_no_progress() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("K")))
+        .sequence(
+            Some("K"),
+            vec![Ok(page(&["b"], Some("K"))), Ok(page(&["a", "b"], Some("K")))],
+        );
+    let r = run(&mut s, &modern()).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::NoProgress));
+    assert_eq!(r.requests(), 3);
+    assert_eq!(r.duplicate_names, vec!["a", "b"]);
+}
+
+fn chain(pages: u32) -> Script {
+    let mut s = Script::new();
+    for i in 0..pages {
+        let cursor = (i > 0).then(|| format!("c{i}"));
+        let next = (i + 1 < pages).then(|| format!("c{}", i + 1));
+        let name = format!("t{i}");
+        s = s.page(cursor.as_deref(), page(&[name.as_str()], next.as_deref()));
+    }
+    s
+}
+
+#[tokio::test]
+async fn page_cap_boundary() {
+    let limits = WalkLimits {
+        max_pages: 5,
+        ..legacy()
+    };
+    let mut exactly = chain(5);
+    let r = run(&mut exactly, &limits).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.requests(), 5);
+
+    let mut one_more = chain(6);
+    let r = run(&mut one_more, &limits).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
+    // The sixth page is never requested.
+    assert_eq!(r.requests(), 5);
+    assert_eq!(r.unique_items, 5);
+}
+
+#[tokio::test]
+async fn endless_cursors_stop_at_the_page_cap() {
+    let limits = WalkLimits {
+        max_pages: 50,
+        ..legacy()
+    };
+    let mut s = chain(10_000);
+    let r = run(&mut s, &limits).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
+    assert_eq!(r.requests(), 50);
+}
+
+#[tokio::test]
+async fn item_cap_counts_unique_items() {
+    let limits = WalkLimits {
+        max_items: 3,
+        ..legacy()
+    };
+    let mut s = Script::new()
+        .page(None, page(&["a", "b", "a"], Some("c1")))
+        .page(Some("c1"), page(&["b", "c"], Some("c2")))
+        .page(Some("c2"), page(&["d"], None));
+    let r = run(&mut s, &limits).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::ItemCap));
+    assert_eq!(r.requests(), 3);
+    // Exactly at the cap completes.
+    let mut s = Script::new()
+        .page(None, page(&["a", "b"], Some("c1")))
+        .page(Some("c1"), page(&["c"], None));
+    assert_eq!(run(&mut s, &limits).await.outcome, Outcome::Complete);
+}
+
+#[tokio::test]
+async fn invalid_params_on_the_first_page_is_an_error_without_restart() {
+    let mut s = Script::new().error(
+        None,
+        PageError::Rpc {
+            code: INVALID_PARAMS,
+            message: "bad".into(),
+        },
+    );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidCursor));
+    assert_eq!(r.requests(), 1);
+    assert!(r.restarts.is_empty());
+    // -32602 without a cursor is not an answer to a cursor.
+    assert_eq!(r.invalid_cursor_errors, 0);
+    assert_eq!(r.rpc_error_code, Some(INVALID_PARAMS));
+}
+
+#[tokio::test]
+async fn invalid_params_on_page_three_restarts_once() {
+    let stale = || {
+        Err(PageError::Rpc {
+            code: INVALID_PARAMS,
+            message: "stale".into(),
+        })
+    };
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("c1")))
+        .page(Some("c1"), page(&["b"], Some("c2")))
+        .sequence(Some("c2"), vec![stale(), Ok(page(&["c"], None))]);
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(
+        sent(&s),
+        vec![None, Some("c1"), Some("c2"), None, Some("c1"), Some("c2")]
+    );
+    assert_eq!(r.invalid_cursor_errors, 1);
+    assert_eq!(r.restarts.len(), 1);
+    assert_eq!(r.restarts[0].reason, RestartReason::InvalidCursor);
+    assert_eq!(r.restarts[0].at_page, 2);
+    assert_eq!(r.final_pages, 3);
+    assert_eq!(r.pages.len(), 6);
+    assert_eq!(r.pages[3].attempt, 1);
+    assert_eq!(r.names, vec!["a", "b", "c"]);
+
+    // Past the allowed restarts it is an error.
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("c1")))
+        .page(Some("c1"), page(&["b"], Some("c2")))
+        .sequence(Some("c2"), vec![stale(), stale()]);
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidCursor));
+    assert_eq!(r.invalid_cursor_errors, 2);
+    assert_eq!(r.requests(), 6);
+}
+
+#[tokio::test]
+async fn non_string_cursor_is_malformed() {
+    for bad in [json!(42), json!({"offset": 5}), json!(true)] {
+        let mut s = Script::new().page(None, json!({"tools": tools(&["a"]), "nextCursor": bad}));
+        let r = run(&mut s, &legacy()).await;
+        assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
+        assert_eq!(r.pages[0].next_cursor, CursorState::Invalid);
+        assert_eq!(r.requests(), 1);
+    }
+}
+
+#[tokio::test]
+async fn wrong_shape_is_malformed() {
+    let mut s = Script::new().page(None, json!({"tools": {"a": 1}}));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
+    let mut s = Script::new().page(None, json!("nope"));
+    assert_eq!(
+        run(&mut s, &legacy()).await.outcome,
+        Outcome::Error(ErrorKind::MalformedResult)
+    );
+}
+
+#[tokio::test]
+async fn items_without_identity_key_are_counted_and_left_out() {
+    let mut s = Script::new().page(
+        None,
+        json!({"tools": [{"name": "a"}, {"description": "no name"}, {"name": 7}, {"name": "b"}]}),
+    );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.invalid_items, 2);
+    assert_eq!(r.unique_items, 2);
+    assert_eq!(r.raw_items, 2);
+    assert_eq!(r.pages[0].items, 4);
+}
+
+#[tokio::test]
+async fn duplicates_across_pages_are_counted_and_named() {
+    let mut s = Script::new()
+        .page(None, page(&["a", "b", "c"], Some("c1")))
+        .page(Some("c1"), page(&["c", "d"], Some("c2")))
+        .page(Some("c2"), page(&["d", "a", "e"], None));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!((r.raw_items, r.unique_items, r.duplicate_items), (8, 5, 3));
+    assert_eq!(r.duplicate_names, vec!["a", "c", "d"]);
+    assert_eq!(r.pages[1].new_items, 1);
+}
+
+#[tokio::test]
+async fn identity_key_follows_the_kind() {
+    let mut s = Script::new().page(
+        None,
+        json!({"resourceTemplates": [{"uriTemplate": "file:///{p}"}, {"name": "x"}]}),
+    );
+    let r = walk(&mut s, Kind::ResourceTemplates, &legacy()).await;
+    assert_eq!(r.names, vec!["file:///{p}"]);
+    assert_eq!(r.invalid_items, 1);
+}
+
+#[tokio::test]
+async fn list_changed_mid_walk_restarts_once() {
+    let mut s = chain(3);
+    s.list_changed_on = Some(2);
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.restarts.len(), 1);
+    assert_eq!(r.restarts[0].reason, RestartReason::ListChanged);
+    assert_eq!(r.requests(), 5);
+    assert_eq!(r.list_changed_notifications, 1);
+    assert_eq!(r.final_pages, 3);
+}
+
+#[tokio::test]
+async fn rpc_and_transport_errors_keep_their_detail() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("c1")))
+        .error(
+            Some("c1"),
+            PageError::Rpc {
+                code: -32603,
+                message: "boom".into(),
+            },
+        );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::RpcError));
+    assert_eq!(r.rpc_error_code, Some(-32603));
+    assert_eq!(r.pages[1].rpc_code, Some(-32603));
+
+    let mut s = Script::new().error(
+        None,
+        PageError::Transport {
+            message: "reset".into(),
+            http_status: Some(502),
+        },
+    );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
+    assert_eq!(r.http_status, Some(502));
+
+    let mut s = Script::new().error(None, PageError::Unauthorized { status: 401 });
+    assert_eq!(
+        run(&mut s, &legacy()).await.outcome,
+        Outcome::Error(ErrorKind::Unauthorized)
+    );
+    let mut s = Script::new().error(None, PageError::TooLarge { limit: 10 });
+    assert_eq!(
+        run(&mut s, &legacy()).await.outcome,
+        Outcome::Error(ErrorKind::ResponseTooLarge)
+    );
+}
+
+#[tokio::test]
+async fn session_renewal_restarts_from_page_one_once() {
+    let mut s = Script::new()
+        .page(None, page(&["a"], Some("c1")))
+        .sequence(
+            Some("c1"),
+            vec![Err(PageError::SessionRenewed), Ok(page(&["b"], None))],
+        );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(sent(&s), vec![None, Some("c1"), None, Some("c1")]);
+    assert_eq!(r.restarts[0].reason, RestartReason::SessionExpired);
+}
+
+/// Never answers: the walker's own deadline must end the walk.
+struct Silent;
+impl Pager for Silent {
+    async fn fetch_page(&mut self, _: Kind, _: Option<&str>, _: Duration) -> PageResult {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pager_that_never_answers_times_out() {
+    let limits = WalkLimits {
+        page_timeout: Duration::from_secs(2),
+        ..legacy()
+    };
+    let r = walk(&mut Silent, Kind::Tools, &limits).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::Timeout));
+    assert_eq!(r.requests(), 1);
+}
+
+#[tokio::test]
+async fn ttl_and_cache_scope_are_kept() {
+    let mut s = Script::new().page(
+        None,
+        json!({"tools": tools(&["a"]), "ttlMs": 30000, "cacheScope": "shared", "resultType": "complete"}),
+    );
+    let r = run(&mut s, &modern()).await;
+    assert_eq!(r.ttl_ms, Some(30000));
+    assert_eq!(r.cache_scope.as_deref(), Some("shared"));
+    let mut s = Script::new().page(None, json!({"tools": [], "resultType": "input_required"}));
+    assert_eq!(
+        run(&mut s, &modern()).await.outcome,
+        Outcome::Error(ErrorKind::MalformedResult)
+    );
+}
+
+#[tokio::test]
+async fn empty_page_with_a_cursor_continues() {
+    let mut s = Script::new()
+        .page(None, page(&[], Some("c1")))
+        .page(Some("c1"), page(&["a"], None));
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.requests(), 2);
+    assert_eq!(r.names, vec!["a"]);
+}
