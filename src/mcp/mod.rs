@@ -1,1 +1,7 @@
-//! placeholder
+//! The MCP wire client: JSON-RPC framing, transports, version negotiation
+//! and the session. Knows nothing of listings, metrics or schedules.
+
+pub mod jsonrpc;
+pub mod session;
+pub mod transport;
+pub mod version;

@@ -1,0 +1,200 @@
+//! The three MCP transports behind one request/notify/close surface.
+//! Transports know nothing of listings or metrics; they move messages,
+//! answer server pings, collect notifications and bound what they read.
+
+pub mod http;
+pub mod sse;
+pub mod sse_body;
+pub mod stdio;
+
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// A request ready to send.
+pub struct Outgoing<'a> {
+    pub id: i64,
+    pub method: &'a str,
+    /// Serialised JSON-RPC request.
+    pub body: Vec<u8>,
+}
+
+/// What one request/response exchange produced.
+#[derive(Debug)]
+pub struct Exchange {
+    pub outcome: Result<Value, ExchangeError>,
+    /// Bytes of the response read (the message, or the SSE stream).
+    pub bytes: u64,
+    /// From the request written to the response read.
+    pub duration: Duration,
+    /// Methods of notifications that arrived while waiting.
+    pub notifications: Vec<String>,
+    /// Server-to-client requests answered while waiting.
+    pub server_requests: u32,
+    /// Non-JSON-RPC lines or events seen while waiting.
+    pub defects: u32,
+}
+
+impl Exchange {
+    pub(crate) fn failed(err: ExchangeError, started: Instant) -> Exchange {
+        Exchange {
+            outcome: Err(err),
+            bytes: 0,
+            duration: started.elapsed(),
+            notifications: Vec::new(),
+            server_requests: 0,
+            defects: 0,
+        }
+    }
+}
+
+/// Why an exchange failed. Mirrors the walker's error labels.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ExchangeError {
+    #[error("JSON-RPC error {code}: {message}")]
+    Rpc {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+        http_status: Option<u16>,
+    },
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    #[error("{message}")]
+    Transport {
+        message: String,
+        http_status: Option<u16>,
+    },
+    #[error("unauthorized (HTTP {status})")]
+    Unauthorized { status: u16 },
+    #[error("response exceeded {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("malformed response: {0}")]
+    Malformed(String),
+    /// HTTP 404 for our session id: the server forgot the session.
+    #[error("session expired (HTTP 404)")]
+    SessionExpired,
+}
+
+impl ExchangeError {
+    pub fn transport(message: impl Into<String>) -> Self {
+        ExchangeError::Transport {
+            message: message.into(),
+            http_status: None,
+        }
+    }
+}
+
+/// Bounds shared by every transport.
+#[derive(Debug, Clone)]
+pub struct TransportLimits {
+    pub max_response_bytes: u64,
+    pub connect_timeout: Duration,
+    /// stderr kept from a stdio child.
+    pub stderr_tail_bytes: usize,
+}
+
+impl Default for TransportLimits {
+    fn default() -> Self {
+        TransportLimits {
+            max_response_bytes: 16 * 1024 * 1024,
+            connect_timeout: Duration::from_secs(10),
+            stderr_tail_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Any of the three transports.
+pub enum Transport {
+    Stdio(stdio::StdioTransport),
+    Http(http::HttpTransport),
+    Sse(sse::SseTransport),
+}
+
+impl Transport {
+    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
+        match self {
+            Transport::Stdio(t) => t.request(req, timeout).await,
+            Transport::Http(t) => t.request(req, timeout).await,
+            Transport::Sse(t) => t.request(req, timeout).await,
+        }
+    }
+
+    pub async fn notify(&mut self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
+        match self {
+            Transport::Stdio(t) => t.notify(body).await,
+            Transport::Http(t) => t.notify(method, body).await,
+            Transport::Sse(t) => t.notify(body).await,
+        }
+    }
+
+    /// Notifications that arrived while no request was outstanding.
+    pub fn drain_notifications(&mut self) -> Vec<String> {
+        match self {
+            Transport::Stdio(t) => t.drain_notifications(),
+            Transport::Http(_) => Vec::new(),
+            Transport::Sse(t) => t.drain_notifications(),
+        }
+    }
+
+    /// `stdio`, `streamable_http` or `sse`: the `transport` label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Transport::Stdio(_) => "stdio",
+            Transport::Http(_) => "streamable_http",
+            Transport::Sse(_) => "sse",
+        }
+    }
+
+    /// Sent on every later HTTP request once negotiated.
+    pub fn set_protocol_version(&mut self, version: &str, modern: bool) {
+        match self {
+            Transport::Http(t) => t.set_protocol_version(version, modern),
+            Transport::Sse(t) => t.set_protocol_version(version),
+            Transport::Stdio(_) => {}
+        }
+    }
+
+    /// Back to no version header (after a failed modern probe).
+    pub fn clear_protocol_version(&mut self) {
+        match self {
+            Transport::Http(t) => t.clear_protocol_version(),
+            Transport::Sse(t) => t.clear_protocol_version(),
+            Transport::Stdio(_) => {}
+        }
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Transport::Http(t) => t.session_id(),
+            _ => None,
+        }
+    }
+
+    /// Forget the session id (after a 404) so a new initialize starts afresh.
+    pub fn reset_session(&mut self) {
+        if let Transport::Http(t) = self {
+            t.reset_session();
+        }
+    }
+
+    /// End the session and release every resource; never hangs.
+    pub async fn close(self) -> CloseInfo {
+        match self {
+            Transport::Stdio(t) => t.close().await,
+            Transport::Http(t) => t.close().await,
+            Transport::Sse(t) => t.close().await,
+        }
+    }
+}
+
+/// What closing left behind for diagnostics.
+#[derive(Debug, Default)]
+pub struct CloseInfo {
+    pub stderr_tail: Option<String>,
+    pub exit_status: Option<String>,
+}
+
+/// Host and port for `server.address` / `server.port`; never the path or query.
+pub fn server_address(url: &url::Url) -> (Option<String>, Option<u16>) {
+    (url.host_str().map(str::to_string), url.port_or_known_default())
+}

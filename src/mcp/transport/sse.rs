@@ -1,0 +1,288 @@
+//! Legacy HTTP+SSE (2024-11-05): GET opens an event stream whose first
+//! `endpoint` event names where to POST; answers arrive on the stream.
+
+use super::http::{plain, read_capped};
+use super::sse_body::{self, ByteCounter, SseReadError};
+use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
+use crate::mcp::jsonrpc::{self, Incoming};
+use futures_util::StreamExt;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+enum StreamItem {
+    Endpoint(String),
+    Message(Value, u64),
+    Defect,
+    TooLarge,
+    Ended(String),
+}
+
+pub struct SseTransport {
+    client: reqwest::Client,
+    post_url: url::Url,
+    events: mpsc::Receiver<StreamItem>,
+    reader: JoinHandle<()>,
+    protocol_version: Option<String>,
+    idle_notifications: Vec<String>,
+    limit: u64,
+    ended: Option<String>,
+}
+
+impl SseTransport {
+    /// Open the stream and wait for the `endpoint` event.
+    pub async fn connect(
+        client: reqwest::Client,
+        sse_url: url::Url,
+        max_response_bytes: u64,
+        timeout: Duration,
+    ) -> Result<SseTransport, ExchangeError> {
+        let open = async {
+            let resp = client
+                .get(sse_url.clone())
+                .header(ACCEPT, "text/event-stream")
+                .send()
+                .await
+                .map_err(|e| ExchangeError::transport(plain(&e)))?;
+            let status = resp.status();
+            if status.as_u16() == 401 || status.as_u16() == 403 {
+                return Err(ExchangeError::Unauthorized {
+                    status: status.as_u16(),
+                });
+            }
+            if !status.is_success() {
+                return Err(ExchangeError::Transport {
+                    message: format!("GET for the SSE stream: HTTP {status}"),
+                    http_status: Some(status.as_u16()),
+                });
+            }
+            Ok(resp)
+        };
+        let resp = tokio::time::timeout(timeout, open)
+            .await
+            .map_err(|_| ExchangeError::Timeout(timeout))??;
+        let (tx, mut rx) = mpsc::channel(256);
+        let reader = tokio::spawn(read_events(resp, tx, max_response_bytes));
+        let endpoint = tokio::time::timeout(timeout, async {
+            loop {
+                match rx.recv().await {
+                    Some(StreamItem::Endpoint(e)) => return Ok(e),
+                    Some(StreamItem::Ended(why)) => {
+                        return Err(ExchangeError::transport(format!(
+                            "SSE stream ended before the endpoint event: {}",
+                            why_or_closed(&why)
+                        )))
+                    }
+                    None => {
+                        return Err(ExchangeError::transport(
+                            "SSE stream ended before the endpoint event",
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+        })
+        .await
+        .map_err(|_| {
+            ExchangeError::transport(format!("no endpoint event within {timeout:?}"))
+        })??;
+        let post_url = sse_url
+            .join(&endpoint)
+            .map_err(|_| ExchangeError::Malformed("endpoint event is not a URL".into()))?;
+        // Our credentials must not follow an endpoint to another origin.
+        if post_url.origin() != sse_url.origin() {
+            reader.abort();
+            return Err(ExchangeError::Malformed(
+                "endpoint event points to another origin".into(),
+            ));
+        }
+        Ok(SseTransport {
+            client,
+            post_url,
+            events: rx,
+            reader,
+            protocol_version: None,
+            idle_notifications: Vec::new(),
+            limit: max_response_bytes,
+            ended: None,
+        })
+    }
+
+    pub fn set_protocol_version(&mut self, version: &str) {
+        self.protocol_version = Some(version.to_string());
+    }
+
+    pub fn clear_protocol_version(&mut self) {
+        self.protocol_version = None;
+    }
+
+    async fn post(&self, body: Vec<u8>) -> Result<(), ExchangeError> {
+        let mut req = self
+            .client
+            .post(self.post_url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(v) = &self.protocol_version {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        let resp = req.send().await.map_err(|e| ExchangeError::transport(plain(&e)))?;
+        let status = resp.status();
+        // Drain the (small) acknowledgement so the connection is reusable.
+        let _ = read_capped(resp, 64 * 1024).await;
+        match status.as_u16() {
+            200..=299 => Ok(()),
+            401 | 403 => Err(ExchangeError::Unauthorized {
+                status: status.as_u16(),
+            }),
+            code => Err(ExchangeError::Transport {
+                message: format!("POST to the message endpoint: HTTP {status}"),
+                http_status: Some(code),
+            }),
+        }
+    }
+
+    pub async fn notify(&mut self, body: Vec<u8>) -> Result<(), ExchangeError> {
+        self.post(body).await
+    }
+
+    pub fn drain_notifications(&mut self) -> Vec<String> {
+        while let Ok(item) = self.events.try_recv() {
+            if let StreamItem::Message(v, _) = item {
+                if let Incoming::Notification { method, .. } = jsonrpc::classify(v) {
+                    self.idle_notifications.push(method);
+                }
+            }
+        }
+        std::mem::take(&mut self.idle_notifications)
+    }
+
+    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
+        let started = Instant::now();
+        let mut ex = Exchange::failed(ExchangeError::Timeout(timeout), started);
+        ex.notifications = std::mem::take(&mut self.idle_notifications);
+        if let Some(why) = &self.ended {
+            ex.outcome = Err(ExchangeError::transport(format!("SSE stream ended: {why}")));
+            return ex;
+        }
+        let deadline = tokio::time::Instant::from_std(started + timeout);
+        match tokio::time::timeout_at(deadline, self.post(req.body)).await {
+            Err(_) => return ex,
+            Ok(Err(e)) => {
+                ex.outcome = Err(e);
+                ex.duration = started.elapsed();
+                return ex;
+            }
+            Ok(Ok(())) => {}
+        }
+        loop {
+            let item = match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Err(_) => break,
+                Ok(None) => StreamItem::Ended("closed".into()),
+                Ok(Some(item)) => item,
+            };
+            match item {
+                StreamItem::Message(value, bytes) => match jsonrpc::classify(value) {
+                    Incoming::Response { id, result } if jsonrpc::id_matches(&id, req.id) => {
+                        ex.bytes = bytes;
+                        ex.outcome = result.map_err(|e| ExchangeError::Rpc {
+                            code: e.code,
+                            message: e.message,
+                            data: e.data,
+                            http_status: None,
+                        });
+                        break;
+                    }
+                    Incoming::Response { .. } => {}
+                    Incoming::Request { id, method, .. } => {
+                        ex.server_requests += 1;
+                        if let Err(e) = self.post(jsonrpc::answer_server_request(&id, &method)).await {
+                            ex.outcome = Err(e);
+                            break;
+                        }
+                    }
+                    Incoming::Notification { method, .. } => ex.notifications.push(method),
+                    Incoming::Invalid(_) => ex.defects += 1,
+                },
+                StreamItem::Defect => ex.defects += 1,
+                StreamItem::TooLarge => {
+                    ex.bytes = self.limit;
+                    ex.outcome = Err(ExchangeError::TooLarge { limit: self.limit });
+                    self.ended = Some("an event exceeded the size limit".into());
+                    break;
+                }
+                StreamItem::Endpoint(_) => {}
+                StreamItem::Ended(why) => {
+                    ex.outcome = Err(ExchangeError::transport(format!(
+                        "SSE stream ended before the response: {}",
+                        why_or_closed(&why)
+                    )));
+                    self.ended = Some(why);
+                    break;
+                }
+            }
+        }
+        ex.duration = started.elapsed();
+        ex
+    }
+
+    pub async fn close(self) -> CloseInfo {
+        self.reader.abort();
+        CloseInfo::default()
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+fn why_or_closed(why: &str) -> &str {
+    if why.is_empty() {
+        "closed"
+    } else {
+        why
+    }
+}
+
+/// Forward events; the byte counter is per event so a long-lived stream is
+/// bounded per message, not in total.
+async fn read_events(resp: reqwest::Response, tx: mpsc::Sender<StreamItem>, limit: u64) {
+    let counter = ByteCounter::default();
+    let mut events = sse_body::events(resp, limit, counter.clone());
+    loop {
+        let item = match events.next().await {
+            Some(Ok(ev)) => {
+                let bytes = counter.get();
+                counter.reset();
+                if ev.event == "endpoint" {
+                    StreamItem::Endpoint(ev.data.trim().to_string())
+                } else if ev.data.trim().is_empty() {
+                    continue;
+                } else {
+                    match serde_json::from_str::<Value>(&ev.data) {
+                        Ok(v) => StreamItem::Message(v, bytes),
+                        Err(_) => StreamItem::Defect,
+                    }
+                }
+            }
+            Some(Err(SseReadError::TooLarge)) => {
+                let _ = tx.send(StreamItem::TooLarge).await;
+                return;
+            }
+            Some(Err(SseReadError::Body(e))) | Some(Err(SseReadError::Parse(e))) => {
+                let _ = tx.send(StreamItem::Ended(e)).await;
+                return;
+            }
+            None => {
+                let _ = tx.send(StreamItem::Ended(String::new())).await;
+                return;
+            }
+        };
+        if tx.send(item).await.is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! stdio: the server is our child process; one JSON message per line.
+//! stdout lines that are not JSON are protocol defects, not crashes; stderr
+//! is logging and only its tail is kept. The child is always reaped.
+
+use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
+use crate::mcp::jsonrpc::{self, Incoming};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::mpsc;
+
+/// How to start the server.
+#[derive(Clone)]
+pub struct StdioSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for StdioSpec {
+    // Env values may be secrets: show names only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioSpec")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+enum Line {
+    Message(serde_json::Value, u64),
+    Defect,
+    TooLarge,
+    Eof,
+}
+
+pub struct StdioTransport {
+    child: Option<Child>,
+    pid: Option<u32>,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<Line>,
+    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    idle_notifications: Vec<String>,
+    limit: u64,
+    exited: bool,
+}
+
+impl StdioTransport {
+    pub async fn spawn(
+        spec: &StdioSpec,
+        max_response_bytes: u64,
+        stderr_tail_bytes: usize,
+    ) -> Result<StdioTransport, ExchangeError> {
+        let mut cmd = Command::new(&spec.command);
+        cmd.args(&spec.args)
+            .envs(&spec.env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // Own process group: launchers like npx or uvx start grandchildren
+        // that must die with the server.
+        #[cfg(unix)]
+        cmd.process_group(0);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
+        let mut child = cmd.spawn().map_err(|e| {
+            ExchangeError::transport(format!("cannot start {:?}: {e}", spec.command))
+        })?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(ExchangeError::transport("child pipes missing"));
+        };
+        let (tx, rx) = mpsc::channel(256);
+        tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
+        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(stderr_tail_bytes.min(1 << 20))));
+        tokio::spawn(drain_stderr(stderr, tail.clone(), stderr_tail_bytes));
+        Ok(StdioTransport {
+            child: Some(child),
+            pid,
+            stdin: Some(stdin),
+            lines: rx,
+            stderr_tail: tail,
+            idle_notifications: Vec::new(),
+            limit: max_response_bytes,
+            exited: false,
+        })
+    }
+
+    /// The child's pid (its process group id too).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    async fn write_line(&mut self, mut body: Vec<u8>) -> Result<(), ExchangeError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(ExchangeError::transport("stdin closed"));
+        };
+        body.push(b'\n');
+        stdin
+            .write_all(&body)
+            .await
+            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))?;
+        stdin
+            .flush()
+            .await
+            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))
+    }
+
+    pub async fn notify(&mut self, body: Vec<u8>) -> Result<(), ExchangeError> {
+        self.write_line(body).await
+    }
+
+    pub fn drain_notifications(&mut self) -> Vec<String> {
+        while let Ok(line) = self.lines.try_recv() {
+            if let Line::Message(v, _) = line {
+                if let Incoming::Notification { method, .. } = jsonrpc::classify(v) {
+                    self.idle_notifications.push(method);
+                }
+            }
+        }
+        std::mem::take(&mut self.idle_notifications)
+    }
+
+    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
+        let started = Instant::now();
+        let mut ex = Exchange {
+            outcome: Err(ExchangeError::Timeout(timeout)),
+            bytes: 0,
+            duration: Duration::ZERO,
+            notifications: std::mem::take(&mut self.idle_notifications),
+            server_requests: 0,
+            defects: 0,
+        };
+        if self.exited {
+            ex.outcome = Err(self.exit_error());
+            return ex;
+        }
+        if let Err(e) = self.write_line(req.body).await {
+            ex.outcome = Err(e);
+            ex.duration = started.elapsed();
+            return ex;
+        }
+        let deadline = tokio::time::Instant::from_std(started + timeout);
+        loop {
+            let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Err(_) => {
+                    ex.outcome = Err(ExchangeError::Timeout(timeout));
+                    break;
+                }
+                Ok(None) | Ok(Some(Line::Eof)) => {
+                    self.exited = true;
+                    ex.outcome = Err(self.exit_error());
+                    break;
+                }
+                Ok(Some(line)) => line,
+            };
+            match line {
+                Line::Message(value, bytes) => match jsonrpc::classify(value) {
+                    Incoming::Response { id, result } if jsonrpc::id_matches(&id, req.id) => {
+                        ex.bytes = bytes;
+                        ex.outcome = result.map_err(|e| ExchangeError::Rpc {
+                            code: e.code,
+                            message: e.message,
+                            data: e.data,
+                            http_status: None,
+                        });
+                        break;
+                    }
+                    // A late answer to a request we gave up on.
+                    Incoming::Response { .. } => {}
+                    Incoming::Request { id, method, .. } => {
+                        ex.server_requests += 1;
+                        let answer = jsonrpc::answer_server_request(&id, &method);
+                        if let Err(e) = self.write_line(answer).await {
+                            ex.outcome = Err(e);
+                            break;
+                        }
+                    }
+                    Incoming::Notification { method, .. } => ex.notifications.push(method),
+                    Incoming::Invalid(_) => ex.defects += 1,
+                },
+                Line::Defect => ex.defects += 1,
+                Line::TooLarge => {
+                    ex.bytes = self.limit;
+                    ex.outcome = Err(ExchangeError::TooLarge { limit: self.limit });
+                    break;
+                }
+                // Handled by the receive above.
+                Line::Eof => {}
+            }
+        }
+        ex.duration = started.elapsed();
+        ex
+    }
+
+    fn exit_error(&mut self) -> ExchangeError {
+        let status = self
+            .child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        ExchangeError::transport(format!("server closed stdout{status}"))
+    }
+
+    /// Close stdin, give the server a moment, then SIGTERM, then SIGKILL
+    /// the whole process group; always reap.
+    pub async fn close(mut self) -> CloseInfo {
+        drop(self.stdin.take());
+        let mut info = CloseInfo::default();
+        if let Some(mut child) = self.child.take() {
+            let status = match tokio::time::timeout(Duration::from_millis(500), child.wait()).await
+            {
+                Ok(Ok(s)) => Some(s),
+                _ => {
+                    signal_group(self.pid, libc::SIGTERM);
+                    match tokio::time::timeout(Duration::from_secs(2), child.wait()).await {
+                        Ok(Ok(s)) => Some(s),
+                        _ => {
+                            signal_group(self.pid, libc::SIGKILL);
+                            child.wait().await.ok()
+                        }
+                    }
+                }
+            };
+            // Grandchildren may linger after the leader exited.
+            signal_group(self.pid, libc::SIGKILL);
+            info.exit_status = status.map(|s| s.to_string());
+        }
+        info.stderr_tail = Some(self.stderr_tail_text()).filter(|s| !s.is_empty());
+        info
+    }
+
+    pub fn stderr_tail_text(&self) -> String {
+        let tail = match self.stderr_tail.lock() {
+            Ok(t) => t,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let (a, b) = tail.as_slices();
+        let mut bytes = Vec::with_capacity(a.len() + b.len());
+        bytes.extend_from_slice(a);
+        bytes.extend_from_slice(b);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl Drop for StdioTransport {
+    // A transport dropped without close() (a cancelled poll) still must not
+    // leave its process group behind; kill_on_drop covers only the leader.
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            signal_group(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn signal_group(pid: Option<u32>, signal: i32) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we
+        // created for this child; it has no memory-safety preconditions.
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+/// Read newline-delimited messages, never buffering more than `limit` bytes
+/// of one line: an oversized line is reported once and skipped.
+async fn read_stdout(stdout: ChildStdout, tx: mpsc::Sender<Line>, limit: u64) {
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(b) => b,
+            Err(_) => break,
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (chunk, newline) = match memchr(buf) {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        if !overflow {
+            if (line.len() + chunk.len()) as u64 > limit {
+                overflow = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = chunk.len() + usize::from(newline);
+        reader.consume(used);
+        if newline {
+            let msg = if overflow {
+                Some(Line::TooLarge)
+            } else {
+                parse_line(&line)
+            };
+            overflow = false;
+            line.clear();
+            if let Some(msg) = msg {
+                if tx.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = tx.send(Line::Eof).await;
+}
+
+fn memchr(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == b'\n')
+}
+
+fn parse_line(line: &[u8]) -> Option<Line> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return None;
+    }
+    Some(match serde_json::from_slice(trimmed) {
+        Ok(v) => Line::Message(v, line.len() as u64),
+        Err(_) => Line::Defect,
+    })
+}
+
+async fn drain_stderr(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<u8>>>,
+    keep: usize,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut t = match tail.lock() {
+                    Ok(t) => t,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                t.extend(&buf[..n]);
+                let excess = t.len().saturating_sub(keep);
+                t.drain(..excess);
+            }
+        }
+    }
+}
