@@ -5,6 +5,7 @@
 //! and `web` turn reports into metrics, spans and pages.
 
 pub mod baseline;
+pub mod cli;
 pub mod config;
 pub mod listing;
 pub mod mcp;

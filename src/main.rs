@@ -16,6 +16,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// List one server now and show every page.
+    Probe(mcp_exporter::cli::probe::ProbeArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
     Simulate(mcp_exporter::simulate::SimulateArgs),
 }
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Some(Command::Probe(args)) => runtime.block_on(mcp_exporter::cli::probe::main(args)),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_exporter::simulate::main(args)),
         None => ExitCode::SUCCESS,
     }

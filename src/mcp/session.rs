@@ -152,11 +152,14 @@ impl Session {
                 Err(ExchangeError::Unauthorized { status }) => {
                     return Err(ExchangeError::Unauthorized { status })
                 }
-                Err(_) => {
-                    // A legacy server. Some exit or wedge on an unknown
-                    // method before initialize: start stdio servers afresh.
+                Err(e) => {
+                    // A legacy server. One that exited or went silent on an
+                    // unknown method before initialize is started afresh.
                     self.handshakes.pop();
-                    if let (Transport::Stdio(_), Endpoint::Stdio(_)) = (&self.transport, endpoint) {
+                    let wedged = !matches!(e, ExchangeError::Rpc { .. });
+                    if let (true, Transport::Stdio(_), Endpoint::Stdio(_)) =
+                        (wedged, &self.transport, endpoint)
+                    {
                         let fresh = open_transport(endpoint, &self.opts).await?;
                         let old = std::mem::replace(&mut self.transport, fresh);
                         old.close().await;

@@ -1,0 +1,306 @@
+//! `mcp-exporter probe`: list one server by hand and show every page.
+
+use super::parse_duration;
+use crate::listing::{Kind, Outcome, WalkLimits};
+use crate::mcp::session::{Endpoint, HttpMode};
+use crate::mcp::transport::http::HttpSpec;
+use crate::mcp::transport::stdio::StdioSpec;
+use crate::mcp::transport::TransportLimits;
+use crate::poller::PollReport;
+use crate::probe::{poll_target, PollContext, ProbeTarget};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["url", "stdio", "config_file"])))]
+pub struct ProbeArgs {
+    /// MCP endpoint URL (Streamable HTTP or legacy SSE).
+    #[arg(long)]
+    pub url: Option<url::Url>,
+    /// Extra HTTP header `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// File holding a bearer token.
+    #[arg(long)]
+    pub bearer_token_file: Option<PathBuf>,
+    /// Environment variable holding a bearer token.
+    #[arg(long)]
+    pub bearer_token_env: Option<String>,
+    /// HTTP transport: auto, streamable-http or sse.
+    #[arg(long, default_value = "auto", value_parser = parse_mode)]
+    pub transport: HttpMode,
+    /// PEM file of CA certificates to trust.
+    #[arg(long)]
+    pub ca_file: Option<PathBuf>,
+    /// Start the server as a child and speak stdio; the command follows `--`.
+    #[arg(long)]
+    pub stdio: bool,
+    /// Read the target from this config file (with --target).
+    #[arg(long = "config.file", requires = "target")]
+    pub config_file: Option<PathBuf>,
+    /// Target name in the config file.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Kinds to list (repeatable; default all four).
+    #[arg(long = "kind")]
+    pub kinds: Vec<Kind>,
+    /// List these kinds even if the server does not advertise them.
+    #[arg(long = "force-kind")]
+    pub forced_kinds: Vec<Kind>,
+    #[arg(long, default_value_t = 1000)]
+    pub max_pages: u32,
+    #[arg(long, default_value_t = 100_000)]
+    pub max_items: u64,
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub max_response_bytes: u64,
+    /// Per-request timeout.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Whole-listing deadline per kind.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub listing_timeout: Duration,
+    /// Protocol version to use instead of negotiating.
+    #[arg(long)]
+    pub protocol: Option<String>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// The stdio server command and its arguments.
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+fn parse_mode(s: &str) -> Result<HttpMode, String> {
+    match s {
+        "auto" => Ok(HttpMode::Auto),
+        "streamable-http" => Ok(HttpMode::StreamableHttp),
+        "sse" => Ok(HttpMode::Sse),
+        other => Err(format!(
+            "unknown transport {other:?} (auto, streamable-http or sse)"
+        )),
+    }
+}
+
+/// Exit codes: 0 every listing complete, 1 any aborted or failed, 2 usage.
+pub async fn main(args: ProbeArgs) -> ExitCode {
+    let target = match target_from_args(&args) {
+        Ok(t) => t,
+        Err(msg) => {
+            eprintln!("mcp-exporter probe: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = poll_target(&target, PollContext::default()).await;
+    if args.json {
+        match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("mcp-exporter probe: cannot encode the report: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        print!("{}", render(&report));
+    }
+    if report.all_complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
+    if let Some(path) = &args.config_file {
+        let name = args.target.as_deref().unwrap_or_default();
+        return crate::config::probe_target_from_file(path, name);
+    }
+    let mut secrets = Vec::new();
+    let endpoint = if args.stdio {
+        let Some((command, rest)) = args.command.split_first() else {
+            return Err("--stdio needs a command after `--`".into());
+        };
+        Endpoint::Stdio(StdioSpec {
+            command: command.clone(),
+            args: rest.to_vec(),
+            env: Default::default(),
+            cwd: None,
+        })
+    } else {
+        let url = args.url.clone().ok_or("--url, --stdio or --config.file is required")?;
+        let mut headers = Vec::new();
+        for h in &args.headers {
+            let (k, v) = h
+                .split_once(':')
+                .ok_or_else(|| format!("--header {h:?} is not `Name: value`"))?;
+            secrets.push(v.trim().to_string());
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        let bearer_token = match (&args.bearer_token_file, &args.bearer_token_env) {
+            (Some(f), _) => Some(
+                std::fs::read_to_string(f)
+                    .map_err(|e| format!("reading --bearer-token-file {}: {e}", f.display()))?
+                    .trim()
+                    .to_string(),
+            ),
+            (None, Some(var)) => Some(
+                std::env::var(var).map_err(|_| format!("--bearer-token-env: {var} is not set"))?,
+            ),
+            (None, None) => None,
+        };
+        secrets.extend(bearer_token.clone());
+        Endpoint::Http {
+            spec: HttpSpec {
+                url: Some(url),
+                headers,
+                bearer_token,
+                ca_file: args.ca_file.clone(),
+                insecure_skip_verify: false,
+                max_redirects: 5,
+            },
+            mode: args.transport,
+        }
+    };
+    if let Some(v) = &args.protocol {
+        if !crate::mcp::version::is_supported(v) {
+            return Err(format!(
+                "--protocol {v:?} is not one of {}",
+                crate::mcp::version::SUPPORTED.join(", ")
+            ));
+        }
+    }
+    if args.max_pages == 0 {
+        return Err("--max-pages must be at least 1".into());
+    }
+    let kinds = if args.kinds.is_empty() {
+        Kind::ALL.to_vec()
+    } else {
+        args.kinds.clone()
+    };
+    Ok(ProbeTarget {
+        name: "probe".into(),
+        endpoint,
+        protocol: args.protocol.clone(),
+        kinds,
+        forced_kinds: args.forced_kinds.clone(),
+        walk: WalkLimits {
+            max_pages: args.max_pages,
+            max_items: args.max_items,
+            page_timeout: args.timeout,
+            listing_timeout: args.listing_timeout,
+            ..WalkLimits::default()
+        },
+        transport: TransportLimits {
+            max_response_bytes: args.max_response_bytes,
+            connect_timeout: args.timeout,
+            ..TransportLimits::default()
+        },
+        secrets,
+    })
+}
+
+/// The human view: a header, then per kind a page table and a verdict.
+pub fn render(r: &PollReport) -> String {
+    let mut out = String::new();
+    let server = r
+        .server
+        .as_ref()
+        .map(|s| format!("{} {}", s.name, s.version))
+        .unwrap_or_else(|| "-".into());
+    let _ = writeln!(out, "server     {server}");
+    let _ = writeln!(
+        out,
+        "protocol   {} over {}",
+        r.protocol_version.as_deref().unwrap_or("-"),
+        r.transport
+    );
+    for h in &r.handshakes {
+        let _ = writeln!(out, "handshake  {} {:.1} ms", h.method, ms(h.duration));
+    }
+    match r.time_to_ready {
+        Some(d) => {
+            let _ = writeln!(out, "ready in   {:.1} ms", ms(d));
+        }
+        None => {
+            let _ = writeln!(out, "ready in   - (not every listing completed)");
+        }
+    }
+    if let Some(e) = &r.session_error {
+        let _ = writeln!(out, "session    {}: {}", e.error.label(), e.detail);
+    }
+    for l in &r.listings {
+        let _ = writeln!(out);
+        let verdict = match (l.outcome, &l.reason) {
+            (Outcome::Complete, None) => "complete".to_string(),
+            (o, Some(reason)) => format!("{} ({reason})", o.label()),
+            (o, None) => o.label().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "{}: {} · {} page(s) · {} raw / {} unique / {} duplicate(s){}",
+            l.kind,
+            verdict,
+            l.final_pages,
+            l.raw_items,
+            l.unique_items,
+            l.duplicate_items,
+            if l.invalid_items > 0 {
+                format!(" · {} without identity key", l.invalid_items)
+            } else {
+                String::new()
+            }
+        );
+        if let Some(d) = &l.detail {
+            let _ = writeln!(out, "  {d}");
+        }
+        if !l.restarts.is_empty() {
+            let list: Vec<String> = l
+                .restarts
+                .iter()
+                .map(|r| format!("{} at page {}", r.reason.label(), r.at_page))
+                .collect();
+            let _ = writeln!(out, "  restarts: {}", list.join(", "));
+        }
+        if !l.duplicate_names.is_empty() {
+            let shown: Vec<&str> = l.duplicate_names.iter().take(10).map(String::as_str).collect();
+            let more = l.duplicate_names.len().saturating_sub(10);
+            let _ = writeln!(
+                out,
+                "  duplicates: {}{}",
+                shown.join(", "),
+                if more > 0 { format!(" (+{more} more)") } else { String::new() }
+            );
+        }
+        if l.pages.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9}  {:<10}  {:<10}",
+            "page", "attempt", "items", "new", "ms", "sent", "next"
+        );
+        for p in &l.pages {
+            let next = match &p.error {
+                Some(e) => format!("error: {e}"),
+                None => p.next_cursor.display(),
+            };
+            let _ = writeln!(
+                out,
+                "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9.2}  {:<10}  {:<10}",
+                p.index,
+                p.attempt,
+                p.items,
+                p.new_items,
+                ms(p.duration),
+                p.sent_cursor.as_deref().unwrap_or("-"),
+                next
+            );
+        }
+    }
+    out
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
