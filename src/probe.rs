@@ -2,7 +2,9 @@
 //! `PollReport`. The scheduler, `/probe` and the `probe` command all call
 //! this; none has listing code of its own.
 
-use crate::listing::{walk, ErrorKind, Kind, ListingReport, Outcome, PageError, PageResult, Pager, WalkLimits};
+use crate::listing::{
+    walk, ErrorKind, Kind, ListingReport, Outcome, PageError, PageResult, Pager, WalkLimits,
+};
 use crate::mcp::session::{Endpoint, Session, SessionOptions, TraceIds};
 use crate::mcp::transport::{ExchangeError, TransportLimits};
 use crate::poller::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
@@ -40,7 +42,9 @@ pub fn error_kind(e: &ExchangeError) -> ErrorKind {
         }
         ExchangeError::Rpc { .. } => ErrorKind::RpcError,
         ExchangeError::Timeout(_) => ErrorKind::Timeout,
-        ExchangeError::Transport { .. } | ExchangeError::SessionExpired => ErrorKind::TransportError,
+        ExchangeError::Transport { .. } | ExchangeError::SessionExpired => {
+            ErrorKind::TransportError
+        }
         ExchangeError::Unauthorized { .. } => ErrorKind::Unauthorized,
         ExchangeError::TooLarge { .. } => ErrorKind::ResponseTooLarge,
         ExchangeError::Malformed(_) => ErrorKind::MalformedResult,
@@ -64,7 +68,12 @@ struct SessionPager<'a> {
 }
 
 impl Pager for SessionPager<'_> {
-    async fn fetch_page(&mut self, kind: Kind, cursor: Option<&str>, timeout: Duration) -> PageResult {
+    async fn fetch_page(
+        &mut self,
+        kind: Kind,
+        cursor: Option<&str>,
+        timeout: Duration,
+    ) -> PageResult {
         let mut params = Map::new();
         if let Some(c) = cursor {
             params.insert("cursor".into(), json!(c));
@@ -165,7 +174,10 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
             let detail = redact(&failure.error.to_string(), &target.secrets);
             report.transport = failure.transport.to_string();
             report.handshakes = failure.handshakes.iter().map(handshake_record).collect();
-            report.stderr_tail = failure.close.stderr_tail.map(|t| redact(&t, &target.secrets));
+            report.stderr_tail = failure
+                .close
+                .stderr_tail
+                .map(|t| redact(&t, &target.secrets));
             for &k in &target.kinds {
                 let mut l = ListingReport::empty(k, Outcome::Error(kind));
                 l.detail = Some(format!("session not established: {detail}"));
@@ -194,12 +206,21 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
     };
     for &kind in &target.kinds {
         if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
-            report.listings.push(ListingReport::empty(kind, Outcome::Unsupported));
+            report
+                .listings
+                .push(ListingReport::empty(kind, Outcome::Unsupported));
             continue;
         }
         // Notifications that arrived between listings belong to no walk.
         let _ = session.drain_notifications();
-        let mut listing = walk(&mut SessionPager { session: &mut session }, kind, &limits).await;
+        let mut listing = walk(
+            &mut SessionPager {
+                session: &mut session,
+            },
+            kind,
+            &limits,
+        )
+        .await;
         if let Some(d) = &listing.detail {
             listing.detail = Some(redact(d, &target.secrets));
         }

@@ -128,7 +128,10 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
             cwd: None,
         })
     } else {
-        let url = args.url.clone().ok_or("--url, --stdio or --config.file is required")?;
+        let url = args
+            .url
+            .clone()
+            .ok_or("--url, --stdio or --config.file is required")?;
         let mut headers = Vec::new();
         for h in &args.headers {
             let (k, v) = h
@@ -263,13 +266,22 @@ pub fn render(r: &PollReport) -> String {
             let _ = writeln!(out, "  restarts: {}", list.join(", "));
         }
         if !l.duplicate_names.is_empty() {
-            let shown: Vec<&str> = l.duplicate_names.iter().take(10).map(String::as_str).collect();
+            let shown: Vec<&str> = l
+                .duplicate_names
+                .iter()
+                .take(10)
+                .map(String::as_str)
+                .collect();
             let more = l.duplicate_names.len().saturating_sub(10);
             let _ = writeln!(
                 out,
                 "  duplicates: {}{}",
                 shown.join(", "),
-                if more > 0 { format!(" (+{more} more)") } else { String::new() }
+                if more > 0 {
+                    format!(" (+{more} more)")
+                } else {
+                    String::new()
+                }
             );
         }
         if l.pages.is_empty() {

@@ -47,14 +47,12 @@ impl Pager for Script {
         self.sent.push(key.clone());
         let outcome = match self.sequence.get_mut(&key) {
             Some(seq) if !seq.is_empty() => seq.remove(0),
-            _ => self
-                .pages
-                .get(&key)
-                .cloned()
-                .unwrap_or_else(|| Err(PageError::Rpc {
+            _ => self.pages.get(&key).cloned().unwrap_or_else(|| {
+                Err(PageError::Rpc {
                     code: INVALID_PARAMS,
                     message: "unknown cursor".into(),
-                })),
+                })
+            }),
         };
         let list_changed = match self.list_changed_on {
             Some(n) if n == self.sent.len() => 1,
@@ -128,9 +126,10 @@ async fn multi_page_union_threads_cursors_exactly() {
 #[tokio::test]
 async fn null_cursor_ends_the_listing_in_both_eras() {
     for limits in [legacy(), modern()] {
-        let mut s = Script::new()
-            .page(None, page(&["a"], Some("c1")))
-            .page(Some("c1"), json!({"tools": tools(&["b"]), "nextCursor": null}));
+        let mut s = Script::new().page(None, page(&["a"], Some("c1"))).page(
+            Some("c1"),
+            json!({"tools": tools(&["b"]), "nextCursor": null}),
+        );
         let r = run(&mut s, &limits).await;
         assert_eq!(r.outcome, Outcome::Complete);
         assert_eq!(r.requests(), 2);
@@ -191,16 +190,14 @@ async fn a_b_a_cycle_aborts() {
 
 #[tokio::test]
 async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("K")))
-        .sequence(
-            Some("K"),
-            vec![
-                Ok(page(&["b"], Some("K"))),
-                Ok(page(&["c"], Some("K"))),
-                Ok(page(&["d"], None)),
-            ],
-        );
+    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
+        Some("K"),
+        vec![
+            Ok(page(&["b"], Some("K"))),
+            Ok(page(&["c"], Some("K"))),
+            Ok(page(&["d"], None)),
+        ],
+    );
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c", "d"]);
@@ -215,12 +212,13 @@ async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
 
 #[tokio::test]
 async fn constant_cursor_without_progress_aborts_as_no_progress() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("K")))
-        .sequence(
-            Some("K"),
-            vec![Ok(page(&["b"], Some("K"))), Ok(page(&["a", "b"], Some("K")))],
-        );
+    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
+        Some("K"),
+        vec![
+            Ok(page(&["b"], Some("K"))),
+            Ok(page(&["a", "b"], Some("K"))),
+        ],
+    );
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::NoProgress));
     assert_eq!(r.requests(), 3);
@@ -421,15 +419,13 @@ async fn list_changed_mid_walk_restarts_once() {
 
 #[tokio::test]
 async fn rpc_and_transport_errors_keep_their_detail() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("c1")))
-        .error(
-            Some("c1"),
-            PageError::Rpc {
-                code: -32603,
-                message: "boom".into(),
-            },
-        );
+    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
+        Some("c1"),
+        PageError::Rpc {
+            code: -32603,
+            message: "boom".into(),
+        },
+    );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RpcError));
     assert_eq!(r.rpc_error_code, Some(-32603));
@@ -460,12 +456,10 @@ async fn rpc_and_transport_errors_keep_their_detail() {
 
 #[tokio::test]
 async fn session_renewal_restarts_from_page_one_once() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("c1")))
-        .sequence(
-            Some("c1"),
-            vec![Err(PageError::SessionRenewed), Ok(page(&["b"], None))],
-        );
+    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).sequence(
+        Some("c1"),
+        vec![Err(PageError::SessionRenewed), Ok(page(&["b"], None))],
+    );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(sent(&s), vec![None, Some("c1"), None, Some("c1")]);

@@ -139,7 +139,9 @@ mod tests {
             classify(json!({"jsonrpc":"2.0","id":1,"result":{"tools":[]}})),
             Incoming::Response { result: Ok(_), .. }
         ));
-        match classify(json!({"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"bad cursor"}})) {
+        match classify(
+            json!({"jsonrpc":"2.0","id":"7","error":{"code":-32602,"message":"bad cursor"}}),
+        ) {
             Incoming::Response { id, result: Err(e) } => {
                 assert!(id_matches(&id, 7));
                 assert_eq!(e.code, -32602);
@@ -161,11 +163,14 @@ mod tests {
 
     #[test]
     fn answers_ping_and_refuses_the_rest() {
-        let pong: Value = serde_json::from_slice(&answer_server_request(&json!(5), "ping")).unwrap();
+        let pong: Value =
+            serde_json::from_slice(&answer_server_request(&json!(5), "ping")).unwrap();
         assert_eq!(pong["result"], json!({}));
-        let no: Value =
-            serde_json::from_slice(&answer_server_request(&json!("x"), "sampling/createMessage"))
-                .unwrap();
+        let no: Value = serde_json::from_slice(&answer_server_request(
+            &json!("x"),
+            "sampling/createMessage",
+        ))
+        .unwrap();
         assert_eq!(no["error"]["code"], json!(METHOD_NOT_FOUND));
         assert_eq!(no["id"], json!("x"));
     }

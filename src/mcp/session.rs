@@ -91,7 +91,10 @@ pub struct Session {
 
 impl Session {
     /// Open the transport and complete the handshake.
-    pub async fn connect(endpoint: &Endpoint, opts: SessionOptions) -> Result<Session, ConnectFailure> {
+    pub async fn connect(
+        endpoint: &Endpoint,
+        opts: SessionOptions,
+    ) -> Result<Session, ConnectFailure> {
         let transport = match open_transport(endpoint, &opts).await {
             Ok(t) => t,
             Err(error) => {
@@ -140,7 +143,9 @@ impl Session {
             (None, None) => true,
         };
         if try_modern {
-            let v = forced.clone().unwrap_or_else(|| version::FIRST_MODERN.to_string());
+            let v = forced
+                .clone()
+                .unwrap_or_else(|| version::FIRST_MODERN.to_string());
             let probe_timeout = if forced.is_some() || self.opts.era_hint == Some(true) {
                 self.opts.request_timeout
             } else {
@@ -173,7 +178,14 @@ impl Session {
             Err(ExchangeError::Transport {
                 http_status: Some(400 | 404 | 405),
                 ..
-            }) if matches!(endpoint, Endpoint::Http { mode: HttpMode::Auto, .. }) => {
+            }) if matches!(
+                endpoint,
+                Endpoint::Http {
+                    mode: HttpMode::Auto,
+                    ..
+                }
+            ) =>
+            {
                 // Pre-2025-03-26 server: the URL is a legacy SSE endpoint.
                 let Endpoint::Http { spec, .. } = endpoint else {
                     return Err(ExchangeError::transport("unreachable"));
@@ -222,7 +234,9 @@ impl Session {
         // The header is required from 2025-06-18 and harmless before.
         self.transport.set_protocol_version(&negotiated, false);
         let note = jsonrpc::notification("notifications/initialized", None);
-        self.transport.notify("notifications/initialized", note).await?;
+        self.transport
+            .notify("notifications/initialized", note)
+            .await?;
         Ok(())
     }
 
@@ -252,7 +266,12 @@ impl Session {
 
     /// Send one request; `_meta` carries the modern per-request fields and
     /// the trace context.
-    pub async fn request(&mut self, method: &str, mut params: Map<String, Value>, timeout: Duration) -> Answer {
+    pub async fn request(
+        &mut self,
+        method: &str,
+        mut params: Map<String, Value>,
+        timeout: Duration,
+    ) -> Answer {
         let id = self.next_id;
         self.next_id += 1;
         let span_id = self.opts.trace.as_ref().map(|_| new_span_id());
@@ -262,7 +281,10 @@ impl Session {
                 "io.modelcontextprotocol/protocolVersion".into(),
                 json!(self.protocol_version),
             );
-            meta.insert("io.modelcontextprotocol/clientCapabilities".into(), json!({}));
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".into(),
+                json!({}),
+            );
             meta.insert("io.modelcontextprotocol/clientInfo".into(), client_info());
         }
         if let (Some(trace), Some(span)) = (&self.opts.trace, &span_id) {
@@ -341,20 +363,27 @@ pub fn new_trace_id() -> String {
 }
 
 pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
-    format!("00-{trace_id}-{span_id}-{}", if sampled { "01" } else { "00" })
+    format!(
+        "00-{trace_id}-{span_id}-{}",
+        if sampled { "01" } else { "00" }
+    )
 }
 
 fn endpoint_label(endpoint: &Endpoint) -> &'static str {
     match endpoint {
         Endpoint::Stdio(_) => "stdio",
         Endpoint::Http {
-            mode: HttpMode::Sse, ..
+            mode: HttpMode::Sse,
+            ..
         } => "sse",
         Endpoint::Http { .. } => "streamable_http",
     }
 }
 
-async fn open_transport(endpoint: &Endpoint, opts: &SessionOptions) -> Result<Transport, ExchangeError> {
+async fn open_transport(
+    endpoint: &Endpoint,
+    opts: &SessionOptions,
+) -> Result<Transport, ExchangeError> {
     match endpoint {
         Endpoint::Stdio(spec) => Ok(Transport::Stdio(
             StdioTransport::spawn(

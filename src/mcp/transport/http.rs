@@ -36,13 +36,19 @@ impl std::fmt::Debug for HttpSpec {
                 "headers",
                 &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
 
 /// Build the shared HTTP client for one target.
-pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<reqwest::Client, ExchangeError> {
+pub fn client(
+    spec: &HttpSpec,
+    connect_timeout: Duration,
+) -> Result<reqwest::Client, ExchangeError> {
     let mut headers = HeaderMap::new();
     for (k, v) in &spec.headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -65,8 +71,9 @@ pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<reqwest::Cli
         .redirect(reqwest::redirect::Policy::limited(spec.max_redirects))
         .user_agent(concat!("mcp-exporter/", env!("CARGO_PKG_VERSION")));
     if let Some(ca) = &spec.ca_file {
-        let pem = std::fs::read(ca)
-            .map_err(|e| ExchangeError::transport(format!("reading CA file {}: {e}", ca.display())))?;
+        let pem = std::fs::read(ca).map_err(|e| {
+            ExchangeError::transport(format!("reading CA file {}: {e}", ca.display()))
+        })?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem)
             .map_err(|e| ExchangeError::transport(format!("CA file {}: {e}", ca.display())))?;
         for cert in certs {
@@ -239,7 +246,9 @@ impl HttpTransport {
                             return;
                         }
                         Incoming::Response { .. } => {}
-                        Incoming::Request { id: rid, method, .. } => {
+                        Incoming::Request {
+                            id: rid, method, ..
+                        } => {
                             ex.server_requests += 1;
                             let answer = jsonrpc::answer_server_request(&rid, &method);
                             if let Err(e) = self.notify("", answer).await {
@@ -310,7 +319,10 @@ impl HttpTransport {
     /// DELETE the session (405 is a fine answer); bounded so close never hangs.
     pub async fn close(self) -> CloseInfo {
         if let Some(id) = &self.session_id {
-            let mut req = self.client.delete(self.url.clone()).header("Mcp-Session-Id", id);
+            let mut req = self
+                .client
+                .delete(self.url.clone())
+                .header("Mcp-Session-Id", id);
             if let Some(v) = &self.protocol_version {
                 req = req.header("MCP-Protocol-Version", v);
             }
@@ -340,7 +352,12 @@ pub(crate) async fn read_capped(mut resp: Response, limit: u64) -> Result<Vec<u8
                 body.extend_from_slice(&chunk);
             }
             Ok(None) => return Ok(body),
-            Err(e) => return Err(ExchangeError::transport(format!("reading body: {}", plain(&e)))),
+            Err(e) => {
+                return Err(ExchangeError::transport(format!(
+                    "reading body: {}",
+                    plain(&e)
+                )))
+            }
         }
     }
 }

@@ -196,5 +196,8 @@ pub struct CloseInfo {
 
 /// Host and port for `server.address` / `server.port`; never the path or query.
 pub fn server_address(url: &url::Url) -> (Option<String>, Option<u16>) {
-    (url.host_str().map(str::to_string), url.port_or_known_default())
+    (
+        url.host_str().map(str::to_string),
+        url.port_or_known_default(),
+    )
 }

@@ -85,9 +85,7 @@ impl SseTransport {
             }
         })
         .await
-        .map_err(|_| {
-            ExchangeError::transport(format!("no endpoint event within {timeout:?}"))
-        })??;
+        .map_err(|_| ExchangeError::transport(format!("no endpoint event within {timeout:?}")))??;
         let post_url = sse_url
             .join(&endpoint)
             .map_err(|_| ExchangeError::Malformed("endpoint event is not a URL".into()))?;
@@ -127,7 +125,10 @@ impl SseTransport {
         if let Some(v) = &self.protocol_version {
             req = req.header("MCP-Protocol-Version", v);
         }
-        let resp = req.send().await.map_err(|e| ExchangeError::transport(plain(&e)))?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| ExchangeError::transport(plain(&e)))?;
         let status = resp.status();
         // Drain the (small) acknowledgement so the connection is reusable.
         let _ = read_capped(resp, 64 * 1024).await;
@@ -197,7 +198,10 @@ impl SseTransport {
                     Incoming::Response { .. } => {}
                     Incoming::Request { id, method, .. } => {
                         ex.server_requests += 1;
-                        if let Err(e) = self.post(jsonrpc::answer_server_request(&id, &method)).await {
+                        if let Err(e) = self
+                            .post(jsonrpc::answer_server_request(&id, &method))
+                            .await
+                        {
                             ex.outcome = Err(e);
                             break;
                         }

@@ -83,7 +83,9 @@ impl StdioTransport {
         };
         let (tx, rx) = mpsc::channel(256);
         tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(stderr_tail_bytes.min(1 << 20))));
+        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(
+            stderr_tail_bytes.min(1 << 20),
+        )));
         tokio::spawn(drain_stderr(stderr, tail.clone(), stderr_tail_bytes));
         Ok(StdioTransport {
             child: Some(child),

@@ -1,0 +1,205 @@
+//! Baselines in memory, persisted per target as JSON in the state
+//! directory with an atomic replace (temp file, fsync, rename, fsync dir).
+
+use super::BaselineKey;
+use crate::listing::Kind;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("state directory {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("baseline file {path}: {source}")]
+    Decode {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct KindBaseline {
+    names: Vec<String>,
+    observed_unix_seconds: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct TargetFile {
+    version: u32,
+    target: String,
+    kinds: BTreeMap<Kind, KindBaseline>,
+}
+
+const FORMAT_VERSION: u32 = 1;
+
+/// Every target's last complete names per kind.
+#[derive(Debug, Default)]
+pub struct BaselineStore {
+    dir: Option<PathBuf>,
+    baselines: HashMap<BaselineKey, KindBaseline>,
+}
+
+impl BaselineStore {
+    /// Load every baseline file under `dir/baselines` (none without a dir).
+    /// Unreadable files are reported and skipped, never fatal.
+    pub fn open(dir: Option<&Path>) -> (BaselineStore, Vec<BaselineError>) {
+        let mut store = BaselineStore {
+            dir: dir.map(|d| d.join("baselines")),
+            baselines: HashMap::new(),
+        };
+        let mut problems = Vec::new();
+        let Some(dir) = store.dir.clone() else {
+            return (store, problems);
+        };
+        if let Err(source) = std::fs::create_dir_all(&dir) {
+            problems.push(BaselineError::Io { path: dir, source });
+            return (store, problems);
+        }
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(source) => {
+                problems.push(BaselineError::Io { path: dir, source });
+                return (store, problems);
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            match read_file(&path) {
+                Ok(file) if file.version == FORMAT_VERSION => {
+                    for (kind, b) in file.kinds {
+                        store.baselines.insert((file.target.clone(), kind), b);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => problems.push(e),
+            }
+        }
+        (store, problems)
+    }
+
+    pub fn names(&self, target: &str, kind: Kind) -> Option<&[String]> {
+        self.baselines
+            .get(&(target.to_string(), kind))
+            .map(|b| b.names.as_slice())
+    }
+
+    /// Replace a baseline in memory.
+    pub fn set(&mut self, target: &str, kind: Kind, names: Vec<String>, unix_seconds: f64) {
+        self.baselines.insert(
+            (target.to_string(), kind),
+            KindBaseline {
+                names,
+                observed_unix_seconds: unix_seconds,
+            },
+        );
+    }
+
+    /// Write one target's baselines atomically.
+    pub fn persist(&self, target: &str) -> Result<(), BaselineError> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let kinds: BTreeMap<Kind, KindBaseline> = self
+            .baselines
+            .iter()
+            .filter(|((t, _), _)| t == target)
+            .map(|((_, k), b)| (*k, b.clone()))
+            .collect();
+        let file = TargetFile {
+            version: FORMAT_VERSION,
+            target: target.to_string(),
+            kinds,
+        };
+        let path = dir.join(file_name(target));
+        let bytes = serde_json::to_vec(&file).map_err(|source| BaselineError::Decode {
+            path: path.clone(),
+            source,
+        })?;
+        write_atomic(dir, &path, &bytes)
+    }
+}
+
+/// Target names are label-safe, but keep file names boring anyway.
+fn file_name(target: &str) -> String {
+    let safe: String = target
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let hash = crate::listing::cursor::short_hash(target);
+    format!("{safe}-{hash}.json")
+}
+
+fn read_file(path: &Path) -> Result<TargetFile, BaselineError> {
+    let bytes = std::fs::read(path).map_err(|source| BaselineError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| BaselineError::Decode {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), BaselineError> {
+    let io = |source| BaselineError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    // Make the rename itself durable.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, problems) = BaselineStore::open(Some(dir.path()));
+        assert!(problems.is_empty());
+        store.set("gw:1", Kind::Tools, vec!["a".into(), "b".into()], 1.0);
+        store.set("gw:1", Kind::Prompts, vec!["p".into()], 1.0);
+        store.set("other", Kind::Tools, vec!["x".into()], 1.0);
+        store.persist("gw:1").unwrap();
+        let (again, problems) = BaselineStore::open(Some(dir.path()));
+        assert!(problems.is_empty());
+        assert_eq!(again.names("gw:1", Kind::Tools).unwrap(), ["a", "b"]);
+        assert_eq!(again.names("gw:1", Kind::Prompts).unwrap(), ["p"]);
+        // Not persisted.
+        assert!(again.names("other", Kind::Tools).is_none());
+    }
+
+    #[test]
+    fn a_corrupt_file_is_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("baselines")).unwrap();
+        std::fs::write(dir.path().join("baselines/x.json"), b"{nope").unwrap();
+        let (store, problems) = BaselineStore::open(Some(dir.path()));
+        assert_eq!(problems.len(), 1);
+        assert!(store.names("x", Kind::Tools).is_none());
+    }
+}
