@@ -22,6 +22,9 @@ pub struct ProbeTarget {
     pub forced_kinds: Vec<Kind>,
     pub walk: WalkLimits,
     pub transport: TransportLimits,
+    /// After a complete multi-page listing, send one garbage cursor and
+    /// record how the server answers.
+    pub invalid_cursor_probe: bool,
     /// Values to scrub from anything we keep (stderr tails, details).
     pub secrets: Vec<String>,
 }
@@ -165,6 +168,7 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
         duration: Duration::ZERO,
         trace_id: ctx.trace.as_ref().map(|t| t.trace_id.clone()),
         poll_span_id: ctx.poll_span_id.clone(),
+        invalid_cursor_probes: Vec::new(),
     };
 
     let mut session = match Session::connect(&target.endpoint, opts).await {
@@ -224,6 +228,12 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
         if let Some(d) = &listing.detail {
             listing.detail = Some(redact(d, &target.secrets));
         }
+        if target.invalid_cursor_probe && listing.outcome.is_complete() && listing.final_pages > 1 {
+            let result = probe_invalid_cursor(&mut session, &listing, limits.page_timeout).await;
+            report
+                .invalid_cursor_probes
+                .push(crate::poller::InvalidCursorProbe { kind, result });
+        }
         report.listings.push(listing);
     }
     if report
@@ -241,6 +251,40 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
     report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &target.secrets));
     report.duration = t0.elapsed();
     report
+}
+
+/// A cursor no server could have issued.
+const GARBAGE_CURSOR: &str = "mcp-exporter/invalid-cursor-probe";
+
+async fn probe_invalid_cursor(session: &mut Session, listing: &ListingReport, timeout: Duration) -> &'static str {
+    let mut params = Map::new();
+    params.insert("cursor".into(), json!(GARBAGE_CURSOR));
+    let answer = session.request(listing.kind.method(), params, timeout).await;
+    match answer.exchange.outcome {
+        Err(ExchangeError::Rpc { code, .. }) if code == crate::listing::walk::INVALID_PARAMS => {
+            "invalid_params"
+        }
+        Err(_) => "other_error",
+        Ok(result) => {
+            let key = listing.kind.identity_key();
+            let items = result
+                .get(listing.kind.array_field())
+                .and_then(serde_json::Value::as_array);
+            match items {
+                Some(items)
+                    if !items.is_empty()
+                        && items.iter().all(|i| {
+                            i.get(key)
+                                .and_then(serde_json::Value::as_str)
+                                .is_some_and(|n| listing.names.binary_search_by(|x| x.as_str().cmp(n)).is_ok())
+                        }) =>
+                {
+                    "silent_restart"
+                }
+                _ => "accepted",
+            }
+        }
+    }
 }
 
 fn handshake_record(h: &crate::mcp::session::Handshake) -> HandshakeRecord {

@@ -199,6 +199,7 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
             connect_timeout: args.timeout,
             ..TransportLimits::default()
         },
+        invalid_cursor_probe: false,
         secrets,
     })
 }

@@ -60,11 +60,23 @@ pub struct PollReport {
     pub stderr_tail: Option<String>,
     #[serde(serialize_with = "secs", rename = "duration_seconds")]
     pub duration: Duration,
+    /// Invalid-cursor compliance probes sent after complete listings.
+    pub invalid_cursor_probes: Vec<InvalidCursorProbe>,
     /// 32 hex digits when the poll was traced.
     pub trace_id: Option<String>,
     /// Span id of the `mcp.poll` span when traced.
     #[serde(skip)]
     pub poll_span_id: Option<String>,
+}
+
+/// How a server answered one deliberately garbage cursor.
+#[derive(Debug, Clone, Serialize)]
+pub struct InvalidCursorProbe {
+    pub kind: Kind,
+    /// `invalid_params` (-32602, as the spec says), `silent_restart` (items
+    /// we already listed, as if the cursor were absent), `other_error`, or
+    /// `accepted` (anything else).
+    pub result: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]

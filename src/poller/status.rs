@@ -1,0 +1,243 @@
+//! Recent polls per target for `/api/targets` and the status page. Bounded:
+//! the latest poll keeps its names, older ones only their summaries.
+
+use super::report::{KindDiff, PolledTarget};
+use crate::listing::Kind;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, RwLock};
+
+/// Per kind, what a person asks first about one poll.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindSummary {
+    pub kind: Kind,
+    pub outcome: &'static str,
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+    pub pages: u32,
+    pub requests: u32,
+    pub raw_items: u64,
+    pub unique_items: u64,
+    pub duplicate_items: u64,
+    pub invalid_cursor_errors: u32,
+    pub restarts: usize,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    pub silent_shrink: bool,
+    /// Per page: items, milliseconds, next cursor state or error.
+    pub page_detail: Vec<PageSummary>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PageSummary {
+    pub index: u32,
+    pub attempt: u32,
+    pub items: u32,
+    pub new_items: u32,
+    pub ms: f64,
+    pub next: String,
+}
+
+/// Names removed/added are capped so one churny poll cannot bloat memory.
+const MAX_NAMES_KEPT: usize = 200;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PollSummary {
+    pub started_unix_seconds: f64,
+    pub duration_seconds: f64,
+    pub up: bool,
+    pub protocol_version: Option<String>,
+    pub transport: String,
+    pub time_to_ready_seconds: Option<f64>,
+    pub session_error: Option<String>,
+    pub trace_id: Option<String>,
+    pub kinds: Vec<KindSummary>,
+}
+
+impl PollSummary {
+    pub fn from_polled(p: &PolledTarget) -> PollSummary {
+        let r = &p.report;
+        let unix = |t: std::time::SystemTime| {
+            t.duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+        };
+        let empty = KindDiff::default();
+        PollSummary {
+            started_unix_seconds: unix(r.started),
+            duration_seconds: r.duration.as_secs_f64(),
+            up: r.all_complete(),
+            protocol_version: r.protocol_version.clone(),
+            transport: r.transport.clone(),
+            time_to_ready_seconds: r.time_to_ready.map(|d| d.as_secs_f64()),
+            session_error: r
+                .session_error
+                .as_ref()
+                .map(|e| format!("{}: {}", e.error.label(), e.detail)),
+            trace_id: r.trace_id.clone(),
+            kinds: r
+                .listings
+                .iter()
+                .map(|l| {
+                    let diff = p.diffs.get(&l.kind).unwrap_or(&empty);
+                    KindSummary {
+                        kind: l.kind,
+                        outcome: l.outcome.label(),
+                        reason: l.reason.clone(),
+                        detail: l.detail.clone(),
+                        pages: l.final_pages,
+                        requests: l.requests(),
+                        raw_items: l.raw_items,
+                        unique_items: l.unique_items,
+                        duplicate_items: l.duplicate_items,
+                        invalid_cursor_errors: l.invalid_cursor_errors,
+                        restarts: l.restarts.len(),
+                        added: diff.added.iter().take(MAX_NAMES_KEPT).cloned().collect(),
+                        removed: diff.removed.iter().take(MAX_NAMES_KEPT).cloned().collect(),
+                        silent_shrink: diff.silent_shrink,
+                        page_detail: l
+                            .pages
+                            .iter()
+                            .take(1000)
+                            .map(|pg| PageSummary {
+                                index: pg.index,
+                                attempt: pg.attempt,
+                                items: pg.items,
+                                new_items: pg.new_items,
+                                ms: pg.duration.as_secs_f64() * 1000.0,
+                                next: pg.error.clone().unwrap_or_else(|| pg.next_cursor.display()),
+                            })
+                            .collect(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What the status page shows for one target.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetStatus {
+    pub name: String,
+    pub endpoint: String,
+    pub schedule: String,
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+    pub polls: u64,
+    pub skipped_polls: u64,
+    pub consecutive_failures: u32,
+    pub next_poll_unix_seconds: Option<f64>,
+    /// Newest first.
+    pub history: VecDeque<PollSummary>,
+    /// Unique items per kind over recent polls (oldest first), for trends.
+    pub trend: BTreeMap<Kind, VecDeque<u64>>,
+    /// The stdio server's stderr tail from the latest poll (redacted).
+    pub stderr_tail: Option<String>,
+    #[serde(skip)]
+    pub latest: Option<Arc<PolledTarget>>,
+}
+
+/// Shared between the poller (writer) and the web server (reader).
+#[derive(Debug, Clone, Default)]
+pub struct StatusStore {
+    inner: Arc<RwLock<HashMap<String, TargetStatus>>>,
+    history: usize,
+}
+
+impl StatusStore {
+    pub fn new(history: usize) -> StatusStore {
+        StatusStore {
+            inner: Arc::default(),
+            history: history.max(1),
+        }
+    }
+
+    /// Make the set of targets match a (re)loaded config.
+    pub fn set_targets(&self, targets: &[(String, String, String)]) {
+        let mut map = self.write();
+        map.retain(|name, _| targets.iter().any(|(n, _, _)| n == name));
+        for (name, endpoint, schedule) in targets {
+            let entry = map.entry(name.clone()).or_insert_with(|| TargetStatus {
+                name: name.clone(),
+                endpoint: String::new(),
+                schedule: String::new(),
+                server_name: None,
+                server_version: None,
+                polls: 0,
+                skipped_polls: 0,
+                consecutive_failures: 0,
+                next_poll_unix_seconds: None,
+                history: VecDeque::new(),
+                trend: BTreeMap::new(),
+                stderr_tail: None,
+                latest: None,
+            });
+            entry.endpoint = endpoint.clone();
+            entry.schedule = schedule.clone();
+        }
+    }
+
+    pub fn record(&self, polled: Arc<PolledTarget>, consecutive_failures: u32) {
+        let summary = PollSummary::from_polled(&polled);
+        let mut map = self.write();
+        let Some(status) = map.get_mut(&polled.report.target) else {
+            return;
+        };
+        status.polls += 1;
+        status.consecutive_failures = consecutive_failures;
+        if let Some(s) = &polled.report.server {
+            status.server_name = Some(s.name.clone());
+            status.server_version = Some(s.version.clone());
+        }
+        status.stderr_tail = polled.report.stderr_tail.clone();
+        for l in &polled.report.listings {
+            if l.outcome.is_complete() {
+                let t = status.trend.entry(l.kind).or_default();
+                t.push_back(l.unique_items);
+                while t.len() > 60 {
+                    t.pop_front();
+                }
+            }
+        }
+        status.history.push_front(summary);
+        status.history.truncate(self.history);
+        status.latest = Some(polled);
+    }
+
+    pub fn skipped(&self, target: &str, n: u64) {
+        if let Some(s) = self.write().get_mut(target) {
+            s.skipped_polls += n;
+        }
+    }
+
+    pub fn next_poll(&self, target: &str, unix_seconds: f64) {
+        if let Some(s) = self.write().get_mut(target) {
+            s.next_poll_unix_seconds = Some(unix_seconds);
+        }
+    }
+
+    pub fn get(&self, target: &str) -> Option<TargetStatus> {
+        self.read().get(target).cloned()
+    }
+
+    /// Every target, sorted by name.
+    pub fn all(&self) -> Vec<TargetStatus> {
+        let mut v: Vec<TargetStatus> = self.read().values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, TargetStatus>> {
+        match self.inner.write() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, TargetStatus>> {
+        match self.inner.read() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
