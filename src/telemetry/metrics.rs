@@ -1,1 +1,32 @@
-//! Prometheus metric families (being built on the `metrics` branch).
+//! The Prometheus sink: turns [`PolledTarget`](crate::poller::PolledTarget)
+//! reports into prometheus-client families and encodes them as OpenMetrics
+//! text (with exemplars). Every series is listed in docs/metrics.md; the names
+//! are the contract of DESIGN.md "Metrics".
+//!
+//! prometheus-client appends `_total` to counters and the unit to families
+//! registered with one, so families are registered without those suffixes.
+
+mod buckets;
+mod exporter;
+mod labels;
+mod target;
+#[cfg(test)]
+mod tests;
+
+pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
+pub use exporter::{ExporterMetrics, PollInFlight};
+pub use labels::MAX_SERVER_LABEL_CHARS;
+pub use target::{TargetMetrics, INVALID_CURSOR_PROBE_RESULTS};
+
+use prometheus_client::registry::Registry;
+
+/// The Content-Type of [`encode`]'s output; prometheus-client sets none.
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The whole registry as OpenMetrics text, ending with `# EOF`.
+pub fn encode(registry: &Registry) -> Result<String, std::fmt::Error> {
+    let mut out = String::with_capacity(16 * 1024);
+    prometheus_client::encoding::text::encode(&mut out, registry)?;
+    Ok(out)
+}
