@@ -1,6 +1,7 @@
-//! The command line. Each subcommand lives in its own module; main only parses.
+//! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
+use mcp_exporter::cli::{check_config, logging, probe, serve};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -12,22 +13,31 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    serve: serve::ServeArgs,
+    /// error, warn, info, debug or trace.
+    #[arg(long = "log.level", default_value = "info", global = true)]
+    log_level: String,
+    #[arg(long = "log.format", value_enum, default_value = "text", global = true)]
+    log_format: logging::LogFormat,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Poll the configured targets and serve /metrics (the default).
+    Serve(serve::ServeArgs),
     /// List one server now and show every page.
-    Probe(mcp_exporter::cli::probe::ProbeArgs),
+    Probe(probe::ProbeArgs),
+    /// Validate a configuration file.
+    CheckConfig(check_config::CheckConfigArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
     Simulate(mcp_exporter::simulate::SimulateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    logging::init(&cli.log_level, cli.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-exporter: cannot start the async runtime: {e}");
@@ -35,8 +45,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Some(Command::Probe(args)) => runtime.block_on(mcp_exporter::cli::probe::main(args)),
+        None => runtime.block_on(serve::main(cli.serve)),
+        Some(Command::Serve(args)) => runtime.block_on(serve::main(args)),
+        Some(Command::Probe(args)) => runtime.block_on(probe::main(args)),
+        Some(Command::CheckConfig(args)) => check_config::main(args),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_exporter::simulate::main(args)),
-        None => ExitCode::SUCCESS,
     }
 }

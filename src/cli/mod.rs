@@ -1,7 +1,9 @@
-//! Subcommands other than `serve` and `simulate`: argument types and the
-//! code that renders their output.
+//! Subcommands: argument types and the code behind each.
 
+pub mod check_config;
+pub mod logging;
 pub mod probe;
+pub mod serve;
 
 /// Parse `30s`, `1m30s`, `500ms`.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

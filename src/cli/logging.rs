@@ -1,0 +1,20 @@
+//! Log output: text or JSON on stderr, level from `--log.level`.
+
+use tracing_subscriber::{fmt, EnvFilter};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Install the global subscriber. `RUST_LOG` overrides `level` when set.
+pub fn init(level: &str, format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn")));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}

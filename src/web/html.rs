@@ -1,0 +1,73 @@
+//! Minimal HTML helpers for the server-rendered status pages.
+
+use std::fmt::Write as _;
+
+/// Escape text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Percent-encode a path segment (target names are label-safe, but `:`
+/// and `.` still deserve care in URLs).
+pub fn path_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.' {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// A unicode sparkline of recent values.
+pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let max = values.clone().copied().max().unwrap_or(0);
+    let min = values.clone().copied().min().unwrap_or(0);
+    values
+        .map(|&v| {
+            if max == min {
+                BARS[3]
+            } else {
+                BARS[(((v - min) * 7) / (max - min)) as usize]
+            }
+        })
+        .collect()
+}
+
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<meta http-equiv=\"refresh\" content=\"15\">\
+<title>{title}</title><style>{CSS}</style></head><body>\
+<header><a href=\"/\">mcp-exporter</a> <span class=\"muted\">v{version}</span>\
+<nav><a href=\"/metrics\">metrics</a> <a href=\"/api/targets\">api</a></nav></header>\
+<main>{body}</main></body></html>",
+        title = esc(title),
+        version = env!("CARGO_PKG_VERSION"),
+    )
+}
+
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}\
+header{background:#1d2330;color:#fff;padding:10px 20px;display:flex;gap:12px;align-items:baseline}\
+header a{color:#fff;text-decoration:none;font-weight:600}nav{margin-left:auto}nav a{margin-left:14px;font-weight:400}\
+main{padding:16px 20px}table{border-collapse:collapse;background:#fff;width:100%;margin:8px 0 18px}\
+th,td{padding:6px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-align:top}\
+th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.ok{color:#0a7d32;font-weight:600}.bad{color:#b3261e;font-weight:600}.warn{color:#9a6700;font-weight:600}\
+.muted{color:#6b7280}.spark{font-family:monospace;letter-spacing:-1px}pre{background:#fff;padding:10px;overflow:auto;max-height:320px}\
+h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}";
