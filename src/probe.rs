@@ -132,6 +132,31 @@ fn page_error(e: ExchangeError) -> PageError {
 /// Connect, list every enabled kind, close. Never panics, never outlives
 /// the target's deadlines; every failure ends up in the report.
 pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
+    let (mut report, session) = poll_target_open(target, ctx).await;
+    if let Some(session) = session {
+        let close = session.close().await;
+        report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &target.secrets));
+    }
+    report
+}
+
+/// Re-list one kind on an open session (watch mode, after list_changed).
+pub async fn relist(session: &mut Session, target: &ProbeTarget, kind: Kind) -> ListingReport {
+    let limits = WalkLimits {
+        modern: session.modern,
+        ..target.walk.clone()
+    };
+    let _ = session.drain_notifications();
+    let mut listing = walk(&mut SessionPager { session }, kind, &limits).await;
+    if let Some(d) = &listing.detail {
+        listing.detail = Some(redact(d, &target.secrets));
+    }
+    listing
+}
+
+/// Like [`poll_target`] but hands back the open session (when one was
+/// established) for watch mode; the caller must close it.
+pub async fn poll_target_open(target: &ProbeTarget, ctx: PollContext) -> (PollReport, Option<Session>) {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let (server_address, server_port) = match &target.endpoint {
@@ -194,7 +219,7 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
                 http_status: http_status(&failure.error),
             });
             report.duration = t0.elapsed();
-            return report;
+            return (report, None);
         }
     };
     report.transport = session.transport_label().to_string();
@@ -247,10 +272,8 @@ pub async fn poll_target(target: &ProbeTarget, ctx: PollContext) -> PollReport {
     report.session_id = session.session_id().map(str::to_string);
     report.stdout_defects = session.stdout_defects;
     report.server_requests = session.server_requests;
-    let close = session.close().await;
-    report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &target.secrets));
     report.duration = t0.elapsed();
-    report
+    (report, Some(session))
 }
 
 /// A cursor no server could have issued.

@@ -327,6 +327,11 @@ impl Session {
         self.transport.session_id()
     }
 
+    /// Next idle notification (watch mode); None if none can arrive.
+    pub async fn next_notification(&mut self) -> Option<String> {
+        self.transport.next_notification().await
+    }
+
     pub fn drain_notifications(&mut self) -> Vec<String> {
         self.transport.drain_notifications()
     }

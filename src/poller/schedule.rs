@@ -9,7 +9,8 @@ use crate::config::{Schedule, TargetConfig};
 use crate::listing::{ErrorKind, ListingReport, Outcome};
 use crate::mcp::session::TraceIds;
 use crate::mcp::version;
-use crate::probe::{poll_target, PollContext};
+use crate::mcp::session::Session;
+use crate::probe::{poll_target_open, redact, relist, PollContext, ProbeTarget};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -67,6 +68,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     let jitter = jitter_for(&target.name, target.jitter);
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
+    let mut watching: Option<Watch> = None;
     loop {
         let now = Utc::now();
         let Some(mut tick) = next_tick(&target.schedule, now) else {
@@ -84,26 +86,44 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             skip -= 1;
         }
         let fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
-        shared.sinks.status.next_poll(&target.name, fire_at.timestamp_millis() as f64 / 1000.0);
+        shared
+            .sinks
+            .status
+            .next_poll(&target.name, fire_at.timestamp_millis() as f64 / 1000.0);
         let wait = (fire_at - Utc::now()).to_std().unwrap_or_default();
-        tokio::time::sleep(wait).await;
+        let deadline = tokio::time::Instant::now() + wait;
+        if let Some(mut w) = watching.take() {
+            watch_until(&mut w, deadline, &target, &shared).await;
+            w.session.close().await;
+        }
+        tokio::time::sleep_until(deadline).await;
 
-        let report = poll_once(&target, &shared, era_hint).await;
+        let (report, session) = poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report
             .protocol_version
             .as_deref()
             .filter(|_| report.session_error.is_none())
             .map(version::is_modern);
-        failures = if report.all_complete() { 0 } else { failures.saturating_add(1) };
+        failures = if report.all_complete() {
+            0
+        } else {
+            failures.saturating_add(1)
+        };
+        watching = session.map(|(session, spec)| Watch {
+            session,
+            spec,
+            last: report.clone(),
+        });
         shared.sinks.consume(report, &target, failures);
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
         let done = Utc::now();
+        let jitter_c = chrono::Duration::from_std(jitter).unwrap_or_default();
         let mut missed = 0u64;
         let mut t = tick;
         while let Some(n) = next_tick(&target.schedule, t) {
-            if n + chrono::Duration::from_std(jitter).unwrap_or_default() > done || missed > 10_000 {
+            if n + jitter_c > done || missed > 10_000 {
                 break;
             }
             missed += 1;
@@ -118,8 +138,81 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     }
 }
 
+/// An open session kept between scheduled polls to hear list_changed.
+struct Watch {
+    session: Session,
+    spec: ProbeTarget,
+    last: PollReport,
+}
+
+/// Notifications that arrive within this window after the first are
+/// handled together: a storm costs one re-list, not one per message.
+const WATCH_DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// Until `deadline`, re-list each kind the server says changed. A re-list
+/// runs to completion before its result replaces anything, so a partial set
+/// is never exposed.
+async fn watch_until(w: &mut Watch, deadline: tokio::time::Instant, target: &TargetConfig, shared: &Shared) {
+    loop {
+        let first = tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return,
+            n = w.session.next_notification() => n,
+        };
+        let Some(first) = first else {
+            // The server cannot push notifications (or went away): sleep.
+            tokio::time::sleep_until(deadline).await;
+            return;
+        };
+        let mut methods = vec![first];
+        let debounce_end = (tokio::time::Instant::now() + WATCH_DEBOUNCE).min(deadline);
+        while let Ok(Some(m)) =
+            tokio::time::timeout_at(debounce_end, w.session.next_notification()).await
+        {
+            methods.push(m);
+        }
+        let mut changed: Vec<crate::listing::Kind> = Vec::new();
+        for m in &methods {
+            for &kind in &target.kinds {
+                if kind.list_changed_method() == m {
+                    shared.sinks.metrics.watch_notification(&target.name, kind);
+                    if !changed.contains(&kind) {
+                        changed.push(kind);
+                    }
+                }
+            }
+        }
+        if changed.is_empty() {
+            continue;
+        }
+        let mut listings = Vec::new();
+        for kind in changed {
+            let _permit = shared.acquire().await;
+            let mut listing = relist(&mut w.session, &w.spec, kind).await;
+            // The change was announced: a smaller set now is not silent.
+            listing.list_changed_notifications += 1;
+            listings.push(listing);
+        }
+        let mut report = w.last.clone();
+        report.started = SystemTime::now();
+        report.listings = listings;
+        report.handshakes.clear();
+        report.time_to_ready = None;
+        report.invalid_cursor_probes.clear();
+        report.stderr_tail = None;
+        report.trace_id = None;
+        report.poll_span_id = None;
+        shared.sinks.consume(report, target, 0);
+    }
+}
+
 /// One poll under the concurrency cap, with tracing ids and a hard deadline.
-pub async fn poll_once(target: &TargetConfig, shared: &Shared, era_hint: Option<bool>) -> PollReport {
+/// With `keep_open`, an established session is handed back for watching.
+pub async fn poll_once(
+    target: &TargetConfig,
+    shared: &Shared,
+    era_hint: Option<bool>,
+    keep_open: bool,
+) -> (PollReport, Option<(Session, ProbeTarget)>) {
     let _permit = shared.acquire().await;
     let _in_flight = shared.sinks.exporter.poll_in_flight();
     let trace = shared.sinks.traces.start_poll();
@@ -136,23 +229,38 @@ pub async fn poll_once(target: &TargetConfig, shared: &Shared, era_hint: Option<
     };
     let spec = match probe_target(target, shared.stderr_tail_bytes()) {
         Ok(s) => s,
-        Err(detail) => return failed_report(target, ErrorKind::Unauthorized, detail, trace.map(|t| t.trace_id)),
+        Err(detail) => {
+            let r = failed_report(target, ErrorKind::Unauthorized, detail, trace.map(|t| t.trace_id));
+            return (r, None);
+        }
     };
     let deadline = poll_deadline(target);
-    let mut report = match tokio::time::timeout(deadline, poll_target(&spec, ctx)).await {
-        Ok(r) => r,
-        Err(_) => failed_report(
-            target,
-            ErrorKind::Timeout,
-            format!("poll exceeded its hard deadline of {deadline:?}"),
+    let (mut report, session) = match tokio::time::timeout(deadline, poll_target_open(&spec, ctx)).await {
+        Ok((r, s)) => (r, s),
+        Err(_) => (
+            failed_report(
+                target,
+                ErrorKind::Timeout,
+                format!("poll exceeded its hard deadline of {deadline:?}"),
+                None,
+            ),
             None,
         ),
+    };
+    let session = match session {
+        Some(s) if keep_open => Some((s, spec)),
+        Some(s) => {
+            let close = s.close().await;
+            report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &spec.secrets));
+            None
+        }
+        None => None,
     };
     if let Some(t) = trace {
         report.trace_id = Some(t.trace_id);
         report.poll_span_id = Some(t.poll_span_id);
     }
-    report
+    (report, session)
 }
 
 /// A report for a poll that could not even start (or never ended).

@@ -3,12 +3,14 @@
 //! notifications before the response, and may end early to be resumed with
 //! GET + `Last-Event-ID`.
 
+use super::http_client::{ClientSettings, HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
 use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
 use crate::mcp::jsonrpc::{self, Incoming};
+use bytes::Bytes;
 use futures_util::StreamExt;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
-use reqwest::{Response, StatusCode};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -45,10 +47,7 @@ impl std::fmt::Debug for HttpSpec {
 }
 
 /// Build the shared HTTP client for one target.
-pub fn client(
-    spec: &HttpSpec,
-    connect_timeout: Duration,
-) -> Result<reqwest::Client, ExchangeError> {
+pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, ExchangeError> {
     let mut headers = HeaderMap::new();
     for (k, v) in &spec.headers {
         let name = HeaderName::from_bytes(k.as_bytes())
@@ -62,34 +61,21 @@ pub fn client(
         let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| ExchangeError::transport("bearer token is not a valid header value"))?;
         value.set_sensitive(true);
-        headers.insert(reqwest::header::AUTHORIZATION, value);
+        headers.insert(http::header::AUTHORIZATION, value);
     }
-    let mut builder = reqwest::Client::builder()
-        .default_headers(headers)
-        .connect_timeout(connect_timeout)
-        .tcp_nodelay(true)
-        .redirect(reqwest::redirect::Policy::limited(spec.max_redirects))
-        .user_agent(concat!("mcp-exporter/", env!("CARGO_PKG_VERSION")));
-    if let Some(ca) = &spec.ca_file {
-        let pem = std::fs::read(ca).map_err(|e| {
-            ExchangeError::transport(format!("reading CA file {}: {e}", ca.display()))
-        })?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .map_err(|e| ExchangeError::transport(format!("CA file {}: {e}", ca.display())))?;
-        for cert in certs {
-            builder = builder.add_root_certificate(cert);
-        }
-    }
-    if spec.insecure_skip_verify {
-        builder = builder.tls_danger_accept_invalid_certs(true);
-    }
-    builder
-        .build()
-        .map_err(|e| ExchangeError::transport(format!("building HTTP client: {e}")))
+    HttpClient::new(ClientSettings {
+        default_headers: headers,
+        connect_timeout,
+        ca_file: spec.ca_file.as_deref(),
+        insecure_skip_verify: spec.insecure_skip_verify,
+        max_redirects: spec.max_redirects,
+    })
 }
 
 pub struct HttpTransport {
-    client: reqwest::Client,
+    /// Notifications from the standing GET stream (watch mode).
+    listen: Option<(tokio::sync::mpsc::Receiver<String>, tokio::task::JoinHandle<()>)>,
+    client: HttpClient,
     url: url::Url,
     session_id: Option<String>,
     protocol_version: Option<String>,
@@ -98,8 +84,9 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    pub fn new(client: reqwest::Client, url: url::Url, max_response_bytes: u64) -> Self {
+    pub fn new(client: HttpClient, url: url::Url, max_response_bytes: u64) -> Self {
         HttpTransport {
+            listen: None,
             client,
             url,
             session_id: None,
@@ -127,32 +114,36 @@ impl HttpTransport {
         self.session_id = None;
     }
 
-    fn post(&self, method: &str, body: Vec<u8>) -> reqwest::RequestBuilder {
-        let mut req = self
-            .client
-            .post(self.url.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(body);
-        if let Some(v) = &self.protocol_version {
-            req = req.header("MCP-Protocol-Version", v);
+    /// Headers every request of this session carries.
+    fn session_headers(&self) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(v) = self.protocol_version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            h.insert("mcp-protocol-version", v);
         }
-        if let Some(id) = &self.session_id {
-            req = req.header("Mcp-Session-Id", id);
+        if let Some(id) = self.session_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            h.insert("mcp-session-id", id);
         }
-        if self.modern {
-            req = req.header("Mcp-Method", method);
+        h
+    }
+
+    async fn post(&self, method: &str, body: Vec<u8>) -> Result<HttpResponse, ExchangeError> {
+        let mut h = self.session_headers();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        if self.modern && !method.is_empty() {
+            if let Ok(m) = HeaderValue::from_str(method) {
+                h.insert("mcp-method", m);
+            }
         }
-        req
+        self.client.send(Method::POST, &self.url, h, Bytes::from(body)).await
     }
 
     pub async fn notify(&mut self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
-        let resp = self
-            .post(method, body)
-            .send()
-            .await
-            .map_err(|e| send_error(&e))?;
-        let status = resp.status();
+        let resp = self.post(method, body).await?;
+        let status = resp.status;
         if status.is_success() {
             Ok(())
         } else {
@@ -170,25 +161,21 @@ impl HttpTransport {
 
     async fn exchange(&mut self, req: Outgoing<'_>, started: Instant) -> Exchange {
         let mut ex = Exchange::failed(ExchangeError::transport("no response"), started);
-        let resp = match self.post(req.method, req.body).send().await {
+        let resp = match self.post(req.method, req.body).await {
             Ok(r) => r,
             Err(e) => {
-                ex.outcome = Err(send_error(&e));
+                ex.outcome = Err(e);
                 ex.duration = started.elapsed();
                 return ex;
             }
         };
-        if let Some(id) = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-        {
+        if let Some(id) = resp.header("mcp-session-id") {
             if self.session_id.is_none() {
                 self.session_id = Some(id.to_string());
             }
         }
-        let status = resp.status();
-        let is_sse = content_type(&resp).starts_with("text/event-stream");
+        let status = resp.status;
+        let is_sse = resp.content_type().starts_with("text/event-stream");
         if status.is_success() && is_sse {
             self.read_stream(resp, req.id, &mut ex).await;
         } else if status.is_success() || status.is_client_error() {
@@ -212,7 +199,7 @@ impl HttpTransport {
         ex
     }
 
-    async fn read_stream(&mut self, resp: Response, id: i64, ex: &mut Exchange) {
+    async fn read_stream(&mut self, resp: HttpResponse, id: i64, ex: &mut Exchange) {
         let counter = ByteCounter::default();
         let mut events = sse_body::events(resp, self.limit, counter.clone());
         let mut last_event_id: Option<String> = None;
@@ -297,69 +284,84 @@ impl HttpTransport {
         }
     }
 
-    async fn resume(&self, last_event_id: &str) -> Result<Response, ExchangeError> {
-        let mut req = self
-            .client
-            .get(self.url.clone())
-            .header(ACCEPT, "text/event-stream")
-            .header("Last-Event-ID", last_event_id);
-        if let Some(v) = &self.protocol_version {
-            req = req.header("MCP-Protocol-Version", v);
+    /// Wait for the next notification on the standing GET stream, opening
+    /// it on first use. None when the server offers no stream (405) or it
+    /// ended.
+    pub async fn next_notification(&mut self) -> Option<String> {
+        if self.listen.is_none() {
+            let mut h = self.session_headers();
+            h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let resp = self.client.send(Method::GET, &self.url, h, Bytes::new()).await.ok()?;
+            if !resp.status.is_success() || !resp.content_type().starts_with("text/event-stream") {
+                return None;
+            }
+            let (tx, rx) = tokio::sync::mpsc::channel(64);
+            let limit = self.limit;
+            let task = tokio::spawn(async move {
+                let counter = ByteCounter::default();
+                let mut events = sse_body::events(resp, limit, counter.clone());
+                while let Some(Ok(ev)) = events.next().await {
+                    counter.reset();
+                    if let Ok(v) = serde_json::from_str::<Value>(&ev.data) {
+                        if let Incoming::Notification { method, .. } = jsonrpc::classify(v) {
+                            if tx.send(method).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+            self.listen = Some((rx, task));
         }
-        if let Some(id) = &self.session_id {
-            req = req.header("Mcp-Session-Id", id);
+        let (rx, _) = self.listen.as_mut()?;
+        rx.recv().await
+    }
+
+    async fn resume(&self, last_event_id: &str) -> Result<HttpResponse, ExchangeError> {
+        let mut h = self.session_headers();
+        h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        if let Ok(v) = HeaderValue::from_str(last_event_id) {
+            h.insert("last-event-id", v);
         }
-        let resp = req.send().await.map_err(|e| send_error(&e))?;
-        if !resp.status().is_success() {
-            return Err(status_error(resp.status(), self.session_id.is_some()));
+        let resp = self.client.send(Method::GET, &self.url, h, Bytes::new()).await?;
+        if !resp.status.is_success() {
+            return Err(status_error(resp.status, self.session_id.is_some()));
         }
         Ok(resp)
     }
 
     /// DELETE the session (405 is a fine answer); bounded so close never hangs.
     pub async fn close(self) -> CloseInfo {
-        if let Some(id) = &self.session_id {
-            let mut req = self
-                .client
-                .delete(self.url.clone())
-                .header("Mcp-Session-Id", id);
-            if let Some(v) = &self.protocol_version {
-                req = req.header("MCP-Protocol-Version", v);
-            }
-            let _ = tokio::time::timeout(Duration::from_secs(2), req.send()).await;
+        if self.session_id.is_some() {
+            let h = self.session_headers();
+            let _ = tokio::time::timeout(
+                Duration::from_secs(2),
+                self.client.send(Method::DELETE, &self.url, h, Bytes::new()),
+            )
+            .await;
         }
         CloseInfo::default()
     }
 }
 
-fn content_type(resp: &Response) -> String {
-    resp.headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase()
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some((_, task)) = &self.listen {
+            task.abort();
+        }
+    }
 }
 
 /// Read a body, failing once it passes `limit` without buffering more.
-pub(crate) async fn read_capped(mut resp: Response, limit: u64) -> Result<Vec<u8>, ExchangeError> {
+pub(crate) async fn read_capped(mut resp: HttpResponse, limit: u64) -> Result<Vec<u8>, ExchangeError> {
     let mut body = Vec::new();
-    loop {
-        match resp.chunk().await {
-            Ok(Some(chunk)) => {
-                if (body.len() + chunk.len()) as u64 > limit {
-                    return Err(ExchangeError::TooLarge { limit });
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(None) => return Ok(body),
-            Err(e) => {
-                return Err(ExchangeError::transport(format!(
-                    "reading body: {}",
-                    plain(&e)
-                )))
-            }
+    while let Some(chunk) = resp.chunk().await? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(ExchangeError::TooLarge { limit });
         }
+        body.extend_from_slice(&chunk);
     }
+    Ok(body)
 }
 
 fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
@@ -407,38 +409,5 @@ fn status_error(status: StatusCode, had_session: bool) -> ExchangeError {
             message: format!("HTTP {status}"),
             http_status: Some(code),
         },
-    }
-}
-
-fn send_error(e: &reqwest::Error) -> ExchangeError {
-    ExchangeError::transport(plain(e))
-}
-
-/// reqwest errors print the URL, which may carry a token in its query:
-/// describe the error without it.
-pub(crate) fn plain(e: &reqwest::Error) -> String {
-    let what = if e.is_connect() {
-        "connection failed"
-    } else if e.is_timeout() {
-        "timed out"
-    } else if e.is_redirect() {
-        "too many redirects"
-    } else if e.is_body() || e.is_decode() {
-        "reading the body failed"
-    } else if e.is_request() {
-        "request failed"
-    } else {
-        "HTTP error"
-    };
-    let mut detail = String::new();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        detail = s.to_string();
-        source = s.source();
-    }
-    if detail.is_empty() {
-        what.to_string()
-    } else {
-        format!("{what}: {detail}")
     }
 }

@@ -3,6 +3,7 @@
 //! answer server pings, collect notifications and bound what they read.
 
 pub mod http;
+pub mod http_client;
 pub mod sse;
 pub mod sse_body;
 pub mod stdio;
@@ -133,6 +134,16 @@ impl Transport {
             Transport::Stdio(t) => t.drain_notifications(),
             Transport::Http(_) => Vec::new(),
             Transport::Sse(t) => t.drain_notifications(),
+        }
+    }
+
+    /// Block until the server sends a notification while idle (watch
+    /// mode). None when the transport cannot deliver them or has ended.
+    pub async fn next_notification(&mut self) -> Option<String> {
+        match self {
+            Transport::Stdio(t) => t.next_notification().await,
+            Transport::Http(t) => t.next_notification().await,
+            Transport::Sse(t) => t.next_notification().await,
         }
     }
 

@@ -1,12 +1,15 @@
 //! Legacy HTTP+SSE (2024-11-05): GET opens an event stream whose first
 //! `endpoint` event names where to POST; answers arrive on the stream.
 
-use super::http::{plain, read_capped};
+use super::http::read_capped;
+use super::http_client::{HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
 use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
 use crate::mcp::jsonrpc::{self, Incoming};
 use futures_util::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Method};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -21,7 +24,7 @@ enum StreamItem {
 }
 
 pub struct SseTransport {
-    client: reqwest::Client,
+    client: HttpClient,
     post_url: url::Url,
     events: mpsc::Receiver<StreamItem>,
     reader: JoinHandle<()>,
@@ -34,19 +37,16 @@ pub struct SseTransport {
 impl SseTransport {
     /// Open the stream and wait for the `endpoint` event.
     pub async fn connect(
-        client: reqwest::Client,
+        client: HttpClient,
         sse_url: url::Url,
         max_response_bytes: u64,
         timeout: Duration,
     ) -> Result<SseTransport, ExchangeError> {
         let open = async {
-            let resp = client
-                .get(sse_url.clone())
-                .header(ACCEPT, "text/event-stream")
-                .send()
-                .await
-                .map_err(|e| ExchangeError::transport(plain(&e)))?;
-            let status = resp.status();
+            let mut h = HeaderMap::new();
+            h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let resp = client.send(Method::GET, &sse_url, h, Bytes::new()).await?;
+            let status = resp.status;
             if status.as_u16() == 401 || status.as_u16() == 403 {
                 return Err(ExchangeError::Unauthorized {
                     status: status.as_u16(),
@@ -117,19 +117,20 @@ impl SseTransport {
     }
 
     async fn post(&self, body: Vec<u8>) -> Result<(), ExchangeError> {
-        let mut req = self
-            .client
-            .post(self.post_url.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(body);
-        if let Some(v) = &self.protocol_version {
-            req = req.header("MCP-Protocol-Version", v);
+        let mut h = HeaderMap::new();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if let Some(v) = self
+            .protocol_version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert("mcp-protocol-version", v);
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| ExchangeError::transport(plain(&e)))?;
-        let status = resp.status();
+        let resp = self
+            .client
+            .send(Method::POST, &self.post_url, h, Bytes::from(body))
+            .await?;
+        let status = resp.status;
         // Drain the (small) acknowledgement so the connection is reusable.
         let _ = read_capped(resp, 64 * 1024).await;
         match status.as_u16() {
@@ -157,6 +158,30 @@ impl SseTransport {
             }
         }
         std::mem::take(&mut self.idle_notifications)
+    }
+
+    /// Wait for the next notification between requests (watch mode).
+    pub async fn next_notification(&mut self) -> Option<String> {
+        if !self.idle_notifications.is_empty() {
+            return Some(self.idle_notifications.remove(0));
+        }
+        loop {
+            match self.events.recv().await? {
+                StreamItem::Message(v, _) => match jsonrpc::classify(v) {
+                    Incoming::Notification { method, .. } => return Some(method),
+                    Incoming::Request { id, method, .. } => {
+                        self.post(jsonrpc::answer_server_request(&id, &method)).await.ok()?;
+                    }
+                    _ => {}
+                },
+                StreamItem::Ended(why) => {
+                    self.ended = Some(why);
+                    return None;
+                }
+                StreamItem::TooLarge => return None,
+                StreamItem::Endpoint(_) | StreamItem::Defect => {}
+            }
+        }
     }
 
     pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
@@ -253,7 +278,7 @@ fn why_or_closed(why: &str) -> &str {
 
 /// Forward events; the byte counter is per event so a long-lived stream is
 /// bounded per message, not in total.
-async fn read_events(resp: reqwest::Response, tx: mpsc::Sender<StreamItem>, limit: u64) {
+async fn read_events(resp: HttpResponse, tx: mpsc::Sender<StreamItem>, limit: u64) {
     let counter = ByteCounter::default();
     let mut events = sse_body::events(resp, limit, counter.clone());
     loop {

@@ -1,6 +1,7 @@
 //! Server-sent events from a HTTP body, with a byte cap: we stop reading at
 //! the cap instead of buffering an unbounded stream.
 
+use super::http_client::HttpResponse;
 use bytes::Bytes;
 use eventsource_stream::{Event, Eventsource};
 use futures_util::{Stream, StreamExt};
@@ -34,10 +35,10 @@ impl ByteCounter {
 
 /// Parse `response`'s body as SSE. The stream ends with `TooLarge` once
 /// more than `limit` bytes were read since the counter was last reset.
-pub fn events(response: reqwest::Response, limit: u64, counter: ByteCounter) -> EventStream {
+pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> EventStream {
     let over = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let over_in = over.clone();
-    let counted = response.bytes_stream().map(move |chunk| {
+    let counted = response.into_stream().map(move |chunk| {
         let chunk: Bytes = chunk.map_err(|e| BodyError(e.to_string()))?;
         let total = counter.0.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
         if total > limit {

@@ -134,6 +134,31 @@ impl StdioTransport {
         std::mem::take(&mut self.idle_notifications)
     }
 
+    /// Wait for the next notification between requests (watch mode),
+    /// answering server requests meanwhile. None once the server is gone.
+    pub async fn next_notification(&mut self) -> Option<String> {
+        if !self.idle_notifications.is_empty() {
+            return Some(self.idle_notifications.remove(0));
+        }
+        loop {
+            match self.lines.recv().await? {
+                Line::Message(v, _) => match jsonrpc::classify(v) {
+                    Incoming::Notification { method, .. } => return Some(method),
+                    Incoming::Request { id, method, .. } => {
+                        let answer = jsonrpc::answer_server_request(&id, &method);
+                        self.write_line(answer).await.ok()?;
+                    }
+                    _ => {}
+                },
+                Line::Eof => {
+                    self.exited = true;
+                    return None;
+                }
+                Line::Defect | Line::TooLarge => {}
+            }
+        }
+    }
+
     pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
         let started = Instant::now();
         let mut ex = Exchange {

@@ -1,0 +1,373 @@
+//! Our HTTP client: hyper with a connector that sets TCP_QUICKACK before
+//! every read. Servers that answer with an SSE stream write a priming event
+//! and then the data as two small writes; with Nagle on their side and
+//! delayed ACKs on ours, each response waits ~40 ms for our ACK. That delay
+//! is ours, not the server's, so we must not cause it: acknowledging at
+//! once makes a 1,000-page walk take milliseconds per page instead of ~27 s
+//! (docs/performance.md has the numbers).
+
+use super::ExchangeError;
+use bytes::Bytes;
+use futures_util::Stream;
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyDataStream, BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpStream;
+
+type Connector = hyper_rustls::HttpsConnector<QuickAckConnector>;
+
+/// A cheap-to-clone HTTP/1.1 client with per-target TLS and default headers.
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client<Connector, Full<Bytes>>,
+    default_headers: Arc<HeaderMap>,
+    max_redirects: usize,
+}
+
+/// A response whose body has not been read yet.
+pub struct HttpResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    body: Incoming,
+}
+
+impl HttpResponse {
+    /// The next chunk of the body, or None at its end.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, ExchangeError> {
+        loop {
+            match self.body.frame().await {
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(ExchangeError::transport(format!("reading the body: {e}")))
+                }
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn into_stream(self) -> impl Stream<Item = Result<Bytes, hyper::Error>> + Send {
+        BodyDataStream::new(self.body)
+    }
+
+    pub fn content_type(&self) -> String {
+        self.headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// TLS and connection settings.
+pub struct ClientSettings<'a> {
+    pub default_headers: HeaderMap,
+    pub connect_timeout: Duration,
+    pub ca_file: Option<&'a Path>,
+    pub insecure_skip_verify: bool,
+    pub max_redirects: usize,
+}
+
+impl HttpClient {
+    pub fn new(settings: ClientSettings<'_>) -> Result<HttpClient, ExchangeError> {
+        let tls = tls_config(settings.ca_file, settings.insecure_skip_verify)?;
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(settings.connect_timeout));
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(QuickAckConnector { http });
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(4)
+            .build(connector);
+        Ok(HttpClient {
+            client,
+            default_headers: Arc::new(settings.default_headers),
+            max_redirects: settings.max_redirects,
+        })
+    }
+
+    /// Send a request, following at most `max_redirects` same-origin
+    /// redirects. Cross-origin redirects are refused: our credentials must
+    /// not follow them.
+    pub async fn send(
+        &self,
+        method: Method,
+        url: &url::Url,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<HttpResponse, ExchangeError> {
+        let mut url = url.clone();
+        let mut method = method;
+        let mut body = body;
+        for _ in 0..=self.max_redirects {
+            let mut req = Request::builder()
+                .method(method.clone())
+                .uri(url.as_str())
+                .body(Full::new(body.clone()))
+                .map_err(|e| ExchangeError::transport(format!("building the request: {e}")))?;
+            let h = req.headers_mut();
+            for (k, v) in self.default_headers.iter() {
+                h.insert(k, v.clone());
+            }
+            for (k, v) in headers.iter() {
+                h.insert(k, v.clone());
+            }
+            h.insert(
+                http::header::USER_AGENT,
+                HeaderValue::from_static(concat!("mcp-exporter/", env!("CARGO_PKG_VERSION"))),
+            );
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| ExchangeError::transport(describe_client_error(&e)))?;
+            let (parts, incoming) = resp.into_parts();
+            if parts.status.is_redirection() {
+                let Some(location) = parts
+                    .headers
+                    .get(http::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                else {
+                    return Ok(HttpResponse {
+                        status: parts.status,
+                        headers: parts.headers,
+                        body: incoming,
+                    });
+                };
+                let next = url
+                    .join(location)
+                    .map_err(|_| ExchangeError::transport("redirect to an invalid URL"))?;
+                if next.origin() != url.origin() {
+                    return Err(ExchangeError::Transport {
+                        message: "refused a redirect to another origin".into(),
+                        http_status: Some(parts.status.as_u16()),
+                    });
+                }
+                // 301/302/303 turn a POST into a GET, as browsers do; 307/308 keep it.
+                if matches!(parts.status.as_u16(), 301..=303) && method != Method::GET {
+                    method = Method::GET;
+                    body = Bytes::new();
+                }
+                url = next;
+                continue;
+            }
+            return Ok(HttpResponse {
+                status: parts.status,
+                headers: parts.headers,
+                body: incoming,
+            });
+        }
+        Err(ExchangeError::transport(format!(
+            "more than {} redirects",
+            self.max_redirects
+        )))
+    }
+}
+
+/// hyper's errors print causes but never the URL; keep the chain short.
+fn describe_client_error(e: &hyper_util::client::legacy::Error) -> String {
+    let mut msg = if e.is_connect() {
+        "connection failed".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    let mut last = None;
+    while let Some(s) = source {
+        last = Some(s.to_string());
+        source = s.source();
+    }
+    if let Some(l) = last {
+        msg.push_str(": ");
+        msg.push_str(&l);
+    }
+    msg
+}
+
+fn tls_config(ca_file: Option<&Path>, insecure: bool) -> Result<rustls::ClientConfig, ExchangeError> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ExchangeError::transport(format!("TLS set-up: {e}")))?;
+    if insecure {
+        return Ok(builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_no_client_auth());
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    // Unreadable system certificates are not fatal: a CA file may be all
+    // that is needed.
+    let native = rustls_native_certs::load_native_certs();
+    for cert in native.certs {
+        let _ = roots.add(cert);
+    }
+    if let Some(path) = ca_file {
+        let pem = std::fs::read(path).map_err(|e| {
+            ExchangeError::transport(format!("reading CA file {}: {e}", path.display()))
+        })?;
+        use rustls::pki_types::pem::PemObject;
+        let mut added = 0;
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
+            let cert = cert.map_err(|e| {
+                ExchangeError::transport(format!("CA file {}: {e}", path.display()))
+            })?;
+            roots.add(cert).map_err(|e| {
+                ExchangeError::transport(format!("CA file {}: {e}", path.display()))
+            })?;
+            added += 1;
+        }
+        if added == 0 {
+            return Err(ExchangeError::transport(format!(
+                "CA file {} holds no certificate",
+                path.display()
+            )));
+        }
+    }
+    Ok(builder.with_root_certificates(roots).with_no_client_auth())
+}
+
+/// `tls.insecure_skip_verify`: accepts any certificate (signatures are
+/// still checked so the handshake is well-formed). Loudly warned about at
+/// config load.
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Plain TCP connections whose reads re-arm TCP_QUICKACK.
+#[derive(Clone)]
+pub struct QuickAckConnector {
+    http: HttpConnector,
+}
+
+impl tower_service::Service<http::Uri> for QuickAckConnector {
+    type Response = QuickAck;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = Pin<Box<dyn Future<Output = Result<QuickAck, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.http.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: http::Uri) -> Self::Future {
+        let fut = self.http.call(uri);
+        Box::pin(async move {
+            let io = fut.await?;
+            Ok(QuickAck { io })
+        })
+    }
+}
+
+pub struct QuickAck {
+    io: TokioIo<TcpStream>,
+}
+
+impl QuickAck {
+    #[cfg(target_os = "linux")]
+    fn arm(&self) {
+        use std::os::fd::AsRawFd;
+        let fd = self.io.inner().as_raw_fd();
+        let one: libc::c_int = 1;
+        // SAFETY: setsockopt on a socket we own, with a pointer to a live
+        // c_int and its size. Failure only means a delayed ACK.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_TCP,
+                libc::TCP_QUICKACK,
+                &one as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn arm(&self) {}
+}
+
+impl hyper::rt::Read for QuickAck {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        // Linux leaves quick-ack mode on its own; re-arm before each read
+        // so whatever arrives next is acknowledged at once.
+        self.arm();
+        let this = self.get_mut();
+        Pin::new(&mut this.io).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for QuickAck {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+impl Connection for QuickAck {
+    fn connected(&self) -> Connected {
+        self.io.connected()
+    }
+}
