@@ -14,7 +14,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys global, targets, modules, tracing, web"
+)]
 pub(super) struct RawFile {
     #[serde(default)]
     pub global: RawGlobal,
@@ -29,7 +32,7 @@ pub(super) struct RawFile {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a mapping of global settings")]
 pub(super) struct RawGlobal {
     pub schedule: Option<RawSchedule>,
     pub timeout: Option<RawDuration>,
@@ -51,7 +54,10 @@ pub(super) struct RawGlobal {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a target mapping (name, url or command, ...)"
+)]
 pub(super) struct RawTarget {
     pub name: String,
     // HTTP
@@ -91,7 +97,10 @@ pub(super) struct RawTarget {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {target: NAME, prefix: PREFIX}"
+)]
 pub(super) struct RawReference {
     pub target: String,
     pub kinds: Option<Vec<Kind>>,
@@ -99,14 +108,20 @@ pub(super) struct RawReference {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {ca_file: PATH, insecure_skip_verify: false}"
+)]
 pub(super) struct RawTls {
     pub ca_file: Option<PathBuf>,
     pub insecure_skip_verify: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a module mapping (allow, transport, ...)"
+)]
 pub(super) struct RawModule {
     pub allow: Vec<String>,
     pub transport: Option<HttpTransport>,
@@ -129,7 +144,10 @@ pub(super) struct RawModule {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a tracing mapping (endpoint, protocol, ...)"
+)]
 pub(super) struct RawTracing {
     pub endpoint: Option<String>,
     pub protocol: Option<TracingProtocol>,
@@ -156,7 +174,7 @@ impl TracingProtocol {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a mapping like {history: 20}")]
 pub(super) struct RawWeb {
     pub history: Option<usize>,
 }
