@@ -54,8 +54,14 @@ const MARKER: &str = "\u{1}mcp-exporter-locate\u{1}";
 /// 1-based `(line, column)` of the node at `path` (of its key with
 /// [`At::Key`]; the last segment must then be a key), or None if absent.
 pub(super) fn locate(text: &str, path: &[Seg], at: At) -> Option<(usize, usize)> {
+    locate_nth(text, path, at, 0)
+}
+
+/// Like [`locate`], but when the last key occurs several times in its
+/// mapping, finds occurrence `nth` (0-based): for duplicate-key errors.
+pub(super) fn locate_nth(text: &str, path: &[Seg], at: At, nth: usize) -> Option<(usize, usize)> {
     let de = yaml_serde::Deserializer::from_str(text);
-    let err = match (Probe { path, at }).deserialize(de) {
+    let err = match (Probe { path, at, nth }).deserialize(de) {
         Ok(()) => return None,
         Err(err) => err,
     };
@@ -66,9 +72,39 @@ pub(super) fn locate(text: &str, path: &[Seg], at: At) -> Option<(usize, usize)>
     Some((loc.line(), loc.column()))
 }
 
+/// Turn yaml_serde's error path (`targets[0].headers`, `.` for the root)
+/// into segments. None for anything it cannot read unambiguously.
+pub(super) fn parse_parser_path(text: &str) -> Option<Vec<Seg>> {
+    if text == "." {
+        return Some(Vec::new());
+    }
+    let mut segs = Vec::new();
+    for part in text.split('.') {
+        let (key, mut indexes) = match part.find('[') {
+            Some(i) => part.split_at(i),
+            None => (part, ""),
+        };
+        if key.is_empty() {
+            return None;
+        }
+        segs.push(Seg::Key(key.to_string()));
+        while let Some(rest) = indexes.strip_prefix('[') {
+            let close = rest.find(']')?;
+            segs.push(Seg::Index(rest[..close].parse().ok()?));
+            indexes = &rest[close + 1..];
+        }
+        if !indexes.is_empty() {
+            return None;
+        }
+    }
+    Some(segs)
+}
+
 struct Probe<'a> {
     path: &'a [Seg],
     at: At,
+    /// Matches of the last key to skip.
+    nth: usize,
 }
 
 impl<'de> DeserializeSeed<'de> for Probe<'_> {
@@ -123,17 +159,25 @@ impl<'de> Visitor<'de> for Probe<'_> {
         let Seg::Key(want) = first else {
             return Ok(());
         };
-        let mark_key = rest.is_empty() && self.at == At::Key;
-        while let Some(matched) = map.next_key_seed(KeyProbe { want, mark_key })? {
-            if matched {
+        let last = rest.is_empty();
+        let mut skip = if last { self.nth } else { 0 };
+        loop {
+            let mark_key = last && self.at == At::Key && skip == 0;
+            let Some(matched) = map.next_key_seed(KeyProbe { want, mark_key })? else {
+                return Ok(());
+            };
+            if matched && skip == 0 {
                 return map.next_value_seed(Probe {
                     path: rest,
                     at: self.at,
+                    nth: self.nth,
                 });
+            }
+            if matched {
+                skip -= 1;
             }
             map.next_value::<IgnoredAny>()?;
         }
-        Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
@@ -151,6 +195,7 @@ impl<'de> Visitor<'de> for Probe<'_> {
         seq.next_element_seed(Probe {
             path: rest,
             at: self.at,
+            nth: self.nth,
         })?;
         Ok(())
     }
@@ -261,6 +306,35 @@ targets:
             ),
             Some((10, 14))
         );
+    }
+
+    #[test]
+    fn finds_a_repeated_key() {
+        let doc = "a:\n  k: 1\n  j: 2\n  k: 3\n";
+        assert_eq!(
+            locate_nth(doc, &yaml_path!["a", "k"], At::Key, 0),
+            Some((2, 3))
+        );
+        assert_eq!(
+            locate_nth(doc, &yaml_path!["a", "k"], At::Key, 1),
+            Some((4, 3))
+        );
+        assert_eq!(
+            locate_nth(doc, &yaml_path!["a", "k"], At::Value, 1),
+            Some((4, 6))
+        );
+        assert_eq!(locate_nth(doc, &yaml_path!["a", "k"], At::Key, 2), None);
+    }
+
+    /// yaml_serde's own path notation, as in its error messages.
+    #[test]
+    fn parses_parser_paths() {
+        assert_eq!(
+            parse_parser_path("targets[0].headers"),
+            Some(yaml_path!["targets", 0, "headers"].to_vec())
+        );
+        assert_eq!(parse_parser_path("."), Some(vec![]));
+        assert_eq!(parse_parser_path("web"), Some(yaml_path!["web"].to_vec()));
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub(super) struct RawFile {
     #[serde(default)]
     pub targets: Vec<RawTarget>,
     #[serde(default)]
-    pub modules: BTreeMap<String, RawModule>,
+    pub modules: OrderedMap<RawModule>,
     #[serde(default)]
     pub tracing: RawTracing,
     #[serde(default)]
@@ -401,27 +401,39 @@ impl<'de> Deserialize<'de> for RawSecretValue {
     }
 }
 
-/// An ordered name → value mapping (headers keep the file's order).
-#[derive(Debug, Clone, Default)]
-pub(super) struct RawHeaders(pub Vec<(String, RawSecretValue)>);
+/// A mapping that keeps the file's order and every entry, duplicates
+/// included, so that resolving can point at the second of two equal keys.
+#[derive(Debug, Clone)]
+pub(super) struct OrderedMap<V>(pub Vec<(String, V)>);
 
-impl<'de> Deserialize<'de> for RawHeaders {
+impl<V> Default for OrderedMap<V> {
+    fn default() -> Self {
+        OrderedMap(Vec::new())
+    }
+}
+
+pub(super) type RawHeaders = OrderedMap<RawSecretValue>;
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawHeaders;
+        struct MapVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for MapVisitor<V> {
+            type Value = OrderedMap<V>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a mapping of names to values")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawHeaders, A::Error> {
+            fn visit_unit<E: de::Error>(self) -> Result<OrderedMap<V>, E> {
+                Ok(OrderedMap(Vec::new()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedMap<V>, A::Error> {
                 let mut entries = Vec::new();
-                while let Some((name, value)) = map.next_entry::<String, RawSecretValue>()? {
+                while let Some((name, value)) = map.next_entry::<String, V>()? {
                     entries.push((name, value));
                 }
-                Ok(RawHeaders(entries))
+                Ok(OrderedMap(entries))
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_any(MapVisitor(std::marker::PhantomData))
     }
 }
 

@@ -4,7 +4,7 @@
 //! YAML node (see `locate.rs`).
 
 use super::error::ConfigError;
-use super::locate::{locate, yaml_path, At, Seg};
+use super::locate::{locate, locate_nth, yaml_path, At, Seg};
 use super::raw::{
     RawFile, RawGlobal, RawHeaders, RawModule, RawReference, RawSecretValue, RawTarget, RawTls,
 };
@@ -96,8 +96,19 @@ impl<'a> Resolver<'a> {
     }
 
     fn error(&self, path: &[Seg], at: At, message: impl Into<String>) -> ConfigError {
+        self.error_nth(path, at, 0, message)
+    }
+
+    /// An error at the `nth` occurrence of the last key of `path`.
+    fn error_nth(
+        &self,
+        path: &[Seg],
+        at: At,
+        nth: usize,
+        message: impl Into<String>,
+    ) -> ConfigError {
         let message = message.into();
-        match locate(self.text, path, at) {
+        match locate_nth(self.text, path, at, nth) {
             Some((line, column)) => ConfigError::At {
                 origin: self.origin.to_string(),
                 line,
@@ -142,7 +153,15 @@ impl<'a> Resolver<'a> {
             targets[i].reference = resolved;
         }
         let mut modules = BTreeMap::new();
-        for (name, module) in raw.modules {
+        for (name, module) in raw.modules.0 {
+            if modules.contains_key(&name) {
+                return Err(self.error_nth(
+                    &yaml_path!["modules", &name],
+                    At::Key,
+                    1,
+                    format!("duplicate module name `{name}`"),
+                ));
+            }
             let resolved = self.module(&name, module, &defaults)?;
             modules.insert(name, resolved);
         }
@@ -507,6 +526,14 @@ impl<'a> Resolver<'a> {
                 let mut env = BTreeMap::new();
                 for (name, value) in t.env.unwrap_or_default().0 {
                     let at = yaml_path!["targets", i, "env", &name];
+                    if env.contains_key(&name) {
+                        return Err(self.error_nth(
+                            &at,
+                            At::Key,
+                            1,
+                            format!("{who}: environment variable `{name}` is given twice"),
+                        ));
+                    }
                     if name.is_empty() || name.contains(['=', '\0']) {
                         return Err(self.error(
                             &at,
@@ -813,10 +840,13 @@ impl<'a> Resolver<'a> {
                     format!("{who}: header `{name}` is set by the exporter itself and cannot be configured"),
                 ));
             }
-            if out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
-                return Err(self.error(
+            if let Some((first, _)) = out.iter().find(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+                // Same spelling: the second occurrence of the key; else this key.
+                let nth = usize::from(*first == name);
+                return Err(self.error_nth(
                     &p,
                     At::Key,
+                    nth,
                     format!("{who}: header `{name}` is given twice"),
                 ));
             }

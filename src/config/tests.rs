@@ -380,3 +380,47 @@ fn checksum_changes_with_content() {
     assert_eq!(a.checksum, a2.checksum);
     assert_eq!(a.checksum.len(), 64);
 }
+
+#[test]
+fn duplicate_keys_are_rejected() {
+    assert_err_at(
+        "targets:\n  - name: a\n    command: s\n    timeout: 5s\n    timeout: 6s\n",
+        5,
+        5,
+        "duplicate",
+    );
+    assert_err_at(
+        "modules:\n  m:\n    allow: [\"https://a.invalid/\"]\n  m:\n    allow: [\"https://b.invalid/\"]\n",
+        4,
+        3,
+        "duplicate",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      X-A: b\n      x-a: c\n",
+        6,
+        7,
+        "given twice",
+    );
+}
+
+#[test]
+fn duplicate_keys_point_at_the_second() {
+    assert_err_at(
+        "web: {}\nglobal: {}\nweb: {}\n",
+        3,
+        1,
+        "duplicate field `web`",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      X-A: b\n      X-A: c\n",
+        6,
+        7,
+        "given twice",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    command: s\n    env: {A: \"1\", B: \"2\", A: \"3\"}\n",
+        4,
+        27,
+        "`A` is given twice",
+    );
+}
