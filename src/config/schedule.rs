@@ -136,6 +136,21 @@ mod tests {
     }
 
     #[test]
+    fn nth_weekday_and_last_day() {
+        // Second Friday of December 2026 is the 11th.
+        let s = Schedule::cron("0 9 * * 5#2").unwrap();
+        assert_eq!(
+            s.next_after(at(2026, 12, 2, 10, 0, 0)),
+            Some(at(2026, 12, 11, 9, 0, 0))
+        );
+        let s = Schedule::cron("0 0 L * *").unwrap();
+        assert_eq!(
+            s.next_after(at(2026, 12, 2, 10, 0, 0)),
+            Some(at(2026, 12, 31, 0, 0, 0))
+        );
+    }
+
+    #[test]
     fn bad_expressions_are_rejected() {
         assert!(Schedule::cron("* * * *").is_err());
         assert!(Schedule::cron("* * * * * * 2027").is_err());

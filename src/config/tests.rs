@@ -424,3 +424,14 @@ fn duplicate_keys_point_at_the_second() {
         "`A` is given twice",
     );
 }
+
+#[test]
+fn unquoted_protocol_version_is_a_string() {
+    let text =
+        "targets:\n  - name: a\n    url: https://a.invalid/\n    protocol_version: 2025-06-18\n";
+    let loaded = load_str(text, "t").unwrap();
+    assert_eq!(
+        loaded.config.targets[0].protocol_version.as_deref(),
+        Some("2025-06-18")
+    );
+}
