@@ -2,8 +2,9 @@
 //! `FILE:LINE:COL:` errors, validation, secrets and the reload checksum.
 //! docs/configuration.md documents every key.
 //!
-//! Files: `raw.rs` is the YAML as written, `resolve.rs` merges defaults and
-//! checks the rules, `locate.rs` finds a node's position for errors,
+//! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
+//! checks the rules (`target.rs`, `http.rs`, `sections.rs` for modules,
+//! tracing and web), `locate.rs` finds a node's position for errors,
 //! `types.rs` is the resolved result.
 
 mod error;
