@@ -528,3 +528,51 @@ fn unreadable_file_names_the_path() {
         "{e}"
     );
 }
+
+/// The keys the parser accepts at one place, read from its own
+/// "unknown field `zz`, expected one of `a`, `b`" message.
+fn accepted_keys(text: &str) -> Vec<String> {
+    let e = load_str(text, "k.yaml").unwrap_err().to_string();
+    let list = e
+        .split_once("expected one of ")
+        .or_else(|| e.split_once("expected "))
+        .unwrap_or_else(|| panic!("no key list in {e}"))
+        .1;
+    list.split(", ")
+        .flat_map(|k| k.split(" or "))
+        .map(|k| k.trim_matches(|c| c == '`' || c == ' ').to_string())
+        .collect()
+}
+
+#[test]
+fn docs_mention_every_key() {
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"),
+    )
+    .unwrap();
+    let places = [
+        "zz: 1\n",
+        "global: {zz: 1}\n",
+        "targets: [{name: a, zz: 1}]\n",
+        "targets: [{name: a, url: \"https://a.invalid/\", tls: {zz: 1}}]\n",
+        "targets: [{name: a, command: s, reference: [{target: b, zz: 1}]}]\n",
+        "targets: [{name: a, command: s, schedule: {zz: 1}}]\n",
+        "targets: [{name: a, url: \"https://a.invalid/\", headers: {X: {zz: 1}}}]\n",
+        "modules: {m: {zz: 1}}\n",
+        "tracing: {zz: 1}\n",
+        "web: {zz: 1}\n",
+    ];
+    let mut checked = 0;
+    for place in places {
+        let keys = accepted_keys(place);
+        assert!(!keys.is_empty(), "{place}");
+        for key in keys {
+            assert!(
+                docs.contains(&format!("`{key}`")) || docs.contains(&format!("{key}:")),
+                "docs/configuration.md does not mention `{key}` (accepted in {place:?})"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "only {checked} keys checked");
+}
