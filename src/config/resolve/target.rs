@@ -3,7 +3,7 @@
 use super::http::RawHttp;
 use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
 use crate::config::locate::{yaml_path, At};
-use crate::config::raw::{RawReference, RawTarget};
+use crate::config::raw::{OrderedMap, RawReference, RawSecretValue, RawTarget};
 use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig};
 use crate::listing::Kind;
 use std::collections::BTreeMap;
@@ -43,19 +43,16 @@ impl Resolver<'_> {
                 ))
             }
             (Some(url), None) => {
-                for (present, k) in [
-                    (t.args.is_some(), "args"),
-                    (t.env.is_some(), "env"),
-                    (t.cwd.is_some(), "cwd"),
-                ] {
-                    if present {
-                        return Err(self.error(
-                            &key(k),
-                            At::Key,
-                            format!("{who}: `{k}` applies to stdio targets (with `command`), not to a `url`"),
-                        ));
-                    }
-                }
+                self.refuse_keys(
+                    i,
+                    &who,
+                    &[
+                        (t.args.is_some(), "args"),
+                        (t.env.is_some(), "env"),
+                        (t.cwd.is_some(), "cwd"),
+                    ],
+                    "applies to stdio targets (with `command`), not to a `url`",
+                )?;
                 let url = self.url(&key("url"), &who, &url)?;
                 let http = self.http(
                     &owner,
@@ -80,46 +77,23 @@ impl Resolver<'_> {
                 }
             }
             (None, Some(command)) => {
-                for (present, k) in [
-                    (t.transport.is_some(), "transport"),
-                    (t.headers.is_some(), "headers"),
-                    (t.bearer_token_env.is_some(), "bearer_token_env"),
-                    (t.bearer_token_file.is_some(), "bearer_token_file"),
-                    (t.tls.is_some(), "tls"),
-                    (t.max_redirects.is_some(), "max_redirects"),
-                ] {
-                    if present {
-                        return Err(self.error(
-                            &key(k),
-                            At::Key,
-                            format!("{who}: `{k}` applies to HTTP targets (with `url`), not to a `command`"),
-                        ));
-                    }
-                }
+                self.refuse_keys(
+                    i,
+                    &who,
+                    &[
+                        (t.transport.is_some(), "transport"),
+                        (t.headers.is_some(), "headers"),
+                        (t.bearer_token_env.is_some(), "bearer_token_env"),
+                        (t.bearer_token_file.is_some(), "bearer_token_file"),
+                        (t.tls.is_some(), "tls"),
+                        (t.max_redirects.is_some(), "max_redirects"),
+                    ],
+                    "applies to HTTP targets (with `url`), not to a `command`",
+                )?;
                 if command.trim().is_empty() {
                     return Err(self.error(&key("command"), At::Value, format!("{who}: `command` is empty")));
                 }
-                let mut env = BTreeMap::new();
-                for (name, value) in t.env.unwrap_or_default().0 {
-                    let at = yaml_path!["targets", i, "env", &name];
-                    if env.contains_key(&name) {
-                        return Err(self.error_nth(
-                            &at,
-                            At::Key,
-                            1,
-                            format!("{who}: environment variable `{name}` is given twice"),
-                        ));
-                    }
-                    if name.is_empty() || name.contains(['=', '\0']) {
-                        return Err(self.error(
-                            &at,
-                            At::Key,
-                            format!("{who}: environment variable name {name:?} is not allowed"),
-                        ));
-                    }
-                    let value = self.secret_value(&at, &format!("{who}: env `{name}`"), value)?;
-                    env.insert(name, value.expose().to_string());
-                }
+                let env = self.child_env(i, &who, t.env.unwrap_or_default())?;
                 Endpoint::Stdio {
                     command,
                     args: t.args.unwrap_or_default(),
@@ -196,6 +170,49 @@ impl Resolver<'_> {
             reference: Vec::new(),
         };
         Ok((target, t.reference.unwrap_or_default()))
+    }
+
+    /// Error at the first key of `keys` that is present: "WHO: `KEY` WHY".
+    fn refuse_keys(&self, i: usize, who: &str, keys: &[(bool, &str)], why: &str) -> Result<()> {
+        match keys.iter().find(|(present, _)| *present) {
+            Some((_, k)) => Err(self.error(
+                &yaml_path!["targets", i, *k],
+                At::Key,
+                format!("{who}: `{k}` {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A stdio target's `env:`, each value read now.
+    fn child_env(
+        &self,
+        i: usize,
+        who: &str,
+        raw: OrderedMap<RawSecretValue>,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut env = BTreeMap::new();
+        for (name, value) in raw.0 {
+            let at = yaml_path!["targets", i, "env", &name];
+            if env.contains_key(&name) {
+                return Err(self.error_nth(
+                    &at,
+                    At::Key,
+                    1,
+                    format!("{who}: environment variable `{name}` is given twice"),
+                ));
+            }
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.error(
+                    &at,
+                    At::Key,
+                    format!("{who}: environment variable name {name:?} is not allowed"),
+                ));
+            }
+            let value = self.secret_value(&at, &format!("{who}: env `{name}`"), value)?;
+            env.insert(name, value.expose().to_string());
+        }
+        Ok(env)
     }
 
     pub(super) fn references(
