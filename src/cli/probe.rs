@@ -114,7 +114,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
 fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
     if let Some(path) = &args.config_file {
         let name = args.target.as_deref().unwrap_or_default();
-        return crate::config::probe_target_from_file(path, name);
+        return crate::poller::target_spec::probe_target_from_file(path, name);
     }
     let mut secrets = Vec::new();
     let endpoint = if args.stdio {

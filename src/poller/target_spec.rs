@@ -77,3 +77,13 @@ pub fn probe_target(target: &TargetConfig, stderr_tail_bytes: usize) -> Result<P
         secrets,
     })
 }
+
+/// `probe --config.file F --target NAME`: one configured target.
+pub fn probe_target_from_file(path: &std::path::Path, name: &str) -> Result<ProbeTarget, String> {
+    let loaded = crate::config::load_file(path).map_err(|e| e.to_string())?;
+    let target = loaded
+        .config
+        .target(name)
+        .ok_or_else(|| format!("{}: no target named {name:?}", path.display()))?;
+    probe_target(target, loaded.config.defaults.stderr_tail_bytes)
+}

@@ -1,0 +1,454 @@
+//! The YAML schema exactly as written: strict (unknown keys are rejected),
+//! nothing merged. Values that can be checked on their own (durations, byte
+//! sizes, cron expressions) are checked while parsing, so the YAML parser
+//! attaches the exact line and column to the error.
+
+use super::schedule::{Schedule, MIN_EVERY};
+use super::types::HttpTransport;
+use crate::listing::Kind;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with keys global, targets, modules, tracing, web"
+)]
+pub(super) struct RawFile {
+    #[serde(default)]
+    pub global: RawGlobal,
+    #[serde(default)]
+    pub targets: Vec<RawTarget>,
+    #[serde(default)]
+    pub modules: OrderedMap<RawModule>,
+    #[serde(default)]
+    pub tracing: RawTracing,
+    #[serde(default)]
+    pub web: RawWeb,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping of global settings")]
+pub(super) struct RawGlobal {
+    pub schedule: Option<RawSchedule>,
+    pub timeout: Option<RawDuration>,
+    pub page_timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_pages: Option<u32>,
+    pub max_items: Option<u64>,
+    pub max_response_bytes: Option<ByteSize>,
+    pub jitter: Option<RawDuration>,
+    pub kinds: Option<Vec<Kind>>,
+    pub state_dir: Option<PathBuf>,
+    pub invalid_cursor_restarts: Option<u32>,
+    pub concurrency: Option<usize>,
+    pub backoff_max: Option<RawDuration>,
+    pub invalid_cursor_probe: Option<bool>,
+    pub watch_list_changed: Option<bool>,
+    pub propagate_trace_context: Option<bool>,
+    pub stderr_tail_bytes: Option<ByteSize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a target mapping (name, url or command, ...)"
+)]
+pub(super) struct RawTarget {
+    pub name: String,
+    // HTTP
+    pub url: Option<String>,
+    pub transport: Option<HttpTransport>,
+    pub headers: Option<RawHeaders>,
+    pub bearer_token_env: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    /// Only here to reject it with a helpful message.
+    #[serde(default)]
+    pub bearer_token: Present,
+    pub tls: Option<RawTls>,
+    pub max_redirects: Option<usize>,
+    // stdio
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<RawHeaders>,
+    pub cwd: Option<PathBuf>,
+    // listing
+    pub protocol_version: Option<String>,
+    pub schedule: Option<RawSchedule>,
+    pub kinds: Option<Vec<Kind>>,
+    pub forced_kinds: Option<Vec<Kind>>,
+    pub timeout: Option<RawDuration>,
+    pub page_timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_pages: Option<u32>,
+    pub max_items: Option<u64>,
+    pub max_response_bytes: Option<ByteSize>,
+    pub invalid_cursor_restarts: Option<u32>,
+    pub jitter: Option<RawDuration>,
+    pub invalid_cursor_probe: Option<bool>,
+    pub watch_list_changed: Option<bool>,
+    pub propagate_trace_context: Option<bool>,
+    pub expect: Option<BTreeMap<Kind, u64>>,
+    pub reference: Option<Vec<RawReference>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {target: NAME, prefix: PREFIX}"
+)]
+pub(super) struct RawReference {
+    pub target: String,
+    pub kinds: Option<Vec<Kind>>,
+    pub prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {ca_file: PATH, insecure_skip_verify: false}"
+)]
+pub(super) struct RawTls {
+    pub ca_file: Option<PathBuf>,
+    pub insecure_skip_verify: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a module mapping (allow, transport, ...)"
+)]
+pub(super) struct RawModule {
+    pub allow: Vec<String>,
+    pub transport: Option<HttpTransport>,
+    pub headers: Option<RawHeaders>,
+    pub bearer_token_env: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    #[serde(default)]
+    pub bearer_token: Present,
+    pub tls: Option<RawTls>,
+    pub max_redirects: Option<usize>,
+    pub protocol_version: Option<String>,
+    pub kinds: Option<Vec<Kind>>,
+    pub timeout: Option<RawDuration>,
+    pub page_timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_pages: Option<u32>,
+    pub max_items: Option<u64>,
+    pub max_response_bytes: Option<ByteSize>,
+    pub invalid_cursor_restarts: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a tracing mapping (endpoint, protocol, ...)"
+)]
+pub(super) struct RawTracing {
+    pub endpoint: Option<String>,
+    pub protocol: Option<TracingProtocol>,
+    pub headers: Option<RawHeaders>,
+    pub service_name: Option<String>,
+    pub sample_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(super) enum TracingProtocol {
+    #[serde(rename = "grpc")]
+    Grpc,
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+}
+
+impl TracingProtocol {
+    pub fn label(self) -> &'static str {
+        match self {
+            TracingProtocol::Grpc => "grpc",
+            TracingProtocol::HttpProtobuf => "http/protobuf",
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping like {history: 20}")]
+pub(super) struct RawWeb {
+    pub history: Option<usize>,
+}
+
+/// Whether a key was written at all, whatever its value (even null).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Present(pub bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        IgnoredAny::deserialize(d)?;
+        Ok(Present(true))
+    }
+}
+
+/// A humantime duration: `30s`, `1m30s`, `500ms`. A bare number is refused
+/// because its unit would be a guess.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RawDuration(pub Duration);
+
+struct DurationVisitor {
+    min: Duration,
+}
+
+impl Visitor<'_> for DurationVisitor {
+    type Value = Duration;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a duration such as 30s, 1m30s or 500ms")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
+        let d = humantime::parse_duration(s.trim()).map_err(|e| {
+            E::custom(format!(
+                "invalid duration {s:?}: {e} (write e.g. 30s, 1m30s or 500ms)"
+            ))
+        })?;
+        if d < self.min {
+            return Err(E::custom(format!(
+                "duration {s:?} is too short: at least {} is needed",
+                humantime::format_duration(self.min)
+            )));
+        }
+        Ok(d)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Duration, E> {
+        Err(E::custom(format!(
+            "a duration needs a unit: write {v}s or {v}ms, not {v}"
+        )))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
+        Err(E::custom(format!(
+            "a duration needs a unit and cannot be negative, not {v}"
+        )))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Duration, E> {
+        Err(E::custom(format!(
+            "a duration needs a unit: write e.g. 1500ms, not {v}"
+        )))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DurationVisitor {
+            min: Duration::ZERO,
+        })
+        .map(RawDuration)
+    }
+}
+
+/// A byte count: a plain integer, or a number with a unit (`512KiB`, `16MiB`,
+/// `1MB`; K/M/G are powers of 1000, Ki/Mi/Gi of 1024).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ByteSize(pub u64);
+
+pub(super) fn parse_byte_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("invalid byte size {s:?} (write e.g. 65536, 512KiB or 16MiB)"))?;
+    let multiplier: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "KB" | "kB" => 1000,
+        "KiB" => 1 << 10,
+        "MB" => 1000 * 1000,
+        "MiB" => 1 << 20,
+        "GB" => 1000 * 1000 * 1000,
+        "GiB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown byte unit {other:?} in {s:?} (use B, KB, KiB, MB, MiB, GB or GiB)"
+            ))
+        }
+    };
+    number
+        .checked_mul(multiplier)
+        .ok_or_else(|| format!("byte size {s:?} is too large"))
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = u64;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a byte count such as 65536 or 16MiB")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+                Ok(v)
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<u64, E> {
+                parse_byte_size(s).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V).map(ByteSize)
+    }
+}
+
+/// `schedule:` is a cron string or `{every: DURATION}`.
+#[derive(Debug, Clone)]
+pub(super) struct RawSchedule(pub Schedule);
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum ScheduleKey {
+    Every,
+}
+
+struct EveryValue(Duration);
+
+impl<'de> Deserialize<'de> for EveryValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DurationVisitor { min: MIN_EVERY })
+            .map(EveryValue)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawSchedule {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Schedule;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a cron expression string or `{every: 30s}`")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Schedule, E> {
+                Schedule::cron(s).map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Schedule, A::Error> {
+                let mut every = None;
+                while let Some(ScheduleKey::Every) = map.next_key()? {
+                    if every.is_some() {
+                        return Err(de::Error::duplicate_field("every"));
+                    }
+                    every = Some(map.next_value::<EveryValue>()?.0);
+                }
+                every
+                    .map(Schedule::Every)
+                    .ok_or_else(|| de::Error::missing_field("every"))
+            }
+        }
+        d.deserialize_any(V).map(RawSchedule)
+    }
+}
+
+/// A header or environment value: a literal, `{env: VAR}` or `{file: PATH}`.
+#[derive(Debug, Clone)]
+pub(super) enum RawSecretValue {
+    Literal(String),
+    Env(String),
+    File(PathBuf),
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum SecretKey {
+    Env,
+    File,
+}
+
+impl<'de> Deserialize<'de> for RawSecretValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawSecretValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, `{env: VARIABLE}` or `{file: PATH}`")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawSecretValue, E> {
+                Ok(RawSecretValue::Literal(s.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawSecretValue, E> {
+                Ok(RawSecretValue::Literal(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawSecretValue, E> {
+                Ok(RawSecretValue::Literal(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawSecretValue, E> {
+                Ok(RawSecretValue::Literal(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSecretValue, A::Error> {
+                let Some(key) = map.next_key::<SecretKey>()? else {
+                    return Err(de::Error::custom(
+                        "expected exactly one of `env: VARIABLE` or `file: PATH`",
+                    ));
+                };
+                let value = match key {
+                    SecretKey::Env => RawSecretValue::Env(map.next_value()?),
+                    SecretKey::File => RawSecretValue::File(map.next_value()?),
+                };
+                if map.next_key::<SecretKey>()?.is_some() {
+                    return Err(de::Error::custom("give either `env:` or `file:`, not both"));
+                }
+                Ok(value)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A mapping that keeps the file's order and every entry, duplicates
+/// included, so that resolving can point at the second of two equal keys.
+#[derive(Debug, Clone)]
+pub(super) struct OrderedMap<V>(pub Vec<(String, V)>);
+
+impl<V> Default for OrderedMap<V> {
+    fn default() -> Self {
+        OrderedMap(Vec::new())
+    }
+}
+
+pub(super) type RawHeaders = OrderedMap<RawSecretValue>;
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for OrderedMap<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MapVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for MapVisitor<V> {
+            type Value = OrderedMap<V>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of names to values")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<OrderedMap<V>, E> {
+                Ok(OrderedMap(Vec::new()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedMap<V>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, V>()? {
+                    entries.push((name, value));
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+        d.deserialize_any(MapVisitor(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(parse_byte_size("65536"), Ok(65536));
+        assert_eq!(parse_byte_size("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_byte_size("1 MB"), Ok(1_000_000));
+        assert_eq!(parse_byte_size("512KiB"), Ok(512 << 10));
+        assert!(parse_byte_size("12 furlongs").is_err());
+        assert!(parse_byte_size("MiB").is_err());
+        assert!(parse_byte_size("99999999999999999GiB").is_err());
+    }
+}

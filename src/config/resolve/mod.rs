@@ -1,0 +1,393 @@
+//! From the YAML as written (`raw.rs`) to the resolved [`Config`]: merges
+//! `global:` into every target and module and enforces every rule that one
+//! value cannot check on its own. Errors and warnings point at the offending
+//! YAML node (see `locate.rs`).
+
+mod http;
+mod sections;
+mod target;
+
+use super::error::ConfigError;
+use super::locate::{locate, locate_nth, yaml_path, At, Seg};
+use super::raw::{RawFile, RawGlobal, RawTarget};
+use super::schedule::Schedule;
+use super::types::{default, Config, Defaults, Limits, MAX_NAME_LEN, PROTOCOL_VERSIONS};
+use crate::listing::Kind;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Why `bearer_token:` is refused (targets and modules).
+const LITERAL_TOKEN: &str = "a literal `bearer_token` is not allowed in the configuration file: \
+     put the token in an environment variable or a file and write `bearer_token_env: VARIABLE` \
+     or `bearer_token_file: PATH`";
+
+pub(super) struct Resolver<'a> {
+    text: &'a str,
+    origin: &'a str,
+    /// Relative paths in the file are relative to the file's folder.
+    base_dir: Option<&'a Path>,
+    pub warnings: Vec<String>,
+}
+
+type Result<T> = std::result::Result<T, ConfigError>;
+
+/// Per-target or per-module overrides of the global limits, as written.
+struct RawLimits {
+    timeout: Option<Duration>,
+    page_timeout: Option<Duration>,
+    connect_timeout: Option<Duration>,
+    max_pages: Option<u32>,
+    max_items: Option<u64>,
+    max_response_bytes: Option<u64>,
+    invalid_cursor_restarts: Option<u32>,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(text: &'a str, origin: &'a str, base_dir: Option<&'a Path>) -> Resolver<'a> {
+        Resolver {
+            text,
+            origin,
+            base_dir,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn error(&self, path: &[Seg], at: At, message: impl Into<String>) -> ConfigError {
+        self.error_nth(path, at, 0, message)
+    }
+
+    /// An error at the `nth` occurrence of the last key of `path`.
+    fn error_nth(
+        &self,
+        path: &[Seg],
+        at: At,
+        nth: usize,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let message = message.into();
+        match locate_nth(self.text, path, at, nth) {
+            Some((line, column)) => ConfigError::At {
+                origin: self.origin.to_string(),
+                line,
+                column,
+                message,
+            },
+            None => ConfigError::Invalid {
+                origin: self.origin.to_string(),
+                message,
+            },
+        }
+    }
+
+    fn warn(&mut self, path: &[Seg], at: At, message: impl AsRef<str>) {
+        let message = message.as_ref();
+        let line = match locate(self.text, path, at) {
+            Some((line, column)) => format!("{}:{line}:{column}: warning: {message}", self.origin),
+            None => format!("{}: warning: {message}", self.origin),
+        };
+        self.warnings.push(line);
+    }
+
+    fn file_path(&self, p: PathBuf) -> PathBuf {
+        match self.base_dir {
+            Some(base) if p.is_relative() => base.join(p),
+            _ => p,
+        }
+    }
+
+    pub fn resolve(&mut self, raw: RawFile) -> Result<Config> {
+        let defaults = self.defaults(raw.global)?;
+        self.check_target_names(&raw.targets)?;
+        let mut targets = Vec::with_capacity(raw.targets.len());
+        let mut references = Vec::with_capacity(raw.targets.len());
+        for (i, target) in raw.targets.into_iter().enumerate() {
+            let (resolved, refs) = self.target(i, target, &defaults)?;
+            targets.push(resolved);
+            references.push(refs);
+        }
+        for (i, refs) in references.into_iter().enumerate() {
+            let resolved = self.references(i, refs, &targets)?;
+            targets[i].reference = resolved;
+        }
+        let mut modules = BTreeMap::new();
+        for (name, module) in raw.modules.0 {
+            if modules.contains_key(&name) {
+                return Err(self.error_nth(
+                    &yaml_path!["modules", &name],
+                    At::Key,
+                    1,
+                    format!("duplicate module name `{name}`"),
+                ));
+            }
+            let resolved = self.module(&name, module, &defaults)?;
+            modules.insert(name, resolved);
+        }
+        let tracing = self.tracing(raw.tracing)?;
+        let web = self.web(raw.web)?;
+        if targets.is_empty() && modules.is_empty() {
+            self.warn(
+                &[],
+                At::Value,
+                "no `targets` and no `modules`: nothing will be polled or probed",
+            );
+        }
+        Ok(Config {
+            defaults,
+            targets,
+            modules,
+            tracing,
+            web,
+        })
+    }
+
+    fn defaults(&mut self, g: RawGlobal) -> Result<Defaults> {
+        let at = |key: &str| yaml_path!["global", key];
+        let kinds = match g.kinds {
+            Some(kinds) => self.kinds(&at("kinds"), kinds)?,
+            None => Kind::ALL.to_vec(),
+        };
+        if g.concurrency == Some(0) {
+            return Err(self.error(
+                &at("concurrency"),
+                At::Value,
+                "`concurrency` must be at least 1",
+            ));
+        }
+        let backoff_max = g.backoff_max.map_or(default::BACKOFF_MAX, |d| d.0);
+        if backoff_max.is_zero() {
+            return Err(self.error(
+                &at("backoff_max"),
+                At::Value,
+                "`backoff_max` must be greater than zero",
+            ));
+        }
+        let stderr_tail_bytes = match g.stderr_tail_bytes {
+            None => default::STDERR_TAIL_BYTES,
+            Some(b) => usize::try_from(b.0).map_err(|_| {
+                self.error(
+                    &at("stderr_tail_bytes"),
+                    At::Value,
+                    "`stderr_tail_bytes` is too large",
+                )
+            })?,
+        };
+        let base = Limits {
+            timeout: default::TIMEOUT,
+            page_timeout: default::PAGE_TIMEOUT,
+            connect_timeout: default::CONNECT_TIMEOUT,
+            max_pages: default::MAX_PAGES,
+            max_items: default::MAX_ITEMS,
+            max_response_bytes: default::MAX_RESPONSE_BYTES,
+            invalid_cursor_restarts: default::INVALID_CURSOR_RESTARTS,
+        };
+        let limits = self.limits(
+            &yaml_path!["global"],
+            "`global`",
+            base,
+            RawLimits {
+                timeout: g.timeout.map(|d| d.0),
+                page_timeout: g.page_timeout.map(|d| d.0),
+                connect_timeout: g.connect_timeout.map(|d| d.0),
+                max_pages: g.max_pages,
+                max_items: g.max_items,
+                max_response_bytes: g.max_response_bytes.map(|b| b.0),
+                invalid_cursor_restarts: g.invalid_cursor_restarts,
+            },
+        )?;
+        let schedule = g.schedule.map_or(Schedule::Every(default::EVERY), |s| s.0);
+        let jitter = g.jitter.map_or(default::JITTER, |d| d.0);
+        self.check_jitter(&yaml_path!["global"], "`global`", &schedule, jitter);
+        Ok(Defaults {
+            schedule,
+            timeout: limits.timeout,
+            page_timeout: limits.page_timeout,
+            connect_timeout: limits.connect_timeout,
+            max_pages: limits.max_pages,
+            max_items: limits.max_items,
+            max_response_bytes: limits.max_response_bytes,
+            jitter,
+            kinds,
+            state_dir: g.state_dir.map(|p| self.file_path(p)),
+            invalid_cursor_restarts: limits.invalid_cursor_restarts,
+            concurrency: g.concurrency.unwrap_or(default::CONCURRENCY),
+            backoff_max,
+            invalid_cursor_probe: g
+                .invalid_cursor_probe
+                .unwrap_or(default::INVALID_CURSOR_PROBE),
+            watch_list_changed: g.watch_list_changed.unwrap_or(default::WATCH_LIST_CHANGED),
+            propagate_trace_context: g
+                .propagate_trace_context
+                .unwrap_or(default::PROPAGATE_TRACE_CONTEXT),
+            stderr_tail_bytes,
+        })
+    }
+
+    /// Merge `raw` over `base`; every bound must be positive.
+    fn limits(&mut self, owner: &[Seg], who: &str, base: Limits, raw: RawLimits) -> Result<Limits> {
+        let key = |k: &str| {
+            let mut p = owner.to_vec();
+            p.push(Seg::from(k));
+            p
+        };
+        let zero = |this: &Self, k: &str| {
+            this.error(
+                &key(k),
+                At::Value,
+                format!("{who}: `{k}` must be greater than zero"),
+            )
+        };
+        let limits = Limits {
+            timeout: raw.timeout.unwrap_or(base.timeout),
+            page_timeout: raw.page_timeout.unwrap_or(base.page_timeout),
+            connect_timeout: raw.connect_timeout.unwrap_or(base.connect_timeout),
+            max_pages: raw.max_pages.unwrap_or(base.max_pages),
+            max_items: raw.max_items.unwrap_or(base.max_items),
+            max_response_bytes: raw.max_response_bytes.unwrap_or(base.max_response_bytes),
+            invalid_cursor_restarts: raw
+                .invalid_cursor_restarts
+                .unwrap_or(base.invalid_cursor_restarts),
+        };
+        if limits.timeout.is_zero() {
+            return Err(zero(self, "timeout"));
+        }
+        if limits.page_timeout.is_zero() {
+            return Err(zero(self, "page_timeout"));
+        }
+        if limits.connect_timeout.is_zero() {
+            return Err(zero(self, "connect_timeout"));
+        }
+        if limits.max_pages == 0 {
+            return Err(zero(self, "max_pages"));
+        }
+        if limits.max_items == 0 {
+            return Err(zero(self, "max_items"));
+        }
+        if limits.max_response_bytes == 0 {
+            return Err(zero(self, "max_response_bytes"));
+        }
+        if limits.page_timeout > limits.timeout {
+            let k = if raw.page_timeout.is_some() {
+                "page_timeout"
+            } else {
+                "timeout"
+            };
+            self.warn(
+                &key(k),
+                At::Key,
+                format!(
+                    "{who}: page_timeout ({}) is longer than the whole-listing timeout ({}); the listing deadline will cut pages short",
+                    humantime::format_duration(limits.page_timeout),
+                    humantime::format_duration(limits.timeout)
+                ),
+            );
+        }
+        Ok(limits)
+    }
+
+    fn check_jitter(&mut self, owner: &[Seg], who: &str, schedule: &Schedule, jitter: Duration) {
+        if let Some(period) = schedule.period() {
+            if jitter >= period {
+                let mut p = owner.to_vec();
+                p.push(Seg::from("jitter"));
+                self.warn(
+                    &p,
+                    At::Key,
+                    format!(
+                        "{who}: jitter ({}) is not shorter than the poll period ({}); polls will drift and may be skipped",
+                        humantime::format_duration(jitter),
+                        humantime::format_duration(period)
+                    ),
+                );
+            }
+        }
+    }
+
+    fn kinds(&self, at: &[Seg], kinds: Vec<Kind>) -> Result<Vec<Kind>> {
+        if kinds.is_empty() {
+            return Err(self.error(
+                at,
+                At::Value,
+                "`kinds` is empty: list at least one of tools, prompts, resources, resource_templates",
+            ));
+        }
+        self.no_duplicate_kinds(at, &kinds)?;
+        Ok(kinds)
+    }
+
+    fn no_duplicate_kinds(&self, at: &[Seg], kinds: &[Kind]) -> Result<()> {
+        for (i, kind) in kinds.iter().enumerate() {
+            if kinds[..i].contains(kind) {
+                let mut p = at.to_vec();
+                p.push(Seg::Index(i));
+                return Err(self.error(&p, At::Value, format!("kind `{kind}` is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_name(&self, at: &[Seg], pos: At, what: &str, name: &str) -> Result<()> {
+        let mut chars = name.chars();
+        let first_ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        let rest_ok =
+            chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'));
+        if !first_ok || !rest_ok {
+            return Err(self.error(
+                at,
+                pos,
+                format!(
+                    "{what} name {name:?} is not allowed: it must match [a-zA-Z_][a-zA-Z0-9_.:-]* (it becomes a label value)"
+                ),
+            ));
+        }
+        if name.len() > MAX_NAME_LEN {
+            return Err(self.error(
+                at,
+                pos,
+                format!(
+                    "{what} name is {} characters long; at most {MAX_NAME_LEN} are allowed",
+                    name.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_target_names(&self, targets: &[RawTarget]) -> Result<()> {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            let at = yaml_path!["targets", i, "name"];
+            self.check_name(&at, At::Value, "target", &t.name)?;
+            if let Some(first) = seen.insert(&t.name, i) {
+                let first_line =
+                    locate(self.text, &yaml_path!["targets", first, "name"], At::Value)
+                        .map(|(line, _)| format!(" (first defined on line {line})"))
+                        .unwrap_or_default();
+                return Err(self.error(
+                    &at,
+                    At::Value,
+                    format!("duplicate target name `{}`{first_line}", t.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_protocol_version(&self, at: &[Seg], version: &Option<String>) -> Result<()> {
+        if let Some(v) = version {
+            if !PROTOCOL_VERSIONS.contains(&v.as_str()) {
+                return Err(self.error(
+                    at,
+                    At::Value,
+                    format!(
+                        "unknown protocol_version {v:?}; expected one of {}",
+                        PROTOCOL_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! The `modules`, `tracing` and `web` sections.
+
+use super::http::RawHttp;
+use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
+use crate::config::locate::{yaml_path, At};
+use crate::config::raw::{RawModule, RawTracing, RawWeb};
+use crate::config::types::{default, Defaults, ProbeModule, TracingConfig, WebConfig};
+use url::Url;
+
+/// Most polls kept per target; bounds the status store's memory.
+const MAX_HISTORY: usize = 10_000;
+
+impl Resolver<'_> {
+    pub(super) fn module(&mut self, name: &str, m: RawModule, d: &Defaults) -> Result<ProbeModule> {
+        let owner = yaml_path!["modules", name];
+        let key = |k: &str| yaml_path!["modules", name, k];
+        let who = format!("module `{name}`");
+        self.check_name(&owner, At::Key, "module", name)?;
+        if m.bearer_token.0 {
+            return Err(self.error(
+                &key("bearer_token"),
+                At::Key,
+                format!("{who}: {LITERAL_TOKEN}"),
+            ));
+        }
+        if m.allow.is_empty() {
+            return Err(self.error(
+                &key("allow"),
+                At::Value,
+                format!("{who}: `allow` is empty, so nothing could be probed with it"),
+            ));
+        }
+        for (j, pattern) in m.allow.iter().enumerate() {
+            let rest = pattern
+                .strip_prefix("https://")
+                .or_else(|| pattern.strip_prefix("http://"));
+            let has_path = rest.is_some_and(|r| r.find('/').is_some_and(|slash| slash > 0));
+            if !has_path {
+                return Err(self.error(
+                    &yaml_path!["modules", name, "allow", j],
+                    At::Value,
+                    format!("{who}: allow pattern {pattern:?} must start with http:// or https:// and include a path (at least a `/` after the host), so that it cannot match other hosts"),
+                ));
+            }
+        }
+        self.check_protocol_version(&key("protocol_version"), &m.protocol_version)?;
+        let http = self.http(
+            &owner,
+            &who,
+            None,
+            RawHttp {
+                transport: m.transport,
+                headers: m.headers,
+                bearer_token_env: m.bearer_token_env,
+                bearer_token_file: m.bearer_token_file,
+                tls: m.tls,
+                max_redirects: m.max_redirects,
+            },
+        )?;
+        let limits = self.limits(
+            &owner,
+            &who,
+            d.limits(),
+            RawLimits {
+                timeout: m.timeout.map(|x| x.0),
+                page_timeout: m.page_timeout.map(|x| x.0),
+                connect_timeout: m.connect_timeout.map(|x| x.0),
+                max_pages: m.max_pages,
+                max_items: m.max_items,
+                max_response_bytes: m.max_response_bytes.map(|x| x.0),
+                invalid_cursor_restarts: m.invalid_cursor_restarts,
+            },
+        )?;
+        let kinds = match m.kinds {
+            Some(kinds) => self.kinds(&key("kinds"), kinds)?,
+            None => d.kinds.clone(),
+        };
+        Ok(ProbeModule {
+            name: name.to_string(),
+            allow: m.allow,
+            transport: http.transport,
+            headers: http.headers,
+            bearer_token: http.bearer_token,
+            tls: http.tls,
+            max_redirects: http.max_redirects,
+            limits,
+            kinds,
+            protocol_version: m.protocol_version,
+        })
+    }
+
+    pub(super) fn tracing(&mut self, t: RawTracing) -> Result<TracingConfig> {
+        let key = |k: &str| yaml_path!["tracing", k];
+        if let Some(endpoint) = &t.endpoint {
+            match Url::parse(endpoint) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => {}
+                Ok(_) => {
+                    return Err(self.error(
+                        &key("endpoint"),
+                        At::Value,
+                        "tracing `endpoint` must be an http:// or https:// URL",
+                    ))
+                }
+                Err(e) => {
+                    return Err(self.error(
+                        &key("endpoint"),
+                        At::Value,
+                        format!("tracing `endpoint` is not a valid URL: {e}"),
+                    ))
+                }
+            }
+        }
+        if let Some(ratio) = t.sample_ratio {
+            if !(0.0..=1.0).contains(&ratio) {
+                return Err(self.error(
+                    &key("sample_ratio"),
+                    At::Value,
+                    "tracing `sample_ratio` must be between 0.0 and 1.0",
+                ));
+            }
+        }
+        if t.service_name
+            .as_deref()
+            .is_some_and(|s| s.trim().is_empty())
+        {
+            return Err(self.error(
+                &key("service_name"),
+                At::Value,
+                "tracing `service_name` is empty",
+            ));
+        }
+        let headers = match t.headers {
+            Some(h) => self.headers(&key("headers"), "tracing", h)?,
+            None => Vec::new(),
+        };
+        Ok(TracingConfig {
+            endpoint: t.endpoint,
+            protocol: t.protocol.map(|p| p.label().to_string()),
+            headers,
+            service_name: t.service_name,
+            sample_ratio: t.sample_ratio,
+        })
+    }
+
+    pub(super) fn web(&self, w: RawWeb) -> Result<WebConfig> {
+        let history = w.history.unwrap_or(default::WEB_HISTORY);
+        if !(1..=MAX_HISTORY).contains(&history) {
+            return Err(self.error(
+                &yaml_path!["web", "history"],
+                At::Value,
+                format!("web `history` must be between 1 and {MAX_HISTORY}"),
+            ));
+        }
+        Ok(WebConfig { history })
+    }
+}

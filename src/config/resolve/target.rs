@@ -1,0 +1,299 @@
+//! One target: its endpoint, kinds, limits, and its references to others.
+
+use super::http::RawHttp;
+use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
+use crate::config::locate::{yaml_path, At};
+use crate::config::raw::{OrderedMap, RawReference, RawSecretValue, RawTarget};
+use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig};
+use crate::listing::Kind;
+use std::collections::BTreeMap;
+
+impl Resolver<'_> {
+    pub(super) fn target(
+        &mut self,
+        i: usize,
+        t: RawTarget,
+        d: &Defaults,
+    ) -> Result<(TargetConfig, Vec<RawReference>)> {
+        let owner = yaml_path!["targets", i];
+        let key = |k: &str| yaml_path!["targets", i, k];
+        let who = format!("target `{}`", t.name);
+        if t.bearer_token.0 {
+            return Err(self.error(
+                &key("bearer_token"),
+                At::Key,
+                format!("{who}: {LITERAL_TOKEN}"),
+            ));
+        }
+        self.check_protocol_version(&key("protocol_version"), &t.protocol_version)?;
+
+        let endpoint = match (t.url, t.command) {
+            (Some(_), Some(_)) => {
+                return Err(self.error(
+                    &key("command"),
+                    At::Key,
+                    format!("{who} has both `url` and `command`: give `url` for an HTTP server or `command` for a stdio server, not both"),
+                ))
+            }
+            (None, None) => {
+                return Err(self.error(
+                    &owner,
+                    At::Value,
+                    format!("{who} needs `url` (an HTTP server) or `command` (a stdio server)"),
+                ))
+            }
+            (Some(url), None) => {
+                self.refuse_keys(
+                    i,
+                    &who,
+                    &[
+                        (t.args.is_some(), "args"),
+                        (t.env.is_some(), "env"),
+                        (t.cwd.is_some(), "cwd"),
+                    ],
+                    "applies to stdio targets (with `command`), not to a `url`",
+                )?;
+                let url = self.url(&key("url"), &who, &url)?;
+                let http = self.http(
+                    &owner,
+                    &who,
+                    Some(&url),
+                    RawHttp {
+                        transport: t.transport,
+                        headers: t.headers,
+                        bearer_token_env: t.bearer_token_env,
+                        bearer_token_file: t.bearer_token_file,
+                        tls: t.tls,
+                        max_redirects: t.max_redirects,
+                    },
+                )?;
+                Endpoint::Http {
+                    url,
+                    transport: http.transport,
+                    headers: http.headers,
+                    bearer_token: http.bearer_token,
+                    tls: http.tls,
+                    max_redirects: http.max_redirects,
+                }
+            }
+            (None, Some(command)) => {
+                self.refuse_keys(
+                    i,
+                    &who,
+                    &[
+                        (t.transport.is_some(), "transport"),
+                        (t.headers.is_some(), "headers"),
+                        (t.bearer_token_env.is_some(), "bearer_token_env"),
+                        (t.bearer_token_file.is_some(), "bearer_token_file"),
+                        (t.tls.is_some(), "tls"),
+                        (t.max_redirects.is_some(), "max_redirects"),
+                    ],
+                    "applies to HTTP targets (with `url`), not to a `command`",
+                )?;
+                if command.trim().is_empty() {
+                    return Err(self.error(&key("command"), At::Value, format!("{who}: `command` is empty")));
+                }
+                let env = self.child_env(i, &who, t.env.unwrap_or_default())?;
+                Endpoint::Stdio {
+                    command,
+                    args: t.args.unwrap_or_default(),
+                    env,
+                    cwd: t.cwd.map(|p| self.file_path(p)),
+                }
+            }
+        };
+
+        let kinds = match t.kinds {
+            Some(kinds) => self.kinds(&key("kinds"), kinds)?,
+            None => d.kinds.clone(),
+        };
+        let forced_kinds = t.forced_kinds.unwrap_or_default();
+        self.no_duplicate_kinds(&key("forced_kinds"), &forced_kinds)?;
+        for (j, kind) in forced_kinds.iter().enumerate() {
+            if !kinds.contains(kind) {
+                return Err(self.error(
+                    &yaml_path!["targets", i, "forced_kinds", j],
+                    At::Value,
+                    format!("{who}: forced kind `{kind}` is not in this target's `kinds`"),
+                ));
+            }
+        }
+        let expect = t.expect.unwrap_or_default();
+        for kind in expect.keys() {
+            if !kinds.contains(kind) {
+                return Err(self.error(
+                    &yaml_path!["targets", i, "expect", kind.label()],
+                    At::Key,
+                    format!(
+                        "{who}: `expect` names `{kind}`, which is not in this target's `kinds`"
+                    ),
+                ));
+            }
+        }
+
+        let limits = self.limits(
+            &owner,
+            &who,
+            d.limits(),
+            RawLimits {
+                timeout: t.timeout.map(|x| x.0),
+                page_timeout: t.page_timeout.map(|x| x.0),
+                connect_timeout: t.connect_timeout.map(|x| x.0),
+                max_pages: t.max_pages,
+                max_items: t.max_items,
+                max_response_bytes: t.max_response_bytes.map(|x| x.0),
+                invalid_cursor_restarts: t.invalid_cursor_restarts,
+            },
+        )?;
+        let overridden = t.schedule.is_some() || t.jitter.is_some();
+        let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
+        let jitter = t.jitter.map_or(d.jitter, |x| x.0);
+        if overridden {
+            self.check_jitter(&owner, &who, &schedule, jitter);
+        }
+
+        let target = TargetConfig {
+            name: t.name,
+            endpoint,
+            protocol_version: t.protocol_version,
+            schedule,
+            kinds,
+            forced_kinds,
+            limits,
+            jitter,
+            invalid_cursor_probe: t.invalid_cursor_probe.unwrap_or(d.invalid_cursor_probe),
+            watch_list_changed: t.watch_list_changed.unwrap_or(d.watch_list_changed),
+            propagate_trace_context: t
+                .propagate_trace_context
+                .unwrap_or(d.propagate_trace_context),
+            expect,
+            reference: Vec::new(),
+        };
+        Ok((target, t.reference.unwrap_or_default()))
+    }
+
+    /// Error at the first key of `keys` that is present: "WHO: `KEY` WHY".
+    fn refuse_keys(&self, i: usize, who: &str, keys: &[(bool, &str)], why: &str) -> Result<()> {
+        match keys.iter().find(|(present, _)| *present) {
+            Some((_, k)) => Err(self.error(
+                &yaml_path!["targets", i, *k],
+                At::Key,
+                format!("{who}: `{k}` {why}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A stdio target's `env:`, each value read now.
+    fn child_env(
+        &self,
+        i: usize,
+        who: &str,
+        raw: OrderedMap<RawSecretValue>,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut env = BTreeMap::new();
+        for (name, value) in raw.0 {
+            let at = yaml_path!["targets", i, "env", &name];
+            if env.contains_key(&name) {
+                return Err(self.error_nth(
+                    &at,
+                    At::Key,
+                    1,
+                    format!("{who}: environment variable `{name}` is given twice"),
+                ));
+            }
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.error(
+                    &at,
+                    At::Key,
+                    format!("{who}: environment variable name {name:?} is not allowed"),
+                ));
+            }
+            let value = self.secret_value(&at, &format!("{who}: env `{name}`"), value)?;
+            env.insert(name, value.expose().to_string());
+        }
+        Ok(env)
+    }
+
+    pub(super) fn references(
+        &self,
+        i: usize,
+        refs: Vec<RawReference>,
+        targets: &[TargetConfig],
+    ) -> Result<Vec<ReferenceConfig>> {
+        let this = &targets[i];
+        let who = format!("target `{}`", this.name);
+        let mut out: Vec<ReferenceConfig> = Vec::with_capacity(refs.len());
+        for (j, r) in refs.into_iter().enumerate() {
+            let key = |k: &str| yaml_path!["targets", i, "reference", j, k];
+            if r.target == this.name {
+                return Err(self.error(
+                    &key("target"),
+                    At::Value,
+                    format!("{who} references itself; `reference` names the origin servers a gateway must contain"),
+                ));
+            }
+            let Some(other) = targets.iter().find(|t| t.name == r.target) else {
+                return Err(self.error(
+                    &key("target"),
+                    At::Value,
+                    format!("{who} references unknown target `{}`", r.target),
+                ));
+            };
+            if out.iter().any(|o| o.target == r.target) {
+                return Err(self.error(
+                    &key("target"),
+                    At::Value,
+                    format!("{who} references target `{}` twice", r.target),
+                ));
+            }
+            let kinds = match r.kinds {
+                Some(kinds) => {
+                    let kinds = self.kinds(&key("kinds"), kinds)?;
+                    for (k, kind) in kinds.iter().enumerate() {
+                        if !this.kinds.contains(kind) || !other.kinds.contains(kind) {
+                            return Err(self.error(
+                                &yaml_path!["targets", i, "reference", j, "kinds", k],
+                                At::Value,
+                                format!("{who}: kind `{kind}` must be listed by both `{}` and `{}` to be compared", this.name, other.name),
+                            ));
+                        }
+                    }
+                    kinds
+                }
+                None => {
+                    let common: Vec<Kind> = this
+                        .kinds
+                        .iter()
+                        .copied()
+                        .filter(|k| other.kinds.contains(k))
+                        .collect();
+                    if common.is_empty() {
+                        return Err(self.error(
+                            &key("target"),
+                            At::Value,
+                            format!(
+                                "{who} and `{}` list no kind in common; nothing to compare",
+                                other.name
+                            ),
+                        ));
+                    }
+                    common
+                }
+            };
+            if r.prefix.as_deref() == Some("") {
+                return Err(self.error(
+                    &key("prefix"),
+                    At::Value,
+                    format!("{who}: `prefix` is empty; leave it out instead"),
+                ));
+            }
+            out.push(ReferenceConfig {
+                target: r.target,
+                kinds,
+                prefix: r.prefix,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,429 @@
+//! The resolved configuration: every default merged, every value checked.
+//! This is what the rest of the exporter reads; the YAML shape lives in
+//! `raw.rs`.
+
+use super::schedule::Schedule;
+use super::secret::{Secret, SecretSource};
+use crate::listing::{Kind, WalkLimits};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+use url::Url;
+
+/// MCP protocol versions a target may be pinned to.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+];
+
+/// Longest accepted target or module name.
+pub const MAX_NAME_LEN: usize = 128;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub defaults: Defaults,
+    /// In file order.
+    pub targets: Vec<TargetConfig>,
+    /// For `/probe?module=M&target=URL`.
+    pub modules: BTreeMap<String, ProbeModule>,
+    pub tracing: TracingConfig,
+    pub web: WebConfig,
+}
+
+impl Config {
+    pub fn target(&self, name: &str) -> Option<&TargetConfig> {
+        self.targets.iter().find(|t| t.name == name)
+    }
+}
+
+/// The `global:` section with defaults filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Defaults {
+    pub schedule: Schedule,
+    /// Whole listing of one kind, restarts included.
+    pub timeout: Duration,
+    pub page_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub max_pages: u32,
+    pub max_items: u64,
+    pub max_response_bytes: u64,
+    /// Upper bound of the random delay added to each scheduled poll.
+    pub jitter: Duration,
+    pub kinds: Vec<Kind>,
+    /// Where baselines persist; None keeps them in memory only.
+    pub state_dir: Option<PathBuf>,
+    pub invalid_cursor_restarts: u32,
+    /// Polls running at once, across all targets.
+    pub concurrency: usize,
+    /// Longest delay between retries of a failing target.
+    pub backoff_max: Duration,
+    pub invalid_cursor_probe: bool,
+    pub watch_list_changed: bool,
+    pub propagate_trace_context: bool,
+    /// Bytes of a stdio server's stderr kept for error reports.
+    pub stderr_tail_bytes: usize,
+}
+
+impl Defaults {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            page_timeout: self.page_timeout,
+            connect_timeout: self.connect_timeout,
+            max_pages: self.max_pages,
+            max_items: self.max_items,
+            max_response_bytes: self.max_response_bytes,
+            invalid_cursor_restarts: self.invalid_cursor_restarts,
+        }
+    }
+}
+
+/// Default values of `global:`; docs/configuration.md quotes these.
+pub mod default {
+    use std::time::Duration;
+    pub const EVERY: Duration = Duration::from_secs(60);
+    pub const TIMEOUT: Duration = Duration::from_secs(60);
+    pub const PAGE_TIMEOUT: Duration = Duration::from_secs(10);
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+    pub const MAX_PAGES: u32 = 1000;
+    pub const MAX_ITEMS: u64 = 100_000;
+    pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+    pub const JITTER: Duration = Duration::from_secs(5);
+    pub const INVALID_CURSOR_RESTARTS: u32 = 1;
+    pub const CONCURRENCY: usize = 8;
+    pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
+    pub const INVALID_CURSOR_PROBE: bool = false;
+    pub const WATCH_LIST_CHANGED: bool = true;
+    pub const PROPAGATE_TRACE_CONTEXT: bool = true;
+    pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+    pub const MAX_REDIRECTS: usize = 5;
+    pub const WEB_HISTORY: usize = 20;
+}
+
+/// Bounds on one listing; see DESIGN.md "The walker's contract".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub page_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub max_pages: u32,
+    pub max_items: u64,
+    pub max_response_bytes: u64,
+    pub invalid_cursor_restarts: u32,
+}
+
+impl Limits {
+    /// The walker's view of these limits. `modern` = protocol 2026-07-28 or later.
+    pub fn walk_limits(&self, modern: bool) -> WalkLimits {
+        WalkLimits {
+            max_pages: self.max_pages,
+            max_items: self.max_items,
+            invalid_cursor_restarts: self.invalid_cursor_restarts,
+            // One budget for both reasons the result set can move under a walk.
+            list_changed_restarts: self.invalid_cursor_restarts,
+            session_restarts: 1,
+            page_timeout: self.page_timeout,
+            listing_timeout: self.timeout,
+            modern,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetConfig {
+    /// Unique; matches `[a-zA-Z_][a-zA-Z0-9_.:-]*`, at most 128 characters.
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub protocol_version: Option<String>,
+    pub schedule: Schedule,
+    /// Kinds listed when the server advertises them (and `forced_kinds` always).
+    pub kinds: Vec<Kind>,
+    /// Listed even when the server does not advertise the capability.
+    pub forced_kinds: Vec<Kind>,
+    pub limits: Limits,
+    pub jitter: Duration,
+    pub invalid_cursor_probe: bool,
+    pub watch_list_changed: bool,
+    pub propagate_trace_context: bool,
+    /// Minimum unique items expected per kind.
+    pub expect: BTreeMap<Kind, u64>,
+    pub reference: Vec<ReferenceConfig>,
+}
+
+impl TargetConfig {
+    pub fn walk_limits(&self, modern: bool) -> WalkLimits {
+        self.limits.walk_limits(modern)
+    }
+
+    pub fn is_stdio(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Stdio { .. })
+    }
+}
+
+/// "This gateway must contain `target`'s items of `kinds`, with `prefix`
+/// added to their names by the gateway."
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceConfig {
+    pub target: String,
+    /// Defaults to the referring target's kinds that the referenced target also lists.
+    pub kinds: Vec<Kind>,
+    pub prefix: Option<String>,
+}
+
+/// How the HTTP client talks to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HttpTransport {
+    /// Streamable HTTP, falling back to legacy HTTP+SSE when the server
+    /// rejects the POST.
+    #[default]
+    Auto,
+    StreamableHttp,
+    Sse,
+}
+
+impl HttpTransport {
+    pub fn label(self) -> &'static str {
+        match self {
+            HttpTransport::Auto => "auto",
+            HttpTransport::StreamableHttp => "streamable-http",
+            HttpTransport::Sse => "sse",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TlsConfig {
+    /// Extra CA bundle (PEM) trusted for this server.
+    pub ca_file: Option<PathBuf>,
+    pub insecure_skip_verify: bool,
+}
+
+#[derive(Clone, PartialEq)]
+pub enum Endpoint {
+    Http {
+        url: Url,
+        transport: HttpTransport,
+        /// Read at load time; values of `{env:}`/`{file:}` headers included.
+        headers: Vec<(String, Secret)>,
+        /// Read at every poll, so a rotated token needs no reload.
+        bearer_token: Option<SecretSource>,
+        tls: TlsConfig,
+        max_redirects: usize,
+    },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Added to the exporter's own environment for the child. Values may
+        /// be secrets, so Debug shows only the names.
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Http {
+                url,
+                transport,
+                headers,
+                bearer_token,
+                tls,
+                max_redirects,
+            } => f
+                .debug_struct("Http")
+                .field("url", &url.as_str())
+                .field("transport", transport)
+                .field("headers", headers)
+                .field("bearer_token", bearer_token)
+                .field("tls", tls)
+                .field("max_redirects", max_redirects)
+                .finish(),
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &RedactedValues(env))
+                .field("cwd", cwd)
+                .finish(),
+        }
+    }
+}
+
+struct RedactedValues<'a>(&'a BTreeMap<String, String>);
+
+impl fmt::Debug for RedactedValues<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, Secret::new(String::new()))))
+            .finish()
+    }
+}
+
+/// A `/probe` module: which URLs may be probed, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeModule {
+    pub name: String,
+    /// URL prefixes; `*` matches any run of characters except `/`.
+    pub allow: Vec<String>,
+    pub transport: HttpTransport,
+    pub headers: Vec<(String, Secret)>,
+    pub bearer_token: Option<SecretSource>,
+    pub tls: TlsConfig,
+    pub max_redirects: usize,
+    pub limits: Limits,
+    pub kinds: Vec<Kind>,
+    pub protocol_version: Option<String>,
+}
+
+impl ProbeModule {
+    /// Whether `url` may be probed with this module: http(s), no user info,
+    /// and some `allow` pattern matches a prefix of the URL.
+    pub fn allows(&self, url: &Url) -> bool {
+        if !matches!(url.scheme(), "http" | "https")
+            || !url.username().is_empty()
+            || url.password().is_some()
+        {
+            return false;
+        }
+        self.allow
+            .iter()
+            .any(|pattern| glob_prefix_match(pattern.as_bytes(), url.as_str().as_bytes()))
+    }
+
+    /// A one-off target for probing `url` with this module, named `name`
+    /// (the caller picks the label; the URL itself never becomes one).
+    pub fn target_for(&self, name: String, url: Url, defaults: &Defaults) -> TargetConfig {
+        TargetConfig {
+            name,
+            endpoint: Endpoint::Http {
+                url,
+                transport: self.transport,
+                headers: self.headers.clone(),
+                bearer_token: self.bearer_token.clone(),
+                tls: self.tls.clone(),
+                max_redirects: self.max_redirects,
+            },
+            protocol_version: self.protocol_version.clone(),
+            schedule: defaults.schedule.clone(),
+            kinds: self.kinds.clone(),
+            forced_kinds: Vec::new(),
+            limits: self.limits,
+            jitter: Duration::ZERO,
+            invalid_cursor_probe: defaults.invalid_cursor_probe,
+            // A probe is one request/response cycle; nothing to watch after it.
+            watch_list_changed: false,
+            propagate_trace_context: defaults.propagate_trace_context,
+            expect: BTreeMap::new(),
+            reference: Vec::new(),
+        }
+    }
+}
+
+/// Does `pattern` (with `*` = any bytes but `/`) match a prefix of `text`?
+fn glob_prefix_match(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => true,
+        Some((b'*', rest)) => {
+            // Try every length of the starred run, shortest first.
+            let mut i = 0;
+            loop {
+                if glob_prefix_match(rest, &text[i..]) {
+                    return true;
+                }
+                if i >= text.len() || text[i] == b'/' {
+                    return false;
+                }
+                i += 1;
+            }
+        }
+        Some((c, rest)) => text
+            .split_first()
+            .is_some_and(|(t, text_rest)| t == c && glob_prefix_match(rest, text_rest)),
+    }
+}
+
+/// OTLP export settings. The standard `OTEL_*` environment variables
+/// override or complement these; the telemetry module decides.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TracingConfig {
+    pub endpoint: Option<String>,
+    /// `grpc` or `http/protobuf`.
+    pub protocol: Option<String>,
+    pub headers: Vec<(String, Secret)>,
+    pub service_name: Option<String>,
+    /// 0.0 ..= 1.0
+    pub sample_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebConfig {
+    /// Polls kept per target for `/api/targets` and the status page.
+    pub history: usize,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            history: default::WEB_HISTORY,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_prefix_rules() {
+        let m = |p: &str, t: &str| glob_prefix_match(p.as_bytes(), t.as_bytes());
+        assert!(m(
+            "https://gw.example.invalid/",
+            "https://gw.example.invalid/mcp"
+        ));
+        assert!(!m(
+            "https://gw.example.invalid/",
+            "https://gw.example.invalid.evil/"
+        ));
+        assert!(m(
+            "https://*.example.invalid/",
+            "https://a.b.example.invalid/mcp"
+        ));
+        assert!(!m(
+            "https://*.example.invalid/",
+            "https://evil.test/x.example.invalid/"
+        ));
+        assert!(m(
+            "https://gw.example.invalid/*/mcp",
+            "https://gw.example.invalid/t1/mcp"
+        ));
+        assert!(!m(
+            "https://gw.example.invalid/*/mcp",
+            "https://gw.example.invalid/a/b/mcp"
+        ));
+    }
+
+    #[test]
+    fn endpoint_debug_hides_env_values() {
+        let e = Endpoint::Stdio {
+            command: "srv".into(),
+            args: vec![],
+            env: BTreeMap::from([("API_KEY".to_string(), "s3cret-value".to_string())]),
+            cwd: None,
+        };
+        let shown = format!("{e:?}");
+        assert!(shown.contains("API_KEY"), "{shown}");
+        assert!(!shown.contains("s3cret-value"), "{shown}");
+    }
+}
