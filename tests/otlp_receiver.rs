@@ -686,3 +686,50 @@ async fn unreachable_grpc_collector_never_blocks_polls() {
         .await
         .expect("no hang");
 }
+
+/// A collector that accepts connections and never answers: the export
+/// thread is stuck in its first request, yet every `export_poll` returns at
+/// once, the queue stays bounded and everything beyond it is counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn black_hole_collector_never_blocks_polls() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hole = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let queue = 64u64;
+    let cfg = TraceSettings {
+        endpoint: Some(format!("http://{addr}")),
+        protocol: Some("http/protobuf".into()),
+        ..Default::default()
+    };
+    let env = |name: &str| (name == "OTEL_BSP_MAX_QUEUE_SIZE").then(|| queue.to_string());
+    let sink = TraceSink::from_settings_with_env(&cfg, &env).unwrap();
+    let template = multi_page(&sink);
+    let per_poll = count_spans(&template) as u64;
+    let polls = 300u64;
+    tokio::time::timeout(WAIT, async {
+        for _ in 0..polls {
+            sink.export_poll(&template);
+        }
+    })
+    .await
+    .expect("export_poll never waits on the collector");
+    // Nothing can have been exported; at most `queue` spans are waiting,
+    // every other one is already counted as dropped.
+    assert_eq!(sink.exported_spans(), 0);
+    assert!(
+        sink.dropped_spans() >= polls * per_poll - queue,
+        "dropped {} of {}",
+        sink.dropped_spans(),
+        polls * per_poll
+    );
+    // Shutdown gives up after its own short bound instead of hanging.
+    tokio::time::timeout(WAIT, sink.shutdown())
+        .await
+        .expect("shutdown is bounded");
+    hole.abort();
+}

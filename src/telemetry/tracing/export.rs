@@ -63,9 +63,19 @@ impl ExportQueue {
 
         let worker_counters = counters.clone();
         let worker_settings = resolved.clone();
+        // Our own few log lines go to the caller's subscriber...
+        let log = ::tracing::dispatcher::get_default(|d| d.clone());
         std::thread::Builder::new()
             .name("otlp-export".into())
             .spawn(move || {
+                // ...while the SDK, tonic, hyper and reqwest, which all run
+                // on this thread, stay quiet: with a collector down they
+                // would warn on every attempt, and the SDK must not feed
+                // its own logs back into a pipeline. `Outage` reports
+                // failures once per outage instead.
+                let _quiet = ::tracing::subscriber::set_default(
+                    ::tracing::subscriber::NoSubscriber::default(),
+                );
                 let rt = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -79,7 +89,7 @@ impl ExportQueue {
                 rt.block_on(async move {
                     // tonic's lazy channel needs the runtime that drives it,
                     // so the exporter is built here, not by the caller.
-                    let exporter = match build_exporter(&worker_settings) {
+                    let exporter = match build_exporter(&worker_settings, &log) {
                         Ok(e) => e,
                         Err(e) => {
                             let _ = ready_tx.send(Err(e));
@@ -87,11 +97,16 @@ impl ExportQueue {
                         }
                     };
                     let _ = ready_tx.send(Ok(()));
+                    let outage = Outage {
+                        log,
+                        failing: false,
+                    };
                     run(
                         exporter,
                         rx,
                         worker_counters,
                         worker_settings.max_batch_spans,
+                        outage,
                     )
                     .await;
                 });
@@ -166,7 +181,10 @@ impl ExportQueue {
     }
 }
 
-fn build_exporter(r: &Resolved) -> Result<opentelemetry_otlp::SpanExporter, TracingError> {
+fn build_exporter(
+    r: &Resolved,
+    log: &::tracing::Dispatch,
+) -> Result<opentelemetry_otlp::SpanExporter, TracingError> {
     let build_err =
         |e: opentelemetry_otlp::ExporterBuildError| TracingError::Exporter(e.to_string());
     let mut exporter = match r.protocol {
@@ -196,11 +214,13 @@ fn build_exporter(r: &Resolved) -> Result<opentelemetry_otlp::SpanExporter, Trac
             .map_err(build_err)?,
     };
     exporter.set_resource(&resource(&r.service_name));
-    ::tracing::info!(
-        endpoint = %redacted_endpoint(&r.endpoint),
-        protocol = r.protocol.label(),
-        "exporting poll traces over OTLP"
-    );
+    ::tracing::dispatcher::with_default(log, || {
+        ::tracing::info!(
+            endpoint = %redacted_endpoint(&r.endpoint),
+            protocol = r.protocol.label(),
+            "exporting poll traces over OTLP"
+        )
+    });
     Ok(exporter)
 }
 
@@ -224,9 +244,9 @@ async fn run(
     mut rx: mpsc::UnboundedReceiver<Msg>,
     counters: Arc<Counters>,
     max_batch: usize,
+    mut outage: Outage,
 ) {
     let mut pending: Vec<SpanData> = Vec::new();
-    let mut failing = false;
     loop {
         let msg = rx.recv().await;
         match msg {
@@ -237,10 +257,10 @@ async fn run(
                 if pending.len() < max_batch && !rx.is_empty() {
                     continue;
                 }
-                export_all(&exporter, &mut pending, &counters, max_batch, &mut failing).await;
+                export_all(&exporter, &mut pending, &counters, max_batch, &mut outage).await;
             }
             Some(Msg::Flush(done)) => {
-                export_all(&exporter, &mut pending, &counters, max_batch, &mut failing).await;
+                export_all(&exporter, &mut pending, &counters, max_batch, &mut outage).await;
                 let _ = done.send(());
             }
             Some(Msg::Shutdown(done)) => {
@@ -248,14 +268,14 @@ async fn run(
                 while let Ok(Msg::Spans(spans)) = rx.try_recv() {
                     pending.extend(spans);
                 }
-                export_all(&exporter, &mut pending, &counters, max_batch, &mut failing).await;
+                export_all(&exporter, &mut pending, &counters, max_batch, &mut outage).await;
                 let _ = exporter.shutdown_with_timeout(Duration::from_secs(1));
                 let _ = done.send(());
                 break;
             }
             None => {
                 // Every sink handle was dropped without shutdown.
-                export_all(&exporter, &mut pending, &counters, max_batch, &mut failing).await;
+                export_all(&exporter, &mut pending, &counters, max_batch, &mut outage).await;
                 break;
             }
         }
@@ -279,32 +299,98 @@ async fn export_all(
     pending: &mut Vec<SpanData>,
     counters: &Counters,
     max_batch: usize,
-    failing: &mut bool,
+    outage: &mut Outage,
 ) {
     while !pending.is_empty() {
         let take = pending.len().min(max_batch);
         let batch: Vec<SpanData> = pending.drain(..take).collect();
         let n = batch.len();
-        let ok = matches!(
-            tokio::time::timeout(EXPORT_DEADLINE, exporter.export(batch)).await,
-            Ok(Ok(()))
-        );
+        let result = tokio::time::timeout(EXPORT_DEADLINE, exporter.export(batch)).await;
         counters.queued.fetch_sub(n, Ordering::AcqRel);
-        if ok {
-            counters.exported.fetch_add(n as u64, Ordering::Relaxed);
-            if *failing {
-                *failing = false;
-                ::tracing::info!("OTLP trace export recovered");
+        match result {
+            Ok(Ok(())) => {
+                counters.exported.fetch_add(n as u64, Ordering::Relaxed);
+                outage.recovered();
             }
-        } else {
-            counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
-            // One warning per outage, not one per batch.
-            if !*failing {
-                *failing = true;
-                ::tracing::warn!(
-                    "OTLP trace export failing; spans are dropped until the collector answers"
-                );
+            Ok(Err(e)) => {
+                counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
+                outage.failed(&e.to_string());
+            }
+            Err(_) => {
+                counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
+                outage.failed("no answer within the export deadline");
             }
         }
+    }
+}
+
+/// One warning when exports start failing, one line when they work again.
+struct Outage {
+    log: ::tracing::Dispatch,
+    failing: bool,
+}
+
+impl Outage {
+    fn failed(&mut self, error: &str) {
+        if self.failing {
+            return;
+        }
+        self.failing = true;
+        let error = scrub(error);
+        ::tracing::dispatcher::with_default(&self.log, || {
+            ::tracing::warn!(
+                %error,
+                "OTLP trace export failing; spans are dropped until the collector answers"
+            )
+        });
+    }
+
+    fn recovered(&mut self) {
+        if !self.failing {
+            return;
+        }
+        self.failing = false;
+        ::tracing::dispatcher::with_default(&self.log, || {
+            ::tracing::info!("OTLP trace export recovered")
+        });
+    }
+}
+
+/// Error texts from HTTP clients may quote the endpoint URL: drop user info
+/// (`://user:pw@`) and query strings before logging.
+fn scrub(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '>'))
+            .unwrap_or(rest.len());
+        let url = &rest[..end];
+        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+        let (authority, path) = url.split_at(authority_end);
+        let host = authority.rsplit('@').next().unwrap_or(authority);
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        out.push_str(host);
+        out.push_str(path);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub;
+
+    #[test]
+    fn scrub_removes_credentials_and_queries_from_urls() {
+        assert_eq!(
+            scrub("error sending request for url (https://u:pw@c:4318/v1/traces?key=s): refused"),
+            "error sending request for url (https://c:4318/v1/traces): refused"
+        );
+        assert_eq!(scrub("no url here"), "no url here");
+        assert_eq!(scrub("http://c:4317"), "http://c:4317");
     }
 }
