@@ -10,6 +10,7 @@
 mod export;
 mod ids;
 pub mod names;
+mod redact;
 mod sampler;
 mod settings;
 mod spans;
@@ -65,6 +66,14 @@ pub struct PollTrace {
     /// Always true today (unsampled polls get no `PollTrace`); kept so a
     /// caller can forward the decision in `traceparent` flags.
     pub sampled: bool,
+}
+
+impl PollTrace {
+    /// `traceparent` for one request of this poll (`span_id` from
+    /// `TraceSink::new_span_id`).
+    pub fn traceparent(&self, span_id: &str) -> String {
+        ids::traceparent(&self.trace_id, span_id, self.sampled)
+    }
 }
 
 /// Sends poll spans to an OTLP collector, or does nothing when disabled.
@@ -222,7 +231,22 @@ mod tests {
         assert_eq!(t.trace_id.len(), 32);
         assert_eq!(t.poll_span_id.len(), 16);
         assert!(t.sampled);
-        let tp = TraceSink::traceparent(&t.trace_id, &TraceSink::new_span_id(), t.sampled);
-        assert!(tp.starts_with(&format!("00-{}-", t.trace_id)) && tp.ends_with("-01"));
+        let span = TraceSink::new_span_id();
+        let tp = TraceSink::traceparent(&t.trace_id, &span, t.sampled);
+        assert_eq!(tp, format!("00-{}-{span}-01", t.trace_id));
+        assert_eq!(t.traceparent(&span), tp);
+    }
+
+    #[test]
+    fn https_endpoints_build_for_both_protocols() {
+        for protocol in ["grpc", "http/protobuf"] {
+            let cfg = TraceSettings {
+                endpoint: Some("https://127.0.0.1:9".into()),
+                protocol: Some(protocol.into()),
+                ..Default::default()
+            };
+            let sink = TraceSink::from_settings_with_env(&cfg, &|_| None);
+            assert!(sink.is_ok(), "{protocol}: {:?}", sink.err());
+        }
     }
 }

@@ -13,7 +13,8 @@
 //! sent to the server in `traceparent`. The SDK batch processor does not
 //! expose its drop count, so the queue is ours too.
 
-use super::settings::{redacted_endpoint, Protocol, Resolved};
+use super::redact::{redacted_endpoint, scrub_urls};
+use super::settings::{Protocol, Resolved};
 use super::TracingError;
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
@@ -185,8 +186,10 @@ fn build_exporter(
     r: &Resolved,
     log: &::tracing::Dispatch,
 ) -> Result<opentelemetry_otlp::SpanExporter, TracingError> {
-    let build_err =
-        |e: opentelemetry_otlp::ExporterBuildError| TracingError::Exporter(e.to_string());
+    // Build errors quote the endpoint, which may carry credentials.
+    let build_err = |e: opentelemetry_otlp::ExporterBuildError| {
+        TracingError::Exporter(scrub_urls(&e.to_string()))
+    };
     let mut exporter = match r.protocol {
         Protocol::Grpc => {
             let mut metadata = opentelemetry_otlp::tonic_types::metadata::MetadataMap::new();
@@ -336,7 +339,7 @@ impl Outage {
             return;
         }
         self.failing = true;
-        let error = scrub(error);
+        let error = scrub_urls(error);
         ::tracing::dispatcher::with_default(&self.log, || {
             ::tracing::warn!(
                 %error,
@@ -353,44 +356,5 @@ impl Outage {
         ::tracing::dispatcher::with_default(&self.log, || {
             ::tracing::info!("OTLP trace export recovered")
         });
-    }
-}
-
-/// Error texts from HTTP clients may quote the endpoint URL: drop user info
-/// (`://user:pw@`) and query strings before logging.
-fn scrub(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        out.push_str(&rest[..i + 3]);
-        rest = &rest[i + 3..];
-        let end = rest
-            .find(|c: char| c.is_whitespace() || matches!(c, ')' | '"' | '\'' | '>'))
-            .unwrap_or(rest.len());
-        let url = &rest[..end];
-        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
-        let (authority, path) = url.split_at(authority_end);
-        let host = authority.rsplit('@').next().unwrap_or(authority);
-        let path = path.split(['?', '#']).next().unwrap_or_default();
-        out.push_str(host);
-        out.push_str(path);
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scrub;
-
-    #[test]
-    fn scrub_removes_credentials_and_queries_from_urls() {
-        assert_eq!(
-            scrub("error sending request for url (https://u:pw@c:4318/v1/traces?key=s): refused"),
-            "error sending request for url (https://c:4318/v1/traces): refused"
-        );
-        assert_eq!(scrub("no url here"), "no url here");
-        assert_eq!(scrub("http://c:4317"), "http://c:4317");
     }
 }

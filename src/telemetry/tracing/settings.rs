@@ -2,6 +2,7 @@
 //! OpenTelemetry environment variables. Pure: the environment is passed in
 //! as a lookup function so tests never touch the process environment.
 
+use super::redact::redacted_endpoint;
 use super::sampler::Sampler;
 use super::TracingError;
 
@@ -244,19 +245,6 @@ fn with_traces_path(base: &str, protocol: Protocol) -> String {
         }
         // Already validated by `check_url`; gRPC keeps the URL as given.
         _ => base.to_string(),
-    }
-}
-
-/// `scheme://host:port` of an endpoint, for logs: no user info, path or query.
-pub fn redacted_endpoint(endpoint: &str) -> String {
-    match url::Url::parse(endpoint) {
-        Ok(u) => format!(
-            "{}://{}{}",
-            u.scheme(),
-            u.host_str().unwrap_or("?"),
-            u.port().map(|p| format!(":{p}")).unwrap_or_default()
-        ),
-        Err(_) => "<invalid>".into(),
     }
 }
 

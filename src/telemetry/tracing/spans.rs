@@ -10,6 +10,7 @@
 
 use super::ids;
 use super::names as attr;
+use super::redact::{host_only, safe_item_name};
 use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use crate::poller::report::HandshakeRecord;
 use crate::poller::{KindDiff, PollReport, PolledTarget};
@@ -147,42 +148,6 @@ impl Common {
         if let Some(p) = self.server_port {
             attrs.push(KeyValue::new(attr::SERVER_PORT, i64::from(p)));
         }
-    }
-}
-
-/// Defence in depth: the report promises a bare host, but should a URL ever
-/// slip in, keep only its host so no path, query or credentials leave.
-fn host_only(address: &str) -> String {
-    if address.contains("://") {
-        if let Ok(url) = url::Url::parse(address) {
-            return url.host_str().unwrap_or_default().to_string();
-        }
-    }
-    let no_userinfo = address.rsplit('@').next().unwrap_or(address);
-    no_userinfo
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// Resource URIs may carry credentials or tokens in user info or query;
-/// names of other kinds pass unchanged.
-fn safe_item_name(kind: Kind, name: &str) -> String {
-    if !matches!(kind, Kind::Resources | Kind::ResourceTemplates) {
-        return name.to_string();
-    }
-    let cut = name.split(['?', '#']).next().unwrap_or_default();
-    match cut.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = match rest.find('/') {
-                Some(i) => rest.split_at(i),
-                None => (rest, ""),
-            };
-            let host = authority.rsplit('@').next().unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => cut.to_string(),
     }
 }
 
@@ -575,34 +540,6 @@ fn names_event(name: &'static str, kind: Kind, names: &[String], at: SystemTime)
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_only_strips_everything_but_the_host() {
-        assert_eq!(host_only("example.com"), "example.com");
-        assert_eq!(
-            host_only("https://u:p@example.com:8443/mcp?key=s"),
-            "example.com"
-        );
-        assert_eq!(host_only("u:p@example.com/x?y"), "example.com");
-        assert_eq!(host_only("127.0.0.1"), "127.0.0.1");
-    }
-
-    #[test]
-    fn resource_names_lose_credentials_and_query() {
-        assert_eq!(
-            safe_item_name(Kind::Resources, "postgres://u:pw@db/x?token=t#f"),
-            "postgres://db/x"
-        );
-        assert_eq!(
-            safe_item_name(Kind::Resources, "file:///a/b"),
-            "file:///a/b"
-        );
-        assert_eq!(
-            safe_item_name(Kind::ResourceTemplates, "file:///{path}"),
-            "file:///{path}"
-        );
-        assert_eq!(safe_item_name(Kind::Tools, "a?b"), "a?b");
-    }
 
     #[test]
     fn names_event_is_bounded() {
