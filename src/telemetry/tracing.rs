@@ -1,1 +1,252 @@
-//! OTLP spans (being built on the `otlp` branch).
+//! OTLP spans of every poll, listing and page: a sink built from the
+//! finished `PolledTarget` (see docs/tracing.md).
+//!
+//! A poll asks `start_poll` for a trace id and poll span id, the session
+//! gives each request a `new_span_id` and sends `traceparent` in
+//! `params._meta`, and the finished report comes back to `export_poll`,
+//! which rebuilds the span tree with exactly those ids so the server's own
+//! spans join the same trace.
+
+mod export;
+mod ids;
+pub mod names;
+mod redact;
+mod sampler;
+mod settings;
+mod spans;
+
+pub use sampler::Sampler;
+pub use settings::{Protocol, TraceSettings};
+pub use spans::MAX_NAMES_PER_EVENT;
+
+use export::ExportQueue;
+use opentelemetry::InstrumentationScope;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long `shutdown` waits for queued spans to go out.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TracingError {
+    /// The URL itself is never repeated: it may carry credentials.
+    #[error("invalid OTLP endpoint in {setting}: {reason}")]
+    InvalidEndpoint {
+        setting: &'static str,
+        reason: String,
+    },
+    #[error("unsupported OTLP protocol {value:?} in {setting} (expected grpc or http/protobuf)")]
+    UnsupportedProtocol {
+        setting: &'static str,
+        value: String,
+    },
+    #[error("unsupported OTEL_TRACES_SAMPLER {0:?} (expected always_on, always_off, traceidratio or their parentbased_ forms)")]
+    UnsupportedSampler(String),
+    #[error("invalid number {value:?} in {setting}")]
+    InvalidNumber {
+        setting: &'static str,
+        value: String,
+    },
+    /// Only the header name: values are secrets.
+    #[error("invalid OTLP header {0:?}")]
+    InvalidHeader(String),
+    #[error("cannot build the OTLP exporter: {0}")]
+    Exporter(String),
+    #[error("cannot start the OTLP export thread: {0}")]
+    Worker(String),
+}
+
+/// Ids of one traced poll, from `TraceSink::start_poll`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollTrace {
+    /// 32 lowercase hex digits.
+    pub trace_id: String,
+    /// 16 lowercase hex digits: the `mcp.poll` span.
+    pub poll_span_id: String,
+    /// Always true today (unsampled polls get no `PollTrace`); kept so a
+    /// caller can forward the decision in `traceparent` flags.
+    pub sampled: bool,
+}
+
+impl PollTrace {
+    /// `traceparent` for one request of this poll (`span_id` from
+    /// `TraceSink::new_span_id`).
+    pub fn traceparent(&self, span_id: &str) -> String {
+        ids::traceparent(&self.trace_id, span_id, self.sampled)
+    }
+}
+
+/// Sends poll spans to an OTLP collector, or does nothing when disabled.
+/// Cheap to clone; every clone feeds the same queue.
+#[derive(Clone, Default)]
+pub struct TraceSink {
+    inner: Option<Arc<Inner>>,
+}
+
+struct Inner {
+    queue: ExportQueue,
+    sampler: Sampler,
+    scope: InstrumentationScope,
+}
+
+impl std::fmt::Debug for TraceSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceSink")
+            .field("enabled", &self.enabled())
+            .finish()
+    }
+}
+
+impl TraceSink {
+    /// From the config's tracing section plus the standard OpenTelemetry
+    /// env vars (config wins). Disabled, without error or log, when no
+    /// endpoint is configured anywhere. Must run where no tokio runtime is
+    /// required: it starts its own export thread.
+    pub fn from_settings(cfg: &TraceSettings) -> Result<TraceSink, TracingError> {
+        Self::from_settings_with_env(cfg, &|name| std::env::var(name).ok())
+    }
+
+    /// Like `from_settings` with an explicit environment, for tests.
+    pub fn from_settings_with_env(
+        cfg: &TraceSettings,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<TraceSink, TracingError> {
+        let Some(resolved) = settings::resolve(cfg, env)? else {
+            return Ok(TraceSink::disabled());
+        };
+        let queue = ExportQueue::start(&resolved)?;
+        let scope = InstrumentationScope::builder(env!("CARGO_PKG_NAME"))
+            .with_version(env!("CARGO_PKG_VERSION"))
+            .build();
+        Ok(TraceSink {
+            inner: Some(Arc::new(Inner {
+                queue,
+                sampler: resolved.sampler,
+                scope,
+            })),
+        })
+    }
+
+    pub fn disabled() -> TraceSink {
+        TraceSink { inner: None }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Ids for a new poll; `None` when disabled or the sampler skips it (the
+    /// poll then sends no `traceparent` and carries no trace id).
+    pub fn start_poll(&self) -> Option<PollTrace> {
+        let inner = self.inner.as_ref()?;
+        let trace_id = ids::new_trace_id();
+        if !inner.sampler.samples(trace_id) {
+            return None;
+        }
+        Some(PollTrace {
+            trace_id: ids::trace_id_hex(trace_id),
+            poll_span_id: ids::span_id_hex(ids::new_span_id()),
+            sampled: true,
+        })
+    }
+
+    /// A fresh span id (16 lowercase hex digits) for one request.
+    pub fn new_span_id() -> String {
+        ids::span_id_hex(ids::new_span_id())
+    }
+
+    /// W3C `traceparent` for a request span: `00-<trace>-<span>-<flags>`.
+    pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
+        ids::traceparent(trace_id, span_id, sampled)
+    }
+
+    /// Queue the finished poll's spans; returns at once. Polls without a
+    /// valid `trace_id`/`poll_span_id` (not traced) are skipped.
+    pub fn export_poll(&self, polled: &crate::poller::PolledTarget) {
+        let Some(inner) = &self.inner else { return };
+        if let Some(spans) = spans::poll_spans(polled, &inner.scope) {
+            inner.queue.submit(spans);
+        }
+    }
+
+    /// Spans lost since start: queue full, collector failing, or after
+    /// shutdown.
+    pub fn dropped_spans(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.queue.dropped())
+    }
+
+    /// Spans the collector accepted since start.
+    pub fn exported_spans(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |i| i.queue.exported())
+    }
+
+    /// Wait (at most `timeout`) until spans queued so far were sent or
+    /// dropped. For the probe CLI and tests; polling never needs it.
+    pub async fn flush(&self, timeout: Duration) {
+        if let Some(inner) = &self.inner {
+            inner.queue.flush(timeout).await;
+        }
+    }
+
+    /// Send what is queued (waiting at most a few seconds) and stop.
+    pub async fn shutdown(&self) {
+        if let Some(inner) = &self.inner {
+            inner.queue.shutdown(SHUTDOWN_TIMEOUT).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disabled_sink_does_nothing() {
+        let sink = TraceSink::from_settings_with_env(&TraceSettings::default(), &|_| None).unwrap();
+        assert!(!sink.enabled());
+        assert!(sink.start_poll().is_none());
+        assert_eq!(sink.dropped_spans(), 0);
+    }
+
+    #[test]
+    fn always_off_sampler_yields_no_poll_trace() {
+        let cfg = TraceSettings {
+            endpoint: Some("http://127.0.0.1:9".into()),
+            sample_ratio: Some(0.0),
+            ..Default::default()
+        };
+        let sink = TraceSink::from_settings_with_env(&cfg, &|_| None).unwrap();
+        assert!(sink.enabled());
+        assert!(sink.start_poll().is_none());
+    }
+
+    #[test]
+    fn start_poll_gives_well_formed_ids() {
+        let cfg = TraceSettings {
+            endpoint: Some("http://127.0.0.1:9".into()),
+            ..Default::default()
+        };
+        let sink = TraceSink::from_settings_with_env(&cfg, &|_| None).unwrap();
+        let t = sink.start_poll().unwrap();
+        assert_eq!(t.trace_id.len(), 32);
+        assert_eq!(t.poll_span_id.len(), 16);
+        assert!(t.sampled);
+        let span = TraceSink::new_span_id();
+        let tp = TraceSink::traceparent(&t.trace_id, &span, t.sampled);
+        assert_eq!(tp, format!("00-{}-{span}-01", t.trace_id));
+        assert_eq!(t.traceparent(&span), tp);
+    }
+
+    #[test]
+    fn https_endpoints_build_for_both_protocols() {
+        for protocol in ["grpc", "http/protobuf"] {
+            let cfg = TraceSettings {
+                endpoint: Some("https://127.0.0.1:9".into()),
+                protocol: Some(protocol.into()),
+                ..Default::default()
+            };
+            let sink = TraceSink::from_settings_with_env(&cfg, &|_| None);
+            assert!(sink.is_ok(), "{protocol}: {:?}", sink.err());
+        }
+    }
+}
