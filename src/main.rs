@@ -37,7 +37,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(&cli.log_level, cli.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcp-exporter: cannot start the async runtime: {e}");

@@ -156,7 +156,10 @@ pub async fn relist(session: &mut Session, target: &ProbeTarget, kind: Kind) -> 
 
 /// Like [`poll_target`] but hands back the open session (when one was
 /// established) for watch mode; the caller must close it.
-pub async fn poll_target_open(target: &ProbeTarget, ctx: PollContext) -> (PollReport, Option<Session>) {
+pub async fn poll_target_open(
+    target: &ProbeTarget,
+    ctx: PollContext,
+) -> (PollReport, Option<Session>) {
     let started = SystemTime::now();
     let t0 = Instant::now();
     let (server_address, server_port) = match &target.endpoint {
@@ -279,10 +282,16 @@ pub async fn poll_target_open(target: &ProbeTarget, ctx: PollContext) -> (PollRe
 /// A cursor no server could have issued.
 const GARBAGE_CURSOR: &str = "mcp-exporter/invalid-cursor-probe";
 
-async fn probe_invalid_cursor(session: &mut Session, listing: &ListingReport, timeout: Duration) -> &'static str {
+async fn probe_invalid_cursor(
+    session: &mut Session,
+    listing: &ListingReport,
+    timeout: Duration,
+) -> &'static str {
     let mut params = Map::new();
     params.insert("cursor".into(), json!(GARBAGE_CURSOR));
-    let answer = session.request(listing.kind.method(), params, timeout).await;
+    let answer = session
+        .request(listing.kind.method(), params, timeout)
+        .await;
     match answer.exchange.outcome {
         Err(ExchangeError::Rpc { code, .. }) if code == crate::listing::walk::INVALID_PARAMS => {
             "invalid_params"
@@ -299,7 +308,12 @@ async fn probe_invalid_cursor(session: &mut Session, listing: &ListingReport, ti
                         && items.iter().all(|i| {
                             i.get(key)
                                 .and_then(serde_json::Value::as_str)
-                                .is_some_and(|n| listing.names.binary_search_by(|x| x.as_str().cmp(n)).is_ok())
+                                .is_some_and(|n| {
+                                    listing
+                                        .names
+                                        .binary_search_by(|x| x.as_str().cmp(n))
+                                        .is_ok()
+                                })
                         }) =>
                 {
                     "silent_restart"

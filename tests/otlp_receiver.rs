@@ -112,6 +112,7 @@ fn poll(sink: &TraceSink, target: &str, listings: Vec<ListingReport>) -> PolledT
             duration: Duration::from_millis(500),
             trace_id: Some(trace.trace_id),
             poll_span_id: Some(trace.poll_span_id),
+            invalid_cursor_probes: Vec::new(),
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),

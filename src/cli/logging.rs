@@ -10,8 +10,11 @@ pub enum LogFormat {
 
 /// Install the global subscriber. `RUST_LOG` overrides `level` when set.
 pub fn init(level: &str, format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn")));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(format!(
+            "{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn"
+        ))
+    });
     let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),

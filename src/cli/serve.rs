@@ -6,7 +6,7 @@ use crate::poller::service::{Service, Shard};
 use crate::poller::sinks::{unix_now, Sinks};
 use crate::poller::status::StatusStore;
 use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
-use crate::telemetry::tracing::TraceSink;
+use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
 use std::path::PathBuf;
@@ -38,7 +38,19 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
-    let traces = match TraceSink::from_config(&loaded.config.tracing) {
+    let tc = &loaded.config.tracing;
+    let settings = TraceSettings {
+        endpoint: tc.endpoint.clone(),
+        protocol: tc.protocol.clone(),
+        headers: tc
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+            .collect(),
+        service_name: tc.service_name.clone(),
+        sample_ratio: tc.sample_ratio,
+    };
+    let traces = match TraceSink::from_settings(&settings) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("mcp-exporter: tracing: {e}");
@@ -69,7 +81,10 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     let listener = match tokio::net::TcpListener::bind(&args.listen_address).await {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("mcp-exporter: cannot listen on {}: {e}", args.listen_address);
+            eprintln!(
+                "mcp-exporter: cannot listen on {}: {e}",
+                args.listen_address
+            );
             return ExitCode::from(2);
         }
     };
@@ -111,7 +126,9 @@ async fn reload_on_sighup(service: Arc<Service>) {
         while hup.recv().await.is_some() {
             match service.reload().await {
                 Ok(outcome) => tracing::info!(?outcome, "config reloaded on SIGHUP"),
-                Err(e) => tracing::error!(error = %e, "config reload failed; keeping the running config"),
+                Err(e) => {
+                    tracing::error!(error = %e, "config reload failed; keeping the running config")
+                }
             }
         }
     }

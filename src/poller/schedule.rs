@@ -7,9 +7,9 @@ use super::service::Shared;
 use super::target_spec::probe_target;
 use crate::config::{Schedule, TargetConfig};
 use crate::listing::{ErrorKind, ListingReport, Outcome};
+use crate::mcp::session::Session;
 use crate::mcp::session::TraceIds;
 use crate::mcp::version;
-use crate::mcp::session::Session;
 use crate::probe::{poll_target_open, redact, relist, PollContext, ProbeTarget};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -61,7 +61,10 @@ fn backoff_ticks(failures: u32) -> u32 {
 /// guarantees a wedged poll can never hold its slot forever.
 fn poll_deadline(t: &TargetConfig) -> Duration {
     let kinds = t.kinds.len().max(1) as u32;
-    t.limits.connect_timeout + t.limits.page_timeout * 2 + t.limits.timeout * kinds + Duration::from_secs(10)
+    t.limits.connect_timeout
+        + t.limits.page_timeout * 2
+        + t.limits.timeout * kinds
+        + Duration::from_secs(10)
 }
 
 pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
@@ -98,7 +101,8 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         }
         tokio::time::sleep_until(deadline).await;
 
-        let (report, session) = poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
+        let (report, session) =
+            poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report
             .protocol_version
             .as_deref()
@@ -152,7 +156,12 @@ const WATCH_DEBOUNCE: Duration = Duration::from_millis(300);
 /// Until `deadline`, re-list each kind the server says changed. A re-list
 /// runs to completion before its result replaces anything, so a partial set
 /// is never exposed.
-async fn watch_until(w: &mut Watch, deadline: tokio::time::Instant, target: &TargetConfig, shared: &Shared) {
+async fn watch_until(
+    w: &mut Watch,
+    deadline: tokio::time::Instant,
+    target: &TargetConfig,
+    shared: &Shared,
+) {
     loop {
         let first = tokio::select! {
             _ = tokio::time::sleep_until(deadline) => return,
@@ -230,23 +239,29 @@ pub async fn poll_once(
     let spec = match probe_target(target, shared.stderr_tail_bytes()) {
         Ok(s) => s,
         Err(detail) => {
-            let r = failed_report(target, ErrorKind::Unauthorized, detail, trace.map(|t| t.trace_id));
+            let r = failed_report(
+                target,
+                ErrorKind::Unauthorized,
+                detail,
+                trace.map(|t| t.trace_id),
+            );
             return (r, None);
         }
     };
     let deadline = poll_deadline(target);
-    let (mut report, session) = match tokio::time::timeout(deadline, poll_target_open(&spec, ctx)).await {
-        Ok((r, s)) => (r, s),
-        Err(_) => (
-            failed_report(
-                target,
-                ErrorKind::Timeout,
-                format!("poll exceeded its hard deadline of {deadline:?}"),
+    let (mut report, session) =
+        match tokio::time::timeout(deadline, poll_target_open(&spec, ctx)).await {
+            Ok((r, s)) => (r, s),
+            Err(_) => (
+                failed_report(
+                    target,
+                    ErrorKind::Timeout,
+                    format!("poll exceeded its hard deadline of {deadline:?}"),
+                    None,
+                ),
                 None,
             ),
-            None,
-        ),
-    };
+        };
     let session = match session {
         Some(s) if keep_open => Some((s, spec)),
         Some(s) => {
@@ -264,11 +279,21 @@ pub async fn poll_once(
 }
 
 /// A report for a poll that could not even start (or never ended).
-fn failed_report(target: &TargetConfig, error: ErrorKind, detail: String, trace_id: Option<String>) -> PollReport {
+fn failed_report(
+    target: &TargetConfig,
+    error: ErrorKind,
+    detail: String,
+    trace_id: Option<String>,
+) -> PollReport {
     PollReport {
         target: target.name.clone(),
         started: SystemTime::now(),
-        transport: if target.is_stdio() { "stdio" } else { "streamable_http" }.to_string(),
+        transport: if target.is_stdio() {
+            "stdio"
+        } else {
+            "streamable_http"
+        }
+        .to_string(),
         protocol_version: None,
         server: None,
         handshakes: Vec::new(),

@@ -22,8 +22,14 @@ impl Shard {
         let (i, n) = s
             .split_once('/')
             .ok_or_else(|| format!("--shard {s:?} is not i/n"))?;
-        let index: u64 = i.trim().parse().map_err(|_| format!("--shard {s:?}: bad index"))?;
-        let count: u64 = n.trim().parse().map_err(|_| format!("--shard {s:?}: bad count"))?;
+        let index: u64 = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard {s:?}: bad index"))?;
+        let count: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard {s:?}: bad count"))?;
         if count == 0 || index >= count {
             return Err(format!("--shard {s:?}: need 0 <= i < n"));
         }
@@ -90,7 +96,12 @@ pub struct Service {
 }
 
 impl Service {
-    pub fn new(loaded: LoadedConfig, config_path: PathBuf, shard: Option<Shard>, sinks: Sinks) -> Arc<Service> {
+    pub fn new(
+        loaded: LoadedConfig,
+        config_path: PathBuf,
+        shard: Option<Shard>,
+        sinks: Sinks,
+    ) -> Arc<Service> {
         let d = &loaded.config.defaults;
         let shared = Arc::new(Shared {
             sinks,
@@ -130,7 +141,11 @@ impl Service {
     /// targets keep running, changed ones restart, removed ones stop.
     pub fn start(self: &Arc<Self>) {
         let config = self.config();
-        let mine: Vec<TargetConfig> = self.my_targets(&config.config).into_iter().cloned().collect();
+        let mine: Vec<TargetConfig> = self
+            .my_targets(&config.config)
+            .into_iter()
+            .cloned()
+            .collect();
         let mut tasks = match self.tasks.lock() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
@@ -172,7 +187,10 @@ impl Service {
         let loaded = match config::load_file(&self.config_path) {
             Ok(l) => l,
             Err(e) => {
-                self.shared.sinks.exporter.config_reloaded(false, unix_now());
+                self.shared
+                    .sinks
+                    .exporter
+                    .config_reloaded(false, unix_now());
                 return Err(e.to_string());
             }
         };

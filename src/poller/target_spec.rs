@@ -9,7 +9,10 @@ use crate::mcp::transport::TransportLimits;
 use crate::probe::ProbeTarget;
 
 /// Build the poll inputs for `target`; fails only when a secret is unreadable.
-pub fn probe_target(target: &TargetConfig, stderr_tail_bytes: usize) -> Result<ProbeTarget, String> {
+pub fn probe_target(
+    target: &TargetConfig,
+    stderr_tail_bytes: usize,
+) -> Result<ProbeTarget, String> {
     let mut secrets = Vec::new();
     let endpoint = match &target.endpoint {
         ConfigEndpoint::Stdio {

@@ -45,7 +45,11 @@ async fn metrics(State(app): State<AppState>) -> Response {
             body,
         )
             .into_response(),
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed\n").into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "encoding metrics failed\n",
+        )
+            .into_response(),
     }
 }
 
@@ -55,7 +59,11 @@ async fn reload(State(app): State<AppState>) -> Response {
         Ok(ReloadOutcome::Unchanged) => (StatusCode::OK, "config unchanged\n").into_response(),
         Err(e) => {
             tracing::error!(error = %e, "config reload failed; keeping the running config");
-            (StatusCode::INTERNAL_SERVER_ERROR, format!("reload failed: {e}\n")).into_response()
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("reload failed: {e}\n"),
+            )
+                .into_response()
         }
     }
 }

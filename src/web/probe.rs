@@ -32,7 +32,11 @@ fn bad(status: StatusCode, msg: &str) -> Response {
     (status, format!("{msg}\n")).into_response()
 }
 
-pub async fn probe(State(app): State<AppState>, Query(q): Query<ProbeQuery>, headers: HeaderMap) -> Response {
+pub async fn probe(
+    State(app): State<AppState>,
+    Query(q): Query<ProbeQuery>,
+    headers: HeaderMap,
+) -> Response {
     let Some(target_param) = q.target else {
         return bad(StatusCode::BAD_REQUEST, "target parameter is missing");
     };
@@ -47,7 +51,10 @@ pub async fn probe(State(app): State<AppState>, Query(q): Query<ProbeQuery>, hea
                 return bad(StatusCode::BAD_REQUEST, "target is not a URL");
             };
             if !module.allows(&url) {
-                return bad(StatusCode::FORBIDDEN, "target URL is not allowed by the module");
+                return bad(
+                    StatusCode::FORBIDDEN,
+                    "target URL is not allowed by the module",
+                );
             }
             // The label is the module's name, never the URL.
             module.target_for(m.clone(), url, &config.defaults)
@@ -86,9 +93,19 @@ pub async fn probe(State(app): State<AppState>, Query(q): Query<ProbeQuery>, hea
         Err(e) => return bad(StatusCode::INTERNAL_SERVER_ERROR, &e),
     };
     let _permit = app.service.shared.acquire().await;
-    let report = match tokio::time::timeout(budget + Duration::from_secs(1), poll_target(&spec, PollContext::default())).await {
+    let report = match tokio::time::timeout(
+        budget + Duration::from_secs(1),
+        poll_target(&spec, PollContext::default()),
+    )
+    .await
+    {
         Ok(r) => r,
-        Err(_) => return bad(StatusCode::GATEWAY_TIMEOUT, "probe exceeded the scrape timeout"),
+        Err(_) => {
+            return bad(
+                StatusCode::GATEWAY_TIMEOUT,
+                "probe exceeded the scrape timeout",
+            )
+        }
     };
     let mut registry = Registry::default();
     let metrics = TargetMetrics::new(&mut registry);

@@ -50,7 +50,13 @@ pub async fn index(State(app): State<AppState>) -> Html<String> {
             .unwrap_or_else(|| "-".into());
         let next = t
             .next_poll_unix_seconds
-            .map(|n| if n > now { format!("in {}", ago(n - now)) } else { "due".into() })
+            .map(|n| {
+                if n > now {
+                    format!("in {}", ago(n - now))
+                } else {
+                    "due".into()
+                }
+            })
             .unwrap_or_else(|| "-".into());
         let _ = write!(
             b,
@@ -76,9 +82,21 @@ fn outcome_cell(p: &PollSummary) -> String {
             "aborted" => "warn",
             _ => "bad",
         };
-        let reason = k.reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default();
-        let shrink = if k.silent_shrink { " <span class=\"bad\">silent shrink</span>" } else { "" };
-        let _ = write!(s, "{}: <span class=\"{class}\">{}{reason}</span>{shrink}<br>", k.kind, k.outcome);
+        let reason = k
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({})", esc(r)))
+            .unwrap_or_default();
+        let shrink = if k.silent_shrink {
+            " <span class=\"bad\">silent shrink</span>"
+        } else {
+            ""
+        };
+        let _ = write!(
+            s,
+            "{}: <span class=\"{class}\">{}{reason}</span>{shrink}<br>",
+            k.kind, k.outcome
+        );
     }
     s
 }
@@ -96,7 +114,11 @@ fn ago(secs: f64) -> String {
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
     let Some(t) = app.service.shared.sinks.status.get(&name) else {
-        return (StatusCode::NOT_FOUND, Html(page("not found", "<p>No such target.</p>"))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            Html(page("not found", "<p>No such target.</p>")),
+        )
+            .into_response();
     };
     Html(page(&t.name, &render_target(&t))).into_response()
 }
@@ -114,15 +136,20 @@ fn render_target(t: &TargetStatus) -> String {
         t.consecutive_failures
     );
     for (i, p) in t.history.iter().enumerate() {
-        let when = chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
-            .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-            .unwrap_or_default();
+        let when =
+            chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
+                .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                .unwrap_or_default();
         let _ = write!(
             b,
             "<h2>{} {}</h2><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
             if i == 0 { "Latest poll" } else { "Poll" },
             esc(&when),
-            if p.up { "<span class=\"ok\">up</span>" } else { "<span class=\"bad\">down</span>" },
+            if p.up {
+                "<span class=\"ok\">up</span>"
+            } else {
+                "<span class=\"bad\">down</span>"
+            },
             esc(p.protocol_version.as_deref().unwrap_or("-")),
             esc(&p.transport),
             p.duration_seconds * 1000.0,
@@ -142,12 +169,33 @@ fn render_target(t: &TargetStatus) -> String {
             let pages: Vec<String> = k
                 .page_detail
                 .iter()
-                .map(|pg| format!("#{}{} {}·{:.1}·{}", pg.index, if pg.attempt > 0 { format!("/a{}", pg.attempt) } else { String::new() }, pg.items, pg.ms, esc(&pg.next)))
+                .map(|pg| {
+                    format!(
+                        "#{}{} {}·{:.1}·{}",
+                        pg.index,
+                        if pg.attempt > 0 {
+                            format!("/a{}", pg.attempt)
+                        } else {
+                            String::new()
+                        },
+                        pg.items,
+                        pg.ms,
+                        esc(&pg.next)
+                    )
+                })
                 .collect();
             let churn = format!(
                 "{}{}",
-                if k.added.is_empty() { String::new() } else { format!("+ {}<br>", esc(&k.added.join(", "))) },
-                if k.removed.is_empty() { String::new() } else { format!("− {}", esc(&k.removed.join(", "))) }
+                if k.added.is_empty() {
+                    String::new()
+                } else {
+                    format!("+ {}<br>", esc(&k.added.join(", ")))
+                },
+                if k.removed.is_empty() {
+                    String::new()
+                } else {
+                    format!("− {}", esc(&k.removed.join(", ")))
+                }
             );
             let _ = write!(
                 b,
@@ -168,7 +216,11 @@ fn render_target(t: &TargetStatus) -> String {
         b.push_str("</table>");
     }
     if let Some(tail) = &t.stderr_tail {
-        let _ = write!(b, "<h2>stderr (last bytes, secrets redacted)</h2><pre>{}</pre>", esc(tail));
+        let _ = write!(
+            b,
+            "<h2>stderr (last bytes, secrets redacted)</h2><pre>{}</pre>",
+            esc(tail)
+        );
     }
     b
 }

@@ -74,7 +74,10 @@ pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, 
 
 pub struct HttpTransport {
     /// Notifications from the standing GET stream (watch mode).
-    listen: Option<(tokio::sync::mpsc::Receiver<String>, tokio::task::JoinHandle<()>)>,
+    listen: Option<(
+        tokio::sync::mpsc::Receiver<String>,
+        tokio::task::JoinHandle<()>,
+    )>,
     client: HttpClient,
     url: url::Url,
     session_id: Option<String>,
@@ -117,10 +120,18 @@ impl HttpTransport {
     /// Headers every request of this session carries.
     fn session_headers(&self) -> HeaderMap {
         let mut h = HeaderMap::new();
-        if let Some(v) = self.protocol_version.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(v) = self
+            .protocol_version
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             h.insert("mcp-protocol-version", v);
         }
-        if let Some(id) = self.session_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(id) = self
+            .session_id
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             h.insert("mcp-session-id", id);
         }
         h
@@ -138,7 +149,9 @@ impl HttpTransport {
                 h.insert("mcp-method", m);
             }
         }
-        self.client.send(Method::POST, &self.url, h, Bytes::from(body)).await
+        self.client
+            .send(Method::POST, &self.url, h, Bytes::from(body))
+            .await
     }
 
     pub async fn notify(&mut self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
@@ -291,7 +304,11 @@ impl HttpTransport {
         if self.listen.is_none() {
             let mut h = self.session_headers();
             h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-            let resp = self.client.send(Method::GET, &self.url, h, Bytes::new()).await.ok()?;
+            let resp = self
+                .client
+                .send(Method::GET, &self.url, h, Bytes::new())
+                .await
+                .ok()?;
             if !resp.status.is_success() || !resp.content_type().starts_with("text/event-stream") {
                 return None;
             }
@@ -323,7 +340,10 @@ impl HttpTransport {
         if let Ok(v) = HeaderValue::from_str(last_event_id) {
             h.insert("last-event-id", v);
         }
-        let resp = self.client.send(Method::GET, &self.url, h, Bytes::new()).await?;
+        let resp = self
+            .client
+            .send(Method::GET, &self.url, h, Bytes::new())
+            .await?;
         if !resp.status.is_success() {
             return Err(status_error(resp.status, self.session_id.is_some()));
         }
@@ -353,7 +373,10 @@ impl Drop for HttpTransport {
 }
 
 /// Read a body, failing once it passes `limit` without buffering more.
-pub(crate) async fn read_capped(mut resp: HttpResponse, limit: u64) -> Result<Vec<u8>, ExchangeError> {
+pub(crate) async fn read_capped(
+    mut resp: HttpResponse,
+    limit: u64,
+) -> Result<Vec<u8>, ExchangeError> {
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await? {
         if (body.len() + chunk.len()) as u64 > limit {

@@ -6,8 +6,8 @@ use super::http_client::{HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
 use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
 use crate::mcp::jsonrpc::{self, Incoming};
-use futures_util::StreamExt;
 use bytes::Bytes;
+use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method};
 use serde_json::Value;
@@ -170,7 +170,9 @@ impl SseTransport {
                 StreamItem::Message(v, _) => match jsonrpc::classify(v) {
                     Incoming::Notification { method, .. } => return Some(method),
                     Incoming::Request { id, method, .. } => {
-                        self.post(jsonrpc::answer_server_request(&id, &method)).await.ok()?;
+                        self.post(jsonrpc::answer_server_request(&id, &method))
+                            .await
+                            .ok()?;
                     }
                     _ => {}
                 },
