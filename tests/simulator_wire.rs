@@ -744,8 +744,9 @@ async fn http_json_sessions_and_healthy_walk() {
     let (status, _, v) = c.call("server/discover", json!({})).await;
     assert_eq!((status, v["error"]["code"].as_i64()), (200, Some(-32601)));
 
+    // GET is the standing notification stream: it needs a session.
     let get = reqwest::get(&url).await.unwrap();
-    assert_eq!(get.status().as_u16(), 405);
+    assert_eq!(get.status().as_u16(), 400);
 
     let mut stranger = HttpClient::new(url.clone());
     stranger.session = Some("not-a-session".into());
@@ -762,6 +763,58 @@ async fn http_json_sessions_and_healthy_walk() {
     assert_eq!(del.status().as_u16(), 200);
     let (status, _, _) = c.call("tools/list", json!({})).await;
     assert_eq!(status, 404, "deleted session is gone");
+}
+
+#[tokio::test]
+async fn http_json_notifications_go_to_the_standing_get_stream() {
+    use futures_util::StreamExt;
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "shrink",
+            "--notify",
+            "--transport",
+            "http",
+            "--kinds",
+            "tools",
+        ],
+        &[],
+    );
+    let url = format!("{}/mcp", sim.base);
+    let mut c = HttpClient::new(url.clone());
+    c.init().await;
+    let resp = c
+        .http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut stream = resp.bytes_stream();
+
+    assert_eq!(c.walk(0, 50).await.unique(), 20);
+    let second = c.walk(0, 50).await;
+    assert_eq!(second.unique(), 19);
+    assert!(
+        second.notes.is_empty(),
+        "JSON answers carry no notifications"
+    );
+
+    let mut text = String::new();
+    while !text.contains("list_changed") {
+        let chunk = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("notification in time")
+            .expect("stream open")
+            .unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let events = sse_events(&text);
+    assert_eq!(events[0].1, "", "priming event first");
+    let note: Value = serde_json::from_str(&events[1].1).unwrap();
+    assert_eq!(note["method"], "notifications/tools/list_changed");
 }
 
 #[tokio::test]

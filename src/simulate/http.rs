@@ -17,6 +17,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -42,7 +44,13 @@ struct HttpSession {
     server: String,
     state: SessionState,
     last_used: Instant,
+    /// The standing GET stream, if the client opened one: where JSON-mode
+    /// answers put their notifications.
+    stream: Option<mpsc::Sender<Bytes>>,
 }
+
+/// Notifications queued per standing stream before new ones are dropped.
+const STREAM_QUEUE: usize = 64;
 
 pub struct App {
     /// Keyed by name; the single-server mode uses "" (served at `/mcp`).
@@ -158,11 +166,11 @@ pub async fn serve(configs: Vec<ServerConfig>, single: bool, opts: HttpOptions) 
         router
             .route(
                 "/mcp",
-                post(post_default).get(get_mcp).delete(delete_default),
+                post(post_default).get(get_default).delete(delete_default),
             )
             .route(
                 "/mcp/{name}",
-                post(post_named).get(get_mcp).delete(delete_named),
+                post(post_named).get(get_named).delete(delete_named),
             )
     };
     let router = router.with_state(Arc::clone(&app));
@@ -217,12 +225,50 @@ async fn delete_named(
     delete_mcp(app, name, headers)
 }
 
-/// No standing notification stream: 405, as the spec allows.
-async fn get_mcp() -> Response {
+async fn get_default(State(app): AppState, headers: HeaderMap) -> Response {
+    get_mcp(app, String::new(), headers)
+}
+
+async fn get_named(State(app): AppState, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    get_mcp(app, name, headers)
+}
+
+/// The standing notification stream of a legacy session (405 in modern
+/// mode, which has none). It carries the notifications JSON-mode answers
+/// cannot; it ends when the session does.
+fn get_mcp(app: Arc<App>, name: String, headers: HeaderMap) -> Response {
+    let Some(server) = app.servers.get(&name).cloned() else {
+        return no_server(&name);
+    };
+    if let Some(denied) = check_auth(&server, &headers) {
+        return denied;
+    }
+    if server.cfg.modern {
+        return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
+    }
+    let Some(sid) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id required").into_response();
+    };
+    let (tx, mut rx) = mpsc::channel::<Bytes>(STREAM_QUEUE);
+    {
+        let mut sessions = lock(&app.sessions);
+        let Some(session) = sessions.get_mut(sid).filter(|s| s.server == name) else {
+            return session_not_found(None);
+        };
+        // A new stream replaces the old one, which then ends.
+        session.stream = Some(tx);
+    }
+    let first = wire::priming_event(app.next_event_id());
+    let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) }).chain(
+        futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|b| b.map(Ok))),
+    );
     (
-        StatusCode::METHOD_NOT_ALLOWED,
-        [(header::ALLOW, "POST, DELETE")],
-        "no standing SSE stream; notifications arrive in SSE responses",
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from_stream(stream),
     )
         .into_response()
 }
@@ -376,6 +422,7 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
                 server: name,
                 state,
                 last_used: Instant::now(),
+                stream: None,
             },
         );
         return render(&app, reply, mode, Some(&sid)).await;
@@ -416,8 +463,16 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
         session.state.clone()
     };
     let reply = server.handle(&msg, &mut state);
-    if let Some(session) = lock(&app.sessions).get_mut(&sid) {
+    let stream = lock(&app.sessions).get_mut(&sid).and_then(|session| {
         session.state = state;
+        session.stream.clone()
+    });
+    // A JSON answer has no room for notifications: the standing stream,
+    // when open, gets them (dropped when its queue is full).
+    if let (ResponseMode::Json, Some(stream)) = (mode, stream) {
+        for n in &reply.notifications {
+            let _ = stream.try_send(wire::sse_event(&n.to_string()));
+        }
     }
     render(&app, reply, mode, Some(&sid)).await
 }
