@@ -1,10 +1,99 @@
-//! Fault-injecting MCP server. (Being built on the `sim` branch.)
+//! `mcp-exporter simulate`: a fault-injecting MCP server for tests, demos,
+//! benchmarks and alert drills. Every scenario misbehaves deterministically
+//! on the wire; docs/simulator.md says what a correct client observes.
+//!
+//! Layout: `config` (knobs, YAML), `engine` + `pages` (what to answer),
+//! `catalogue` + `cursor` (items and opaque cursors), `wire` (timed
+//! writes), and one file per transport: `stdio`, `http`, `sse`.
 
+mod catalogue;
+pub mod config;
+mod cursor;
+mod engine;
+mod http;
+mod pages;
+mod sse;
+mod stdio;
+mod wire;
+
+use config::{Knobs, ServerConfig};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// Newline-delimited JSON on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP: POST /mcp (or /mcp/<name> with --scenarios).
+    Http,
+    /// Legacy HTTP+SSE: GET /sse, POST /messages?sessionId=...
+    Sse,
+}
 
 #[derive(clap::Args, Debug)]
-pub struct SimulateArgs {}
+pub struct SimulateArgs {
+    /// How to serve.
+    #[arg(long, value_enum, default_value = "stdio")]
+    pub transport: Transport,
+    /// HTTP listen address (port 0 picks a free port; the bound address is
+    /// printed to stderr as `listening on http://ADDR`).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: String,
+    /// Serve many virtual servers from a YAML file at /mcp/<name>.
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    /// Set TCP_NODELAY on accepted sockets (off by default to reproduce
+    /// the priming-event stall of real SDK servers).
+    #[arg(long)]
+    pub tcp_nodelay: bool,
+    /// HTTP sessions idle this long are forgotten.
+    #[arg(long, default_value_t = 300)]
+    pub session_idle_secs: u64,
+    /// Most HTTP sessions kept at once (least recently used evicted).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_sessions: usize,
+    #[command(flatten)]
+    pub knobs: Knobs,
+}
 
-pub async fn main(_args: SimulateArgs) -> ExitCode {
+pub async fn main(args: SimulateArgs) -> ExitCode {
+    let (configs, single) = match &args.scenarios {
+        Some(path) => match config::load_scenarios(path, &args.knobs) {
+            Ok(c) => (c, false),
+            Err(e) => return usage_error(&e.to_string()),
+        },
+        None => match ServerConfig::resolve(&args.knobs, "default") {
+            Ok(c) => (vec![c], true),
+            Err(e) => return usage_error(&e.to_string()),
+        },
+    };
+    match args.transport {
+        Transport::Stdio => {
+            if !single {
+                return usage_error("--scenarios needs --transport http or sse");
+            }
+            let Some(cfg) = configs.into_iter().next() else {
+                return usage_error("no server configured");
+            };
+            stdio::run(Arc::new(engine::VirtualServer::new(cfg))).await
+        }
+        Transport::Http | Transport::Sse => {
+            let opts = http::HttpOptions {
+                listen: args.listen.clone(),
+                tcp_nodelay: args.tcp_nodelay,
+                legacy_sse: args.transport == Transport::Sse,
+                session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
+                max_sessions: args.max_sessions.max(1),
+                seed: args.knobs.seed.unwrap_or(0),
+            };
+            http::serve(configs, single, opts).await
+        }
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("mcp-exporter simulate: {msg}");
     ExitCode::from(2)
 }

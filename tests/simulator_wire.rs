@@ -1,0 +1,1182 @@
+//! The simulator seen from the wire: real `mcp-exporter simulate` processes
+//! driven with raw JSON-RPC over stdio, Streamable HTTP (JSON and SSE
+//! answers) and legacy HTTP+SSE. Every child is killed when its guard drops.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-exporter");
+/// Generous: only a hung or broken simulator takes this long.
+const WAIT: Duration = Duration::from_secs(20);
+
+// ---------------------------------------------------------------- stdio
+
+struct StdioSim {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    next_id: i64,
+}
+
+impl StdioSim {
+    fn start(args: &[&str]) -> StdioSim {
+        let mut child = Command::new(BIN)
+            .arg("simulate")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start simulator");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        StdioSim {
+            child,
+            stdin,
+            lines: rx,
+            next_id: 0,
+        }
+    }
+
+    fn send_raw(&mut self, v: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send_raw(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Lines until the answer to `id`: (notifications before it, answer).
+    fn answer(&mut self, id: i64) -> (Vec<Value>, Value) {
+        let mut notes = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(WAIT)
+                .unwrap_or_else(|_| panic!("no answer to request {id}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or(Value::String(line));
+            if v.get("id") == Some(&json!(id)) {
+                return (notes, v);
+            }
+            notes.push(v);
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    fn init(&mut self) -> Value {
+        let (_, v) = self.call(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "wire-test", "version": "0"}}),
+        );
+        self.send_raw(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        v
+    }
+}
+
+impl Drop for StdioSim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------- walking
+
+const KINDS: [(&str, &str, &str); 4] = [
+    ("tools/list", "tools", "name"),
+    ("prompts/list", "prompts", "name"),
+    ("resources/list", "resources", "uri"),
+    (
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+    ),
+];
+
+#[derive(Debug, Default)]
+struct Walk {
+    /// Identity keys per page (items without one are left out).
+    pages: Vec<Vec<String>>,
+    /// Items without their identity key.
+    keyless: usize,
+    /// Notifications seen during the walk.
+    notes: Vec<Value>,
+    /// The `nextCursor` of each page, as sent (missing = None).
+    cursors: Vec<Option<Value>>,
+    /// The JSON-RPC error that ended the walk, if one did.
+    error: Option<Value>,
+}
+
+impl Walk {
+    fn all(&self) -> Vec<String> {
+        self.pages.concat()
+    }
+    fn unique(&self) -> usize {
+        let mut v = self.all();
+        v.sort();
+        v.dedup();
+        v.len()
+    }
+    fn sizes(&self) -> Vec<usize> {
+        self.pages.iter().map(Vec::len).collect()
+    }
+}
+
+/// A minimal legacy walker: stops at a missing/null/blank/non-string
+/// cursor, a repeated cursor, an error, or `max_pages`.
+fn walk_with(
+    mut call: impl FnMut(Option<&str>) -> (Vec<Value>, Value),
+    list_key: &str,
+    id_key: &str,
+    max_pages: usize,
+) -> Walk {
+    let mut w = Walk::default();
+    let mut cursor: Option<String> = None;
+    let mut sent = std::collections::HashSet::new();
+    for _ in 0..max_pages {
+        let (notes, resp) = call(cursor.as_deref());
+        w.notes.extend(notes);
+        if let Some(err) = resp.get("error") {
+            w.error = Some(err.clone());
+            break;
+        }
+        let result = &resp["result"];
+        let items = result[list_key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list_key} not an array: {result}"));
+        let mut page = Vec::new();
+        for it in items {
+            match it.get(id_key).and_then(Value::as_str) {
+                Some(k) => page.push(k.to_string()),
+                None => w.keyless += 1,
+            }
+        }
+        w.pages.push(page);
+        let next = result.get("nextCursor").cloned();
+        w.cursors.push(next.clone());
+        match next {
+            Some(Value::String(s)) if !s.is_empty() && sent.insert(s.clone()) => cursor = Some(s),
+            _ => break,
+        }
+    }
+    w
+}
+
+fn stdio_walk(sim: &mut StdioSim, kind: usize, max_pages: usize) -> Walk {
+    let (method, list_key, id_key) = KINDS[kind];
+    walk_with(
+        |c| {
+            let params = match c {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            sim.call(method, params)
+        },
+        list_key,
+        id_key,
+        max_pages,
+    )
+}
+
+fn names(prefix: &str, range: std::ops::RangeInclusive<u32>) -> Vec<String> {
+    range.map(|n| format!("{prefix}{n:03}")).collect()
+}
+
+fn run_stdio(args: &[&str], kind: usize, max_pages: usize) -> Walk {
+    let mut sim = StdioSim::start(args);
+    sim.init();
+    stdio_walk(&mut sim, kind, max_pages)
+}
+
+// ---------------------------------------------------------------- stdio tests
+
+#[test]
+fn stdio_healthy_serves_every_kind_and_answers_like_a_legacy_server() {
+    let mut sim = StdioSim::start(&["--scenario", "healthy"]);
+    let init = sim.init();
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        init["result"]["serverInfo"]["name"],
+        "mcp-exporter-simulator"
+    );
+    assert_eq!(init["result"]["capabilities"]["tools"]["listChanged"], true);
+
+    let tools = stdio_walk(&mut sim, 0, 50);
+    assert_eq!(tools.sizes(), [5, 5, 5, 5]);
+    assert_eq!(tools.all(), names("tool-", 1..=20));
+    assert!(
+        tools.cursors.last().unwrap().is_none(),
+        "no nextCursor at the end"
+    );
+    let prompts = stdio_walk(&mut sim, 1, 50);
+    assert_eq!(prompts.all(), names("prompt-", 1..=20));
+    let resources = stdio_walk(&mut sim, 2, 50);
+    assert_eq!(resources.all()[0], "sim://resources/001");
+    assert_eq!(resources.unique(), 20);
+    let templates = stdio_walk(&mut sim, 3, 50);
+    assert_eq!(templates.all()[19], "sim://templates/020/{id}");
+
+    let (_, pong) = sim.call("ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    let (_, discover) = sim.call("server/discover", json!({}));
+    assert_eq!(discover["error"]["code"], -32601);
+    let (_, unknown) = sim.call("tools/call", json!({"name": "x"}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    let (_, garbage) = sim.call("tools/list", json!({"cursor": "garbage"}));
+    assert_eq!(garbage["error"]["code"], -32602);
+    // A tools cursor is not a prompts cursor.
+    let tools_cursor = tools.cursors[0].clone().unwrap();
+    let (_, foreign) = sim.call("prompts/list", json!({"cursor": tools_cursor}));
+    assert_eq!(foreign["error"]["code"], -32602);
+}
+
+#[test]
+fn stdio_negotiates_legacy_versions_and_honours_a_forced_one() {
+    let mut sim = StdioSim::start(&["--scenario", "healthy"]);
+    let (_, v) = sim.call("initialize", json!({"protocolVersion": "2025-06-18"}));
+    assert_eq!(v["result"]["protocolVersion"], "2025-06-18");
+    let (_, v) = sim.call("initialize", json!({"protocolVersion": "1999-01-01"}));
+    assert_eq!(v["result"]["protocolVersion"], "2025-11-25");
+    let mut forced = StdioSim::start(&["--scenario", "healthy", "--protocol", "2024-11-05"]);
+    let (_, v) = forced.call("initialize", json!({"protocolVersion": "2025-06-18"}));
+    assert_eq!(v["result"]["protocolVersion"], "2024-11-05");
+}
+
+#[test]
+fn stdio_pagination_scenarios_shape_the_walk_as_documented() {
+    let w = run_stdio(&["--scenario", "single-page"], 0, 50);
+    assert_eq!(w.sizes(), [20]);
+
+    let w = run_stdio(&["--scenario", "truncate"], 0, 50);
+    assert_eq!(w.sizes(), [5, 5, 5]);
+    assert_eq!(w.all(), names("tool-", 1..=15));
+
+    let w = run_stdio(&["--scenario", "overlap"], 0, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5, 4]);
+    assert_eq!(w.unique(), 20);
+    assert_eq!(
+        w.pages[1][0], "tool-005",
+        "page 2 repeats page 1's last item"
+    );
+
+    let w = run_stdio(&["--scenario", "repeat-cursor"], 0, 50);
+    assert_eq!(w.pages.len(), 2);
+    assert_eq!(w.cursors[0], w.cursors[1], "page 2 repeats page 1's cursor");
+    assert_eq!(w.unique(), 10);
+
+    let w = run_stdio(&["--scenario", "cycle"], 0, 50);
+    assert_eq!(w.pages.len(), 3);
+    assert_eq!(w.cursors[2], w.cursors[0], "A -> B -> A");
+    assert_ne!(w.cursors[1], w.cursors[0]);
+    assert_eq!(w.unique(), 15);
+
+    let w = run_stdio(&["--scenario", "endless"], 0, 12);
+    assert_eq!(w.pages.len(), 12, "still handing out cursors");
+    assert_eq!(w.unique(), 20);
+    assert_eq!(w.all().len(), 60);
+
+    let w = run_stdio(&["--scenario", "blank-cursor"], 0, 50);
+    assert_eq!(w.sizes(), [5]);
+    assert_eq!(w.cursors[0], Some(json!("")));
+
+    let w = run_stdio(&["--scenario", "null-cursor"], 0, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+    assert_eq!(w.cursors[3], Some(Value::Null), "explicit null at the end");
+
+    let w = run_stdio(&["--scenario", "number-cursor"], 0, 50);
+    assert_eq!(w.sizes(), [5]);
+    assert_eq!(w.cursors[0], Some(json!(5)));
+
+    let w = run_stdio(&["--scenario", "missing-keys"], 0, 50);
+    assert_eq!(w.sizes(), [4, 4, 4, 4]);
+    assert_eq!(w.keyless, 4);
+    assert!(!w.all().contains(&"tool-005".to_string()));
+}
+
+#[test]
+fn stdio_faults_hit_the_configured_page_only() {
+    let w = run_stdio(&["--scenario", "rpc-error", "--code", "-32000"], 0, 50);
+    assert_eq!(w.sizes(), [5]);
+    assert_eq!(w.error.unwrap()["code"], -32000);
+
+    let w = run_stdio(&["--scenario", "rpc-error", "--page", "3"], 0, 50);
+    assert_eq!(w.sizes(), [5, 5]);
+    assert_eq!(w.error.unwrap()["code"], -32603);
+
+    // Faults apply to --kinds only: prompts stay healthy.
+    let w = run_stdio(&["--scenario", "rpc-error", "--kinds", "tools"], 1, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+
+    // Malformed: page 2 is a line that is not JSON.
+    let mut sim = StdioSim::start(&["--scenario", "malformed"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    let cursor = p1["result"]["nextCursor"].clone();
+    sim.send("tools/list", json!({"cursor": cursor}));
+    let line = sim.lines.recv_timeout(WAIT).unwrap();
+    assert!(serde_json::from_str::<Value>(&line).is_err(), "{line}");
+
+    // Wrong shape: page 2's `tools` is an object.
+    let mut sim = StdioSim::start(&["--scenario", "wrong-shape"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    let (_, p2) = sim.call(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    assert!(p2["result"]["tools"].is_object(), "{p2}");
+}
+
+#[test]
+fn stdio_stale_and_silent_restart_cursors() {
+    // The first continuation is rejected once; the retried walk completes.
+    let mut sim = StdioSim::start(&["--scenario", "stale-cursor"]);
+    sim.init();
+    let w = stdio_walk(&mut sim, 0, 50);
+    assert_eq!(w.sizes(), [5]);
+    assert_eq!(w.error.unwrap()["code"], -32602);
+    let w = stdio_walk(&mut sim, 0, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+
+    // Age mode: a cursor presented after --delay-ms is rejected.
+    let mut sim = StdioSim::start(&["--scenario", "stale-cursor", "--delay-ms", "200"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    let fresh = sim.call(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    assert!(fresh.1.get("result").is_some());
+    std::thread::sleep(Duration::from_millis(400));
+    let (_, stale) = sim.call(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    assert_eq!(stale["error"]["code"], -32602);
+
+    // Silent restart: page 1's cursor is unknown, so page 1 comes again.
+    let w = run_stdio(&["--scenario", "silent-restart"], 0, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5, 5]);
+    assert_eq!(w.pages[0], w.pages[1]);
+    assert_eq!(w.unique(), 20);
+    let mut sim = StdioSim::start(&["--scenario", "silent-restart"]);
+    let (_, v) = sim.call("tools/list", json!({"cursor": "garbage"}));
+    assert_eq!(v["result"]["tools"][0]["name"], "tool-001");
+}
+
+#[test]
+fn stdio_catalogue_changes_and_notifications() {
+    let mut sim = StdioSim::start(&["--scenario", "shrink"]);
+    sim.init();
+    assert_eq!(stdio_walk(&mut sim, 0, 50).unique(), 20);
+    let second = stdio_walk(&mut sim, 0, 50);
+    assert_eq!(second.unique(), 19);
+    assert!(!second.all().contains(&"tool-020".to_string()));
+    assert!(second.notes.is_empty(), "silent without --notify");
+
+    let mut sim = StdioSim::start(&["--scenario", "grow", "--notify", "--change-by", "3"]);
+    sim.init();
+    assert_eq!(stdio_walk(&mut sim, 0, 50).unique(), 20);
+    let second = stdio_walk(&mut sim, 0, 50);
+    assert_eq!(second.unique(), 23);
+    assert_eq!(
+        second.notes,
+        [json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})]
+    );
+
+    let w = run_stdio(&["--scenario", "list-changed-storm"], 1, 50);
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+    assert_eq!(w.notes.len(), 4);
+    assert_eq!(w.notes[0]["method"], "notifications/prompts/list_changed");
+}
+
+#[test]
+fn stdio_reorder_is_deterministic_under_the_seed() {
+    let order = |seed: &str| {
+        let mut sim = StdioSim::start(&["--scenario", "reorder", "--seed", seed]);
+        sim.init();
+        let a = stdio_walk(&mut sim, 0, 50);
+        let b = stdio_walk(&mut sim, 0, 50);
+        assert_eq!(a.unique(), 20);
+        assert_eq!(b.unique(), 20);
+        assert_ne!(a.all(), b.all(), "each listing reorders");
+        (a.all(), b.all())
+    };
+    assert_eq!(order("7"), order("7"));
+    assert_ne!(order("7").0, order("8").0);
+
+    // Healthy cursors are stable across runs with the same seed.
+    let cursors = |seed: &str| run_stdio(&["--scenario", "healthy", "--seed", seed], 0, 50).cursors;
+    assert_eq!(cursors("1"), cursors("1"));
+    assert_ne!(cursors("1"), cursors("2"));
+}
+
+#[test]
+fn stdio_hang_slow_and_crash() {
+    // Hang: page 2 is never answered, but the process keeps serving.
+    let mut sim = StdioSim::start(&["--scenario", "hang"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    let hung = sim.send(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    let (_, pong) = sim.call("ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    assert!(sim.lines.recv_timeout(Duration::from_millis(300)).is_err());
+    let _ = hung;
+
+    // Slow page: a later request is answered before the slow one.
+    let mut sim = StdioSim::start(&["--scenario", "slow-page", "--delay-ms", "500"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    let slow = sim.send(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    let ping = sim.send("ping", json!({}));
+    let first: Value = serde_json::from_str(&sim.lines.recv_timeout(WAIT).unwrap()).unwrap();
+    assert_eq!(first["id"], ping);
+    let (_, page2) = sim.answer(slow);
+    assert_eq!(page2["result"]["tools"][0]["name"], "tool-006");
+
+    // Crash: the process exits on page 2 without answering.
+    let mut sim = StdioSim::start(&["--scenario", "crash"]);
+    sim.init();
+    let (_, p1) = sim.call("tools/list", json!({}));
+    sim.send(
+        "tools/list",
+        json!({"cursor": p1["result"]["nextCursor"].clone()}),
+    );
+    let status = sim.child.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert!(
+        sim.lines.recv_timeout(WAIT).is_err(),
+        "nothing after the crash"
+    );
+}
+
+#[test]
+fn stdio_exits_on_stdin_eof() {
+    let mut sim = StdioSim::start(&["--scenario", "healthy"]);
+    sim.init();
+    drop(sim.stdin.take());
+    let status = sim.child.wait().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn stdio_protocol_2026_is_stateless_with_blank_and_constant_cursors() {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut sim = StdioSim::start(&["--scenario", "protocol-2026"]);
+    let (_, init) = sim.call("initialize", json!({"protocolVersion": "2025-11-25"}));
+    assert_eq!(init["error"]["code"], -32022);
+    assert_eq!(init["error"]["data"]["supported"], json!(["2026-07-28"]));
+    let (_, d) = sim.call("server/discover", json!({"_meta": meta}));
+    assert_eq!(d["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(d["result"]["serverInfo"]["name"], "mcp-exporter-simulator");
+    let (_, bare) = sim.call("tools/list", json!({}));
+    assert_eq!(bare["error"]["code"], -32602);
+    let (_, old) = sim.call(
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert_eq!(old["error"]["code"], -32022);
+
+    // The modern walk: "" then a constant "tail" that still brings items.
+    let mut cursor: Option<String> = None;
+    let mut got = Vec::new();
+    let mut cursors = Vec::new();
+    for _ in 0..10 {
+        let mut params = json!({"_meta": meta});
+        if let Some(c) = &cursor {
+            params["cursor"] = json!(c);
+        }
+        let (_, page) = sim.call("tools/list", params);
+        let r = &page["result"];
+        assert_eq!(r["resultType"], "complete");
+        assert!(r["ttlMs"].is_u64() && r["cacheScope"].is_string());
+        for t in r["tools"].as_array().unwrap() {
+            got.push(t["name"].as_str().unwrap().to_string());
+        }
+        cursors.push(r.get("nextCursor").cloned());
+        match r.get("nextCursor").and_then(Value::as_str) {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(got, names("tool-", 1..=20));
+    assert_eq!(
+        cursors,
+        [
+            Some(json!("")),
+            Some(json!("tail")),
+            Some(json!("tail")),
+            None
+        ]
+    );
+}
+
+// ---------------------------------------------------------------- HTTP
+
+struct HttpSim {
+    child: Child,
+    base: String,
+}
+
+impl HttpSim {
+    fn start(args: &[&str], envs: &[(&str, &str)]) -> HttpSim {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("simulate")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start simulator");
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"))
+            .to_string();
+        assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+        HttpSim { child, base }
+    }
+}
+
+impl Drop for HttpSim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Data of each SSE event, with the event name; events without data
+/// (priming) are kept with empty data so tests can see them.
+fn sse_events(text: &str) -> Vec<(String, String)> {
+    text.split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut event = String::new();
+            let mut data = Vec::new();
+            for line in block.lines() {
+                if let Some(e) = line.strip_prefix("event:") {
+                    event = e.trim().to_string();
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push(d.trim_start().to_string());
+                }
+            }
+            (event, data.join("\n"))
+        })
+        .collect()
+}
+
+struct HttpClient {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+    token: Option<String>,
+    next_id: i64,
+}
+
+impl HttpClient {
+    fn new(url: String) -> HttpClient {
+        HttpClient {
+            http: reqwest::Client::new(),
+            url,
+            session: None,
+            token: None,
+            next_id: 0,
+        }
+    }
+
+    async fn post(&mut self, body: &Value, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.send().await.unwrap()
+    }
+
+    /// (HTTP status, notifications before the answer, answer).
+    async fn call_with(
+        &mut self,
+        method: &str,
+        params: Value,
+        headers: &[(&str, &str)],
+    ) -> (u16, Vec<Value>, Value) {
+        self.next_id += 1;
+        let body =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let resp = self.post(&body, headers).await;
+        let status = resp.status().as_u16();
+        if let Some(s) = resp.headers().get("mcp-session-id") {
+            self.session = Some(s.to_str().unwrap().to_string());
+        }
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .is_some_and(|c| c.to_str().unwrap().starts_with("text/event-stream"));
+        let text = resp.text().await.unwrap();
+        if !sse {
+            let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            return (status, Vec::new(), v);
+        }
+        let events = sse_events(&text);
+        assert!(events[0].1.is_empty(), "priming event first: {text}");
+        let mut msgs: Vec<Value> = events[1..]
+            .iter()
+            .map(|(_, d)| serde_json::from_str(d).unwrap())
+            .collect();
+        let answer = msgs.pop().expect("an answer event");
+        (status, msgs, answer)
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> (u16, Vec<Value>, Value) {
+        self.call_with(method, params, &[]).await
+    }
+
+    async fn init(&mut self) {
+        let (status, _, v) = self
+            .call(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        assert!(self.session.is_some(), "Mcp-Session-Id assigned");
+        let resp = self
+            .post(
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                &[],
+            )
+            .await;
+        assert_eq!(resp.status().as_u16(), 202);
+    }
+
+    async fn walk(&mut self, kind: usize, max_pages: usize) -> Walk {
+        let (method, list_key, id_key) = KINDS[kind];
+        let mut w = Walk::default();
+        let mut cursor: Option<String> = None;
+        for _ in 0..max_pages {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let (_, notes, resp) = self.call(method, params).await;
+            w.notes.extend(notes);
+            if let Some(e) = resp.get("error") {
+                w.error = Some(e.clone());
+                break;
+            }
+            let page: Vec<String> = resp["result"][list_key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|i| i.get(id_key).and_then(Value::as_str).map(String::from))
+                .collect();
+            w.pages.push(page);
+            let next = resp["result"].get("nextCursor").cloned();
+            w.cursors.push(next.clone());
+            match next {
+                Some(Value::String(s)) if !s.is_empty() => cursor = Some(s),
+                _ => break,
+            }
+        }
+        w
+    }
+}
+
+#[tokio::test]
+async fn http_json_sessions_and_healthy_walk() {
+    let sim = HttpSim::start(&["--scenario", "healthy", "--transport", "http"], &[]);
+    let url = format!("{}/mcp", sim.base);
+    let mut c = HttpClient::new(url.clone());
+
+    // Before initialize: server/discover is an unknown method.
+    let (status, _, v) = c.call("server/discover", json!({})).await;
+    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32601)));
+
+    c.init().await;
+    let w = c.walk(0, 50).await;
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+    assert_eq!(w.all(), names("tool-", 1..=20));
+    let (status, _, v) = c.call("server/discover", json!({})).await;
+    assert_eq!((status, v["error"]["code"].as_i64()), (200, Some(-32601)));
+
+    // GET is the standing notification stream: it needs a session.
+    let get = reqwest::get(&url).await.unwrap();
+    assert_eq!(get.status().as_u16(), 400);
+
+    let mut stranger = HttpClient::new(url.clone());
+    stranger.session = Some("not-a-session".into());
+    let (status, _, _) = stranger.call("tools/list", json!({})).await;
+    assert_eq!(status, 404);
+
+    let http = reqwest::Client::new();
+    let del = http
+        .delete(&url)
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(del.status().as_u16(), 200);
+    let (status, _, _) = c.call("tools/list", json!({})).await;
+    assert_eq!(status, 404, "deleted session is gone");
+}
+
+#[tokio::test]
+async fn http_json_notifications_go_to_the_standing_get_stream() {
+    use futures_util::StreamExt;
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "shrink",
+            "--notify",
+            "--transport",
+            "http",
+            "--kinds",
+            "tools",
+        ],
+        &[],
+    );
+    let url = format!("{}/mcp", sim.base);
+    let mut c = HttpClient::new(url.clone());
+    c.init().await;
+    let resp = c
+        .http
+        .get(&url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut stream = resp.bytes_stream();
+
+    assert_eq!(c.walk(0, 50).await.unique(), 20);
+    let second = c.walk(0, 50).await;
+    assert_eq!(second.unique(), 19);
+    assert!(
+        second.notes.is_empty(),
+        "JSON answers carry no notifications"
+    );
+
+    let mut text = String::new();
+    while !text.contains("list_changed") {
+        let chunk = tokio::time::timeout(WAIT, stream.next())
+            .await
+            .expect("notification in time")
+            .expect("stream open")
+            .unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let events = sse_events(&text);
+    assert_eq!(events[0].1, "", "priming event first");
+    let note: Value = serde_json::from_str(&events[1].1).unwrap();
+    assert_eq!(note["method"], "notifications/tools/list_changed");
+}
+
+#[tokio::test]
+async fn http_sse_answers_prime_first_and_carry_notifications() {
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "list-changed-storm",
+            "--transport",
+            "http",
+            "--response",
+            "sse",
+        ],
+        &[],
+    );
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    c.init().await;
+    let w = c.walk(0, 50).await;
+    assert_eq!(w.sizes(), [5, 5, 5, 5]);
+    assert_eq!(w.notes.len(), 4);
+    assert_eq!(w.notes[0]["method"], "notifications/tools/list_changed");
+
+    // The raw stream: priming event (id, empty data), then the message.
+    let resp = c
+        .post(&json!({"jsonrpc": "2.0", "id": 99, "method": "ping"}), &[])
+        .await;
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let text = resp.text().await.unwrap();
+    assert!(text.starts_with("id: "), "{text}");
+    let events = sse_events(&text);
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].1, "");
+    assert_eq!(events[1].0, "message");
+}
+
+#[tokio::test]
+async fn http_faults_drip_oversize_crash() {
+    // Drip: page 2 arrives in many small chunks and still parses.
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "drip",
+            "--transport",
+            "http",
+            "--delay-ms",
+            "5",
+            "--chunk-bytes",
+            "64",
+        ],
+        &[],
+    );
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    c.init().await;
+    let (_, _, p1) = c.call("tools/list", json!({})).await;
+    c.next_id += 1;
+    let body = json!({"jsonrpc": "2.0", "id": c.next_id, "method": "tools/list",
+                      "params": {"cursor": p1["result"]["nextCursor"].clone()}});
+    let resp = c.post(&body, &[]).await;
+    use futures_util::StreamExt;
+    let mut chunks = 0;
+    let mut bytes = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        chunks += 1;
+        bytes.extend_from_slice(&chunk.unwrap());
+    }
+    assert!(chunks > 3, "dripped in {chunks} chunk(s)");
+    let page: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(page["result"]["tools"][0]["name"], "tool-006");
+
+    // Oversize: page 2 is at least --size-mib.
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "oversize",
+            "--transport",
+            "http",
+            "--size-mib",
+            "1",
+        ],
+        &[],
+    );
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    c.init().await;
+    let (_, _, p1) = c.call("tools/list", json!({})).await;
+    assert!(p1.to_string().len() < 10_000);
+    let (_, _, p2) = c
+        .call(
+            "tools/list",
+            json!({"cursor": p1["result"]["nextCursor"].clone()}),
+        )
+        .await;
+    assert!(p2.to_string().len() >= 1024 * 1024);
+
+    // Crash: the connection is cut during page 2.
+    let sim = HttpSim::start(&["--scenario", "crash", "--transport", "http"], &[]);
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    c.init().await;
+    let (_, _, p1) = c.call("tools/list", json!({})).await;
+    let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/list",
+                      "params": {"cursor": p1["result"]["nextCursor"].clone()}});
+    let sent = c
+        .http
+        .post(&c.url)
+        .header("mcp-session-id", c.session.clone().unwrap())
+        .json(&body)
+        .send()
+        .await;
+    let failed = match sent {
+        Err(_) => true,
+        Ok(resp) => resp.bytes().await.is_err(),
+    };
+    assert!(failed, "a crash must not look like a clean answer");
+}
+
+#[tokio::test]
+async fn http_session_expiry_and_auth() {
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "session-expiry",
+            "--transport",
+            "http",
+            "--expire-after",
+            "2",
+        ],
+        &[],
+    );
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    c.init().await;
+    let w = c.walk(0, 50).await;
+    assert_eq!(w.sizes(), [5, 5]);
+    let (status, _, _) = c.call("tools/list", json!({})).await;
+    assert_eq!(status, 404, "session expired after 2 list requests");
+    c.session = None;
+    c.init().await;
+    let (status, _, v) = c.call("tools/list", json!({})).await;
+    assert_eq!(status, 200, "{v}");
+
+    let sim = HttpSim::start(
+        &[
+            "--scenario",
+            "auth",
+            "--transport",
+            "http",
+            "--token-env",
+            "SIM_TOKEN",
+        ],
+        &[("SIM_TOKEN", "s3cret")],
+    );
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    let resp = c
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            &[],
+        )
+        .await;
+    assert_eq!(resp.status().as_u16(), 401);
+    let challenge = resp.headers()["www-authenticate"].to_str().unwrap();
+    assert!(challenge.starts_with("Bearer ") && challenge.contains("resource_metadata="));
+    c.token = Some("wrong".into());
+    let resp = c
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
+            &[],
+        )
+        .await;
+    assert_eq!(resp.status().as_u16(), 401);
+    c.token = Some("s3cret".into());
+    c.init().await;
+    assert_eq!(c.walk(0, 50).await.unique(), 20);
+}
+
+#[tokio::test]
+async fn http_protocol_2026_checks_headers_and_meta() {
+    let sim = HttpSim::start(&["--scenario", "protocol-2026", "--transport", "http"], &[]);
+    let mut c = HttpClient::new(format!("{}/mcp", sim.base));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let modern = |m: &'static str| [("mcp-method", m), ("mcp-protocol-version", "2026-07-28")];
+
+    let (status, _, v) = c
+        .call("initialize", json!({"protocolVersion": "2025-11-25"}))
+        .await;
+    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32022)));
+
+    let (status, _, v) = c
+        .call_with(
+            "server/discover",
+            json!({"_meta": meta}),
+            &modern("server/discover"),
+        )
+        .await;
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["result"]["supportedVersions"], json!(["2026-07-28"]));
+    assert!(c.session.is_none(), "no session ids in 2026-07-28");
+
+    let (status, _, v) = c.call("tools/list", json!({"_meta": meta})).await;
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32020)),
+        "no Mcp-Method"
+    );
+    let (status, _, v) = c
+        .call_with(
+            "tools/list",
+            json!({"_meta": meta}),
+            &modern("prompts/list"),
+        )
+        .await;
+    assert_eq!((status, v["error"]["code"].as_i64()), (400, Some(-32020)));
+    let (status, _, v) = c
+        .call_with("tools/list", json!({}), &modern("tools/list"))
+        .await;
+    assert_eq!(
+        (status, v["error"]["code"].as_i64()),
+        (400, Some(-32602)),
+        "no _meta"
+    );
+
+    let mut got = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let mut params = json!({"_meta": meta});
+        if let Some(cur) = &cursor {
+            params["cursor"] = json!(cur);
+        }
+        let (status, _, v) = c
+            .call_with("tools/list", params, &modern("tools/list"))
+            .await;
+        assert_eq!(status, 200, "{v}");
+        for t in v["result"]["tools"].as_array().unwrap() {
+            got.push(t["name"].as_str().unwrap().to_string());
+        }
+        match v["result"].get("nextCursor").and_then(Value::as_str) {
+            Some(n) => cursor = Some(n.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(got, names("tool-", 1..=20));
+}
+
+#[tokio::test]
+async fn legacy_sse_transport_answers_on_the_stream() {
+    use futures_util::StreamExt;
+    let sim = HttpSim::start(&["--scenario", "healthy", "--transport", "sse"], &[]);
+    let http = reqwest::Client::new();
+    let resp = http
+        .get(format!("{}/sse", sim.base))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut stream = resp.bytes_stream();
+    let mut buf = String::new();
+    let mut next_event = async || -> (String, String) {
+        loop {
+            if let Some(end) = buf.find("\n\n") {
+                let block: String = buf.drain(..end + 2).collect();
+                return sse_events(&block).pop().unwrap();
+            }
+            let chunk = tokio::time::timeout(WAIT, stream.next())
+                .await
+                .expect("event in time")
+                .expect("stream open")
+                .unwrap();
+            buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        }
+    };
+    let (event, endpoint) = next_event().await;
+    assert_eq!(event, "endpoint");
+    assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
+    let post_url = format!("{}{}", sim.base, endpoint);
+
+    let post = |body: Value| {
+        let http = http.clone();
+        let url = post_url.clone();
+        async move {
+            http.post(url)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(
+        post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2024-11-05"}}))
+        .await,
+        202
+    );
+    let (_, init) = next_event().await;
+    let init: Value = serde_json::from_str(&init).unwrap();
+    assert_eq!(init["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await,
+        202
+    );
+
+    let mut got = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 2..20 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        assert_eq!(
+            post(json!({"jsonrpc": "2.0", "id": id, "method": "prompts/list", "params": params}))
+                .await,
+            202
+        );
+        let (event, data) = next_event().await;
+        assert_eq!(event, "message");
+        let v: Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(v["id"], id);
+        for p in v["result"]["prompts"].as_array().unwrap() {
+            got.push(p["name"].as_str().unwrap().to_string());
+        }
+        match v["result"].get("nextCursor").and_then(Value::as_str) {
+            Some(n) => cursor = Some(n.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(got, names("prompt-", 1..=20));
+}
+
+#[tokio::test]
+async fn scenarios_file_serves_many_virtual_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scale.yaml");
+    std::fs::write(
+        &path,
+        "defaults:\n  items: 8\n  page_size: 3\nservers:\n  - name: fleet\n    count: 300\n    scenario: healthy\n  - name: broken\n    scenario: truncate\n    response: sse\n",
+    )
+    .unwrap();
+    let sim = HttpSim::start(
+        &["--transport", "http", "--scenarios", path.to_str().unwrap()],
+        &[],
+    );
+    for name in ["fleet-0001", "fleet-0150", "fleet-0300"] {
+        let mut c = HttpClient::new(format!("{}/mcp/{name}", sim.base));
+        c.init().await;
+        let w = c.walk(2, 50).await;
+        assert_eq!(w.sizes(), [3, 3, 2], "{name}");
+    }
+    let mut c = HttpClient::new(format!("{}/mcp/broken", sim.base));
+    c.init().await;
+    assert_eq!(c.walk(0, 50).await.sizes(), [3, 3]);
+
+    // A session belongs to its server.
+    let mut other = HttpClient::new(format!("{}/mcp/fleet-0002", sim.base));
+    other.session = c.session.clone();
+    let (status, _, _) = other.call("tools/list", json!({})).await;
+    assert_eq!(status, 404);
+    let resp = reqwest::Client::new()
+        .post(format!("{}/mcp/nope", sim.base))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 404);
+}
