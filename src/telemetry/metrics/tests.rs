@@ -744,7 +744,7 @@ fn concurrent_updates_and_scrapes() {
             let registry = registry.clone();
             std::thread::spawn(move || {
                 let target = format!("t{i}");
-                for round in 0..200 {
+                for round in 0..60 {
                     m.register_target(&target, &Kind::ALL);
                     m.observe(
                         &poll(&target, vec![complete_tools()], Some(TRACE)),
@@ -754,7 +754,7 @@ fn concurrent_updates_and_scrapes() {
                         &poll("shared", vec![complete_tools()], None),
                         &BTreeMap::new(),
                     );
-                    if round % 50 == 49 {
+                    if round % 20 == 19 {
                         m.forget_target(&target);
                     }
                     let _ = text(&registry);
@@ -766,6 +766,26 @@ fn concurrent_updates_and_scrapes() {
         w.join().expect("worker panicked");
     }
     let t = text(&registry);
-    expect_value(&t, &tk("mcp_listings_total", "shared", "tools"), 800.0);
+    expect_value(&t, &tk("mcp_listings_total", "shared", "tools"), 240.0);
     assert!(!t.contains("target=\"t0\""), "{t}");
+}
+
+#[test]
+fn help_names_where_values_come_from() {
+    let mut scheduled = Registry::default();
+    let s = TargetMetrics::new(&mut scheduled);
+    s.register_target("a", &[Kind::Tools]);
+    let t = text(&scheduled);
+    assert!(
+        t.contains("# HELP mcp_up 1 if the last scheduled poll listed every enabled kind"),
+        "{t}"
+    );
+    let mut probe = Registry::default();
+    let p = TargetMetrics::for_probe(&mut probe);
+    p.register_target("a", &[Kind::Tools]);
+    let t = text(&probe);
+    assert!(
+        t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
+        "{t}"
+    );
 }
