@@ -75,7 +75,9 @@ fn polled(target: &str) -> PolledTarget {
 fn fleet(targets: usize) -> (Registry, TargetMetrics, Vec<PolledTarget>) {
     let mut registry = Registry::default();
     let metrics = TargetMetrics::new(&mut registry);
-    let polls: Vec<PolledTarget> = (0..targets).map(|i| polled(&format!("target-{i}"))).collect();
+    let polls: Vec<PolledTarget> = (0..targets)
+        .map(|i| polled(&format!("target-{i}")))
+        .collect();
     let expect = BTreeMap::from([(Kind::Tools, 10)]);
     for p in &polls {
         metrics.register_target(&p.report.target, &Kind::ALL);
