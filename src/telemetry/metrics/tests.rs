@@ -697,7 +697,11 @@ fn exporter_families() {
         let _guard = e.poll_in_flight();
         expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 2.0);
     }
-    e.spans_dropped(7);
+    e.spans_dropped(4);
+    // A running total: repeated and lower totals add nothing.
+    e.set_spans_dropped_total(7);
+    e.set_spans_dropped_total(7);
+    e.set_spans_dropped_total(5);
     let t = text(&registry);
     expect_value(
         &t,
