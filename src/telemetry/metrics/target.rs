@@ -409,8 +409,16 @@ impl TargetMetrics {
                 self.silent_shrinks.get_or_create(&l).inc();
             }
         }
-        for (kind, by_reference) in &polled.reference_missing {
-            self.set_reference_missing(&mut open, target, *kind, by_reference);
+        // A complete listing is compared with every configured reference
+        // that has a listing; a kind missing from the map then compared with
+        // none, so stale references (e.g. removed from the configuration)
+        // are dropped. Incomplete listings leave the last comparison.
+        let none = BTreeMap::new();
+        for listing in &report.listings {
+            if listing.outcome.is_complete() {
+                let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
+                self.set_reference_missing(&mut open, target, listing.kind, by_reference);
+            }
         }
         for kind in Kind::ALL {
             let l = TargetKindLabels::new(target, kind.label());

@@ -413,10 +413,19 @@ fn silent_shrink_diff_counts_churn() {
         2.0,
     );
 
-    // The next poll compares with nothing: the reference series goes away.
-    let mut next = poll("delta", vec![complete_tools()], None);
-    next.reference_missing.insert(Kind::Tools, BTreeMap::new());
-    m.observe(&next, &BTreeMap::new());
+    // A failed listing leaves the last comparison in place.
+    let failed = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
+    m.observe(&poll("delta", vec![failed], None), &BTreeMap::new());
+    expect_value(
+        &text(&registry),
+        "mcp_reference_missing_items{target=\"delta\",kind=\"tools\",reference=\"upstream\"}",
+        2.0,
+    );
+    // A complete listing compared with nothing: the reference series goes away.
+    m.observe(
+        &poll("delta", vec![complete_tools()], None),
+        &BTreeMap::new(),
+    );
     let t = text(&registry);
     assert!(!t.contains("reference=\"upstream\""), "{t}");
     expect_value(
