@@ -188,7 +188,7 @@ impl TargetMetrics {
         );
         r.register(
             "mcp_server_info",
-            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from {} that completed a handshake", source.poll()),
+            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {}", source.polls()),
             self.server_info.clone(),
         );
         r.register(
@@ -243,7 +243,7 @@ impl TargetMetrics {
         );
         r.register(
             "mcp_listing_blank_cursor",
-            "Listings (protocol before 2026-07-28) ended by nextCursor \"\" and counted complete",
+            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete",
             self.blank_cursor.clone(),
         );
         r.register(
@@ -272,8 +272,8 @@ impl TargetMetrics {
         r.register(
             "mcp_listing_unsupported",
             format!(
-                "1 if the server did not advertise the kind at {} that reached it, else 0",
-                source.poll()
+                "1 if the server did not advertise the kind, as last seen by {}, else 0",
+                source.polls()
             ),
             self.unsupported.clone(),
         );

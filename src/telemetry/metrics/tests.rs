@@ -802,3 +802,28 @@ fn help_names_where_values_come_from() {
         "{t}"
     );
 }
+
+/// OpenMetrics HELP text may not hold a bare `"` or `\\` (they must be
+/// escaped, and prometheus-client does not escape).
+#[test]
+fn help_texts_need_no_escaping() {
+    let mut registry = Registry::default();
+    let m = TargetMetrics::new(&mut registry);
+    let e = ExporterMetrics::new(&mut registry, "v", "r");
+    m.register_target("a", &Kind::ALL);
+    e.register_target("a");
+    let mut polled = poll("a", vec![complete_tools()], None);
+    polled.reference_missing.insert(
+        Kind::Tools,
+        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
+    );
+    m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
+    m.set_invalid_cursor_probe("a", Kind::Tools, "accepted");
+    let t = text(&registry);
+    let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
+    // Every family of both structs is present.
+    assert_eq!(helps.len(), 35, "{t}");
+    for line in helps {
+        assert!(!line.contains('"') && !line.contains('\\'), "{line}");
+    }
+}
