@@ -110,8 +110,18 @@ impl ExporterMetrics {
             .inc();
     }
 
+    /// `n` more spans were dropped (a delta).
     pub fn spans_dropped(&self, n: u64) {
         self.spans_dropped.inc_by(n);
+    }
+
+    /// Raise the dropped-spans counter to `total`, a running total since
+    /// start (what the trace sink reports). Never lowers it, and concurrent
+    /// callers cannot add the same drops twice.
+    pub fn set_spans_dropped_total(&self, total: u64) {
+        self.spans_dropped
+            .inner()
+            .fetch_max(total, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Pre-create `mcp_exporter_skipped_polls_total{target}` at 0.

@@ -88,6 +88,29 @@ pub struct TargetMetrics {
     open: Mutex<OpenLabels>,
 }
 
+/// Which polls a registry's values come from, for HELP strings.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Scheduled,
+    Probe,
+}
+
+impl Source {
+    fn poll(self) -> &'static str {
+        match self {
+            Source::Scheduled => "the last scheduled poll",
+            Source::Probe => "this probe",
+        }
+    }
+
+    fn polls(self) -> &'static str {
+        match self {
+            Source::Scheduled => "scheduled polls",
+            Source::Probe => "this probe",
+        }
+    }
+}
+
 /// Label sets whose values are not a fixed enum, remembered so that they can
 /// be replaced (server info) or dropped (reference, removed target).
 #[derive(Debug, Default)]
@@ -97,7 +120,19 @@ struct OpenLabels {
 }
 
 impl TargetMetrics {
+    /// Families for scheduled polling: HELP says values come from the last
+    /// scheduled poll.
     pub fn new(registry: &mut Registry) -> Self {
+        Self::with_source(registry, Source::Scheduled)
+    }
+
+    /// Families for one `/probe` answer (a fresh registry per request): HELP
+    /// says values come from this probe.
+    pub fn for_probe(registry: &mut Registry) -> Self {
+        Self::with_source(registry, Source::Probe)
+    }
+
+    fn with_source(registry: &mut Registry, source: Source) -> Self {
         let m = TargetMetrics {
             up: Family::default(),
             poll_duration: Family::new_with_constructor(seconds_histogram),
@@ -129,14 +164,14 @@ impl TargetMetrics {
             page_duration: Family::new_with_constructor(seconds_histogram),
             open: Mutex::new(OpenLabels::default()),
         };
-        m.register(registry);
+        m.register(registry, source);
         m
     }
 
-    fn register(&self, r: &mut Registry) {
+    fn register(&self, r: &mut Registry, source: Source) {
         r.register(
             "mcp_up",
-            "1 if the last poll listed every enabled kind completely (unsupported kinds count as complete), else 0",
+            format!("1 if {} listed every enabled kind completely (unsupported kinds count as complete), else 0", source.poll()),
             self.up.clone(),
         );
         r.register_with_unit(
@@ -153,7 +188,7 @@ impl TargetMetrics {
         );
         r.register(
             "mcp_server_info",
-            "Constant 1; labels are the server's self-description from the last poll that completed a handshake (each truncated to 128 characters)",
+            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {}", source.polls()),
             self.server_info.clone(),
         );
         r.register(
@@ -208,32 +243,38 @@ impl TargetMetrics {
         );
         r.register(
             "mcp_listing_blank_cursor",
-            "Listings (protocol before 2026-07-28) ended by nextCursor \"\" and counted complete",
+            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete",
             self.blank_cursor.clone(),
         );
         r.register(
             "mcp_listing_items",
-            "Unique items (by identity key) of the last complete listing",
+            format!(
+                "Unique items (by identity key) of the last complete listing, from {}",
+                source.polls()
+            ),
             self.items.clone(),
         );
         r.register(
             "mcp_listing_raw_items",
-            "Items before dedupe of the last listing that completed or was aborted by a guard",
+            format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {}", source.polls()),
             self.raw_items.clone(),
         );
         r.register(
             "mcp_listing_duplicate_items",
-            "Raw minus unique items of the last listing that completed or was aborted by a guard",
+            format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {}", source.polls()),
             self.duplicate_items.clone(),
         );
         r.register(
             "mcp_listing_invalid_items",
-            "Items without their identity key in the last listing that completed or was aborted by a guard",
+            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {}", source.polls()),
             self.invalid_items.clone(),
         );
         r.register(
             "mcp_listing_unsupported",
-            "1 if the server did not advertise the kind at the last poll that reached it, else 0",
+            format!(
+                "1 if the server did not advertise the kind, as last seen by {}, else 0",
+                source.polls()
+            ),
             self.unsupported.clone(),
         );
         r.register(
@@ -243,13 +284,16 @@ impl TargetMetrics {
         );
         r.register_with_unit(
             "mcp_last_success_timestamp",
-            "Unix time at which the last complete listing ended (0 = never since start)",
+            format!(
+                "Unix time at which the last complete listing ended, from {} (0 = none yet)",
+                source.polls()
+            ),
             Unit::Seconds,
             self.last_success.clone(),
         );
         r.register(
             "mcp_reference_missing_items",
-            "Items of the reference target's last complete listing missing from this target's last complete listing",
+            format!("Items of the reference target's last complete listing missing from this target's last complete listing, from {}", source.polls()),
             self.reference_missing.clone(),
         );
         r.register(
@@ -365,8 +409,16 @@ impl TargetMetrics {
                 self.silent_shrinks.get_or_create(&l).inc();
             }
         }
-        for (kind, by_reference) in &polled.reference_missing {
-            self.set_reference_missing(&mut open, target, *kind, by_reference);
+        // A complete listing is compared with every configured reference
+        // that has a listing; a kind missing from the map then compared with
+        // none, so stale references (e.g. removed from the configuration)
+        // are dropped. Incomplete listings leave the last comparison.
+        let none = BTreeMap::new();
+        for listing in &report.listings {
+            if listing.outcome.is_complete() {
+                let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
+                self.set_reference_missing(&mut open, target, listing.kind, by_reference);
+            }
         }
         for kind in Kind::ALL {
             let l = TargetKindLabels::new(target, kind.label());

@@ -1,1 +1,829 @@
+//! Encode-level tests: reports built by hand, checked against the exact
+//! series text a scrape would see.
 
+use super::*;
+use crate::listing::report::{Restart, RestartReason};
+use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
+use crate::poller::{KindDiff, PollReport, PolledTarget, ServerInfo};
+use prometheus_client::registry::Registry;
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+fn page(index: u32, items: u32, next: CursorState, millis: u64) -> PageRecord {
+    PageRecord {
+        index,
+        attempt: 0,
+        sent_cursor: None,
+        items,
+        new_items: items,
+        bytes: 100,
+        duration: Duration::from_millis(millis),
+        started: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+        span_id: None,
+        next_cursor: next,
+        request_id: i64::from(index) + 1,
+        error: None,
+        rpc_code: None,
+        http_status: None,
+    }
+}
+
+fn failed_page(index: u32, error: ErrorKind, rpc_code: Option<i64>) -> PageRecord {
+    PageRecord {
+        error: Some(error.label().to_string()),
+        rpc_code,
+        ..page(index, 0, CursorState::None, 7)
+    }
+}
+
+fn cursor() -> CursorState {
+    CursorState::Present("abcd".into())
+}
+
+/// Three pages of 2 + 2 + 1 tools, 5 unique.
+fn complete_tools() -> ListingReport {
+    ListingReport {
+        final_pages: 3,
+        raw_items: 5,
+        unique_items: 5,
+        pages: vec![
+            page(0, 2, cursor(), 20),
+            page(1, 2, cursor(), 30),
+            page(2, 1, CursorState::Absent, 40),
+        ],
+        names: vec!["a".into(), "b".into(), "c".into(), "d".into(), "e".into()],
+        duration: Duration::from_millis(95),
+        ..ListingReport::empty(Kind::Tools, Outcome::Complete)
+    }
+}
+
+fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> PolledTarget {
+    PolledTarget {
+        report: PollReport {
+            target: target.to_string(),
+            started: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            transport: "streamable_http".into(),
+            protocol_version: Some("2025-11-25".into()),
+            server: Some(ServerInfo {
+                name: "demo-server".into(),
+                version: "1.2.3".into(),
+            }),
+            handshakes: Vec::new(),
+            session_error: None,
+            time_to_ready: None,
+            listings,
+            server_address: None,
+            server_port: None,
+            session_id: None,
+            stdout_defects: 0,
+            server_requests: 0,
+            stderr_tail: None,
+            duration: Duration::from_millis(150),
+            trace_id: trace_id.map(str::to_string),
+            poll_span_id: None,
+        },
+        diffs: BTreeMap::new(),
+        reference_missing: BTreeMap::new(),
+    }
+}
+
+fn setup() -> (Registry, TargetMetrics) {
+    let mut registry = Registry::default();
+    let metrics = TargetMetrics::new(&mut registry);
+    (registry, metrics)
+}
+
+fn text(registry: &Registry) -> String {
+    encode(registry).expect("encoding into a String cannot fail")
+}
+
+/// The value of the sample whose name and labels are exactly `series`
+/// (exemplar, if any, ignored). Label order is the label struct's field order.
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(series)?.strip_prefix(' ')?;
+        rest.split(' ').next()?.parse().ok()
+    })
+}
+
+fn expect_value(text: &str, series: &str, want: f64) {
+    match value(text, series) {
+        // Relative tolerance: float sums and timestamps may differ in the last bit.
+        Some(v) => assert!(
+            (v - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{series} = {v}, want {want}\n{text}"
+        ),
+        None => panic!("series {series} missing from\n{text}"),
+    }
+}
+
+fn tk(name: &str, target: &str, kind: &str) -> String {
+    format!("{name}{{target=\"{target}\",kind=\"{kind}\"}}")
+}
+
+#[test]
+fn complete_multi_page_listing() {
+    let (registry, m) = setup();
+    let mut polled = poll("alpha", vec![complete_tools()], None);
+    polled.report.time_to_ready = Some(Duration::from_millis(120));
+    let expect = BTreeMap::from([(Kind::Tools, 4)]);
+    m.observe(&polled, &expect);
+    let t = text(&registry);
+
+    expect_value(&t, "mcp_up{target=\"alpha\"}", 1.0);
+    expect_value(&t, &tk("mcp_listings_total", "alpha", "tools"), 1.0);
+    expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 3.0);
+    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
+    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 5.0);
+    expect_value(
+        &t,
+        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
+        0.0,
+    );
+    expect_value(&t, &tk("mcp_listing_unsupported", "alpha", "tools"), 0.0);
+    expect_value(
+        &t,
+        &tk("mcp_listing_expected_min_items", "alpha", "tools"),
+        4.0,
+    );
+    // Pages histogram: one listing of 3 pages.
+    expect_value(&t, &tk("mcp_listing_pages_count", "alpha", "tools"), 1.0);
+    expect_value(&t, &tk("mcp_listing_pages_sum", "alpha", "tools"), 3.0);
+    expect_value(
+        &t,
+        "mcp_listing_pages_bucket{le=\"2.0\",target=\"alpha\",kind=\"tools\"}",
+        0.0,
+    );
+    expect_value(
+        &t,
+        "mcp_listing_pages_bucket{le=\"3.0\",target=\"alpha\",kind=\"tools\"}",
+        1.0,
+    );
+    // Items per page: 2, 2, 1.
+    expect_value(
+        &t,
+        &tk("mcp_listing_page_items_count", "alpha", "tools"),
+        3.0,
+    );
+    expect_value(&t, &tk("mcp_listing_page_items_sum", "alpha", "tools"), 5.0);
+    expect_value(
+        &t,
+        "mcp_listing_page_items_bucket{le=\"1.0\",target=\"alpha\",kind=\"tools\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_page_request_duration_seconds_count", "alpha", "tools"),
+        3.0,
+    );
+    expect_value(
+        &t,
+        "mcp_page_request_duration_seconds_bucket{le=\"0.025\",target=\"alpha\",kind=\"tools\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_listing_duration_seconds_count", "alpha", "tools"),
+        1.0,
+    );
+    expect_value(&t, "mcp_time_to_ready_seconds_count{target=\"alpha\"}", 1.0);
+    expect_value(&t, "mcp_time_to_ready_seconds_sum{target=\"alpha\"}", 0.12);
+    expect_value(&t, "mcp_poll_duration_seconds_count{target=\"alpha\"}", 1.0);
+    // Last page started at 1_700_000_000 and took 40 ms.
+    expect_value(
+        &t,
+        &tk("mcp_last_success_timestamp_seconds", "alpha", "tools"),
+        1_700_000_000.04,
+    );
+    expect_value(
+        &t,
+        "mcp_server_info{target=\"alpha\",server_name=\"demo-server\",server_version=\"1.2.3\",protocol_version=\"2025-11-25\",transport=\"streamable_http\"}",
+        1.0,
+    );
+    assert!(t.contains("# TYPE mcp_listing_pages histogram\n"), "{t}");
+    assert!(t.contains("# TYPE mcp_listings counter\n"), "{t}");
+    assert!(
+        t.contains("# UNIT mcp_listing_duration_seconds seconds\n"),
+        "{t}"
+    );
+    // No trace id: no exemplar anywhere.
+    assert!(!t.contains("trace_id"), "{t}");
+    // No sample timestamps: every sample line is `series value`.
+    for line in t.lines().filter(|l| !l.starts_with('#')) {
+        assert_eq!(
+            line.split(' ').count(),
+            2,
+            "unexpected sample shape: {line}"
+        );
+    }
+}
+
+#[test]
+fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
+    let (registry, m) = setup();
+    m.observe(
+        &poll("alpha", vec![complete_tools()], None),
+        &BTreeMap::new(),
+    );
+    let cycle = ListingReport {
+        final_pages: 4,
+        raw_items: 8,
+        unique_items: 2,
+        duplicate_items: 6,
+        pages: vec![
+            page(0, 2, cursor(), 5),
+            page(1, 2, cursor(), 5),
+            page(2, 2, cursor(), 5),
+            page(3, 2, cursor(), 5),
+        ],
+        ..ListingReport::empty(Kind::Tools, Outcome::Aborted(Guard::CursorCycle))
+    };
+    m.observe(&poll("alpha", vec![cycle], None), &BTreeMap::new());
+    let t = text(&registry);
+
+    expect_value(&t, "mcp_up{target=\"alpha\"}", 0.0);
+    expect_value(
+        &t,
+        "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
+        1.0,
+    );
+    expect_value(&t, &tk("mcp_listings_total", "alpha", "tools"), 2.0);
+    expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 7.0);
+    // Items stay at the last complete listing; raw/duplicates show the cycle.
+    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
+    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 8.0);
+    expect_value(
+        &t,
+        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
+        6.0,
+    );
+    // Pages and listing duration: complete listings only.
+    expect_value(&t, &tk("mcp_listing_pages_count", "alpha", "tools"), 1.0);
+    expect_value(
+        &t,
+        &tk("mcp_listing_duration_seconds_count", "alpha", "tools"),
+        1.0,
+    );
+    // Page items: every parsed page of both polls.
+    expect_value(
+        &t,
+        &tk("mcp_listing_page_items_count", "alpha", "tools"),
+        7.0,
+    );
+}
+
+#[test]
+fn error_with_invalid_cursor_restart() {
+    let (registry, m) = setup();
+    let listing = ListingReport {
+        pages: vec![
+            page(0, 2, cursor(), 10),
+            failed_page(1, ErrorKind::InvalidCursor, Some(-32602)),
+            page(2, 2, cursor(), 10),
+            failed_page(3, ErrorKind::InvalidCursor, Some(-32602)),
+        ],
+        invalid_cursor_errors: 2,
+        restarts: vec![Restart {
+            reason: RestartReason::InvalidCursor,
+            at_page: 1,
+        }],
+        ..ListingReport::empty(Kind::Prompts, Outcome::Error(ErrorKind::InvalidCursor))
+    };
+    let timeout = ListingReport {
+        pages: vec![failed_page(0, ErrorKind::Timeout, None)],
+        ..ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout))
+    };
+    m.observe(
+        &poll("beta", vec![listing, timeout], Some(TRACE)),
+        &BTreeMap::new(),
+    );
+    let t = text(&registry);
+
+    expect_value(&t, "mcp_up{target=\"beta\"}", 0.0);
+    expect_value(
+        &t,
+        "mcp_listing_errors_total{target=\"beta\",kind=\"prompts\",error=\"invalid_cursor\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        "mcp_listing_errors_total{target=\"beta\",kind=\"tools\",error=\"timeout\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        "mcp_listing_restarts_total{target=\"beta\",kind=\"prompts\",reason=\"invalid_cursor\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_list_invalid_cursor_total", "beta", "prompts"),
+        2.0,
+    );
+    expect_value(&t, &tk("mcp_list_requests_total", "beta", "prompts"), 4.0);
+    // Failed listings set no item gauge and no success timestamp.
+    assert_eq!(value(&t, &tk("mcp_listing_items", "beta", "prompts")), None);
+    assert_eq!(
+        value(
+            &t,
+            &tk("mcp_last_success_timestamp_seconds", "beta", "prompts")
+        ),
+        None
+    );
+    // -32602 answers are round trips; the timeout is not.
+    expect_value(
+        &t,
+        &tk("mcp_page_request_duration_seconds_count", "beta", "prompts"),
+        4.0,
+    );
+    assert_eq!(
+        value(
+            &t,
+            &tk("mcp_page_request_duration_seconds_count", "beta", "tools")
+        ),
+        None
+    );
+    expect_value(
+        &t,
+        &tk("mcp_listing_page_items_count", "beta", "prompts"),
+        2.0,
+    );
+}
+
+#[test]
+fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
+    let (registry, m) = setup();
+    let unsupported = ListingReport::empty(Kind::Prompts, Outcome::Unsupported);
+    m.observe(
+        &poll("gamma", vec![complete_tools(), unsupported], None),
+        &BTreeMap::new(),
+    );
+    let t = text(&registry);
+
+    expect_value(&t, "mcp_up{target=\"gamma\"}", 1.0);
+    expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "prompts"), 1.0);
+    expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "tools"), 0.0);
+    assert_eq!(
+        value(&t, &tk("mcp_listings_total", "gamma", "prompts")),
+        None
+    );
+}
+
+#[test]
+fn silent_shrink_diff_counts_churn() {
+    let (registry, m) = setup();
+    let mut polled = poll("delta", vec![complete_tools()], None);
+    polled.diffs.insert(
+        Kind::Tools,
+        KindDiff {
+            had_baseline: true,
+            added: vec!["e".into()],
+            removed: vec!["x".into(), "y".into()],
+            silent_shrink: true,
+            previous_items: 6,
+        },
+    );
+    polled.reference_missing.insert(
+        Kind::Tools,
+        BTreeMap::from([("upstream".to_string(), vec!["x".into(), "y".into()])]),
+    );
+    m.observe(&polled, &BTreeMap::new());
+    let t = text(&registry);
+
+    expect_value(
+        &t,
+        &tk("mcp_listing_silent_shrinks_total", "delta", "tools"),
+        1.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_listing_items_added_total", "delta", "tools"),
+        1.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_listing_items_removed_total", "delta", "tools"),
+        2.0,
+    );
+    expect_value(
+        &t,
+        "mcp_reference_missing_items{target=\"delta\",kind=\"tools\",reference=\"upstream\"}",
+        2.0,
+    );
+
+    // A failed listing leaves the last comparison in place.
+    let failed = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
+    m.observe(&poll("delta", vec![failed], None), &BTreeMap::new());
+    expect_value(
+        &text(&registry),
+        "mcp_reference_missing_items{target=\"delta\",kind=\"tools\",reference=\"upstream\"}",
+        2.0,
+    );
+    // A complete listing compared with nothing: the reference series goes away.
+    m.observe(
+        &poll("delta", vec![complete_tools()], None),
+        &BTreeMap::new(),
+    );
+    let t = text(&registry);
+    assert!(!t.contains("reference=\"upstream\""), "{t}");
+    expect_value(
+        &t,
+        &tk("mcp_listing_silent_shrinks_total", "delta", "tools"),
+        1.0,
+    );
+}
+
+#[test]
+fn register_target_precreates_zero_series_and_forget_removes_them() {
+    let (registry, m) = setup();
+    m.register_target("eps", &[Kind::Tools, Kind::Resources]);
+    let t = text(&registry);
+
+    expect_value(&t, "mcp_up{target=\"eps\"}", 0.0);
+    for kind in ["tools", "resources"] {
+        for name in [
+            "mcp_listings_total",
+            "mcp_list_requests_total",
+            "mcp_list_invalid_cursor_total",
+            "mcp_listing_items_added_total",
+            "mcp_listing_items_removed_total",
+            "mcp_listing_silent_shrinks_total",
+            "mcp_list_changed_notifications_total",
+            "mcp_listing_blank_cursor_total",
+            "mcp_listing_items",
+            "mcp_listing_raw_items",
+            "mcp_listing_duplicate_items",
+            "mcp_listing_invalid_items",
+            "mcp_listing_unsupported",
+            "mcp_last_success_timestamp_seconds",
+            "mcp_listing_pages_count",
+            "mcp_listing_page_items_count",
+            "mcp_listing_duration_seconds_count",
+            "mcp_page_request_duration_seconds_count",
+        ] {
+            expect_value(&t, &tk(name, "eps", kind), 0.0);
+        }
+        for guard in Guard::ALL {
+            let s = format!(
+                "mcp_listing_aborts_total{{target=\"eps\",kind=\"{kind}\",guard=\"{}\"}}",
+                guard.label()
+            );
+            expect_value(&t, &s, 0.0);
+        }
+        for error in ErrorKind::ALL {
+            let s = format!(
+                "mcp_listing_errors_total{{target=\"eps\",kind=\"{kind}\",error=\"{}\"}}",
+                error.label()
+            );
+            expect_value(&t, &s, 0.0);
+        }
+        for reason in RestartReason::ALL {
+            let s = format!(
+                "mcp_listing_restarts_total{{target=\"eps\",kind=\"{kind}\",reason=\"{}\"}}",
+                reason.label()
+            );
+            expect_value(&t, &s, 0.0);
+        }
+    }
+    assert!(!t.contains("kind=\"prompts\""), "{t}");
+
+    // A reload that disables resources drops its series.
+    m.register_target("eps", &[Kind::Tools]);
+    let t = text(&registry);
+    assert!(!t.contains("kind=\"resources\""), "{t}");
+    expect_value(&t, &tk("mcp_listings_total", "eps", "tools"), 0.0);
+
+    // A second target survives the first one's removal.
+    m.register_target("zeta", &[Kind::Tools]);
+    let mut polled = poll("eps", vec![complete_tools()], Some(TRACE));
+    polled.report.time_to_ready = Some(Duration::from_millis(10));
+    polled.reference_missing.insert(
+        Kind::Tools,
+        BTreeMap::from([("zeta".to_string(), vec!["q".into()])]),
+    );
+    m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
+    m.set_invalid_cursor_probe("eps", Kind::Tools, "silent_restart");
+    m.watch_notification("eps", Kind::Tools);
+    m.forget_target("eps");
+    let t = text(&registry);
+    assert!(!t.contains("target=\"eps\""), "{t}");
+    expect_value(&t, "mcp_up{target=\"zeta\"}", 0.0);
+    assert!(t.ends_with("# EOF\n"), "{t}");
+}
+
+#[test]
+fn forgetting_a_reference_target_drops_series_comparing_with_it() {
+    let (registry, m) = setup();
+    let mut polled = poll("a", vec![complete_tools()], None);
+    polled.reference_missing.insert(
+        Kind::Tools,
+        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
+    );
+    m.observe(&polled, &BTreeMap::new());
+    assert!(text(&registry).contains("reference=\"b\""));
+    m.forget_target("b");
+    let t = text(&registry);
+    assert!(!t.contains("reference=\"b\""), "{t}");
+    expect_value(&t, "mcp_up{target=\"a\"}", 1.0);
+}
+
+#[test]
+fn exemplars_carry_the_trace_id() {
+    let (registry, m) = setup();
+    let mut polled = poll("eta", vec![complete_tools()], Some(TRACE));
+    polled.report.time_to_ready = Some(Duration::from_millis(120));
+    m.observe(&polled, &BTreeMap::new());
+    let t = text(&registry);
+    let exemplar = format!("# {{trace_id=\"{TRACE}\"}}");
+    for bucket in [
+        "mcp_listing_pages_bucket{le=\"3.0\",target=\"eta\",kind=\"tools\"} 1 ",
+        "mcp_listing_page_items_bucket{le=\"2.0\",target=\"eta\",kind=\"tools\"} 3 ",
+        "mcp_listing_duration_seconds_bucket{le=\"0.1\",target=\"eta\",kind=\"tools\"} 1 ",
+        "mcp_page_request_duration_seconds_bucket{le=\"0.05\",target=\"eta\",kind=\"tools\"} 3 ",
+        "mcp_time_to_ready_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
+        "mcp_poll_duration_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(bucket))
+            .unwrap_or_else(|| panic!("no line starting {bucket:?} in\n{t}"));
+        assert!(line.contains(&exemplar), "{line}");
+    }
+    // The pages exemplar's value is the observation itself.
+    assert!(
+        t.contains(&format!(
+            "mcp_listing_pages_bucket{{le=\"3.0\",target=\"eta\",kind=\"tools\"}} 1 {exemplar} 3.0\n"
+        )),
+        "{t}"
+    );
+}
+
+#[test]
+fn malformed_trace_id_gives_no_exemplar() {
+    let (registry, m) = setup();
+    for bad in ["xyz", "00000000000000000000000000000000", "4bf92f35"] {
+        m.observe(
+            &poll("theta", vec![complete_tools()], Some(bad)),
+            &BTreeMap::new(),
+        );
+    }
+    let t = text(&registry);
+    assert!(!t.contains("trace_id"), "{t}");
+    expect_value(&t, &tk("mcp_listing_pages_count", "theta", "tools"), 3.0);
+}
+
+#[test]
+fn server_info_is_replaced_and_truncated() {
+    let (registry, m) = setup();
+    m.observe(
+        &poll("iota", vec![complete_tools()], None),
+        &BTreeMap::new(),
+    );
+    let mut upgraded = poll("iota", vec![complete_tools()], None);
+    upgraded.report.server = Some(ServerInfo {
+        name: "é".repeat(200),
+        version: "2.0.0".into(),
+    });
+    m.observe(&upgraded, &BTreeMap::new());
+    let t = text(&registry);
+    let info: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("mcp_server_info{"))
+        .collect();
+    assert_eq!(info.len(), 1, "{t}");
+    let name = format!("server_name=\"{}\"", "é".repeat(MAX_SERVER_LABEL_CHARS));
+    assert!(info[0].contains(&name), "{}", info[0]);
+    assert!(info[0].contains("server_version=\"2.0.0\""), "{}", info[0]);
+}
+
+#[test]
+fn invalid_cursor_probe_sets_exactly_one_result() {
+    let (registry, m) = setup();
+    m.set_invalid_cursor_probe("kappa", Kind::Tools, "invalid_params");
+    m.set_invalid_cursor_probe("kappa", Kind::Tools, "silent_restart");
+    m.set_invalid_cursor_probe("kappa", Kind::Tools, "not-a-result");
+    let t = text(&registry);
+    for (result, want) in [
+        ("invalid_params", 0.0),
+        ("silent_restart", 1.0),
+        ("other_error", 0.0),
+        ("accepted", 0.0),
+    ] {
+        let s = format!(
+            "mcp_invalid_cursor_probe_result{{target=\"kappa\",kind=\"tools\",result=\"{result}\"}}"
+        );
+        expect_value(&t, &s, want);
+    }
+    assert!(!t.contains("not-a-result"), "{t}");
+}
+
+#[test]
+fn watch_notifications_and_blank_cursor_are_counted() {
+    let (registry, m) = setup();
+    let blank = ListingReport {
+        blank_cursor_end: true,
+        list_changed_notifications: 2,
+        ..complete_tools()
+    };
+    m.observe(&poll("lambda", vec![blank], None), &BTreeMap::new());
+    m.watch_notification("lambda", Kind::Tools);
+    let t = text(&registry);
+    expect_value(
+        &t,
+        &tk("mcp_list_changed_notifications_total", "lambda", "tools"),
+        3.0,
+    );
+    expect_value(
+        &t,
+        &tk("mcp_listing_blank_cursor_total", "lambda", "tools"),
+        1.0,
+    );
+}
+
+#[test]
+fn expected_min_items_follows_the_configuration() {
+    let (registry, m) = setup();
+    m.observe(
+        &poll("mu", vec![complete_tools()], None),
+        &BTreeMap::from([(Kind::Tools, 3)]),
+    );
+    expect_value(
+        &text(&registry),
+        &tk("mcp_listing_expected_min_items", "mu", "tools"),
+        3.0,
+    );
+    m.observe(&poll("mu", vec![complete_tools()], None), &BTreeMap::new());
+    let t = text(&registry);
+    assert!(!t.contains("mcp_listing_expected_min_items{"), "{t}");
+}
+
+#[test]
+fn session_failure_leaves_gauges_and_counts_errors() {
+    let (registry, m) = setup();
+    m.observe(&poll("nu", vec![complete_tools()], None), &BTreeMap::new());
+    let mut failed = poll(
+        "nu",
+        vec![ListingReport::empty(
+            Kind::Tools,
+            Outcome::Error(ErrorKind::Unauthorized),
+        )],
+        None,
+    );
+    failed.report.session_error = Some(crate::poller::report::SessionFailure {
+        error: ErrorKind::Unauthorized,
+        detail: "HTTP 401".into(),
+        http_status: Some(401),
+    });
+    failed.report.server = None;
+    m.observe(&failed, &BTreeMap::new());
+    let t = text(&registry);
+    expect_value(&t, "mcp_up{target=\"nu\"}", 0.0);
+    expect_value(
+        &t,
+        "mcp_listing_errors_total{target=\"nu\",kind=\"tools\",error=\"unauthorized\"}",
+        1.0,
+    );
+    expect_value(&t, &tk("mcp_listing_items", "nu", "tools"), 5.0);
+    expect_value(&t, &tk("mcp_listing_unsupported", "nu", "tools"), 0.0);
+    assert!(t.contains("mcp_server_info{target=\"nu\""), "{t}");
+}
+
+#[test]
+fn exporter_families() {
+    let mut registry = Registry::default();
+    let e = ExporterMetrics::new(&mut registry, "0.1.0", "abc123");
+    e.config_reloaded(true, 1_700_000_000.5);
+    e.config_reloaded(false, 1_700_000_100.0);
+    e.set_targets(3);
+    e.register_target("a");
+    e.poll_skipped("b");
+    e.poll_started();
+    e.poll_started();
+    e.poll_finished();
+    {
+        let _guard = e.poll_in_flight();
+        expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 2.0);
+    }
+    e.spans_dropped(4);
+    // A running total: repeated and lower totals add nothing.
+    e.set_spans_dropped_total(7);
+    e.set_spans_dropped_total(7);
+    e.set_spans_dropped_total(5);
+    let t = text(&registry);
+    expect_value(
+        &t,
+        "mcp_exporter_build_info{version=\"0.1.0\",revision=\"abc123\"}",
+        1.0,
+    );
+    expect_value(&t, "mcp_exporter_config_last_reload_successful", 0.0);
+    expect_value(
+        &t,
+        "mcp_exporter_config_last_reload_success_timestamp_seconds",
+        1_700_000_000.5,
+    );
+    expect_value(&t, "mcp_exporter_targets", 3.0);
+    expect_value(&t, "mcp_exporter_polls_in_flight", 1.0);
+    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
+    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 1.0);
+    expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
+    e.forget_target("a");
+    assert!(!text(&registry).contains("target=\"a\""));
+}
+
+#[test]
+fn encoded_text_ends_with_eof_and_content_type_is_openmetrics() {
+    let (registry, m) = setup();
+    m.observe(&poll("xi", vec![complete_tools()], None), &BTreeMap::new());
+    assert!(text(&registry).ends_with("# EOF\n"));
+    assert!(text(&Registry::default()).ends_with("# EOF\n"));
+    assert_eq!(
+        OPENMETRICS_CONTENT_TYPE,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+}
+
+/// Concurrent observes, forgets and encodes must neither deadlock nor lose
+/// counts of targets that were not forgotten.
+#[test]
+fn concurrent_updates_and_scrapes() {
+    let mut registry = Registry::default();
+    let m = std::sync::Arc::new(TargetMetrics::new(&mut registry));
+    let registry = std::sync::Arc::new(registry);
+    let workers: Vec<_> = (0..4)
+        .map(|i| {
+            let m = m.clone();
+            let registry = registry.clone();
+            std::thread::spawn(move || {
+                let target = format!("t{i}");
+                for round in 0..60 {
+                    m.register_target(&target, &Kind::ALL);
+                    m.observe(
+                        &poll(&target, vec![complete_tools()], Some(TRACE)),
+                        &BTreeMap::new(),
+                    );
+                    m.observe(
+                        &poll("shared", vec![complete_tools()], None),
+                        &BTreeMap::new(),
+                    );
+                    if round % 20 == 19 {
+                        m.forget_target(&target);
+                    }
+                    let _ = text(&registry);
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker panicked");
+    }
+    let t = text(&registry);
+    expect_value(&t, &tk("mcp_listings_total", "shared", "tools"), 240.0);
+    assert!(!t.contains("target=\"t0\""), "{t}");
+}
+
+#[test]
+fn help_names_where_values_come_from() {
+    let mut scheduled = Registry::default();
+    let s = TargetMetrics::new(&mut scheduled);
+    s.register_target("a", &[Kind::Tools]);
+    let t = text(&scheduled);
+    assert!(
+        t.contains("# HELP mcp_up 1 if the last scheduled poll listed every enabled kind"),
+        "{t}"
+    );
+    let mut probe = Registry::default();
+    let p = TargetMetrics::for_probe(&mut probe);
+    p.register_target("a", &[Kind::Tools]);
+    let t = text(&probe);
+    assert!(
+        t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
+        "{t}"
+    );
+}
+
+/// OpenMetrics HELP text may not hold a bare `"` or `\\` (they must be
+/// escaped, and prometheus-client does not escape).
+#[test]
+fn help_texts_need_no_escaping() {
+    let mut registry = Registry::default();
+    let m = TargetMetrics::new(&mut registry);
+    let e = ExporterMetrics::new(&mut registry, "v", "r");
+    m.register_target("a", &Kind::ALL);
+    e.register_target("a");
+    let mut polled = poll("a", vec![complete_tools()], None);
+    polled.reference_missing.insert(
+        Kind::Tools,
+        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
+    );
+    m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
+    m.set_invalid_cursor_probe("a", Kind::Tools, "accepted");
+    let t = text(&registry);
+    let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
+    // Every family of both structs is present.
+    assert_eq!(helps.len(), 35, "{t}");
+    for line in helps {
+        assert!(!line.contains('"') && !line.contains('\\'), "{line}");
+    }
+}
