@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""List an MCP server by hand with raw JSON-RPC, independently of mcp-exporter.
+
+Used to check the interop peers by hand (docs/interop.md records the results):
+
+    python3 rawlist.py [--protocol V] [--garbage-cursor] --stdio -- CMD ARGS...
+    python3 rawlist.py [--protocol V] [--garbage-cursor] --url http://127.0.0.1:PORT/mcp
+
+Prints the initialize answer, then for each kind every page (item count,
+identity keys, whether nextCursor is present) and finally, with
+--garbage-cursor, what the server answers to a cursor it never handed out.
+Standard library only, so it runs before any peer dependency is installed.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+KINDS = [
+    ("tools", "tools/list", "tools", "name"),
+    ("prompts", "prompts/list", "prompts", "name"),
+    ("resources", "resources/list", "resources", "uri"),
+    ("resource_templates", "resources/templates/list", "resourceTemplates", "uriTemplate"),
+]
+
+
+class StdioPeer:
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+
+    def request(self, message):
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        if "id" not in message:
+            return None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("server closed stdout")
+            answer = json.loads(line)
+            # Skip server notifications/requests; only our answer matters.
+            if answer.get("id") == message["id"] and "method" not in answer:
+                return answer
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class HttpPeer:
+    def __init__(self, url, protocol):
+        self.url = url
+        self.protocol = protocol
+        self.session_id = None
+        self.sent_initialize = False
+
+    def request(self, message):
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.sent_initialize:
+            headers["MCP-Protocol-Version"] = self.protocol
+        req = urllib.request.Request(self.url, data=json.dumps(message).encode(), headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                self.session_id = resp.headers.get("Mcp-Session-Id") or self.session_id
+                content_type = resp.headers.get("Content-Type", "")
+                body = resp.read().decode()
+                status = resp.status
+        except urllib.error.HTTPError as e:
+            return {"http_status": e.code, "body": e.read().decode()}
+        if "id" not in message:
+            return {"http_status": status}
+        if content_type.startswith("text/event-stream"):
+            answer = self._answer_from_sse(body, message["id"])
+        else:
+            answer = json.loads(body)
+        if message.get("method") == "initialize":
+            # Later requests carry the negotiated version, not the offered one.
+            self.sent_initialize = True
+            self.protocol = answer.get("result", {}).get("protocolVersion", self.protocol)
+        return answer
+
+    @staticmethod
+    def _answer_from_sse(body, request_id):
+        # Events are separated by a blank line; a priming event has empty data.
+        for event in body.split("\n\n"):
+            data = "\n".join(line[5:].lstrip() for line in event.splitlines() if line.startswith("data:"))
+            if not data:
+                continue
+            answer = json.loads(data)
+            if answer.get("id") == request_id and "method" not in answer:
+                return answer
+        raise RuntimeError(f"no answer to request {request_id} in SSE body: {body!r}")
+
+    def close(self):
+        if self.session_id:
+            req = urllib.request.Request(
+                self.url, headers={"Mcp-Session-Id": self.session_id}, method="DELETE"
+            )
+            try:
+                urllib.request.urlopen(req, timeout=5).close()
+            except urllib.error.HTTPError:
+                pass
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--protocol", default="2025-11-25")
+    parser.add_argument("--garbage-cursor", action="store_true")
+    parser.add_argument("--url")
+    parser.add_argument("--stdio", action="store_true")
+    parser.add_argument("command", nargs="*")
+    args = parser.parse_args()
+    peer = StdioPeer(args.command) if args.stdio else HttpPeer(args.url, args.protocol)
+    next_id = iter(range(1, 10_000))
+    try:
+        init = peer.request(
+            {
+                "jsonrpc": "2.0",
+                "id": next(next_id),
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": args.protocol,
+                    "capabilities": {},
+                    "clientInfo": {"name": "rawlist", "version": "0"},
+                },
+            }
+        )
+        result = init.get("result", init)
+        print(f"offered {args.protocol} -> answered {result.get('protocolVersion')}")
+        print(f"serverInfo {json.dumps(result.get('serverInfo'))}")
+        print(f"capabilities {json.dumps(result.get('capabilities'))}")
+        notified = peer.request({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        if notified:
+            print(f"notifications/initialized -> HTTP {notified['http_status']}")
+        for kind, method, field, key in KINDS:
+            cursor = None
+            pages = []
+            while True:
+                params = {} if cursor is None else {"cursor": cursor}
+                answer = peer.request({"jsonrpc": "2.0", "id": next(next_id), "method": method, "params": params})
+                if "result" not in answer:
+                    print(f"{kind}: page {len(pages)} -> {json.dumps(answer)}")
+                    break
+                items = answer["result"].get(field, [])
+                state = "absent" if "nextCursor" not in answer["result"] else repr(answer["result"]["nextCursor"])
+                pages.append(len(items))
+                print(f"{kind}: page {len(pages) - 1}: {len(items)} items, nextCursor {state}: "
+                      f"{[item.get(key) for item in items]}")
+                cursor = answer["result"].get("nextCursor")
+                if not cursor or len(pages) > 100:
+                    break
+            print(f"{kind}: pages {pages} total {sum(pages)}")
+            if args.garbage_cursor:
+                answer = peer.request(
+                    {"jsonrpc": "2.0", "id": next(next_id), "method": method, "params": {"cursor": "not-a-cursor"}}
+                )
+                print(f"{kind}: garbage cursor -> {json.dumps(answer.get('error', answer.get('result')))[:200]}")
+    finally:
+        peer.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
