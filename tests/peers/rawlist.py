@@ -5,6 +5,7 @@ Used to check the interop peers by hand (docs/interop.md records the results):
 
     python3 rawlist.py [--protocol V] [--garbage-cursor] --stdio -- CMD ARGS...
     python3 rawlist.py [--protocol V] [--garbage-cursor] --url http://127.0.0.1:PORT/mcp
+    python3 rawlist.py [--protocol V] [--garbage-cursor] --sse http://127.0.0.1:PORT/sse
 
 Prints the initialize answer, then for each kind every page (item count,
 identity keys, whether nextCursor is present) and finally, with
@@ -14,9 +15,12 @@ Standard library only, so it runs before any peer dependency is installed.
 
 import argparse
 import json
+import queue
 import subprocess
 import sys
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 KINDS = [
@@ -113,15 +117,72 @@ class HttpPeer:
                 pass
 
 
+class LegacySsePeer:
+    """The 2024-11-05 HTTP+SSE transport: answers arrive on the GET stream."""
+
+    def __init__(self, url):
+        self.stream = urllib.request.urlopen(
+            urllib.request.Request(url, headers={"Accept": "text/event-stream"}), timeout=10
+        )
+        self.events = queue.Queue()
+        threading.Thread(target=self._read_events, daemon=True).start()
+        kind, data = self.events.get(timeout=10)
+        if kind != "endpoint":
+            raise RuntimeError(f"expected an endpoint event first, got {kind}: {data}")
+        self.post_url = urllib.parse.urljoin(url, data)
+
+    def _read_events(self):
+        try:
+            self._read_events_until_closed()
+        except (OSError, ValueError):
+            pass  # the stream was closed or timed out; the main thread reports missing answers
+
+    def _read_events_until_closed(self):
+        kind, data = "message", []
+        for raw in self.stream:
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("event:"):
+                kind = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
+            elif not line:
+                if data:
+                    self.events.put((kind, "\n".join(data)))
+                kind, data = "message", []
+
+    def request(self, message):
+        req = urllib.request.Request(
+            self.post_url, data=json.dumps(message).encode(), headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            status = resp.status
+        if "id" not in message:
+            return {"http_status": status}
+        while True:
+            kind, data = self.events.get(timeout=10)
+            answer = json.loads(data)
+            if kind == "message" and answer.get("id") == message["id"] and "method" not in answer:
+                return answer
+
+    def close(self):
+        self.stream.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--protocol", default="2025-11-25")
     parser.add_argument("--garbage-cursor", action="store_true")
     parser.add_argument("--url")
+    parser.add_argument("--sse", help="legacy HTTP+SSE endpoint, e.g. http://127.0.0.1:PORT/sse")
     parser.add_argument("--stdio", action="store_true")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()
-    peer = StdioPeer(args.command) if args.stdio else HttpPeer(args.url, args.protocol)
+    if args.stdio:
+        peer = StdioPeer(args.command)
+    elif args.sse:
+        peer = LegacySsePeer(args.sse)
+    else:
+        peer = HttpPeer(args.url, args.protocol)
     next_id = iter(range(1, 10_000))
     try:
         init = peer.request(
