@@ -54,7 +54,9 @@ impl Peer {
     fn installed_marker(self) -> PathBuf {
         let dir = Self::peers_dir();
         match self {
-            Peer::Everything => dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            Peer::Everything => {
+                dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+            }
             Peer::TypeScript => dir.join("node_modules/@modelcontextprotocol/sdk/package.json"),
             Peer::Python => dir.join("python/.venv/bin/python"),
             Peer::Rmcp => dir.join("rmcp/target/debug/paginating-rmcp"),
@@ -66,9 +68,15 @@ impl Peer {
         let dir = Self::peers_dir();
         let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
         match self {
-            Peer::Everything => vec!["node".into(), path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")],
+            Peer::Everything => vec![
+                "node".into(),
+                path("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            ],
             Peer::TypeScript => vec!["node".into(), path("ts/paginating-server.mjs")],
-            Peer::Python => vec![path("python/.venv/bin/python"), path("python/paginating_server.py")],
+            Peer::Python => vec![
+                path("python/.venv/bin/python"),
+                path("python/paginating_server.py"),
+            ],
             Peer::Rmcp => vec![path("rmcp/target/debug/paginating-rmcp")],
         }
     }
@@ -111,17 +119,29 @@ fn paginating_catalogue() -> Vec<KindExpect> {
         list_changed_may_restart: false,
     };
     vec![
-        kind("tools", vec![5, 5, 5, 5, 3], (0..23).map(|i| format!("tool_{i:02}")).collect()),
-        kind("prompts", vec![3, 3, 1], (0..7).map(|i| format!("prompt_{i}")).collect()),
+        kind(
+            "tools",
+            vec![5, 5, 5, 5, 3],
+            (0..23).map(|i| format!("tool_{i:02}")).collect(),
+        ),
+        kind(
+            "prompts",
+            vec![3, 3, 1],
+            (0..7).map(|i| format!("prompt_{i}")).collect(),
+        ),
         kind(
             "resources",
             vec![5, 5, 2],
-            (0..12).map(|i| format!("test://paginating/resource/{i:02}")).collect(),
+            (0..12)
+                .map(|i| format!("test://paginating/resource/{i:02}"))
+                .collect(),
         ),
         kind(
             "resource_templates",
             vec![3, 1],
-            (0..4).map(|i| format!("test://paginating/template/{i}/{{id}}")).collect(),
+            (0..4)
+                .map(|i| format!("test://paginating/template/{i}/{{id}}"))
+                .collect(),
         ),
     ]
 }
@@ -154,16 +174,29 @@ fn everything_catalogue() -> Vec<KindExpect> {
         KindExpect {
             kind: "prompts",
             pages: vec![4],
-            names: strings(&["args-prompt", "completable-prompt", "resource-prompt", "simple-prompt"]),
+            names: strings(&[
+                "args-prompt",
+                "completable-prompt",
+                "resource-prompt",
+                "simple-prompt",
+            ]),
             list_changed_may_restart: false,
         },
         KindExpect {
             kind: "resources",
             pages: vec![7],
-            names: ["architecture", "extension", "features", "how-it-works", "instructions", "startup", "structure"]
-                .iter()
-                .map(|doc| format!("demo://resource/static/document/{doc}.md"))
-                .collect(),
+            names: [
+                "architecture",
+                "extension",
+                "features",
+                "how-it-works",
+                "instructions",
+                "startup",
+                "structure",
+            ]
+            .iter()
+            .map(|doc| format!("demo://resource/static/document/{doc}.md"))
+            .collect(),
             list_changed_may_restart: false,
         },
         KindExpect {
@@ -207,14 +240,16 @@ fn exporter_bin() -> PathBuf {
 // ---------------------------------------------------------------------------
 
 fn kill_group(pgid: u32, signal: i32) {
-    // SAFETY-free: kill(2) with a negative pid signals the process group we created.
+    // SAFETY: kill(2) takes no pointers; a negative pid signals the process
+    // group this test created (each child is started with process_group(0)).
     unsafe {
         libc::kill(-(pgid as i32), signal);
     }
 }
 
 fn group_alive(pgid: u32) -> bool {
-    // Signal 0 only checks whether any process of the group still exists.
+    // SAFETY: as in kill_group; signal 0 only checks whether any process of
+    // the group still exists.
     unsafe { libc::kill(-(pgid as i32), 0) == 0 }
 }
 
@@ -230,7 +265,10 @@ impl Finished {
         self.status.code()
     }
     fn describe(&self) -> String {
-        format!("status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}", self.status, self.stdout, self.stderr)
+        format!(
+            "status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
     }
 }
 
@@ -246,8 +284,14 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> 
 /// RUN_DEADLINE), then makes sure nothing it started is still running: a
 /// child left behind fails the test after the group is killed.
 fn run_to_completion(mut command: Command, what: &str) -> Finished {
-    command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     let pgid = child.id();
     let stdout = read_all(child.stdout.take().expect("stdout is piped"));
     let stderr = read_all(child.stderr.take().expect("stderr is piped"));
@@ -320,7 +364,9 @@ fn start_http_peer(peer: Peer, legacy_sse: bool) -> HttpPeer {
     let everything_port = match peer {
         Peer::Everything => {
             let port = free_port();
-            command.arg(if legacy_sse { "sse" } else { "streamableHttp" }).env("PORT", port.to_string());
+            command
+                .arg(if legacy_sse { "sse" } else { "streamableHttp" })
+                .env("PORT", port.to_string());
             Some(port)
         }
         _ => {
@@ -329,8 +375,14 @@ fn start_http_peer(peer: Peer, legacy_sse: bool) -> HttpPeer {
             None
         }
     };
-    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).process_group(0);
-    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start {peer:?}: {e}"));
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {peer:?}: {e}"));
     let (lines_tx, lines) = mpsc::channel::<String>();
     let stderr = child.stderr.take().expect("stderr is piped");
     // Keeps draining stderr after readiness so the peer never blocks on a full pipe.
@@ -352,7 +404,9 @@ fn start_http_peer(peer: Peer, legacy_sse: bool) -> HttpPeer {
             }
         };
         match everything_port {
-            Some(port) if line.ends_with(&format!("on port {port}")) => break format!("http://127.0.0.1:{port}"),
+            Some(port) if line.ends_with(&format!("on port {port}")) => {
+                break format!("http://127.0.0.1:{port}")
+            }
             None => {
                 if let Some(url) = line.strip_prefix("listening on ") {
                     break url.trim().to_string();
@@ -370,8 +424,12 @@ fn run_probe(args: &[String], what: &str) -> (Option<i32>, Value, Finished) {
     let mut command = Command::new(exporter_bin());
     command.arg("probe").args(args);
     let finished = run_to_completion(command, what);
-    let report: Value = serde_json::from_str(&finished.stdout)
-        .unwrap_or_else(|e| panic!("{what}: --json output is not one JSON object ({e})\n{}", finished.describe()));
+    let report: Value = serde_json::from_str(&finished.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{what}: --json output is not one JSON object ({e})\n{}",
+            finished.describe()
+        )
+    });
     (finished.code(), report, finished)
 }
 
@@ -419,7 +477,11 @@ fn run_cell(cell: &Cell) {
     if !peer_installed(cell.peer, cell.name) {
         return;
     }
-    let mut args: Vec<String> = vec!["--json".into(), "--timeout".into(), PROBE_REQUEST_TIMEOUT.into()];
+    let mut args: Vec<String> = vec![
+        "--json".into(),
+        "--timeout".into(),
+        PROBE_REQUEST_TIMEOUT.into(),
+    ];
     if let Some(version) = cell.offer {
         args.extend(["--protocol".into(), version.into()]);
     }
@@ -448,12 +510,27 @@ fn run_cell(cell: &Cell) {
     let (code, report, finished) = run_probe(&args, cell.name);
     let context = format!("cell {}\n{}", cell.name, finished.describe());
     assert_eq!(code, Some(0), "exit code; {context}");
-    assert_report_header(&report, cell.peer, cell.transport_label(), cell.answer, &context);
+    assert_report_header(
+        &report,
+        cell.peer,
+        cell.transport_label(),
+        cell.answer,
+        &context,
+    );
     let modern = cell.answer >= "2026-07-28";
-    let listings = report["listings"].as_array().unwrap_or_else(|| panic!("no listings; {context}"));
+    let listings = report["listings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no listings; {context}"));
     let expected = cell.peer.catalogue();
-    let kinds: Vec<&str> = listings.iter().map(|l| l["kind"].as_str().unwrap_or("?")).collect();
-    assert_eq!(kinds, ["tools", "prompts", "resources", "resource_templates"], "{context}");
+    let kinds: Vec<&str> = listings
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["tools", "prompts", "resources", "resource_templates"],
+        "{context}"
+    );
     for (listing, expect) in listings.iter().zip(&expected) {
         assert_complete_listing(listing, expect, &context);
         if modern {
@@ -461,27 +538,53 @@ fn run_cell(cell: &Cell) {
             // and rmcp's defaults are ttlMs 0 and cacheScope "private" (checked by hand).
             if matches!(cell.peer, Peer::Python | Peer::Rmcp) {
                 assert_eq!(listing["ttl_ms"], 0, "{} ttl_ms; {context}", expect.kind);
-                assert_eq!(listing["cache_scope"], "private", "{} cache_scope; {context}", expect.kind);
+                assert_eq!(
+                    listing["cache_scope"], "private",
+                    "{} cache_scope; {context}",
+                    expect.kind
+                );
             }
         }
     }
 }
 
-fn assert_report_header(report: &Value, peer: Peer, transport: &str, protocol: &str, context: &str) {
+fn assert_report_header(
+    report: &Value,
+    peer: Peer,
+    transport: &str,
+    protocol: &str,
+    context: &str,
+) {
     let (name, version) = peer.server_info();
-    assert_eq!(report["session_error"], Value::Null, "session_error; {context}");
+    assert_eq!(
+        report["session_error"],
+        Value::Null,
+        "session_error; {context}"
+    );
     assert_eq!(report["server"]["name"], name, "server name; {context}");
-    assert_eq!(report["server"]["version"], version, "server version; {context}");
-    assert_eq!(report["protocol_version"], protocol, "protocol_version; {context}");
+    assert_eq!(
+        report["server"]["version"], version,
+        "server version; {context}"
+    );
+    assert_eq!(
+        report["protocol_version"], protocol,
+        "protocol_version; {context}"
+    );
     assert_eq!(report["transport"], transport, "transport; {context}");
     let ready = report["time_to_ready_seconds"].as_f64();
-    assert!(ready.is_some_and(|s| s > 0.0), "time_to_ready_seconds {ready:?}; {context}");
+    assert!(
+        ready.is_some_and(|s| s > 0.0),
+        "time_to_ready_seconds {ready:?}; {context}"
+    );
 }
 
 /// Exact pages, items and names of one complete listing.
 fn assert_complete_listing(listing: &Value, expect: &KindExpect, context: &str) {
     let kind = expect.kind;
-    let ctx = format!("{kind}: {}; {context}", serde_json::to_string(listing).unwrap_or_default());
+    let ctx = format!(
+        "{kind}: {}; {context}",
+        serde_json::to_string(listing).unwrap_or_default()
+    );
     assert_eq!(listing["kind"], kind, "{ctx}");
     assert_eq!(listing["outcome"], "complete", "{ctx}");
     assert_eq!(listing["reason"], Value::Null, "{ctx}");
@@ -495,37 +598,70 @@ fn assert_complete_listing(listing: &Value, expect: &KindExpect, context: &str) 
     }
 
     let pages = listing["pages"].as_array().expect("pages array");
-    let last_attempt = pages.iter().filter_map(|p| p["attempt"].as_u64()).max().expect("at least one page");
-    let final_pages: Vec<&Value> = pages.iter().filter(|p| p["attempt"] == last_attempt).collect();
-    let items: Vec<u64> = final_pages.iter().map(|p| p["items"].as_u64().unwrap_or(u64::MAX)).collect();
+    let last_attempt = pages
+        .iter()
+        .filter_map(|p| p["attempt"].as_u64())
+        .max()
+        .expect("at least one page");
+    let final_pages: Vec<&Value> = pages
+        .iter()
+        .filter(|p| p["attempt"] == last_attempt)
+        .collect();
+    let items: Vec<u64> = final_pages
+        .iter()
+        .map(|p| p["items"].as_u64().unwrap_or(u64::MAX))
+        .collect();
     assert_eq!(items, expect.pages, "items per page; {ctx}");
     let mut cursor_hashes = BTreeSet::new();
     for (i, page) in final_pages.iter().enumerate() {
         assert_eq!(page["error"], Value::Null, "page {i} error; {ctx}");
-        assert_eq!(page["new_items"], page["items"], "page {i} new_items; {ctx}");
-        assert!(page["seconds"].as_f64().is_some_and(|s| s >= 0.0), "page {i} seconds; {ctx}");
+        assert_eq!(
+            page["new_items"], page["items"],
+            "page {i} new_items; {ctx}"
+        );
+        assert!(
+            page["seconds"].as_f64().is_some_and(|s| s >= 0.0),
+            "page {i} seconds; {ctx}"
+        );
         let cursor = &page["next_cursor"];
         if i + 1 < final_pages.len() {
             assert_eq!(cursor["state"], "present", "page {i} next_cursor; {ctx}");
-            let hash = cursor["hash"].as_str().unwrap_or_else(|| panic!("page {i} cursor has no hash; {ctx}"));
-            assert!(cursor_hashes.insert(hash.to_string()), "page {i} repeats a cursor hash; {ctx}");
+            let hash = cursor["hash"]
+                .as_str()
+                .unwrap_or_else(|| panic!("page {i} cursor has no hash; {ctx}"));
+            assert!(
+                cursor_hashes.insert(hash.to_string()),
+                "page {i} repeats a cursor hash; {ctx}"
+            );
         } else {
             assert_eq!(cursor["state"], "absent", "last page next_cursor; {ctx}");
         }
     }
     let total: u64 = expect.pages.iter().sum();
-    assert_eq!(listing["final_pages"], expect.pages.len(), "final_pages; {ctx}");
+    assert_eq!(
+        listing["final_pages"],
+        expect.pages.len(),
+        "final_pages; {ctx}"
+    );
     assert_eq!(listing["unique_items"], total, "unique_items; {ctx}");
     assert_eq!(listing["duplicate_items"], 0, "duplicate_items; {ctx}");
     assert_eq!(listing["invalid_items"], 0, "invalid_items; {ctx}");
-    assert_eq!(listing["invalid_cursor_errors"], 0, "invalid_cursor_errors; {ctx}");
+    assert_eq!(
+        listing["invalid_cursor_errors"], 0,
+        "invalid_cursor_errors; {ctx}"
+    );
     if restarts.is_empty() {
         assert_eq!(pages.len(), expect.pages.len(), "page requests; {ctx}");
         assert_eq!(listing["raw_items"], total, "raw_items; {ctx}");
     }
     let mut names = expect.names.clone();
     names.sort();
-    let got: Vec<&str> = listing["names"].as_array().expect("names").iter().filter_map(Value::as_str).collect();
+    let got: Vec<&str> = listing["names"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert_eq!(got, names, "names; {ctx}");
 }
 
@@ -582,11 +718,17 @@ interop_cells! {
 // ---------------------------------------------------------------------------
 
 fn ts_stdio_args(extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = ["--json", "--timeout", PROBE_REQUEST_TIMEOUT, "--protocol", "2025-11-25"]
-        .iter()
-        .chain(extra)
-        .map(|s| s.to_string())
-        .collect();
+    let mut args: Vec<String> = [
+        "--json",
+        "--timeout",
+        PROBE_REQUEST_TIMEOUT,
+        "--protocol",
+        "2025-11-25",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect();
     args.extend(["--stdio".into(), "--".into()]);
     args.extend(Peer::TypeScript.command());
     args
@@ -599,21 +741,32 @@ fn typescript_page_cap_boundary() {
     if !peer_installed(Peer::TypeScript, "typescript_page_cap_boundary") {
         return;
     }
-    let (code, report, finished) = run_probe(&ts_stdio_args(&["--kind", "tools", "--max-pages", "5"]), "max-pages 5");
+    let (code, report, finished) = run_probe(
+        &ts_stdio_args(&["--kind", "tools", "--max-pages", "5"]),
+        "max-pages 5",
+    );
     let context = finished.describe();
     assert_eq!(code, Some(0), "{context}");
     let listings = report["listings"].as_array().expect("listings");
     assert_eq!(listings.len(), 1, "{context}");
     assert_complete_listing(&listings[0], &paginating_catalogue().remove(0), &context);
 
-    let (code, report, finished) = run_probe(&ts_stdio_args(&["--kind", "tools", "--max-pages", "4"]), "max-pages 4");
+    let (code, report, finished) = run_probe(
+        &ts_stdio_args(&["--kind", "tools", "--max-pages", "4"]),
+        "max-pages 4",
+    );
     let context = finished.describe();
     assert_eq!(code, Some(1), "{context}");
     let listing = &report["listings"][0];
     assert_eq!(listing["kind"], "tools", "{context}");
     assert_eq!(listing["outcome"], "aborted", "{context}");
     assert_eq!(listing["reason"], "page_cap", "{context}");
-    let items: Vec<u64> = listing["pages"].as_array().expect("pages").iter().filter_map(|p| p["items"].as_u64()).collect();
+    let items: Vec<u64> = listing["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .filter_map(|p| p["items"].as_u64())
+        .collect();
     assert_eq!(items, [5, 5, 5, 5], "{context}");
 }
 
@@ -640,13 +793,24 @@ fn typescript_selected_kinds_only() {
 /// listing is an error, exit code 1, and the probe reaps the server.
 #[test]
 fn typescript_forced_modern_protocol_fails_cleanly() {
-    if !peer_installed(Peer::TypeScript, "typescript_forced_modern_protocol_fails_cleanly") {
+    if !peer_installed(
+        Peer::TypeScript,
+        "typescript_forced_modern_protocol_fails_cleanly",
+    ) {
         return;
     }
-    let mut args: Vec<String> = ["--json", "--timeout", PROBE_REQUEST_TIMEOUT, "--protocol", "2026-07-28", "--stdio", "--"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut args: Vec<String> = [
+        "--json",
+        "--timeout",
+        PROBE_REQUEST_TIMEOUT,
+        "--protocol",
+        "2026-07-28",
+        "--stdio",
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     args.extend(Peer::TypeScript.command());
     let (code, report, finished) = run_probe(&args, "forced 2026-07-28 against the TypeScript SDK");
     let context = finished.describe();
@@ -665,13 +829,30 @@ fn typescript_forced_modern_protocol_fails_cleanly() {
 fn usage_errors_exit_2() {
     for args in [
         vec!["--json"],
-        vec!["--json", "--protocol", "1999-01-01", "--url", "http://127.0.0.1:9/mcp"],
-        vec!["--json", "--max-pages", "0", "--url", "http://127.0.0.1:9/mcp"],
+        vec![
+            "--json",
+            "--protocol",
+            "1999-01-01",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
+        vec![
+            "--json",
+            "--max-pages",
+            "0",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
     ] {
         let mut command = Command::new(exporter_bin());
         command.arg("probe").args(&args);
         let finished = run_to_completion(command, "usage error");
-        assert_eq!(finished.code(), Some(2), "probe {args:?}\n{}", finished.describe());
+        assert_eq!(
+            finished.code(),
+            Some(2),
+            "probe {args:?}\n{}",
+            finished.describe()
+        );
     }
 }
 
@@ -683,8 +864,13 @@ fn usage_errors_exit_2() {
 /// client. The suite starts its scenario server, then runs `--command` split
 /// on spaces with the server URL appended, so the command ends in `--url`.
 /// Returns the suite's checks and the probe's own JSON report.
-fn run_conformance(scenario: &str, probe_flags: &[&str], test: &str) -> Option<(Finished, Vec<Value>, Value)> {
-    let suite = Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+fn run_conformance(
+    scenario: &str,
+    probe_flags: &[&str],
+    test: &str,
+) -> Option<(Finished, Vec<Value>, Value)> {
+    let suite =
+        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     if !suite.exists() {
         let message = format!(
             "interop test {test} SKIPPED: conformance suite not installed ({} missing); run scripts/install-peers.sh",
@@ -698,7 +884,10 @@ fn run_conformance(scenario: &str, probe_flags: &[&str], test: &str) -> Option<(
     }
     let bin = exporter_bin();
     let bin = bin.to_str().expect("binary path is UTF-8");
-    assert!(!bin.contains(' '), "the conformance suite splits --command on spaces; {bin:?} has one");
+    assert!(
+        !bin.contains(' '),
+        "the conformance suite splits --command on spaces; {bin:?} has one"
+    );
     let mut client = vec![bin, "probe", "--json", "--timeout", PROBE_REQUEST_TIMEOUT];
     client.extend(probe_flags);
     client.push("--url");
@@ -706,7 +895,16 @@ fn run_conformance(scenario: &str, probe_flags: &[&str], test: &str) -> Option<(
     let mut command = Command::new("node");
     command
         .arg(&suite)
-        .args(["client", "--scenario", scenario, "--timeout", "60000", "--command", &client.join(" "), "--output-dir"])
+        .args([
+            "client",
+            "--scenario",
+            scenario,
+            "--timeout",
+            "60000",
+            "--command",
+            &client.join(" "),
+            "--output-dir",
+        ])
         .arg(output_dir.path())
         .current_dir(Peer::peers_dir())
         .env("NO_COLOR", "1");
@@ -718,11 +916,16 @@ fn run_conformance(scenario: &str, probe_flags: &[&str], test: &str) -> Option<(
         .map(|e| e.path())
         .find(|p| p.join("checks.json").exists())
         .unwrap_or_else(|| panic!("conformance wrote no checks.json\n{}", finished.describe()));
-    let checks: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(result_dir.join("checks.json")).expect("checks.json"))
-        .expect("checks.json is a JSON array");
+    let checks: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(result_dir.join("checks.json")).expect("checks.json"),
+    )
+    .expect("checks.json is a JSON array");
     let probe_stdout = std::fs::read_to_string(result_dir.join("stdout.txt")).expect("stdout.txt");
     let report: Value = serde_json::from_str(&probe_stdout).unwrap_or_else(|e| {
-        panic!("the probe's stdout under the conformance suite is not JSON ({e}):\n{probe_stdout}\n{}", finished.describe())
+        panic!(
+            "the probe's stdout under the conformance suite is not JSON ({e}):\n{probe_stdout}\n{}",
+            finished.describe()
+        )
     });
     Some((finished, checks, report))
 }
@@ -737,8 +940,16 @@ fn conformance_initialize(probe_flags: &[&str], sent: &str, test: &str) {
     let Some((finished, checks, report)) = run_conformance("initialize", probe_flags, test) else {
         return;
     };
-    let context = format!("checks: {}\n{}", serde_json::to_string_pretty(&checks).unwrap_or_default(), finished.describe());
-    assert_eq!(finished.code(), Some(0), "the conformance suite did not pass; {context}");
+    let context = format!(
+        "checks: {}\n{}",
+        serde_json::to_string_pretty(&checks).unwrap_or_default(),
+        finished.describe()
+    );
+    assert_eq!(
+        finished.code(),
+        Some(0),
+        "the conformance suite did not pass; {context}"
+    );
     for check in &checks {
         assert!(
             check["status"] == "SUCCESS" || check["status"] == "INFO",
@@ -751,7 +962,9 @@ fn conformance_initialize(probe_flags: &[&str], sent: &str, test: &str) {
     let init = checks
         .iter()
         .find(|c| c["id"] == "mcp-client-initialization")
-        .unwrap_or_else(|| panic!("the scenario server never saw an initialize request; {context}"));
+        .unwrap_or_else(|| {
+            panic!("the scenario server never saw an initialize request; {context}")
+        });
     assert_eq!(init["status"], "SUCCESS", "{context}");
     assert_eq!(init["details"]["protocolVersionSent"], sent, "{context}");
     assert_eq!(init["details"]["clientName"], "mcp-exporter", "{context}");
@@ -760,7 +973,12 @@ fn conformance_initialize(probe_flags: &[&str], sent: &str, test: &str) {
     assert_eq!(report["protocol_version"], sent, "{context}");
     assert_eq!(report["transport"], "streamable_http", "{context}");
     // The scenario server advertises no capabilities: nothing is listed.
-    let outcomes: Vec<&str> = report["listings"].as_array().expect("listings").iter().filter_map(|l| l["outcome"].as_str()).collect();
+    let outcomes: Vec<&str> = report["listings"]
+        .as_array()
+        .expect("listings")
+        .iter()
+        .filter_map(|l| l["outcome"].as_str())
+        .collect();
     assert_eq!(outcomes, ["unsupported"; 4], "{context}");
 }
 
@@ -771,10 +989,18 @@ fn conformance_initialize_negotiated() {
 
 #[test]
 fn conformance_initialize_2025_11_25() {
-    conformance_initialize(&["--protocol", "2025-11-25"], "2025-11-25", "conformance_initialize_2025_11_25");
+    conformance_initialize(
+        &["--protocol", "2025-11-25"],
+        "2025-11-25",
+        "conformance_initialize_2025_11_25",
+    );
 }
 
 #[test]
 fn conformance_initialize_2025_06_18() {
-    conformance_initialize(&["--protocol", "2025-06-18"], "2025-06-18", "conformance_initialize_2025_06_18");
+    conformance_initialize(
+        &["--protocol", "2025-06-18"],
+        "2025-06-18",
+        "conformance_initialize_2025_06_18",
+    );
 }

@@ -17,8 +17,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rmcp::model::{
     ErrorData, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerCapabilities,
-    ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -35,13 +35,17 @@ struct Listing<T> {
 
 impl<T: Clone> Listing<T> {
     /// The page a request's cursor points at, and the cursor of the next one.
-    fn page(&self, request: Option<PaginatedRequestParams>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    fn page(
+        &self,
+        request: Option<PaginatedRequestParams>,
+    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
         let offset = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(cursor) => self.decode(&cursor)?,
         };
         let end = (offset + self.page_size).min(self.items.len());
-        let next = (end < self.items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("{}:{end}", self.kind)));
+        let next = (end < self.items.len())
+            .then(|| URL_SAFE_NO_PAD.encode(format!("{}:{end}", self.kind)));
         Ok((self.items[offset..end].to_vec(), next))
     }
 
@@ -70,34 +74,59 @@ struct Paginating {
 
 impl Paginating {
     fn new() -> Self {
-        let schema = Arc::new(serde_json::Map::from_iter([("type".to_string(), serde_json::json!("object"))]));
+        let schema = Arc::new(serde_json::Map::from_iter([(
+            "type".to_string(),
+            serde_json::json!("object"),
+        )]));
         Paginating {
             tools: Listing {
                 kind: "tools",
                 page_size: 5,
                 items: (0..23)
-                    .map(|i| Tool::new(format!("tool_{i:02}"), format!("Paginated test tool {i}"), schema.clone()))
+                    .map(|i| {
+                        Tool::new(
+                            format!("tool_{i:02}"),
+                            format!("Paginated test tool {i}"),
+                            schema.clone(),
+                        )
+                    })
                     .collect(),
             },
             prompts: Listing {
                 kind: "prompts",
                 page_size: 3,
                 items: (0..7)
-                    .map(|i| Prompt::new(format!("prompt_{i}"), Some(format!("Paginated test prompt {i}")), None))
+                    .map(|i| {
+                        Prompt::new(
+                            format!("prompt_{i}"),
+                            Some(format!("Paginated test prompt {i}")),
+                            None,
+                        )
+                    })
                     .collect(),
             },
             resources: Listing {
                 kind: "resources",
                 page_size: 5,
                 items: (0..12)
-                    .map(|i| Resource::new(format!("test://paginating/resource/{i:02}"), format!("resource_{i:02}")))
+                    .map(|i| {
+                        Resource::new(
+                            format!("test://paginating/resource/{i:02}"),
+                            format!("resource_{i:02}"),
+                        )
+                    })
                     .collect(),
             },
             templates: Listing {
                 kind: "resourceTemplates",
                 page_size: 3,
                 items: (0..4)
-                    .map(|i| ResourceTemplate::new(format!("test://paginating/template/{i}/{{id}}"), format!("template_{i}")))
+                    .map(|i| {
+                        ResourceTemplate::new(
+                            format!("test://paginating/template/{i}/{{id}}"),
+                            format!("template_{i}"),
+                        )
+                    })
                     .collect(),
             },
         }
@@ -106,8 +135,14 @@ impl Paginating {
 
 impl ServerHandler for Paginating {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build())
-            .with_server_info(Implementation::new("paginating-rmcp", "1.0.0"))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("paginating-rmcp", "1.0.0"))
     }
 
     async fn list_tools(
@@ -184,7 +219,11 @@ async fn main() -> std::process::ExitCode {
     let result = match args.first().map(String::as_str) {
         None | Some("stdio") => serve_stdio().await,
         Some("http") => {
-            let raw = args.get(1).cloned().or_else(|| std::env::var("PORT").ok()).unwrap_or_else(|| "0".into());
+            let raw = args
+                .get(1)
+                .cloned()
+                .or_else(|| std::env::var("PORT").ok())
+                .unwrap_or_else(|| "0".into());
             match raw.parse::<u16>() {
                 Ok(port) => serve_http(port).await,
                 Err(_) => {
