@@ -119,10 +119,13 @@ async def serve_stdio() -> None:
 
 def serve_http(port: int) -> None:
     app = build_server().streamable_http_app(host="127.0.0.1")
-    # Bind first so the port is known (port 0 = any free port) before announcing it.
+    # Bind and listen before announcing, so the port is known (port 0 = any
+    # free port) and connections made right after the announcement queue in
+    # the backlog until uvicorn accepts them instead of being refused.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)
     print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
