@@ -1004,3 +1004,62 @@ fn conformance_initialize_2025_06_18() {
         "conformance_initialize_2025_06_18",
     );
 }
+
+/// The client scenarios of the pinned suite, each judged in docs/interop.md
+/// (only `initialize` applies to a client that initializes and lists). A
+/// new suite version with other scenarios fails here until they are judged.
+#[test]
+fn conformance_client_scenarios_are_the_judged_ones() {
+    let suite =
+        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    if !suite.exists() {
+        let message = format!(
+            "interop test conformance_client_scenarios_are_the_judged_ones SKIPPED: {} missing; run scripts/install-peers.sh",
+            suite.display()
+        );
+        assert!(
+            std::env::var_os("INTEROP_REQUIRE_PEERS").is_none(),
+            "{message}"
+        );
+        eprintln!("\n========\n{message}\n========\n");
+        return;
+    }
+    let mut command = Command::new("node");
+    command
+        .arg(&suite)
+        .args(["list", "--client"])
+        .env("NO_COLOR", "1");
+    let finished = run_to_completion(command, "conformance list --client");
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    let listed: Vec<&str> = finished
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .collect();
+    let judged = [
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+        "auth/metadata-default",
+        "auth/metadata-var1",
+        "auth/metadata-var2",
+        "auth/metadata-var3",
+        "auth/basic-cimd",
+        "auth/scope-from-www-authenticate",
+        "auth/scope-from-scopes-supported",
+        "auth/scope-omitted-when-undefined",
+        "auth/scope-step-up",
+        "auth/scope-retry-limit",
+        "auth/token-endpoint-auth-basic",
+        "auth/token-endpoint-auth-post",
+        "auth/token-endpoint-auth-none",
+        "auth/resource-mismatch",
+        "auth/pre-registration",
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "auth/client-credentials-jwt",
+        "auth/client-credentials-basic",
+    ];
+    assert_eq!(listed, judged, "{}", finished.describe());
+}
