@@ -1,0 +1,1065 @@
+//! Interop: `mcp-exporter probe` against real MCP SDK servers.
+//!
+//! The peers live in `tests/peers` and are installed, pinned, by
+//! `scripts/install-peers.sh` (`scripts/test` always runs it first):
+//!
+//! - `@modelcontextprotocol/server-everything` (TypeScript SDK, no pagination),
+//! - `tests/peers/ts/paginating-server.mjs` (TypeScript SDK 1.x low-level `Server`),
+//! - `tests/peers/python/paginating_server.py` (Python `mcp` 2.x low-level `Server`),
+//! - `tests/peers/rmcp` (Rust `rmcp`).
+//!
+//! Every test starts real processes, runs the real binary and parses its
+//! `--json` report; the table below is peer × transport × protocol. A test
+//! whose peer is not installed is skipped loudly; set `INTEROP_REQUIRE_PEERS=1`
+//! to make that a failure instead. `INTEROP_EXPORTER_BIN` runs the tests
+//! against another build of the binary. docs/interop.md explains each cell.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Bounds on the processes under test. They are about hangs, not speed: a
+/// loaded 2-core CI machine takes seconds just to import the Python SDK.
+const RUN_DEADLINE: Duration = Duration::from_secs(120);
+const STARTUP_DEADLINE: Duration = Duration::from_secs(60);
+const GROUP_EXIT_DEADLINE: Duration = Duration::from_secs(10);
+/// Passed to every probe as `--timeout`: generous so a slow start is not an error.
+const PROBE_REQUEST_TIMEOUT: &str = "30s";
+
+// ---------------------------------------------------------------------------
+// Peers and what they list
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    Everything,
+    TypeScript,
+    Python,
+    Rmcp,
+}
+
+impl Peer {
+    fn peers_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+    }
+
+    /// A file that exists only once install-peers.sh has installed this peer.
+    fn installed_marker(self) -> PathBuf {
+        let dir = Self::peers_dir();
+        match self {
+            Peer::Everything => {
+                dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+            }
+            Peer::TypeScript => dir.join("node_modules/@modelcontextprotocol/sdk/package.json"),
+            Peer::Python => dir.join("python/.venv/bin/python"),
+            Peer::Rmcp => dir.join("rmcp/target/debug/paginating-rmcp"),
+        }
+    }
+
+    /// The command that serves stdio; `http_args` are appended for HTTP.
+    fn command(self) -> Vec<String> {
+        let dir = Self::peers_dir();
+        let path = |p: &str| dir.join(p).to_string_lossy().into_owned();
+        match self {
+            Peer::Everything => vec![
+                "node".into(),
+                path("node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+            ],
+            Peer::TypeScript => vec!["node".into(), path("ts/paginating-server.mjs")],
+            Peer::Python => vec![
+                path("python/.venv/bin/python"),
+                path("python/paginating_server.py"),
+            ],
+            Peer::Rmcp => vec![path("rmcp/target/debug/paginating-rmcp")],
+        }
+    }
+
+    fn server_info(self) -> (&'static str, &'static str) {
+        match self {
+            Peer::Everything => ("mcp-servers/everything", "2.0.0"),
+            Peer::TypeScript => ("paginating-ts", "1.0.0"),
+            Peer::Python => ("paginating-python", "1.0.0"),
+            Peer::Rmcp => ("paginating-rmcp", "1.0.0"),
+        }
+    }
+
+    fn catalogue(self) -> Vec<KindExpect> {
+        match self {
+            Peer::Everything => everything_catalogue(),
+            Peer::TypeScript | Peer::Python | Peer::Rmcp => paginating_catalogue(),
+        }
+    }
+}
+
+/// What one kind must list: items per page of the final attempt and every name.
+struct KindExpect {
+    kind: &'static str,
+    pages: Vec<u64>,
+    names: Vec<String>,
+    /// server-everything registers client-dependent tools after
+    /// `notifications/initialized` and announces them with
+    /// `notifications/tools/list_changed`, which may land while tools are
+    /// being listed; a restart for that reason is correct, any other is not.
+    list_changed_may_restart: bool,
+}
+
+/// The catalogue of the three paginating peers (one rule, three SDKs).
+fn paginating_catalogue() -> Vec<KindExpect> {
+    let kind = |kind, pages: Vec<u64>, names: Vec<String>| KindExpect {
+        kind,
+        pages,
+        names,
+        list_changed_may_restart: false,
+    };
+    vec![
+        kind(
+            "tools",
+            vec![5, 5, 5, 5, 3],
+            (0..23).map(|i| format!("tool_{i:02}")).collect(),
+        ),
+        kind(
+            "prompts",
+            vec![3, 3, 1],
+            (0..7).map(|i| format!("prompt_{i}")).collect(),
+        ),
+        kind(
+            "resources",
+            vec![5, 5, 2],
+            (0..12)
+                .map(|i| format!("test://paginating/resource/{i:02}"))
+                .collect(),
+        ),
+        kind(
+            "resource_templates",
+            vec![3, 1],
+            (0..4)
+                .map(|i| format!("test://paginating/template/{i}/{{id}}"))
+                .collect(),
+        ),
+    ]
+}
+
+/// What server-everything 2026.8.31 lists to a client that declares no
+/// capabilities (roots, sampling or elicitation would add tools). No paging.
+fn everything_catalogue() -> Vec<KindExpect> {
+    let strings = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        KindExpect {
+            kind: "tools",
+            pages: vec![13],
+            names: strings(&[
+                "echo",
+                "get-annotated-message",
+                "get-env",
+                "get-resource-links",
+                "get-resource-reference",
+                "get-structured-content",
+                "get-sum",
+                "get-tiny-image",
+                "gzip-file-as-resource",
+                "simulate-research-query",
+                "toggle-simulated-logging",
+                "toggle-subscriber-updates",
+                "trigger-long-running-operation",
+            ]),
+            list_changed_may_restart: true,
+        },
+        KindExpect {
+            kind: "prompts",
+            pages: vec![4],
+            names: strings(&[
+                "args-prompt",
+                "completable-prompt",
+                "resource-prompt",
+                "simple-prompt",
+            ]),
+            list_changed_may_restart: false,
+        },
+        KindExpect {
+            kind: "resources",
+            pages: vec![7],
+            names: [
+                "architecture",
+                "extension",
+                "features",
+                "how-it-works",
+                "instructions",
+                "startup",
+                "structure",
+            ]
+            .iter()
+            .map(|doc| format!("demo://resource/static/document/{doc}.md"))
+            .collect(),
+            list_changed_may_restart: false,
+        },
+        KindExpect {
+            kind: "resource_templates",
+            pages: vec![2],
+            names: strings(&[
+                "demo://resource/dynamic/blob/{resourceId}",
+                "demo://resource/dynamic/text/{resourceId}",
+            ]),
+            list_changed_may_restart: false,
+        },
+    ]
+}
+
+/// True when the peer is installed; otherwise says so loudly (or fails when
+/// INTEROP_REQUIRE_PEERS is set, as CI should).
+fn peer_installed(peer: Peer, test: &str) -> bool {
+    let marker = peer.installed_marker();
+    if marker.exists() {
+        return true;
+    }
+    let message = format!(
+        "interop test {test} SKIPPED: {peer:?} peer not installed ({} missing); run scripts/install-peers.sh",
+        marker.display()
+    );
+    if std::env::var_os("INTEROP_REQUIRE_PEERS").is_some() {
+        panic!("{message}");
+    }
+    eprintln!("\n========\n{message}\n========\n");
+    false
+}
+
+fn exporter_bin() -> PathBuf {
+    std::env::var_os("INTEROP_EXPORTER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mcp-exporter")))
+}
+
+// ---------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------
+
+fn kill_group(pgid: u32, signal: i32) {
+    // SAFETY: kill(2) takes no pointers; a negative pid signals the process
+    // group this test created (each child is started with process_group(0)).
+    unsafe {
+        libc::kill(-(pgid as i32), signal);
+    }
+}
+
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: as in kill_group; signal 0 only checks whether any process of
+    // the group still exists.
+    unsafe { libc::kill(-(pgid as i32), 0) == 0 }
+}
+
+/// A finished command: status and everything it wrote.
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Finished {
+    fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+    fn describe(&self) -> String {
+        format!(
+            "status {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+fn read_all(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+/// Runs a command in its own process group to completion (bounded by
+/// RUN_DEADLINE), then makes sure nothing it started is still running: a
+/// child left behind fails the test after the group is killed.
+fn run_to_completion(mut command: Command, what: &str) -> Finished {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let pgid = child.id();
+    let stdout = read_all(child.stdout.take().expect("stdout is piped"));
+    let stderr = read_all(child.stderr.take().expect("stderr is piped"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break Some(status);
+        }
+        if started.elapsed() > RUN_DEADLINE {
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let Some(status) = status else {
+        kill_group(pgid, libc::SIGKILL);
+        let _ = child.wait();
+        panic!(
+            "{what}: still running after {RUN_DEADLINE:?}; killed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            stdout.join().unwrap_or_default(),
+            stderr.join().unwrap_or_default()
+        );
+    };
+    let leaked_since = Instant::now();
+    while group_alive(pgid) && leaked_since.elapsed() < GROUP_EXIT_DEADLINE {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let leaked = group_alive(pgid);
+    if leaked {
+        kill_group(pgid, libc::SIGKILL);
+    }
+    let finished = Finished {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    assert!(
+        !leaked,
+        "{what}: left a process running {GROUP_EXIT_DEADLINE:?} after it exited\n{}",
+        finished.describe()
+    );
+    finished
+}
+
+/// An HTTP peer started by a test; killed (with its process group) on drop.
+struct HttpPeer {
+    child: Child,
+    /// e.g. `http://127.0.0.1:43817`
+    base_url: String,
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        kill_group(self.child.id(), libc::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+    listener.local_addr().expect("local addr").port()
+}
+
+/// Starts a peer's HTTP server and waits until it says it is listening.
+/// Our peers bind port 0 and print `listening on http://127.0.0.1:PORT`;
+/// server-everything takes PORT from the environment and prints `... on port PORT`.
+fn start_http_peer(peer: Peer, legacy_sse: bool) -> HttpPeer {
+    let argv = peer.command();
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    let everything_port = match peer {
+        Peer::Everything => {
+            let port = free_port();
+            command
+                .arg(if legacy_sse { "sse" } else { "streamableHttp" })
+                .env("PORT", port.to_string());
+            Some(port)
+        }
+        _ => {
+            assert!(!legacy_sse, "only server-everything serves legacy HTTP+SSE");
+            command.args(["http", "0"]);
+            None
+        }
+    };
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {peer:?}: {e}"));
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().expect("stderr is piped");
+    // Keeps draining stderr after readiness so the peer never blocks on a full pipe.
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let started = Instant::now();
+    let base_url = loop {
+        let left = STARTUP_DEADLINE.saturating_sub(started.elapsed());
+        let line = match lines.recv_timeout(left.max(Duration::from_millis(1))) {
+            Ok(line) => line,
+            Err(_) => {
+                kill_group(child.id(), libc::SIGKILL);
+                let status = child.wait();
+                panic!("{peer:?} HTTP server not listening after {STARTUP_DEADLINE:?} (exit: {status:?}); stderr:\n{}", seen.join("\n"));
+            }
+        };
+        match everything_port {
+            Some(port) if line.ends_with(&format!("on port {port}")) => {
+                break format!("http://127.0.0.1:{port}")
+            }
+            None => {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    break url.trim().to_string();
+                }
+            }
+            _ => {}
+        }
+        seen.push(line);
+    };
+    HttpPeer { child, base_url }
+}
+
+/// Runs `mcp-exporter probe ... --json` and parses its one JSON object.
+fn run_probe(args: &[String], what: &str) -> (Option<i32>, Value, Finished) {
+    let mut command = Command::new(exporter_bin());
+    command.arg("probe").args(args);
+    let finished = run_to_completion(command, what);
+    let report: Value = serde_json::from_str(&finished.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{what}: --json output is not one JSON object ({e})\n{}",
+            finished.describe()
+        )
+    });
+    (finished.code(), report, finished)
+}
+
+// ---------------------------------------------------------------------------
+// The table: peer × transport × protocol
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// `probe --stdio -- CMD`: the probe starts the peer itself.
+    Stdio,
+    /// `probe --url http://…/mcp` with the default `--transport auto`.
+    StreamableHttp,
+    /// `probe --url http://…/sse --transport sse` (server-everything only).
+    LegacySse,
+    /// `probe --url http://…/sse` with `--transport auto`: the POST fails and
+    /// the probe must fall back to the legacy GET stream by itself.
+    LegacySseDetected,
+}
+
+struct Cell {
+    name: &'static str,
+    peer: Peer,
+    via: Via,
+    /// `--protocol` passed to the probe; None = let the probe negotiate
+    /// (try `server/discover` for 2026-07-28, fall back to `initialize`).
+    offer: Option<&'static str>,
+    /// The protocol version the report must show.
+    answer: &'static str,
+}
+
+impl Cell {
+    fn transport_label(&self) -> &'static str {
+        match self.via {
+            Via::Stdio => "stdio",
+            Via::StreamableHttp => "streamable_http",
+            Via::LegacySse | Via::LegacySseDetected => "sse",
+        }
+    }
+}
+
+/// Runs one cell: start the peer (HTTP) or let the probe start it (stdio),
+/// probe all four kinds, and check every page and name.
+fn run_cell(cell: &Cell) {
+    if !peer_installed(cell.peer, cell.name) {
+        return;
+    }
+    let mut args: Vec<String> = vec![
+        "--json".into(),
+        "--timeout".into(),
+        PROBE_REQUEST_TIMEOUT.into(),
+    ];
+    if let Some(version) = cell.offer {
+        args.extend(["--protocol".into(), version.into()]);
+    }
+    // Held until the probe is done; dropping it kills the server.
+    let _server = match cell.via {
+        Via::Stdio => {
+            args.push("--stdio".into());
+            args.push("--".into());
+            args.extend(cell.peer.command());
+            None
+        }
+        Via::StreamableHttp => {
+            let server = start_http_peer(cell.peer, false);
+            args.extend(["--url".into(), format!("{}/mcp", server.base_url)]);
+            Some(server)
+        }
+        Via::LegacySse | Via::LegacySseDetected => {
+            let server = start_http_peer(cell.peer, true);
+            args.extend(["--url".into(), format!("{}/sse", server.base_url)]);
+            if matches!(cell.via, Via::LegacySse) {
+                args.extend(["--transport".into(), "sse".into()]);
+            }
+            Some(server)
+        }
+    };
+    let (code, report, finished) = run_probe(&args, cell.name);
+    let context = format!("cell {}\n{}", cell.name, finished.describe());
+    assert_eq!(code, Some(0), "exit code; {context}");
+    assert_report_header(
+        &report,
+        cell.peer,
+        cell.transport_label(),
+        cell.answer,
+        &context,
+    );
+    let modern = cell.answer >= "2026-07-28";
+    let listings = report["listings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no listings; {context}"));
+    let expected = cell.peer.catalogue();
+    let kinds: Vec<&str> = listings
+        .iter()
+        .map(|l| l["kind"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["tools", "prompts", "resources", "resource_templates"],
+        "{context}"
+    );
+    for (listing, expect) in listings.iter().zip(&expected) {
+        assert_complete_listing(listing, expect, &context);
+        if modern {
+            // 2026-07-28 list results carry caching hints; the Python SDK's
+            // and rmcp's defaults are ttlMs 0 and cacheScope "private" (checked by hand).
+            if matches!(cell.peer, Peer::Python | Peer::Rmcp) {
+                assert_eq!(listing["ttl_ms"], 0, "{} ttl_ms; {context}", expect.kind);
+                assert_eq!(
+                    listing["cache_scope"], "private",
+                    "{} cache_scope; {context}",
+                    expect.kind
+                );
+            }
+        }
+    }
+}
+
+fn assert_report_header(
+    report: &Value,
+    peer: Peer,
+    transport: &str,
+    protocol: &str,
+    context: &str,
+) {
+    let (name, version) = peer.server_info();
+    assert_eq!(
+        report["session_error"],
+        Value::Null,
+        "session_error; {context}"
+    );
+    assert_eq!(report["server"]["name"], name, "server name; {context}");
+    assert_eq!(
+        report["server"]["version"], version,
+        "server version; {context}"
+    );
+    assert_eq!(
+        report["protocol_version"], protocol,
+        "protocol_version; {context}"
+    );
+    assert_eq!(report["transport"], transport, "transport; {context}");
+    let ready = report["time_to_ready_seconds"].as_f64();
+    assert!(
+        ready.is_some_and(|s| s > 0.0),
+        "time_to_ready_seconds {ready:?}; {context}"
+    );
+}
+
+/// Exact pages, items and names of one complete listing.
+fn assert_complete_listing(listing: &Value, expect: &KindExpect, context: &str) {
+    let kind = expect.kind;
+    let ctx = format!(
+        "{kind}: {}; {context}",
+        serde_json::to_string(listing).unwrap_or_default()
+    );
+    assert_eq!(listing["kind"], kind, "{ctx}");
+    assert_eq!(listing["outcome"], "complete", "{ctx}");
+    assert_eq!(listing["reason"], Value::Null, "{ctx}");
+
+    let restarts = listing["restarts"].as_array().expect("restarts array");
+    for restart in restarts {
+        assert!(
+            expect.list_changed_may_restart && restart["reason"] == "list_changed",
+            "unexpected restart {restart}; {ctx}"
+        );
+    }
+
+    let pages = listing["pages"].as_array().expect("pages array");
+    let last_attempt = pages
+        .iter()
+        .filter_map(|p| p["attempt"].as_u64())
+        .max()
+        .expect("at least one page");
+    let final_pages: Vec<&Value> = pages
+        .iter()
+        .filter(|p| p["attempt"] == last_attempt)
+        .collect();
+    let items: Vec<u64> = final_pages
+        .iter()
+        .map(|p| p["items"].as_u64().unwrap_or(u64::MAX))
+        .collect();
+    assert_eq!(items, expect.pages, "items per page; {ctx}");
+    let mut cursor_hashes = BTreeSet::new();
+    for (i, page) in final_pages.iter().enumerate() {
+        assert_eq!(page["error"], Value::Null, "page {i} error; {ctx}");
+        assert_eq!(
+            page["new_items"], page["items"],
+            "page {i} new_items; {ctx}"
+        );
+        assert!(
+            page["seconds"].as_f64().is_some_and(|s| s >= 0.0),
+            "page {i} seconds; {ctx}"
+        );
+        let cursor = &page["next_cursor"];
+        if i + 1 < final_pages.len() {
+            assert_eq!(cursor["state"], "present", "page {i} next_cursor; {ctx}");
+            let hash = cursor["hash"]
+                .as_str()
+                .unwrap_or_else(|| panic!("page {i} cursor has no hash; {ctx}"));
+            assert!(
+                cursor_hashes.insert(hash.to_string()),
+                "page {i} repeats a cursor hash; {ctx}"
+            );
+        } else {
+            assert_eq!(cursor["state"], "absent", "last page next_cursor; {ctx}");
+        }
+    }
+    let total: u64 = expect.pages.iter().sum();
+    assert_eq!(
+        listing["final_pages"],
+        expect.pages.len(),
+        "final_pages; {ctx}"
+    );
+    assert_eq!(listing["unique_items"], total, "unique_items; {ctx}");
+    assert_eq!(listing["duplicate_items"], 0, "duplicate_items; {ctx}");
+    assert_eq!(listing["invalid_items"], 0, "invalid_items; {ctx}");
+    assert_eq!(
+        listing["invalid_cursor_errors"], 0,
+        "invalid_cursor_errors; {ctx}"
+    );
+    if restarts.is_empty() {
+        assert_eq!(pages.len(), expect.pages.len(), "page requests; {ctx}");
+        assert_eq!(listing["raw_items"], total, "raw_items; {ctx}");
+    }
+    let mut names = expect.names.clone();
+    names.sort();
+    let got: Vec<&str> = listing["names"]
+        .as_array()
+        .expect("names")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(got, names, "names; {ctx}");
+}
+
+macro_rules! interop_cells {
+    ($($name:ident: $peer:ident over $via:ident offering $offer:expr => $answer:literal;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run_cell(&Cell {
+                    name: stringify!($name),
+                    peer: Peer::$peer,
+                    via: Via::$via,
+                    offer: $offer,
+                    answer: $answer,
+                });
+            }
+        )*
+    };
+}
+
+interop_cells! {
+    // server-everything: TypeScript SDK, no pagination, 2024-11-05 .. 2025-11-25.
+    everything_stdio_negotiated: Everything over Stdio offering None => "2025-11-25";
+    everything_stdio_2025_06_18: Everything over Stdio offering Some("2025-06-18") => "2025-06-18";
+    everything_http_negotiated: Everything over StreamableHttp offering None => "2025-11-25";
+    everything_http_2025_03_26: Everything over StreamableHttp offering Some("2025-03-26") => "2025-03-26";
+    everything_sse_2024_11_05: Everything over LegacySse offering Some("2024-11-05") => "2024-11-05";
+    everything_sse_detected_negotiated: Everything over LegacySseDetected offering None => "2025-11-25";
+
+    // TypeScript SDK 1.32.2 low-level Server: 2024-10-07 .. 2025-11-25, no 2026-07-28.
+    typescript_stdio_negotiated: TypeScript over Stdio offering None => "2025-11-25";
+    typescript_stdio_2025_03_26: TypeScript over Stdio offering Some("2025-03-26") => "2025-03-26";
+    typescript_http_negotiated: TypeScript over StreamableHttp offering None => "2025-11-25";
+    typescript_http_2025_06_18: TypeScript over StreamableHttp offering Some("2025-06-18") => "2025-06-18";
+
+    // Python mcp 2.3.0 low-level Server: 2024-11-05 .. 2025-11-25 and 2026-07-28.
+    // Over stdio the version is always given: the Python SDK takes seconds to
+    // import on a loaded machine, longer than the probe waits for an answer to
+    // its server/discover try, so negotiation there depends on machine load.
+    python_stdio_2025_11_25: Python over Stdio offering Some("2025-11-25") => "2025-11-25";
+    python_stdio_2026_07_28: Python over Stdio offering Some("2026-07-28") => "2026-07-28";
+    python_http_negotiated: Python over StreamableHttp offering None => "2026-07-28";
+    python_http_2025_03_26: Python over StreamableHttp offering Some("2025-03-26") => "2025-03-26";
+
+    // rmcp 3.11.0: 2024-11-05 .. 2025-11-25 and 2026-07-28.
+    rmcp_stdio_2025_06_18: Rmcp over Stdio offering Some("2025-06-18") => "2025-06-18";
+    rmcp_stdio_negotiated: Rmcp over Stdio offering None => "2026-07-28";
+    rmcp_http_2025_11_25: Rmcp over StreamableHttp offering Some("2025-11-25") => "2025-11-25";
+    rmcp_http_negotiated: Rmcp over StreamableHttp offering None => "2026-07-28";
+}
+
+// ---------------------------------------------------------------------------
+// Flags and exit codes against a real paginating server
+// ---------------------------------------------------------------------------
+
+fn ts_stdio_args(extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--json",
+        "--timeout",
+        PROBE_REQUEST_TIMEOUT,
+        "--protocol",
+        "2025-11-25",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(["--stdio".into(), "--".into()]);
+    args.extend(Peer::TypeScript.command());
+    args
+}
+
+/// tools need exactly 5 pages: `--max-pages 5` completes, 4 aborts with
+/// `page_cap` after 4 requests and exit code 1.
+#[test]
+fn typescript_page_cap_boundary() {
+    if !peer_installed(Peer::TypeScript, "typescript_page_cap_boundary") {
+        return;
+    }
+    let (code, report, finished) = run_probe(
+        &ts_stdio_args(&["--kind", "tools", "--max-pages", "5"]),
+        "max-pages 5",
+    );
+    let context = finished.describe();
+    assert_eq!(code, Some(0), "{context}");
+    let listings = report["listings"].as_array().expect("listings");
+    assert_eq!(listings.len(), 1, "{context}");
+    assert_complete_listing(&listings[0], &paginating_catalogue().remove(0), &context);
+
+    let (code, report, finished) = run_probe(
+        &ts_stdio_args(&["--kind", "tools", "--max-pages", "4"]),
+        "max-pages 4",
+    );
+    let context = finished.describe();
+    assert_eq!(code, Some(1), "{context}");
+    let listing = &report["listings"][0];
+    assert_eq!(listing["kind"], "tools", "{context}");
+    assert_eq!(listing["outcome"], "aborted", "{context}");
+    assert_eq!(listing["reason"], "page_cap", "{context}");
+    let items: Vec<u64> = listing["pages"]
+        .as_array()
+        .expect("pages")
+        .iter()
+        .filter_map(|p| p["items"].as_u64())
+        .collect();
+    assert_eq!(items, [5, 5, 5, 5], "{context}");
+}
+
+/// `--kind` selects exactly the kinds asked for, in that order.
+#[test]
+fn typescript_selected_kinds_only() {
+    if !peer_installed(Peer::TypeScript, "typescript_selected_kinds_only") {
+        return;
+    }
+    let args = ts_stdio_args(&["--kind", "resource_templates", "--kind", "prompts"]);
+    let (code, report, finished) = run_probe(&args, "--kind resource_templates --kind prompts");
+    let context = finished.describe();
+    assert_eq!(code, Some(0), "{context}");
+    let listings = report["listings"].as_array().expect("listings");
+    let kinds: Vec<&str> = listings.iter().filter_map(|l| l["kind"].as_str()).collect();
+    assert_eq!(kinds, ["resource_templates", "prompts"], "{context}");
+    let catalogue = paginating_catalogue();
+    assert_complete_listing(&listings[0], &catalogue[3], &context);
+    assert_complete_listing(&listings[1], &catalogue[1], &context);
+}
+
+/// Forcing 2026-07-28 on an SDK that only speaks `initialize` is a session
+/// error (the TypeScript SDK answers `server/discover` with -32601), every
+/// listing is an error, exit code 1, and the probe reaps the server.
+#[test]
+fn typescript_forced_modern_protocol_fails_cleanly() {
+    if !peer_installed(
+        Peer::TypeScript,
+        "typescript_forced_modern_protocol_fails_cleanly",
+    ) {
+        return;
+    }
+    let mut args: Vec<String> = [
+        "--json",
+        "--timeout",
+        PROBE_REQUEST_TIMEOUT,
+        "--protocol",
+        "2026-07-28",
+        "--stdio",
+        "--",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(Peer::TypeScript.command());
+    let (code, report, finished) = run_probe(&args, "forced 2026-07-28 against the TypeScript SDK");
+    let context = finished.describe();
+    assert_eq!(code, Some(1), "{context}");
+    assert_eq!(report["session_error"]["error"], "rpc_error", "{context}");
+    let listings = report["listings"].as_array().expect("listings");
+    assert_eq!(listings.len(), 4, "{context}");
+    for listing in listings {
+        assert_eq!(listing["outcome"], "error", "{context}");
+        assert_eq!(listing["reason"], "rpc_error", "{context}");
+    }
+}
+
+/// Usage errors exit 2 and start nothing.
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec!["--json"],
+        vec![
+            "--json",
+            "--protocol",
+            "1999-01-01",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
+        vec![
+            "--json",
+            "--max-pages",
+            "0",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+        ],
+    ] {
+        let mut command = Command::new(exporter_bin());
+        command.arg("probe").args(&args);
+        let finished = run_to_completion(command, "usage error");
+        assert_eq!(
+            finished.code(),
+            Some(2),
+            "probe {args:?}\n{}",
+            finished.describe()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// MCP conformance suite (client scenarios), @modelcontextprotocol/conformance 0.1.13
+// ---------------------------------------------------------------------------
+
+/// Runs one client scenario of the conformance suite with the probe as the
+/// client. The suite starts its scenario server, then runs `--command` split
+/// on spaces with the server URL appended, so the command ends in `--url`.
+/// Returns the suite's checks and the probe's own JSON report.
+fn run_conformance(
+    scenario: &str,
+    probe_flags: &[&str],
+    test: &str,
+) -> Option<(Finished, Vec<Value>, Value)> {
+    let suite =
+        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    if !suite.exists() {
+        let message = format!(
+            "interop test {test} SKIPPED: conformance suite not installed ({} missing); run scripts/install-peers.sh",
+            suite.display()
+        );
+        if std::env::var_os("INTEROP_REQUIRE_PEERS").is_some() {
+            panic!("{message}");
+        }
+        eprintln!("\n========\n{message}\n========\n");
+        return None;
+    }
+    let bin = exporter_bin();
+    let bin = bin.to_str().expect("binary path is UTF-8");
+    assert!(
+        !bin.contains(' '),
+        "the conformance suite splits --command on spaces; {bin:?} has one"
+    );
+    let mut client = vec![bin, "probe", "--json", "--timeout", PROBE_REQUEST_TIMEOUT];
+    client.extend(probe_flags);
+    client.push("--url");
+    let output_dir = tempfile::tempdir().expect("temp dir");
+    let mut command = Command::new("node");
+    command
+        .arg(&suite)
+        .args([
+            "client",
+            "--scenario",
+            scenario,
+            "--timeout",
+            "60000",
+            "--command",
+            &client.join(" "),
+            "--output-dir",
+        ])
+        .arg(output_dir.path())
+        .current_dir(Peer::peers_dir())
+        .env("NO_COLOR", "1");
+    let finished = run_to_completion(command, &format!("conformance {scenario}"));
+    // The suite writes <output-dir>/<scenario>-<timestamp>/{checks.json,stdout.txt,stderr.txt}.
+    let result_dir = std::fs::read_dir(output_dir.path())
+        .expect("read output dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("checks.json").exists())
+        .unwrap_or_else(|| panic!("conformance wrote no checks.json\n{}", finished.describe()));
+    let checks: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(result_dir.join("checks.json")).expect("checks.json"),
+    )
+    .expect("checks.json is a JSON array");
+    let probe_stdout = std::fs::read_to_string(result_dir.join("stdout.txt")).expect("stdout.txt");
+    let report: Value = serde_json::from_str(&probe_stdout).unwrap_or_else(|e| {
+        panic!(
+            "the probe's stdout under the conformance suite is not JSON ({e}):\n{probe_stdout}\n{}",
+            finished.describe()
+        )
+    });
+    Some((finished, checks, report))
+}
+
+/// The `initialize` scenario: a plain-JSON HTTP server at `http://localhost:PORT`
+/// (no path) that records the client's `initialize` (protocolVersion must be
+/// 2025-06-18 or 2025-11-25; clientInfo name and version present), answers
+/// `tools/list` with no tools and everything else with `{}`, and advertises no
+/// capabilities. It passes when that check succeeded, no check failed or
+/// warned, and the client exited 0.
+fn conformance_initialize(probe_flags: &[&str], sent: &str, test: &str) {
+    let Some((finished, checks, report)) = run_conformance("initialize", probe_flags, test) else {
+        return;
+    };
+    let context = format!(
+        "checks: {}\n{}",
+        serde_json::to_string_pretty(&checks).unwrap_or_default(),
+        finished.describe()
+    );
+    assert_eq!(
+        finished.code(),
+        Some(0),
+        "the conformance suite did not pass; {context}"
+    );
+    for check in &checks {
+        assert!(
+            check["status"] == "SUCCESS" || check["status"] == "INFO",
+            "check {} is {}; {context}",
+            check["id"],
+            check["status"]
+        );
+    }
+    // An empty check list also "passes" the suite: insist the handshake was seen.
+    let init = checks
+        .iter()
+        .find(|c| c["id"] == "mcp-client-initialization")
+        .unwrap_or_else(|| {
+            panic!("the scenario server never saw an initialize request; {context}")
+        });
+    assert_eq!(init["status"], "SUCCESS", "{context}");
+    assert_eq!(init["details"]["protocolVersionSent"], sent, "{context}");
+    assert_eq!(init["details"]["clientName"], "mcp-exporter", "{context}");
+
+    assert_eq!(report["server"]["name"], "test-server", "{context}");
+    assert_eq!(report["protocol_version"], sent, "{context}");
+    assert_eq!(report["transport"], "streamable_http", "{context}");
+    // The scenario server advertises no capabilities: nothing is listed.
+    let outcomes: Vec<&str> = report["listings"]
+        .as_array()
+        .expect("listings")
+        .iter()
+        .filter_map(|l| l["outcome"].as_str())
+        .collect();
+    assert_eq!(outcomes, ["unsupported"; 4], "{context}");
+}
+
+#[test]
+fn conformance_initialize_negotiated() {
+    conformance_initialize(&[], "2025-11-25", "conformance_initialize_negotiated");
+}
+
+#[test]
+fn conformance_initialize_2025_11_25() {
+    conformance_initialize(
+        &["--protocol", "2025-11-25"],
+        "2025-11-25",
+        "conformance_initialize_2025_11_25",
+    );
+}
+
+#[test]
+fn conformance_initialize_2025_06_18() {
+    conformance_initialize(
+        &["--protocol", "2025-06-18"],
+        "2025-06-18",
+        "conformance_initialize_2025_06_18",
+    );
+}
+
+/// The client scenarios of the pinned suite, each judged in docs/interop.md
+/// (only `initialize` applies to a client that initializes and lists). A
+/// new suite version with other scenarios fails here until they are judged.
+#[test]
+fn conformance_client_scenarios_are_the_judged_ones() {
+    let suite =
+        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    if !suite.exists() {
+        let message = format!(
+            "interop test conformance_client_scenarios_are_the_judged_ones SKIPPED: {} missing; run scripts/install-peers.sh",
+            suite.display()
+        );
+        assert!(
+            std::env::var_os("INTEROP_REQUIRE_PEERS").is_none(),
+            "{message}"
+        );
+        eprintln!("\n========\n{message}\n========\n");
+        return;
+    }
+    let mut command = Command::new("node");
+    command
+        .arg(&suite)
+        .args(["list", "--client"])
+        .env("NO_COLOR", "1");
+    let finished = run_to_completion(command, "conformance list --client");
+    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
+    let listed: Vec<&str> = finished
+        .stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .collect();
+    let judged = [
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+        "auth/metadata-default",
+        "auth/metadata-var1",
+        "auth/metadata-var2",
+        "auth/metadata-var3",
+        "auth/basic-cimd",
+        "auth/scope-from-www-authenticate",
+        "auth/scope-from-scopes-supported",
+        "auth/scope-omitted-when-undefined",
+        "auth/scope-step-up",
+        "auth/scope-retry-limit",
+        "auth/token-endpoint-auth-basic",
+        "auth/token-endpoint-auth-post",
+        "auth/token-endpoint-auth-none",
+        "auth/resource-mismatch",
+        "auth/pre-registration",
+        "auth/2025-03-26-oauth-metadata-backcompat",
+        "auth/2025-03-26-oauth-endpoint-fallback",
+        "auth/client-credentials-jwt",
+        "auth/client-credentials-basic",
+    ];
+    assert_eq!(listed, judged, "{}", finished.describe());
+}
