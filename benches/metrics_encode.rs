@@ -66,6 +66,7 @@ fn polled(target: &str) -> PolledTarget {
             duration: Duration::from_millis(250),
             trace_id: Some(TRACE.into()),
             poll_span_id: None,
+            invalid_cursor_probes: Vec::new(),
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),

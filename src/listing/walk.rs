@@ -290,11 +290,11 @@ fn step_on_error(
                 ));
             }
         }
-        PageError::SessionRenewed => {
-            if report.restarts_for(RestartReason::SessionExpired) < limits.session_restarts as usize
-            {
-                return Step::Restart(RestartReason::SessionExpired);
-            }
+        PageError::SessionRenewed
+            if report.restarts_for(RestartReason::SessionExpired)
+                < limits.session_restarts as usize =>
+        {
+            return Step::Restart(RestartReason::SessionExpired);
         }
         PageError::Transport { http_status, .. } => report.http_status = *http_status,
         PageError::Unauthorized { status } => report.http_status = Some(*status),

@@ -10,8 +10,10 @@ use super::version;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, SystemTime};
 
-/// Longest we wait for `server/discover` before deciding a server is legacy
-/// (a legacy stdio server may simply ignore it).
+/// Longest we wait for `server/discover` over HTTP before deciding a server
+/// is legacy. stdio servers get the whole request timeout: the wait there
+/// includes the server's start-up (seconds for some SDKs), and the poller
+/// remembers the era afterwards.
 const DISCOVER_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// How HTTP targets are spoken to.
@@ -146,7 +148,8 @@ impl Session {
             let v = forced
                 .clone()
                 .unwrap_or_else(|| version::FIRST_MODERN.to_string());
-            let probe_timeout = if forced.is_some() || self.opts.era_hint == Some(true) {
+            let stdio = matches!(endpoint, Endpoint::Stdio(_));
+            let probe_timeout = if stdio || forced.is_some() || self.opts.era_hint == Some(true) {
                 self.opts.request_timeout
             } else {
                 self.opts.request_timeout.min(DISCOVER_PROBE_TIMEOUT)
@@ -161,7 +164,10 @@ impl Session {
                     // A legacy server. One that exited or went silent on an
                     // unknown method before initialize is started afresh.
                     self.handshakes.pop();
-                    let wedged = !matches!(e, ExchangeError::Rpc { .. });
+                    let wedged = matches!(
+                        e,
+                        ExchangeError::Timeout(_) | ExchangeError::Transport { .. }
+                    );
                     if let (true, Transport::Stdio(_), Endpoint::Stdio(_)) =
                         (wedged, &self.transport, endpoint)
                     {
@@ -204,6 +210,17 @@ impl Session {
         let answer = self.request("server/discover", Map::new(), timeout).await;
         self.record_handshake("server/discover", &answer);
         let result = answer.exchange.outcome?;
+        // A DiscoverResult names the versions the server speaks; anything
+        // else (servers that answer every method with `{}`) is not modern.
+        let speaks = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .is_some_and(|vs| vs.iter().any(|x| x.as_str() == Some(v)));
+        if !speaks {
+            return Err(ExchangeError::Malformed(format!(
+                "server/discover answer does not list {v} in supportedVersions"
+            )));
+        }
         self.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         let info = result
             .get("serverInfo")

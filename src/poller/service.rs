@@ -79,6 +79,9 @@ impl Shared {
     }
 }
 
+/// A running target loop and the config it runs with.
+type TargetTask = (Arc<TargetConfig>, JoinHandle<()>);
+
 /// Result of a reload request.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ReloadOutcome {
@@ -91,7 +94,7 @@ pub struct Service {
     config_path: PathBuf,
     shard: Option<Shard>,
     current: RwLock<Arc<LoadedConfig>>,
-    tasks: Mutex<HashMap<String, (Arc<TargetConfig>, JoinHandle<()>)>>,
+    tasks: Mutex<HashMap<String, TargetTask>>,
     reload_lock: tokio::sync::Mutex<()>,
 }
 

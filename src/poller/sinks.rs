@@ -35,7 +35,8 @@ impl Sinks {
                 .set_invalid_cursor_probe(&polled.report.target, probe.kind, probe.result);
         }
         self.traces.export_poll(&polled);
-        self.exporter.spans_dropped(self.traces.dropped_spans());
+        self.exporter
+            .set_spans_dropped_total(self.traces.dropped_spans());
         self.status.record(polled.clone(), consecutive_failures);
         polled
     }

@@ -108,7 +108,7 @@ pub async fn probe(
         }
     };
     let mut registry = Registry::default();
-    let metrics = TargetMetrics::new(&mut registry);
+    let metrics = TargetMetrics::for_probe(&mut registry);
     metrics.register_target(&target.name, &target.kinds);
     let polled = PolledTarget {
         report,

@@ -309,11 +309,7 @@ async fn read_stdout(stdout: ChildStdout, tx: mpsc::Sender<Line>, limit: u64) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line: Vec<u8> = Vec::new();
     let mut overflow = false;
-    loop {
-        let buf = match reader.fill_buf().await {
-            Ok(b) => b,
-            Err(_) => break,
-        };
+    while let Ok(buf) = reader.fill_buf().await {
         if buf.is_empty() {
             break;
         }

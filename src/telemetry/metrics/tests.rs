@@ -83,6 +83,7 @@ fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> P
             duration: Duration::from_millis(150),
             trace_id: trace_id.map(str::to_string),
             poll_span_id: None,
+            invalid_cursor_probes: Vec::new(),
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
