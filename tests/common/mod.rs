@@ -95,9 +95,8 @@ impl Drop for Proc {
 /// parsed report.
 pub fn probe_json(args: &[&str]) -> (i32, serde_json::Value) {
     let out = Command::new(bin())
-        .arg("probe")
+        .args(["probe", "--json"])
         .args(args)
-        .arg("--json")
         .output()
         .expect("run probe");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -193,7 +192,11 @@ pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
             continue;
         }
         let got = parse_labels(label_text);
-        if got.len() != labels.len() || !labels.iter().all(|(k, v)| got.iter().any(|(gk, gv)| gk == k && gv == v)) {
+        if got.len() != labels.len()
+            || !labels
+                .iter()
+                .all(|(k, v)| got.iter().any(|(gk, gv)| gk == k && gv == v))
+        {
             continue;
         }
         let value = rest.split_whitespace().next()?;

@@ -73,6 +73,9 @@ pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, 
 }
 
 pub struct HttpTransport {
+    /// Non-JSON events seen during the request in flight (kept outside the
+    /// exchange so a timeout can still tell garbage from silence).
+    pending_defects: u32,
     /// Notifications from the standing GET stream (watch mode).
     listen: Option<(
         tokio::sync::mpsc::Receiver<String>,
@@ -89,6 +92,7 @@ pub struct HttpTransport {
 impl HttpTransport {
     pub fn new(client: HttpClient, url: url::Url, max_response_bytes: u64) -> Self {
         HttpTransport {
+            pending_defects: 0,
             listen: None,
             client,
             url,
@@ -166,8 +170,18 @@ impl HttpTransport {
 
     pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
         let started = Instant::now();
+        self.pending_defects = 0;
         match tokio::time::timeout(timeout, self.exchange(req, started)).await {
             Ok(ex) => ex,
+            // Garbage instead of an answer, then silence: the answer was
+            // the garbage.
+            Err(_) if self.pending_defects > 0 => Exchange::failed(
+                ExchangeError::Malformed(format!(
+                    "no answer within {timeout:?}; the server sent {} event(s) that are not JSON-RPC",
+                    self.pending_defects
+                )),
+                started,
+            ),
             Err(_) => Exchange::failed(ExchangeError::Timeout(timeout), started),
         }
     }
@@ -231,6 +245,7 @@ impl HttpTransport {
                         Ok(v) => v,
                         Err(_) => {
                             ex.defects += 1;
+                            self.pending_defects += 1;
                             continue;
                         }
                     };
@@ -269,9 +284,30 @@ impl HttpTransport {
                     ex.outcome = Err(ExchangeError::Malformed(format!("SSE stream: {e}")));
                     return;
                 }
-                // The stream ended (or broke) before our response: resume
-                // where it stopped if the server gave event ids.
-                Some(Err(SseReadError::Body(_))) | None => {
+                // The connection broke mid-stream: the server crashed or
+                // a proxy cut it. Resumption is for streams the server
+                // ends on purpose.
+                Some(Err(SseReadError::Body(e))) => {
+                    ex.outcome = Err(if ex.defects > 0 {
+                        ExchangeError::Malformed(format!(
+                            "SSE stream broke after {} event(s) that are not JSON-RPC",
+                            ex.defects
+                        ))
+                    } else {
+                        ExchangeError::transport(format!("SSE stream broke: {e}"))
+                    });
+                    return;
+                }
+                // The server ended the stream before our response: resume
+                // where it stopped if it gave event ids.
+                None => {
+                    if ex.defects > 0 {
+                        ex.outcome = Err(ExchangeError::Malformed(format!(
+                            "SSE stream ended after {} event(s) that are not JSON-RPC",
+                            ex.defects
+                        )));
+                        return;
+                    }
                     let Some(last) = last_event_id.clone() else {
                         ex.outcome = Err(ExchangeError::transport(
                             "SSE stream ended before the response",
@@ -409,8 +445,17 @@ fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
 }
 
 fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> ExchangeError {
+    // The status decides first: 401/403 and a forgotten session mean the
+    // same whatever body comes with them.
+    if matches!(status.as_u16(), 401 | 403) || (status.as_u16() == 404 && had_session) {
+        return status_error(status, had_session);
+    }
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
-        if let Incoming::Response { result: Err(e), .. } = jsonrpc::classify(value) {
+        let is_jsonrpc = value.get("jsonrpc").is_some()
+            && value.pointer("/error/code").is_some_and(Value::is_i64);
+        if let (true, Incoming::Response { result: Err(e), .. }) =
+            (is_jsonrpc, jsonrpc::classify(value))
+        {
             return ExchangeError::Rpc {
                 code: e.code,
                 message: e.message,

@@ -206,7 +206,17 @@ impl SseTransport {
         }
         loop {
             let item = match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Err(_) => break,
+                Err(_) => {
+                    // Garbage instead of an answer, then silence: the
+                    // answer was the garbage.
+                    if ex.defects > 0 {
+                        ex.outcome = Err(ExchangeError::Malformed(format!(
+                            "no answer within {timeout:?}; the server sent {} event(s) that are not JSON-RPC",
+                            ex.defects
+                        )));
+                    }
+                    break;
+                }
                 Ok(None) => StreamItem::Ended("closed".into()),
                 Ok(Some(item)) => item,
             };

@@ -182,7 +182,16 @@ impl StdioTransport {
         loop {
             let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {
                 Err(_) => {
-                    ex.outcome = Err(ExchangeError::Timeout(timeout));
+                    // Requests are sequential: garbage written while ours
+                    // was outstanding was most likely our answer, broken.
+                    ex.outcome = Err(if ex.defects > 0 {
+                        ExchangeError::Malformed(format!(
+                            "no answer within {timeout:?}; the server wrote {} line(s) that are not JSON-RPC",
+                            ex.defects
+                        ))
+                    } else {
+                        ExchangeError::Timeout(timeout)
+                    });
                     break;
                 }
                 Ok(None) | Ok(Some(Line::Eof)) => {
