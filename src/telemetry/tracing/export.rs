@@ -267,14 +267,22 @@ async fn run(
                 let _ = done.send(());
             }
             Some(Msg::Shutdown(done)) => {
-                // Take whatever arrived before the shutdown request.
-                while let Ok(Msg::Spans(spans)) = rx.try_recv() {
-                    pending.extend(spans);
+                // Take whatever is already waiting; answer every waiter
+                // once it is out.
+                let mut waiters = vec![done];
+                rx.close();
+                while let Ok(msg) = rx.try_recv() {
+                    match msg {
+                        Msg::Spans(spans) => pending.extend(spans),
+                        Msg::Flush(w) | Msg::Shutdown(w) => waiters.push(w),
+                    }
                 }
                 export_all(&exporter, &mut pending, &counters, max_batch, &mut outage).await;
                 let _ = exporter.shutdown_with_timeout(Duration::from_secs(1));
-                let _ = done.send(());
-                break;
+                for w in waiters {
+                    let _ = w.send(());
+                }
+                return;
             }
             None => {
                 // Every sink handle was dropped without shutdown.
@@ -283,18 +291,6 @@ async fn run(
             }
         }
     }
-    // Anything that raced in after shutdown was never exported.
-    rx.close();
-    while let Ok(msg) = rx.try_recv() {
-        if let Msg::Spans(spans) = msg {
-            drop_spans(&counters, spans.len());
-        }
-    }
-}
-
-fn drop_spans(counters: &Counters, n: usize) {
-    counters.queued.fetch_sub(n, Ordering::AcqRel);
-    counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
 }
 
 async fn export_all(
