@@ -72,9 +72,18 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
     let mut watching: Option<Watch> = None;
+    // The first poll runs at start (after the target's jitter): a new or
+    // restarted exporter shows real values within seconds, not one period.
+    let mut first = true;
     loop {
         let now = Utc::now();
-        let Some(mut tick) = next_tick(&target.schedule, now) else {
+        let scheduled = if first {
+            Some(now)
+        } else {
+            next_tick(&target.schedule, now)
+        };
+        first = false;
+        let Some(mut tick) = scheduled else {
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
             std::future::pending::<()>().await;
             return;
