@@ -97,8 +97,8 @@ pub mod default {
     pub const INVALID_CURSOR_RESTARTS: u32 = 1;
     pub const CONCURRENCY: usize = 8;
     pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
-    pub const INVALID_CURSOR_PROBE: bool = false;
-    pub const WATCH_LIST_CHANGED: bool = true;
+    pub const INVALID_CURSOR_PROBE: bool = true;
+    pub const WATCH_LIST_CHANGED: bool = false;
     pub const PROPAGATE_TRACE_CONTEXT: bool = true;
     pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
     pub const MAX_REDIRECTS: usize = 5;
