@@ -18,7 +18,8 @@ const RULE_TESTS_DIR: &str = "alerts/tests";
 const RUNBOOKS: &str = "docs/runbooks.md";
 const DASHBOARDS_DIR: &str = "dashboards";
 /// Where runbook links point (docs/runbooks.md on the main branch).
-const RUNBOOK_BASE: &str = "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
+const RUNBOOK_BASE: &str =
+    "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
 const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
 /// Alerts the project promises (docs/runbooks.md explains each).
 const REQUIRED_ALERTS: [&str; 13] = [
@@ -37,7 +38,10 @@ const REQUIRED_ALERTS: [&str; 13] = [
     "McpExporterAbsent",
 ];
 /// Dashboard uids are links in alerts and docs; they must not change.
-const DASHBOARD_UIDS: [(&str, &str); 2] = [("mcp-fleet.json", "mcp-fleet"), ("mcp-target.json", "mcp-target")];
+const DASHBOARD_UIDS: [(&str, &str); 2] = [
+    ("mcp-fleet.json", "mcp-fleet"),
+    ("mcp-target.json", "mcp-target"),
+];
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -70,7 +74,8 @@ struct Rule {
 }
 
 fn rules() -> Vec<Rule> {
-    let file: RuleFile = yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
+    let file: RuleFile =
+        yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
     assert!(!file.groups.is_empty(), "{RULES} has no groups");
     file.groups
         .into_iter()
@@ -86,7 +91,10 @@ fn rule_test_files() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no promtool test files in {RULE_TESTS_DIR}");
+    assert!(
+        !files.is_empty(),
+        "no promtool test files in {RULE_TESTS_DIR}"
+    );
     files
 }
 
@@ -149,7 +157,10 @@ fn every_alert_has_labels_annotations_and_a_runbook_section() {
     let alerts: Vec<&Rule> = rules.iter().filter(|r| r.alert.is_some()).collect();
     let names: BTreeSet<&str> = alerts.iter().filter_map(|r| r.alert.as_deref()).collect();
     for required in REQUIRED_ALERTS {
-        assert!(names.contains(required), "alert {required} is missing from {RULES}");
+        assert!(
+            names.contains(required),
+            "alert {required} is missing from {RULES}"
+        );
     }
     assert_eq!(names.len(), alerts.len(), "alert names repeat in {RULES}");
 
@@ -158,16 +169,24 @@ fn every_alert_has_labels_annotations_and_a_runbook_section() {
         let name = rule.alert.as_deref().unwrap_or_default();
         match rule.labels.get("severity") {
             Some(s) if SEVERITIES.contains(&s.as_str()) => {}
-            other => problems.push(format!("{name}: severity {other:?} is not one of {SEVERITIES:?}")),
+            other => problems.push(format!(
+                "{name}: severity {other:?} is not one of {SEVERITIES:?}"
+            )),
         }
         for key in ["summary", "description", "runbook_url", "dashboard_url"] {
-            if rule.annotations.get(key).is_none_or(|v| v.trim().is_empty()) {
+            if rule
+                .annotations
+                .get(key)
+                .is_none_or(|v| v.trim().is_empty())
+            {
                 problems.push(format!("{name}: annotation {key} missing or empty"));
             }
         }
         if let Some(d) = rule.annotations.get("description") {
             if !d.contains("{{") {
-                problems.push(format!("{name}: description is not templated (no {{{{ ... }}}})"));
+                problems.push(format!(
+                    "{name}: description is not templated (no {{{{ ... }}}})"
+                ));
             }
         }
         let expected_runbook = format!("{RUNBOOK_BASE}{}", name.to_lowercase());
@@ -181,12 +200,21 @@ fn every_alert_has_labels_annotations_and_a_runbook_section() {
             problems.push(format!("{name}: {RUNBOOKS} has no `## {name}` section"));
         }
         if let Some(url) = rule.annotations.get("dashboard_url") {
-            if !DASHBOARD_UIDS.iter().any(|(_, uid)| url.contains(&format!("/d/{uid}/"))) {
-                problems.push(format!("{name}: dashboard_url {url} names no shipped dashboard uid"));
+            if !DASHBOARD_UIDS
+                .iter()
+                .any(|(_, uid)| url.contains(&format!("/d/{uid}/")))
+            {
+                problems.push(format!(
+                    "{name}: dashboard_url {url} names no shipped dashboard uid"
+                ));
             }
         }
     }
-    assert!(problems.is_empty(), "alert rule problems:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "alert rule problems:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -202,7 +230,10 @@ fn recording_rules_follow_level_metric_operations() {
             !parts[1].ends_with("_total"),
             "recording rule {name}: drop `_total` from the metric part once rate/increase is applied"
         );
-        assert!(!rule.expr.trim().is_empty(), "recording rule {name} has no expression");
+        assert!(
+            !rule.expr.trim().is_empty(),
+            "recording rule {name} has no expression"
+        );
     }
 }
 
@@ -253,7 +284,11 @@ fn every_alert_has_a_firing_and_a_quiet_promtool_case() {
             }
         }
     }
-    assert!(missing.is_empty(), "promtool test coverage in {RULE_TESTS_DIR}:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "promtool test coverage in {RULE_TESTS_DIR}:\n{}",
+        missing.join("\n")
+    );
 }
 
 fn dashboards() -> Vec<(String, Value)> {
@@ -261,7 +296,8 @@ fn dashboards() -> Vec<(String, Value)> {
         .iter()
         .map(|(file, _)| {
             let path = format!("{DASHBOARDS_DIR}/{file}");
-            let v: Value = serde_json::from_str(&read(&path)).unwrap_or_else(|e| panic!("parse {path}: {e}"));
+            let v: Value =
+                serde_json::from_str(&read(&path)).unwrap_or_else(|e| panic!("parse {path}: {e}"));
             (file.to_string(), v)
         })
         .collect()
@@ -300,25 +336,56 @@ fn ranges(expr: &str) -> Vec<&str> {
 fn dashboards_have_stable_uids_and_the_required_variables() {
     for ((file, d), (_, uid)) in dashboards().iter().zip(DASHBOARD_UIDS) {
         assert_eq!(d["uid"], uid, "{file}: uid changed");
-        assert!(d["id"].is_null(), "{file}: id must be null so imports do not clash");
+        assert!(
+            d["id"].is_null(),
+            "{file}: id must be null so imports do not clash"
+        );
         let schema = d["schemaVersion"].as_u64().unwrap_or(0);
         assert!(schema >= 39, "{file}: schemaVersion {schema} is old");
-        assert!(d["title"].as_str().is_some_and(|t| !t.is_empty()), "{file}: no title");
-        let vars = d["templating"]["list"].as_array().cloned().unwrap_or_default();
+        assert!(
+            d["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{file}: no title"
+        );
+        let vars = d["templating"]["list"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let var = |name: &str| vars.iter().find(|v| v["name"] == name).cloned();
         let ds = var("datasource").unwrap_or_else(|| panic!("{file}: no `datasource` variable"));
-        assert_eq!(ds["type"], "datasource", "{file}: `datasource` variable type");
-        assert_eq!(ds["query"], "prometheus", "{file}: `datasource` variable plugin");
+        assert_eq!(
+            ds["type"], "datasource",
+            "{file}: `datasource` variable type"
+        );
+        assert_eq!(
+            ds["query"], "prometheus",
+            "{file}: `datasource` variable plugin"
+        );
         for name in ["job", "target"] {
             let v = var(name).unwrap_or_else(|| panic!("{file}: no `{name}` variable"));
-            assert_eq!(v["type"], "query", "{file}: `{name}` is not a query variable");
-            assert!(is_datasource_variable(&v["datasource"]), "{file}: `{name}` does not use ${{datasource}}");
-            let q = v["query"]["query"].as_str().or(v["query"].as_str()).unwrap_or_default();
-            assert!(q.starts_with("label_values("), "{file}: `{name}` query {q:?} is not label_values(...)");
+            assert_eq!(
+                v["type"], "query",
+                "{file}: `{name}` is not a query variable"
+            );
+            assert!(
+                is_datasource_variable(&v["datasource"]),
+                "{file}: `{name}` does not use ${{datasource}}"
+            );
+            let q = v["query"]["query"]
+                .as_str()
+                .or(v["query"].as_str())
+                .unwrap_or_default();
+            assert!(
+                q.starts_with("label_values("),
+                "{file}: `{name}` query {q:?} is not label_values(...)"
+            );
         }
         for a in d["annotations"]["list"].as_array().into_iter().flatten() {
             if a.get("expr").is_some() {
-                assert!(is_datasource_variable(&a["datasource"]), "{file}: annotation {} not on ${{datasource}}", a["name"]);
+                assert!(
+                    is_datasource_variable(&a["datasource"]),
+                    "{file}: annotation {} not on ${{datasource}}",
+                    a["name"]
+                );
             }
         }
     }
@@ -341,10 +408,16 @@ fn every_dashboard_panel_has_unit_description_and_uses_the_datasource_variable()
                 continue;
             }
             count += 1;
-            if p["description"].as_str().is_none_or(|s| s.trim().is_empty()) {
+            if p["description"]
+                .as_str()
+                .is_none_or(|s| s.trim().is_empty())
+            {
                 problems.push(format!("{at}: no description"));
             }
-            if p["fieldConfig"]["defaults"]["unit"].as_str().is_none_or(|s| s.is_empty()) {
+            if p["fieldConfig"]["defaults"]["unit"]
+                .as_str()
+                .is_none_or(|s| s.is_empty())
+            {
                 problems.push(format!("{at}: no unit (fieldConfig.defaults.unit)"));
             }
             if !is_datasource_variable(&p["datasource"]) {
@@ -356,7 +429,10 @@ fn every_dashboard_panel_has_unit_description_and_uses_the_datasource_variable()
             }
             for t in &targets {
                 if !is_datasource_variable(&t["datasource"]) {
-                    problems.push(format!("{at}: query {} is not on ${{datasource}}", t["refId"]));
+                    problems.push(format!(
+                        "{at}: query {} is not on ${{datasource}}",
+                        t["refId"]
+                    ));
                 }
                 let expr = t["expr"].as_str().unwrap_or_default();
                 if expr.trim().is_empty() {
@@ -379,7 +455,11 @@ fn every_dashboard_panel_has_unit_description_and_uses_the_datasource_variable()
         }
         assert!(count >= 10, "{file}: only {count} panels");
     }
-    assert!(problems.is_empty(), "dashboard problems:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "dashboard problems:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -388,14 +468,17 @@ fn grafana_provisioning_example_points_at_the_dashboards() {
     let v: yaml_serde::Value = yaml_serde::from_str(&provider).expect("provider YAML parses");
     let providers = v["providers"].as_sequence().expect("providers list");
     assert!(
-        providers.iter().any(|p| p["type"].as_str() == Some("file") && p["options"]["path"].as_str().is_some()),
+        providers
+            .iter()
+            .any(|p| p["type"].as_str() == Some("file") && p["options"]["path"].as_str().is_some()),
         "no file provider with options.path"
     );
     let ds = read("deploy/grafana/provisioning/datasources/mcp-exporter.yaml");
     let v: yaml_serde::Value = yaml_serde::from_str(&ds).expect("datasource YAML parses");
     let list = v["datasources"].as_sequence().expect("datasources list");
     assert!(
-        list.iter().any(|d| d["type"].as_str() == Some("prometheus")),
+        list.iter()
+            .any(|d| d["type"].as_str() == Some("prometheus")),
         "no prometheus datasource in the example"
     );
 }

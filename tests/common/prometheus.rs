@@ -34,7 +34,10 @@ fn find_binary(env_var: &str, name: &str) -> Result<PathBuf, String> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("${env_var} points at {}, which is not a file", p.display()))
+            Err(format!(
+                "${env_var} points at {}, which is not a file",
+                p.display()
+            ))
         };
     }
     let system = Path::new("/usr/bin").join(name);
@@ -85,7 +88,8 @@ impl PrometheusSetup {
     }
 
     pub fn scrape(mut self, job: &str, address: &str) -> Self {
-        self.scrape_targets.push((job.to_string(), address.to_string()));
+        self.scrape_targets
+            .push((job.to_string(), address.to_string()));
         self
     }
 
@@ -151,7 +155,10 @@ impl Prometheus {
             let log = std::fs::File::create(&log_path).expect("create prometheus.log");
             let child = Command::new(&binary)
                 .arg(format!("--config.file={}", config.display()))
-                .arg(format!("--storage.tsdb.path={}", dir.path().join("data").display()))
+                .arg(format!(
+                    "--storage.tsdb.path={}",
+                    dir.path().join("data").display()
+                ))
                 .arg(format!("--web.listen-address=127.0.0.1:{port}"))
                 .arg("--enable-feature=exemplar-storage")
                 .arg("--log.level=warn")
@@ -238,7 +245,10 @@ impl Prometheus {
         let path = format!("/api/v1/series?match[]={}", encode(selector));
         let (status, v) = self.get_json(&path)?;
         if v["status"] != "success" {
-            return Err(format!("HTTP {status}: {}", v["error"].as_str().unwrap_or("?")));
+            return Err(format!(
+                "HTTP {status}: {}",
+                v["error"].as_str().unwrap_or("?")
+            ));
         }
         Ok(v["data"].as_array().cloned().unwrap_or_default())
     }
@@ -258,11 +268,18 @@ impl Prometheus {
     /// Scrape targets (`/api/v1/targets`): health and last error.
     pub fn targets(&self) -> Result<Vec<Value>, String> {
         let (_, v) = self.get_json("/api/v1/targets")?;
-        Ok(v["data"]["activeTargets"].as_array().cloned().unwrap_or_default())
+        Ok(v["data"]["activeTargets"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
     }
 
     /// Polls `check` every 500 ms until it returns `Some` or `limit` passes.
-    pub fn wait_for<T>(&self, limit: Duration, mut check: impl FnMut(&Self) -> Option<T>) -> Option<T> {
+    pub fn wait_for<T>(
+        &self,
+        limit: Duration,
+        mut check: impl FnMut(&Self) -> Option<T>,
+    ) -> Option<T> {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(v) = check(self) {
@@ -290,7 +307,8 @@ pub fn encode(s: &str) -> String {
 
 /// One HTTP/1.0 GET to 127.0.0.1:port; returns status and body.
 pub fn http_get(port: u16, path_and_query: &str) -> Result<(u16, Vec<u8>), String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect :{port}: {e}"))?;
+    let mut stream =
+        TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect :{port}: {e}"))?;
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .map_err(|e| e.to_string())?;
