@@ -31,12 +31,17 @@ const RULES: &str = "alerts/mcp-exporter.rules.yaml";
 const SERIES_WAIT: Duration = Duration::from_secs(120);
 const ALERT_WAIT: Duration = Duration::from_secs(90);
 
-/// The simulated targets, in one place. `healthy` pages normally;
-/// `shrinking` loses items after every two complete listings without a
-/// list_changed notice, and acts as a gateway whose origin is `healthy`
-/// (so the reference comparison series exist). `expect` and the
-/// invalid-cursor probe make the series they drive exist.
-fn exporter_config(state_dir: &Path) -> String {
+/// The simulated targets, in one place.
+///
+/// `healthy` is a stdio simulator the exporter starts for each poll.
+/// `shrinking` must keep its state across polls (the simulator counts
+/// completed listings per server process), so it is one long-lived HTTP
+/// simulator started by the test (`shrink_server_args`): it drops an item
+/// after every two complete listings, without list_changed. It is also
+/// configured as a gateway whose origin is `healthy`, so the reference
+/// comparison series exist; `expect` and the invalid-cursor probe make the
+/// series they drive exist.
+fn exporter_config(state_dir: &Path, shrink_server: &str) -> String {
     let exe = serde_json::to_string(EXPORTER).expect("path serialises");
     let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
     format!(
@@ -53,8 +58,7 @@ targets:
     args: [simulate, --scenario, healthy, --transport, stdio]
     expect: {{ tools: 1 }}
   - name: shrinking
-    command: {exe}
-    args: [simulate, --scenario, shrink, --transport, stdio, --after-listings, "2"]
+    url: "http://{shrink_server}/mcp"
     expect: {{ tools: 1 }}
     reference:
       - target: healthy
@@ -62,68 +66,57 @@ targets:
     )
 }
 
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+/// Command line of the long-lived shrinking simulator.
+fn shrink_server_args(listen: &str) -> Vec<String> {
+    [
+        "simulate",
+        "--transport",
+        "http",
+        "--listen",
+        listen,
+        "--scenario",
+        "shrink",
+        "--after-listings",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
-/// The exporter under test; stopped (SIGTERM, then SIGKILL) on drop.
-struct Exporter {
+/// A child process killed (SIGTERM, then SIGKILL) on drop, its stderr kept
+/// in a temporary directory for failure messages.
+struct Process {
     child: Child,
-    port: u16,
     dir: tempfile::TempDir,
 }
 
-impl Exporter {
-    /// Starts the exporter on `port` and waits (up to 60 s) for `/metrics`.
-    fn start(port: u16) -> Exporter {
-        let dir = tempfile::tempdir().expect("temp dir for the exporter");
-        let state = dir.path().join("state");
-        std::fs::create_dir_all(&state).expect("state dir");
-        let config = dir.path().join("config.yaml");
-        std::fs::write(&config, exporter_config(&state)).expect("write exporter config");
-        let log = std::fs::File::create(dir.path().join("exporter.log")).expect("exporter log");
+impl Process {
+    fn spawn(args: &[String], setup: impl FnOnce(&Path) -> Vec<String>) -> Process {
+        let dir = tempfile::tempdir().expect("temp dir for a child process");
+        let mut all: Vec<String> = args.to_vec();
+        all.extend(setup(dir.path()));
+        let log = std::fs::File::create(dir.path().join("stderr.log")).expect("stderr log");
         let child = Command::new(EXPORTER)
-            .arg("--config.file")
-            .arg(&config)
-            .arg("--web.listen-address")
-            .arg(format!("127.0.0.1:{port}"))
+            .args(&all)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {EXPORTER}: {e}"));
-        let mut exporter = Exporter { child, port, dir };
-        if !exporter.wait_serving(Duration::from_secs(60)) {
-            panic!(
-                "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
-                exporter.log()
-            );
-        }
-        exporter
+            .unwrap_or_else(|e| panic!("cannot run {EXPORTER} {all:?}: {e}"));
+        Process { child, dir }
     }
 
-    fn wait_serving(&mut self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return false;
-            }
-            if let Ok((200, body)) = http_get(self.port, "/metrics") {
-                if String::from_utf8_lossy(&body).contains("mcp_up") {
-                    return true;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        false
+    fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("exporter.log")).unwrap_or_default()
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
     }
 }
 
-impl Drop for Exporter {
+impl Drop for Process {
     fn drop(&mut self) {
         // SIGTERM first so the exporter shuts its stdio servers down cleanly.
         if let Ok(pid) = i32::try_from(self.child.id()) {
@@ -134,7 +127,7 @@ impl Drop for Exporter {
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
+            if self.exited() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -142,6 +135,68 @@ impl Drop for Exporter {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Waits (up to `limit`) until `ready` holds, failing early if the process exits.
+fn wait_until(process: &mut Process, limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if process.exited() {
+            return false;
+        }
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+/// The long-lived shrinking MCP server (HTTP) on `port`.
+fn start_shrink_server(port: u16) -> Process {
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Process::spawn(&shrink_server_args(&listen), |_| Vec::new());
+    let up = wait_until(&mut p, Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(
+        up,
+        "the shrink simulator did not listen on {listen}; its log:\n{}",
+        p.log()
+    );
+    p
+}
+
+/// The exporter on `port`, polling the simulators; waits for `/metrics`.
+fn start_exporter(port: u16, shrink_server: &str) -> Process {
+    let mut p = Process::spawn(&[], |dir| {
+        let state = dir.join("state");
+        std::fs::create_dir_all(&state).expect("state dir");
+        let config = dir.join("config.yaml");
+        std::fs::write(&config, exporter_config(&state, shrink_server))
+            .expect("write exporter config");
+        vec![
+            "--config.file".to_string(),
+            config.display().to_string(),
+            "--web.listen-address".to_string(),
+            format!("127.0.0.1:{port}"),
+        ]
+    });
+    let up = wait_until(
+        &mut p,
+        Duration::from_secs(60),
+        || matches!(http_get(port, "/metrics"), Ok((200, body)) if String::from_utf8_lossy(&body).contains("mcp_up")),
+    );
+    assert!(
+        up,
+        "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
+        p.log()
+    );
+    p
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
 /// One PromQL expression shipped in a dashboard or the rule file.
@@ -413,7 +468,7 @@ fn firing(prom: &Prometheus, alertname: &str, target: &str) -> bool {
     })
 }
 
-fn diagnostics(prom: &Prometheus, exporter: &Exporter) -> String {
+fn diagnostics(prom: &Prometheus, exporter: &Process) -> String {
     let targets = prom.targets().unwrap_or_default();
     let health: Vec<String> = targets
         .iter()
@@ -435,7 +490,6 @@ fn diagnostics(prom: &Prometheus, exporter: &Exporter) -> String {
 }
 
 #[test]
-#[ignore = "needs `serve` and `simulate` from the main branch; run with: cargo test --test prometheus_e2e -- --ignored"]
 fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
     // Prometheus first, so its first scrape sees the pre-created zeros and
     // every later increase (the shrink scenario starts within seconds).
@@ -445,7 +499,9 @@ fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
             .scrape(JOB, &format!("127.0.0.1:{exporter_port}"))
             .rules(repo(RULES)),
     );
-    let exporter = Exporter::start(exporter_port);
+    let shrink_port = prometheus::free_port();
+    let _shrink_server = start_shrink_server(shrink_port);
+    let exporter = start_exporter(exporter_port, &format!("127.0.0.1:{shrink_port}"));
 
     let mut shipped = dashboard_expressions();
     shipped.extend(rule_expressions());
