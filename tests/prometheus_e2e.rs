@@ -1,0 +1,606 @@
+//! End to end with a real Prometheus: the exporter polls simulated MCP
+//! servers, Prometheus (1 s scrape and rule evaluation, rules loaded)
+//! scrapes it, and then
+//! - every PromQL expression of every dashboard panel, annotation and rule
+//!   is evaluated through `/api/v1/query` and must parse and return data
+//!   (alert conditions and annotations may be empty in a healthy run; then
+//!   every metric selector inside them must return data);
+//! - every dashboard variable's `label_values(...)` selector matches series;
+//! - every rule evaluates without error (`/api/v1/rules` health);
+//! - the simulator's shrink scenario makes McpListingSilentlyShrank fire for
+//!   the shrinking target and not for the healthy one.
+//!
+//! Needs `/usr/bin/prometheus` (Debian package `prometheus`, or `$PROMETHEUS`).
+
+#[path = "common/prometheus.rs"]
+mod prometheus;
+
+use prometheus::{http_get, Prometheus, PrometheusSetup};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXPORTER: &str = env!("CARGO_BIN_EXE_mcp-exporter");
+/// Scrape job name; McpExporterAbsent matches `mcp-exporter.*`.
+const JOB: &str = "mcp-exporter";
+const DASHBOARDS: [&str; 2] = ["dashboards/mcp-fleet.json", "dashboards/mcp-target.json"];
+const RULES: &str = "alerts/mcp-exporter.rules.yaml";
+/// Generous bounds for a loaded 2-core machine; about correctness, not speed.
+const SERIES_WAIT: Duration = Duration::from_secs(120);
+const ALERT_WAIT: Duration = Duration::from_secs(90);
+
+/// The simulated targets, in one place.
+///
+/// `healthy` is a stdio simulator the exporter starts for each poll.
+/// `shrinking` must keep its state across polls (the simulator counts
+/// completed listings per server process), so it is one long-lived HTTP
+/// simulator started by the test (`shrink_server_args`): it drops an item
+/// after every two complete listings, without list_changed. It is also
+/// configured as a gateway whose origin is `healthy`, so the reference
+/// comparison series exist; `expect` and the invalid-cursor probe make the
+/// series they drive exist.
+fn exporter_config(state_dir: &Path, shrink_server: &str) -> String {
+    let exe = serde_json::to_string(EXPORTER).expect("path serialises");
+    let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
+    format!(
+        r#"global:
+  schedule: {{ every: 1s }}
+  jitter: 0s
+  timeout: 10s
+  page_timeout: 2s
+  state_dir: {state}
+  invalid_cursor_probe: true
+targets:
+  - name: healthy
+    command: {exe}
+    args: [simulate, --scenario, healthy, --transport, stdio]
+    expect: {{ tools: 1 }}
+  - name: shrinking
+    url: "http://{shrink_server}/mcp"
+    expect: {{ tools: 1 }}
+    reference:
+      - target: healthy
+"#
+    )
+}
+
+/// Command line of the long-lived shrinking simulator.
+fn shrink_server_args(listen: &str) -> Vec<String> {
+    [
+        "simulate",
+        "--transport",
+        "http",
+        "--listen",
+        listen,
+        "--scenario",
+        "shrink",
+        "--after-listings",
+        "2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// A child process killed (SIGTERM, then SIGKILL) on drop, its stderr kept
+/// in a temporary directory for failure messages.
+struct Process {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Process {
+    fn spawn(args: &[String], setup: impl FnOnce(&Path) -> Vec<String>) -> Process {
+        let dir = tempfile::tempdir().expect("temp dir for a child process");
+        let mut all: Vec<String> = args.to_vec();
+        all.extend(setup(dir.path()));
+        let log = std::fs::File::create(dir.path().join("stderr.log")).expect("stderr log");
+        let child = Command::new(EXPORTER)
+            .args(&all)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {EXPORTER} {all:?}: {e}"));
+        Process { child, dir }
+    }
+
+    fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // SIGTERM first so the exporter shuts its stdio servers down cleanly.
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) on our own child's pid has no memory effects.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.exited() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits (up to `limit`) until `ready` holds, failing early if the process exits.
+fn wait_until(process: &mut Process, limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if process.exited() {
+            return false;
+        }
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    false
+}
+
+/// The long-lived shrinking MCP server (HTTP) on `port`.
+fn start_shrink_server(port: u16) -> Process {
+    let listen = format!("127.0.0.1:{port}");
+    let mut p = Process::spawn(&shrink_server_args(&listen), |_| Vec::new());
+    let up = wait_until(&mut p, Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(
+        up,
+        "the shrink simulator did not listen on {listen}; its log:\n{}",
+        p.log()
+    );
+    p
+}
+
+/// The exporter on `port`, polling the simulators; waits for `/metrics`.
+fn start_exporter(port: u16, shrink_server: &str) -> Process {
+    let mut p = Process::spawn(&[], |dir| {
+        let state = dir.join("state");
+        std::fs::create_dir_all(&state).expect("state dir");
+        let config = dir.join("config.yaml");
+        std::fs::write(&config, exporter_config(&state, shrink_server))
+            .expect("write exporter config");
+        vec![
+            "--config.file".to_string(),
+            config.display().to_string(),
+            "--web.listen-address".to_string(),
+            format!("127.0.0.1:{port}"),
+        ]
+    });
+    let up = wait_until(
+        &mut p,
+        Duration::from_secs(60),
+        || matches!(http_get(port, "/metrics"), Ok((200, body)) if String::from_utf8_lossy(&body).contains("mcp_up")),
+    );
+    assert!(
+        up,
+        "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
+        p.log()
+    );
+    p
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// One PromQL expression shipped in a dashboard or the rule file.
+#[derive(Debug, Clone)]
+struct Shipped {
+    origin: String,
+    expr: String,
+    /// Panels and recording rules must return data in this run; alert
+    /// conditions and annotations (filters like `> 0`) may be empty.
+    must_return_data: bool,
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("read {path}: {e}"))
+}
+
+fn dashboard_json(path: &str) -> Value {
+    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("parse {path}: {e}"))
+}
+
+fn dashboard_expressions() -> Vec<Shipped> {
+    let mut out = Vec::new();
+    for path in DASHBOARDS {
+        let d = dashboard_json(path);
+        let mut panels: Vec<&Value> = Vec::new();
+        for p in d["panels"].as_array().into_iter().flatten() {
+            panels.push(p);
+            panels.extend(p["panels"].as_array().into_iter().flatten());
+        }
+        for p in panels {
+            for t in p["targets"].as_array().into_iter().flatten() {
+                if let Some(expr) = t["expr"].as_str() {
+                    out.push(Shipped {
+                        origin: format!("{path}: panel {:?} query {}", p["title"], t["refId"]),
+                        expr: expr.to_string(),
+                        must_return_data: true,
+                    });
+                }
+            }
+        }
+        for a in d["annotations"]["list"].as_array().into_iter().flatten() {
+            if let Some(expr) = a["expr"].as_str() {
+                out.push(Shipped {
+                    origin: format!("{path}: annotation {:?}", a["name"]),
+                    expr: expr.to_string(),
+                    must_return_data: false,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `(origin, selector, label)` of every `label_values(selector, label)` variable.
+fn variable_queries() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for path in DASHBOARDS {
+        let d = dashboard_json(path);
+        for v in d["templating"]["list"].as_array().into_iter().flatten() {
+            if v["type"] != "query" {
+                continue;
+            }
+            let q = v["query"]["query"]
+                .as_str()
+                .or(v["query"].as_str())
+                .unwrap_or_default();
+            let inner = q
+                .strip_prefix("label_values(")
+                .and_then(|s| s.strip_suffix(')'))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{path}: variable {} query {q:?} is not label_values(...)",
+                        v["name"]
+                    )
+                });
+            let (selector, label) = inner
+                .rsplit_once(',')
+                .unwrap_or_else(|| panic!("{path}: variable {} has no label in {q:?}", v["name"]));
+            out.push((
+                format!("{path}: variable {}", v["name"]),
+                selector.trim().to_string(),
+                label.trim().to_string(),
+            ));
+        }
+    }
+    out
+}
+
+fn rule_expressions() -> Vec<Shipped> {
+    let v: yaml_serde::Value =
+        yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
+    let mut out = Vec::new();
+    for g in v["groups"].as_sequence().expect("groups").iter() {
+        for r in g["rules"].as_sequence().expect("rules").iter() {
+            let expr = r["expr"].as_str().expect("rule expr").to_string();
+            let (origin, must_return_data) = match (r["record"].as_str(), r["alert"].as_str()) {
+                (Some(rec), _) => (format!("{RULES}: record {rec}"), true),
+                (_, Some(alert)) => (format!("{RULES}: alert {alert}"), false),
+                _ => panic!("{RULES}: rule without record or alert"),
+            };
+            out.push(Shipped {
+                origin,
+                expr,
+                must_return_data,
+            });
+        }
+    }
+    out
+}
+
+/// Grafana's variables, replaced the way Grafana would for one job and all
+/// targets and kinds.
+fn substitute(expr: &str) -> String {
+    let pairs = [
+        ("${__rate_interval}", "1m"),
+        ("$__rate_interval", "1m"),
+        ("${__interval}", "15s"),
+        ("$__interval", "15s"),
+        ("${__range}", "1h"),
+        ("$__range", "1h"),
+        ("${job}", JOB),
+        ("$job", JOB),
+        ("${target}", ".+"),
+        ("$target", ".+"),
+        ("${kind}", ".+"),
+        ("$kind", ".+"),
+    ];
+    let mut out = expr.to_string();
+    for (from, to) in pairs {
+        out = out.replace(from, to);
+    }
+    assert!(
+        !out.contains('$'),
+        "unhandled Grafana variable left in {out:?} (from {expr:?})"
+    );
+    out
+}
+
+/// Metric selectors inside an expression: `mcp_*`, recorded series (names
+/// with `:`) and `up{...}`, each with its `{...}` matchers.
+fn selectors(expr: &str) -> Vec<String> {
+    let chars: Vec<char> = expr.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let skip_string = |i: usize| -> usize {
+        let quote = chars[i];
+        let mut j = i + 1;
+        while j < chars.len() && chars[j] != quote {
+            if chars[j] == '\\' {
+                j += 1;
+            }
+            j += 1;
+        }
+        j + 1
+    };
+    let skip_braces = |i: usize| -> usize {
+        let mut j = i + 1;
+        while j < chars.len() && chars[j] != '}' {
+            if chars[j] == '"' || chars[j] == '\'' || chars[j] == '`' {
+                j = skip_string(j);
+            } else {
+                j += 1;
+            }
+        }
+        j + 1
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' || c == '\'' || c == '`' {
+            i = skip_string(i);
+        } else if c == '{' {
+            i = skip_braces(i);
+        } else if c == '[' {
+            while i < chars.len() && chars[i] != ']' {
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_ascii_digit() {
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '.') {
+                i += 1;
+            }
+        } else if c.is_ascii_alphabetic() || c == '_' || c == ':' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == ':')
+            {
+                i += 1;
+            }
+            let name: String = chars[start..i].iter().collect();
+            let mut selector = name.clone();
+            let has_braces = i < chars.len() && chars[i] == '{';
+            if has_braces {
+                let end = skip_braces(i).min(chars.len());
+                selector.extend(&chars[i..end]);
+                i = end;
+            }
+            let is_metric =
+                name.starts_with("mcp_") || name.contains(':') || (name == "up" && has_braces);
+            if is_metric && !out.contains(&selector) {
+                out.push(selector);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[derive(Debug)]
+enum Verdict {
+    Data,
+    Empty,
+    Rejected(String),
+}
+
+fn evaluate(prom: &Prometheus, expr: &str) -> Verdict {
+    match prom.query(expr) {
+        Ok(result) if result.is_empty() => Verdict::Empty,
+        Ok(_) => Verdict::Data,
+        Err(e) => Verdict::Rejected(e),
+    }
+}
+
+/// Problems with one shipped expression right now (empty = fine).
+fn check(prom: &Prometheus, shipped: &Shipped) -> Vec<String> {
+    let expr = substitute(&shipped.expr);
+    match evaluate(prom, &expr) {
+        Verdict::Data => Vec::new(),
+        Verdict::Rejected(e) => vec![format!(
+            "{}: Prometheus rejected {expr:?}: {e}",
+            shipped.origin
+        )],
+        Verdict::Empty if shipped.must_return_data => {
+            let empty: Vec<String> = selectors(&expr)
+                .into_iter()
+                .filter(|s| !matches!(evaluate(prom, s), Verdict::Data))
+                .collect();
+            vec![format!(
+                "{}: no data for {expr:?} (selectors without data: {empty:?})",
+                shipped.origin
+            )]
+        }
+        Verdict::Empty => {
+            let sels = selectors(&expr);
+            if sels.is_empty() {
+                return vec![format!(
+                    "{}: empty, and no metric selector found in {expr:?}",
+                    shipped.origin
+                )];
+            }
+            sels.into_iter()
+                .filter(|s| !matches!(evaluate(prom, s), Verdict::Data))
+                .map(|s| {
+                    format!(
+                        "{}: empty, and its selector {s} has no data",
+                        shipped.origin
+                    )
+                })
+                .collect()
+        }
+    }
+}
+
+fn firing(prom: &Prometheus, alertname: &str, target: &str) -> bool {
+    prom.alerts().unwrap_or_default().iter().any(|a| {
+        a["labels"]["alertname"] == alertname
+            && a["labels"]["target"] == target
+            && a["state"] == "firing"
+    })
+}
+
+fn diagnostics(prom: &Prometheus, exporter: &Process) -> String {
+    let targets = prom.targets().unwrap_or_default();
+    let health: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{} {} {}", t["scrapeUrl"], t["health"], t["lastError"]))
+        .collect();
+    let log = exporter.log();
+    let tail: String = log
+        .chars()
+        .rev()
+        .take(4000)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!(
+        "scrape targets: {health:?}\n--- exporter log (tail) ---\n{tail}\n--- prometheus log ---\n{}",
+        prom.log()
+    )
+}
+
+#[test]
+fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
+    // Prometheus first, so its first scrape sees the pre-created zeros and
+    // every later increase (the shrink scenario starts within seconds).
+    let exporter_port = prometheus::free_port();
+    let prom = Prometheus::start(
+        &PrometheusSetup::new()
+            .scrape(JOB, &format!("127.0.0.1:{exporter_port}"))
+            .rules(repo(RULES)),
+    );
+    let shrink_port = prometheus::free_port();
+    let _shrink_server = start_shrink_server(shrink_port);
+    let exporter = start_exporter(exporter_port, &format!("127.0.0.1:{shrink_port}"));
+
+    let mut shipped = dashboard_expressions();
+    shipped.extend(rule_expressions());
+    assert!(
+        shipped.len() > 50,
+        "only {} expressions found",
+        shipped.len()
+    );
+
+    // Wait until every panel and recording rule has data: scrapes, rule
+    // evaluations and a few complete polls must have happened.
+    let ready = prom.wait_for(SERIES_WAIT, |p| {
+        let pending: Vec<&Shipped> = shipped
+            .iter()
+            .filter(|s| {
+                s.must_return_data && !matches!(evaluate(p, &substitute(&s.expr)), Verdict::Data)
+            })
+            .collect();
+        pending.is_empty().then_some(())
+    });
+
+    let mut problems: Vec<String> = shipped.iter().flat_map(|s| check(&prom, s)).collect();
+    for (origin, selector, label) in variable_queries() {
+        let selector = substitute(&selector);
+        match prom.series(&selector) {
+            Ok(series) if series.iter().any(|s| s.get(&label).is_some()) => {}
+            Ok(_) => problems.push(format!("{origin}: no series {selector} with label {label}")),
+            Err(e) => problems.push(format!("{origin}: {selector}: {e}")),
+        }
+    }
+    for group in prom.rules().unwrap_or_default() {
+        for rule in group["rules"].as_array().into_iter().flatten() {
+            if rule["health"] != "ok" {
+                problems.push(format!(
+                    "rule {} is {}: {}",
+                    rule["name"], rule["health"], rule["lastError"]
+                ));
+            }
+        }
+    }
+    assert!(
+        ready.is_some() && problems.is_empty(),
+        "{} of {} shipped expressions have problems:\n{}\n\n{}",
+        problems.len(),
+        shipped.len(),
+        problems.join("\n"),
+        diagnostics(&prom, &exporter)
+    );
+
+    // The shrink scenario drops items without list_changed: the page-worthy
+    // alert must fire for it, and only for it.
+    let fired = prom.wait_for(ALERT_WAIT, |p| {
+        firing(p, "McpListingSilentlyShrank", "shrinking").then_some(())
+    });
+    assert!(
+        fired.is_some(),
+        "McpListingSilentlyShrank did not fire for target=shrinking within {ALERT_WAIT:?}; alerts: {:?}\n{}",
+        prom.alerts().unwrap_or_default(),
+        diagnostics(&prom, &exporter)
+    );
+    assert!(
+        !firing(&prom, "McpListingSilentlyShrank", "healthy"),
+        "McpListingSilentlyShrank fired for the healthy target: {:?}",
+        prom.alerts().unwrap_or_default()
+    );
+}
+
+#[test]
+fn selector_extraction_finds_metrics_and_skips_labels_functions_and_strings() {
+    let found = selectors(
+        r#"sum by (job, target) (rate(mcp_list_requests_total{job=~"a|b", target="x{y}"}[1m])) / on (job) job:mcp_up:sum > 0.5 or absent(mcp_exporter_build_info) or up{job="mcp-exporter"} == 0 unless up"#,
+    );
+    assert_eq!(
+        found,
+        vec![
+            r#"mcp_list_requests_total{job=~"a|b", target="x{y}"}"#.to_string(),
+            "job:mcp_up:sum".to_string(),
+            "mcp_exporter_build_info".to_string(),
+            r#"up{job="mcp-exporter"}"#.to_string(),
+        ]
+    );
+}
+
+#[test]
+fn substitution_replaces_every_grafana_variable_the_dashboards_use() {
+    let mut vars = BTreeSet::new();
+    for s in dashboard_expressions() {
+        let sub = substitute(&s.expr);
+        assert!(!sub.contains('$'), "{}: {sub}", s.origin);
+        for part in s.expr.split('$').skip(1) {
+            vars.insert(
+                part.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '{')
+                    .collect::<String>(),
+            );
+        }
+    }
+    assert!(
+        vars.contains("__rate_interval"),
+        "dashboards use no $__rate_interval: {vars:?}"
+    );
+}

@@ -1,0 +1,484 @@
+//! Static checks of the shipped monitoring content: the alert and recording
+//! rules pass `promtool check rules` and `promtool test rules`, every alert
+//! carries the labels, annotations, runbook section and unit tests operators
+//! rely on, and every dashboard panel is wired to `${datasource}` with a unit
+//! and a description. Needs promtool (Debian package `prometheus`).
+
+#[path = "common/prometheus.rs"]
+mod prometheus;
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const RULES: &str = "alerts/mcp-exporter.rules.yaml";
+const RULE_TESTS_DIR: &str = "alerts/tests";
+const RUNBOOKS: &str = "docs/runbooks.md";
+const DASHBOARDS_DIR: &str = "dashboards";
+/// Where runbook links point (docs/runbooks.md on the main branch).
+const RUNBOOK_BASE: &str =
+    "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
+const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
+/// Alerts the project promises (docs/runbooks.md explains each).
+const REQUIRED_ALERTS: [&str; 13] = [
+    "McpListingSilentlyShrank",
+    "McpListingShrank",
+    "McpListingBelowExpected",
+    "McpListingTruncationSuspected",
+    "McpPaginationLoopAborts",
+    "McpInvalidCursorRateHigh",
+    "McpDuplicateItems",
+    "McpTargetDown",
+    "McpListingStale",
+    "McpTimeToReadySlow",
+    "McpGatewayMissingOriginItems",
+    "McpExporterConfigReloadFailed",
+    "McpExporterAbsent",
+];
+/// Dashboard uids are links in alerts and docs; they must not change.
+const DASHBOARD_UIDS: [(&str, &str); 2] = [
+    ("mcp-fleet.json", "mcp-fleet"),
+    ("mcp-target.json", "mcp-target"),
+];
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("read {path}: {e}"))
+}
+
+#[derive(Deserialize)]
+struct RuleFile {
+    groups: Vec<Group>,
+}
+
+#[derive(Deserialize)]
+struct Group {
+    name: String,
+    rules: Vec<Rule>,
+}
+
+#[derive(Deserialize)]
+struct Rule {
+    alert: Option<String>,
+    record: Option<String>,
+    expr: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+}
+
+fn rules() -> Vec<Rule> {
+    let file: RuleFile =
+        yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
+    assert!(!file.groups.is_empty(), "{RULES} has no groups");
+    file.groups
+        .into_iter()
+        .inspect(|g| assert!(!g.rules.is_empty(), "group {} is empty", g.name))
+        .flat_map(|g| g.rules)
+        .collect()
+}
+
+fn rule_test_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo(RULE_TESTS_DIR))
+        .unwrap_or_else(|e| panic!("list {RULE_TESTS_DIR}: {e}"))
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no promtool test files in {RULE_TESTS_DIR}"
+    );
+    files
+}
+
+fn run_promtool(args: &[&std::ffi::OsStr]) {
+    let promtool = prometheus::promtool_binary().unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(&promtool)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", promtool.display()));
+    assert!(
+        out.status.success(),
+        "promtool {:?} failed ({}):\n{}\n{}",
+        args,
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn promtool_check_rules_accepts_the_rule_file() {
+    run_promtool(&["check".as_ref(), "rules".as_ref(), repo(RULES).as_os_str()]);
+}
+
+#[test]
+fn promtool_unit_tests_pass() {
+    let files = rule_test_files();
+    let mut args: Vec<&std::ffi::OsStr> = vec!["test".as_ref(), "rules".as_ref()];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    run_promtool(&args);
+}
+
+/// GitHub's heading anchor: lower-case, spaces to `-`, punctuation dropped.
+fn github_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn runbook_anchors() -> BTreeSet<String> {
+    read(RUNBOOKS)
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(github_anchor)
+        .collect()
+}
+
+#[test]
+fn every_alert_has_labels_annotations_and_a_runbook_section() {
+    let anchors = runbook_anchors();
+    let rules = rules();
+    let alerts: Vec<&Rule> = rules.iter().filter(|r| r.alert.is_some()).collect();
+    let names: BTreeSet<&str> = alerts.iter().filter_map(|r| r.alert.as_deref()).collect();
+    for required in REQUIRED_ALERTS {
+        assert!(
+            names.contains(required),
+            "alert {required} is missing from {RULES}"
+        );
+    }
+    assert_eq!(names.len(), alerts.len(), "alert names repeat in {RULES}");
+
+    let mut problems = Vec::new();
+    for rule in &alerts {
+        let name = rule.alert.as_deref().unwrap_or_default();
+        match rule.labels.get("severity") {
+            Some(s) if SEVERITIES.contains(&s.as_str()) => {}
+            other => problems.push(format!(
+                "{name}: severity {other:?} is not one of {SEVERITIES:?}"
+            )),
+        }
+        for key in ["summary", "description", "runbook_url", "dashboard_url"] {
+            if rule
+                .annotations
+                .get(key)
+                .is_none_or(|v| v.trim().is_empty())
+            {
+                problems.push(format!("{name}: annotation {key} missing or empty"));
+            }
+        }
+        if let Some(d) = rule.annotations.get("description") {
+            if !d.contains("{{") {
+                problems.push(format!(
+                    "{name}: description is not templated (no {{{{ ... }}}})"
+                ));
+            }
+        }
+        let expected_runbook = format!("{RUNBOOK_BASE}{}", name.to_lowercase());
+        if rule.annotations.get("runbook_url") != Some(&expected_runbook) {
+            problems.push(format!(
+                "{name}: runbook_url should be {expected_runbook}, is {:?}",
+                rule.annotations.get("runbook_url")
+            ));
+        }
+        if !anchors.contains(&name.to_lowercase()) {
+            problems.push(format!("{name}: {RUNBOOKS} has no `## {name}` section"));
+        }
+        if let Some(url) = rule.annotations.get("dashboard_url") {
+            if !DASHBOARD_UIDS
+                .iter()
+                .any(|(_, uid)| url.contains(&format!("/d/{uid}/")))
+            {
+                problems.push(format!(
+                    "{name}: dashboard_url {url} names no shipped dashboard uid"
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "alert rule problems:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn recording_rules_follow_level_metric_operations() {
+    for rule in rules().iter().filter(|r| r.record.is_some()) {
+        let name = rule.record.as_deref().unwrap_or_default();
+        let parts: Vec<&str> = name.split(':').collect();
+        assert!(
+            parts.len() == 3 && parts.iter().all(|p| !p.is_empty()),
+            "recording rule {name} is not level:metric:operations"
+        );
+        assert!(
+            !parts[1].ends_with("_total"),
+            "recording rule {name}: drop `_total` from the metric part once rate/increase is applied"
+        );
+        assert!(
+            !rule.expr.trim().is_empty(),
+            "recording rule {name} has no expression"
+        );
+    }
+}
+
+#[derive(Deserialize)]
+struct RuleTestFile {
+    tests: Vec<RuleTestCase>,
+}
+
+#[derive(Deserialize)]
+struct RuleTestCase {
+    #[serde(default)]
+    alert_rule_test: Vec<AlertTest>,
+}
+
+#[derive(Deserialize)]
+struct AlertTest {
+    alertname: String,
+    #[serde(default)]
+    exp_alerts: Vec<yaml_serde::Value>,
+}
+
+#[test]
+fn every_alert_has_a_firing_and_a_quiet_promtool_case() {
+    let mut firing = BTreeSet::new();
+    let mut quiet = BTreeSet::new();
+    for file in rule_test_files() {
+        let text = std::fs::read_to_string(&file).expect("read rule test file");
+        let parsed: RuleTestFile =
+            yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", file.display()));
+        for case in parsed.tests {
+            for t in case.alert_rule_test {
+                if t.exp_alerts.is_empty() {
+                    quiet.insert(t.alertname);
+                } else {
+                    firing.insert(t.alertname);
+                }
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for rule in rules() {
+        if let Some(name) = rule.alert {
+            if !firing.contains(&name) {
+                missing.push(format!("{name}: no firing case"));
+            }
+            if !quiet.contains(&name) {
+                missing.push(format!("{name}: no quiet case (exp_alerts: [])"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "promtool test coverage in {RULE_TESTS_DIR}:\n{}",
+        missing.join("\n")
+    );
+}
+
+fn dashboards() -> Vec<(String, Value)> {
+    DASHBOARD_UIDS
+        .iter()
+        .map(|(file, _)| {
+            let path = format!("{DASHBOARDS_DIR}/{file}");
+            let v: Value =
+                serde_json::from_str(&read(&path)).unwrap_or_else(|e| panic!("parse {path}: {e}"));
+            (file.to_string(), v)
+        })
+        .collect()
+}
+
+/// Every panel, rows' nested panels included.
+fn panels(dashboard: &Value) -> Vec<&Value> {
+    let mut out = Vec::new();
+    for p in dashboard["panels"].as_array().into_iter().flatten() {
+        out.push(p);
+        for nested in p["panels"].as_array().into_iter().flatten() {
+            out.push(nested);
+        }
+    }
+    out
+}
+
+fn is_datasource_variable(v: &Value) -> bool {
+    v["uid"] == "${datasource}" && v["type"] == "prometheus"
+}
+
+/// Contents of every `[...]` range selector in an expression.
+fn ranges(expr: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = expr;
+    while let Some(start) = rest.find('[') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find(']') else { break };
+        out.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+#[test]
+fn dashboards_have_stable_uids_and_the_required_variables() {
+    for ((file, d), (_, uid)) in dashboards().iter().zip(DASHBOARD_UIDS) {
+        assert_eq!(d["uid"], uid, "{file}: uid changed");
+        assert!(
+            d["id"].is_null(),
+            "{file}: id must be null so imports do not clash"
+        );
+        let schema = d["schemaVersion"].as_u64().unwrap_or(0);
+        assert!(schema >= 39, "{file}: schemaVersion {schema} is old");
+        assert!(
+            d["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{file}: no title"
+        );
+        let vars = d["templating"]["list"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let var = |name: &str| vars.iter().find(|v| v["name"] == name).cloned();
+        let ds = var("datasource").unwrap_or_else(|| panic!("{file}: no `datasource` variable"));
+        assert_eq!(
+            ds["type"], "datasource",
+            "{file}: `datasource` variable type"
+        );
+        assert_eq!(
+            ds["query"], "prometheus",
+            "{file}: `datasource` variable plugin"
+        );
+        for name in ["job", "target"] {
+            let v = var(name).unwrap_or_else(|| panic!("{file}: no `{name}` variable"));
+            assert_eq!(
+                v["type"], "query",
+                "{file}: `{name}` is not a query variable"
+            );
+            assert!(
+                is_datasource_variable(&v["datasource"]),
+                "{file}: `{name}` does not use ${{datasource}}"
+            );
+            let q = v["query"]["query"]
+                .as_str()
+                .or(v["query"].as_str())
+                .unwrap_or_default();
+            assert!(
+                q.starts_with("label_values("),
+                "{file}: `{name}` query {q:?} is not label_values(...)"
+            );
+        }
+        for a in d["annotations"]["list"].as_array().into_iter().flatten() {
+            if a.get("expr").is_some() {
+                assert!(
+                    is_datasource_variable(&a["datasource"]),
+                    "{file}: annotation {} not on ${{datasource}}",
+                    a["name"]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_dashboard_panel_has_unit_description_and_uses_the_datasource_variable() {
+    let recorded: BTreeSet<String> = rules().into_iter().filter_map(|r| r.record).collect();
+    let mut problems = Vec::new();
+    for (file, d) in dashboards() {
+        let mut ids = BTreeSet::new();
+        let mut count = 0;
+        for p in panels(&d) {
+            let title = p["title"].as_str().unwrap_or("<untitled>");
+            let at = format!("{file}: panel {title:?}");
+            if !ids.insert(p["id"].as_u64().unwrap_or(0)) {
+                problems.push(format!("{at}: duplicate or missing id"));
+            }
+            if p["type"] == "row" {
+                continue;
+            }
+            count += 1;
+            if p["description"]
+                .as_str()
+                .is_none_or(|s| s.trim().is_empty())
+            {
+                problems.push(format!("{at}: no description"));
+            }
+            if p["fieldConfig"]["defaults"]["unit"]
+                .as_str()
+                .is_none_or(|s| s.is_empty())
+            {
+                problems.push(format!("{at}: no unit (fieldConfig.defaults.unit)"));
+            }
+            if !is_datasource_variable(&p["datasource"]) {
+                problems.push(format!("{at}: panel datasource is not ${{datasource}}"));
+            }
+            let targets = p["targets"].as_array().cloned().unwrap_or_default();
+            if targets.is_empty() {
+                problems.push(format!("{at}: no queries"));
+            }
+            for t in &targets {
+                if !is_datasource_variable(&t["datasource"]) {
+                    problems.push(format!(
+                        "{at}: query {} is not on ${{datasource}}",
+                        t["refId"]
+                    ));
+                }
+                let expr = t["expr"].as_str().unwrap_or_default();
+                if expr.trim().is_empty() {
+                    problems.push(format!("{at}: query {} has no expr", t["refId"]));
+                }
+                for r in ranges(expr) {
+                    if r != "$__rate_interval" && r != "$__range" {
+                        problems.push(format!("{at}: range [{r}] should be [$__rate_interval] (or [$__range] for totals)"));
+                    }
+                }
+                if expr.contains("_bucket") && t["exemplar"] != true && !expr.contains(':') {
+                    problems.push(format!("{at}: histogram query without exemplars"));
+                }
+                for word in expr.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')) {
+                    if word.matches(':').count() == 2 && !recorded.contains(word) {
+                        problems.push(format!("{at}: uses {word}, which {RULES} does not record"));
+                    }
+                }
+            }
+        }
+        assert!(count >= 10, "{file}: only {count} panels");
+    }
+    assert!(
+        problems.is_empty(),
+        "dashboard problems:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn grafana_provisioning_example_points_at_the_dashboards() {
+    let provider = read("deploy/grafana/provisioning/dashboards/mcp-exporter.yaml");
+    let v: yaml_serde::Value = yaml_serde::from_str(&provider).expect("provider YAML parses");
+    let providers = v["providers"].as_sequence().expect("providers list");
+    assert!(
+        providers
+            .iter()
+            .any(|p| p["type"].as_str() == Some("file") && p["options"]["path"].as_str().is_some()),
+        "no file provider with options.path"
+    );
+    let ds = read("deploy/grafana/provisioning/datasources/mcp-exporter.yaml");
+    let v: yaml_serde::Value = yaml_serde::from_str(&ds).expect("datasource YAML parses");
+    let list = v["datasources"].as_sequence().expect("datasources list");
+    assert!(
+        list.iter()
+            .any(|d| d["type"].as_str() == Some("prometheus")),
+        "no prometheus datasource in the example"
+    );
+}
