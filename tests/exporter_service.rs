@@ -60,7 +60,7 @@ fn wait_at_least(exp: &Proc, name: &str, labels: &[(&str, &str)], min: f64) -> S
 #[test]
 fn metrics_per_scenario() {
     let (sim, _f) = simulator(
-        "  - {name: healthy, scenario: healthy}\n  - {name: overlap, scenario: overlap}\n  - {name: cycle, scenario: cycle}\n  - {name: stale, scenario: stale-cursor}\n  - {name: shrink, scenario: shrink}\n  - {name: rpc, scenario: rpc-error}\n",
+        "  - {name: healthy, scenario: healthy}\n  - {name: overlap, scenario: overlap}\n  - {name: cycle, scenario: cycle}\n  - {name: stale, scenario: stale-cursor}\n  - {name: shrink, scenario: shrink}\n  - {name: rpc, scenario: rpc-error}\n  - {name: origin, scenario: healthy, items: 14, page_size: 8}\n  - {name: gateway, scenario: truncate, items: 14, page_size: 8}\n  - {name: restarter, scenario: silent-restart}\n",
     );
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
@@ -73,7 +73,7 @@ fn metrics_per_scenario() {
     write_config(
         &cfg,
         &format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  state_dir: {}\ntargets:\n{}{}{}{}{}{}",
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  state_dir: {}\ntargets:\n{}{}{}{}{}{}{}{}    expect: {{tools: 14}}\n    reference: [{{target: origin}}]\n{}",
             dir.path().join("state").display(),
             target("healthy"),
             target("overlap"),
@@ -81,6 +81,9 @@ fn metrics_per_scenario() {
             target("stale"),
             target("shrink"),
             target("rpc"),
+            target("origin"),
+            target("gateway"),
+            target("restarter"),
         ),
     );
     let exp = exporter(&cfg);
@@ -218,8 +221,28 @@ fn metrics_per_scenario() {
         4.0 * listings
     );
 
+    // A gateway that drops its origin's last page: 6 of 14 missing, below
+    // the expected 14.
+    let text = wait_at_least(&exp, "mcp_listings_total", &t("gateway"), 2.0);
+    assert_eq!(value(&text, "mcp_listing_items", &t("gateway")), 8.0);
+    assert_eq!(
+        value(&text, "mcp_reference_missing_items", &[("target", "gateway"), ("kind", "tools"), ("reference", "origin")]),
+        6.0
+    );
+    assert_eq!(value(&text, "mcp_listing_expected_min_items", &t("gateway")), 14.0);
+
+    // How servers answer a garbage cursor after a multi-page listing.
+    let probe = |target: &'static str, result: &'static str| {
+        value(&text, "mcp_invalid_cursor_probe_result", &[("target", target), ("kind", "tools"), ("result", result)])
+    };
+    assert_eq!(probe("healthy", "invalid_params"), 1.0);
+    assert_eq!(probe("healthy", "silent_restart"), 0.0);
+    assert_eq!(probe("restarter", "silent_restart"), 1.0);
+    // The deliberate garbage cursor is not counted as an invalid cursor.
+    assert_eq!(value(&text, "mcp_list_invalid_cursor_total", &t("healthy")), 0.0);
+
     // exporter's own series.
-    assert_eq!(value(&text, "mcp_exporter_targets", &[]), 6.0);
+    assert_eq!(value(&text, "mcp_exporter_targets", &[]), 9.0);
     assert_eq!(
         value(&text, "mcp_exporter_config_last_reload_successful", &[]),
         1.0
@@ -231,7 +254,7 @@ fn metrics_per_scenario() {
     let (status, api) = http_get(&format!("{}/api/targets", exp.url));
     assert_eq!(status, 200);
     let api: serde_json::Value = serde_json::from_str(&api).unwrap();
-    assert_eq!(api.as_array().unwrap().len(), 6);
+    assert_eq!(api.as_array().unwrap().len(), 9);
     let (status, page) = http_get(&format!("{}/", exp.url));
     assert_eq!(status, 200);
     assert!(
