@@ -1484,4 +1484,150 @@ mod walker {
         assert_eq!(second.list_changed_notifications, 1);
         assert_eq!(second.restarts[0].at_page, 0);
     }
+
+    /// A Streamable HTTP (JSON) pager that re-initializes on 404.
+    struct HttpPager {
+        http: reqwest::Client,
+        url: String,
+        session: Option<String>,
+        next_id: i64,
+    }
+
+    impl HttpPager {
+        async fn initialize(&mut self) {
+            self.next_id += 1;
+            let resp = self
+                .http
+                .post(&self.url)
+                .json(
+                    &json!({"jsonrpc": "2.0", "id": self.next_id, "method": "initialize",
+                              "params": {"protocolVersion": "2025-11-25", "capabilities": {}}}),
+                )
+                .send()
+                .await
+                .unwrap();
+            self.session = Some(
+                resp.headers()["mcp-session-id"]
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+            );
+            let resp = self
+                .http
+                .post(&self.url)
+                .header("mcp-session-id", self.session.clone().unwrap())
+                .json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status().as_u16(), 202);
+        }
+    }
+
+    impl Pager for HttpPager {
+        fn fetch_page(
+            &mut self,
+            kind: Kind,
+            cursor: Option<&str>,
+            timeout: Duration,
+        ) -> impl std::future::Future<Output = PageResult> + Send {
+            let cursor = cursor.map(str::to_string);
+            async move {
+                self.next_id += 1;
+                let id = self.next_id;
+                let params = match cursor {
+                    Some(c) => json!({"cursor": c}),
+                    None => json!({}),
+                };
+                let started = SystemTime::now();
+                let t0 = Instant::now();
+                let sent = self
+                    .http
+                    .post(&self.url)
+                    .header("mcp-session-id", self.session.clone().unwrap())
+                    .timeout(timeout)
+                    .json(&json!({"jsonrpc": "2.0", "id": id, "method": kind.method(), "params": params}))
+                    .send()
+                    .await;
+                let outcome = match sent {
+                    Err(e) => Err(PageError::Transport {
+                        message: e.to_string(),
+                        http_status: None,
+                    }),
+                    Ok(r) if r.status().as_u16() == 404 => {
+                        self.initialize().await;
+                        Err(PageError::SessionRenewed)
+                    }
+                    Ok(r) => {
+                        let v: Value = r.json().await.unwrap();
+                        match v.get("error") {
+                            Some(e) => Err(PageError::Rpc {
+                                code: e["code"].as_i64().unwrap(),
+                                message: String::new(),
+                            }),
+                            None => Ok(v["result"].clone()),
+                        }
+                    }
+                };
+                PageResult {
+                    outcome,
+                    request_id: id,
+                    bytes: 0,
+                    duration: t0.elapsed(),
+                    started,
+                    span_id: None,
+                    list_changed: 0,
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn session_expiry_restarts_later_kinds_as_documented() {
+        use mcp_exporter::listing::report::RestartReason;
+        let sim = HttpSim::start(
+            &["--scenario", "session-expiry", "--transport", "http"],
+            &[],
+        );
+        let mut pager = HttpPager {
+            http: reqwest::Client::new(),
+            url: format!("{}/mcp", sim.base),
+            session: None,
+            next_id: 0,
+        };
+        pager.initialize().await;
+        let limits = WalkLimits::default();
+        let tools = walk(&mut pager, Kind::Tools, &limits).await;
+        assert_eq!((tools.outcome, tools.requests()), (Outcome::Complete, 4));
+        assert!(tools.restarts.is_empty());
+        for kind in [Kind::Prompts, Kind::Resources, Kind::ResourceTemplates] {
+            let r = walk(&mut pager, kind, &limits).await;
+            assert_eq!(
+                (r.outcome, r.requests(), r.final_pages, r.unique_items),
+                (Outcome::Complete, 7, 4, 20),
+                "{kind}"
+            );
+            assert_eq!(r.restarts.len(), 1);
+            assert_eq!(r.restarts[0].reason, RestartReason::SessionExpired);
+            assert_eq!(r.restarts[0].at_page, 2);
+        }
+
+        // Fewer list requests than one listing needs: the renewed session
+        // expires too.
+        let sim = HttpSim::start(
+            &[
+                "--scenario",
+                "session-expiry",
+                "--transport",
+                "http",
+                "--expire-after",
+                "3",
+            ],
+            &[],
+        );
+        pager.url = format!("{}/mcp", sim.base);
+        pager.initialize().await;
+        let r = walk(&mut pager, Kind::Tools, &limits).await;
+        assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
+    }
 }
