@@ -5,6 +5,7 @@
 # and print the process's resident memory from /proc.
 #
 # Usage: scripts/bench-simulator-scale.sh [SERVERS_TO_LIST] [SCENARIOS_FILE]
+#        Lists healthy-0001 ... healthy-N: N <= 1900 with the default file.
 # Env:   BIN=path/to/mcp-exporter (default: target/release, else target/debug)
 #        PARALLEL=8 (concurrent clients)
 # Needs only the built binary, curl and /proc.

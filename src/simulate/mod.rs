@@ -2,7 +2,7 @@
 //! benchmarks and alert drills. Every scenario misbehaves deterministically
 //! on the wire; docs/simulator.md says what a correct client observes.
 //!
-//! Layout: `config` (knobs, YAML), `engine` + `pages` (what to answer),
+//! Layout: `scenario` (names), `config` (knobs, YAML), `engine` + `pages` (what to answer),
 //! `catalogue` + `cursor` (items and opaque cursors), `wire` (timed
 //! writes), and one file per transport: `stdio`, `http`, `sse`.
 
@@ -12,6 +12,7 @@ mod cursor;
 mod engine;
 mod http;
 mod pages;
+mod scenario;
 mod sse;
 mod stdio;
 mod wire;
