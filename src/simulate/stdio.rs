@@ -2,7 +2,13 @@
 //! answered in arrival order of processing; slow answers do not hold up
 //! later ones, and a crash exits the process.
 
-use super::engine::{error, Body, Reply, SessionState, VirtualServer, PARSE_ERROR};
+use super::config::ChangeEvery;
+use super::engine::{
+    error, kind_index, list_changed, Body, Reply, SessionState, VirtualServer, PARSE_ERROR,
+};
+use super::scenario::Scenario;
+use crate::listing::Kind;
+use std::time::Duration;
 use super::wire::{self, Step};
 use serde_json::Value;
 use std::io::{BufRead, Write};
@@ -63,6 +69,7 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
     });
 
     let session = Arc::new(Mutex::new(SessionState::default()));
+    let push = spawn_change_announcer(server.clone(), session.clone(), out_tx.clone());
     let mut pending = tokio::task::JoinSet::new();
     while let Some(line) = in_rx.recv().await {
         while pending.try_join_next().is_some() {}
@@ -95,10 +102,63 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
         });
     }
     // stdin closed: finish what was asked (hangs queue nothing), then go.
+    if let Some(push) = push {
+        push.abort();
+    }
     while pending.join_next().await.is_some() {}
     drop(out_tx);
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     ExitCode::SUCCESS
+}
+
+/// With `--notify` and time-driven changes (`--after-seconds`), tell the
+/// client unprompted when the catalogue changes, as a server that pushes
+/// list_changed would: clients that keep the session open (watch mode)
+/// hear about it between their own requests.
+fn spawn_change_announcer(
+    server: Arc<VirtualServer>,
+    session: Arc<Mutex<SessionState>>,
+    out: mpsc::Sender<Vec<Step>>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let cfg = &server.cfg;
+    let changes = matches!(
+        cfg.scenario,
+        Scenario::Shrink | Scenario::Grow | Scenario::Reorder
+    );
+    let ChangeEvery::Duration(period) = cfg.change_every else {
+        return None;
+    };
+    if !changes || !cfg.notify || cfg.modern {
+        return None;
+    }
+    Some(tokio::spawn(async move {
+        loop {
+            let elapsed = server.started.elapsed().as_millis();
+            let p = period.as_millis().max(1);
+            let next = Duration::from_millis((p - elapsed % p) as u64 + 5);
+            tokio::time::sleep(next).await;
+            let mut lines = Vec::new();
+            {
+                let mut state = session.lock().unwrap_or_else(|e| e.into_inner());
+                for kind in Kind::ALL {
+                    if !server.cfg.faulty(kind) {
+                        continue;
+                    }
+                    let epoch = server.epoch(kind);
+                    let ki = kind_index(kind);
+                    if state.notified[ki] < epoch {
+                        state.notified[ki] = epoch;
+                        let mut line = list_changed(kind).to_string().into_bytes();
+                        line.push(b'\n');
+                        lines.push(Step::Chunk(line.into()));
+                    }
+                }
+            }
+            if !lines.is_empty() && out.send(lines).await.is_err() {
+                return;
+            }
+        }
+    }))
 }
 
 fn stdio_steps(reply: Reply) -> Vec<Step> {
