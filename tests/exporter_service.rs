@@ -226,20 +226,38 @@ fn metrics_per_scenario() {
     let text = wait_at_least(&exp, "mcp_listings_total", &t("gateway"), 2.0);
     assert_eq!(value(&text, "mcp_listing_items", &t("gateway")), 8.0);
     assert_eq!(
-        value(&text, "mcp_reference_missing_items", &[("target", "gateway"), ("kind", "tools"), ("reference", "origin")]),
+        value(
+            &text,
+            "mcp_reference_missing_items",
+            &[
+                ("target", "gateway"),
+                ("kind", "tools"),
+                ("reference", "origin")
+            ]
+        ),
         6.0
     );
-    assert_eq!(value(&text, "mcp_listing_expected_min_items", &t("gateway")), 14.0);
+    assert_eq!(
+        value(&text, "mcp_listing_expected_min_items", &t("gateway")),
+        14.0
+    );
 
     // How servers answer a garbage cursor after a multi-page listing.
     let probe = |target: &'static str, result: &'static str| {
-        value(&text, "mcp_invalid_cursor_probe_result", &[("target", target), ("kind", "tools"), ("result", result)])
+        value(
+            &text,
+            "mcp_invalid_cursor_probe_result",
+            &[("target", target), ("kind", "tools"), ("result", result)],
+        )
     };
     assert_eq!(probe("healthy", "invalid_params"), 1.0);
     assert_eq!(probe("healthy", "silent_restart"), 0.0);
     assert_eq!(probe("restarter", "silent_restart"), 1.0);
     // The deliberate garbage cursor is not counted as an invalid cursor.
-    assert_eq!(value(&text, "mcp_list_invalid_cursor_total", &t("healthy")), 0.0);
+    assert_eq!(
+        value(&text, "mcp_list_invalid_cursor_total", &t("healthy")),
+        0.0
+    );
 
     // exporter's own series.
     assert_eq!(value(&text, "mcp_exporter_targets", &[]), 9.0);

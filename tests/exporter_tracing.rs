@@ -21,7 +21,13 @@ fn sim() -> (Proc, tempfile::NamedTempFile) {
     )
     .unwrap();
     let p = Proc::start_with_env(
-        &["simulate", "--transport", "http", "--scenarios", f.path().to_str().unwrap()],
+        &[
+            "simulate",
+            "--transport",
+            "http",
+            "--scenarios",
+            f.path().to_str().unwrap(),
+        ],
         &[("SIM_TOKEN", TOKEN)],
     );
     (p, f)
@@ -41,7 +47,12 @@ fn exporter(sim_url: &str, env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
     let mut all_env = vec![("SIM_TOKEN", TOKEN)];
     all_env.extend_from_slice(env);
     let p = Proc::start_with_env(
-        &["--config.file", cfg.to_str().unwrap(), "--web.listen-address", "127.0.0.1:0"],
+        &[
+            "--config.file",
+            cfg.to_str().unwrap(),
+            "--web.listen-address",
+            "127.0.0.1:0",
+        ],
         &all_env,
     );
     (p, dir)
@@ -93,25 +104,44 @@ fn check_protocol(protocol: &str) {
     // span under the poll.
     let page = spans
         .iter()
-        .find(|s| s.span.name == "tools/list" && s.attr("mcp.pagination.page_index").as_deref() == Some("1"))
+        .find(|s| {
+            s.span.name == "tools/list"
+                && s.attr("mcp.pagination.page_index").as_deref() == Some("1")
+        })
         .expect("a second-page span");
     assert_eq!(page.attr("mcp.method.name").as_deref(), Some("tools/list"));
     assert_eq!(page.attr("network.transport").as_deref(), Some("tcp"));
     assert_eq!(page.attr("server.address").as_deref(), Some("127.0.0.1"));
-    let listing = by_id.get(&page.parent_span_id()).expect("listing span exported");
-    let poll = by_id.get(&listing.parent_span_id()).expect("poll span exported");
+    let listing = by_id
+        .get(&page.parent_span_id())
+        .expect("listing span exported");
+    let poll = by_id
+        .get(&listing.parent_span_id())
+        .expect("poll span exported");
     assert_eq!(poll.span.name, "mcp.poll");
     assert_eq!(poll.trace_id(), page.trace_id());
 
     // A cycle abort and a -32602 restart are visible on their listings.
-    assert!(spans.iter().any(|s| s.attr("mcp.pagination.reason").as_deref() == Some("cursor_cycle")));
-    assert!(spans.iter().any(|s| s.span.events.iter().any(|e| e.name.contains("restart"))));
+    assert!(spans
+        .iter()
+        .any(|s| s.attr("mcp.pagination.reason").as_deref() == Some("cursor_cycle")));
+    assert!(spans
+        .iter()
+        .any(|s| s.span.events.iter().any(|e| e.name.contains("restart"))));
 
     // Nothing secret and no raw cursor anywhere in what was exported.
     for s in &spans {
         let text = s.all_text();
-        assert!(!text.contains(TOKEN), "token leaked in span {}", s.span.name);
-        assert!(!text.contains("\"cursor\""), "raw cursor in span {}", s.span.name);
+        assert!(
+            !text.contains(TOKEN),
+            "token leaked in span {}",
+            s.span.name
+        );
+        assert!(
+            !text.contains("\"cursor\""),
+            "raw cursor in span {}",
+            s.span.name
+        );
     }
     for r in receiver.received() {
         let dump = format!("{:?}", r.request);
@@ -123,7 +153,10 @@ fn check_protocol(protocol: &str) {
     let exemplars = exemplar_trace_ids(&text);
     assert!(!exemplars.is_empty(), "no exemplars in:\n{text}");
     let exported: HashSet<String> = receiver.spans().iter().map(|s| s.trace_id()).collect();
-    let missing: Vec<&String> = exemplars.iter().filter(|t| !exported.contains(*t)).collect();
+    let missing: Vec<&String> = exemplars
+        .iter()
+        .filter(|t| !exported.contains(*t))
+        .collect();
     // The newest poll may still be in the export queue: allow a short wait.
     if !missing.is_empty() {
         wait_for(Duration::from_secs(20), "exemplar traces exported", || {
@@ -148,18 +181,36 @@ fn spans_and_exemplars_over_grpc() {
 #[test]
 fn an_unreachable_collector_does_not_disturb_polling() {
     // Bind and drop: nothing listens on this port any more.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let endpoint = format!("http://127.0.0.1:{port}");
     let (sim, _f) = sim();
-    let (exp, _dir) = exporter(&sim.url, &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())]);
+    let (exp, _dir) = exporter(
+        &sim.url,
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())],
+    );
     let text = wait_for(Duration::from_secs(60), "five polls of `ok`", || {
         let (_, text) = http_get(&format!("{}/metrics", exp.url));
-        sample(&text, "mcp_listings_total", &[("target", "ok"), ("kind", "tools")])
-            .filter(|v| *v >= 5.0)
-            .map(|_| text)
+        sample(
+            &text,
+            "mcp_listings_total",
+            &[("target", "ok"), ("kind", "tools")],
+        )
+        .filter(|v| *v >= 5.0)
+        .map(|_| text)
     });
     assert_eq!(sample(&text, "mcp_up", &[("target", "ok")]), Some(1.0));
-    assert_eq!(sample(&text, "mcp_listing_items", &[("target", "ok"), ("kind", "tools")]), Some(20.0));
+    assert_eq!(
+        sample(
+            &text,
+            "mcp_listing_items",
+            &[("target", "ok"), ("kind", "tools")]
+        ),
+        Some(20.0)
+    );
     assert_eq!(sample(&text, "mcp_up", &[("target", "locked")]), Some(1.0));
     drop(exp);
     drop(sim);

@@ -15,7 +15,12 @@ pub fn init(level: &str, format: LogFormat) {
             "{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn"
         ))
     });
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour only for a person at a terminal, never into files or journald.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),

@@ -188,13 +188,14 @@ async fn watch_until(
         {
             methods.push(m);
         }
-        let mut changed: Vec<crate::listing::Kind> = Vec::new();
+        // Per kind, how many notifications asked for this re-list.
+        let mut changed: Vec<(crate::listing::Kind, u32)> = Vec::new();
         for m in &methods {
             for &kind in &target.kinds {
                 if kind.list_changed_method() == m {
-                    shared.sinks.metrics.watch_notification(&target.name, kind);
-                    if !changed.contains(&kind) {
-                        changed.push(kind);
+                    match changed.iter_mut().find(|(k, _)| *k == kind) {
+                        Some((_, n)) => *n += 1,
+                        None => changed.push((kind, 1)),
                     }
                 }
             }
@@ -203,11 +204,12 @@ async fn watch_until(
             continue;
         }
         let mut listings = Vec::new();
-        for kind in changed {
+        for (kind, notices) in changed {
             let _permit = shared.acquire().await;
             let mut listing = relist(&mut w.session, &w.spec, kind).await;
-            // The change was announced: a smaller set now is not silent.
-            listing.list_changed_notifications += 1;
+            // The change was announced: a smaller set now is not silent,
+            // and the notifications are counted with the listing.
+            listing.list_changed_notifications += notices;
             listings.push(listing);
         }
         let mut report = w.last.clone();
@@ -288,7 +290,7 @@ pub async fn poll_once(
 }
 
 /// A report for a poll that could not even start (or never ended).
-fn failed_report(
+pub fn failed_report(
     target: &TargetConfig,
     error: ErrorKind,
     detail: String,

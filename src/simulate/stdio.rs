@@ -7,13 +7,13 @@ use super::engine::{
     error, kind_index, list_changed, Body, Reply, SessionState, VirtualServer, PARSE_ERROR,
 };
 use super::scenario::Scenario;
-use crate::listing::Kind;
-use std::time::Duration;
 use super::wire::{self, Step};
+use crate::listing::Kind;
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Longest line read from stdin; longer ones are discarded unread.

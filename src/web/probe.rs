@@ -4,7 +4,8 @@
 //! never starts a process.
 
 use super::AppState;
-use crate::listing::Kind;
+use crate::listing::{ErrorKind, Kind};
+use crate::poller::schedule::failed_report;
 use crate::poller::target_spec::probe_target;
 use crate::poller::PolledTarget;
 use crate::probe::{poll_target, PollContext};
@@ -88,23 +89,22 @@ pub async fn probe(
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
     target.limits.connect_timeout = target.limits.connect_timeout.min(budget);
 
-    let spec = match probe_target(&target, loaded.config.defaults.stderr_tail_bytes) {
-        Ok(s) => s,
-        Err(e) => return bad(StatusCode::INTERNAL_SERVER_ERROR, &e),
-    };
-    let _permit = app.service.shared.acquire().await;
-    let report = match tokio::time::timeout(
-        budget + Duration::from_secs(1),
-        poll_target(&spec, PollContext::default()),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(_) => {
-            return bad(
-                StatusCode::GATEWAY_TIMEOUT,
-                "probe exceeded the scrape timeout",
-            )
+    // Failures are data here too: an unreadable token or a poll past its
+    // budget still answers 200 with `mcp_up 0`, so the scrape keeps its series.
+    let report = match probe_target(&target, loaded.config.defaults.stderr_tail_bytes) {
+        Err(detail) => failed_report(&target, ErrorKind::Unauthorized, detail, None),
+        Ok(spec) => {
+            let _permit = app.service.shared.acquire().await;
+            let limit = budget + Duration::from_secs(1);
+            match tokio::time::timeout(limit, poll_target(&spec, PollContext::default())).await {
+                Ok(r) => r,
+                Err(_) => failed_report(
+                    &target,
+                    ErrorKind::Timeout,
+                    format!("probe exceeded its budget of {budget:?}"),
+                    None,
+                ),
+            }
         }
     };
     let mut registry = Registry::default();
