@@ -46,7 +46,7 @@ PY
 start_sim() { # response-mode extra-flags...
   local mode="$1"; shift
   "$bin" simulate --transport http --response "$mode" --scenario healthy \
-    --items $((pages * 2)) --page-size 2 "$@" 2>"$tmp/sim.err" &
+    --items $((pages * 2)) --page-size 2 "$@" >/dev/null 2>"$tmp/sim.err" &
   for _ in $(seq 50); do grep -q listening "$tmp/sim.err" && break; sleep 0.1; done
   grep -o 'http://[0-9.:]*' "$tmp/sim.err"
 }
