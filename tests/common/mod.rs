@@ -140,34 +140,25 @@ pub fn names(listing: &serde_json::Value) -> Vec<String> {
 
 /// GET a URL on loopback with a blocking client.
 pub fn http_get(url: &str) -> (u16, String) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let resp = reqwest::Client::new()
-            .get(url)
-            .timeout(Duration::from_secs(60))
-            .send()
-            .await
-            .expect("GET");
-        let status = resp.status().as_u16();
-        (status, resp.text().await.unwrap_or_default())
-    })
+    http(reqwest::Method::GET, url)
 }
 
 pub fn http_post(url: &str) -> (u16, String) {
+    http(reqwest::Method::POST, url)
+}
+
+fn http(method: reqwest::Method, url: &str) -> (u16, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
         let resp = reqwest::Client::new()
-            .post(url)
+            .request(method, url)
             .timeout(Duration::from_secs(60))
             .send()
             .await
-            .expect("POST");
+            .expect("HTTP request");
         let status = resp.status().as_u16();
         (status, resp.text().await.unwrap_or_default())
     })

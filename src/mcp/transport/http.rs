@@ -5,7 +5,7 @@
 
 use super::http_client::{ClientSettings, HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
-use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
+use super::{route, CloseInfo, Exchange, ExchangeError, Outgoing, Routed};
 use crate::mcp::jsonrpc::{self, Incoming};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -249,30 +249,19 @@ impl HttpTransport {
                             continue;
                         }
                     };
-                    match jsonrpc::classify(value) {
-                        Incoming::Response { id: rid, result } if jsonrpc::id_matches(&rid, id) => {
+                    match route(value, id, ex) {
+                        Routed::Answer(result) => {
                             ex.bytes = counter.get();
-                            ex.outcome = result.map_err(|e| ExchangeError::Rpc {
-                                code: e.code,
-                                message: e.message,
-                                data: e.data,
-                                http_status: None,
-                            });
+                            ex.outcome = result;
                             return;
                         }
-                        Incoming::Response { .. } => {}
-                        Incoming::Request {
-                            id: rid, method, ..
-                        } => {
-                            ex.server_requests += 1;
-                            let answer = jsonrpc::answer_server_request(&rid, &method);
+                        Routed::Reply(answer) => {
                             if let Err(e) = self.notify("", answer).await {
                                 ex.outcome = Err(e);
                                 return;
                             }
                         }
-                        Incoming::Notification { method, .. } => ex.notifications.push(method),
-                        Incoming::Invalid(_) => ex.defects += 1,
+                        Routed::Recorded => {}
                     }
                 }
                 Some(Err(SseReadError::TooLarge)) => {

@@ -85,6 +85,65 @@ impl ExchangeError {
     }
 }
 
+/// What a message that arrived while our request was outstanding means.
+pub(crate) enum Routed {
+    /// Our response: the exchange is over.
+    Answer(Result<Value, ExchangeError>),
+    /// A request from the server: send this answer, keep waiting.
+    Reply(Vec<u8>),
+    /// Recorded in the exchange (a notification, a defect, or a late
+    /// answer to a request we gave up on); keep waiting.
+    Recorded,
+}
+
+/// Sort one received message for the request `id`, recording
+/// notifications, server requests and defects in `ex`.
+pub(crate) fn route(value: Value, id: i64, ex: &mut Exchange) -> Routed {
+    use crate::mcp::jsonrpc::{self, Incoming};
+    match jsonrpc::classify(value) {
+        Incoming::Response { id: rid, result } if jsonrpc::id_matches(&rid, id) => {
+            Routed::Answer(result.map_err(|e| ExchangeError::Rpc {
+                code: e.code,
+                message: e.message,
+                data: e.data,
+                http_status: None,
+            }))
+        }
+        Incoming::Response { .. } => Routed::Recorded,
+        Incoming::Request { id, method, .. } => {
+            ex.server_requests += 1;
+            Routed::Reply(jsonrpc::answer_server_request(&id, &method))
+        }
+        Incoming::Notification { method, .. } => {
+            ex.notifications.push(method);
+            Routed::Recorded
+        }
+        Incoming::Invalid(_) => {
+            ex.defects += 1;
+            Routed::Recorded
+        }
+    }
+}
+
+/// What a message that arrived while no request was outstanding means.
+pub(crate) enum Idle {
+    Notification(String),
+    /// A request from the server: send this answer.
+    Reply(Vec<u8>),
+    Nothing,
+}
+
+pub(crate) fn idle(value: Value) -> Idle {
+    use crate::mcp::jsonrpc::{self, Incoming};
+    match jsonrpc::classify(value) {
+        Incoming::Notification { method, .. } => Idle::Notification(method),
+        Incoming::Request { id, method, .. } => {
+            Idle::Reply(jsonrpc::answer_server_request(&id, &method))
+        }
+        _ => Idle::Nothing,
+    }
+}
+
 /// Bounds shared by every transport.
 #[derive(Debug, Clone)]
 pub struct TransportLimits {

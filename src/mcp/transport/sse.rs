@@ -4,8 +4,7 @@
 use super::http::read_capped;
 use super::http_client::{HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
-use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
-use crate::mcp::jsonrpc::{self, Incoming};
+use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -152,7 +151,7 @@ impl SseTransport {
     pub fn drain_notifications(&mut self) -> Vec<String> {
         while let Ok(item) = self.events.try_recv() {
             if let StreamItem::Message(v, _) = item {
-                if let Incoming::Notification { method, .. } = jsonrpc::classify(v) {
+                if let Idle::Notification(method) = idle(v) {
                     self.idle_notifications.push(method);
                 }
             }
@@ -167,14 +166,12 @@ impl SseTransport {
         }
         loop {
             match self.events.recv().await? {
-                StreamItem::Message(v, _) => match jsonrpc::classify(v) {
-                    Incoming::Notification { method, .. } => return Some(method),
-                    Incoming::Request { id, method, .. } => {
-                        self.post(jsonrpc::answer_server_request(&id, &method))
-                            .await
-                            .ok()?;
+                StreamItem::Message(v, _) => match idle(v) {
+                    Idle::Notification(method) => return Some(method),
+                    Idle::Reply(answer) => {
+                        self.post(answer).await.ok()?;
                     }
-                    _ => {}
+                    Idle::Nothing => {}
                 },
                 StreamItem::Ended(why) => {
                     self.ended = Some(why);
@@ -221,30 +218,19 @@ impl SseTransport {
                 Ok(Some(item)) => item,
             };
             match item {
-                StreamItem::Message(value, bytes) => match jsonrpc::classify(value) {
-                    Incoming::Response { id, result } if jsonrpc::id_matches(&id, req.id) => {
+                StreamItem::Message(value, bytes) => match route(value, req.id, &mut ex) {
+                    Routed::Answer(result) => {
                         ex.bytes = bytes;
-                        ex.outcome = result.map_err(|e| ExchangeError::Rpc {
-                            code: e.code,
-                            message: e.message,
-                            data: e.data,
-                            http_status: None,
-                        });
+                        ex.outcome = result;
                         break;
                     }
-                    Incoming::Response { .. } => {}
-                    Incoming::Request { id, method, .. } => {
-                        ex.server_requests += 1;
-                        if let Err(e) = self
-                            .post(jsonrpc::answer_server_request(&id, &method))
-                            .await
-                        {
+                    Routed::Reply(answer) => {
+                        if let Err(e) = self.post(answer).await {
                             ex.outcome = Err(e);
                             break;
                         }
                     }
-                    Incoming::Notification { method, .. } => ex.notifications.push(method),
-                    Incoming::Invalid(_) => ex.defects += 1,
+                    Routed::Recorded => {}
                 },
                 StreamItem::Defect => ex.defects += 1,
                 StreamItem::TooLarge => {

@@ -2,8 +2,7 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::{CloseInfo, Exchange, ExchangeError, Outgoing};
-use crate::mcp::jsonrpc::{self, Incoming};
+use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -126,7 +125,7 @@ impl StdioTransport {
     pub fn drain_notifications(&mut self) -> Vec<String> {
         while let Ok(line) = self.lines.try_recv() {
             if let Line::Message(v, _) = line {
-                if let Incoming::Notification { method, .. } = jsonrpc::classify(v) {
+                if let Idle::Notification(method) = idle(v) {
                     self.idle_notifications.push(method);
                 }
             }
@@ -142,13 +141,12 @@ impl StdioTransport {
         }
         loop {
             match self.lines.recv().await? {
-                Line::Message(v, _) => match jsonrpc::classify(v) {
-                    Incoming::Notification { method, .. } => return Some(method),
-                    Incoming::Request { id, method, .. } => {
-                        let answer = jsonrpc::answer_server_request(&id, &method);
+                Line::Message(v, _) => match idle(v) {
+                    Idle::Notification(method) => return Some(method),
+                    Idle::Reply(answer) => {
                         self.write_line(answer).await.ok()?;
                     }
-                    _ => {}
+                    Idle::Nothing => {}
                 },
                 Line::Eof => {
                     self.exited = true;
@@ -202,29 +200,19 @@ impl StdioTransport {
                 Ok(Some(line)) => line,
             };
             match line {
-                Line::Message(value, bytes) => match jsonrpc::classify(value) {
-                    Incoming::Response { id, result } if jsonrpc::id_matches(&id, req.id) => {
+                Line::Message(value, bytes) => match route(value, req.id, &mut ex) {
+                    Routed::Answer(result) => {
                         ex.bytes = bytes;
-                        ex.outcome = result.map_err(|e| ExchangeError::Rpc {
-                            code: e.code,
-                            message: e.message,
-                            data: e.data,
-                            http_status: None,
-                        });
+                        ex.outcome = result;
                         break;
                     }
-                    // A late answer to a request we gave up on.
-                    Incoming::Response { .. } => {}
-                    Incoming::Request { id, method, .. } => {
-                        ex.server_requests += 1;
-                        let answer = jsonrpc::answer_server_request(&id, &method);
+                    Routed::Reply(answer) => {
                         if let Err(e) = self.write_line(answer).await {
                             ex.outcome = Err(e);
                             break;
                         }
                     }
-                    Incoming::Notification { method, .. } => ex.notifications.push(method),
-                    Incoming::Invalid(_) => ex.defects += 1,
+                    Routed::Recorded => {}
                 },
                 Line::Defect => ex.defects += 1,
                 Line::TooLarge => {
