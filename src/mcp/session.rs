@@ -378,15 +378,14 @@ pub fn new_span_id() -> String {
     format!("{id:016x}")
 }
 
-/// A random non-zero 128-bit trace id in hex.
-pub fn new_trace_id() -> String {
-    let id: u128 = rand::random::<u128>() | 1;
-    format!("{id:032x}")
-}
-
+/// The W3C `traceparent` value, version 00, ids in lower case as the
+/// format requires. The one place this string is made: spans exported later
+/// must carry the same ids.
 pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
     format!(
-        "00-{trace_id}-{span_id}-{}",
+        "00-{}-{}-{}",
+        trace_id.to_ascii_lowercase(),
+        span_id.to_ascii_lowercase(),
         if sampled { "01" } else { "00" }
     )
 }

@@ -10,7 +10,7 @@ use crate::listing::Outcome;
 use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::TraceSink;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 pub struct Sinks {
     pub baselines: Mutex<BaselineStore>,
@@ -22,13 +22,8 @@ pub struct Sinks {
 
 impl Sinks {
     /// Diff against the baselines, persist them, then feed every sink.
-    pub fn consume(
-        &self,
-        report: PollReport,
-        target: &TargetConfig,
-        consecutive_failures: u32,
-    ) -> Arc<PolledTarget> {
-        let polled = Arc::new(self.diff_and_store(report, target));
+    pub fn consume(&self, report: PollReport, target: &TargetConfig, consecutive_failures: u32) {
+        let polled = self.diff_and_store(report, target);
         self.metrics.observe(&polled, &target.expect);
         for probe in &polled.report.invalid_cursor_probes {
             self.metrics
@@ -37,8 +32,7 @@ impl Sinks {
         self.traces.export_poll(&polled);
         self.exporter
             .set_spans_dropped_total(self.traces.dropped_spans());
-        self.status.record(polled.clone(), consecutive_failures);
-        polled
+        self.status.record(&polled, consecutive_failures);
     }
 
     fn diff_and_store(&self, report: PollReport, target: &TargetConfig) -> PolledTarget {

@@ -133,8 +133,6 @@ pub struct TargetStatus {
     pub trend: BTreeMap<Kind, VecDeque<u64>>,
     /// The stdio server's stderr tail from the latest poll (redacted).
     pub stderr_tail: Option<String>,
-    #[serde(skip)]
-    pub latest: Option<Arc<PolledTarget>>,
 }
 
 /// Shared between the poller (writer) and the web server (reader).
@@ -170,15 +168,14 @@ impl StatusStore {
                 history: VecDeque::new(),
                 trend: BTreeMap::new(),
                 stderr_tail: None,
-                latest: None,
             });
             entry.endpoint = endpoint.clone();
             entry.schedule = schedule.clone();
         }
     }
 
-    pub fn record(&self, polled: Arc<PolledTarget>, consecutive_failures: u32) {
-        let summary = PollSummary::from_polled(&polled);
+    pub fn record(&self, polled: &PolledTarget, consecutive_failures: u32) {
+        let summary = PollSummary::from_polled(polled);
         let mut map = self.write();
         let Some(status) = map.get_mut(&polled.report.target) else {
             return;
@@ -201,7 +198,6 @@ impl StatusStore {
         }
         status.history.push_front(summary);
         status.history.truncate(self.history);
-        status.latest = Some(polled);
     }
 
     pub fn skipped(&self, target: &str, n: u64) {

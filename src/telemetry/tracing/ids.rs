@@ -33,15 +33,9 @@ pub fn span_id_hex(id: u64) -> String {
     format!("{id:016x}")
 }
 
-/// `00-<trace id>-<span id>-<flags>`, version 00.
-pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
-    let flags = if sampled { "01" } else { "00" };
-    format!(
-        "00-{}-{}-{flags}",
-        trace_id.to_ascii_lowercase(),
-        span_id.to_ascii_lowercase()
-    )
-}
+/// `00-<trace id>-<span id>-<flags>`: the session's, so what the server
+/// receives and what we export cannot drift apart.
+pub use crate::mcp::session::traceparent;
 
 fn is_hex(s: &str, len: usize) -> bool {
     s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit())
