@@ -175,7 +175,10 @@ impl Session {
                         let old = std::mem::replace(&mut self.transport, fresh);
                         old.close().await;
                     }
+                    // A refused modern request leaves nothing behind: no
+                    // version header, no session id it may have handed out.
                     self.transport.clear_protocol_version();
+                    self.transport.reset_session();
                 }
             }
         }

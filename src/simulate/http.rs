@@ -435,7 +435,15 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
         let id = id.unwrap_or(Value::Null);
         return match method.as_deref() {
             Some(m) if !m.starts_with("notifications/") && !known_legacy_method(m) => {
-                json_response(400, &error(&id, METHOD_NOT_FOUND, "Method not found"))
+                // As Python `mcp` 1.x stateful servers do: a session is
+                // made for the unknown request, closed at once, and its id
+                // still sent back with the 400.
+                let mut resp =
+                    json_response(400, &error(&id, METHOD_NOT_FOUND, "Method not found"));
+                if let Ok(v) = HeaderValue::from_str(&app.new_session_id()) {
+                    resp.headers_mut().insert(SESSION_HEADER, v);
+                }
+                resp
             }
             _ => json_response(
                 400,

@@ -196,12 +196,15 @@ impl HttpTransport {
                 return ex;
             }
         };
-        if let Some(id) = resp.header("mcp-session-id") {
+        let status = resp.status;
+        // Only an accepted request opens a session: Python `mcp` 1.x answers
+        // a refused `server/discover` with 400 *and* the id of a session it
+        // has already closed, and keeping that id makes `initialize` fail.
+        if let (true, Some(id)) = (status.is_success(), resp.header("mcp-session-id")) {
             if self.session_id.is_none() {
                 self.session_id = Some(id.to_string());
             }
         }
-        let status = resp.status;
         let is_sse = resp.content_type().starts_with("text/event-stream");
         if status.is_success() && is_sse {
             self.read_stream(resp, req.id, &mut ex).await;
