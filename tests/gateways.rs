@@ -21,9 +21,12 @@ mod zoo;
 
 use std::time::Duration;
 use zoo::{
-    exporter_bin, installed, names, peer_path, probe, sample, seen, simulate_stdio, Exporter,
-    Seen, Server,
+    exporter_bin, in_parallel, installed, names, peer_path, probe, sample, seen, simulate_stdio,
+    Exporter, Seen, Server,
 };
+
+/// A gateway to start (see [`in_parallel`]).
+type Job<'a> = Box<dyn FnOnce() -> Server + Send + 'a>;
 
 const SUPERGATEWAY: &str = "node_modules/supergateway/dist/index.js";
 const NPM_MCP_PROXY: &str = "node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs";
@@ -123,13 +126,15 @@ fn supergateway(mode: SgMode, origin: &str) -> Server {
     match mode {
         SgMode::Sse => {}
         SgMode::Stateless => args.extend([s("--outputTransport"), s("streamableHttp")]),
-        SgMode::Stateful => args.extend([
-            s("--outputTransport"),
-            s("streamableHttp"),
-            s("--stateful"),
-        ]),
+        SgMode::Stateful => {
+            args.extend([s("--outputTransport"), s("streamableHttp"), s("--stateful")])
+        }
     }
-    node_gateway(&format!("supergateway {mode:?} {origin}"), SUPERGATEWAY, args)
+    node_gateway(
+        &format!("supergateway {mode:?} {origin}"),
+        SUPERGATEWAY,
+        args,
+    )
 }
 
 fn npm_mcp_proxy(origin: &str) -> Server {
@@ -153,10 +158,7 @@ fn pypi_mcp_proxy(origin: &str) -> Server {
 }
 
 fn fastmcp_gateway(args: &[String]) -> Server {
-    let mut argv = vec![
-        peer_path(FASTMCP_PYTHON),
-        peer_path("fastmcp/gateway.py"),
-    ];
+    let mut argv = vec![peer_path(FASTMCP_PYTHON), peer_path("fastmcp/gateway.py")];
     argv.extend(args.iter().cloned());
     Server::start(&format!("fastmcp gateway {args:?}"), &argv, &[])
 }
@@ -209,7 +211,11 @@ fn missing(text: &str, target: &str, reference: &str) -> Option<f64> {
     sample(
         text,
         "mcp_reference_missing_items",
-        &[("target", target), ("kind", "tools"), ("reference", reference)],
+        &[
+            ("target", target),
+            ("kind", "tools"),
+            ("reference", reference),
+        ],
     )
 }
 
@@ -240,7 +246,10 @@ const PAGINATING: [(&str, u64, u64); 4] = [
 
 #[test]
 fn mcp1_fastmcp_default_negotiation_lists_everything() {
-    if !installed("mcp1_fastmcp_default_negotiation_lists_everything", &[PYTHON_V1]) {
+    if !installed(
+        "mcp1_fastmcp_default_negotiation_lists_everything",
+        &[PYTHON_V1],
+    ) {
         return;
     }
     let server = fastmcp1_server();
@@ -276,7 +285,11 @@ fn mcp1_fastmcp_scheduled_is_up() {
     let text = exporter.wait_until(SERVE_LIMIT, "two polls of fastmcp1", |t| {
         sample(t, "mcp_listings_total", &tools("fastmcp1")).is_some_and(|v| v >= 2.0)
     });
-    assert_eq!(sample(&text, "mcp_up", &[("target", "fastmcp1")]), Some(1.0), "{text}");
+    assert_eq!(
+        sample(&text, "mcp_up", &[("target", "fastmcp1")]),
+        Some(1.0),
+        "{text}"
+    );
     for (kind, unique, _) in PAGINATING {
         let labels = [("target", "fastmcp1"), ("kind", kind)];
         assert_eq!(
@@ -333,22 +346,22 @@ fn zoo_supergateway_passes_pages_through() {
                     // One origin process per request: every continuation meets a
                     // fresh origin whose first continuation is refused, so the
                     // restart fails too.
-                    SgMode::Stateless => expect(
-                        legacy,
-                        "error",
-                        Some("invalid_cursor"),
-                        5,
-                        1,
-                        Some(-32602),
-                    ),
+                    SgMode::Stateless => {
+                        expect(legacy, "error", Some("invalid_cursor"), 5, 1, Some(-32602))
+                    }
                     // One origin for the gateway (SSE) or per session (stateful):
                     // -32602 once, restart, complete.
                     _ => expect(legacy, "complete", None, 20, 4, Some(-32602)),
                 },
             ),
         ];
-        for (name, origin, want) in scenarios {
-            let gateway = supergateway(mode, origin);
+        let started = in_parallel(
+            scenarios
+                .iter()
+                .map(|&(_, origin, _)| Box::new(move || supergateway(mode, origin)) as Job)
+                .collect(),
+        );
+        for ((name, _, want), gateway) in scenarios.into_iter().zip(started) {
             cases.push(Case {
                 name: format!("supergateway {mode:?} × {name}"),
                 url: format!("{}{endpoint}", gateway.url),
@@ -386,11 +399,21 @@ fn zoo_supergateway_passes_pages_through() {
         ),
     ));
     let text = exporter.wait_until(SERVE_LIMIT, "the healthy gateway compared", |t| {
-        missing(t, "sg-sse-healthy", "origin-healthy").is_some() && listings(t, "sg-stateful-cycle") >= 2.0
+        missing(t, "sg-sse-healthy", "origin-healthy").is_some()
+            && listings(t, "sg-stateful-cycle") >= 2.0
     });
-    assert_eq!(missing(&text, "sg-sse-healthy", "origin-healthy"), Some(0.0));
-    assert_eq!(sample(&text, "mcp_up", &[("target", "sg-sse-healthy")]), Some(1.0));
-    assert_eq!(sample(&text, "mcp_up", &[("target", "sg-stateful-cycle")]), Some(0.0));
+    assert_eq!(
+        missing(&text, "sg-sse-healthy", "origin-healthy"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "mcp_up", &[("target", "sg-sse-healthy")]),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&text, "mcp_up", &[("target", "sg-stateful-cycle")]),
+        Some(0.0)
+    );
     let cycle_aborts = [
         ("target", "sg-stateful-cycle"),
         ("kind", "tools"),
@@ -413,10 +436,12 @@ fn zoo_npm_mcp_proxy_merges_pages() {
     // Its SDK 2 front answers 2026-07-28 (`--modern` is on by default) and
     // speaks 2025-era to the stdio origin.
     let modern = "2026-07-28";
-    let limit = "JSON-RPC error -32603";
-    let _ = limit;
     let scenarios: Vec<(&str, String, Seen)> = vec![
-        ("healthy", s(HEALTHY), expect(modern, "complete", None, 20, 1, None)),
+        (
+            "healthy",
+            s(HEALTHY),
+            expect(modern, "complete", None, 20, 1, None),
+        ),
         // The gateway walks the loop itself until its page limit.
         (
             "cycle",
@@ -445,8 +470,13 @@ fn zoo_npm_mcp_proxy_merges_pages() {
     ];
     let mut cases = Vec::new();
     let mut gateways = Vec::new();
-    for (name, origin, want) in scenarios {
-        let gateway = npm_mcp_proxy(&origin);
+    let started = in_parallel(
+        scenarios
+            .iter()
+            .map(|(_, origin, _)| Box::new(move || npm_mcp_proxy(origin)) as Job)
+            .collect(),
+    );
+    for ((name, _, want), gateway) in scenarios.into_iter().zip(started) {
         cases.push(Case {
             name: format!("npm mcp-proxy × {name}"),
             url: format!("{}/mcp", gateway.url),
@@ -470,8 +500,14 @@ fn zoo_npm_mcp_proxy_merges_pages() {
     let text = exporter.wait_until(SERVE_LIMIT, "the gateway compared", |t| {
         missing(t, "npm-proxy-healthy", "origin-healthy").is_some()
     });
-    assert_eq!(missing(&text, "npm-proxy-healthy", "origin-healthy"), Some(0.0));
-    assert_eq!(sample(&text, "mcp_up", &[("target", "npm-proxy-healthy")]), Some(1.0));
+    assert_eq!(
+        missing(&text, "npm-proxy-healthy", "origin-healthy"),
+        Some(0.0)
+    );
+    assert_eq!(
+        sample(&text, "mcp_up", &[("target", "npm-proxy-healthy")]),
+        Some(1.0)
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -485,7 +521,11 @@ fn zoo_pypi_mcp_proxy_passes_pages_through() {
     }
     let legacy = "2025-11-25";
     let scenarios: Vec<(&str, &str, Seen)> = vec![
-        ("healthy", HEALTHY, expect(legacy, "complete", None, 20, 4, None)),
+        (
+            "healthy",
+            HEALTHY,
+            expect(legacy, "complete", None, 20, 4, None),
+        ),
         (
             "cycle",
             CYCLE,
@@ -499,8 +539,15 @@ fn zoo_pypi_mcp_proxy_passes_pages_through() {
     ];
     let mut cases = Vec::new();
     let mut gateways = Vec::new();
-    for (name, origin, want) in scenarios {
-        let gateway = pypi_mcp_proxy(origin);
+    let mut started = in_parallel(
+        scenarios
+            .iter()
+            .map(|&(_, origin, _)| Box::new(move || pypi_mcp_proxy(origin)) as Job)
+            .chain([Box::new(|| pypi_mcp_proxy(STALE)) as Job])
+            .collect(),
+    );
+    let sse = started.pop().expect("the SSE gateway");
+    for ((name, _, want), gateway) in scenarios.into_iter().zip(started) {
         // Streamable HTTP, negotiated: the stateful `mcp` 1.x front that made
         // the exporter fail before the negotiation fix.
         cases.push(Case {
@@ -512,7 +559,6 @@ fn zoo_pypi_mcp_proxy_passes_pages_through() {
         gateways.push(gateway);
     }
     // Legacy SSE front of a fresh gateway (its origin's stale count is fresh too).
-    let sse = pypi_mcp_proxy(STALE);
     cases.push(Case {
         name: s("PyPI mcp-proxy /sse × stale-cursor"),
         url: format!("{}/sse", sse.url),
@@ -530,7 +576,10 @@ const FASTMCP_ORIGINS: &str = "  - {name: healthy, scenario: healthy}\n  - {name
 
 #[test]
 fn zoo_fastmcp_create_proxy_merges_and_drops() {
-    if !installed("zoo_fastmcp_create_proxy_merges_and_drops", &[FASTMCP_PYTHON]) {
+    if !installed(
+        "zoo_fastmcp_create_proxy_merges_and_drops",
+        &[FASTMCP_PYTHON],
+    ) {
         return;
     }
     let (sim, _scenarios) = http_origins(FASTMCP_ORIGINS);
@@ -541,24 +590,68 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
     // first, so that probe meets its one -32602.
     let table: Vec<(&str, Vec<&'static str>, Seen)> = vec![
         // A legacy-only origin serves a 2026-07-28 client nothing.
-        ("healthy", vec![], expect(modern, "complete", None, 0, 1, None)),
-        ("healthy", pin.clone(), expect(legacy, "complete", None, 20, 1, None)),
+        (
+            "healthy",
+            vec![],
+            expect(modern, "complete", None, 0, 1, None),
+        ),
+        (
+            "healthy",
+            pin.clone(),
+            expect(legacy, "complete", None, 20, 1, None),
+        ),
         // The origin's cycle becomes a short `complete`.
-        ("cycle", pin.clone(), expect(legacy, "complete", None, 15, 1, None)),
+        (
+            "cycle",
+            pin.clone(),
+            expect(legacy, "complete", None, 15, 1, None),
+        ),
         // -32602 on the origin's page 2: an empty `complete` (logged only).
-        ("stale", pin.clone(), expect(legacy, "complete", None, 0, 1, None)),
-        ("stale", pin.clone(), expect(legacy, "complete", None, 20, 1, None)),
-        ("mid", pin.clone(), expect(legacy, "complete", None, 400, 1, None)),
+        (
+            "stale",
+            pin.clone(),
+            expect(legacy, "complete", None, 0, 1, None),
+        ),
+        (
+            "stale",
+            pin.clone(),
+            expect(legacy, "complete", None, 20, 1, None),
+        ),
+        (
+            "mid",
+            pin.clone(),
+            expect(legacy, "complete", None, 400, 1, None),
+        ),
         // 260 upstream pages: past its limit, an empty `complete`.
-        ("big", pin.clone(), expect(legacy, "complete", None, 0, 1, None)),
+        (
+            "big",
+            pin.clone(),
+            expect(legacy, "complete", None, 0, 1, None),
+        ),
         // A modern-only origin serves a 2025-11-25 client nothing.
-        ("modern", vec![], expect(modern, "complete", None, 20, 1, None)),
-        ("modern", pin.clone(), expect(legacy, "complete", None, 0, 1, None)),
+        (
+            "modern",
+            vec![],
+            expect(modern, "complete", None, 20, 1, None),
+        ),
+        (
+            "modern",
+            pin.clone(),
+            expect(legacy, "complete", None, 0, 1, None),
+        ),
     ];
-    let mut gateways = std::collections::BTreeMap::new();
+    let origins = ["healthy", "cycle", "stale", "mid", "big", "modern"];
+    let started = in_parallel(
+        origins
+            .iter()
+            .map(|&origin| Box::new(move || proxy(origin)) as Job)
+            .collect(),
+    );
+    let gateways: std::collections::BTreeMap<&str, Server> =
+        origins.into_iter().zip(started).collect();
     let mut cases = Vec::new();
     for (origin, flags, want) in table {
-        let gateway = gateways.entry(origin).or_insert_with(|| proxy(origin));
+        let gateway = &gateways[origin];
         cases.push(Case {
             name: format!("fastmcp create_proxy × {origin} {flags:?}"),
             url: format!("{}/mcp", gateway.url),
@@ -604,16 +697,28 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
     let up = |t: &str| sample(&text, "mcp_up", &[("target", t)]);
     // Up and complete with 0 items; the reference says 20 are missing.
     assert_eq!(up("fm-proxy-healthy"), Some(1.0));
-    assert_eq!(sample(&text, "mcp_listing_items", &tools("fm-proxy-healthy")), Some(0.0));
-    assert_eq!(missing(&text, "fm-proxy-healthy", "origin-healthy"), Some(20.0));
+    assert_eq!(
+        sample(&text, "mcp_listing_items", &tools("fm-proxy-healthy")),
+        Some(0.0)
+    );
+    assert_eq!(
+        missing(&text, "fm-proxy-healthy", "origin-healthy"),
+        Some(20.0)
+    );
     // Pinned to 2025-11-25, past the page limit: up, 0 items, 1300 missing.
     assert_eq!(up("fm-proxy-big"), Some(1.0));
-    assert_eq!(sample(&text, "mcp_listing_items", &tools("fm-proxy-big")), Some(0.0));
+    assert_eq!(
+        sample(&text, "mcp_listing_items", &tools("fm-proxy-big")),
+        Some(0.0)
+    );
     assert_eq!(missing(&text, "fm-proxy-big", "origin-big"), Some(1300.0));
     // The cycle: the gateway is up with 15 items, the origin target aborts
     // (cursor_cycle), and with no complete origin listing there is no comparison.
     assert_eq!(up("fm-proxy-cycle"), Some(1.0));
-    assert_eq!(sample(&text, "mcp_listing_items", &tools("fm-proxy-cycle")), Some(15.0));
+    assert_eq!(
+        sample(&text, "mcp_listing_items", &tools("fm-proxy-cycle")),
+        Some(15.0)
+    );
     assert_eq!(up("origin-cycle"), Some(0.0));
     let origin_aborts = [
         ("target", "origin-cycle"),
@@ -664,7 +769,14 @@ fn zoo_fastmcp_mount_catalogue_depends_on_protocol() {
     assert_eq!(names(&report, "tools"), dual_names);
     // 2025-11-25: both origins, 43 tools, renamed `<namespace>_<name>`.
     let (_, report) = probe(&[
-        "--kind", "tools", "--timeout", "30s", "--protocol", "2025-11-25", "--url", &url,
+        "--kind",
+        "tools",
+        "--timeout",
+        "30s",
+        "--protocol",
+        "2025-11-25",
+        "--url",
+        &url,
     ]);
     assert_eq!(
         seen(&report, "tools"),
@@ -699,10 +811,16 @@ fn zoo_fastmcp_mount_catalogue_depends_on_protocol() {
         })
     });
     assert_eq!(missing(&text, "mount-negotiated", "origin-dual"), Some(0.0));
-    assert_eq!(missing(&text, "mount-negotiated", "origin-legacy"), Some(20.0));
+    assert_eq!(
+        missing(&text, "mount-negotiated", "origin-legacy"),
+        Some(20.0)
+    );
     assert_eq!(missing(&text, "mount-2025", "origin-dual"), Some(0.0));
     assert_eq!(missing(&text, "mount-2025", "origin-legacy"), Some(0.0));
-    assert_eq!(sample(&text, "mcp_up", &[("target", "mount-negotiated")]), Some(1.0));
+    assert_eq!(
+        sample(&text, "mcp_up", &[("target", "mount-negotiated")]),
+        Some(1.0)
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -717,7 +835,10 @@ fn zoo_fastmcp_mount_catalogue_depends_on_protocol() {
 #[test]
 #[ignore = "needs reference mapping"]
 fn zoo_fastmcp_mount_reference_maps_rewritten_uris() {
-    if !installed("zoo_fastmcp_mount_reference_maps_rewritten_uris", &[FASTMCP_PYTHON]) {
+    if !installed(
+        "zoo_fastmcp_mount_reference_maps_rewritten_uris",
+        &[FASTMCP_PYTHON],
+    ) {
         return;
     }
     let (sim, _scenarios) = http_origins("  - {name: legacy, scenario: healthy}\n");
@@ -735,7 +856,11 @@ fn zoo_fastmcp_mount_reference_maps_rewritten_uris() {
         sample(
             t,
             "mcp_reference_missing_items",
-            &[("target", "mount"), ("kind", "resources"), ("reference", "origin-legacy")],
+            &[
+                ("target", "mount"),
+                ("kind", "resources"),
+                ("reference", "origin-legacy"),
+            ],
         )
         .is_some()
     });
@@ -744,7 +869,11 @@ fn zoo_fastmcp_mount_reference_maps_rewritten_uris() {
             sample(
                 &text,
                 "mcp_reference_missing_items",
-                &[("target", "mount"), ("kind", kind), ("reference", "origin-legacy")]
+                &[
+                    ("target", "mount"),
+                    ("kind", kind),
+                    ("reference", "origin-legacy")
+                ]
             ),
             Some(0.0),
             "{kind}"
@@ -780,7 +909,11 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
         sample(
             t,
             "mcp_listing_items",
-            &[("target", "mount"), ("kind", "tools"), ("protocol_version", v)],
+            &[
+                ("target", "mount"),
+                ("kind", "tools"),
+                ("protocol_version", v),
+            ],
         )
     };
     let text = exporter.wait_until(SERVE_LIMIT, "both protocols listed", |t| {
@@ -792,7 +925,10 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
     let api = exporter.api_targets();
     let verdict = api.to_string();
     for i in 1..=20 {
-        assert!(verdict.contains(&format!("legacy_tool-{i:03}")), "{verdict}");
+        assert!(
+            verdict.contains(&format!("legacy_tool-{i:03}")),
+            "{verdict}"
+        );
     }
 }
 
@@ -803,7 +939,10 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
 #[test]
 #[ignore = "needs a label for -32602 without a cursor"]
 fn zoo_npm_mcp_proxy_first_page_invalid_params_label() {
-    if !installed("zoo_npm_mcp_proxy_first_page_invalid_params_label", &[NPM_MCP_PROXY]) {
+    if !installed(
+        "zoo_npm_mcp_proxy_first_page_invalid_params_label",
+        &[NPM_MCP_PROXY],
+    ) {
         return;
     }
     let gateway = npm_mcp_proxy(STALE);

@@ -383,3 +383,17 @@ fn parse_labels(text: &str) -> Vec<(String, String)> {
     }
     out
 }
+
+/// Runs the jobs on their own threads (gateways start slowly, mostly waiting
+/// on imports) and returns their results in order; a panicking job fails the
+/// caller after the others finished (their servers are then dropped, killed).
+pub fn in_parallel<T: Send>(jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Vec<T> {
+    thread::scope(|scope| {
+        let handles: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+        let results: Vec<thread::Result<T>> = handles.into_iter().map(|h| h.join()).collect();
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
