@@ -311,7 +311,7 @@ fn mcp1_fastmcp_scheduled_is_up() {
 const HEALTHY: &str = "--scenario healthy";
 const CYCLE: &str = "--scenario cycle";
 const STALE: &str = "--scenario stale-cursor";
-/// 260 pages of 5: past FastMCP's page limit (and npm mcp-proxy's 64).
+/// 260 pages of 5, through a pass-through gateway.
 const BIG: &str = "--scenario healthy --items 1300";
 
 #[test]
@@ -467,6 +467,11 @@ fn zoo_npm_mcp_proxy_merges_pages() {
             s("--scenario healthy --items 325"),
             expect(modern, "error", Some("rpc_error"), 0, 0, Some(-32603)),
         ),
+        (
+            "endless",
+            s("--scenario endless"),
+            expect(modern, "error", Some("rpc_error"), 0, 0, Some(-32603)),
+        ),
     ];
     let mut cases = Vec::new();
     let mut gateways = Vec::new();
@@ -572,7 +577,8 @@ fn zoo_pypi_mcp_proxy_passes_pages_through() {
 // FastMCP create_proxy and mount: merge, page limit, per-protocol catalogues
 // ---------------------------------------------------------------------------
 
-const FASTMCP_ORIGINS: &str = "  - {name: healthy, scenario: healthy}\n  - {name: cycle, scenario: cycle}\n  - {name: stale, scenario: stale-cursor}\n  - {name: mid, scenario: healthy, items: 400}\n  - {name: big, scenario: healthy, items: 1300}\n  - {name: modern, scenario: healthy, protocol: \"2026-07-28\"}\n";
+/// `limit` is exactly FastMCP's 250 upstream pages, `big` one page more.
+const FASTMCP_ORIGINS: &str = "  - {name: healthy, scenario: healthy}\n  - {name: cycle, scenario: cycle}\n  - {name: stale, scenario: stale-cursor}\n  - {name: limit, scenario: healthy, items: 1250}\n  - {name: big, scenario: healthy, items: 1255}\n  - {name: endless, scenario: endless}\n  - {name: modern, scenario: healthy, protocol: \"2026-07-28\"}\n";
 
 #[test]
 fn zoo_fastmcp_create_proxy_merges_and_drops() {
@@ -617,14 +623,21 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
             pin.clone(),
             expect(legacy, "complete", None, 20, 1, None),
         ),
+        // 250 upstream pages: its limit, still whole.
         (
-            "mid",
+            "limit",
             pin.clone(),
-            expect(legacy, "complete", None, 400, 1, None),
+            expect(legacy, "complete", None, 1250, 1, None),
         ),
-        // 260 upstream pages: past its limit, an empty `complete`.
+        // 251 upstream pages: past its limit, an empty `complete`.
         (
             "big",
+            pin.clone(),
+            expect(legacy, "complete", None, 0, 1, None),
+        ),
+        // An endless origin: 250 upstream pages, then an empty `complete`.
+        (
+            "endless",
             pin.clone(),
             expect(legacy, "complete", None, 0, 1, None),
         ),
@@ -640,7 +653,9 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
             expect(legacy, "complete", None, 0, 1, None),
         ),
     ];
-    let origins = ["healthy", "cycle", "stale", "mid", "big", "modern"];
+    let origins = [
+        "healthy", "cycle", "stale", "limit", "big", "endless", "modern",
+    ];
     let started = in_parallel(
         origins
             .iter()
@@ -705,13 +720,13 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
         missing(&text, "fm-proxy-healthy", "origin-healthy"),
         Some(20.0)
     );
-    // Pinned to 2025-11-25, past the page limit: up, 0 items, 1300 missing.
+    // Pinned to 2025-11-25, past the page limit: up, 0 items, 1255 missing.
     assert_eq!(up("fm-proxy-big"), Some(1.0));
     assert_eq!(
         sample(&text, "mcp_listing_items", &tools("fm-proxy-big")),
         Some(0.0)
     );
-    assert_eq!(missing(&text, "fm-proxy-big", "origin-big"), Some(1300.0));
+    assert_eq!(missing(&text, "fm-proxy-big", "origin-big"), Some(1255.0));
     // The cycle: the gateway is up with 15 items, the origin target aborts
     // (cursor_cycle), and with no complete origin listing there is no comparison.
     assert_eq!(up("fm-proxy-cycle"), Some(1.0));

@@ -128,11 +128,19 @@ impl Server {
                 log,
                 what: what.to_string(),
             },
-            Err(_) => {
+            Err(why) => {
                 kill_group(child.id());
                 let status = child.wait();
+                let why = match why {
+                    mpsc::RecvTimeoutError::Timeout => {
+                        format!("not listening after {STARTUP_DEADLINE:?}")
+                    }
+                    mpsc::RecvTimeoutError::Disconnected => {
+                        "closed stderr without saying where it listens".to_string()
+                    }
+                };
                 panic!(
-                    "{what}: not listening after {STARTUP_DEADLINE:?} (exit: {status:?}); stderr:\n{}",
+                    "{what}: {why} (exit: {status:?}); stderr:\n{}",
                     log.lock().unwrap()
                 );
             }
