@@ -2,13 +2,27 @@
 //! complete listing (added, removed, silent shrink) and persisted so shrink
 //! detection survives a restart.
 
+mod compare;
 mod store;
 
+pub use compare::{compare, PolledTarget};
 pub use store::{BaselineError, BaselineStore};
 
 use crate::listing::{Kind, ListingReport, Outcome};
-use crate::poller::KindDiff;
+use serde::Serialize;
 use std::collections::BTreeSet;
+
+/// Churn of one kind against the previous complete listing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KindDiff {
+    /// Whether a previous complete listing existed to compare with.
+    pub had_baseline: bool,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Fewer unique items, no list_changed notice, no error.
+    pub silent_shrink: bool,
+    pub previous_items: u64,
+}
 
 /// Compare a listing with the previous complete one (if any). Only complete
 /// listings are compared: an aborted walk's partial set says nothing.

@@ -1,11 +1,11 @@
 //! OTLP spans of every poll, listing and page: a sink built from the
 //! finished `PolledTarget` (see docs/tracing.md).
 //!
-//! A poll asks `start_poll` for a trace id and poll span id, the session
-//! gives each request a `new_span_id` and sends `traceparent` in
-//! `params._meta`, and the finished report comes back to `export_poll`,
-//! which rebuilds the span tree with exactly those ids so the server's own
-//! spans join the same trace.
+//! A poll asks `start_poll` for its typed trace id and poll span id (a
+//! `poll::PollTrace`), the session gives each request a span id and sends
+//! `traceparent` in `params._meta`, and the finished report comes back to
+//! `export_poll`, which rebuilds the span tree with exactly those ids so the
+//! server's own spans join the same trace.
 
 mod export;
 mod ids;
@@ -19,6 +19,8 @@ pub use sampler::Sampler;
 pub use settings::{Protocol, TraceSettings};
 pub use spans::MAX_NAMES_PER_EVENT;
 
+use crate::baseline::PolledTarget;
+use crate::poll::{PollTrace, SpanId, TraceId};
 use export::ExportQueue;
 use opentelemetry::InstrumentationScope;
 use std::sync::Arc;
@@ -54,26 +56,6 @@ pub enum TracingError {
     Exporter(String),
     #[error("cannot start the OTLP export thread: {0}")]
     Worker(String),
-}
-
-/// Ids of one traced poll, from `TraceSink::start_poll`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PollTrace {
-    /// 32 lowercase hex digits.
-    pub trace_id: String,
-    /// 16 lowercase hex digits: the `mcp.poll` span.
-    pub poll_span_id: String,
-    /// Always true today (unsampled polls get no `PollTrace`); kept so a
-    /// caller can forward the decision in `traceparent` flags.
-    pub sampled: bool,
-}
-
-impl PollTrace {
-    /// `traceparent` for one request of this poll (`span_id` from
-    /// `TraceSink::new_span_id`).
-    pub fn traceparent(&self, span_id: &str) -> String {
-        ids::traceparent(&self.trace_id, span_id, self.sampled)
-    }
 }
 
 /// Sends poll spans to an OTLP collector, or does nothing when disabled.
@@ -139,30 +121,21 @@ impl TraceSink {
     /// poll then sends no `traceparent` and carries no trace id).
     pub fn start_poll(&self) -> Option<PollTrace> {
         let inner = self.inner.as_ref()?;
-        let trace_id = ids::new_trace_id();
-        if !inner.sampler.samples(trace_id) {
+        let trace_id = TraceId::random();
+        if !inner.sampler.samples(trace_id.to_u128()) {
             return None;
         }
-        Some(PollTrace {
-            trace_id: ids::trace_id_hex(trace_id),
-            poll_span_id: ids::span_id_hex(ids::new_span_id()),
-            sampled: true,
-        })
+        Some(PollTrace::new_sampled(trace_id))
     }
 
-    /// A fresh span id (16 lowercase hex digits) for one request.
-    pub fn new_span_id() -> String {
-        ids::span_id_hex(ids::new_span_id())
-    }
-
-    /// W3C `traceparent` for a request span: `00-<trace>-<span>-<flags>`.
-    pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
-        ids::traceparent(trace_id, span_id, sampled)
+    /// A fresh span id for one request.
+    pub fn new_span_id() -> SpanId {
+        SpanId::random()
     }
 
     /// Queue the finished poll's spans; returns at once. Polls without a
     /// valid `trace_id`/`poll_span_id` (not traced) are skipped.
-    pub fn export_poll(&self, polled: &crate::poller::PolledTarget) {
+    pub fn export_poll(&self, polled: &PolledTarget) {
         let Some(inner) = &self.inner else { return };
         if let Some(spans) = spans::poll_spans(polled, &inner.scope) {
             inner.queue.submit(spans);
@@ -228,13 +201,11 @@ mod tests {
         };
         let sink = TraceSink::from_settings_with_env(&cfg, &|_| None).unwrap();
         let t = sink.start_poll().unwrap();
-        assert_eq!(t.trace_id.len(), 32);
-        assert_eq!(t.poll_span_id.len(), 16);
+        assert_eq!(t.trace_id.to_string().len(), 32);
+        assert_eq!(t.poll_span_id.to_string().len(), 16);
         assert!(t.sampled);
         let span = TraceSink::new_span_id();
-        let tp = TraceSink::traceparent(&t.trace_id, &span, t.sampled);
-        assert_eq!(tp, format!("00-{}-{span}-01", t.trace_id));
-        assert_eq!(t.traceparent(&span), tp);
+        assert_eq!(t.traceparent(span), format!("00-{}-{span}-01", t.trace_id));
     }
 
     #[test]
