@@ -3,7 +3,8 @@
 //! Complete listings become the new baselines (persisted when a state
 //! directory is configured).
 
-use super::{diff, missing_from, BaselineStore, KindDiff};
+use super::diff::{diff, missing_from, KindDiff};
+use super::store::BaselineStore;
 use crate::config::ReferenceConfig;
 use crate::listing::{Kind, Outcome};
 use crate::poll::PollReport;

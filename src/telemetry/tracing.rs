@@ -7,6 +7,7 @@
 //! `export_poll`, which rebuilds the span tree with exactly those ids so the
 //! server's own spans join the same trace.
 
+mod error;
 mod export;
 mod ids;
 pub mod names;
@@ -15,6 +16,7 @@ mod sampler;
 mod settings;
 mod spans;
 
+pub use error::TracingError;
 pub use sampler::Sampler;
 pub use settings::{Protocol, TraceSettings};
 pub use spans::MAX_NAMES_PER_EVENT;
@@ -28,35 +30,6 @@ use std::time::Duration;
 
 /// How long `shutdown` waits for queued spans to go out.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
-
-#[derive(Debug, thiserror::Error)]
-pub enum TracingError {
-    /// The URL itself is never repeated: it may carry credentials.
-    #[error("invalid OTLP endpoint in {setting}: {reason}")]
-    InvalidEndpoint {
-        setting: &'static str,
-        reason: String,
-    },
-    #[error("unsupported OTLP protocol {value:?} in {setting} (expected grpc or http/protobuf)")]
-    UnsupportedProtocol {
-        setting: &'static str,
-        value: String,
-    },
-    #[error("unsupported OTEL_TRACES_SAMPLER {0:?} (expected always_on, always_off, traceidratio or their parentbased_ forms)")]
-    UnsupportedSampler(String),
-    #[error("invalid number {value:?} in {setting}")]
-    InvalidNumber {
-        setting: &'static str,
-        value: String,
-    },
-    /// Only the header name: values are secrets.
-    #[error("invalid OTLP header {0:?}")]
-    InvalidHeader(String),
-    #[error("cannot build the OTLP exporter: {0}")]
-    Exporter(String),
-    #[error("cannot start the OTLP export thread: {0}")]
-    Worker(String),
-}
 
 /// Sends poll spans to an OTLP collector, or does nothing when disabled.
 /// Cheap to clone; every clone feeds the same queue.
