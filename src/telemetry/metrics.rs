@@ -8,6 +8,8 @@
 
 mod buckets;
 mod exporter;
+mod families;
+mod group;
 mod labels;
 mod target;
 #[cfg(test)]
