@@ -66,7 +66,7 @@ pub(crate) struct ReferenceLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct ProbeResultLabels {
+pub(crate) struct GarbageCursorLabels {
     pub target: String,
     pub kind: &'static str,
     pub result: &'static str,

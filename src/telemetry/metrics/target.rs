@@ -7,7 +7,7 @@ use super::group::listing::ListingFamilies;
 use super::group::page::PageFamilies;
 use super::group::poll::PollFamilies;
 use super::labels::{
-    truncate_label, ErrorLabels, GuardLabels, ProbeResultLabels, ReferenceLabels, RestartLabels,
+    truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, ReferenceLabels, RestartLabels,
     ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
 };
 use crate::baseline::PolledTarget;
@@ -131,7 +131,7 @@ impl TargetMetrics {
         self.observe_listings(&mut open, polled, &exemplar);
         self.set_expected(&report.target, expect);
         for check in &report.garbage_cursor_checks {
-            self.set_probe_result(&report.target, check);
+            self.set_garbage_cursor_result(&report.target, check);
         }
     }
 
@@ -210,12 +210,12 @@ impl TargetMetrics {
     /// others of (target, kind) to 0.
     pub fn set_garbage_cursor_check(&self, target: &str, check: &GarbageCursorCheck) {
         let _open = self.lock_open();
-        self.set_probe_result(target, check);
+        self.set_garbage_cursor_result(target, check);
     }
 
-    fn set_probe_result(&self, target: &str, check: &GarbageCursorCheck) {
+    fn set_garbage_cursor_result(&self, target: &str, check: &GarbageCursorCheck) {
         for answer in GarbageCursorAnswer::ALL {
-            let l = ProbeResultLabels {
+            let l = GarbageCursorLabels {
                 target: target.to_string(),
                 kind: check.kind.label(),
                 result: answer.label(),

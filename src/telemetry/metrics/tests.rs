@@ -605,7 +605,7 @@ fn server_info_is_replaced_and_truncated() {
 }
 
 #[test]
-fn invalid_cursor_probe_sets_exactly_one_result() {
+fn garbage_cursor_check_sets_exactly_one_result() {
     let (registry, m) = setup();
     m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::InvalidParams));
     m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::SilentRestart));

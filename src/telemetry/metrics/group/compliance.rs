@@ -1,7 +1,7 @@
 //! The garbage-cursor check's answer per (target, kind).
 
 use super::super::families::{GaugeFamily, Source};
-use super::super::labels::ProbeResultLabels;
+use super::super::labels::GarbageCursorLabels;
 use crate::listing::Kind;
 use crate::poll::GarbageCursorAnswer;
 use prometheus_client::metrics::family::Family;
@@ -9,7 +9,7 @@ use prometheus_client::registry::Registry;
 
 #[derive(Debug)]
 pub struct ComplianceFamilies {
-    pub garbage_cursor: GaugeFamily<ProbeResultLabels>,
+    pub garbage_cursor: GaugeFamily<GarbageCursorLabels>,
 }
 
 impl ComplianceFamilies {
@@ -30,7 +30,7 @@ impl ComplianceFamilies {
     /// Not pre-created: a kind has a result once a check ran.
     pub fn remove_kind(&self, target: &str, kind: Kind) {
         for answer in GarbageCursorAnswer::ALL {
-            self.garbage_cursor.remove(&ProbeResultLabels {
+            self.garbage_cursor.remove(&GarbageCursorLabels {
                 target: target.to_string(),
                 kind: kind.label(),
                 result: answer.label(),
