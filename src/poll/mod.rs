@@ -18,6 +18,8 @@ pub mod run;
 pub mod target;
 pub mod unix_time;
 
+/// The kinds a poll lists (the walker's), for callers that name one.
+pub use crate::listing::Kind;
 pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
 pub use ids::{PollTrace, SpanId, TraceId};
 pub use report::{

@@ -4,14 +4,11 @@
 //! never starts a process.
 
 use super::AppState;
-use crate::listing::Kind;
-use crate::poll::{poll_configured, HardDeadline, PollContext};
-use crate::sinks::Fanout;
-use crate::telemetry::metrics::{encode, TargetMetrics, OPENMETRICS_CONTENT_TYPE};
+use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
+use crate::sinks::probe_answer::{self, OPENMETRICS_CONTENT_TYPE};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use prometheus_client::registry::Registry;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -105,13 +102,7 @@ pub async fn probe(
         .await;
         report
     };
-    // A fresh registry per request, filled by the same fan-out the
-    // scheduler uses (metrics only: no baselines, spans or status).
-    let mut registry = Registry::default();
-    let metrics = TargetMetrics::for_probe(&mut registry);
-    metrics.register_target(&target.name, &target.kinds);
-    Fanout::metrics_only(&metrics).poll(report, &target, 0);
-    match encode(&registry) {
+    match probe_answer::render(report, &target) {
         Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }
