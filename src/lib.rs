@@ -11,6 +11,7 @@ pub mod listing;
 pub mod mcp;
 pub mod poller;
 pub mod probe;
+pub mod secrets;
 pub mod simulate;
 pub mod telemetry;
 pub mod web;

@@ -249,6 +249,7 @@ fn every_key_loads_and_resolves() {
         args,
         env,
         cwd,
+        ..
     } = &l.endpoint
     else {
         panic!("stdio expected")

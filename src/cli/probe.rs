@@ -126,6 +126,9 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
             args: rest.to_vec(),
             env: Default::default(),
             cwd: None,
+            // The user's own command line: it runs as if started by hand.
+            inherit_env: true,
+            scrubber: Default::default(),
         })
     } else {
         let url = args

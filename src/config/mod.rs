@@ -8,6 +8,7 @@
 //! `types.rs` is the resolved result.
 
 mod error;
+mod known_secrets;
 mod locate;
 mod raw;
 mod resolve;

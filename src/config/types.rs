@@ -5,6 +5,7 @@
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
 use crate::listing::{Kind, WalkLimits};
+use crate::secrets::SecretScrubber;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,6 +34,9 @@ pub struct Config {
     pub modules: BTreeMap<String, ProbeModule>,
     pub tracing: TracingConfig,
     pub web: WebConfig,
+    /// Every secret value this configuration knows (all targets, modules and
+    /// tracing), read at load. Scrubbed from everything we keep.
+    pub known_secrets: SecretScrubber,
 }
 
 impl Config {
@@ -153,6 +157,9 @@ pub struct TargetConfig {
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
+    /// The whole configuration's known secrets (a shared handle), so a poll
+    /// of this target scrubs every other target's secrets too.
+    pub known_secrets: SecretScrubber,
 }
 
 impl TargetConfig {
@@ -223,6 +230,9 @@ pub enum Endpoint {
         /// be secrets, so Debug shows only the names.
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        /// Pass the exporter's whole environment to the child; by default it
+        /// gets only PATH, HOME, LANG and its own `env:`.
+        inherit_env: bool,
     },
 }
 
@@ -250,12 +260,14 @@ impl fmt::Debug for Endpoint {
                 args,
                 env,
                 cwd,
+                inherit_env,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &RedactedValues(env))
                 .field("cwd", cwd)
+                .field("inherit_env", inherit_env)
                 .finish(),
         }
     }
@@ -285,6 +297,8 @@ pub struct ProbeModule {
     pub limits: Limits,
     pub kinds: Vec<Kind>,
     pub protocol_version: Option<String>,
+    /// The whole configuration's known secrets (see [`Config::known_secrets`]).
+    pub known_secrets: SecretScrubber,
 }
 
 impl ProbeModule {
@@ -327,6 +341,7 @@ impl ProbeModule {
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
             reference: Vec::new(),
+            known_secrets: self.known_secrets.clone(),
         }
     }
 }
@@ -421,6 +436,7 @@ mod tests {
             args: vec![],
             env: BTreeMap::from([("API_KEY".to_string(), "s3cret-value".to_string())]),
             cwd: None,
+            inherit_env: false,
         };
         let shown = format!("{e:?}");
         assert!(shown.contains("API_KEY"), "{shown}");

@@ -20,6 +20,7 @@ pub fn probe_target(
             args,
             env,
             cwd,
+            inherit_env,
         } => {
             secrets.extend(env.values().cloned());
             Endpoint::Stdio(StdioSpec {
@@ -27,6 +28,8 @@ pub fn probe_target(
                 args: args.clone(),
                 env: env.clone(),
                 cwd: cwd.clone(),
+                inherit_env: *inherit_env,
+                scrubber: target.known_secrets.clone(),
             })
         }
         ConfigEndpoint::Http {
@@ -64,6 +67,8 @@ pub fn probe_target(
             }
         }
     };
+    // Every secret of the configuration, not only this target's.
+    secrets.extend(target.known_secrets.values().map(str::to_string));
     Ok(ProbeTarget {
         name: target.name.clone(),
         endpoint,

@@ -4,6 +4,7 @@
 mod api;
 mod html;
 mod probe;
+mod scrape_timeout;
 mod status_page;
 
 use crate::poller::service::{ReloadOutcome, Service};

@@ -132,13 +132,16 @@ impl<'a> Resolver<'a> {
                 "no `targets` and no `modules`: nothing will be polled or probed",
             );
         }
-        Ok(Config {
+        let mut config = Config {
             defaults,
             targets,
             modules,
             tracing,
             web,
-        })
+            known_secrets: Default::default(),
+        };
+        crate::config::known_secrets::attach(&mut config);
+        Ok(config)
     }
 
     fn defaults(&mut self, g: RawGlobal) -> Result<Defaults> {

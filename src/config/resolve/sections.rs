@@ -86,6 +86,8 @@ impl Resolver<'_> {
             limits,
             kinds,
             protocol_version: m.protocol_version,
+            // Filled in once every section is resolved.
+            known_secrets: crate::secrets::SecretScrubber::default(),
         })
     }
 

@@ -3,6 +3,7 @@
 //! is logging and only its tail is kept. The child is always reaped.
 
 use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
+use crate::secrets::SecretScrubber;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -19,7 +20,16 @@ pub struct StdioSpec {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
+    /// Pass the exporter's whole environment on. Off for configured targets
+    /// unless they opt in: other targets' tokens live in that environment.
+    pub inherit_env: bool,
+    /// Every secret the configuration knows; scrubbed from the stderr tail.
+    pub scrubber: SecretScrubber,
 }
+
+/// What a child gets from the exporter's environment when it does not
+/// inherit the whole of it (its own `env:` comes on top).
+pub const MINIMAL_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 
 impl std::fmt::Debug for StdioSpec {
     // Env values may be secrets: show names only.
@@ -29,6 +39,7 @@ impl std::fmt::Debug for StdioSpec {
             .field("args", &self.args)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
+            .field("inherit_env", &self.inherit_env)
             .finish()
     }
 }
@@ -45,7 +56,9 @@ pub struct StdioTransport {
     pid: Option<u32>,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Line>,
-    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    stderr_tail: Arc<Mutex<StderrTail>>,
+    tail_keep: usize,
+    scrubber: SecretScrubber,
     idle_notifications: Vec<String>,
     limit: u64,
     exited: bool,
@@ -58,6 +71,14 @@ impl StdioTransport {
         stderr_tail_bytes: usize,
     ) -> Result<StdioTransport, ExchangeError> {
         let mut cmd = Command::new(&spec.command);
+        if !spec.inherit_env {
+            cmd.env_clear();
+            for name in MINIMAL_ENV {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+        }
         cmd.args(&spec.args)
             .envs(&spec.env)
             .stdin(Stdio::piped())
@@ -82,16 +103,26 @@ impl StdioTransport {
         };
         let (tx, rx) = mpsc::channel(256);
         tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(
-            stderr_tail_bytes.min(1 << 20),
-        )));
-        tokio::spawn(drain_stderr(stderr, tail.clone(), stderr_tail_bytes));
+        // Keep a secret's length more than asked, so that a secret straddling
+        // the start of the tail is seen whole and scrubbed before the cut.
+        let margin = spec.scrubber.longest().saturating_sub(1);
+        let tail = Arc::new(Mutex::new(StderrTail {
+            bytes: VecDeque::with_capacity(stderr_tail_bytes.saturating_add(margin).min(1 << 20)),
+            cut: false,
+        }));
+        tokio::spawn(drain_stderr(
+            stderr,
+            tail.clone(),
+            stderr_tail_bytes.saturating_add(margin),
+        ));
         Ok(StdioTransport {
             child: Some(child),
             pid,
             stdin: Some(stdin),
             lines: rx,
             stderr_tail: tail,
+            tail_keep: stderr_tail_bytes,
+            scrubber: spec.scrubber.clone(),
             idle_notifications: Vec::new(),
             limit: max_response_bytes,
             exited: false,
@@ -266,16 +297,25 @@ impl StdioTransport {
         info
     }
 
+    /// The last stderr bytes, every known secret scrubbed before the cut.
     pub fn stderr_tail_text(&self) -> String {
         let tail = match self.stderr_tail.lock() {
             Ok(t) => t,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let (a, b) = tail.as_slices();
+        let (a, b) = tail.bytes.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
         bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
+        // Once bytes were dropped, the first `margin` kept bytes may be the
+        // end of a secret whose start is gone: never show them.
+        let head = if tail.cut {
+            self.scrubber.longest().saturating_sub(1).min(bytes.len())
+        } else {
+            0
+        };
+        let text = String::from_utf8_lossy(&bytes[head..]);
+        self.scrubber.scrub_tail(&text, self.tail_keep, false)
     }
 }
 
@@ -357,9 +397,15 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     })
 }
 
+/// The last bytes a child wrote to stderr; `cut` once older ones were dropped.
+struct StderrTail {
+    bytes: VecDeque<u8>,
+    cut: bool,
+}
+
 async fn drain_stderr(
     stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<u8>>>,
+    tail: Arc<Mutex<StderrTail>>,
     keep: usize,
 ) {
     let mut reader = BufReader::new(stderr);
@@ -372,9 +418,12 @@ async fn drain_stderr(
                     Ok(t) => t,
                     Err(poisoned) => poisoned.into_inner(),
                 };
-                t.extend(&buf[..n]);
-                let excess = t.len().saturating_sub(keep);
-                t.drain(..excess);
+                t.bytes.extend(&buf[..n]);
+                let excess = t.bytes.len().saturating_sub(keep);
+                if excess > 0 {
+                    t.bytes.drain(..excess);
+                    t.cut = true;
+                }
             }
         }
     }
