@@ -449,12 +449,7 @@ fn rules_reject_with_exact_positions() {
         17,
         "between 0.0 and 1.0",
     );
-    assert_at(
-        "tracing:\n  protocol: http/json\n",
-        2,
-        13,
-        "unknown variant",
-    );
+    assert_at("tracing:\n  protocol: http/json\n", 2, 13, "unknown value");
 }
 
 #[test]

@@ -142,3 +142,64 @@ fn hostile_scrape_timeout_headers_do_not_panic() {
     }
     assert!(!exp.stderr().contains("panicked"), "{}", exp.stderr());
 }
+
+fn check_config(text: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(&cfg, text).unwrap();
+    let out = std::process::Command::new(common::bin())
+        .args(["check-config", "--config.file", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Item 5: a config error names the key and the expected type, never the
+/// value, and a huge garbage file gives a short message.
+#[test]
+fn config_errors_never_quote_values_and_are_short() {
+    let (code, _, err) = check_config(
+        "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    headers: \"X-Api-Key: key-leak-31337\"\n",
+    );
+    assert_eq!(code, Some(1));
+    assert!(err.contains("headers"), "{err}");
+    assert!(err.contains("invalid type: a string, expected"), "{err}");
+    assert!(!err.contains("key-leak-31337"), "{err}");
+
+    let garbage = "garbage-without-structure ".repeat(4 << 20 >> 5);
+    assert!(garbage.len() > 3 << 20);
+    let (code, _, err) = check_config(&garbage);
+    assert_eq!(code, Some(1));
+    assert!(err.len() < 8192, "{} bytes of error", err.len());
+    assert!(!err.contains("garbage-without-structure garbage"), "{err}");
+}
+
+/// Item 14: `check-config | head -2` ends quietly when the reader goes away.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    // Far more output than a pipe holds, so writing must meet the closed end.
+    let mut text = String::from("targets:\n");
+    for i in 0..3000 {
+        text.push_str(&format!(
+            "  - {{name: target_{i:05}, url: \"http://127.0.0.1:9/mcp/{i}\"}}\n"
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["check-config", "--config.file", cfg.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}

@@ -10,6 +10,7 @@
 mod error;
 mod known_secrets;
 mod locate;
+mod parser_message;
 mod raw;
 mod resolve;
 mod schedule;
@@ -103,12 +104,13 @@ fn parse_error(text: &str, origin: &str, err: yaml_serde::Error) -> ConfigError 
                 origin: origin.to_string(),
                 line,
                 column,
-                message,
+                // Never the value written (it may be a secret), never megabytes.
+                message: parser_message::sanitize(&message),
             }
         }
         None => ConfigError::Invalid {
             origin: origin.to_string(),
-            message,
+            message: parser_message::sanitize(&message),
         },
     }
 }

@@ -65,7 +65,7 @@ impl<'a> Resolver<'a> {
         nth: usize,
         message: impl Into<String>,
     ) -> ConfigError {
-        let message = message.into();
+        let message = crate::config::parser_message::cap(&message.into());
         match locate_nth(self.text, path, at, nth) {
             Some((line, column)) => ConfigError::At {
                 origin: self.origin.to_string(),
