@@ -121,7 +121,7 @@ modules:
     headers: {X-Probe: "yes"}
     bearer_token_file: /run/secrets/gw
     tls: {ca_file: /etc/ca.pem}
-    max_redirects: 2
+    max_redirects: 0
     protocol_version: "2025-11-25"
     kinds: [tools]
     timeout: 15s
@@ -268,7 +268,7 @@ fn every_key_loads_and_resolves() {
         m.bearer_token,
         Some(SecretSource::File("/run/secrets/gw".into()))
     );
-    assert_eq!(m.max_redirects, 2);
+    assert_eq!(m.max_redirects, 0);
     assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
     assert_eq!(m.kinds, vec![Kind::Tools]);
     assert_eq!(m.limits.max_response_bytes, 2_000_000);

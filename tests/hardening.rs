@@ -203,3 +203,161 @@ fn closed_stdout_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_ne!(out.status.code(), Some(101), "{err}");
 }
+
+/// One request as a recording server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    /// Lower-case `name: value` lines.
+    headers: Vec<String>,
+}
+
+/// A plain HTTP/1.1 server on loopback that records every request and
+/// answers each with `answer(method, path)` (a full response head and body),
+/// closing the connection after it.
+struct Recorder {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+}
+
+impl Recorder {
+    fn start(answer: fn(&str, &str) -> String) -> Recorder {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen_in = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(200) {
+                let Ok(mut stream) = stream else { break };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    continue;
+                }
+                let mut parts = first.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_string();
+                let path = parts.next().unwrap_or_default().to_string();
+                let mut headers = Vec::new();
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let line = line.trim_end().to_ascii_lowercase();
+                    if let Some(v) = line.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    headers.push(line);
+                }
+                let mut body = vec![0u8; length.min(1 << 20)];
+                let _ = reader.read_exact(&mut body);
+                let response = answer(&method, &path);
+                seen_in.lock().unwrap().push(Seen {
+                    method,
+                    path,
+                    headers,
+                });
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        Recorder { port, seen }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn redirect(status: &str, location: &str) -> String {
+    format!("HTTP/1.1 {status}\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+}
+
+fn not_found() -> String {
+    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+}
+
+/// Item 9: a module probe does not follow a same-origin redirect out of its
+/// allow-list with the module's token; a 302 turned into GET carries no
+/// body headers.
+#[test]
+fn redirects_never_leave_the_allow_list() {
+    let server = Recorder::start(|_, path| {
+        if path.starts_with("/m/") {
+            redirect("307 Temporary Redirect", "/internal/admin/x")
+        } else if path.starts_with("/a/") {
+            redirect("302 Found", "/b/mcp")
+        } else {
+            not_found()
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    let port = server.port;
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"targets:
+  - name: redirected
+    url: http://127.0.0.1:{port}/a/mcp
+    transport: streamable-http
+    schedule: {{every: 1h}}
+modules:
+  m:
+    allow: ["http://127.0.0.1:{port}/m/"]
+    bearer_token_env: MODULE_TOK
+    transport: streamable-http
+"#
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[("MODULE_TOK", "module-token-4242")]);
+    let (status, _) = http_get(&format!(
+        "{}/probe?module=m&target=http://127.0.0.1:{port}/m/mcp",
+        exp.url
+    ));
+    assert_eq!(status, 200);
+    let seen = server.seen();
+    assert!(seen.iter().any(|s| s.path.starts_with("/m/")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|s| s.path.starts_with("/internal")),
+        "followed the redirect out of the allow-list: {seen:?}"
+    );
+
+    let (status, _) = http_get(&format!("{}/probe?target=redirected", exp.url));
+    assert_eq!(status, 200);
+    let seen = server.seen();
+    let followed: Vec<&Seen> = seen.iter().filter(|s| s.path == "/b/mcp").collect();
+    assert!(!followed.is_empty(), "{seen:?}");
+    for s in followed {
+        assert_eq!(s.method, "GET", "{s:?}");
+        assert!(
+            !s.headers.iter().any(|h| h.starts_with("content-type:")),
+            "a GET after 302 carries body headers: {s:?}"
+        );
+    }
+}
+
+/// Item 10: `http://127.0.0.*/m/` lets no other port and no look-alike host
+/// through.
+#[test]
+fn wildcard_allow_patterns_match_parts() {
+    let server = Recorder::start(|_, _| not_found());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        "modules:\n  m:\n    allow: [\"http://127.0.0.*/m/\"]\n    transport: streamable-http\n",
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let probe = |target: &str| http_get(&format!("{}/probe?module=m&target={target}", exp.url)).0;
+    assert_eq!(
+        probe(&format!("http://127.0.0.1:{}/m/mcp", server.port)),
+        403
+    );
+    assert_eq!(probe("http://127.0.0.1.evil.example/m/mcp"), 403);
+    assert!(server.seen().is_empty(), "{:?}", server.seen());
+}

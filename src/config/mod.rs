@@ -7,6 +7,7 @@
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `types.rs` is the resolved result.
 
+mod allow;
 mod error;
 mod known_secrets;
 mod locate;
