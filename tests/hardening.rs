@@ -361,3 +361,27 @@ fn wildcard_allow_patterns_match_parts() {
     assert_eq!(probe("http://127.0.0.1.evil.example/m/mcp"), 403);
     assert!(server.seen().is_empty(), "{:?}", server.seen());
 }
+
+/// Item 7: one huge SSE `data:` line (no newline before the cap) ends as
+/// `response_too_large` at the cap: parsing is linear, so the cap wins over
+/// the page timeout.
+#[test]
+fn huge_sse_line_hits_the_byte_cap() {
+    let sim = Proc::start(&[
+        "simulate",
+        "--transport",
+        "http",
+        "--scenario",
+        "oversize",
+        "--response",
+        "sse",
+        "--size-mib",
+        "24",
+        "--kinds",
+        "tools",
+    ]);
+    let (_, report) =
+        common::probe_json(&["--url", &format!("{}/mcp", sim.url), "--kind", "tools"]);
+    let tools = common::listing(&report, "tools");
+    assert_eq!(tools["reason"], "response_too_large", "{tools}");
+}

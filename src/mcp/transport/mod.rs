@@ -6,6 +6,7 @@ pub mod http;
 pub mod http_client;
 pub mod sse;
 pub mod sse_body;
+pub mod sse_parser;
 pub mod stdio;
 
 use serde_json::Value;
