@@ -385,3 +385,62 @@ fn huge_sse_line_hits_the_byte_cap() {
     let tools = common::listing(&report, "tools");
     assert_eq!(tools["reason"], "response_too_large", "{tools}");
 }
+
+/// A stdio MCP server (Python) that answers `initialize` and, during
+/// `tools/list`, first sends `flood` notifications with a long method name.
+const FLOOD_SERVER: &str = r#"
+import json, sys
+flood = int(sys.argv[1])
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}
+    elif msg["method"] == "tools/list":
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/flood/" + "x" * 400}) + "\n"
+        out = sys.stdout
+        for _ in range(flood):
+            out.write(note)
+        result = {"tools": [{"name": "t1", "inputSchema": {"type": "object"}}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Item 8: half a million notifications during one page keep no memory:
+/// the exporter's peak RSS stays far below what keeping them would take
+/// (500,000 × ~420 bytes ≈ 200 MiB).
+#[test]
+fn notification_flood_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("flood.py");
+    std::fs::write(&script, FLOOD_SERVER).unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  page_timeout: 5m\n  timeout: 5m\ntargets:\n  - name: flood\n    command: python3\n    args: [{:?}, \"500000\"]\n    kinds: [tools]\n",
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let body = wait_for(Duration::from_secs(300), "a complete flood listing", || {
+        let (_, body) = http_get(&format!("{}/api/targets/flood", exp.url));
+        body.contains("\"outcome\":\"complete\"").then_some(body)
+    });
+    assert!(body.contains("\"unique_items\":1"), "{body}");
+    let peak_mib = peak_rss_kib(exp.pid()) / 1024;
+    assert!(peak_mib < 100, "peak RSS {peak_mib} MiB");
+}

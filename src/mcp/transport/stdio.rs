@@ -2,7 +2,9 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
+use super::{
+    idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
+};
 use crate::secrets::SecretScrubber;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
@@ -157,7 +159,7 @@ impl StdioTransport {
         while let Ok(line) = self.lines.try_recv() {
             if let Line::Message(v, _) = line {
                 if let Idle::Notification(method) = idle(v) {
-                    self.idle_notifications.push(method);
+                    keep_notification(&mut self.idle_notifications, method);
                 }
             }
         }
@@ -195,6 +197,7 @@ impl StdioTransport {
             bytes: 0,
             duration: Duration::ZERO,
             notifications: std::mem::take(&mut self.idle_notifications),
+            notifications_seen: 0,
             server_requests: 0,
             defects: 0,
         };
