@@ -444,3 +444,68 @@ fn notification_flood_keeps_nothing() {
     let peak_mib = peak_rss_kib(exp.pid()) / 1024;
     assert!(peak_mib < 100, "peak RSS {peak_mib} MiB");
 }
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && common::alive(e.file_name().to_str().unwrap().parse().unwrap())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+fn polls(exp: &Proc, name: &str) -> u64 {
+    let (_, body) = http_get(&format!("{}/api/targets/{name}", exp.url));
+    serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["polls"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Item 6: a server whose grandchild escapes with `setsid` and keeps our
+/// pipes open leaks neither processes nor fds over repeated polls.
+#[test]
+fn setsid_grandchildren_are_killed_and_pipes_closed() {
+    let marker = format!("31{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: escaper\n    command: sh\n    args: ['-c', 'setsid sleep {marker} & exit 1']\n    kinds: [tools]\n"
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    wait_for(LIMIT, "3 polls", || {
+        (polls(&exp, "escaper") >= 3).then_some(())
+    });
+    let fds_early = open_fds(exp.pid());
+    let early = polls(&exp, "escaper");
+    wait_for(LIMIT, "10 more polls", || {
+        (polls(&exp, "escaper") >= early + 10).then_some(())
+    });
+    let fds_late = open_fds(exp.pid());
+    // At most the grandchild of a poll running right now.
+    let alive = processes_with(&marker);
+    assert!(alive <= 1, "{alive} escaped grandchildren alive");
+    assert!(
+        fds_late <= fds_early + 4,
+        "fds grew from {fds_early} to {fds_late} over 10 polls"
+    );
+}

@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod http_client;
+mod process_tree;
 pub mod sse;
 pub mod sse_body;
 pub mod sse_parser;

@@ -2,6 +2,7 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
+use super::process_tree::{kill_tagged, new_tag, TREE_TAG_VAR};
 use super::{
     idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
 };
@@ -60,6 +61,11 @@ pub struct StdioTransport {
     lines: mpsc::Receiver<Line>,
     stderr_tail: Arc<Mutex<StderrTail>>,
     tail_keep: usize,
+    /// In the environment of the child and all it starts (see process_tree).
+    tree_tag: String,
+    /// The pipe readers: ended at close, so a descendant that keeps our
+    /// pipes open cannot keep their fds (or tasks) alive.
+    readers: Vec<tokio::task::JoinHandle<()>>,
     scrubber: SecretScrubber,
     idle_notifications: Vec<String>,
     limit: u64,
@@ -81,8 +87,10 @@ impl StdioTransport {
                 }
             }
         }
+        let tree_tag = new_tag();
         cmd.args(&spec.args)
             .envs(&spec.env)
+            .env(TREE_TAG_VAR, &tree_tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -104,7 +112,7 @@ impl StdioTransport {
             return Err(ExchangeError::transport("child pipes missing"));
         };
         let (tx, rx) = mpsc::channel(256);
-        tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
+        let stdout_reader = tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
         // Keep a secret's length more than asked, so that a secret straddling
         // the start of the tail is seen whole and scrubbed before the cut.
         let margin = spec.scrubber.longest().saturating_sub(1);
@@ -112,7 +120,7 @@ impl StdioTransport {
             bytes: VecDeque::with_capacity(stderr_tail_bytes.saturating_add(margin).min(1 << 20)),
             cut: false,
         }));
-        tokio::spawn(drain_stderr(
+        let stderr_reader = tokio::spawn(drain_stderr(
             stderr,
             tail.clone(),
             stderr_tail_bytes.saturating_add(margin),
@@ -124,6 +132,8 @@ impl StdioTransport {
             lines: rx,
             stderr_tail: tail,
             tail_keep: stderr_tail_bytes,
+            tree_tag,
+            readers: vec![stdout_reader, stderr_reader],
             scrubber: spec.scrubber.clone(),
             idle_notifications: Vec::new(),
             limit: max_response_bytes,
@@ -292,9 +302,27 @@ impl StdioTransport {
                     }
                 }
             };
-            // Grandchildren may linger after the leader exited.
+            // Grandchildren may linger after the leader exited, in its
+            // group or (after setsid) outside it.
             signal_group(self.pid, libc::SIGKILL);
+            // Scanning /proc (and reaping) blocks briefly: off the runtime.
+            let tag = self.tree_tag.clone();
+            let _ = tokio::task::spawn_blocking(move || kill_tagged(&tag)).await;
             info.exit_status = status.map(|s| s.to_string());
+        }
+        // With the whole tree dead the pipes reach EOF; let the stderr
+        // reader take what is left, briefly, then end both readers anyway.
+        if let Some(stderr_reader) = self.readers.pop() {
+            let abort = stderr_reader.abort_handle();
+            if tokio::time::timeout(Duration::from_millis(200), stderr_reader)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        for reader in self.readers.drain(..) {
+            reader.abort();
         }
         info.stderr_tail = Some(self.stderr_tail_text()).filter(|s| !s.is_empty());
         info
@@ -328,6 +356,10 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.child.is_some() {
             signal_group(self.pid, libc::SIGKILL);
+            kill_tagged(&self.tree_tag);
+        }
+        for reader in &self.readers {
+            reader.abort();
         }
     }
 }
