@@ -19,6 +19,7 @@ mod secret;
 mod types;
 
 pub use error::ConfigError;
+pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use types::{
