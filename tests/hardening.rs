@@ -362,26 +362,26 @@ fn wildcard_allow_patterns_match_parts() {
     assert!(server.seen().is_empty(), "{:?}", server.seen());
 }
 
-/// Item 7: one huge SSE `data:` line (no newline before the cap) ends as
-/// `response_too_large` at the cap: parsing is linear, so the cap wins over
-/// the page timeout.
+/// Item 7: one huge SSE `data:` line, sent in 16 KiB writes with no newline
+/// before the cap, ends as `response_too_large` at the cap. (A parser that
+/// re-scanned the buffer per chunk took 845 s of CPU here for 24 MiB.)
 #[test]
 fn huge_sse_line_hits_the_byte_cap() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "oversize",
-        "--response",
-        "sse",
-        "--size-mib",
-        "24",
-        "--kinds",
-        "tools",
-    ]);
-    let (_, report) =
-        common::probe_json(&["--url", &format!("{}/mcp", sim.url), "--kind", "tools"]);
+    use std::io::{BufRead, BufReader};
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sse_drip_server.py");
+    let mut server = std::process::Command::new("python3")
+        .args([script, "25165824"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    let (_, report) = common::probe_json(&["--url", &format!("{url}/mcp"), "--kind", "tools"]);
+    let _ = server.kill();
+    let _ = server.wait();
     let tools = common::listing(&report, "tools");
     assert_eq!(tools["reason"], "response_too_large", "{tools}");
 }

@@ -107,16 +107,12 @@ impl SseParser {
                 self.data.push_str(&String::from_utf8_lossy(value));
                 self.has_data = true;
             }
-            b"id" => {
-                if !value.contains(&0) {
-                    self.last_id = String::from_utf8_lossy(value).into_owned();
-                }
+            b"id" if !value.contains(&0) => {
+                self.last_id = String::from_utf8_lossy(value).into_owned();
             }
-            b"retry" => {
-                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse::<u64>() {
-                        self.retry = Some(Duration::from_millis(ms));
-                    }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                if let Ok(ms) = std::str::from_utf8(value).unwrap_or("").parse::<u64>() {
+                    self.retry = Some(Duration::from_millis(ms));
                 }
             }
             _ => {}
