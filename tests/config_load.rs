@@ -121,7 +121,7 @@ modules:
     headers: {X-Probe: "yes"}
     bearer_token_file: /run/secrets/gw
     tls: {ca_file: /etc/ca.pem}
-    max_redirects: 2
+    max_redirects: 0
     protocol_version: "2025-11-25"
     kinds: [tools]
     timeout: 15s
@@ -249,6 +249,7 @@ fn every_key_loads_and_resolves() {
         args,
         env,
         cwd,
+        ..
     } = &l.endpoint
     else {
         panic!("stdio expected")
@@ -267,7 +268,7 @@ fn every_key_loads_and_resolves() {
         m.bearer_token,
         Some(SecretSource::File("/run/secrets/gw".into()))
     );
-    assert_eq!(m.max_redirects, 2);
+    assert_eq!(m.max_redirects, 0);
     assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
     assert_eq!(m.kinds, vec![Kind::Tools]);
     assert_eq!(m.limits.max_response_bytes, 2_000_000);
@@ -448,12 +449,7 @@ fn rules_reject_with_exact_positions() {
         17,
         "between 0.0 and 1.0",
     );
-    assert_at(
-        "tracing:\n  protocol: http/json\n",
-        2,
-        13,
-        "unknown variant",
-    );
+    assert_at("tracing:\n  protocol: http/json\n", 2, 13, "unknown value");
 }
 
 #[test]

@@ -34,6 +34,8 @@ fn exporter(config: &Path) -> Proc {
         config.to_str().unwrap(),
         "--web.listen-address",
         "127.0.0.1:0",
+        // These tests reload over HTTP.
+        "--web.enable-lifecycle",
     ])
 }
 

@@ -20,6 +20,27 @@ pub enum BaselineError {
         path: PathBuf,
         source: serde_json::Error,
     },
+    /// Written by another (likely newer) exporter. Kept aside under
+    /// `kept_as`, never read as ours and never overwritten.
+    #[error("baseline file {path} has format version {version}, this exporter reads {FORMAT_VERSION}; kept aside as {kept_as} (its target starts without a baseline)")]
+    UnknownVersion {
+        path: PathBuf,
+        version: u64,
+        kept_as: String,
+    },
+    #[error("baseline file {path} has format version {version}, this exporter reads {FORMAT_VERSION}, and it could not be kept aside: {source}; the target's baselines are not persisted until it is moved")]
+    UnknownVersionStuck {
+        path: PathBuf,
+        version: u64,
+        source: std::io::Error,
+    },
+}
+
+/// Only the format version, read before the rest: a file of another
+/// version may not have our shape at all.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,6 +63,9 @@ const FORMAT_VERSION: u32 = 1;
 pub struct BaselineStore {
     dir: Option<PathBuf>,
     baselines: HashMap<BaselineKey, KindBaseline>,
+    /// Files of an unknown version that could not be moved aside: never
+    /// replaced by a write of ours.
+    stuck: Vec<PathBuf>,
 }
 
 impl BaselineStore {
@@ -51,6 +75,7 @@ impl BaselineStore {
         let mut store = BaselineStore {
             dir: dir.map(|d| d.join("baselines")),
             baselines: HashMap::new(),
+            stuck: Vec::new(),
         };
         let mut problems = Vec::new();
         let Some(dir) = store.dir.clone() else {
@@ -73,12 +98,28 @@ impl BaselineStore {
                 continue;
             }
             match read_file(&path) {
-                Ok(file) if file.version == FORMAT_VERSION => {
+                Ok(file) => {
                     for (kind, b) in file.kinds {
                         store.baselines.insert((file.target.clone(), kind), b);
                     }
                 }
-                Ok(_) => {}
+                Err(BaselineError::UnknownVersion { path, version, .. }) => {
+                    match keep_aside(&path, version) {
+                        Ok(kept_as) => problems.push(BaselineError::UnknownVersion {
+                            path,
+                            version,
+                            kept_as,
+                        }),
+                        Err(source) => {
+                            store.stuck.push(path.clone());
+                            problems.push(BaselineError::UnknownVersionStuck {
+                                path,
+                                version,
+                                source,
+                            });
+                        }
+                    }
+                }
                 Err(e) => problems.push(e),
             }
         }
@@ -119,6 +160,14 @@ impl BaselineStore {
             kinds,
         };
         let path = dir.join(file_name(target));
+        if self.stuck.contains(&path) {
+            return Err(BaselineError::Io {
+                path,
+                source: std::io::Error::other(
+                    "holds a baseline of an unknown format version; not overwritten",
+                ),
+            });
+        }
         let bytes = serde_json::to_vec(&file).map_err(|source| BaselineError::Decode {
             path: path.clone(),
             source,
@@ -148,10 +197,40 @@ fn read_file(path: &Path) -> Result<TargetFile, BaselineError> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_slice(&bytes).map_err(|source| BaselineError::Decode {
+    let decode = |source| BaselineError::Decode {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let version = serde_json::from_slice::<VersionOnly>(&bytes)
+        .map_err(decode)?
+        .version;
+    if version != u64::from(FORMAT_VERSION) {
+        return Err(BaselineError::UnknownVersion {
+            path: path.to_path_buf(),
+            version,
+            kept_as: String::new(),
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(decode)
+}
+
+/// Rename `path` to `NAME.unknown-version-V` (or `...-V.K` if taken), out of
+/// the `*.json` set we load and write. Returns the new file name.
+fn keep_aside(path: &Path, version: u64) -> std::io::Result<String> {
+    let base = format!("{}.unknown-version-{version}", path.display());
+    for k in 0..1000u32 {
+        let candidate = if k == 0 {
+            PathBuf::from(&base)
+        } else {
+            PathBuf::from(format!("{base}.{k}"))
+        };
+        if candidate.exists() {
+            continue;
+        }
+        std::fs::rename(path, &candidate)?;
+        return Ok(candidate.display().to_string());
+    }
+    Err(std::io::Error::other("too many files kept aside already"))
 }
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), BaselineError> {
@@ -191,6 +270,29 @@ mod tests {
         assert_eq!(again.names("gw:1", Kind::Prompts).unwrap(), ["p"]);
         // Not persisted.
         assert!(again.names("other", Kind::Tools).is_none());
+    }
+
+    #[test]
+    fn an_unknown_version_is_reported_kept_aside_and_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let baselines = dir.path().join("baselines");
+        std::fs::create_dir_all(&baselines).unwrap();
+        let name = file_name("gw");
+        let future = br#"{"version": 7, "target": "gw", "shape": "other"}"#;
+        std::fs::write(baselines.join(&name), future).unwrap();
+        let (mut store, problems) = BaselineStore::open(Some(dir.path()));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let shown = problems[0].to_string();
+        assert!(shown.contains("format version 7"), "{shown}");
+        let kept = baselines.join(format!("{name}.unknown-version-7"));
+        assert_eq!(std::fs::read(&kept).unwrap(), future);
+        // Our next write goes to the usual name; the kept file is untouched.
+        store.set("gw", Kind::Tools, vec!["a".into()], 1.0);
+        store.persist("gw").unwrap();
+        assert_eq!(std::fs::read(&kept).unwrap(), future);
+        let (again, problems) = BaselineStore::open(Some(dir.path()));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(again.names("gw", Kind::Tools).unwrap(), ["a"]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `mcp-exporter check-config`: validate a file and say what it would poll.
 
+use super::{print_stderr, print_stdout};
 use crate::config;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,9 +16,12 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
     match config::load_file(&args.config_file) {
         Ok(loaded) => {
             for w in &loaded.warnings {
-                eprintln!("{w}");
+                print_stderr(&format!("{w}\n"));
             }
-            println!(
+            // Writing to a String cannot fail.
+            let mut out = String::new();
+            let _ = writeln!(
+                out,
                 "{}: OK, {} target(s), {} module(s), checksum {}",
                 args.config_file.display(),
                 loaded.config.targets.len(),
@@ -24,17 +29,19 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                 &loaded.checksum[..12.min(loaded.checksum.len())]
             );
             for t in &loaded.config.targets {
-                println!(
+                let _ = writeln!(
+                    out,
                     "  {}: {} · {}",
                     t.name,
                     crate::poller::service::describe_endpoint(t),
                     t.schedule.describe()
                 );
             }
+            print_stdout(&out);
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("{e}");
+            print_stderr(&format!("{e}\n"));
             ExitCode::from(1)
         }
     }

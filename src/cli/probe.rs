@@ -92,14 +92,14 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
     let report = poll(&target, PollContext::default()).await;
     if args.json {
         match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => super::print_stdout(&format!("{s}\n")),
             Err(e) => {
                 eprintln!("mcp-exporter probe: cannot encode the report: {e}");
                 return ExitCode::from(2);
             }
         }
     } else {
-        print!("{}", render(&report));
+        super::print_stdout(&render(&report));
     }
     if report.all_complete() {
         ExitCode::SUCCESS

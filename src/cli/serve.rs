@@ -24,6 +24,16 @@ pub struct ServeArgs {
     /// Poll only the targets in shard i of n (stable hash of the name).
     #[arg(long, value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// TLS and basic auth for our endpoints (Prometheus exporter-toolkit
+    /// `web-config.yml`).
+    #[arg(long = "web.config.file")]
+    pub web_config_file: Option<PathBuf>,
+    /// Allow `POST /-/reload` (SIGHUP always reloads).
+    #[arg(long = "web.enable-lifecycle")]
+    pub enable_lifecycle: bool,
+    /// Client connections at most (default: 1024, at most half the open-file limit).
+    #[arg(long = "web.max-connections")]
+    pub max_connections: Option<usize>,
 }
 
 pub async fn main(args: ServeArgs) -> ExitCode {
@@ -77,6 +87,27 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         traces: traces.clone(),
         status: StatusStore::new(history),
     };
+    let web_config = match &args.web_config_file {
+        Some(path) => match crate::web::web_config::WebServerConfig::load(path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("mcp-exporter: --web.config.file: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Default::default(),
+    };
+    let mut server_settings = crate::web::server::ServerSettings::new(web_config);
+    if let Some(n) = args.max_connections {
+        server_settings.max_connections = n.max(1);
+    }
+    let server = match crate::web::server::Server::new(server_settings) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mcp-exporter: --web.config.file: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let service = Service::new(loaded, args.config_file.clone(), args.shard, sinks);
     let listener = match tokio::net::TcpListener::bind(&args.listen_address).await {
         Ok(l) => l,
@@ -95,25 +126,18 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     // Tests and scripts read this line to find a port chosen by the OS.
-    eprintln!("listening on http://{local}");
+    eprintln!("listening on {}://{local}", server.scheme());
 
     tokio::spawn(reload_on_sighup(service.clone()));
     let app = router(AppState {
         service: service.clone(),
         registry: Arc::new(registry),
+        lifecycle: args.enable_lifecycle,
     });
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    server.serve(listener, app, shutdown_signal()).await;
     service.stop();
     traces.shutdown().await;
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcp-exporter: server error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ExitCode::SUCCESS
 }
 
 async fn reload_on_sighup(service: Arc<Service>) {

@@ -7,8 +7,11 @@
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `types.rs` is the resolved result.
 
+mod allow;
 mod error;
+mod known_secrets;
 mod locate;
+mod parser_message;
 mod raw;
 mod resolve;
 mod schedule;
@@ -16,6 +19,7 @@ mod secret;
 mod types;
 
 pub use error::ConfigError;
+pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use types::{
@@ -102,12 +106,13 @@ fn parse_error(text: &str, origin: &str, err: yaml_serde::Error) -> ConfigError 
                 origin: origin.to_string(),
                 line,
                 column,
-                message,
+                // Never the value written (it may be a secret), never megabytes.
+                message: parser_message::sanitize(&message),
             }
         }
         None => ConfigError::Invalid {
             origin: origin.to_string(),
-            message,
+            message: parser_message::sanitize(&message),
         },
     }
 }

@@ -76,6 +76,7 @@ pub(super) struct RawTarget {
     pub args: Option<Vec<String>>,
     pub env: Option<RawHeaders>,
     pub cwd: Option<PathBuf>,
+    pub inherit_env: Option<bool>,
     // listing
     pub protocol_version: Option<String>,
     pub schedule: Option<RawSchedule>,

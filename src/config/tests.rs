@@ -216,7 +216,7 @@ fn kinds_rules() {
         "global:\n  kinds: [tool]\n",
         2,
         11,
-        "unknown variant `tool`",
+        "unknown value, expected one of `tools`",
     );
     assert_err_at(
         "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: [tools]\n    expect: {prompts: 3}\n",

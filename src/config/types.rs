@@ -5,6 +5,7 @@
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
 use crate::listing::{Kind, WalkLimits};
+use crate::secrets::SecretScrubber;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -33,6 +34,9 @@ pub struct Config {
     pub modules: BTreeMap<String, ProbeModule>,
     pub tracing: TracingConfig,
     pub web: WebConfig,
+    /// Every secret value this configuration knows (all targets, modules and
+    /// tracing), read at load. Scrubbed from everything we keep.
+    pub known_secrets: SecretScrubber,
 }
 
 impl Config {
@@ -153,6 +157,9 @@ pub struct TargetConfig {
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
+    /// The whole configuration's known secrets (a shared handle), so a poll
+    /// of this target scrubs every other target's secrets too.
+    pub known_secrets: SecretScrubber,
 }
 
 impl TargetConfig {
@@ -223,6 +230,9 @@ pub enum Endpoint {
         /// be secrets, so Debug shows only the names.
         env: BTreeMap<String, String>,
         cwd: Option<PathBuf>,
+        /// Pass the exporter's whole environment to the child; by default it
+        /// gets only PATH, HOME, LANG and its own `env:`.
+        inherit_env: bool,
     },
 }
 
@@ -250,12 +260,14 @@ impl fmt::Debug for Endpoint {
                 args,
                 env,
                 cwd,
+                inherit_env,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", &RedactedValues(env))
                 .field("cwd", cwd)
+                .field("inherit_env", inherit_env)
                 .finish(),
         }
     }
@@ -275,7 +287,8 @@ impl fmt::Debug for RedactedValues<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeModule {
     pub name: String,
-    /// URL prefixes; `*` matches any run of characters except `/`.
+    /// `scheme://host[:port]/path-prefix` patterns, matched as parsed parts
+    /// (see `allow.rs`).
     pub allow: Vec<String>,
     pub transport: HttpTransport,
     pub headers: Vec<(String, Secret)>,
@@ -285,21 +298,17 @@ pub struct ProbeModule {
     pub limits: Limits,
     pub kinds: Vec<Kind>,
     pub protocol_version: Option<String>,
+    /// The whole configuration's known secrets (see [`Config::known_secrets`]).
+    pub known_secrets: SecretScrubber,
 }
 
 impl ProbeModule {
     /// Whether `url` may be probed with this module: http(s), no user info,
     /// and some `allow` pattern matches a prefix of the URL.
     pub fn allows(&self, url: &Url) -> bool {
-        if !matches!(url.scheme(), "http" | "https")
-            || !url.username().is_empty()
-            || url.password().is_some()
-        {
-            return false;
-        }
         self.allow
             .iter()
-            .any(|pattern| glob_prefix_match(pattern.as_bytes(), url.as_str().as_bytes()))
+            .any(|pattern| super::allow::AllowPattern::parse(pattern).is_ok_and(|p| p.matches(url)))
     }
 
     /// A one-off target for probing `url` with this module, named `name`
@@ -313,7 +322,9 @@ impl ProbeModule {
                 headers: self.headers.clone(),
                 bearer_token: self.bearer_token.clone(),
                 tls: self.tls.clone(),
-                max_redirects: self.max_redirects,
+                // A redirect could lead out of the allow-list (same origin,
+                // another path) with our token: module probes follow none.
+                max_redirects: 0,
             },
             protocol_version: self.protocol_version.clone(),
             schedule: defaults.schedule.clone(),
@@ -327,30 +338,8 @@ impl ProbeModule {
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
             reference: Vec::new(),
+            known_secrets: self.known_secrets.clone(),
         }
-    }
-}
-
-/// Does `pattern` (with `*` = any bytes but `/`) match a prefix of `text`?
-fn glob_prefix_match(pattern: &[u8], text: &[u8]) -> bool {
-    match pattern.split_first() {
-        None => true,
-        Some((b'*', rest)) => {
-            // Try every length of the starred run, shortest first.
-            let mut i = 0;
-            loop {
-                if glob_prefix_match(rest, &text[i..]) {
-                    return true;
-                }
-                if i >= text.len() || text[i] == b'/' {
-                    return false;
-                }
-                i += 1;
-            }
-        }
-        Some((c, rest)) => text
-            .split_first()
-            .is_some_and(|(t, text_rest)| t == c && glob_prefix_match(rest, text_rest)),
     }
 }
 
@@ -386,41 +375,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn glob_prefix_rules() {
-        let m = |p: &str, t: &str| glob_prefix_match(p.as_bytes(), t.as_bytes());
-        assert!(m(
-            "https://gw.example.invalid/",
-            "https://gw.example.invalid/mcp"
-        ));
-        assert!(!m(
-            "https://gw.example.invalid/",
-            "https://gw.example.invalid.evil/"
-        ));
-        assert!(m(
-            "https://*.example.invalid/",
-            "https://a.b.example.invalid/mcp"
-        ));
-        assert!(!m(
-            "https://*.example.invalid/",
-            "https://evil.test/x.example.invalid/"
-        ));
-        assert!(m(
-            "https://gw.example.invalid/*/mcp",
-            "https://gw.example.invalid/t1/mcp"
-        ));
-        assert!(!m(
-            "https://gw.example.invalid/*/mcp",
-            "https://gw.example.invalid/a/b/mcp"
-        ));
-    }
-
-    #[test]
     fn endpoint_debug_hides_env_values() {
         let e = Endpoint::Stdio {
             command: "srv".into(),
             args: vec![],
             env: BTreeMap::from([("API_KEY".to_string(), "s3cret-value".to_string())]),
             cwd: None,
+            inherit_env: false,
         };
         let shown = format!("{e:?}");
         assert!(shown.contains("API_KEY"), "{shown}");

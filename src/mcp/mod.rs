@@ -2,6 +2,7 @@
 //! and the session. Knows nothing of listings, metrics or schedules.
 
 pub mod jsonrpc;
+pub mod secrets;
 pub mod session;
 pub mod transport;
 pub mod version;

@@ -11,6 +11,7 @@ use crate::mcp::session::{Endpoint, HttpMode};
 use crate::mcp::transport::http::HttpSpec;
 use crate::mcp::transport::stdio::StdioSpec;
 use crate::mcp::transport::TransportLimits;
+use crate::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +59,9 @@ impl PollTarget {
                 args,
                 env,
                 cwd,
-            } => TargetBuilder::stdio(&target.name, command, args, env, cwd.clone()),
+                inherit_env,
+            } => TargetBuilder::stdio(&target.name, command, args, env, cwd.clone())
+                .inherit_env(*inherit_env),
             ConfigEndpoint::Http {
                 url,
                 transport,
@@ -93,6 +96,8 @@ impl PollTarget {
             }
         };
         Ok(builder
+            // Every secret of the configuration, not only this target's.
+            .known_secrets(&target.known_secrets)
             .protocol(target.protocol_version.clone())
             .kinds(target.kinds.clone(), target.forced_kinds.clone())
             .limits(
@@ -174,6 +179,10 @@ impl TargetBuilder {
                 args: args.to_vec(),
                 env: env.clone(),
                 cwd,
+                // Ad hoc commands (the CLI) run as if started by hand;
+                // configured targets get the minimal environment.
+                inherit_env: true,
+                scrubber: Default::default(),
             }),
             secrets,
         )
@@ -214,6 +223,26 @@ impl TargetBuilder {
                 secrets,
             },
         }
+    }
+
+    /// Whether a stdio child gets the exporter's whole environment.
+    pub fn inherit_env(mut self, inherit: bool) -> TargetBuilder {
+        if let Endpoint::Stdio(spec) = &mut self.target.endpoint {
+            spec.inherit_env = inherit;
+        }
+        self
+    }
+
+    /// Scrub every secret the configuration knows from what this target's
+    /// child writes and from details we keep.
+    pub fn known_secrets(mut self, known: &SecretScrubber) -> TargetBuilder {
+        self.target
+            .secrets
+            .extend(known.values().map(str::to_string));
+        if let Endpoint::Stdio(spec) = &mut self.target.endpoint {
+            spec.scrubber = known.clone();
+        }
+        self
     }
 
     /// Use this protocol version instead of negotiating.

@@ -2,9 +2,14 @@
 //! status page.
 
 mod api;
+mod basic_auth;
 mod html;
 mod probe;
+mod scrape_timeout;
+pub mod server;
 mod status_page;
+mod tls;
+pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};
 use axum::extract::State;
@@ -19,6 +24,8 @@ use std::sync::Arc;
 pub struct AppState {
     pub service: Arc<Service>,
     pub registry: Arc<Registry>,
+    /// `--web.enable-lifecycle`: `/-/reload` over HTTP (SIGHUP always works).
+    pub lifecycle: bool,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -54,6 +61,10 @@ async fn metrics(State(app): State<AppState>) -> Response {
 }
 
 async fn reload(State(app): State<AppState>) -> Response {
+    if !app.lifecycle {
+        // As Prometheus answers without --web.enable-lifecycle.
+        return (StatusCode::FORBIDDEN, "Lifecycle API is not enabled.\n").into_response();
+    }
     match app.service.reload().await {
         Ok(ReloadOutcome::Applied) => (StatusCode::OK, "config reloaded\n").into_response(),
         Ok(ReloadOutcome::Unchanged) => (StatusCode::OK, "config unchanged\n").into_response(),

@@ -12,10 +12,6 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use std::time::Duration;
 
-/// Seconds left for the scrape's own overhead.
-const TIMEOUT_OFFSET: f64 = 0.5;
-const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-
 #[derive(Deserialize)]
 pub struct ProbeQuery {
     target: Option<String>,
@@ -72,12 +68,11 @@ pub async fn probe(
         }
     }
     // Finish inside Prometheus' scrape timeout.
-    let budget = headers
-        .get("X-Prometheus-Scrape-Timeout-Seconds")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(|s| Duration::from_secs_f64((s - TIMEOUT_OFFSET).max(0.1)))
-        .unwrap_or(DEFAULT_PROBE_TIMEOUT);
+    let budget = super::scrape_timeout::probe_budget(
+        headers
+            .get("X-Prometheus-Scrape-Timeout-Seconds")
+            .and_then(|v| v.to_str().ok()),
+    );
     let per_kind = budget / target.kinds.len().max(1) as u32;
     target.limits.timeout = target.limits.timeout.min(per_kind);
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);

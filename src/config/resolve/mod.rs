@@ -65,7 +65,7 @@ impl<'a> Resolver<'a> {
         nth: usize,
         message: impl Into<String>,
     ) -> ConfigError {
-        let message = message.into();
+        let message = crate::config::parser_message::cap(&message.into());
         match locate_nth(self.text, path, at, nth) {
             Some((line, column)) => ConfigError::At {
                 origin: self.origin.to_string(),
@@ -132,13 +132,16 @@ impl<'a> Resolver<'a> {
                 "no `targets` and no `modules`: nothing will be polled or probed",
             );
         }
-        Ok(Config {
+        let mut config = Config {
             defaults,
             targets,
             modules,
             tracing,
             web,
-        })
+            known_secrets: Default::default(),
+        };
+        crate::config::known_secrets::attach(&mut config);
+        Ok(config)
     }
 
     fn defaults(&mut self, g: RawGlobal) -> Result<Defaults> {

@@ -31,17 +31,20 @@ impl Resolver<'_> {
             ));
         }
         for (j, pattern) in m.allow.iter().enumerate() {
-            let rest = pattern
-                .strip_prefix("https://")
-                .or_else(|| pattern.strip_prefix("http://"));
-            let has_path = rest.is_some_and(|r| r.find('/').is_some_and(|slash| slash > 0));
-            if !has_path {
+            if let Err(why) = crate::config::allow::AllowPattern::parse(pattern) {
                 return Err(self.error(
                     &yaml_path!["modules", name, "allow", j],
                     At::Value,
-                    format!("{who}: allow pattern {pattern:?} must start with http:// or https:// and include a path (at least a `/` after the host), so that it cannot match other hosts"),
+                    format!("{who}: allow pattern {pattern:?} {why} (write scheme://host[:port]/path-prefix, so that it cannot match other hosts)"),
                 ));
             }
+        }
+        if m.max_redirects.is_some_and(|n| n > 0) {
+            self.warn(
+                &key("max_redirects"),
+                At::Value,
+                format!("{who}: `max_redirects` is ignored: module probes follow no redirects, so that none can lead out of `allow` with the module's credentials"),
+            );
         }
         self.check_protocol_version(&key("protocol_version"), &m.protocol_version)?;
         let http = self.http(
@@ -86,6 +89,8 @@ impl Resolver<'_> {
             limits,
             kinds,
             protocol_version: m.protocol_version,
+            // Filled in once every section is resolved.
+            known_secrets: crate::secrets::SecretScrubber::default(),
         })
     }
 

@@ -6,6 +6,7 @@ use crate::config::locate::{yaml_path, At};
 use crate::config::raw::{OrderedMap, RawReference, RawSecretValue, RawTarget};
 use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig};
 use crate::listing::Kind;
+use crate::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 
 impl Resolver<'_> {
@@ -50,6 +51,7 @@ impl Resolver<'_> {
                         (t.args.is_some(), "args"),
                         (t.env.is_some(), "env"),
                         (t.cwd.is_some(), "cwd"),
+                        (t.inherit_env.is_some(), "inherit_env"),
                     ],
                     "applies to stdio targets (with `command`), not to a `url`",
                 )?;
@@ -99,6 +101,7 @@ impl Resolver<'_> {
                     args: t.args.unwrap_or_default(),
                     env,
                     cwd: t.cwd.map(|p| self.file_path(p)),
+                    inherit_env: t.inherit_env.unwrap_or(false),
                 }
             }
         };
@@ -168,6 +171,8 @@ impl Resolver<'_> {
                 .unwrap_or(d.propagate_trace_context),
             expect,
             reference: Vec::new(),
+            // Filled in once every section is resolved.
+            known_secrets: SecretScrubber::default(),
         };
         Ok((target, t.reference.unwrap_or_default()))
     }

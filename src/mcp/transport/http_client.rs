@@ -120,6 +120,8 @@ impl HttpClient {
         let mut url = url.clone();
         let mut method = method;
         let mut body = body;
+        let mut headers = headers;
+        let mut body_dropped = false;
         for _ in 0..=self.max_redirects {
             let mut req = Request::builder()
                 .method(method.clone())
@@ -128,7 +130,9 @@ impl HttpClient {
                 .map_err(|e| ExchangeError::transport(format!("building the request: {e}")))?;
             let h = req.headers_mut();
             for (k, v) in self.default_headers.iter() {
-                h.insert(k, v.clone());
+                if !(body_dropped && BODY_HEADERS.contains(k)) {
+                    h.insert(k, v.clone());
+                }
             }
             for (k, v) in headers.iter() {
                 h.insert(k, v.clone());
@@ -168,6 +172,11 @@ impl HttpClient {
                 if matches!(parts.status.as_u16(), 301..=303) && method != Method::GET {
                     method = Method::GET;
                     body = Bytes::new();
+                    // The body is gone, so are the headers that describe it.
+                    for name in BODY_HEADERS {
+                        headers.remove(name);
+                    }
+                    body_dropped = true;
                 }
                 url = next;
                 continue;
@@ -184,6 +193,16 @@ impl HttpClient {
         )))
     }
 }
+
+/// Headers describing a request body (RFC 9110 §15.4: dropped when a
+/// redirect turns the request into a GET).
+const BODY_HEADERS: [http::header::HeaderName; 5] = [
+    http::header::CONTENT_TYPE,
+    http::header::CONTENT_LENGTH,
+    http::header::CONTENT_ENCODING,
+    http::header::CONTENT_LANGUAGE,
+    http::header::CONTENT_LOCATION,
+];
 
 /// hyper's errors print causes but never the URL; keep the chain short.
 fn describe_client_error(e: &hyper_util::client::legacy::Error) -> String {

@@ -4,8 +4,10 @@
 
 pub mod http;
 pub mod http_client;
+mod process_tree;
 pub mod sse;
 pub mod sse_body;
+pub mod sse_parser;
 pub mod stdio;
 
 use serde_json::Value;
@@ -27,8 +29,11 @@ pub struct Exchange {
     pub bytes: u64,
     /// From the request written to the response read.
     pub duration: Duration,
-    /// Methods of notifications that arrived while waiting.
+    /// Methods of the notifications a poll uses (`list_changed`) that
+    /// arrived while waiting; at most [`MAX_KEPT_NOTIFICATIONS`].
     pub notifications: Vec<String>,
+    /// Every notification that arrived while waiting, kept or not.
+    pub notifications_seen: u64,
     /// Server-to-client requests answered while waiting.
     pub server_requests: u32,
     /// Non-JSON-RPC lines or events seen while waiting.
@@ -42,9 +47,29 @@ impl Exchange {
             bytes: 0,
             duration: started.elapsed(),
             notifications: Vec::new(),
+            notifications_seen: 0,
             server_requests: 0,
             defects: 0,
         }
+    }
+}
+
+/// Notifications a poll acts on; any other is only counted. A server may
+/// send millions during one page: keeping each would grow without bound.
+const KEPT_NOTIFICATIONS: [&str; 3] = [
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+];
+
+/// Most notifications kept per exchange (or between two requests): a few
+/// `list_changed` already say all there is to say.
+pub const MAX_KEPT_NOTIFICATIONS: usize = 64;
+
+/// Keep `method` in `kept` when a poll uses it and there is room.
+pub(crate) fn keep_notification(kept: &mut Vec<String>, method: String) {
+    if kept.len() < MAX_KEPT_NOTIFICATIONS && KEPT_NOTIFICATIONS.contains(&method.as_str()) {
+        kept.push(method);
     }
 }
 
@@ -115,7 +140,8 @@ pub(crate) fn route(value: Value, id: i64, ex: &mut Exchange) -> Routed {
             Routed::Reply(jsonrpc::answer_server_request(&id, &method))
         }
         Incoming::Notification { method, .. } => {
-            ex.notifications.push(method);
+            ex.notifications_seen += 1;
+            keep_notification(&mut ex.notifications, method);
             Routed::Recorded
         }
         Incoming::Invalid(_) => {

@@ -4,7 +4,9 @@
 use super::http::read_capped;
 use super::http_client::{HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
-use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
+use super::{
+    idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
+};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -152,7 +154,7 @@ impl SseTransport {
         while let Ok(item) = self.events.try_recv() {
             if let StreamItem::Message(v, _) = item {
                 if let Idle::Notification(method) = idle(v) {
-                    self.idle_notifications.push(method);
+                    keep_notification(&mut self.idle_notifications, method);
                 }
             }
         }

@@ -2,9 +2,10 @@
 //! the cap instead of buffering an unbounded stream.
 
 use super::http_client::HttpResponse;
-use bytes::Bytes;
-use eventsource_stream::{Event, Eventsource};
+pub use super::sse_parser::Event;
+use super::sse_parser::SseParser;
 use futures_util::{Stream, StreamExt};
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -35,34 +36,53 @@ impl ByteCounter {
 
 /// Parse `response`'s body as SSE. The stream ends with `TooLarge` once
 /// more than `limit` bytes were read since the counter was last reset.
+/// Parsing is linear in the bytes read (see `sse_parser.rs`), so the cap,
+/// not the CPU, decides how a huge event ends.
 pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> EventStream {
-    let over = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let over_in = over.clone();
-    let counted = response.into_stream().map(move |chunk| {
-        let chunk: Bytes = chunk.map_err(|e| BodyError(e.to_string()))?;
-        let total = counter.0.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
-        if total > limit {
-            over_in.store(true, Ordering::Relaxed);
-            return Err(BodyError("too large".into()));
+    let state = Reader {
+        body: Box::pin(response.into_stream()),
+        parser: SseParser::new(),
+        ready: VecDeque::new(),
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(state, move |mut st| {
+        let counter = counter.clone();
+        async move {
+            loop {
+                if let Some(ev) = st.ready.pop_front() {
+                    return Some((Ok(ev), st));
+                }
+                if st.done {
+                    return None;
+                }
+                match st.body.next().await {
+                    // An event not ended by a blank line is dropped (spec).
+                    None => return None,
+                    Some(Err(e)) => {
+                        st.done = true;
+                        return Some((Err(SseReadError::Body(e.to_string())), st));
+                    }
+                    Some(Ok(chunk)) => {
+                        let n = chunk.len() as u64;
+                        let total = counter.0.fetch_add(n, Ordering::Relaxed) + n;
+                        if total > limit {
+                            st.done = true;
+                            return Some((Err(SseReadError::TooLarge), st));
+                        }
+                        st.ready.extend(st.parser.push(&chunk));
+                    }
+                }
+            }
         }
-        Ok(chunk)
-    });
-    let stream = counted.eventsource().map(move |item| match item {
-        Ok(ev) => Ok(ev),
-        Err(_) if over.load(Ordering::Relaxed) => Err(SseReadError::TooLarge),
-        Err(eventsource_stream::EventStreamError::Transport(e)) => Err(SseReadError::Body(e.0)),
-        Err(e) => Err(SseReadError::Parse(e.to_string())),
     });
     Box::pin(stream)
 }
 
-#[derive(Debug)]
-pub struct BodyError(pub String);
+type BodyStream = Pin<Box<dyn Stream<Item = Result<bytes::Bytes, hyper::Error>> + Send>>;
 
-impl std::fmt::Display for BodyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+struct Reader {
+    body: BodyStream,
+    parser: SseParser,
+    ready: VecDeque<Event>,
+    done: bool,
 }
-
-impl std::error::Error for BodyError {}

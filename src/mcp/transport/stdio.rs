@@ -2,7 +2,11 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::{idle, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed};
+use super::process_tree::{kill_tagged, new_tag, TREE_TAG_VAR};
+use super::{
+    idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
+};
+use crate::mcp::secrets::SecretScrubber;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -19,7 +23,16 @@ pub struct StdioSpec {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
     pub cwd: Option<PathBuf>,
+    /// Pass the exporter's whole environment on. Off for configured targets
+    /// unless they opt in: other targets' tokens live in that environment.
+    pub inherit_env: bool,
+    /// Every secret the configuration knows; scrubbed from the stderr tail.
+    pub scrubber: SecretScrubber,
 }
+
+/// What a child gets from the exporter's environment when it does not
+/// inherit the whole of it (its own `env:` comes on top).
+pub const MINIMAL_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 
 impl std::fmt::Debug for StdioSpec {
     // Env values may be secrets: show names only.
@@ -29,6 +42,7 @@ impl std::fmt::Debug for StdioSpec {
             .field("args", &self.args)
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("cwd", &self.cwd)
+            .field("inherit_env", &self.inherit_env)
             .finish()
     }
 }
@@ -45,7 +59,14 @@ pub struct StdioTransport {
     pid: Option<u32>,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<Line>,
-    stderr_tail: Arc<Mutex<VecDeque<u8>>>,
+    stderr_tail: Arc<Mutex<StderrTail>>,
+    tail_keep: usize,
+    /// In the environment of the child and all it starts (see process_tree).
+    tree_tag: String,
+    /// The pipe readers: ended at close, so a descendant that keeps our
+    /// pipes open cannot keep their fds (or tasks) alive.
+    readers: Vec<tokio::task::JoinHandle<()>>,
+    scrubber: SecretScrubber,
     idle_notifications: Vec<String>,
     limit: u64,
     exited: bool,
@@ -58,8 +79,18 @@ impl StdioTransport {
         stderr_tail_bytes: usize,
     ) -> Result<StdioTransport, ExchangeError> {
         let mut cmd = Command::new(&spec.command);
+        if !spec.inherit_env {
+            cmd.env_clear();
+            for name in MINIMAL_ENV {
+                if let Some(value) = std::env::var_os(name) {
+                    cmd.env(name, value);
+                }
+            }
+        }
+        let tree_tag = new_tag();
         cmd.args(&spec.args)
             .envs(&spec.env)
+            .env(TREE_TAG_VAR, &tree_tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -81,17 +112,29 @@ impl StdioTransport {
             return Err(ExchangeError::transport("child pipes missing"));
         };
         let (tx, rx) = mpsc::channel(256);
-        tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(
-            stderr_tail_bytes.min(1 << 20),
-        )));
-        tokio::spawn(drain_stderr(stderr, tail.clone(), stderr_tail_bytes));
+        let stdout_reader = tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
+        // Keep a secret's length more than asked, so that a secret straddling
+        // the start of the tail is seen whole and scrubbed before the cut.
+        let margin = spec.scrubber.longest().saturating_sub(1);
+        let tail = Arc::new(Mutex::new(StderrTail {
+            bytes: VecDeque::with_capacity(stderr_tail_bytes.saturating_add(margin).min(1 << 20)),
+            cut: false,
+        }));
+        let stderr_reader = tokio::spawn(drain_stderr(
+            stderr,
+            tail.clone(),
+            stderr_tail_bytes.saturating_add(margin),
+        ));
         Ok(StdioTransport {
             child: Some(child),
             pid,
             stdin: Some(stdin),
             lines: rx,
             stderr_tail: tail,
+            tail_keep: stderr_tail_bytes,
+            tree_tag,
+            readers: vec![stdout_reader, stderr_reader],
+            scrubber: spec.scrubber.clone(),
             idle_notifications: Vec::new(),
             limit: max_response_bytes,
             exited: false,
@@ -126,7 +169,7 @@ impl StdioTransport {
         while let Ok(line) = self.lines.try_recv() {
             if let Line::Message(v, _) = line {
                 if let Idle::Notification(method) = idle(v) {
-                    self.idle_notifications.push(method);
+                    keep_notification(&mut self.idle_notifications, method);
                 }
             }
         }
@@ -164,6 +207,7 @@ impl StdioTransport {
             bytes: 0,
             duration: Duration::ZERO,
             notifications: std::mem::take(&mut self.idle_notifications),
+            notifications_seen: 0,
             server_requests: 0,
             defects: 0,
         };
@@ -258,24 +302,51 @@ impl StdioTransport {
                     }
                 }
             };
-            // Grandchildren may linger after the leader exited.
+            // Grandchildren may linger after the leader exited, in its
+            // group or (after setsid) outside it.
             signal_group(self.pid, libc::SIGKILL);
+            // Scanning /proc (and reaping) blocks briefly: off the runtime.
+            let tag = self.tree_tag.clone();
+            let _ = tokio::task::spawn_blocking(move || kill_tagged(&tag)).await;
             info.exit_status = status.map(|s| s.to_string());
+        }
+        // With the whole tree dead the pipes reach EOF; let the stderr
+        // reader take what is left, briefly, then end both readers anyway.
+        if let Some(stderr_reader) = self.readers.pop() {
+            let abort = stderr_reader.abort_handle();
+            if tokio::time::timeout(Duration::from_millis(200), stderr_reader)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        for reader in self.readers.drain(..) {
+            reader.abort();
         }
         info.stderr_tail = Some(self.stderr_tail_text()).filter(|s| !s.is_empty());
         info
     }
 
+    /// The last stderr bytes, every known secret scrubbed before the cut.
     pub fn stderr_tail_text(&self) -> String {
         let tail = match self.stderr_tail.lock() {
             Ok(t) => t,
             Err(poisoned) => poisoned.into_inner(),
         };
-        let (a, b) = tail.as_slices();
+        let (a, b) = tail.bytes.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
         bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).into_owned()
+        // Once bytes were dropped, the first `margin` kept bytes may be the
+        // end of a secret whose start is gone: never show them.
+        let head = if tail.cut {
+            self.scrubber.longest().saturating_sub(1).min(bytes.len())
+        } else {
+            0
+        };
+        let text = String::from_utf8_lossy(&bytes[head..]);
+        self.scrubber.scrub_tail(&text, self.tail_keep, false)
     }
 }
 
@@ -285,6 +356,10 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.child.is_some() {
             signal_group(self.pid, libc::SIGKILL);
+            kill_tagged(&self.tree_tag);
+        }
+        for reader in &self.readers {
+            reader.abort();
         }
     }
 }
@@ -357,9 +432,15 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     })
 }
 
+/// The last bytes a child wrote to stderr; `cut` once older ones were dropped.
+struct StderrTail {
+    bytes: VecDeque<u8>,
+    cut: bool,
+}
+
 async fn drain_stderr(
     stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<VecDeque<u8>>>,
+    tail: Arc<Mutex<StderrTail>>,
     keep: usize,
 ) {
     let mut reader = BufReader::new(stderr);
@@ -372,9 +453,12 @@ async fn drain_stderr(
                     Ok(t) => t,
                     Err(poisoned) => poisoned.into_inner(),
                 };
-                t.extend(&buf[..n]);
-                let excess = t.len().saturating_sub(keep);
-                t.drain(..excess);
+                t.bytes.extend(&buf[..n]);
+                let excess = t.bytes.len().saturating_sub(keep);
+                if excess > 0 {
+                    t.bytes.drain(..excess);
+                    t.cut = true;
+                }
             }
         }
     }

@@ -1,0 +1,130 @@
+//! The YAML parser's messages, made safe to log and to answer `/-/reload`
+//! with: they name the key and the expected type, never the value written
+//! (a header value, a token pasted in the wrong place), and are short.
+
+/// Longest error message, in bytes; longer ones are cut with `…`. Room for
+/// the parser's list of accepted keys (ours, bounded); what the file brings
+/// in is cut much shorter.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+/// Longest unknown key quoted back.
+const MAX_KEY_BYTES: usize = 64;
+
+/// serde's value descriptions (`string "..."`, `integer `5``, ...) replaced
+/// by the value's type, unknown variants and fields without the text, and
+/// the result capped.
+pub fn sanitize(message: &str) -> String {
+    let mut out = message.to_string();
+    for marker in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(start) = out.find(marker) {
+            let after = start + marker.len();
+            // The value's description ends where serde's ", expected" begins;
+            // the last one is serde's (a quoted value may contain the words).
+            let tail = match out[after..].rfind(", expected ") {
+                Some(i) => out[after + i..].to_string(),
+                None => String::new(),
+            };
+            let kind = value_kind(&out[after..]);
+            out = format!("{}{marker}{kind}{tail}", &out[..start]);
+        }
+    }
+    if let Some(start) = out.find("unknown variant ") {
+        let after = start + "unknown variant ".len();
+        if let Some(i) = out[after..].rfind(", expected ") {
+            out = format!("{}unknown value{}", &out[..start], &out[after + i..]);
+        }
+    }
+    // A key is shown (it says where the problem is), but not at any length.
+    if let Some(start) = out.find("unknown field `") {
+        let after = start + "unknown field `".len();
+        if let Some(i) = out[after..].rfind("`, expected ") {
+            let key = &out[after..after + i];
+            if key.len() > MAX_KEY_BYTES {
+                let short = cap_to(key, MAX_KEY_BYTES);
+                out = format!(
+                    "{}unknown field `{short}…{}",
+                    &out[..start],
+                    &out[after + i..]
+                );
+            }
+        }
+    }
+    cap(&out)
+}
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
+pub fn cap(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message.to_string();
+    }
+    format!("{}…", cap_to(message, MAX_MESSAGE_BYTES))
+}
+
+fn cap_to(text: &str, bytes: usize) -> &str {
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The type of a serde `Unexpected` description, without its value.
+fn value_kind(description: &str) -> &'static str {
+    const KINDS: [(&str, &str); 12] = [
+        ("string", "a string"),
+        ("integer", "an integer"),
+        ("floating point", "a number"),
+        ("boolean", "a boolean"),
+        ("char", "a character"),
+        ("byte array", "bytes"),
+        ("unit variant", "an enum variant"),
+        ("unit", "null"),
+        ("map", "a mapping"),
+        ("sequence", "a sequence"),
+        ("newtype", "a value"),
+        ("enum", "an enum"),
+    ];
+    KINDS
+        .iter()
+        .find(|(prefix, _)| description.starts_with(prefix))
+        .map_or("a value", |(_, kind)| kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_never_survive() {
+        let m = sanitize(
+            "targets[0].headers: invalid type: string \"X-Api-Key: s3cr3t, expected x\", expected a mapping of header names",
+        );
+        assert_eq!(
+            m,
+            "targets[0].headers: invalid type: a string, expected a mapping of header names"
+        );
+        let m = sanitize(
+            "targets[0].transport: unknown variant `tok-123`, expected one of `auto`, `sse`",
+        );
+        assert_eq!(
+            m,
+            "targets[0].transport: unknown value, expected one of `auto`, `sse`"
+        );
+        let key = "k".repeat(500);
+        let m = sanitize(&format!("unknown field `{key}`, expected `a` or `b`"));
+        assert!(
+            m.len() < 120 && m.ends_with("`, expected `a` or `b`"),
+            "{m}"
+        );
+        let m = sanitize("global.max_pages: invalid value: integer `-5`, expected u32");
+        assert_eq!(
+            m,
+            "global.max_pages: invalid value: an integer, expected u32"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_capped() {
+        let m = sanitize(&"é".repeat(1 << 20));
+        assert!(m.len() <= MAX_MESSAGE_BYTES + '…'.len_utf8(), "{}", m.len());
+    }
+}

@@ -1,0 +1,128 @@
+//! TLS for our own endpoints: a rustls server configuration built from the
+//! web config's files, rebuilt when a file's modification time changes (so
+//! a renewed certificate needs no restart). A broken renewal keeps the
+//! previous configuration and says so.
+
+use super::web_config::{ClientAuth, TlsServerSettings, TlsVersion, WebConfigError};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+pub struct TlsReloader {
+    settings: TlsServerSettings,
+    current: Mutex<Loaded>,
+}
+
+struct Loaded {
+    config: Arc<ServerConfig>,
+    stamps: Vec<Option<SystemTime>>,
+}
+
+impl TlsReloader {
+    /// Build once now: a configuration that cannot start is an error here.
+    pub fn new(settings: TlsServerSettings) -> Result<TlsReloader, WebConfigError> {
+        let stamps = stamps(&settings);
+        let config = build(&settings)?;
+        Ok(TlsReloader {
+            settings,
+            current: Mutex::new(Loaded { config, stamps }),
+        })
+    }
+
+    /// The configuration for a new connection, rebuilt first if a file
+    /// changed since the last build.
+    pub fn config(&self) -> Arc<ServerConfig> {
+        let mut current = match self.current.lock() {
+            Ok(c) => c,
+            Err(p) => p.into_inner(),
+        };
+        let now = stamps(&self.settings);
+        if now != current.stamps {
+            match build(&self.settings) {
+                Ok(config) => {
+                    tracing::info!("TLS certificate files changed; reloaded");
+                    current.config = config;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "TLS files changed but cannot be used; keeping the previous ones")
+                }
+            }
+            // Either way, do not retry on every connection until they change again.
+            current.stamps = now;
+        }
+        current.config.clone()
+    }
+}
+
+fn stamps(s: &TlsServerSettings) -> Vec<Option<SystemTime>> {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut v = vec![mtime(&s.cert_file), mtime(&s.key_file)];
+    if let Some(ca) = &s.client_ca_file {
+        v.push(mtime(ca));
+    }
+    v
+}
+
+fn build(s: &TlsServerSettings) -> Result<Arc<ServerConfig>, WebConfigError> {
+    let tls = |what: &str, p: &Path, e: &dyn std::fmt::Display| {
+        WebConfigError::Tls(format!("{what} {}: {e}", p.display()))
+    };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&s.cert_file)
+        .map_err(|e| tls("cert_file", &s.cert_file, &e))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| tls("cert_file", &s.cert_file, &e))?;
+    if certs.is_empty() {
+        return Err(tls("cert_file", &s.cert_file, &"holds no certificate"));
+    }
+    // The key's own parse error may describe its content: say only where.
+    let key = PrivateKeyDer::from_pem_file(&s.key_file).map_err(|_| {
+        tls(
+            "key_file",
+            &s.key_file,
+            &"holds no readable PEM private key",
+        )
+    })?;
+    let versions: &[&'static rustls::SupportedProtocolVersion] =
+        match (s.min_version, s.max_version) {
+            (TlsVersion::Tls13, _) => &[&rustls::version::TLS13],
+            (TlsVersion::Tls12, TlsVersion::Tls12) => &[&rustls::version::TLS12],
+            (TlsVersion::Tls12, TlsVersion::Tls13) => {
+                &[&rustls::version::TLS12, &rustls::version::TLS13]
+            }
+        };
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .map_err(|e| WebConfigError::Tls(e.to_string()))?;
+    let builder = match (s.client_auth, &s.client_ca_file) {
+        (ClientAuth::None, _) | (_, None) => builder.with_no_client_auth(),
+        (auth, Some(ca)) => {
+            let mut roots = RootCertStore::empty();
+            for cert in
+                CertificateDer::pem_file_iter(ca).map_err(|e| tls("client_ca_file", ca, &e))?
+            {
+                let cert = cert.map_err(|e| tls("client_ca_file", ca, &e))?;
+                roots.add(cert).map_err(|e| tls("client_ca_file", ca, &e))?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+            let verifier = if auth == ClientAuth::VerifyIfGiven {
+                verifier.allow_unauthenticated()
+            } else {
+                verifier
+            };
+            let verifier = verifier
+                .build()
+                .map_err(|e| tls("client_ca_file", ca, &e))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| tls("cert_file", &s.cert_file, &e))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}

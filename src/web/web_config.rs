@@ -1,0 +1,192 @@
+//! `--web.config.file`: the Prometheus exporter-toolkit `web-config.yml`
+//! (TLS for our own endpoints, client certificates, basic auth users with
+//! bcrypt hashes). Keys and meanings follow the toolkit; what it has and we
+//! do not support is refused by name, never silently ignored.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    /// The message never quotes a value (bcrypt hashes are secrets too).
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+    #[error("TLS: {0}")]
+    Tls(String),
+}
+
+/// The file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWebConfig {
+    tls_server_config: Option<RawTls>,
+    http_server_config: Option<RawHttpServer>,
+    #[serde(default)]
+    basic_auth_users: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTls {
+    cert_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    client_auth_type: Option<String>,
+    client_ca_file: Option<PathBuf>,
+    min_version: Option<String>,
+    max_version: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttpServer {
+    /// Accepted for compatibility; we serve HTTP/1.1 only.
+    http2: Option<bool>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+/// Which client certificates the server asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// `NoClientCert` (the default).
+    None,
+    /// `VerifyClientCertIfGiven`: a certificate is optional, but if sent it
+    /// must chain to `client_ca_file`.
+    VerifyIfGiven,
+    /// `RequireAndVerifyClientCert`: a certificate chaining to
+    /// `client_ca_file` is required.
+    RequireAndVerify,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsVersion {
+    Tls12,
+    Tls13,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsServerSettings {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub client_auth: ClientAuth,
+    pub client_ca_file: Option<PathBuf>,
+    pub min_version: TlsVersion,
+    pub max_version: TlsVersion,
+}
+
+/// The resolved file. Paths are relative to the file's folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebServerConfig {
+    pub tls: Option<TlsServerSettings>,
+    /// user → bcrypt hash.
+    pub basic_auth_users: BTreeMap<String, String>,
+    /// Extra response headers (`http_server_config.headers`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl WebServerConfig {
+    pub fn load(path: &Path) -> Result<WebServerConfig, WebConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| WebConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let invalid = |message: String| WebConfigError::Invalid {
+            path: shown.clone(),
+            message,
+        };
+        let raw: RawWebConfig = if text.trim().is_empty() {
+            RawWebConfig::default()
+        } else {
+            yaml_serde::from_str(&text)
+                .map_err(|e| invalid(crate::config::sanitize_parser_message(&e.to_string())))?
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+        let tls = match raw.tls_server_config {
+            None => None,
+            Some(t) => {
+                let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
+                    return Err(invalid(
+                        "tls_server_config needs both `cert_file` and `key_file`".into(),
+                    ));
+                };
+                let client_auth = match t.client_auth_type.as_deref().unwrap_or("NoClientCert") {
+                    "NoClientCert" => ClientAuth::None,
+                    "VerifyClientCertIfGiven" => ClientAuth::VerifyIfGiven,
+                    "RequireAndVerifyClientCert" => ClientAuth::RequireAndVerify,
+                    "RequestClientCert" | "RequireAnyClientCert" => {
+                        return Err(invalid("tls_server_config.client_auth_type: `RequestClientCert` and `RequireAnyClientCert` accept unverified certificates and are not supported; use `VerifyClientCertIfGiven` or `RequireAndVerifyClientCert`".into()))
+                    }
+                    _ => return Err(invalid("tls_server_config.client_auth_type: expected one of `NoClientCert`, `VerifyClientCertIfGiven`, `RequireAndVerifyClientCert`".into())),
+                };
+                if client_auth != ClientAuth::None && t.client_ca_file.is_none() {
+                    return Err(invalid(
+                        "tls_server_config: verifying client certificates needs `client_ca_file`"
+                            .into(),
+                    ));
+                }
+                let version = |v: Option<&str>, default: TlsVersion, key: &str| {
+                    match v {
+                    None => Ok(default),
+                    Some("TLS12") => Ok(TlsVersion::Tls12),
+                    Some("TLS13") => Ok(TlsVersion::Tls13),
+                    Some("TLS10" | "TLS11") => Err(invalid(format!(
+                        "tls_server_config.{key}: TLS 1.0 and 1.1 are not supported; use `TLS12` or `TLS13`"
+                    ))),
+                    Some(_) => Err(invalid(format!(
+                        "tls_server_config.{key}: expected `TLS12` or `TLS13`"
+                    ))),
+                }
+                };
+                let min_version =
+                    version(t.min_version.as_deref(), TlsVersion::Tls12, "min_version")?;
+                let max_version =
+                    version(t.max_version.as_deref(), TlsVersion::Tls13, "max_version")?;
+                if min_version == TlsVersion::Tls13 && max_version == TlsVersion::Tls12 {
+                    return Err(invalid(
+                        "tls_server_config: `min_version` is above `max_version`".into(),
+                    ));
+                }
+                Some(TlsServerSettings {
+                    cert_file: resolve(cert),
+                    key_file: resolve(key),
+                    client_auth,
+                    client_ca_file: t.client_ca_file.map(resolve),
+                    min_version,
+                    max_version,
+                })
+            }
+        };
+        for (user, hash) in &raw.basic_auth_users {
+            if user.is_empty() || user.contains(':') {
+                return Err(invalid(
+                    "basic_auth_users: a user name must be non-empty and hold no `:`".into(),
+                ));
+            }
+            if hash.parse::<bcrypt::HashParts>().is_err() {
+                return Err(invalid(format!(
+                    "basic_auth_users.{user}: expected a bcrypt hash (e.g. from `htpasswd -nBC 10 \"\" | tr -d ':'`)"
+                )));
+            }
+        }
+        let headers = raw
+            .http_server_config
+            .map(|h| {
+                let _ = h.http2;
+                h.headers.into_iter().collect()
+            })
+            .unwrap_or_default();
+        Ok(WebServerConfig {
+            tls,
+            basic_auth_users: raw.basic_auth_users,
+            headers,
+        })
+    }
+}

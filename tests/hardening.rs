@@ -1,0 +1,511 @@
+//! The attack list of docs/security.md, each against a real exporter
+//! process and real sockets or children. Counts, never timings.
+
+mod common;
+
+use common::{http_get, wait_for, Proc};
+use std::path::Path;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn exporter_with_env(config: &Path, env: &[(&str, &str)]) -> Proc {
+    Proc::start_with_env(
+        &[
+            "--config.file",
+            config.to_str().unwrap(),
+            "--web.listen-address",
+            "127.0.0.1:0",
+        ],
+        env,
+    )
+}
+
+/// `/api/targets/NAME` once the target has a failed poll with a stderr tail.
+fn target_with_tail(exp: &Proc, name: &str) -> String {
+    wait_for(LIMIT, &format!("{name} with a stderr tail"), || {
+        let (status, body) = http_get(&format!("{}/api/targets/{name}", exp.url));
+        (status == 200 && body.contains("stderr_tail\":\"")).then_some(body)
+    })
+}
+
+/// Item 1: a stdio child that prints its environment sees no other target's
+/// token (minimal environment), and what it prints is scrubbed of every
+/// secret the configuration knows.
+#[test]
+fn stdio_child_gets_minimal_env_and_tails_are_scrubbed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        r#"global:
+  schedule: {every: 1s}
+  jitter: 0s
+  stderr_tail_bytes: 64KiB
+targets:
+  - name: http_target
+    url: http://127.0.0.1:9/mcp
+    bearer_token_env: HARDEN_TOK
+    schedule: {every: 1h}
+  - name: printer
+    command: sh
+    args: ['-c', 'env >&2; echo "echo: $HARDEN_TOK" >&2; exit 1']
+    env: {OWN_KEY: own-secret-value-77}
+  - name: inheriting
+    command: sh
+    args: ['-c', 'echo "seen: $HARDEN_TOK" >&2; exit 1']
+    inherit_env: true
+"#,
+    )
+    .unwrap();
+    let exp = exporter_with_env(
+        &cfg,
+        &[
+            ("HARDEN_TOK", "tok-of-the-http-target-5150"),
+            ("HARDEN_OTHER", "unrelated-exporter-variable"),
+        ],
+    );
+    let body = target_with_tail(&exp, "printer");
+    assert!(body.contains("PATH="), "the child's env is shown: {body}");
+    assert!(
+        !body.contains("HARDEN_TOK=") && !body.contains("HARDEN_OTHER"),
+        "the child inherited the exporter's environment: {body}"
+    );
+    assert!(!body.contains("tok-of-the-http-target-5150"), "{body}");
+    assert!(!body.contains("own-secret-value-77"), "{body}");
+    assert!(body.contains("OWN_KEY=<redacted>"), "{body}");
+
+    // Opted in: the child has the token, the tail still does not.
+    let body = target_with_tail(&exp, "inheriting");
+    assert!(body.contains("seen: <redacted>"), "{body}");
+    assert!(!body.contains("tok-of-the-http-target-5150"), "{body}");
+    assert!(!exp.stderr().contains("tok-of-the-http-target-5150"));
+}
+
+/// Item 12: a secret straddling the start of the kept stderr tail leaves no
+/// part of itself behind.
+#[test]
+fn secret_straddling_the_tail_start_is_scrubbed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    // The tail keeps 70 bytes: the last 10 of the 30-byte secret and 60 zeros.
+    std::fs::write(
+        &cfg,
+        r#"global:
+  schedule: {every: 1s}
+  jitter: 0s
+  stderr_tail_bytes: 70
+targets:
+  - name: straddle
+    command: sh
+    args: ['-c', 'printf "%s%060d" "$API_KEY" 0 >&2; exit 1']
+    env: {API_KEY: straddling-secret-Q0123456789}
+"#,
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let body = target_with_tail(&exp, "straddle");
+    assert!(body.contains("000000"), "{body}");
+    assert!(
+        !body.contains("6789"),
+        "part of the secret survived: {body}"
+    );
+}
+
+/// Item 4: hostile scrape-timeout headers answer a probe, never panic.
+#[test]
+fn hostile_scrape_timeout_headers_do_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        "targets:\n- name: down\n  url: http://127.0.0.1:9/mcp\n  schedule: {every: 1h}\n  connect_timeout: 1s\n",
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = reqwest::Client::new();
+    for value in ["inf", "1e30", "NaN", "-3", "garbage", "1e308"] {
+        let status = rt.block_on(async {
+            client
+                .get(format!("{}/probe?target=down", exp.url))
+                .header("X-Prometheus-Scrape-Timeout-Seconds", value)
+                .timeout(LIMIT)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        });
+        assert_eq!(status.ok(), Some(200), "header {value:?}");
+    }
+    assert!(!exp.stderr().contains("panicked"), "{}", exp.stderr());
+}
+
+fn check_config(text: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(&cfg, text).unwrap();
+    let out = std::process::Command::new(common::bin())
+        .args(["check-config", "--config.file", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Item 5: a config error names the key and the expected type, never the
+/// value, and a huge garbage file gives a short message.
+#[test]
+fn config_errors_never_quote_values_and_are_short() {
+    let (code, _, err) = check_config(
+        "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    headers: \"X-Api-Key: key-leak-31337\"\n",
+    );
+    assert_eq!(code, Some(1));
+    assert!(err.contains("headers"), "{err}");
+    assert!(err.contains("invalid type: a string, expected"), "{err}");
+    assert!(!err.contains("key-leak-31337"), "{err}");
+
+    let garbage = "garbage-without-structure ".repeat(4 << 20 >> 5);
+    assert!(garbage.len() > 3 << 20);
+    let (code, _, err) = check_config(&garbage);
+    assert_eq!(code, Some(1));
+    assert!(err.len() < 8192, "{} bytes of error", err.len());
+    assert!(!err.contains("garbage-without-structure garbage"), "{err}");
+}
+
+/// Item 14: `check-config | head -2` ends quietly when the reader goes away.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    // Far more output than a pipe holds, so writing must meet the closed end.
+    let mut text = String::from("targets:\n");
+    for i in 0..3000 {
+        text.push_str(&format!(
+            "  - {{name: target_{i:05}, url: \"http://127.0.0.1:9/mcp/{i}\"}}\n"
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    let mut child = std::process::Command::new(common::bin())
+        .args(["check-config", "--config.file", cfg.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
+
+/// One request as a recording server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    /// Lower-case `name: value` lines.
+    headers: Vec<String>,
+}
+
+/// A plain HTTP/1.1 server on loopback that records every request and
+/// answers each with `answer(method, path)` (a full response head and body),
+/// closing the connection after it.
+struct Recorder {
+    port: u16,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+}
+
+impl Recorder {
+    fn start(answer: fn(&str, &str) -> String) -> Recorder {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen_in = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(200) {
+                let Ok(mut stream) = stream else { break };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    continue;
+                }
+                let mut parts = first.split_whitespace();
+                let method = parts.next().unwrap_or_default().to_string();
+                let path = parts.next().unwrap_or_default().to_string();
+                let mut headers = Vec::new();
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let line = line.trim_end().to_ascii_lowercase();
+                    if let Some(v) = line.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    headers.push(line);
+                }
+                let mut body = vec![0u8; length.min(1 << 20)];
+                let _ = reader.read_exact(&mut body);
+                let response = answer(&method, &path);
+                seen_in.lock().unwrap().push(Seen {
+                    method,
+                    path,
+                    headers,
+                });
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        Recorder { port, seen }
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn redirect(status: &str, location: &str) -> String {
+    format!("HTTP/1.1 {status}\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+}
+
+fn not_found() -> String {
+    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+}
+
+/// Item 9: a module probe does not follow a same-origin redirect out of its
+/// allow-list with the module's token; a 302 turned into GET carries no
+/// body headers.
+#[test]
+fn redirects_never_leave_the_allow_list() {
+    let server = Recorder::start(|_, path| {
+        if path.starts_with("/m/") {
+            redirect("307 Temporary Redirect", "/internal/admin/x")
+        } else if path.starts_with("/a/") {
+            redirect("302 Found", "/b/mcp")
+        } else {
+            not_found()
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    let port = server.port;
+    std::fs::write(
+        &cfg,
+        format!(
+            r#"targets:
+  - name: redirected
+    url: http://127.0.0.1:{port}/a/mcp
+    transport: streamable-http
+    schedule: {{every: 1h}}
+modules:
+  m:
+    allow: ["http://127.0.0.1:{port}/m/"]
+    bearer_token_env: MODULE_TOK
+    transport: streamable-http
+"#
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[("MODULE_TOK", "module-token-4242")]);
+    let (status, _) = http_get(&format!(
+        "{}/probe?module=m&target=http://127.0.0.1:{port}/m/mcp",
+        exp.url
+    ));
+    assert_eq!(status, 200);
+    let seen = server.seen();
+    assert!(seen.iter().any(|s| s.path.starts_with("/m/")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|s| s.path.starts_with("/internal")),
+        "followed the redirect out of the allow-list: {seen:?}"
+    );
+
+    let (status, _) = http_get(&format!("{}/probe?target=redirected", exp.url));
+    assert_eq!(status, 200);
+    let seen = server.seen();
+    let followed: Vec<&Seen> = seen.iter().filter(|s| s.path == "/b/mcp").collect();
+    assert!(!followed.is_empty(), "{seen:?}");
+    for s in followed {
+        assert_eq!(s.method, "GET", "{s:?}");
+        assert!(
+            !s.headers.iter().any(|h| h.starts_with("content-type:")),
+            "a GET after 302 carries body headers: {s:?}"
+        );
+    }
+}
+
+/// Item 10: `http://127.0.0.*/m/` lets no other port and no look-alike host
+/// through.
+#[test]
+fn wildcard_allow_patterns_match_parts() {
+    let server = Recorder::start(|_, _| not_found());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        "modules:\n  m:\n    allow: [\"http://127.0.0.*/m/\"]\n    transport: streamable-http\n",
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let probe = |target: &str| http_get(&format!("{}/probe?module=m&target={target}", exp.url)).0;
+    assert_eq!(
+        probe(&format!("http://127.0.0.1:{}/m/mcp", server.port)),
+        403
+    );
+    assert_eq!(probe("http://127.0.0.1.evil.example/m/mcp"), 403);
+    assert!(server.seen().is_empty(), "{:?}", server.seen());
+}
+
+/// Item 7: one huge SSE `data:` line, sent in 16 KiB writes with no newline
+/// before the cap, ends as `response_too_large` at the cap. (A parser that
+/// re-scanned the buffer per chunk took 845 s of CPU here for 24 MiB.)
+#[test]
+fn huge_sse_line_hits_the_byte_cap() {
+    use std::io::{BufRead, BufReader};
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sse_drip_server.py");
+    let mut server = std::process::Command::new("python3")
+        .args([script, "25165824"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    let (_, report) = common::probe_json(&["--url", &format!("{url}/mcp"), "--kind", "tools"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let tools = common::listing(&report, "tools");
+    assert_eq!(tools["reason"], "response_too_large", "{tools}");
+}
+
+/// A stdio MCP server (Python) that answers `initialize` and, during
+/// `tools/list`, first sends `flood` notifications with a long method name.
+const FLOOD_SERVER: &str = r#"
+import json, sys
+flood = int(sys.argv[1])
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "flood", "version": "1"}}
+    elif msg["method"] == "tools/list":
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/flood/" + "x" * 400}) + "\n"
+        out = sys.stdout
+        for _ in range(flood):
+            out.write(note)
+        result = {"tools": [{"name": "t1", "inputSchema": {"type": "object"}}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"#;
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Item 8: half a million notifications during one page keep no memory:
+/// the exporter's peak RSS stays far below what keeping them would take
+/// (500,000 × ~420 bytes ≈ 200 MiB).
+#[test]
+fn notification_flood_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("flood.py");
+    std::fs::write(&script, FLOOD_SERVER).unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  page_timeout: 5m\n  timeout: 5m\ntargets:\n  - name: flood\n    command: python3\n    args: [{:?}, \"500000\"]\n    kinds: [tools]\n",
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let body = wait_for(Duration::from_secs(300), "a complete flood listing", || {
+        let (_, body) = http_get(&format!("{}/api/targets/flood", exp.url));
+        body.contains("\"outcome\":\"complete\"").then_some(body)
+    });
+    assert!(body.contains("\"unique_items\":1"), "{body}");
+    let peak_mib = peak_rss_kib(exp.pid()) / 1024;
+    assert!(peak_mib < 100, "peak RSS {peak_mib} MiB");
+}
+
+/// Processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+                && common::alive(e.file_name().to_str().unwrap().parse().unwrap())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .count()
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+fn polls(exp: &Proc, name: &str) -> u64 {
+    let (_, body) = http_get(&format!("{}/api/targets/{name}", exp.url));
+    serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["polls"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Item 6: a server whose grandchild escapes with `setsid` and keeps our
+/// pipes open leaks neither processes nor fds over repeated polls.
+#[test]
+fn setsid_grandchildren_are_killed_and_pipes_closed() {
+    let marker = format!("31{}", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: escaper\n    command: sh\n    args: ['-c', 'setsid sleep {marker} & exit 1']\n    kinds: [tools]\n"
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    wait_for(LIMIT, "3 polls", || {
+        (polls(&exp, "escaper") >= 3).then_some(())
+    });
+    let fds_early = open_fds(exp.pid());
+    let early = polls(&exp, "escaper");
+    wait_for(LIMIT, "10 more polls", || {
+        (polls(&exp, "escaper") >= early + 10).then_some(())
+    });
+    let fds_late = open_fds(exp.pid());
+    // At most the grandchild of a poll running right now.
+    let alive = processes_with(&marker);
+    assert!(alive <= 1, "{alive} escaped grandchildren alive");
+    assert!(
+        fds_late <= fds_early + 4,
+        "fds grew from {fds_early} to {fds_late} over 10 polls"
+    );
+}
