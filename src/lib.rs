@@ -13,4 +13,5 @@ pub mod poller;
 pub mod probe;
 pub mod simulate;
 pub mod telemetry;
+pub mod verdict;
 pub mod web;

@@ -1,0 +1,289 @@
+//! The one health verdict per target and kind: `healthy`, `degraded` or
+//! `down`, with every reason that applies. Pure: the sink fan-out fills a
+//! [`TargetInput`] from the poll report, the baseline diff, the expectations
+//! and the references, and every surface (status page, `/api/targets`,
+//! `probe`, `/probe?debug=true`, the `mcp_verdict` gauge) shows the result.
+//! docs/verdict.md describes every reason code.
+
+mod reasons;
+
+pub use reasons::{Code, MAX_NAMES_IN_MESSAGE};
+
+use crate::listing::{Kind, ListingReport, Outcome};
+use serde::Serialize;
+use std::time::Duration;
+
+/// How long an event (a silent shrink) keeps its kind `degraded` unless the
+/// caller configures otherwise.
+pub const DEFAULT_EVENT_WINDOW: Duration = Duration::from_secs(3600);
+
+/// Health, ordered from best to worst so `max` is the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Healthy,
+    Degraded,
+    Down,
+}
+
+impl Level {
+    pub fn label(self) -> &'static str {
+        match self {
+            Level::Healthy => "healthy",
+            Level::Degraded => "degraded",
+            Level::Down => "down",
+        }
+    }
+
+    /// The `mcp_verdict` gauge value.
+    pub fn gauge_value(self) -> i64 {
+        match self {
+            Level::Healthy => 0,
+            Level::Degraded => 1,
+            Level::Down => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// One thing that is wrong, in words a person reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reason {
+    /// Stable code (docs/verdict.md); alerts and scripts may match on it.
+    pub code: Code,
+    /// The kind it concerns; `None` for the whole target (session failure).
+    #[serde(serialize_with = "ser_kind")]
+    pub kind: Option<Kind>,
+    /// The level this reason alone implies.
+    pub level: Level,
+    /// A sentence with the numbers and (bounded) names.
+    pub message: String,
+}
+
+/// The level and every reason, worst first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub level: Level,
+    pub reasons: Vec<Reason>,
+}
+
+impl Verdict {
+    pub fn healthy() -> Verdict {
+        Verdict {
+            level: Level::Healthy,
+            reasons: Vec::new(),
+        }
+    }
+
+    fn from_reasons(mut reasons: Vec<Reason>) -> Verdict {
+        // Worst first; then the documented code order; then kind order.
+        reasons.sort_by(|a, b| {
+            b.level
+                .cmp(&a.level)
+                .then(a.code.cmp(&b.code))
+                .then(a.kind.cmp(&b.kind))
+        });
+        Verdict {
+            level: reasons
+                .iter()
+                .map(|r| r.level)
+                .max()
+                .unwrap_or(Level::Healthy),
+            reasons,
+        }
+    }
+
+    /// The reason a person should read first.
+    pub fn first_reason(&self) -> Option<&Reason> {
+        self.reasons.first()
+    }
+}
+
+/// The verdict of one target: its own (the worst kind's, with every reason)
+/// and one per kind that was polled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetVerdict {
+    #[serde(flatten)]
+    pub overall: Verdict,
+    #[serde(skip)]
+    pub kinds: Vec<(Kind, Verdict)>,
+}
+
+impl TargetVerdict {
+    pub fn kind(&self, kind: Kind) -> Option<&Verdict> {
+        self.kinds.iter().find(|(k, _)| *k == kind).map(|(_, v)| v)
+    }
+}
+
+/// A change of one kind's catalogue between two complete listings: the
+/// verdict's event input and the status page's change-log entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub kind: Kind,
+    /// When the listing that showed the change started.
+    pub at_unix_seconds: f64,
+    /// Unique items before and after.
+    pub from: u64,
+    pub to: u64,
+    /// Names added and removed, each list capped by the caller.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Full counts, also when the lists above are capped.
+    pub added_total: u64,
+    pub removed_total: u64,
+    /// The server sent `list_changed` for this kind during the listing.
+    pub announced: bool,
+    /// Fewer items, no notice, no error.
+    pub silent_shrink: bool,
+}
+
+/// Reference items a target lacks: `missing` of `reference`'s listing
+/// (`reference_items` long), after the configured name prefix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReferenceGap {
+    pub reference: String,
+    pub reference_items: u64,
+    pub missing: Vec<String>,
+}
+
+/// Everything the verdict of one kind depends on, filled by the sinks.
+#[derive(Debug, Clone)]
+pub struct KindInput<'a> {
+    pub listing: &'a ListingReport,
+    /// `expect:` minimum of unique items, if configured.
+    pub expected_min: Option<u64>,
+    /// One entry per reference configured for this kind whose listing is known.
+    pub reference_gaps: Vec<ReferenceGap>,
+    /// The garbage-cursor check's result label (`invalid_params`,
+    /// `silent_restart`, `other_error`, `accepted`), if it ran.
+    pub garbage_cursor: Option<&'a str>,
+}
+
+/// Everything the verdict of one target depends on.
+#[derive(Debug, Clone)]
+pub struct TargetInput<'a> {
+    /// Connect or handshake failure (`error_label: detail`), if any.
+    pub session_error: Option<String>,
+    pub kinds: Vec<KindInput<'a>>,
+    /// Recent catalogue changes of this target (this poll's included), any
+    /// order; only silent shrinks inside the window count.
+    pub changes: &'a [Change],
+    pub now_unix_seconds: f64,
+    /// How long a silent shrink keeps its kind degraded.
+    pub event_window: Duration,
+}
+
+/// The verdict: per kind from its reasons, the target's from every kind.
+pub fn judge(input: &TargetInput<'_>) -> TargetVerdict {
+    let mut kinds = Vec::with_capacity(input.kinds.len());
+    let mut all = Vec::new();
+    let mut session_reason_seen = false;
+    for k in &input.kinds {
+        let reasons = kind_reasons(input, k);
+        for r in &reasons {
+            if r.code == Code::SessionFailed {
+                // Every kind carries the session failure; the target says it once.
+                if !session_reason_seen {
+                    session_reason_seen = true;
+                    all.push(Reason {
+                        kind: None,
+                        ..r.clone()
+                    });
+                }
+            } else {
+                all.push(r.clone());
+            }
+        }
+        kinds.push((k.listing.kind, Verdict::from_reasons(reasons)));
+    }
+    if !session_reason_seen {
+        if let Some(e) = &input.session_error {
+            all.push(reasons::session_failed(None, e));
+        }
+    }
+    TargetVerdict {
+        overall: Verdict::from_reasons(all),
+        kinds,
+    }
+}
+
+fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
+    let l = k.listing;
+    let kind = l.kind;
+    let mut out = Vec::new();
+    match l.outcome {
+        Outcome::Unsupported => return out,
+        Outcome::Complete => {}
+        Outcome::Aborted(guard) => out.push(reasons::aborted(kind, guard, l)),
+        Outcome::Error(error) => match &input.session_error {
+            Some(e) => out.push(reasons::session_failed(Some(kind), e)),
+            None => out.push(reasons::failed(kind, error, l)),
+        },
+    }
+    // States: they hold for the listing just made. Counts of an incomplete
+    // walk say nothing about the catalogue, so only complete ones are judged.
+    if l.outcome == Outcome::Complete {
+        if let Some(min) = k.expected_min {
+            if l.unique_items < min {
+                out.push(reasons::below_expected(kind, l.unique_items, min));
+            }
+        }
+        for gap in &k.reference_gaps {
+            if !gap.missing.is_empty() {
+                out.push(reasons::reference_missing(kind, gap));
+            }
+        }
+        if l.duplicate_items > 0 {
+            out.push(reasons::duplicates(kind, l));
+        }
+        if let Some(r) = k.garbage_cursor {
+            if r == "silent_restart" || r == "accepted" {
+                out.push(reasons::garbage_cursor(kind, r));
+            }
+        }
+    }
+    if l.invalid_items > 0 {
+        out.push(reasons::invalid_items(kind, l.invalid_items));
+    }
+    let restarts = l.restarts_for(crate::listing::report::RestartReason::InvalidCursor);
+    if restarts > 0 && l.outcome == Outcome::Complete {
+        out.push(reasons::invalid_cursor_restarts(kind, restarts, l));
+    }
+    // Events: a silent shrink keeps the kind degraded for the window.
+    let window = input.event_window.as_secs_f64();
+    let mut shrinks: Vec<&Change> = input
+        .changes
+        .iter()
+        .filter(|c| {
+            c.kind == kind
+                && c.silent_shrink
+                && input.now_unix_seconds - c.at_unix_seconds <= window
+                && c.at_unix_seconds <= input.now_unix_seconds + 1.0
+        })
+        .collect();
+    if !shrinks.is_empty() {
+        shrinks.sort_by(|a, b| a.at_unix_seconds.total_cmp(&b.at_unix_seconds));
+        out.push(reasons::silent_shrinks(
+            kind,
+            &shrinks,
+            input.now_unix_seconds,
+            input.event_window,
+        ));
+    }
+    out
+}
+
+fn ser_kind<S: serde::Serializer>(k: &Option<Kind>, s: S) -> Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => s.serialize_str(k.label()),
+        None => s.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
