@@ -5,9 +5,11 @@
 //! `probe`, `/probe?debug=true`, the `mcp_verdict` gauge) shows the result.
 //! docs/verdict.md describes every reason code.
 
+pub mod history;
 mod reasons;
 
-pub use reasons::{Code, MAX_NAMES_IN_MESSAGE};
+pub use history::CatalogueHistory;
+pub use reasons::{ago, clock, Code, MAX_NAMES_IN_MESSAGE};
 
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
@@ -144,7 +146,7 @@ pub struct Change {
 
 /// Reference items a target lacks: `missing` of `reference`'s listing
 /// (`reference_items` long), after the configured name prefix.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReferenceGap {
     pub reference: String,
     pub reference_items: u64,
