@@ -4,6 +4,7 @@
 mod api;
 mod html;
 mod probe;
+mod status_chart;
 mod status_page;
 
 use crate::poller::service::{ReloadOutcome, Service};
