@@ -6,6 +6,7 @@ mod html;
 mod probe;
 mod status_chart;
 mod status_page;
+mod status_sections;
 
 use crate::poller::service::{ReloadOutcome, Service};
 use axum::extract::State;
