@@ -94,8 +94,14 @@ pub struct CatalogueHistory {
 
 impl CatalogueHistory {
     /// Record one poll and judge it. The change log (with this poll's
-    /// changes) is the verdict's event input.
-    pub fn observe(&mut self, obs: &Observation<'_>, event_window: Duration) -> &TargetVerdict {
+    /// changes) is the verdict's event input. `partial`: a watch re-list of
+    /// some kinds; the other kinds keep their verdicts.
+    pub fn observe(
+        &mut self,
+        obs: &Observation<'_>,
+        event_window: Duration,
+        partial: bool,
+    ) -> &TargetVerdict {
         let at = obs.at_unix_seconds;
         if let Some(e) = &obs.session_error {
             self.push_failure(Failure {
@@ -152,6 +158,10 @@ impl CatalogueHistory {
             now_unix_seconds: at,
             event_window,
         });
+        let verdict = match (&self.verdict, partial) {
+            (Some(before), true) => before.updated_with(verdict),
+            _ => verdict,
+        };
         let previous: Option<Level> = self.verdict.as_ref().map(|v| v.overall.level);
         if previous != Some(verdict.overall.level) {
             self.level_since_unix_seconds = Some(at);
@@ -266,7 +276,7 @@ mod tests {
         let l20 = complete(20);
         let l19 = complete(19);
         assert_eq!(
-            h.observe(&obs(1000.0, &l20, None), DEFAULT_EVENT_WINDOW)
+            h.observe(&obs(1000.0, &l20, None), DEFAULT_EVENT_WINDOW, false)
                 .overall
                 .level,
             Level::Healthy
@@ -281,16 +291,20 @@ mod tests {
             false,
             true,
         );
-        let v = h.observe(&obs(1060.0, &l19, change), DEFAULT_EVENT_WINDOW);
+        let v = h.observe(&obs(1060.0, &l19, change), DEFAULT_EVENT_WINDOW, false);
         assert_eq!(v.overall.level, Level::Degraded);
         assert_eq!(v.overall.reasons[0].code, Code::SilentShrink);
         assert_eq!(h.level_since_unix_seconds, Some(1060.0));
         // Later polls without changes: still degraded within the hour...
-        let v = h.observe(&obs(2000.0, &l19, None), DEFAULT_EVENT_WINDOW);
+        let v = h.observe(&obs(2000.0, &l19, None), DEFAULT_EVENT_WINDOW, false);
         assert_eq!(v.overall.level, Level::Degraded);
         assert_eq!(h.level_since_unix_seconds, Some(1060.0));
         // ...healthy after it, and the change log still names the item.
-        let v = h.observe(&obs(1060.0 + 3601.0, &l19, None), DEFAULT_EVENT_WINDOW);
+        let v = h.observe(
+            &obs(1060.0 + 3601.0, &l19, None),
+            DEFAULT_EVENT_WINDOW,
+            false,
+        );
         assert_eq!(v.overall.level, Level::Healthy);
         assert_eq!(h.changes.len(), 1);
         assert_eq!(h.changes[0].removed, strings(&["tool-19"]));
@@ -306,10 +320,14 @@ mod tests {
         let bad = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
         let good = complete(3);
         for i in 0..(MAX_FAILURES + 7) {
-            h.observe(&obs(i as f64, &bad, None), DEFAULT_EVENT_WINDOW);
+            h.observe(&obs(i as f64, &bad, None), DEFAULT_EVENT_WINDOW, false);
         }
         for i in 0..(MAX_POINTS + 5) {
-            h.observe(&obs(1e6 + i as f64, &good, None), DEFAULT_EVENT_WINDOW);
+            h.observe(
+                &obs(1e6 + i as f64, &good, None),
+                DEFAULT_EVENT_WINDOW,
+                false,
+            );
         }
         assert_eq!(h.failures.len(), MAX_FAILURES);
         assert_eq!(h.failures[0].reason.as_deref(), Some("timeout"));
@@ -331,7 +349,7 @@ mod tests {
         let l = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::TransportError));
         let mut o = obs(5.0, &l, None);
         o.session_error = Some("transport_error: connection refused".into());
-        let v = h.observe(&o, DEFAULT_EVENT_WINDOW);
+        let v = h.observe(&o, DEFAULT_EVENT_WINDOW, false);
         assert_eq!(v.overall.level, Level::Down);
         assert_eq!(h.failures.len(), 1);
         assert_eq!(h.failures[0].kind, None);

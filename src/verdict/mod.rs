@@ -7,6 +7,7 @@
 
 pub mod history;
 mod reasons;
+pub mod text;
 
 pub use history::CatalogueHistory;
 pub use reasons::{ago, clock, Code, MAX_NAMES_IN_MESSAGE};
@@ -182,14 +183,33 @@ pub struct TargetInput<'a> {
 
 /// The verdict: per kind from its reasons, the target's from every kind.
 pub fn judge(input: &TargetInput<'_>) -> TargetVerdict {
-    let mut kinds = Vec::with_capacity(input.kinds.len());
+    let kinds = input
+        .kinds
+        .iter()
+        .map(|k| {
+            (
+                k.listing.kind,
+                Verdict::from_reasons(kind_reasons(input, k)),
+            )
+        })
+        .collect();
+    let mut v = combine(kinds);
+    if v.overall.reasons.is_empty() {
+        if let Some(e) = &input.session_error {
+            v.overall = Verdict::from_reasons(vec![reasons::session_failed(None, e)]);
+        }
+    }
+    v
+}
+
+/// The target's verdict from its kinds' verdicts: the worst level, every
+/// reason, the session failure (shared by every kind) said once.
+pub fn combine(kinds: Vec<(Kind, Verdict)>) -> TargetVerdict {
     let mut all = Vec::new();
     let mut session_reason_seen = false;
-    for k in &input.kinds {
-        let reasons = kind_reasons(input, k);
-        for r in &reasons {
+    for (_, v) in &kinds {
+        for r in &v.reasons {
             if r.code == Code::SessionFailed {
-                // Every kind carries the session failure; the target says it once.
                 if !session_reason_seen {
                     session_reason_seen = true;
                     all.push(Reason {
@@ -201,16 +221,26 @@ pub fn judge(input: &TargetInput<'_>) -> TargetVerdict {
                 all.push(r.clone());
             }
         }
-        kinds.push((k.listing.kind, Verdict::from_reasons(reasons)));
-    }
-    if !session_reason_seen {
-        if let Some(e) = &input.session_error {
-            all.push(reasons::session_failed(None, e));
-        }
     }
     TargetVerdict {
         overall: Verdict::from_reasons(all),
         kinds,
+    }
+}
+
+impl TargetVerdict {
+    /// This verdict with `newer`'s kinds replacing its own of the same kind
+    /// (a watch re-list judges only the kinds it re-listed).
+    pub fn updated_with(&self, newer: TargetVerdict) -> TargetVerdict {
+        let mut kinds = self.kinds.clone();
+        for (kind, v) in newer.kinds {
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some(slot) => slot.1 = v,
+                None => kinds.push((kind, v)),
+            }
+        }
+        kinds.sort_by_key(|(k, _)| *k);
+        combine(kinds)
     }
 }
 

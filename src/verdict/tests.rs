@@ -365,3 +365,18 @@ fn codes_are_documented() {
         );
     }
 }
+
+#[test]
+fn a_partial_update_replaces_only_its_kinds() {
+    let tools = complete(Kind::Tools, 20);
+    let mut prompts = complete(Kind::Prompts, 3);
+    prompts.duplicate_items = 1;
+    prompts.duplicate_names = vec!["p".into()];
+    let before = judge(&target(vec![kind_input(&tools), kind_input(&prompts)], &[]));
+    assert_eq!(before.overall.level, Level::Degraded);
+    let fixed = complete(Kind::Prompts, 3);
+    let relisted = judge(&target(vec![kind_input(&fixed)], &[]));
+    let after = before.updated_with(relisted);
+    assert_eq!(after.overall, Verdict::healthy());
+    assert_eq!(after.kinds.len(), 2);
+}
