@@ -5,9 +5,10 @@ use super::labels::{
     truncate_label, ErrorLabels, GuardLabels, ProbeResultLabels, ReferenceLabels, RestartLabels,
     ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
 };
+use crate::baseline::PolledTarget;
 use crate::listing::report::RestartReason;
 use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
-use crate::poller::{PollReport, PolledTarget};
+use crate::poll::{unix_seconds, GarbageCursorAnswer, GarbageCursorCheck, PollReport};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
@@ -16,15 +17,7 @@ use prometheus_client::registry::{Registry, Unit};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
-
-/// Values of `mcp_invalid_cursor_probe_result{result}`.
-pub const INVALID_CURSOR_PROBE_RESULTS: [&str; 4] = [
-    "invalid_params",
-    "silent_restart",
-    "other_error",
-    "accepted",
-];
+use std::time::SystemTime;
 
 type Exemplared = HistogramWithExemplars<TraceLabel>;
 type HistFamily<L> = Family<L, Exemplared, fn() -> Exemplared>;
@@ -376,10 +369,8 @@ impl TargetMetrics {
     pub fn observe(&self, polled: &PolledTarget, expect: &BTreeMap<Kind, u64>) {
         let mut open = self.lock_open();
         let report = &polled.report;
-        let target = report.target.as_str();
-        let t = TargetLabels::new(target);
-        let exemplar = TraceLabel::from_trace_id(report.trace_id.as_deref());
-
+        let t = TargetLabels::new(&report.target);
+        let exemplar = TraceLabel::from_trace_id(report.trace_id);
         self.up
             .get_or_create(&t)
             .set(i64::from(report.all_complete()));
@@ -392,10 +383,37 @@ impl TargetMetrics {
         if let Some(ready) = report.time_to_ready {
             observe(&self.time_to_ready, &t, ready.as_secs_f64(), &exemplar);
         }
-        self.set_server_info(&mut open, report);
+        self.observe_listings(&mut open, polled, &exemplar);
+        self.set_expected(&report.target, expect);
+        for check in &report.garbage_cursor_checks {
+            self.set_probe_result(&report.target, check);
+        }
+    }
+
+    /// Record a watch-mode re-list: the re-listed kinds only, and `up`
+    /// (every kind's state, given by the caller); no poll duration or time
+    /// to ready, which belong to scheduled polls.
+    pub fn observe_relist(&self, polled: &PolledTarget, up: bool) {
+        let mut open = self.lock_open();
+        self.up
+            .get_or_create(&TargetLabels::new(&polled.report.target))
+            .set(i64::from(up));
+        self.observe_listings(&mut open, polled, &None);
+    }
+
+    /// Server info, listings, churn and references of one report.
+    fn observe_listings(
+        &self,
+        open: &mut OpenLabels,
+        polled: &PolledTarget,
+        exemplar: &Option<TraceLabel>,
+    ) {
+        let report = &polled.report;
+        let target = report.target.as_str();
+        self.set_server_info(open, report);
 
         for listing in &report.listings {
-            self.observe_listing(report, listing, &exemplar);
+            self.observe_listing(report, listing, exemplar);
         }
         for (kind, diff) in &polled.diffs {
             let l = TargetKindLabels::new(target, kind.label());
@@ -417,9 +435,13 @@ impl TargetMetrics {
         for listing in &report.listings {
             if listing.outcome.is_complete() {
                 let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
-                self.set_reference_missing(&mut open, target, listing.kind, by_reference);
+                self.set_reference_missing(open, target, listing.kind, by_reference);
             }
         }
+    }
+
+    /// `mcp_listing_expected_min_items` as configured now.
+    fn set_expected(&self, target: &str, expect: &BTreeMap<Kind, u64>) {
         for kind in Kind::ALL {
             let l = TargetKindLabels::new(target, kind.label());
             match expect.get(&kind) {
@@ -435,28 +457,23 @@ impl TargetMetrics {
         }
     }
 
-    /// Result of the invalid-cursor compliance probe: `result` is one of
-    /// [`INVALID_CURSOR_PROBE_RESULTS`]; it is set to 1 and the others of
-    /// (target, kind) to 0. An unknown result is logged and ignored.
-    pub fn set_invalid_cursor_probe(&self, target: &str, kind: Kind, result: &str) {
-        if !INVALID_CURSOR_PROBE_RESULTS.contains(&result) {
-            ::tracing::warn!(
-                target_name = target,
-                result,
-                "unknown invalid-cursor probe result"
-            );
-            return;
-        }
+    /// Result of the garbage-cursor check: its answer is set to 1 and the
+    /// others of (target, kind) to 0.
+    pub fn set_garbage_cursor_check(&self, target: &str, check: &GarbageCursorCheck) {
         let _open = self.lock_open();
-        for r in INVALID_CURSOR_PROBE_RESULTS {
+        self.set_probe_result(target, check);
+    }
+
+    fn set_probe_result(&self, target: &str, check: &GarbageCursorCheck) {
+        for answer in GarbageCursorAnswer::ALL {
             let l = ProbeResultLabels {
                 target: target.to_string(),
-                kind: kind.label(),
-                result: r,
+                kind: check.kind.label(),
+                result: answer.label(),
             };
             self.probe_result
                 .get_or_create(&l)
-                .set(i64::from(r == result));
+                .set(i64::from(answer == check.result));
         }
     }
 
@@ -596,7 +613,7 @@ impl TargetMetrics {
             server_name: truncate_label(&server.name),
             server_version: truncate_label(&server.version),
             protocol_version: truncate_label(report.protocol_version.as_deref().unwrap_or("")),
-            transport: truncate_label(&report.transport),
+            transport: truncate_label(report.transport.label()),
         };
         if let Some(old) = open.server_info.get(&report.target) {
             if *old != labels {
@@ -690,11 +707,11 @@ impl TargetMetrics {
         for r in RestartReason::ALL {
             self.restarts.remove(&restart_labels(target, kind, r));
         }
-        for result in INVALID_CURSOR_PROBE_RESULTS {
+        for answer in GarbageCursorAnswer::ALL {
             self.probe_result.remove(&ProbeResultLabels {
                 target: target.to_string(),
                 kind: kind.label(),
-                result,
+                result: answer.label(),
             });
         }
     }
@@ -803,12 +820,6 @@ fn listing_end(report: &PollReport, listing: &ListingReport) -> SystemTime {
         Some(page) => page.started + page.duration,
         None => report.started + report.duration,
     }
-}
-
-fn unix_seconds(t: SystemTime) -> f64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_secs_f64()
 }
 
 fn saturating_i64(v: u64) -> i64 {
