@@ -3,7 +3,8 @@
 //! recent failures kept apart from recent polls, and the current verdict
 //! with the time its level began. Every list is bounded (docs/status.md).
 
-use super::{judge, Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use super::judge::judge;
+use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
