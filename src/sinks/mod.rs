@@ -5,6 +5,7 @@
 
 pub mod fanout;
 pub mod status;
+pub mod verdict;
 
 pub use fanout::{Fanout, Sinks};
 pub use status::{PollSummary, StatusStore, TargetStatus};

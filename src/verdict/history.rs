@@ -137,7 +137,20 @@ impl CatalogueHistory {
                 if k.reference_gaps.is_empty() {
                     self.reference.remove(&l.kind);
                 } else {
-                    self.reference.insert(l.kind, k.reference_gaps.clone());
+                    let capped = k
+                        .reference_gaps
+                        .iter()
+                        .map(|g| ReferenceGap {
+                            missing: g
+                                .missing
+                                .iter()
+                                .take(MAX_NAMES_PER_CHANGE)
+                                .cloned()
+                                .collect(),
+                            ..g.clone()
+                        })
+                        .collect();
+                    self.reference.insert(l.kind, capped);
                 }
             }
         }

@@ -92,7 +92,7 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
             }
         }
         for gap in &k.reference_gaps {
-            if !gap.missing.is_empty() {
+            if gap.missing_total > 0 {
                 out.push(reasons::reference_missing(kind, gap));
             }
         }

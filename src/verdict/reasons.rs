@@ -133,7 +133,7 @@ pub(super) fn below_expected(kind: Kind, have: u64, min: u64) -> Reason {
 }
 
 pub(super) fn reference_missing(kind: Kind, gap: &ReferenceGap) -> Reason {
-    let n = gap.missing.len() as u64;
+    let n = gap.missing_total;
     reason(
         Code::ReferenceMissing,
         Some(kind),

@@ -93,6 +93,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         reference: "origin".into(),
         reference_items: 14,
         missing: names("tool-", 14)[8..].to_vec(),
+        missing_total: 6,
     }];
     let v = judge(&target(vec![k], &[]));
     assert_eq!(v.overall.level, Level::Degraded);
@@ -119,6 +120,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         reference: "origin".into(),
         reference_items: 14,
         missing: Vec::new(),
+        missing_total: 0,
     }];
     assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
 }
@@ -131,6 +133,7 @@ fn long_name_lists_are_bounded_and_counted() {
         reference: "origin".into(),
         reference_items: 500,
         missing: names("x", 499),
+        missing_total: 499,
     }];
     let v = judge(&target(vec![k], &[]));
     let m = &v.overall.reasons[0].message;

@@ -140,7 +140,10 @@ pub struct Change {
 pub struct ReferenceGap {
     pub reference: String,
     pub reference_items: u64,
+    /// Missing names, possibly capped (see `missing_total`).
     pub missing: Vec<String>,
+    /// How many are missing, also when `missing` is capped.
+    pub missing_total: u64,
 }
 
 /// Everything the verdict of one kind depends on, filled by the sinks.

@@ -151,9 +151,9 @@ pub fn reference_diff(reference: &BTreeMap<Kind, Vec<ReferenceGap>>) -> String {
                 super::html::path_segment(&g.reference),
                 esc(&g.reference),
                 g.reference_items,
-                if g.missing.is_empty() { "ok" } else { "bad" },
-                g.missing.len(),
-                names_cell(&g.missing, g.missing.len() as u64)
+                if g.missing_total == 0 { "ok" } else { "bad" },
+                g.missing_total,
+                names_cell(&g.missing, g.missing_total)
             );
         }
     }
@@ -222,6 +222,7 @@ mod tests {
                 reference: "origin".into(),
                 reference_items: 14,
                 missing: vec!["tool-009".into(), "tool-010".into()],
+                missing_total: 2,
             }],
         );
         let html = reference_diff(&r);

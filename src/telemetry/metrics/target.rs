@@ -9,6 +9,7 @@ use crate::baseline::PolledTarget;
 use crate::listing::report::RestartReason;
 use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use crate::poll::{unix_seconds, GarbageCursorAnswer, GarbageCursorCheck, PollReport};
+use crate::verdict::TargetVerdict;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
@@ -72,6 +73,7 @@ pub struct TargetMetrics {
     last_success: FloatGaugeFamily<TargetKindLabels>,
     reference_missing: GaugeFamily<ReferenceLabels>,
     probe_result: GaugeFamily<ProbeResultLabels>,
+    verdict: GaugeFamily<TargetKindLabels>,
 
     pages: HistFamily<TargetKindLabels>,
     page_items: HistFamily<TargetKindLabels>,
@@ -151,6 +153,7 @@ impl TargetMetrics {
             last_success: Family::default(),
             reference_missing: Family::default(),
             probe_result: Family::default(),
+            verdict: Family::default(),
             pages: Family::new_with_constructor(pages_histogram),
             page_items: Family::new_with_constructor(page_items_histogram),
             listing_duration: Family::new_with_constructor(seconds_histogram),
@@ -269,6 +272,14 @@ impl TargetMetrics {
                 source.polls()
             ),
             self.unsupported.clone(),
+        );
+        r.register(
+            "mcp_verdict",
+            format!(
+                "Verdict of {} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down",
+                source.poll()
+            ),
+            self.verdict.clone(),
         );
         r.register(
             "mcp_listing_expected_min_items",
@@ -437,6 +448,17 @@ impl TargetMetrics {
                 let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
                 self.set_reference_missing(open, target, listing.kind, by_reference);
             }
+        }
+    }
+
+    /// `mcp_verdict` per judged kind. Not pre-created: a kind not judged
+    /// yet has no verdict (0 would claim healthy).
+    pub fn set_verdict(&self, target: &str, verdict: &TargetVerdict) {
+        let _open = self.lock_open();
+        for (kind, v) in &verdict.kinds {
+            self.verdict
+                .get_or_create(&TargetKindLabels::new(target, kind.label()))
+                .set(v.level.gauge_value());
         }
     }
 
@@ -697,6 +719,7 @@ impl TargetMetrics {
             family.remove(&l);
         }
         self.expected_min_items.remove(&l);
+        self.verdict.remove(&l);
         self.last_success.remove(&l);
         for g in Guard::ALL {
             self.aborts.remove(&guard_labels(target, kind, g));
