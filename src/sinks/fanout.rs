@@ -107,7 +107,7 @@ impl Fanout<'_> {
             Some(b) => reference_sizes(&b.lock().unwrap_or_else(|p| p.into_inner()), polled),
             None => ReferenceSizes::new(),
         };
-        let obs = observation(polled, target, &sizes);
+        let obs = observation(polled, &target.expect, &sizes);
         let kept = self
             .status
             .and_then(|s| s.judge(&obs, &polled.report.target, self.event_window, partial));

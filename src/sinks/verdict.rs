@@ -3,11 +3,10 @@
 //! input. Judging itself is `crate::verdict`.
 
 use crate::baseline::{BaselineStore, PolledTarget};
-use crate::config::TargetConfig;
 use crate::listing::Kind;
-use crate::poll::unix_seconds;
+use crate::poll::{unix_seconds, PollReport};
 use crate::verdict::history::{KindObservation, Observation};
-use crate::verdict::{Change, ReferenceGap};
+use crate::verdict::{CatalogueHistory, Change, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW};
 use std::collections::BTreeMap;
 
 /// Size of each reference listing this poll was compared with, read from
@@ -27,10 +26,20 @@ pub fn reference_sizes(store: &BaselineStore, polled: &PolledTarget) -> Referenc
     sizes
 }
 
+/// The verdict of one report on its own (no baselines, no history): what
+/// `mcp-exporter probe` shows. `expect` is the `expect:` minimum per kind.
+pub fn judge_report(report: &PollReport, expect: &BTreeMap<Kind, u64>) -> TargetVerdict {
+    let polled = PolledTarget::without_baseline(report.clone());
+    let obs = observation(&polled, expect, &ReferenceSizes::new());
+    CatalogueHistory::default()
+        .observe(&obs, DEFAULT_EVENT_WINDOW, false)
+        .clone()
+}
+
 /// What the verdict of this poll depends on.
 pub fn observation<'a>(
     polled: &'a PolledTarget,
-    target: &TargetConfig,
+    expect: &BTreeMap<Kind, u64>,
     sizes: &ReferenceSizes,
 ) -> Observation<'a> {
     let report = &polled.report;
@@ -76,7 +85,7 @@ pub fn observation<'a>(
             KindObservation {
                 listing: l,
                 change,
-                expected_min: target.expect.get(&l.kind).copied(),
+                expected_min: expect.get(&l.kind).copied(),
                 reference_gaps,
                 garbage_cursor: report
                     .garbage_cursor_checks

@@ -24,6 +24,10 @@ pub struct ProbeQuery {
     target: Option<String>,
     kind: Option<String>,
     module: Option<String>,
+    /// `debug=true`: the human report (pages, cursor hashes, verdict) as
+    /// text instead of metrics, as blackbox_exporter does.
+    #[serde(default)]
+    debug: bool,
 }
 
 fn bad(status: StatusCode, msg: &str) -> Response {
@@ -110,7 +114,16 @@ pub async fn probe(
     let mut registry = Registry::default();
     let metrics = TargetMetrics::for_probe(&mut registry);
     metrics.register_target(&target.name, &target.kinds);
-    Fanout::metrics_only(&metrics).poll(report, &target, 0);
+    let (polled, verdict) = Fanout::metrics_only(&metrics).poll(report, &target, 0);
+    if q.debug {
+        let body = format!(
+            "probe of target {}\n\n{}\n{}",
+            target.name,
+            crate::verdict::text::render(&verdict),
+            crate::cli::probe::render(&polled.report)
+        );
+        return ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response();
+    }
     match encode(&registry) {
         Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
