@@ -3,9 +3,10 @@
 //! (config/demo.yaml) and the rendered text must say the verdict words and
 //! the names that are missing or vanished.
 //!
-//! With `STATUS_SCREENSHOTS=DIR` set, the front page and the gateway page
-//! are also saved as `DIR/status-page-front.png` and
-//! `DIR/status-page-target.png` (how docs/ gets its pictures).
+//! With `STATUS_SCREENSHOTS=DIR` set, the front page, the gateway page
+//! and the shrinking page are also saved as `DIR/status-page-front.png`,
+//! `DIR/status-page-target.png` and `DIR/status-page-shrinking.png` (how
+//! docs/ gets its pictures).
 //!
 //! Needs Debian's `chromium` (scripts/install-test-deps.sh).
 
@@ -122,6 +123,7 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     for (path, file) in [
         ("/", "status-page-front.png"),
         ("/targets/gateway", "status-page-target.png"),
+        ("/targets/shrinking", "status-page-shrinking.png"),
     ] {
         let out = dir.join(file);
         screenshot(&demo.url(path), &out, 1280, 1000).unwrap_or_else(|e| panic!("{e}"));

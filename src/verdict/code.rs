@@ -14,10 +14,11 @@ pub enum Code {
     ListingFailed,
     /// down: a pagination guard stopped a listing (cursor_cycle, ...).
     ListingAborted,
+    /// degraded: items of a reference target missing from this one (first:
+    /// it names what clients lack).
+    ReferenceMissing,
     /// degraded: fewer unique items than the `expect:` minimum.
     BelowExpected,
-    /// degraded: items of a reference target missing from this one.
-    ReferenceMissing,
     /// degraded, event: fewer items without list_changed, within the window.
     SilentShrink,
     /// degraded: the same identity key on more than one page.
@@ -51,8 +52,8 @@ impl Code {
         Code::SessionFailed,
         Code::ListingFailed,
         Code::ListingAborted,
-        Code::BelowExpected,
         Code::ReferenceMissing,
+        Code::BelowExpected,
         Code::SilentShrink,
         Code::DuplicateItems,
         Code::ItemsWithoutKey,

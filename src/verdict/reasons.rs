@@ -85,7 +85,9 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
         let _ = write!(m, " (HTTP {status})");
     }
     let restarts = l.restarts.len();
-    if restarts > 0 {
+    // The walker's detail may already say how many restarts it made.
+    let detail_says_restarts = l.detail.as_deref().is_some_and(|d| d.contains("restart"));
+    if restarts > 0 && !detail_says_restarts {
         let _ = write!(
             m,
             " after {restarts} restart{}",

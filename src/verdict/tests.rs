@@ -99,19 +99,19 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
     assert_eq!(v.overall.level, Level::Degraded);
     assert_eq!(
         codes(&v.overall),
-        vec![Code::BelowExpected, Code::ReferenceMissing]
+        vec![Code::ReferenceMissing, Code::BelowExpected]
     );
     assert_eq!(
-        v.overall.reasons[0].message,
+        v.overall.reasons[1].message,
         "8 of ≥ 14 tools expected: 6 below the configured minimum"
     );
-    let gap = &v.overall.reasons[1].message;
+    let gap = &v.overall.reasons[0].message;
     assert!(
         gap.starts_with("6 of origin's tools missing (it lists 14): tool-08, tool-09"),
         "{gap}"
     );
     assert!(gap.ends_with("tool-13"), "{gap}");
-    assert_eq!(v.overall.reasons[1].kind, Some(Kind::Tools));
+    assert_eq!(v.overall.reasons[0].kind, Some(Kind::Tools));
     // Meeting the minimum exactly is fine.
     let full = complete(Kind::Tools, 14);
     let mut k = kind_input(&full);
