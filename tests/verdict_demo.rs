@@ -100,7 +100,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         Some("tools"),
     ));
     assert!(
-        cycle.contains("cursor_cycle") && cycle.contains("on page "),
+        cycle.contains("cursor_cycle") && cycle.contains("at page index "),
         "{cycle}"
     );
 
@@ -108,7 +108,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     assert_eq!(level(&stale), "down", "{stale:#}");
     let failed = message(reason(&stale["verdict"], "listing_failed", Some("tools")));
     assert!(
-        failed.contains("invalid_cursor") && failed.contains("on page "),
+        failed.contains("invalid_cursor") && failed.contains("at page index "),
         "{failed}"
     );
 

@@ -43,7 +43,8 @@ fn reason(code: Code, kind: Option<Kind>, level: Level, message: String) -> Reas
     }
 }
 
-/// "page 3" (1-based for people), with the attempt when a restart happened.
+/// "at page index 2" (0-based, as the page tables of `probe`, the target
+/// page and the walker's details count), with the attempt after a restart.
 fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     let page = if failed_page {
         l.pages
@@ -57,9 +58,9 @@ fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     match page {
         None => "before the first page".to_string(),
         Some(p) if p.attempt > 0 => {
-            format!("on page {} (attempt {})", p.index + 1, p.attempt + 1)
+            format!("at page index {} (attempt {})", p.index, p.attempt + 1)
         }
-        Some(p) => format!("on page {}", p.index + 1),
+        Some(p) => format!("at page index {}", p.index),
     }
 }
 

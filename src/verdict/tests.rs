@@ -221,7 +221,7 @@ fn a_cursor_cycle_is_down_with_guard_and_page() {
     assert_eq!(r.code, Code::ListingAborted);
     assert!(
         r.message
-            .starts_with("tools listing aborted on page 3 by the cursor_cycle guard"),
+            .starts_with("tools listing aborted at page index 2 by the cursor_cycle guard"),
         "{}",
         r.message
     );
@@ -247,7 +247,7 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
     assert_eq!(
         v.overall.reasons[0].message,
-        "tools listing failed on page 4 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
+        "tools listing failed at page index 3 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
     );
 }
 
