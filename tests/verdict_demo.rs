@@ -80,7 +80,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     assert!(change["removed"].as_array().is_some_and(|r| !r.is_empty()));
     assert!(change["at_unix_seconds"].as_f64().is_some_and(|t| t > 1e9));
 
-    let overlapping = demo.wait_target("overlapping", "duplicates", |t| level(t) != "");
+    let overlapping = demo.wait_target("overlapping", "duplicates", |t| !level(t).is_empty());
     assert_eq!(level(&overlapping), "degraded", "{overlapping:#}");
     let dupes = message(reason(
         &overlapping["verdict"],
@@ -92,7 +92,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         "{dupes}"
     );
 
-    let cycling = demo.wait_target("cycling", "a verdict", |t| level(t) != "");
+    let cycling = demo.wait_target("cycling", "a verdict", |t| !level(t).is_empty());
     assert_eq!(level(&cycling), "down", "{cycling:#}");
     let cycle = message(reason(
         &cycling["verdict"],
@@ -104,7 +104,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         "{cycle}"
     );
 
-    let stale = demo.wait_target("stale-cursor", "a verdict", |t| level(t) != "");
+    let stale = demo.wait_target("stale-cursor", "a verdict", |t| !level(t).is_empty());
     assert_eq!(level(&stale), "down", "{stale:#}");
     let failed = message(reason(&stale["verdict"], "listing_failed", Some("tools")));
     assert!(
@@ -113,7 +113,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     );
 
     for name in ["healthy", "origin"] {
-        let t = demo.wait_target(name, "a verdict", |t| level(t) != "");
+        let t = demo.wait_target(name, "a verdict", |t| !level(t).is_empty());
         assert_eq!(level(&t), "healthy", "{t:#}");
         assert_eq!(t["verdict"]["reasons"], Value::Array(vec![]), "{t:#}");
     }
