@@ -8,9 +8,9 @@
 //! Needs `prometheus` and `prometheus-alertmanager` (Debian packages;
 //! scripts/install-test-deps.sh).
 
-mod common;
 #[path = "common/alertmanager.rs"]
 mod alertmanager;
+mod common;
 #[path = "common/prometheus.rs"]
 mod prometheus;
 
@@ -190,12 +190,17 @@ fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
         .wait_firing(
             NOTIFY_WAIT,
             "McpGatewayMissingOriginItems",
-            &[("target", "gateway"), ("kind", "tools"), ("reference", "origin")],
+            &[
+                ("target", "gateway"),
+                ("kind", "tools"),
+                ("reference", "origin"),
+            ],
         )
         .unwrap_or_else(|| fail("no firing McpGatewayMissingOriginItems notification for gateway"));
     assert_eq!(label(&gap, "severity"), "critical", "{gap:#}");
     assert!(
-        annotation(&gap, "description").contains("gateway lacks 6 tools that its origin origin lists"),
+        annotation(&gap, "description")
+            .contains("gateway lacks 6 tools that its origin origin lists"),
         "{gap:#}"
     );
     assert_eq!(
@@ -218,9 +223,12 @@ fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
     assert!(page.contains("degraded"), "{page}");
     // The origin itself is quiet: nothing fired for it.
     assert!(
-        !webhook.alerts().iter().any(|a| label(a, "target") == "origin"
-            && a["status"] == "firing"
-            && label(a, "alertname") != "McpInvalidCursorSilentRestart"),
+        !webhook
+            .alerts()
+            .iter()
+            .any(|a| label(a, "target") == "origin"
+                && a["status"] == "firing"
+                && label(a, "alertname") != "McpInvalidCursorSilentRestart"),
         "{:#}",
         Value::Array(webhook.alerts())
     );

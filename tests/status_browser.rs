@@ -3,15 +3,16 @@
 //! (config/demo.yaml) and the rendered text must say the verdict words and
 //! the names that are missing or vanished.
 //!
-//! With `STATUS_SCREENSHOTS=DIR` set, the front page and the gateway page
-//! are also saved as `DIR/status-page-front.png` and
-//! `DIR/status-page-target.png` (how docs/ gets its pictures).
+//! With `STATUS_SCREENSHOTS=DIR` set, the front page, the gateway page
+//! and the shrinking page are also saved as `DIR/status-page-front.png`,
+//! `DIR/status-page-target.png` and `DIR/status-page-shrinking.png` (how
+//! docs/ gets its pictures).
 //!
 //! Needs Debian's `chromium` (scripts/install-test-deps.sh).
 
-mod common;
 #[path = "common/chromium.rs"]
 mod chromium;
+mod common;
 #[path = "common/demo.rs"]
 mod demo;
 
@@ -48,14 +49,23 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     demo.wait_target("shrinking", "a silent shrink", |t| {
         reason(&t["verdict"], "silent_shrink", Some("tools")).is_some()
     });
-    for name in ["cycling", "stale-cursor", "healthy", "origin", "overlapping"] {
+    for name in [
+        "cycling",
+        "stale-cursor",
+        "healthy",
+        "origin",
+        "overlapping",
+    ] {
         demo.wait_target(name, "a verdict", |t| t["verdict"]["level"].is_string());
     }
 
     // Front page: the verdict first, worst first, with the first reason.
     let (front, front_dom) = text_of(&demo, "/");
     for word in ["down", "degraded", "healthy"] {
-        assert!(front.contains(word), "{word} not on the front page:\n{front}");
+        assert!(
+            front.contains(word),
+            "{word} not on the front page:\n{front}"
+        );
     }
     let gateway_row = visible_text(row(&front_dom, "gateway"));
     assert!(gateway_row.contains("degraded"), "{gateway_row}");
@@ -85,7 +95,10 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     assert!(gateway.contains("6 of origin's tools missing"), "{gateway}");
     assert!(gateway.contains("8 of ≥ 14 tools expected"), "{gateway}");
     for n in 9..=14 {
-        assert!(gateway.contains(&format!("tool-{n:03}")), "tool-{n:03}:\n{gateway}");
+        assert!(
+            gateway.contains(&format!("tool-{n:03}")),
+            "tool-{n:03}:\n{gateway}"
+        );
     }
     assert!(gateway_dom.contains("<svg"), "no chart on the target page");
 
@@ -110,6 +123,7 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     for (path, file) in [
         ("/", "status-page-front.png"),
         ("/targets/gateway", "status-page-target.png"),
+        ("/targets/shrinking", "status-page-shrinking.png"),
     ] {
         let out = dir.join(file);
         screenshot(&demo.url(path), &out, 1280, 1000).unwrap_or_else(|e| panic!("{e}"));

@@ -36,10 +36,17 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         reason(&t["verdict"], "reference_missing", Some("tools")).is_some()
     });
     assert_eq!(level(&gateway), "degraded", "{gateway:#}");
-    let gap = message(reason(&gateway["verdict"], "reference_missing", Some("tools")));
+    let gap = message(reason(
+        &gateway["verdict"],
+        "reference_missing",
+        Some("tools"),
+    ));
     assert!(gap.contains("6 of origin's tools missing"), "{gap}");
     for n in 9..=14 {
-        assert!(gap.contains(&format!("tool-{n:03}")), "tool-{n:03} not in {gap}");
+        assert!(
+            gap.contains(&format!("tool-{n:03}")),
+            "tool-{n:03} not in {gap}"
+        );
     }
     assert!(!gap.contains("tool-008"), "{gap}");
     let below = message(reason(&gateway["verdict"], "below_expected", Some("tools")));
@@ -53,45 +60,60 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         reason(&t["verdict"], "silent_shrink", Some("tools")).is_some()
     });
     assert_eq!(level(&shrinking), "degraded", "{shrinking:#}");
-    let shrink = message(reason(&shrinking["verdict"], "silent_shrink", Some("tools")));
+    let shrink = message(reason(
+        &shrinking["verdict"],
+        "silent_shrink",
+        Some("tools"),
+    ));
     assert!(shrink.contains("without a list_changed notice"), "{shrink}");
     assert!(shrink.contains("removed: tool-020"), "{shrink}");
     assert!(shrink.contains(" UTC"), "{shrink}");
     // The change log keeps the names and the time.
     let change = shrinking["changes"]
         .as_array()
-        .and_then(|c| c.iter().find(|c| c["kind"] == "tools" && c["silent_shrink"] == true))
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["kind"] == "tools" && c["silent_shrink"] == true)
+        })
         .cloned()
         .unwrap_or_else(|| panic!("no silent shrink in the change log: {shrinking:#}"));
     assert!(change["removed"].as_array().is_some_and(|r| !r.is_empty()));
     assert!(change["at_unix_seconds"].as_f64().is_some_and(|t| t > 1e9));
 
-    let overlapping = demo.wait_target("overlapping", "duplicates", |t| level(t) != "");
+    let overlapping = demo.wait_target("overlapping", "duplicates", |t| !level(t).is_empty());
     assert_eq!(level(&overlapping), "degraded", "{overlapping:#}");
-    let dupes = message(reason(&overlapping["verdict"], "duplicate_items", Some("tools")));
+    let dupes = message(reason(
+        &overlapping["verdict"],
+        "duplicate_items",
+        Some("tools"),
+    ));
     assert!(
         dupes.starts_with("4 duplicate tools across pages") && dupes.contains("tool-005"),
         "{dupes}"
     );
 
-    let cycling = demo.wait_target("cycling", "a verdict", |t| level(t) != "");
+    let cycling = demo.wait_target("cycling", "a verdict", |t| !level(t).is_empty());
     assert_eq!(level(&cycling), "down", "{cycling:#}");
-    let cycle = message(reason(&cycling["verdict"], "listing_aborted", Some("tools")));
+    let cycle = message(reason(
+        &cycling["verdict"],
+        "listing_aborted",
+        Some("tools"),
+    ));
     assert!(
-        cycle.contains("cursor_cycle") && cycle.contains("on page "),
+        cycle.contains("cursor_cycle") && cycle.contains("at page index "),
         "{cycle}"
     );
 
-    let stale = demo.wait_target("stale-cursor", "a verdict", |t| level(t) != "");
+    let stale = demo.wait_target("stale-cursor", "a verdict", |t| !level(t).is_empty());
     assert_eq!(level(&stale), "down", "{stale:#}");
     let failed = message(reason(&stale["verdict"], "listing_failed", Some("tools")));
     assert!(
-        failed.contains("invalid_cursor") && failed.contains("on page "),
+        failed.contains("invalid_cursor") && failed.contains("at page index "),
         "{failed}"
     );
 
     for name in ["healthy", "origin"] {
-        let t = demo.wait_target(name, "a verdict", |t| level(t) != "");
+        let t = demo.wait_target(name, "a verdict", |t| !level(t).is_empty());
         assert_eq!(level(&t), "healthy", "{t:#}");
         assert_eq!(t["verdict"]["reasons"], Value::Array(vec![]), "{t:#}");
     }
@@ -100,7 +122,11 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     let (_, metrics) = http_get(&demo.url("/metrics"));
     for (target, value) in [("healthy", 0.0), ("gateway", 1.0), ("cycling", 2.0)] {
         assert_eq!(
-            sample(&metrics, "mcp_verdict", &[("target", target), ("kind", "tools")]),
+            sample(
+                &metrics,
+                "mcp_verdict",
+                &[("target", target), ("kind", "tools")]
+            ),
             Some(value),
             "mcp_verdict for {target}"
         );
@@ -115,7 +141,10 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     assert!(debug.contains("page"), "{debug}");
 
     // probe on the command line: the same verdict in JSON and text.
-    let url = format!("{}/mcp/overlapping", demo.simulator.url.trim_end_matches('/'));
+    let url = format!(
+        "{}/mcp/overlapping",
+        demo.simulator.url.trim_end_matches('/')
+    );
     let (code, report) = common::probe_json(&["--url", &url, "--kind", "tools"]);
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["verdict"]["level"], "degraded", "{report:#}");

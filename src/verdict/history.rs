@@ -3,7 +3,8 @@
 //! recent failures kept apart from recent polls, and the current verdict
 //! with the time its level began. Every list is bounded (docs/status.md).
 
-use super::{judge, Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use super::judge::judge;
+use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -52,8 +53,9 @@ pub struct Failure {
     /// Guard or error label.
     pub reason: Option<String>,
     pub detail: Option<String>,
-    /// 1-based page where it happened; `None` before the first page.
-    pub page: Option<u32>,
+    /// Index (0-based) of the page where it happened; `None` before the
+    /// first page.
+    pub page_index: Option<u32>,
 }
 
 /// One kind of one poll, as the sinks hand it over.
@@ -110,7 +112,7 @@ impl CatalogueHistory {
                 outcome: "session",
                 reason: e.split(':').next().map(str::to_string),
                 detail: Some(e.clone()),
-                page: None,
+                page_index: None,
             });
         }
         for k in &obs.kinds {
@@ -125,7 +127,7 @@ impl CatalogueHistory {
                         outcome: l.outcome.label(),
                         reason: l.reason.clone(),
                         detail: l.detail.clone(),
-                        page: failure_page(l),
+                        page_index: failure_page(l),
                     }),
                 Outcome::Aborted(_) | Outcome::Error(_) => {}
             }
@@ -136,7 +138,20 @@ impl CatalogueHistory {
                 if k.reference_gaps.is_empty() {
                     self.reference.remove(&l.kind);
                 } else {
-                    self.reference.insert(l.kind, k.reference_gaps.clone());
+                    let capped = k
+                        .reference_gaps
+                        .iter()
+                        .map(|g| ReferenceGap {
+                            missing: g
+                                .missing
+                                .iter()
+                                .take(MAX_NAMES_PER_CHANGE)
+                                .cloned()
+                                .collect(),
+                            ..g.clone()
+                        })
+                        .collect();
+                    self.reference.insert(l.kind, capped);
                 }
             }
         }
@@ -205,7 +220,7 @@ fn failure_page(l: &ListingReport) -> Option<u32> {
         .rev()
         .find(|p| p.error.is_some())
         .or(l.pages.last())
-        .map(|p| p.index + 1)
+        .map(|p| p.index)
 }
 
 impl Change {

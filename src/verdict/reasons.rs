@@ -1,78 +1,13 @@
-//! The stable reason codes and the sentence each one says. docs/verdict.md
-//! lists the same codes in the same order; keep the two in step.
+//! The sentence each reason code says, with its numbers and names.
 
-use super::{Change, Level, Reason, ReferenceGap};
+use super::code::Code;
+use super::types::{Change, Level, Reason, ReferenceGap};
 use crate::listing::{ErrorKind, Guard, Kind, ListingReport};
-use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Duration;
 
 /// Names quoted in one message; the rest are counted ("… and 12 more").
 pub const MAX_NAMES_IN_MESSAGE: usize = 10;
-
-/// Reason codes. The declaration order is the order reasons of the same
-/// level are shown in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Code {
-    /// down: connect or handshake failed, nothing could be listed.
-    SessionFailed,
-    /// down: a listing ended in an error (timeout, invalid_cursor, ...).
-    ListingFailed,
-    /// down: a pagination guard stopped a listing (cursor_cycle, ...).
-    ListingAborted,
-    /// degraded: fewer unique items than the `expect:` minimum.
-    BelowExpected,
-    /// degraded: items of a reference target missing from this one.
-    ReferenceMissing,
-    /// degraded, event: fewer items without list_changed, within the window.
-    SilentShrink,
-    /// degraded: the same identity key on more than one page.
-    DuplicateItems,
-    /// degraded: items without their identity key were left out.
-    ItemsWithoutKey,
-    /// degraded: the server rejected a cursor it had issued (-32602) and
-    /// the listing only completed after starting over.
-    InvalidCursorRestarts,
-    /// degraded: a garbage cursor was not answered with -32602.
-    GarbageCursorAccepted,
-}
-
-impl Code {
-    pub fn label(self) -> &'static str {
-        match self {
-            Code::SessionFailed => "session_failed",
-            Code::ListingFailed => "listing_failed",
-            Code::ListingAborted => "listing_aborted",
-            Code::BelowExpected => "below_expected",
-            Code::ReferenceMissing => "reference_missing",
-            Code::SilentShrink => "silent_shrink",
-            Code::DuplicateItems => "duplicate_items",
-            Code::ItemsWithoutKey => "items_without_key",
-            Code::InvalidCursorRestarts => "invalid_cursor_restarts",
-            Code::GarbageCursorAccepted => "garbage_cursor_accepted",
-        }
-    }
-
-    pub const ALL: [Code; 10] = [
-        Code::SessionFailed,
-        Code::ListingFailed,
-        Code::ListingAborted,
-        Code::BelowExpected,
-        Code::ReferenceMissing,
-        Code::SilentShrink,
-        Code::DuplicateItems,
-        Code::ItemsWithoutKey,
-        Code::InvalidCursorRestarts,
-        Code::GarbageCursorAccepted,
-    ];
-}
-
-impl std::fmt::Display for Code {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.label())
-    }
-}
 
 /// The kind as a person says it.
 pub(super) fn noun(kind: Kind) -> &'static str {
@@ -108,7 +43,8 @@ fn reason(code: Code, kind: Option<Kind>, level: Level, message: String) -> Reas
     }
 }
 
-/// "page 3" (1-based for people), with the attempt when a restart happened.
+/// "at page index 2" (0-based, as the page tables of `probe`, the target
+/// page and the walker's details count), with the attempt after a restart.
 fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     let page = if failed_page {
         l.pages
@@ -122,9 +58,9 @@ fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     match page {
         None => "before the first page".to_string(),
         Some(p) if p.attempt > 0 => {
-            format!("on page {} (attempt {})", p.index + 1, p.attempt + 1)
+            format!("at page index {} (attempt {})", p.index, p.attempt + 1)
         }
-        Some(p) => format!("on page {}", p.index + 1),
+        Some(p) => format!("at page index {}", p.index),
     }
 }
 
@@ -150,7 +86,9 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
         let _ = write!(m, " (HTTP {status})");
     }
     let restarts = l.restarts.len();
-    if restarts > 0 {
+    // The walker's detail may already say how many restarts it made.
+    let detail_says_restarts = l.detail.as_deref().is_some_and(|d| d.contains("restart"));
+    if restarts > 0 && !detail_says_restarts {
         let _ = write!(
             m,
             " after {restarts} restart{}",
@@ -198,7 +136,7 @@ pub(super) fn below_expected(kind: Kind, have: u64, min: u64) -> Reason {
 }
 
 pub(super) fn reference_missing(kind: Kind, gap: &ReferenceGap) -> Reason {
-    let n = gap.missing.len() as u64;
+    let n = gap.missing_total;
     reason(
         Code::ReferenceMissing,
         Some(kind),

@@ -1,6 +1,6 @@
 use super::*;
 use crate::listing::report::{Restart, RestartReason};
-use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, PageRecord};
+use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use std::time::{Duration, SystemTime};
 
 const NOW: f64 = 1_800_000_000.0;
@@ -93,24 +93,25 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         reference: "origin".into(),
         reference_items: 14,
         missing: names("tool-", 14)[8..].to_vec(),
+        missing_total: 6,
     }];
     let v = judge(&target(vec![k], &[]));
     assert_eq!(v.overall.level, Level::Degraded);
     assert_eq!(
         codes(&v.overall),
-        vec![Code::BelowExpected, Code::ReferenceMissing]
+        vec![Code::ReferenceMissing, Code::BelowExpected]
     );
     assert_eq!(
-        v.overall.reasons[0].message,
+        v.overall.reasons[1].message,
         "8 of ≥ 14 tools expected: 6 below the configured minimum"
     );
-    let gap = &v.overall.reasons[1].message;
+    let gap = &v.overall.reasons[0].message;
     assert!(
         gap.starts_with("6 of origin's tools missing (it lists 14): tool-08, tool-09"),
         "{gap}"
     );
     assert!(gap.ends_with("tool-13"), "{gap}");
-    assert_eq!(v.overall.reasons[1].kind, Some(Kind::Tools));
+    assert_eq!(v.overall.reasons[0].kind, Some(Kind::Tools));
     // Meeting the minimum exactly is fine.
     let full = complete(Kind::Tools, 14);
     let mut k = kind_input(&full);
@@ -119,6 +120,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         reference: "origin".into(),
         reference_items: 14,
         missing: Vec::new(),
+        missing_total: 0,
     }];
     assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
 }
@@ -131,6 +133,7 @@ fn long_name_lists_are_bounded_and_counted() {
         reference: "origin".into(),
         reference_items: 500,
         missing: names("x", 499),
+        missing_total: 499,
     }];
     let v = judge(&target(vec![k], &[]));
     let m = &v.overall.reasons[0].message;
@@ -218,7 +221,7 @@ fn a_cursor_cycle_is_down_with_guard_and_page() {
     assert_eq!(r.code, Code::ListingAborted);
     assert!(
         r.message
-            .starts_with("tools listing aborted on page 3 by the cursor_cycle guard"),
+            .starts_with("tools listing aborted at page index 2 by the cursor_cycle guard"),
         "{}",
         r.message
     );
@@ -244,7 +247,7 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
     assert_eq!(
         v.overall.reasons[0].message,
-        "tools listing failed on page 4 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
+        "tools listing failed at page index 3 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
     );
 }
 

@@ -1,6 +1,6 @@
 //! The verdict as plain text, for `probe` and `/probe?debug=true`.
 
-use super::TargetVerdict;
+use super::types::TargetVerdict;
 use std::fmt::Write as _;
 
 /// `verdict: degraded`, one line per reason (level, kind, code, message),

@@ -151,9 +151,9 @@ pub fn reference_diff(reference: &BTreeMap<Kind, Vec<ReferenceGap>>) -> String {
                 super::html::path_segment(&g.reference),
                 esc(&g.reference),
                 g.reference_items,
-                if g.missing.is_empty() { "ok" } else { "bad" },
-                g.missing.len(),
-                names_cell(&g.missing, g.missing.len() as u64)
+                if g.missing_total == 0 { "ok" } else { "bad" },
+                g.missing_total,
+                names_cell(&g.missing, g.missing_total)
             );
         }
     }
@@ -169,7 +169,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> String {
         return b;
     }
     b.push_str(
-        "<table><tr><th>when</th><th>kind</th><th>outcome</th><th>page</th><th>detail</th></tr>",
+        "<table><tr><th>when</th><th>kind</th><th>outcome</th><th>page index</th><th>detail</th></tr>",
     );
     for f in failures {
         let _ = write!(
@@ -179,7 +179,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> String {
             f.kind.map(|k| k.label()).unwrap_or("all"),
             f.outcome,
             f.reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default(),
-            f.page.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            f.page_index.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             esc(f.detail.as_deref().unwrap_or(""))
         );
     }
@@ -222,6 +222,7 @@ mod tests {
                 reference: "origin".into(),
                 reference_items: 14,
                 missing: vec!["tool-009".into(), "tool-010".into()],
+                missing_total: 2,
             }],
         );
         let html = reference_diff(&r);

@@ -25,7 +25,10 @@ pub fn alertmanager_binary() -> Result<PathBuf, String> {
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("$ALERTMANAGER points at {}, not a file", p.display()))
+            Err(format!(
+                "$ALERTMANAGER points at {}, not a file",
+                p.display()
+            ))
         };
     }
     let system = Path::new("/usr/bin/prometheus-alertmanager");
@@ -41,10 +44,12 @@ pub fn alertmanager_binary() -> Result<PathBuf, String> {
             }
         }
     }
-    Err("Alertmanager not found (looked at $ALERTMANAGER, /usr/bin/prometheus-alertmanager \
+    Err(
+        "Alertmanager not found (looked at $ALERTMANAGER, /usr/bin/prometheus-alertmanager \
          and $PATH). Install it: on Debian `apt-get install prometheus-alertmanager`, or see \
          scripts/install-test-deps.sh"
-        .into())
+            .into(),
+    )
 }
 
 fn free_port() -> u16 {
@@ -123,7 +128,9 @@ impl Webhook {
 /// Reads one HTTP/1.1 request with a Content-Length body, answers 200 and
 /// returns the body parsed as JSON.
 fn read_post(stream: TcpStream) -> Option<Value> {
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut length = 0usize;
     loop {

@@ -36,9 +36,11 @@ pub fn chromium_binary() -> Result<PathBuf, String> {
             }
         }
     }
-    Err("chromium not found (looked at $CHROMIUM, /usr/bin/chromium and $PATH). \
+    Err(
+        "chromium not found (looked at $CHROMIUM, /usr/bin/chromium and $PATH). \
          Install it: on Debian `apt-get install chromium`, or see scripts/install-test-deps.sh"
-        .into())
+            .into(),
+    )
 }
 
 /// A bound on one browser run; a loaded 2-core machine needs room.
@@ -95,7 +97,9 @@ fn run(extra: &[String], url: &str) -> Result<Vec<u8>, String> {
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("chromium did not finish {url} within {RUN_LIMIT:?}"));
+                return Err(format!(
+                    "chromium did not finish {url} within {RUN_LIMIT:?}"
+                ));
             }
         }
     };
@@ -183,6 +187,9 @@ pub fn screenshot(url: &str, path: &Path, width: u32, height: u32) -> Result<(),
     )?;
     match std::fs::metadata(path) {
         Ok(m) if m.len() > 0 => Ok(()),
-        _ => Err(format!("chromium wrote no screenshot to {}", path.display())),
+        _ => Err(format!(
+            "chromium wrote no screenshot to {}",
+            path.display()
+        )),
     }
 }

@@ -28,8 +28,12 @@ impl Demo {
     /// Starts the simulator and the exporter; `extra_args` go to the exporter.
     pub fn start(extra_args: &[&str]) -> Demo {
         let dir = tempfile::tempdir().expect("temp dir");
-        let scenarios = repo("config/demo-scenarios.yaml").replace("after_seconds: 60", "after_seconds: 3");
-        assert!(scenarios.contains("after_seconds: 3"), "demo scenarios changed shape");
+        let scenarios =
+            repo("config/demo-scenarios.yaml").replace("after_seconds: 60", "after_seconds: 3");
+        assert!(
+            scenarios.contains("after_seconds: 3"),
+            "demo scenarios changed shape"
+        );
         let scenarios_path = dir.path().join("scenarios.yaml");
         std::fs::write(&scenarios_path, scenarios).expect("write scenarios");
         let simulator = Proc::start(&[
@@ -48,7 +52,10 @@ impl Demo {
             .replace("jitter: 2s", "jitter: 0s")
             .replace(
                 "state_dir: .state/demo",
-                &format!("state_dir: {}", serde_json::to_string(&state.display().to_string()).expect("path")),
+                &format!(
+                    "state_dir: {}",
+                    serde_json::to_string(&state.display().to_string()).expect("path")
+                ),
             );
         assert!(config.contains("every: 1s"), "demo config changed shape");
         let config_path = dir.path().join("demo.yaml");
@@ -95,7 +102,12 @@ impl Demo {
 
     /// Waits until `check` holds for target `name` (its `/api/targets`
     /// entry); panics with the last entry and the exporter's log.
-    pub fn wait_target(&self, name: &str, what: &str, mut check: impl FnMut(&Value) -> bool) -> Value {
+    pub fn wait_target(
+        &self,
+        name: &str,
+        what: &str,
+        mut check: impl FnMut(&Value) -> bool,
+    ) -> Value {
         let mut last = Value::Null;
         let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             wait_for(Duration::from_secs(120), what, || {
@@ -117,7 +129,8 @@ impl Demo {
 
 /// The reason with `code` (and `kind`, when given) of a verdict object.
 pub fn reason<'a>(verdict: &'a Value, code: &str, kind: Option<&str>) -> Option<&'a Value> {
-    verdict["reasons"].as_array()?.iter().find(|r| {
-        r["code"] == code && kind.is_none_or(|k| r["kind"] == k)
-    })
+    verdict["reasons"]
+        .as_array()?
+        .iter()
+        .find(|r| r["code"] == code && kind.is_none_or(|k| r["kind"] == k))
 }
