@@ -16,6 +16,7 @@ pub mod poller;
 pub mod simulate;
 pub mod sinks;
 pub mod telemetry;
+pub mod verdict;
 pub mod web;
 /// Secrets scrubbing lives with the wire client, which must scrub what it keeps; config uses it too.
 pub use mcp::secrets;

@@ -278,7 +278,8 @@ fn metrics_per_scenario() {
     let (status, page) = http_get(&format!("{}/", exp.url));
     assert_eq!(status, 200);
     assert!(
-        page.contains("shrink") && page.contains("silent shrink"),
+        page.contains("data-target=\"shrink\" data-level=\"degraded\"")
+            && page.contains("without a list_changed notice"),
         "{page}"
     );
     let (status, detail) = http_get(&format!("{}/targets/cycle", exp.url));

@@ -196,6 +196,22 @@ fn every_alert_has_labels_annotations_and_a_runbook_section() {
                 rule.annotations.get("runbook_url")
             ));
         }
+        // Alerts about one target link to its status page.
+        let per_target = rule
+            .annotations
+            .get("description")
+            .is_some_and(|d| d.contains("$labels.target"));
+        let status_url = rule.annotations.get("status_url");
+        if per_target
+            && !status_url.is_some_and(|u| {
+                u.contains("mcp_exporter_external_url_info")
+                    && u.ends_with("/targets/{{ $labels.target }}")
+            })
+        {
+            problems.push(format!(
+                "{name}: status_url should link to <external URL>/targets/{{{{ $labels.target }}}}, is {status_url:?}"
+            ));
+        }
         if !anchors.contains(&name.to_lowercase()) {
             problems.push(format!("{name}: {RUNBOOKS} has no `## {name}` section"));
         }

@@ -5,6 +5,7 @@ use crate::listing::{Kind, Outcome, WalkLimits};
 use crate::mcp::session::HttpMode;
 use crate::mcp::transport::TransportLimits;
 use crate::poll::{poll, HttpEndpoint, PollContext, PollReport, PollTarget, TargetBuilder};
+use crate::sinks::verdict::judge_report;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,8 +91,9 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
         }
     };
     let report = poll(&target, PollContext::default()).await;
+    let verdict = judge_report(&report, &Default::default());
     if args.json {
-        match serde_json::to_string_pretty(&report) {
+        match serde_json::to_string_pretty(&with_verdict(&report, &verdict)) {
             Ok(s) => super::print_stdout(&format!("{s}\n")),
             Err(e) => {
                 eprintln!("mcp-exporter probe: cannot encode the report: {e}");
@@ -99,7 +101,11 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
             }
         }
     } else {
-        super::print_stdout(&render(&report));
+        super::print_stdout(&format!(
+            "{}\n{}",
+            crate::verdict::text::render(&verdict),
+            render(&report)
+        ));
     }
     if report.all_complete() {
         ExitCode::SUCCESS
@@ -189,6 +195,36 @@ fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
             },
         )
         .build())
+}
+
+/// The report with its verdict, in the shape of `/api/targets`: `verdict`
+/// for the target, `kinds.<kind>.verdict` per kind (docs/api.md).
+#[derive(serde::Serialize)]
+pub struct ReportWithVerdict<'a> {
+    #[serde(flatten)]
+    pub report: &'a PollReport,
+    pub verdict: &'a crate::verdict::Verdict,
+    pub kinds: std::collections::BTreeMap<Kind, KindVerdict<'a>>,
+}
+
+#[derive(serde::Serialize)]
+pub struct KindVerdict<'a> {
+    pub verdict: &'a crate::verdict::Verdict,
+}
+
+pub fn with_verdict<'a>(
+    report: &'a PollReport,
+    verdict: &'a crate::verdict::TargetVerdict,
+) -> ReportWithVerdict<'a> {
+    ReportWithVerdict {
+        report,
+        verdict: &verdict.overall,
+        kinds: verdict
+            .kinds
+            .iter()
+            .map(|(k, v)| (*k, KindVerdict { verdict: v }))
+            .collect(),
+    }
 }
 
 /// The `target` label and report name of a command-line probe.

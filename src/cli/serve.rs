@@ -5,7 +5,7 @@ use crate::config;
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
-use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{register_external_url, ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
@@ -34,6 +34,45 @@ pub struct ServeArgs {
     /// Client connections at most (default: 1024, at most half the open-file limit).
     #[arg(long = "web.max-connections")]
     pub max_connections: Option<usize>,
+    /// URL under which people reach this exporter (behind a proxy, say);
+    /// alerts link to `<URL>/targets/NAME`. Default: http:// plus the
+    /// listen address (the host name when listening on every address).
+    #[arg(long = "web.external-url", value_parser = parse_external_url)]
+    pub external_url: Option<String>,
+    /// How long an event such as a silent shrink keeps its kind `degraded`
+    /// (docs/verdict.md).
+    #[arg(long = "verdict.event-window", default_value = "1h", value_parser = super::parse_duration)]
+    pub event_window: std::time::Duration,
+}
+
+/// An absolute http(s) URL without credentials, query or fragment; kept
+/// without its trailing slash so `/targets/NAME` can be appended.
+fn parse_external_url(s: &str) -> Result<String, String> {
+    let url = url::Url::parse(s).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err("the external URL must be http or https".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the external URL must not carry credentials".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("the external URL must not have a query or fragment".into());
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+/// `http://ADDRESS`, with the host name in place of an unspecified address.
+fn default_external_url(local: &std::net::SocketAddr) -> String {
+    if local.ip().is_unspecified() {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".to_string());
+        format!("http://{host}:{}", local.port())
+    } else {
+        format!("http://{local}")
+    }
 }
 
 pub async fn main(args: ServeArgs) -> ExitCode {
@@ -86,6 +125,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         exporter,
         traces: traces.clone(),
         status: StatusStore::new(history),
+        event_window: args.event_window,
     };
     let web_config = match &args.web_config_file {
         Some(path) => match crate::web::web_config::WebServerConfig::load(path) {
@@ -119,10 +159,16 @@ pub async fn main(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let local = listener
-        .local_addr()
+    let bound = listener.local_addr().ok();
+    let local = bound
         .map(|a| a.to_string())
-        .unwrap_or_else(|_| args.listen_address.clone());
+        .unwrap_or_else(|| args.listen_address.clone());
+    let external_url = match (&args.external_url, bound) {
+        (Some(u), _) => u.clone(),
+        (None, Some(a)) => default_external_url(&a),
+        (None, None) => format!("http://{local}"),
+    };
+    register_external_url(&mut registry, &external_url);
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     // Tests and scripts read this line to find a port chosen by the OS.
@@ -176,5 +222,24 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_urls_are_absolute_without_secrets_or_trailing_slash() {
+        assert_eq!(
+            parse_external_url("https://mcp.example.com/exporter/").as_deref(),
+            Ok("https://mcp.example.com/exporter")
+        );
+        assert!(parse_external_url("https://u:p@mcp.example.com/").is_err());
+        assert!(parse_external_url("https://mcp.example.com/?a=b").is_err());
+        assert!(parse_external_url("ftp://mcp.example.com/").is_err());
+        assert!(parse_external_url("/relative").is_err());
+        let local: std::net::SocketAddr = "127.0.0.1:9733".parse().unwrap();
+        assert_eq!(default_external_url(&local), "http://127.0.0.1:9733");
     }
 }

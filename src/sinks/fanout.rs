@@ -1,14 +1,18 @@
 //! The one fan-out: baseline diff first (so every sink sees the same diff),
+//! then the verdict (judged once, against the status store's kept history),
 //! then metrics, spans and the status store. The scheduler runs every stage;
 //! `/probe` runs the same code with only a fresh registry's metrics.
 
 use super::status::StatusStore;
+use super::verdict::{observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PolledTarget};
 use crate::config::TargetConfig;
 use crate::poll::{unix_now, PollReport, RelistReport};
 use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::TraceSink;
+use crate::verdict::{CatalogueHistory, TargetVerdict};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// The scheduler's sinks, shared by every target task.
 pub struct Sinks {
@@ -17,6 +21,8 @@ pub struct Sinks {
     pub exporter: ExporterMetrics,
     pub traces: TraceSink,
     pub status: StatusStore,
+    /// How long a silent shrink keeps its kind degraded.
+    pub event_window: Duration,
 }
 
 impl Sinks {
@@ -27,6 +33,7 @@ impl Sinks {
             metrics: &self.metrics,
             traces: Some((&self.traces, &self.exporter)),
             status: Some(&self.status),
+            event_window: self.event_window,
         }
     }
 }
@@ -39,6 +46,9 @@ pub struct Fanout<'a> {
     /// Spans, and the counter their drops are reported in.
     pub traces: Option<(&'a TraceSink, &'a ExporterMetrics)>,
     pub status: Option<&'a StatusStore>,
+    /// Without a status store a verdict has no history: events count only
+    /// in the poll that saw them.
+    pub event_window: Duration,
 }
 
 impl Fanout<'_> {
@@ -49,14 +59,23 @@ impl Fanout<'_> {
             metrics,
             traces: None,
             status: None,
+            event_window: crate::verdict::DEFAULT_EVENT_WINDOW,
         }
     }
 
     /// A scheduled poll (or a `/probe` poll). `consecutive_failures`
     /// includes this poll.
-    pub fn poll(&self, report: PollReport, target: &TargetConfig, consecutive_failures: u32) {
+    /// Returns the verdict, for callers that show it (`/probe?debug=true`).
+    pub fn poll(
+        &self,
+        report: PollReport,
+        target: &TargetConfig,
+        consecutive_failures: u32,
+    ) -> (PolledTarget, TargetVerdict) {
         let polled = self.compare(report, target);
+        let verdict = self.judge(&polled, target, false);
         self.metrics.observe(&polled, &target.expect);
+        self.metrics.set_verdict(&polled.report.target, &verdict);
         if let Some((traces, exporter)) = self.traces {
             traces.export_poll(&polled);
             exporter.set_spans_dropped_total(traces.dropped_spans());
@@ -64,6 +83,7 @@ impl Fanout<'_> {
         if let Some(status) = self.status {
             status.record(&polled, consecutive_failures);
         }
+        (polled, verdict)
     }
 
     /// A watch-mode re-list: only the re-listed kinds change; no poll
@@ -72,9 +92,30 @@ impl Fanout<'_> {
     pub fn relist(&self, relist: RelistReport, target: &TargetConfig) {
         let up = relist.up;
         let polled = self.compare(relist.report, target);
+        let verdict = self.judge(&polled, target, true);
         self.metrics.observe_relist(&polled, up);
+        self.metrics.set_verdict(&polled.report.target, &verdict);
         if let Some(status) = self.status {
             status.record_relist(&polled, up);
+        }
+    }
+
+    /// The verdict, judged once per report: against the target's kept
+    /// history when there is a status store, else on this report alone.
+    fn judge(&self, polled: &PolledTarget, target: &TargetConfig, partial: bool) -> TargetVerdict {
+        let sizes = match self.baselines {
+            Some(b) => reference_sizes(&b.lock().unwrap_or_else(|p| p.into_inner()), polled),
+            None => ReferenceSizes::new(),
+        };
+        let obs = observation(polled, &target.expect, &sizes);
+        let kept = self
+            .status
+            .and_then(|s| s.judge(&obs, &polled.report.target, self.event_window, partial));
+        match kept {
+            Some(v) => v,
+            None => CatalogueHistory::default()
+                .observe(&obs, self.event_window, false)
+                .clone(),
         }
     }
 

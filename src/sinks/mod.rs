@@ -7,6 +7,7 @@
 pub mod fanout;
 pub mod probe_answer;
 pub mod status;
+pub mod verdict;
 
 pub use fanout::{Fanout, Sinks};
 pub use status::{PollSummary, StatusStore, TargetStatus};

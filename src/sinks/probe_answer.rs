@@ -18,3 +18,17 @@ pub fn render(report: PollReport, target: &TargetConfig) -> Result<String, std::
     Fanout::metrics_only(&metrics).poll(report, target, 0);
     encode(&registry)
 }
+
+/// `/probe?debug=true`: the human report of one probe — its verdict, then
+/// every page with cursors as short hashes — instead of metrics.
+pub fn debug(report: PollReport, target: &TargetConfig) -> String {
+    let mut registry = Registry::default();
+    let metrics = TargetMetrics::for_probe(&mut registry);
+    let (polled, verdict) = Fanout::metrics_only(&metrics).poll(report, target, 0);
+    format!(
+        "probe of target {}\n\n{}\n{}",
+        target.name,
+        crate::verdict::text::render(&verdict),
+        crate::cli::probe::render(&polled.report)
+    )
+}

@@ -4,9 +4,12 @@
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::Kind;
 use crate::poll::{unix_seconds, TraceId, Transport};
+use crate::verdict::history::Observation;
+use crate::verdict::{CatalogueHistory, TargetVerdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 /// Per kind, what a person asks first about one poll.
 #[derive(Debug, Clone, Serialize)]
@@ -131,6 +134,10 @@ pub struct TargetStatus {
     pub trend: BTreeMap<Kind, VecDeque<u64>>,
     /// The stdio server's stderr tail from the latest poll (redacted).
     pub stderr_tail: Option<String>,
+    /// Chart points, change log, failures and the verdict (bounded; the
+    /// API shows them in its own shape, docs/api.md).
+    #[serde(skip)]
+    pub catalogue: CatalogueHistory,
 }
 
 /// Shared between the poller (writer) and the web server (reader).
@@ -166,10 +173,30 @@ impl StatusStore {
                 history: VecDeque::new(),
                 trend: BTreeMap::new(),
                 stderr_tail: None,
+                catalogue: CatalogueHistory::default(),
             });
             entry.endpoint = endpoint.clone();
             entry.schedule = schedule.clone();
         }
+    }
+
+    /// Judge a poll (or, `partial`, a watch re-list) against the target's
+    /// kept history and keep the result; `None` for an unknown target.
+    pub fn judge(
+        &self,
+        observation: &Observation<'_>,
+        target: &str,
+        event_window: Duration,
+        partial: bool,
+    ) -> Option<TargetVerdict> {
+        let mut map = self.write();
+        let status = map.get_mut(target)?;
+        Some(
+            status
+                .catalogue
+                .observe(observation, event_window, partial)
+                .clone(),
+        )
     }
 
     /// A scheduled poll; `consecutive_failures` includes it.

@@ -16,7 +16,7 @@ mod target;
 mod tests;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
-pub use exporter::{ExporterMetrics, PollInFlight};
+pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
 pub use labels::MAX_SERVER_LABEL_CHARS;
 pub use target::TargetMetrics;
 

@@ -70,4 +70,8 @@ th,td{padding:6px 10px;border-bottom:1px solid #e3e6ea;text-align:left;vertical-
 th{background:#eef0f3;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .ok{color:#0a7d32;font-weight:600}.bad{color:#b3261e;font-weight:600}.warn{color:#9a6700;font-weight:600}\
 .muted{color:#6b7280}.spark{font-family:monospace;letter-spacing:-1px}pre{background:#fff;padding:10px;overflow:auto;max-height:320px}\
-h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}";
+h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}\
+.verdict{display:inline-block;padding:1px 8px;border-radius:10px;border:1px solid currentColor;font-weight:600}\
+.counts span{margin-right:4px}.filter{margin:6px 0 4px}.filter select,.filter input,.filter button{font:inherit}\
+td.reason{max-width:520px}.legend{margin:2px 0 10px;font-size:12px}.legend span{margin-right:12px}\
+svg.chart{background:#fff;max-width:100%;height:auto}h3{margin:16px 0 4px;font-size:15px}";

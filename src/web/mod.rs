@@ -7,7 +7,9 @@ mod html;
 mod probe;
 mod scrape_timeout;
 pub mod server;
+mod status_chart;
 mod status_page;
+mod status_sections;
 mod tls;
 pub mod web_config;
 

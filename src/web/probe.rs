@@ -17,6 +17,10 @@ pub struct ProbeQuery {
     target: Option<String>,
     kind: Option<String>,
     module: Option<String>,
+    /// `debug=true`: the human report (pages, cursor hashes, verdict) as
+    /// text instead of metrics, as blackbox_exporter does.
+    #[serde(default)]
+    debug: bool,
 }
 
 fn bad(status: StatusCode, msg: &str) -> Response {
@@ -97,6 +101,10 @@ pub async fn probe(
         .await;
         report
     };
+    if q.debug {
+        let body = probe_answer::debug(report, &target);
+        return ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response();
+    }
     match probe_answer::render(report, &target) {
         Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),

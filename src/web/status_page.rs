@@ -2,38 +2,118 @@
 //! catalogue sizes and trend, and per target recent polls page by page.
 
 use super::html::{esc, page, path_segment, sparkline};
+use super::status_chart::catalogue_chart;
+use super::status_sections::{
+    badge, change_log, failures, first_reason, reference_diff, verdict_block,
+};
 use super::AppState;
 use crate::poll::unix_now;
-use crate::sinks::status::{PollSummary, TargetStatus};
-use axum::extract::{Path, State};
+use crate::sinks::status::TargetStatus;
+use crate::verdict::{ago, Level};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
 use std::fmt::Write as _;
 
-pub async fn index(State(app): State<AppState>) -> Html<String> {
-    let targets = app.service.status().all();
+/// Front-page filter: `?level=down|degraded|healthy|pending|unhealthy`
+/// and `?q=` (a substring of the name), a plain GET form.
+#[derive(Debug, Default, Deserialize)]
+pub struct IndexQuery {
+    level: Option<String>,
+    q: Option<String>,
+}
+
+/// Sort key, worst first: down, degraded, pending (no verdict yet), healthy.
+fn rank(t: &TargetStatus) -> u8 {
+    match t.catalogue.verdict.as_ref().map(|v| v.overall.level) {
+        Some(Level::Down) => 0,
+        Some(Level::Degraded) => 1,
+        None => 2,
+        Some(Level::Healthy) => 3,
+    }
+}
+
+fn level_word(t: &TargetStatus) -> &'static str {
+    t.catalogue
+        .verdict
+        .as_ref()
+        .map(|v| v.overall.level.label())
+        .unwrap_or("pending")
+}
+
+fn keep(t: &TargetStatus, q: &IndexQuery) -> bool {
+    let level_ok = match q.level.as_deref().unwrap_or("") {
+        "" | "all" => true,
+        "unhealthy" => rank(t) < 2,
+        l => level_word(t) == l,
+    };
+    let name_ok =
+        q.q.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .is_none_or(|s| t.name.contains(s));
+    level_ok && name_ok
+}
+
+pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> Html<String> {
+    let mut targets = app.service.status().all();
+    targets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
     let now = unix_now();
     let mut b = String::new();
-    let up = targets
-        .iter()
-        .filter(|t| t.history.front().is_some_and(|p| p.up))
-        .count();
+    let count = |w: &str| targets.iter().filter(|t| level_word(t) == w).count();
     let _ = write!(
         b,
-        "<h1>Targets</h1><p>{up} of {} target(s) listed every kind completely on their last poll.</p>",
-        targets.len()
+        "<h1>Targets</h1><p class=\"counts\"><span class=\"bad\">{} down</span> · <span class=\"warn\">{} degraded</span> · <span class=\"ok\">{} healthy</span> · <span class=\"muted\">{} pending</span></p>",
+        count("down"),
+        count("degraded"),
+        count("healthy"),
+        count("pending")
     );
-    b.push_str("<table><tr><th>target</th><th>health</th><th>server</th><th>catalogue (unique items, trend)</th><th>last outcome</th><th>last poll</th><th>next poll</th></tr>");
-    for t in &targets {
+    let selected = q.level.as_deref().unwrap_or("all");
+    b.push_str(
+        "<form class=\"filter\" method=\"get\" action=\"/\"><label>verdict <select name=\"level\">",
+    );
+    for (value, label) in [
+        ("all", "all"),
+        ("unhealthy", "down or degraded"),
+        ("down", "down"),
+        ("degraded", "degraded"),
+        ("healthy", "healthy"),
+        ("pending", "pending"),
+    ] {
+        let _ = write!(
+            b,
+            "<option value=\"{value}\"{}>{label}</option>",
+            if value == selected { " selected" } else { "" }
+        );
+    }
+    let _ = write!(
+        b,
+        "</select></label> <label>name <input name=\"q\" value=\"{}\" size=\"16\"></label> <button type=\"submit\">filter</button></form>",
+        esc(q.q.as_deref().unwrap_or(""))
+    );
+    b.push_str("<table class=\"targets\"><tr><th>target</th><th>verdict</th><th>first reason (worst first)</th><th>catalogue (unique items, trend)</th><th>last poll</th><th>next poll</th></tr>");
+    let mut shown = 0;
+    for t in targets.iter().filter(|t| keep(t, &q)) {
+        shown += 1;
         let last = t.history.front();
-        let health = match last {
-            None => "<span class=\"muted\">pending</span>".to_string(),
-            Some(p) if p.up => "<span class=\"ok\">up</span>".to_string(),
-            Some(_) => "<span class=\"bad\">down</span>".to_string(),
-        };
-        let server = match (&t.server_name, &t.server_version) {
-            (Some(n), Some(v)) => format!("{} {}", esc(n), esc(v)),
-            _ => "-".into(),
+        let (verdict, reason) = match &t.catalogue.verdict {
+            None => (
+                "<span class=\"verdict muted\">pending</span>".to_string(),
+                "<span class=\"muted\">not polled yet</span>".to_string(),
+            ),
+            Some(v) => (
+                format!(
+                    "{}{}",
+                    badge(v.overall.level),
+                    t.catalogue
+                        .level_since_unix_seconds
+                        .map(|s| format!("<br><span class=\"muted\">for {}</span>", ago(now - s)))
+                        .unwrap_or_default()
+                ),
+                first_reason(&v.overall),
+            ),
         };
         let mut sizes = String::new();
         for (kind, trend) in &t.trend {
@@ -45,7 +125,6 @@ pub async fn index(State(app): State<AppState>) -> Html<String> {
                 sparkline(trend.iter())
             );
         }
-        let outcome = last.map(outcome_cell).unwrap_or_else(|| "-".into());
         let age = last
             .map(|p| format!("{} ago", ago(now - p.started_unix_seconds)))
             .unwrap_or_else(|| "-".into());
@@ -61,56 +140,23 @@ pub async fn index(State(app): State<AppState>) -> Html<String> {
             .unwrap_or_else(|| "-".into());
         let _ = write!(
             b,
-            "<tr><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{health}</td><td>{server}</td><td>{sizes}</td><td>{outcome}</td><td>{age}</td><td>{next}</td></tr>",
+            "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
+            esc(&t.name),
+            level_word(t),
             path_segment(&t.name),
             esc(&t.name),
             esc(&t.endpoint)
         );
     }
     b.push_str("</table>");
-    Html(page("mcp-exporter", &b))
-}
-
-fn outcome_cell(p: &PollSummary) -> String {
-    if let Some(e) = &p.session_error {
-        return format!("<span class=\"bad\">{}</span>", esc(e));
-    }
-    let mut s = String::new();
-    for k in &p.kinds {
-        let class = match k.outcome {
-            "complete" => "ok",
-            "unsupported" => "muted",
-            "aborted" => "warn",
-            _ => "bad",
-        };
-        let reason = k
-            .reason
-            .as_deref()
-            .map(|r| format!(" ({})", esc(r)))
-            .unwrap_or_default();
-        let shrink = if k.silent_shrink {
-            " <span class=\"bad\">silent shrink</span>"
-        } else {
-            ""
-        };
+    if shown < targets.len() {
         let _ = write!(
-            s,
-            "{}: <span class=\"{class}\">{}{reason}</span>{shrink}<br>",
-            k.kind, k.outcome
+            b,
+            "<p class=\"muted\">{shown} of {} target(s) shown. <a href=\"/\">Show all</a></p>",
+            targets.len()
         );
     }
-    s
-}
-
-fn ago(secs: f64) -> String {
-    let s = secs.max(0.0);
-    if s < 90.0 {
-        format!("{s:.0}s")
-    } else if s < 5400.0 {
-        format!("{:.0}m", s / 60.0)
-    } else {
-        format!("{:.1}h", s / 3600.0)
-    }
+    Html(page("mcp-exporter", &b))
 }
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
@@ -136,6 +182,21 @@ fn render_target(t: &TargetStatus) -> String {
         t.skipped_polls,
         t.consecutive_failures
     );
+    let c = &t.catalogue;
+    match &c.verdict {
+        Some(v) => b.push_str(&verdict_block(v, c.level_since_unix_seconds, unix_now())),
+        None => b.push_str("<h2>Verdict: <span class=\"verdict muted\">pending</span></h2><p class=\"muted\">Not polled yet.</p>"),
+    }
+    b.push_str("<h2>Catalogue over time</h2>");
+    b.push_str(&catalogue_chart(&c.points));
+    b.push_str(&change_log(&c.changes));
+    b.push_str(&reference_diff(&c.reference));
+    b.push_str(&failures(&c.failures));
+    let _ = write!(
+        b,
+        "<h2>Recent polls</h2><p class=\"muted\">The last {} poll(s), newest first; failures above are kept apart and outlive them.</p>",
+        t.history.len()
+    );
     for (i, p) in t.history.iter().enumerate() {
         let when =
             chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
@@ -143,7 +204,7 @@ fn render_target(t: &TargetStatus) -> String {
                 .unwrap_or_default();
         let _ = write!(
             b,
-            "<h2>{} {}</h2><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
+            "<h3>{} {}</h3><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
             if i == 0 { "Latest poll" } else { "Poll" },
             esc(&when),
             if p.up {
@@ -233,5 +294,23 @@ mod tests {
         assert_eq!(ago(5.0), "5s");
         assert_eq!(ago(600.0), "10m");
         assert_eq!(ago(7200.0), "2.0h");
+    }
+
+    #[test]
+    fn pending_targets_sort_between_degraded_and_healthy_and_filter() {
+        let store = crate::sinks::status::StatusStore::new(5);
+        store.set_targets(&[("b".into(), "u".into(), "s".into())]);
+        let t = store.get("b").unwrap();
+        assert_eq!(rank(&t), 2);
+        assert_eq!(level_word(&t), "pending");
+        let q = |level: &str, name: &str| IndexQuery {
+            level: Some(level.into()),
+            q: Some(name.into()),
+        };
+        assert!(keep(&t, &q("pending", "")));
+        assert!(keep(&t, &q("all", "b")));
+        assert!(!keep(&t, &q("down", "")));
+        assert!(!keep(&t, &q("unhealthy", "")));
+        assert!(!keep(&t, &q("all", "zzz")));
     }
 }

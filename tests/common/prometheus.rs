@@ -75,6 +75,8 @@ pub struct PrometheusSetup {
     pub rule_files: Vec<PathBuf>,
     pub scrape_interval: Duration,
     pub evaluation_interval: Duration,
+    /// `127.0.0.1:PORT` of Alertmanagers to send alerts to.
+    pub alertmanagers: Vec<String>,
 }
 
 impl PrometheusSetup {
@@ -84,6 +86,7 @@ impl PrometheusSetup {
             rule_files: Vec::new(),
             scrape_interval: Duration::from_secs(1),
             evaluation_interval: Duration::from_secs(1),
+            alertmanagers: Vec::new(),
         }
     }
 
@@ -98,6 +101,11 @@ impl PrometheusSetup {
         self
     }
 
+    pub fn alertmanager(mut self, address: &str) -> Self {
+        self.alertmanagers.push(address.to_string());
+        self
+    }
+
     fn config_yaml(&self) -> String {
         let mut y = format!(
             "global:\n  scrape_interval: {}ms\n  evaluation_interval: {}ms\n  scrape_timeout: {}ms\n",
@@ -108,6 +116,12 @@ impl PrometheusSetup {
         y.push_str("rule_files:\n");
         for f in &self.rule_files {
             y.push_str(&format!("  - {}\n", yaml_quote(&f.display().to_string())));
+        }
+        if !self.alertmanagers.is_empty() {
+            y.push_str("alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [");
+            let quoted: Vec<String> = self.alertmanagers.iter().map(|a| yaml_quote(a)).collect();
+            y.push_str(&quoted.join(", "));
+            y.push_str("]\n");
         }
         y.push_str("scrape_configs:\n");
         for (job, addr) in &self.scrape_targets {

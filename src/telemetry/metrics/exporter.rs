@@ -149,3 +149,20 @@ impl Drop for PollInFlight {
         self.gauge.dec();
     }
 }
+
+/// `mcp_exporter_external_url_info{external_url="..."} 1`: where people
+/// reach this exporter (`--web.external-url`), so alert annotations can link
+/// to `/targets/NAME` (alerts/mcp-exporter.rules.yaml, `status_url`).
+pub fn register_external_url(registry: &mut Registry, external_url: &str) {
+    let info: Family<Vec<(String, String)>, Gauge> = Family::default();
+    info.get_or_create(&vec![(
+        "external_url".to_string(),
+        external_url.to_string(),
+    )])
+    .set(1);
+    registry.register(
+        "mcp_exporter_external_url_info",
+        "Constant 1; the label is the URL under which people reach this exporter (--web.external-url)",
+        info,
+    );
+}

@@ -13,6 +13,7 @@ use super::labels::{
 use crate::baseline::PolledTarget;
 use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use crate::poll::{unix_seconds, GarbageCursorAnswer, GarbageCursorCheck, PollReport};
+use crate::verdict::TargetVerdict;
 use prometheus_client::registry::Registry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};
@@ -185,6 +186,18 @@ impl TargetMetrics {
                 let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
                 self.set_reference_missing(open, target, listing.kind, by_reference);
             }
+        }
+    }
+
+    /// `mcp_verdict` per judged kind. Not pre-created: a kind not judged
+    /// yet has no verdict (0 would claim healthy).
+    pub fn set_verdict(&self, target: &str, verdict: &TargetVerdict) {
+        let _open = self.lock_open();
+        for (kind, v) in &verdict.kinds {
+            self.listing
+                .verdict
+                .get_or_create(&TargetKindLabels::new(target, kind.label()))
+                .set(v.level.gauge_value());
         }
     }
 

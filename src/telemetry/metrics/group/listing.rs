@@ -27,6 +27,8 @@ pub struct ListingFamilies {
     pub invalid_items: GaugeFamily<TargetKindLabels>,
     pub unsupported: GaugeFamily<TargetKindLabels>,
     pub expected_min_items: GaugeFamily<TargetKindLabels>,
+    /// `mcp_verdict`: 0 healthy, 1 degraded, 2 down (docs/verdict.md).
+    pub verdict: GaugeFamily<TargetKindLabels>,
     pub last_success: FloatGaugeFamily<TargetKindLabels>,
     pub pages: HistFamily<TargetKindLabels>,
     pub duration: HistFamily<TargetKindLabels>,
@@ -50,6 +52,7 @@ impl ListingFamilies {
             invalid_items: Family::default(),
             unsupported: Family::default(),
             expected_min_items: Family::default(),
+            verdict: Family::default(),
             last_success: Family::default(),
             pages: Family::new_with_constructor(pages_histogram),
             duration: Family::new_with_constructor(seconds_histogram),
@@ -124,6 +127,14 @@ impl ListingFamilies {
                 source.polls()
             ),
             g.unsupported.clone(),
+        );
+        r.register(
+            "mcp_verdict",
+            format!(
+                "Verdict of {} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down",
+                source.poll()
+            ),
+            g.verdict.clone(),
         );
         r.register(
             "mcp_listing_expected_min_items",
@@ -208,6 +219,7 @@ impl ListingFamilies {
             &self.invalid_items,
             &self.unsupported,
             &self.expected_min_items,
+            &self.verdict,
         ] {
             family.remove(&l);
         }

@@ -1,0 +1,106 @@
+//! The verdict stage of the fan-out: turns a compared poll (report, baseline
+//! diffs, reference gaps) and the target's expectations into the verdict's
+//! input. Judging itself is `crate::verdict`.
+
+use crate::baseline::{BaselineStore, PolledTarget};
+use crate::listing::Kind;
+use crate::poll::{unix_seconds, PollReport};
+use crate::verdict::history::{KindObservation, Observation};
+use crate::verdict::{CatalogueHistory, Change, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW};
+use std::collections::BTreeMap;
+
+/// Size of each reference listing this poll was compared with, read from
+/// the baselines: `(reference target, kind) → unique items`.
+pub type ReferenceSizes = BTreeMap<(String, Kind), u64>;
+
+/// The sizes of every reference `polled` names.
+pub fn reference_sizes(store: &BaselineStore, polled: &PolledTarget) -> ReferenceSizes {
+    let mut sizes = ReferenceSizes::new();
+    for (kind, by_reference) in &polled.reference_missing {
+        for reference in by_reference.keys() {
+            if let Some(names) = store.names(reference, *kind) {
+                sizes.insert((reference.clone(), *kind), names.len() as u64);
+            }
+        }
+    }
+    sizes
+}
+
+/// The verdict of one report on its own (no baselines, no history): what
+/// `mcp-exporter probe` shows. `expect` is the `expect:` minimum per kind.
+pub fn judge_report(report: &PollReport, expect: &BTreeMap<Kind, u64>) -> TargetVerdict {
+    let polled = PolledTarget::without_baseline(report.clone());
+    let obs = observation(&polled, expect, &ReferenceSizes::new());
+    CatalogueHistory::default()
+        .observe(&obs, DEFAULT_EVENT_WINDOW, false)
+        .clone()
+}
+
+/// What the verdict of this poll depends on.
+pub fn observation<'a>(
+    polled: &'a PolledTarget,
+    expect: &BTreeMap<Kind, u64>,
+    sizes: &ReferenceSizes,
+) -> Observation<'a> {
+    let report = &polled.report;
+    let at = unix_seconds(report.started);
+    let kinds = report
+        .listings
+        .iter()
+        .map(|l| {
+            let change = polled
+                .diffs
+                .get(&l.kind)
+                .filter(|d| d.had_baseline)
+                .and_then(|d| {
+                    Change::from_diff(
+                        l.kind,
+                        at,
+                        d.previous_items,
+                        l.unique_items,
+                        &d.added,
+                        &d.removed,
+                        l.list_changed_notifications > 0,
+                        d.silent_shrink,
+                    )
+                });
+            let reference_gaps = polled
+                .reference_missing
+                .get(&l.kind)
+                .map(|by_reference| {
+                    by_reference
+                        .iter()
+                        .map(|(reference, missing)| ReferenceGap {
+                            reference: reference.clone(),
+                            reference_items: sizes
+                                .get(&(reference.clone(), l.kind))
+                                .copied()
+                                .unwrap_or(missing.len() as u64),
+                            missing: missing.clone(),
+                            missing_total: missing.len() as u64,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            KindObservation {
+                listing: l,
+                change,
+                expected_min: expect.get(&l.kind).copied(),
+                reference_gaps,
+                garbage_cursor: report
+                    .garbage_cursor_checks
+                    .iter()
+                    .find(|c| c.kind == l.kind)
+                    .map(|c| c.result.label()),
+            }
+        })
+        .collect();
+    Observation {
+        at_unix_seconds: at,
+        session_error: report
+            .session_error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.error.label(), e.detail)),
+        kinds,
+    }
+}

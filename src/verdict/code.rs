@@ -1,0 +1,69 @@
+//! The stable reason codes. docs/verdict.md lists the same codes in the
+//! same order; keep the two in step.
+
+use serde::Serialize;
+
+/// Reason codes. The declaration order is the order reasons of the same
+/// level are shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// down: connect or handshake failed, nothing could be listed.
+    SessionFailed,
+    /// down: a listing ended in an error (timeout, invalid_cursor, ...).
+    ListingFailed,
+    /// down: a pagination guard stopped a listing (cursor_cycle, ...).
+    ListingAborted,
+    /// degraded: items of a reference target missing from this one (first:
+    /// it names what clients lack).
+    ReferenceMissing,
+    /// degraded: fewer unique items than the `expect:` minimum.
+    BelowExpected,
+    /// degraded, event: fewer items without list_changed, within the window.
+    SilentShrink,
+    /// degraded: the same identity key on more than one page.
+    DuplicateItems,
+    /// degraded: items without their identity key were left out.
+    ItemsWithoutKey,
+    /// degraded: the server rejected a cursor it had issued (-32602) and
+    /// the listing only completed after starting over.
+    InvalidCursorRestarts,
+    /// degraded: a garbage cursor was not answered with -32602.
+    GarbageCursorAccepted,
+}
+
+impl Code {
+    pub fn label(self) -> &'static str {
+        match self {
+            Code::SessionFailed => "session_failed",
+            Code::ListingFailed => "listing_failed",
+            Code::ListingAborted => "listing_aborted",
+            Code::BelowExpected => "below_expected",
+            Code::ReferenceMissing => "reference_missing",
+            Code::SilentShrink => "silent_shrink",
+            Code::DuplicateItems => "duplicate_items",
+            Code::ItemsWithoutKey => "items_without_key",
+            Code::InvalidCursorRestarts => "invalid_cursor_restarts",
+            Code::GarbageCursorAccepted => "garbage_cursor_accepted",
+        }
+    }
+
+    pub const ALL: [Code; 10] = [
+        Code::SessionFailed,
+        Code::ListingFailed,
+        Code::ListingAborted,
+        Code::ReferenceMissing,
+        Code::BelowExpected,
+        Code::SilentShrink,
+        Code::DuplicateItems,
+        Code::ItemsWithoutKey,
+        Code::InvalidCursorRestarts,
+        Code::GarbageCursorAccepted,
+    ];
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}

@@ -1,0 +1,373 @@
+//! What the status page keeps per target to answer "what happened to this
+//! catalogue": unique items per kind over time, the change log with names,
+//! recent failures kept apart from recent polls, and the current verdict
+//! with the time its level began. Every list is bounded (docs/status.md).
+
+use super::judge::judge;
+use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use crate::listing::{Kind, ListingReport, Outcome};
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+/// Points per kind on the chart (a day at one poll every 4 minutes).
+pub const MAX_POINTS: usize = 360;
+/// Entries in the change log, all kinds together.
+pub const MAX_CHANGES: usize = 100;
+/// Names kept per change entry and direction (added / removed).
+pub const MAX_NAMES_PER_CHANGE: usize = 200;
+/// Failures kept, all kinds together; polls do not push them out.
+pub const MAX_FAILURES: usize = 50;
+
+/// One complete listing on the chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    pub at_unix_seconds: f64,
+    pub unique_items: u64,
+    /// What changed against the previous complete listing, if anything.
+    pub mark: Option<Mark>,
+    /// The server sent `list_changed` for this kind during the listing.
+    pub list_changed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mark {
+    /// Fewer items, no notice.
+    SilentShrink,
+    /// Fewer items, announced.
+    Shrink,
+    Growth,
+    /// Same count, other names.
+    Churn,
+}
+
+/// A listing (or the session) that did not complete.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    pub at_unix_seconds: f64,
+    /// `None` when the session failed (every kind).
+    pub kind: Option<Kind>,
+    /// `aborted`, `error`, or `session`.
+    pub outcome: &'static str,
+    /// Guard or error label.
+    pub reason: Option<String>,
+    pub detail: Option<String>,
+    /// Index (0-based) of the page where it happened; `None` before the
+    /// first page.
+    pub page_index: Option<u32>,
+}
+
+/// One kind of one poll, as the sinks hand it over.
+#[derive(Debug, Clone)]
+pub struct KindObservation<'a> {
+    pub listing: &'a ListingReport,
+    /// This poll's change against the previous complete listing, when
+    /// there was a previous one and anything changed.
+    pub change: Option<Change>,
+    pub expected_min: Option<u64>,
+    pub reference_gaps: Vec<ReferenceGap>,
+    pub garbage_cursor: Option<&'a str>,
+}
+
+/// One poll of one target, as the sinks hand it over.
+#[derive(Debug, Clone)]
+pub struct Observation<'a> {
+    pub at_unix_seconds: f64,
+    pub session_error: Option<String>,
+    pub kinds: Vec<KindObservation<'a>>,
+}
+
+/// Per target: chart points, change log, failures, verdict.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CatalogueHistory {
+    /// Oldest first.
+    pub points: BTreeMap<Kind, VecDeque<Point>>,
+    /// Newest first.
+    pub changes: VecDeque<Change>,
+    /// Newest first.
+    pub failures: VecDeque<Failure>,
+    /// The latest reference comparison per kind (gateway vs origin).
+    pub reference: BTreeMap<Kind, Vec<ReferenceGap>>,
+    pub verdict: Option<TargetVerdict>,
+    /// When the target's current level began (first poll with it).
+    pub level_since_unix_seconds: Option<f64>,
+}
+
+impl CatalogueHistory {
+    /// Record one poll and judge it. The change log (with this poll's
+    /// changes) is the verdict's event input. `partial`: a watch re-list of
+    /// some kinds; the other kinds keep their verdicts.
+    pub fn observe(
+        &mut self,
+        obs: &Observation<'_>,
+        event_window: Duration,
+        partial: bool,
+    ) -> &TargetVerdict {
+        let at = obs.at_unix_seconds;
+        if let Some(e) = &obs.session_error {
+            self.push_failure(Failure {
+                at_unix_seconds: at,
+                kind: None,
+                outcome: "session",
+                reason: e.split(':').next().map(str::to_string),
+                detail: Some(e.clone()),
+                page_index: None,
+            });
+        }
+        for k in &obs.kinds {
+            let l = k.listing;
+            match l.outcome {
+                Outcome::Complete => self.push_point(l, k.change.as_ref(), at),
+                Outcome::Unsupported => {}
+                Outcome::Aborted(_) | Outcome::Error(_) if obs.session_error.is_none() => self
+                    .push_failure(Failure {
+                        at_unix_seconds: at,
+                        kind: Some(l.kind),
+                        outcome: l.outcome.label(),
+                        reason: l.reason.clone(),
+                        detail: l.detail.clone(),
+                        page_index: failure_page(l),
+                    }),
+                Outcome::Aborted(_) | Outcome::Error(_) => {}
+            }
+            if let Some(c) = &k.change {
+                self.changes.push_front(c.clone());
+            }
+            if l.outcome == Outcome::Complete {
+                if k.reference_gaps.is_empty() {
+                    self.reference.remove(&l.kind);
+                } else {
+                    let capped = k
+                        .reference_gaps
+                        .iter()
+                        .map(|g| ReferenceGap {
+                            missing: g
+                                .missing
+                                .iter()
+                                .take(MAX_NAMES_PER_CHANGE)
+                                .cloned()
+                                .collect(),
+                            ..g.clone()
+                        })
+                        .collect();
+                    self.reference.insert(l.kind, capped);
+                }
+            }
+        }
+        self.changes.truncate(MAX_CHANGES);
+        let changes: Vec<Change> = self.changes.iter().cloned().collect();
+        let verdict = judge(&TargetInput {
+            session_error: obs.session_error.clone(),
+            kinds: obs
+                .kinds
+                .iter()
+                .map(|k| KindInput {
+                    listing: k.listing,
+                    expected_min: k.expected_min,
+                    reference_gaps: k.reference_gaps.clone(),
+                    garbage_cursor: k.garbage_cursor,
+                })
+                .collect(),
+            changes: &changes,
+            now_unix_seconds: at,
+            event_window,
+        });
+        let verdict = match (&self.verdict, partial) {
+            (Some(before), true) => before.updated_with(verdict),
+            _ => verdict,
+        };
+        let previous: Option<Level> = self.verdict.as_ref().map(|v| v.overall.level);
+        if previous != Some(verdict.overall.level) {
+            self.level_since_unix_seconds = Some(at);
+        }
+        self.verdict.insert(verdict)
+    }
+
+    fn push_point(&mut self, l: &ListingReport, change: Option<&Change>, at: f64) {
+        let mark = change.map(|c| {
+            if c.silent_shrink {
+                Mark::SilentShrink
+            } else if c.to < c.from {
+                Mark::Shrink
+            } else if c.to > c.from {
+                Mark::Growth
+            } else {
+                Mark::Churn
+            }
+        });
+        let points = self.points.entry(l.kind).or_default();
+        points.push_back(Point {
+            at_unix_seconds: at,
+            unique_items: l.unique_items,
+            mark,
+            list_changed: l.list_changed_notifications > 0,
+        });
+        while points.len() > MAX_POINTS {
+            points.pop_front();
+        }
+    }
+
+    fn push_failure(&mut self, f: Failure) {
+        self.failures.push_front(f);
+        self.failures.truncate(MAX_FAILURES);
+    }
+}
+
+fn failure_page(l: &ListingReport) -> Option<u32> {
+    l.pages
+        .iter()
+        .rev()
+        .find(|p| p.error.is_some())
+        .or(l.pages.last())
+        .map(|p| p.index)
+}
+
+impl Change {
+    /// A change entry from a baseline diff; `None` when nothing changed.
+    /// Name lists are capped at [`MAX_NAMES_PER_CHANGE`]; totals are not.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_diff(
+        kind: Kind,
+        at_unix_seconds: f64,
+        previous_items: u64,
+        current_items: u64,
+        added: &[String],
+        removed: &[String],
+        announced: bool,
+        silent_shrink: bool,
+    ) -> Option<Change> {
+        if added.is_empty() && removed.is_empty() && previous_items == current_items {
+            return None;
+        }
+        Some(Change {
+            kind,
+            at_unix_seconds,
+            from: previous_items,
+            to: current_items,
+            added: added.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
+            removed: removed.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
+            added_total: added.len() as u64,
+            removed_total: removed.len() as u64,
+            announced,
+            silent_shrink,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::ErrorKind;
+    use crate::verdict::{Code, DEFAULT_EVENT_WINDOW};
+
+    fn complete(n: u64) -> ListingReport {
+        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
+        l.unique_items = n;
+        l
+    }
+
+    fn obs(at: f64, l: &ListingReport, change: Option<Change>) -> Observation<'_> {
+        Observation {
+            at_unix_seconds: at,
+            session_error: None,
+            kinds: vec![KindObservation {
+                listing: l,
+                change,
+                expected_min: None,
+                reference_gaps: Vec::new(),
+                garbage_cursor: None,
+            }],
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_silent_shrink_is_logged_charted_and_degrades_until_the_window_passes() {
+        let mut h = CatalogueHistory::default();
+        let l20 = complete(20);
+        let l19 = complete(19);
+        assert_eq!(
+            h.observe(&obs(1000.0, &l20, None), DEFAULT_EVENT_WINDOW, false)
+                .overall
+                .level,
+            Level::Healthy
+        );
+        let change = Change::from_diff(
+            Kind::Tools,
+            1060.0,
+            20,
+            19,
+            &[],
+            &strings(&["tool-19"]),
+            false,
+            true,
+        );
+        let v = h.observe(&obs(1060.0, &l19, change), DEFAULT_EVENT_WINDOW, false);
+        assert_eq!(v.overall.level, Level::Degraded);
+        assert_eq!(v.overall.reasons[0].code, Code::SilentShrink);
+        assert_eq!(h.level_since_unix_seconds, Some(1060.0));
+        // Later polls without changes: still degraded within the hour...
+        let v = h.observe(&obs(2000.0, &l19, None), DEFAULT_EVENT_WINDOW, false);
+        assert_eq!(v.overall.level, Level::Degraded);
+        assert_eq!(h.level_since_unix_seconds, Some(1060.0));
+        // ...healthy after it, and the change log still names the item.
+        let v = h.observe(
+            &obs(1060.0 + 3601.0, &l19, None),
+            DEFAULT_EVENT_WINDOW,
+            false,
+        );
+        assert_eq!(v.overall.level, Level::Healthy);
+        assert_eq!(h.changes.len(), 1);
+        assert_eq!(h.changes[0].removed, strings(&["tool-19"]));
+        let pts = &h.points[&Kind::Tools];
+        assert_eq!(pts.len(), 4);
+        assert_eq!(pts[1].mark, Some(Mark::SilentShrink));
+        assert_eq!(pts[1].unique_items, 19);
+    }
+
+    #[test]
+    fn failures_are_kept_apart_and_bounded_and_polls_do_not_push_them_out() {
+        let mut h = CatalogueHistory::default();
+        let bad = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
+        let good = complete(3);
+        for i in 0..(MAX_FAILURES + 7) {
+            h.observe(&obs(i as f64, &bad, None), DEFAULT_EVENT_WINDOW, false);
+        }
+        for i in 0..(MAX_POINTS + 5) {
+            h.observe(
+                &obs(1e6 + i as f64, &good, None),
+                DEFAULT_EVENT_WINDOW,
+                false,
+            );
+        }
+        assert_eq!(h.failures.len(), MAX_FAILURES);
+        assert_eq!(h.failures[0].reason.as_deref(), Some("timeout"));
+        assert_eq!(h.points[&Kind::Tools].len(), MAX_POINTS);
+    }
+
+    #[test]
+    fn change_entries_cap_names_but_keep_totals() {
+        let removed: Vec<String> = (0..250).map(|i| format!("t{i}")).collect();
+        let c = Change::from_diff(Kind::Tools, 0.0, 300, 50, &[], &removed, true, false).unwrap();
+        assert_eq!(c.removed.len(), MAX_NAMES_PER_CHANGE);
+        assert_eq!(c.removed_total, 250);
+        assert!(Change::from_diff(Kind::Tools, 0.0, 5, 5, &[], &[], false, false).is_none());
+    }
+
+    #[test]
+    fn a_session_failure_is_one_failure_entry() {
+        let mut h = CatalogueHistory::default();
+        let l = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::TransportError));
+        let mut o = obs(5.0, &l, None);
+        o.session_error = Some("transport_error: connection refused".into());
+        let v = h.observe(&o, DEFAULT_EVENT_WINDOW, false);
+        assert_eq!(v.overall.level, Level::Down);
+        assert_eq!(h.failures.len(), 1);
+        assert_eq!(h.failures[0].kind, None);
+        assert_eq!(h.failures[0].reason.as_deref(), Some("transport_error"));
+    }
+}

@@ -1,0 +1,137 @@
+//! Judging: each kind from its listing, expectations, references and the
+//! events in the window; the target from its kinds.
+
+use super::code::Code;
+use super::reasons;
+use super::types::{Change, KindInput, Reason, TargetInput, TargetVerdict, Verdict};
+use crate::listing::report::RestartReason;
+use crate::listing::{Kind, Outcome};
+
+/// The verdict: per kind from its reasons, the target's from every kind.
+pub fn judge(input: &TargetInput<'_>) -> TargetVerdict {
+    let kinds = input
+        .kinds
+        .iter()
+        .map(|k| {
+            (
+                k.listing.kind,
+                Verdict::from_reasons(kind_reasons(input, k)),
+            )
+        })
+        .collect();
+    let mut v = combine(kinds);
+    if v.overall.reasons.is_empty() {
+        if let Some(e) = &input.session_error {
+            v.overall = Verdict::from_reasons(vec![reasons::session_failed(None, e)]);
+        }
+    }
+    v
+}
+
+/// The target's verdict from its kinds' verdicts: the worst level, every
+/// reason, the session failure (shared by every kind) said once.
+pub fn combine(kinds: Vec<(Kind, Verdict)>) -> TargetVerdict {
+    let mut all = Vec::new();
+    let mut session_reason_seen = false;
+    for (_, v) in &kinds {
+        for r in &v.reasons {
+            if r.code == Code::SessionFailed {
+                if !session_reason_seen {
+                    session_reason_seen = true;
+                    all.push(Reason {
+                        kind: None,
+                        ..r.clone()
+                    });
+                }
+            } else {
+                all.push(r.clone());
+            }
+        }
+    }
+    TargetVerdict {
+        overall: Verdict::from_reasons(all),
+        kinds,
+    }
+}
+
+impl TargetVerdict {
+    /// This verdict with `newer`'s kinds replacing its own of the same kind
+    /// (a watch re-list judges only the kinds it re-listed).
+    pub fn updated_with(&self, newer: TargetVerdict) -> TargetVerdict {
+        let mut kinds = self.kinds.clone();
+        for (kind, v) in newer.kinds {
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some(slot) => slot.1 = v,
+                None => kinds.push((kind, v)),
+            }
+        }
+        kinds.sort_by_key(|(k, _)| *k);
+        combine(kinds)
+    }
+}
+
+fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
+    let l = k.listing;
+    let kind = l.kind;
+    let mut out = Vec::new();
+    match l.outcome {
+        Outcome::Unsupported => return out,
+        Outcome::Complete => {}
+        Outcome::Aborted(guard) => out.push(reasons::aborted(kind, guard, l)),
+        Outcome::Error(error) => match &input.session_error {
+            Some(e) => out.push(reasons::session_failed(Some(kind), e)),
+            None => out.push(reasons::failed(kind, error, l)),
+        },
+    }
+    // States: they hold for the listing just made. Counts of an incomplete
+    // walk say nothing about the catalogue, so only complete ones are judged.
+    if l.outcome == Outcome::Complete {
+        if let Some(min) = k.expected_min {
+            if l.unique_items < min {
+                out.push(reasons::below_expected(kind, l.unique_items, min));
+            }
+        }
+        for gap in &k.reference_gaps {
+            if gap.missing_total > 0 {
+                out.push(reasons::reference_missing(kind, gap));
+            }
+        }
+        if l.duplicate_items > 0 {
+            out.push(reasons::duplicates(kind, l));
+        }
+        if let Some(r) = k.garbage_cursor {
+            if r == "silent_restart" || r == "accepted" {
+                out.push(reasons::garbage_cursor(kind, r));
+            }
+        }
+    }
+    if l.invalid_items > 0 {
+        out.push(reasons::invalid_items(kind, l.invalid_items));
+    }
+    let restarts = l.restarts_for(RestartReason::InvalidCursor);
+    if restarts > 0 && l.outcome == Outcome::Complete {
+        out.push(reasons::invalid_cursor_restarts(kind, restarts, l));
+    }
+    // Events: a silent shrink keeps the kind degraded for the window.
+    let window = input.event_window.as_secs_f64();
+    let mut shrinks: Vec<&Change> = input
+        .changes
+        .iter()
+        .filter(|c| {
+            c.kind == kind
+                && c.silent_shrink
+                && input.now_unix_seconds - c.at_unix_seconds <= window
+                && c.at_unix_seconds <= input.now_unix_seconds + 1.0
+        })
+        .collect();
+    if !shrinks.is_empty() {
+        shrinks.sort_by(|a, b| a.at_unix_seconds.total_cmp(&b.at_unix_seconds));
+        out.push(reasons::silent_shrinks(
+            kind,
+            &shrinks,
+            input.now_unix_seconds,
+            input.event_window,
+        ));
+    }
+    out
+}

@@ -1,0 +1,286 @@
+//! The sentence each reason code says, with its numbers and names.
+
+use super::code::Code;
+use super::types::{Change, Level, Reason, ReferenceGap};
+use crate::listing::{ErrorKind, Guard, Kind, ListingReport};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Names quoted in one message; the rest are counted ("… and 12 more").
+pub const MAX_NAMES_IN_MESSAGE: usize = 10;
+
+/// The kind as a person says it.
+pub(super) fn noun(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tools => "tools",
+        Kind::Prompts => "prompts",
+        Kind::Resources => "resources",
+        Kind::ResourceTemplates => "resource templates",
+    }
+}
+
+/// `a, b, c` or `a, b, … and 12 more`.
+pub(super) fn name_list(names: &[String], total: u64) -> String {
+    let shown: Vec<&str> = names
+        .iter()
+        .take(MAX_NAMES_IN_MESSAGE)
+        .map(String::as_str)
+        .collect();
+    let mut s = shown.join(", ");
+    let rest = total.saturating_sub(shown.len() as u64);
+    if rest > 0 {
+        let _ = write!(s, ", … and {rest} more");
+    }
+    s
+}
+
+fn reason(code: Code, kind: Option<Kind>, level: Level, message: String) -> Reason {
+    Reason {
+        code,
+        kind,
+        level,
+        message,
+    }
+}
+
+/// "at page index 2" (0-based, as the page tables of `probe`, the target
+/// page and the walker's details count), with the attempt after a restart.
+fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
+    let page = if failed_page {
+        l.pages
+            .iter()
+            .rev()
+            .find(|p| p.error.is_some())
+            .or(l.pages.last())
+    } else {
+        l.pages.last()
+    };
+    match page {
+        None => "before the first page".to_string(),
+        Some(p) if p.attempt > 0 => {
+            format!("at page index {} (attempt {})", p.index, p.attempt + 1)
+        }
+        Some(p) => format!("at page index {}", p.index),
+    }
+}
+
+pub(super) fn session_failed(kind: Option<Kind>, error: &str) -> Reason {
+    reason(
+        Code::SessionFailed,
+        kind,
+        Level::Down,
+        format!("no session: {error}; nothing could be listed"),
+    )
+}
+
+pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason {
+    let mut m = format!(
+        "{} listing failed {}: {}",
+        noun(kind),
+        page_phrase(l, true),
+        error.label()
+    );
+    if let Some(code) = l.rpc_error_code {
+        let _ = write!(m, " (JSON-RPC {code})");
+    } else if let Some(status) = l.http_status {
+        let _ = write!(m, " (HTTP {status})");
+    }
+    let restarts = l.restarts.len();
+    // The walker's detail may already say how many restarts it made.
+    let detail_says_restarts = l.detail.as_deref().is_some_and(|d| d.contains("restart"));
+    if restarts > 0 && !detail_says_restarts {
+        let _ = write!(
+            m,
+            " after {restarts} restart{}",
+            if restarts == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(d) = &l.detail {
+        let _ = write!(m, ": {d}");
+    }
+    reason(Code::ListingFailed, Some(kind), Level::Down, m)
+}
+
+pub(super) fn aborted(kind: Kind, guard: Guard, l: &ListingReport) -> Reason {
+    let why = match guard {
+        Guard::CursorCycle => "the server handed out a cursor it had already sent",
+        Guard::NoProgress => "a page brought no new items under the same cursor",
+        Guard::PageCap => "more pages than max_pages",
+        Guard::ItemCap => "more items than max_items",
+    };
+    reason(
+        Code::ListingAborted,
+        Some(kind),
+        Level::Down,
+        format!(
+            "{} listing aborted {} by the {} guard ({why}) after {} unique items",
+            noun(kind),
+            page_phrase(l, false),
+            guard.label(),
+            l.unique_items
+        ),
+    )
+}
+
+pub(super) fn below_expected(kind: Kind, have: u64, min: u64) -> Reason {
+    reason(
+        Code::BelowExpected,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{have} of ≥ {min} {} expected: {} below the configured minimum",
+            noun(kind),
+            min - have
+        ),
+    )
+}
+
+pub(super) fn reference_missing(kind: Kind, gap: &ReferenceGap) -> Reason {
+    let n = gap.missing_total;
+    reason(
+        Code::ReferenceMissing,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{n} of {}'s {} missing (it lists {}): {}",
+            gap.reference,
+            noun(kind),
+            gap.reference_items,
+            name_list(&gap.missing, n)
+        ),
+    )
+}
+
+pub(super) fn duplicates(kind: Kind, l: &ListingReport) -> Reason {
+    reason(
+        Code::DuplicateItems,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{} duplicate {} across pages ({} raw, {} unique): {}",
+            l.duplicate_items,
+            noun(kind),
+            l.raw_items,
+            l.unique_items,
+            name_list(&l.duplicate_names, l.duplicate_names.len() as u64)
+        ),
+    )
+}
+
+pub(super) fn invalid_items(kind: Kind, n: u64) -> Reason {
+    reason(
+        Code::ItemsWithoutKey,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{n} {} without their identity key `{}` were left out",
+            noun(kind),
+            kind.identity_key()
+        ),
+    )
+}
+
+pub(super) fn invalid_cursor_restarts(kind: Kind, restarts: usize, l: &ListingReport) -> Reason {
+    reason(
+        Code::InvalidCursorRestarts,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "the server rejected a {} cursor it had issued with -32602; the listing completed only after {restarts} restart{} from page 1 ({} requests for {} pages)",
+            noun(kind),
+            if restarts == 1 { "" } else { "s" },
+            l.requests(),
+            l.final_pages
+        ),
+    )
+}
+
+pub(super) fn garbage_cursor(kind: Kind, result: &str) -> Reason {
+    let what = match result {
+        "silent_restart" => "answered with the first page again",
+        _ => "accepted it",
+    };
+    reason(
+        Code::GarbageCursorAccepted,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "a garbage {} cursor was not rejected with -32602: the server {what} ({result})",
+            noun(kind)
+        ),
+    )
+}
+
+pub(super) fn silent_shrinks(
+    kind: Kind,
+    shrinks: &[&Change],
+    now_unix_seconds: f64,
+    window: Duration,
+) -> Reason {
+    // Callers pass at least one shrink, oldest first.
+    let (Some(first), Some(last)) = (shrinks.first(), shrinks.last()) else {
+        return reason(
+            Code::SilentShrink,
+            Some(kind),
+            Level::Degraded,
+            String::new(),
+        );
+    };
+    let mut removed: Vec<String> = Vec::new();
+    let mut removed_total = 0u64;
+    for c in shrinks.iter().rev() {
+        removed_total += c.removed_total;
+        for n in &c.removed {
+            if removed.len() < MAX_NAMES_IN_MESSAGE && !removed.contains(n) {
+                removed.push(n.clone());
+            }
+        }
+    }
+    let mut m = if shrinks.len() == 1 {
+        format!(
+            "{} shrank from {} to {} without a list_changed notice at {} ({} ago)",
+            noun(kind),
+            last.from,
+            last.to,
+            clock(last.at_unix_seconds),
+            ago(now_unix_seconds - last.at_unix_seconds)
+        )
+    } else {
+        format!(
+            "{} shrank {} times without a list_changed notice, from {} to {}, first at {}, latest at {} ({} ago)",
+            noun(kind),
+            shrinks.len(),
+            first.from,
+            last.to,
+            clock(first.at_unix_seconds),
+            clock(last.at_unix_seconds),
+            ago(now_unix_seconds - last.at_unix_seconds)
+        )
+    };
+    let _ = write!(m, "; removed: {}", name_list(&removed, removed_total));
+    let _ = write!(
+        m,
+        " (kept for {} after it happened)",
+        ago(window.as_secs_f64())
+    );
+    reason(Code::SilentShrink, Some(kind), Level::Degraded, m)
+}
+
+/// `2026-12-02 18:21:05 UTC`.
+pub fn clock(unix_seconds: f64) -> String {
+    chrono::DateTime::from_timestamp_millis((unix_seconds * 1000.0) as i64)
+        .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| format!("{unix_seconds:.0} (unix seconds)"))
+}
+
+/// `5s`, `12m`, `2.0h`.
+pub fn ago(secs: f64) -> String {
+    let s = secs.max(0.0);
+    if s < 90.0 {
+        format!("{s:.0}s")
+    } else if s < 5400.0 {
+        format!("{:.0}m", s / 60.0)
+    } else {
+        format!("{:.1}h", s / 3600.0)
+    }
+}

@@ -1,0 +1,181 @@
+//! The verdict's data: levels, reasons, inputs and the change entry.
+
+use super::code::Code;
+use crate::listing::{Kind, ListingReport};
+use serde::Serialize;
+use std::time::Duration;
+
+/// How long an event (a silent shrink) keeps its kind `degraded` unless the
+/// caller configures otherwise.
+pub const DEFAULT_EVENT_WINDOW: Duration = Duration::from_secs(3600);
+
+/// Health, ordered from best to worst so `max` is the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Healthy,
+    Degraded,
+    Down,
+}
+
+impl Level {
+    pub fn label(self) -> &'static str {
+        match self {
+            Level::Healthy => "healthy",
+            Level::Degraded => "degraded",
+            Level::Down => "down",
+        }
+    }
+
+    /// The `mcp_verdict` gauge value.
+    pub fn gauge_value(self) -> i64 {
+        match self {
+            Level::Healthy => 0,
+            Level::Degraded => 1,
+            Level::Down => 2,
+        }
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// One thing that is wrong, in words a person reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reason {
+    /// Stable code (docs/verdict.md); alerts and scripts may match on it.
+    pub code: Code,
+    /// The kind it concerns; `None` for the whole target (session failure).
+    #[serde(serialize_with = "ser_kind")]
+    pub kind: Option<Kind>,
+    /// The level this reason alone implies.
+    pub level: Level,
+    /// A sentence with the numbers and (bounded) names.
+    pub message: String,
+}
+
+/// The level and every reason, worst first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub level: Level,
+    pub reasons: Vec<Reason>,
+}
+
+impl Verdict {
+    pub fn healthy() -> Verdict {
+        Verdict {
+            level: Level::Healthy,
+            reasons: Vec::new(),
+        }
+    }
+
+    pub(super) fn from_reasons(mut reasons: Vec<Reason>) -> Verdict {
+        // Worst first; then the documented code order; then kind order.
+        reasons.sort_by(|a, b| {
+            b.level
+                .cmp(&a.level)
+                .then(a.code.cmp(&b.code))
+                .then(a.kind.cmp(&b.kind))
+        });
+        Verdict {
+            level: reasons
+                .iter()
+                .map(|r| r.level)
+                .max()
+                .unwrap_or(Level::Healthy),
+            reasons,
+        }
+    }
+
+    /// The reason a person should read first.
+    pub fn first_reason(&self) -> Option<&Reason> {
+        self.reasons.first()
+    }
+}
+
+/// The verdict of one target: its own (the worst kind's, with every reason)
+/// and one per kind that was polled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetVerdict {
+    #[serde(flatten)]
+    pub overall: Verdict,
+    #[serde(skip)]
+    pub kinds: Vec<(Kind, Verdict)>,
+}
+
+impl TargetVerdict {
+    pub fn kind(&self, kind: Kind) -> Option<&Verdict> {
+        self.kinds.iter().find(|(k, _)| *k == kind).map(|(_, v)| v)
+    }
+}
+
+/// A change of one kind's catalogue between two complete listings: the
+/// verdict's event input and the status page's change-log entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub kind: Kind,
+    /// When the listing that showed the change started.
+    pub at_unix_seconds: f64,
+    /// Unique items before and after.
+    pub from: u64,
+    pub to: u64,
+    /// Names added and removed, each list capped by the caller.
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Full counts, also when the lists above are capped.
+    pub added_total: u64,
+    pub removed_total: u64,
+    /// The server sent `list_changed` for this kind during the listing.
+    pub announced: bool,
+    /// Fewer items, no notice, no error.
+    pub silent_shrink: bool,
+}
+
+/// Reference items a target lacks: `missing` of `reference`'s listing
+/// (`reference_items` long), after the configured name prefix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReferenceGap {
+    pub reference: String,
+    pub reference_items: u64,
+    /// Missing names, possibly capped (see `missing_total`).
+    pub missing: Vec<String>,
+    /// How many are missing, also when `missing` is capped.
+    pub missing_total: u64,
+}
+
+/// Everything the verdict of one kind depends on, filled by the sinks.
+#[derive(Debug, Clone)]
+pub struct KindInput<'a> {
+    pub listing: &'a ListingReport,
+    /// `expect:` minimum of unique items, if configured.
+    pub expected_min: Option<u64>,
+    /// One entry per reference configured for this kind whose listing is known.
+    pub reference_gaps: Vec<ReferenceGap>,
+    /// The garbage-cursor check's result label (`invalid_params`,
+    /// `silent_restart`, `other_error`, `accepted`), if it ran.
+    pub garbage_cursor: Option<&'a str>,
+}
+
+/// Everything the verdict of one target depends on.
+#[derive(Debug, Clone)]
+pub struct TargetInput<'a> {
+    /// Connect or handshake failure (`error_label: detail`), if any.
+    pub session_error: Option<String>,
+    pub kinds: Vec<KindInput<'a>>,
+    /// Recent catalogue changes of this target (this poll's included), any
+    /// order; only silent shrinks inside the window count.
+    pub changes: &'a [Change],
+    pub now_unix_seconds: f64,
+    /// How long a silent shrink keeps its kind degraded.
+    pub event_window: Duration,
+}
+
+fn ser_kind<S: serde::Serializer>(k: &Option<Kind>, s: S) -> Result<S::Ok, S::Error> {
+    match k {
+        Some(k) => s.serialize_str(k.label()),
+        None => s.serialize_none(),
+    }
+}

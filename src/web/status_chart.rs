@@ -1,0 +1,210 @@
+//! The target page's catalogue chart: unique items per kind over the kept
+//! history as inline SVG (no JavaScript), with silent shrinks, announced
+//! shrinks, growths and list_changed notices marked.
+
+use super::html::esc;
+use crate::listing::Kind;
+use crate::verdict::clock;
+use crate::verdict::history::{Mark, Point};
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
+
+const WIDTH: f64 = 860.0;
+const HEIGHT: f64 = 220.0;
+const LEFT: f64 = 48.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 12.0;
+const BOTTOM: f64 = 34.0;
+
+fn colour(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tools => "#1f6feb",
+        Kind::Prompts => "#8250df",
+        Kind::Resources => "#1a7f37",
+        Kind::ResourceTemplates => "#bc4c00",
+    }
+}
+
+/// The chart, or a sentence when no complete listing is kept yet.
+pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
+    let all = || points.values().flat_map(|v| v.iter());
+    let Some(t0) = all().map(|p| p.at_unix_seconds).reduce(f64::min) else {
+        return "<p class=\"muted\">No complete listing yet.</p>".to_string();
+    };
+    let t1 = all().map(|p| p.at_unix_seconds).fold(t0, f64::max);
+    let max_items = all().map(|p| p.unique_items).max().unwrap_or(0).max(1);
+    let span = (t1 - t0).max(1.0);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let x = |t: f64| LEFT + (t - t0) / span * plot_w;
+    let y = |v: u64| TOP + plot_h - (v as f64 / max_items as f64) * plot_h;
+
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg class=\"chart\" role=\"img\" aria-label=\"unique items per kind over time\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\" font-family=\"system-ui,sans-serif\">"
+    );
+    // Axes and three horizontal guides.
+    for step in 0..=2u64 {
+        let v = max_items * step / 2;
+        let yy = y(v);
+        let _ = write!(
+            s,
+            "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#e3e6ea\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{v}</text>",
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            yy + 4.0
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{LEFT}\" y=\"{:.1}\" fill=\"#6b7280\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{}</text>",
+        HEIGHT - 8.0,
+        esc(&clock(t0)),
+        WIDTH - RIGHT,
+        HEIGHT - 8.0,
+        esc(&clock(t1))
+    );
+    for (kind, pts) in points {
+        if pts.is_empty() {
+            continue;
+        }
+        let c = colour(*kind);
+        let path: Vec<String> = pts
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.at_unix_seconds), y(p.unique_items)))
+            .collect();
+        let _ = write!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+            path.join(" "),
+            kind
+        );
+        for p in pts {
+            let (px, py) = (x(p.at_unix_seconds), y(p.unique_items));
+            let when = esc(&clock(p.at_unix_seconds));
+            if let Some(mark) = p.mark {
+                let (shape, fill, what) = match mark {
+                    Mark::SilentShrink => (triangle_down(px, py), "#b3261e", "silent shrink"),
+                    Mark::Shrink => (triangle_down(px, py), "#9a6700", "announced shrink"),
+                    Mark::Growth => (triangle_up(px, py), "#0a7d32", "growth"),
+                    Mark::Churn => (diamond(px, py), "#6b7280", "names changed"),
+                };
+                let _ = write!(
+                    s,
+                    "<polygon class=\"mark {}\" points=\"{shape}\" fill=\"{fill}\"><title>{kind} {what} to {} at {when}</title></polygon>",
+                    what.replace(' ', "-"),
+                    p.unique_items
+                );
+            }
+            if p.list_changed {
+                let _ = write!(
+                    s,
+                    "<circle class=\"mark list-changed\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"6\" fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"1.5\"><title>{kind} list_changed at {when}</title></circle>"
+                );
+            }
+        }
+    }
+    s.push_str("</svg>");
+    // The legend is HTML so it reads without the SVG.
+    s.push_str("<p class=\"legend\">");
+    for kind in points.keys() {
+        let _ = write!(
+            s,
+            "<span style=\"color:{}\">━ {kind}</span> ",
+            colour(*kind)
+        );
+    }
+    s.push_str("<span style=\"color:#b3261e\">▼ silent shrink</span> <span style=\"color:#9a6700\">▼ announced shrink</span> <span style=\"color:#0a7d32\">▲ growth</span> <span style=\"color:#1f6feb\">○ list_changed</span></p>");
+    s
+}
+
+fn triangle_down(x: f64, y: f64) -> String {
+    format!(
+        "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+        x - 5.0,
+        y - 9.0,
+        x + 5.0,
+        y - 9.0,
+        x,
+        y - 1.0
+    )
+}
+
+fn triangle_up(x: f64, y: f64) -> String {
+    format!(
+        "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+        x - 5.0,
+        y + 9.0,
+        x + 5.0,
+        y + 9.0,
+        x,
+        y + 1.0
+    )
+}
+
+fn diamond(x: f64, y: f64) -> String {
+    format!(
+        "{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+        x,
+        y - 5.0,
+        x + 5.0,
+        y,
+        x,
+        y + 5.0,
+        x - 5.0,
+        y
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t: f64, n: u64, mark: Option<Mark>, list_changed: bool) -> Point {
+        Point {
+            at_unix_seconds: t,
+            unique_items: n,
+            mark,
+            list_changed,
+        }
+    }
+
+    #[test]
+    fn marks_every_shrink_growth_and_notice() {
+        let mut points = BTreeMap::new();
+        points.insert(
+            Kind::Tools,
+            VecDeque::from(vec![
+                point(0.0, 20, None, false),
+                point(60.0, 19, Some(Mark::SilentShrink), false),
+                point(120.0, 21, Some(Mark::Growth), true),
+                point(180.0, 20, Some(Mark::Shrink), true),
+            ]),
+        );
+        let svg = catalogue_chart(&points);
+        assert!(svg.starts_with("<svg"));
+        assert_eq!(svg.matches("class=\"mark silent-shrink\"").count(), 1);
+        assert_eq!(svg.matches("class=\"mark growth\"").count(), 1);
+        assert_eq!(svg.matches("class=\"mark announced-shrink\"").count(), 1);
+        assert_eq!(svg.matches("class=\"mark list-changed\"").count(), 2);
+        assert!(svg.contains("tools silent shrink to 19 at 1970-01-01 00:01:00 UTC"));
+        assert!(!svg.contains("<script"));
+    }
+
+    #[test]
+    fn nothing_kept_says_so() {
+        assert!(catalogue_chart(&BTreeMap::new()).contains("No complete listing yet"));
+    }
+
+    #[test]
+    fn one_point_does_not_divide_by_zero() {
+        let mut points = BTreeMap::new();
+        points.insert(
+            Kind::Tools,
+            VecDeque::from(vec![point(5.0, 0, None, false)]),
+        );
+        let svg = catalogue_chart(&points);
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+    }
+}

@@ -1,0 +1,159 @@
+//! The verdict on the demo (config/demo.yaml against the simulated servers):
+//! what `/api/targets`, `/metrics`, `probe --json`, `probe` text and
+//! `/probe?debug=true` say about each demo target.
+//!
+//! - `gateway` is degraded: 8 of ≥ 14 tools, 6 of origin's tools missing,
+//!   with their names;
+//! - `shrinking` is degraded after its first unannounced shrink, with the
+//!   removed name and the time;
+//! - `overlapping` is degraded with its duplicates;
+//! - `cycling` and `stale-cursor` are down with guard or error and page;
+//! - `healthy` and `origin` are healthy.
+
+mod common;
+#[path = "common/demo.rs"]
+mod demo;
+
+use common::{bin, http_get, sample};
+use demo::{reason, Demo};
+use serde_json::Value;
+
+fn message(r: Option<&Value>) -> String {
+    r.and_then(|r| r["message"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn level(t: &Value) -> &str {
+    t["verdict"]["level"].as_str().unwrap_or("")
+}
+
+#[test]
+fn every_demo_target_gets_the_verdict_a_person_needs() {
+    let demo = Demo::start(&[]);
+
+    let gateway = demo.wait_target("gateway", "the reference gap", |t| {
+        reason(&t["verdict"], "reference_missing", Some("tools")).is_some()
+    });
+    assert_eq!(level(&gateway), "degraded", "{gateway:#}");
+    let gap = message(reason(
+        &gateway["verdict"],
+        "reference_missing",
+        Some("tools"),
+    ));
+    assert!(gap.contains("6 of origin's tools missing"), "{gap}");
+    for n in 9..=14 {
+        assert!(
+            gap.contains(&format!("tool-{n:03}")),
+            "tool-{n:03} not in {gap}"
+        );
+    }
+    assert!(!gap.contains("tool-008"), "{gap}");
+    let below = message(reason(&gateway["verdict"], "below_expected", Some("tools")));
+    assert!(below.starts_with("8 of ≥ 14 tools"), "{below}");
+    // The same object per kind.
+    let tools = &gateway["kinds"]["tools"]["verdict"];
+    assert_eq!(tools["level"], "degraded", "{gateway:#}");
+    assert!(reason(tools, "reference_missing", Some("tools")).is_some());
+
+    let shrinking = demo.wait_target("shrinking", "a silent shrink", |t| {
+        reason(&t["verdict"], "silent_shrink", Some("tools")).is_some()
+    });
+    assert_eq!(level(&shrinking), "degraded", "{shrinking:#}");
+    let shrink = message(reason(
+        &shrinking["verdict"],
+        "silent_shrink",
+        Some("tools"),
+    ));
+    assert!(shrink.contains("without a list_changed notice"), "{shrink}");
+    assert!(shrink.contains("removed: tool-020"), "{shrink}");
+    assert!(shrink.contains(" UTC"), "{shrink}");
+    // The change log keeps the names and the time.
+    let change = shrinking["changes"]
+        .as_array()
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["kind"] == "tools" && c["silent_shrink"] == true)
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no silent shrink in the change log: {shrinking:#}"));
+    assert!(change["removed"].as_array().is_some_and(|r| !r.is_empty()));
+    assert!(change["at_unix_seconds"].as_f64().is_some_and(|t| t > 1e9));
+
+    let overlapping = demo.wait_target("overlapping", "duplicates", |t| !level(t).is_empty());
+    assert_eq!(level(&overlapping), "degraded", "{overlapping:#}");
+    let dupes = message(reason(
+        &overlapping["verdict"],
+        "duplicate_items",
+        Some("tools"),
+    ));
+    assert!(
+        dupes.starts_with("4 duplicate tools across pages") && dupes.contains("tool-005"),
+        "{dupes}"
+    );
+
+    let cycling = demo.wait_target("cycling", "a verdict", |t| !level(t).is_empty());
+    assert_eq!(level(&cycling), "down", "{cycling:#}");
+    let cycle = message(reason(
+        &cycling["verdict"],
+        "listing_aborted",
+        Some("tools"),
+    ));
+    assert!(
+        cycle.contains("cursor_cycle") && cycle.contains("at page index "),
+        "{cycle}"
+    );
+
+    let stale = demo.wait_target("stale-cursor", "a verdict", |t| !level(t).is_empty());
+    assert_eq!(level(&stale), "down", "{stale:#}");
+    let failed = message(reason(&stale["verdict"], "listing_failed", Some("tools")));
+    assert!(
+        failed.contains("invalid_cursor") && failed.contains("at page index "),
+        "{failed}"
+    );
+
+    for name in ["healthy", "origin"] {
+        let t = demo.wait_target(name, "a verdict", |t| !level(t).is_empty());
+        assert_eq!(level(&t), "healthy", "{t:#}");
+        assert_eq!(t["verdict"]["reasons"], Value::Array(vec![]), "{t:#}");
+    }
+
+    // The gauge: one series per target and kind, valued by level.
+    let (_, metrics) = http_get(&demo.url("/metrics"));
+    for (target, value) in [("healthy", 0.0), ("gateway", 1.0), ("cycling", 2.0)] {
+        assert_eq!(
+            sample(
+                &metrics,
+                "mcp_verdict",
+                &[("target", target), ("kind", "tools")]
+            ),
+            Some(value),
+            "mcp_verdict for {target}"
+        );
+    }
+
+    // /probe?debug=true: the human report instead of metrics.
+    let (status, debug) = http_get(&demo.url("/probe?target=cycling&debug=true"));
+    assert_eq!(status, 200, "{debug}");
+    assert!(!debug.contains("# TYPE"), "{debug}");
+    assert!(debug.contains("verdict: down"), "{debug}");
+    assert!(debug.contains("cursor_cycle"), "{debug}");
+    assert!(debug.contains("page"), "{debug}");
+
+    // probe on the command line: the same verdict in JSON and text.
+    let url = format!(
+        "{}/mcp/overlapping",
+        demo.simulator.url.trim_end_matches('/')
+    );
+    let (code, report) = common::probe_json(&["--url", &url, "--kind", "tools"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["verdict"]["level"], "degraded", "{report:#}");
+    assert!(reason(&report["verdict"], "duplicate_items", Some("tools")).is_some());
+    let text = std::process::Command::new(bin())
+        .args(["probe", "--url", &url, "--kind", "tools"])
+        .output()
+        .expect("run probe");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("verdict: degraded"), "{text}");
+    assert!(text.contains("duplicate_items"), "{text}");
+}
