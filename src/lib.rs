@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod cli;
 pub mod config;
+pub mod conformance;
 pub mod listing;
 pub mod mcp;
 pub mod poller;
