@@ -118,6 +118,9 @@ impl Subscription {
         }
         if fault == Some(ListenFault::Die) {
             self.done = true;
+            // Long enough for the acknowledgement to reach the client
+            // before the connection is cut.
+            tokio::time::sleep(Duration::from_millis(200)).await;
             return Some(Message::Die);
         }
         loop {
