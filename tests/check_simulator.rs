@@ -107,7 +107,11 @@ fn every_documented_verdict_holds() {
             .count();
         assert_eq!(failures, failing.len(), "{:?}", row.args);
     }
-    assert!(wrong.is_empty(), "verdicts differ from docs/conformance.md:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "verdicts differ from docs/conformance.md:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -133,7 +137,10 @@ fn junit_is_well_formed_with_one_case_per_rule() {
         .collect();
     let rules = json["rules"].as_array().unwrap();
     assert_eq!(cases.len(), rules.len());
-    assert_eq!(suite.attribute("tests"), Some(rules.len().to_string().as_str()));
+    assert_eq!(
+        suite.attribute("tests"),
+        Some(rules.len().to_string().as_str())
+    );
     let failed: Vec<_> = cases
         .iter()
         .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
@@ -141,17 +148,26 @@ fn junit_is_well_formed_with_one_case_per_rule() {
         .collect();
     // Four kinds overlap: one duplicate failure each.
     assert_eq!(failed.len(), 4, "{failed:?}");
-    assert!(failed.iter().all(|n| n == "items-unique [SHOULD]"), "{failed:?}");
+    assert!(
+        failed.iter().all(|n| n == "items-unique [SHOULD]"),
+        "{failed:?}"
+    );
     let skipped = cases
         .iter()
         .filter(|c| c.children().any(|n| n.has_tag_name("skipped")))
         .count();
-    assert_eq!(suite.attribute("skipped"), Some(skipped.to_string().as_str()));
+    assert_eq!(
+        suite.attribute("skipped"),
+        Some(skipped.to_string().as_str())
+    );
 }
 
 #[test]
 fn the_table_view_names_failures_with_evidence() {
-    let (code, _, text) = check(&["--kind", "tools", "--stdio"], &["--scenario".into(), "cycle".into()]);
+    let (code, _, text) = check(
+        &["--kind", "tools", "--stdio"],
+        &["--scenario".into(), "cycle".into()],
+    );
     assert_eq!(code, 1);
     assert!(text.contains("cursor-cycle"), "{text}");
     assert!(text.contains("↳ listing 1 · page 2 · cursor #"), "{text}");
@@ -160,7 +176,10 @@ fn the_table_view_names_failures_with_evidence() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = Command::new(bin()).args(["check", "--stdio"]).output().unwrap();
+    let out = Command::new(bin())
+        .args(["check", "--stdio"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let out = Command::new(bin()).args(["check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

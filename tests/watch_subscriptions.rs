@@ -70,7 +70,12 @@ async fn http_subscription_is_acknowledged_and_delivers_list_changed() {
             .expect("a notification within 20 s");
         heard.push(n.expect("the subscription stays open"));
     }
-    assert!(heard.iter().all(|m| m == "notifications/tools/list_changed"), "{heard:?}");
+    assert!(
+        heard
+            .iter()
+            .all(|m| m == "notifications/tools/list_changed"),
+        "{heard:?}"
+    );
     let c = s.subscription_counts().expect("an HTTP subscription");
     assert_eq!(c.opened, 1, "{c:?}");
     assert_eq!(c.acknowledged, 1, "{c:?}");
@@ -168,17 +173,35 @@ fn assert_relists_follow_notifications(exp: &Proc) {
     let listings = sample(&text, "mcp_listings_total", &t).unwrap();
     let notifications = sample(&text, "mcp_list_changed_notifications_total", &t).unwrap();
     let added = sample(&text, "mcp_listing_items_added_total", &t).unwrap();
-    assert_eq!(listings, notifications + 1.0, "one re-list per notification");
+    assert_eq!(
+        listings,
+        notifications + 1.0,
+        "one re-list per notification"
+    );
     // The catalogue grows by one every 2 s; a re-list that lagged its
     // change by more than that would see two new tools and break the count.
-    assert_eq!(added, listings - 1.0, "each re-list saw exactly one new tool");
+    assert_eq!(
+        added,
+        listings - 1.0,
+        "each re-list saw exactly one new tool"
+    );
 }
 
 #[test]
 fn watch_mode_relists_on_subscription_notifications_over_http() {
     let sim = Proc::start(&[
-        "simulate", "--transport", "http", "--scenario", "grow", "--protocol", "2026-07-28",
-        "--notify", "--after-seconds", "2", "--kinds", "tools",
+        "simulate",
+        "--transport",
+        "http",
+        "--scenario",
+        "grow",
+        "--protocol",
+        "2026-07-28",
+        "--notify",
+        "--after-seconds",
+        "2",
+        "--kinds",
+        "tools",
     ]);
     let dir = tempfile::tempdir().unwrap();
     let cfg = watch_config(dir.path(), &format!("    url: {}/mcp\n", sim.url));

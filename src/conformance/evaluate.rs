@@ -76,7 +76,11 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
         );
     }
     let why = r.reason.clone().unwrap_or_else(|| r.outcome.label().into());
-    let detail = r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+    let detail = r
+        .detail
+        .as_deref()
+        .map(|d| format!(": {d}"))
+        .unwrap_or_default();
     let last = r.pages.last();
     RuleResult::fail(
         rule::LISTING_COMPLETE,
@@ -177,7 +181,11 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
             return RuleResult::na(rl, k, "nextCursor \"\" was not followed");
         };
         if let Ok(c) = &follow.outcome {
-            let new = c.keys.iter().filter(|key| !seen.contains(key.as_str())).count();
+            let new = c
+                .keys
+                .iter()
+                .filter(|key| !seen.contains(key.as_str()))
+                .count();
             if new == 0 {
                 return RuleResult::fail(
                     rl,
@@ -277,11 +285,13 @@ fn items_unique(o: &KindObservations) -> RuleResult {
         )
         .level(level)
         .spec(spec)
-        .evidence(Evidence {
-            listing: Some(1),
-            ..Evidence::default()
-        }
-        .with_items(r.duplicate_names.iter().cloned()));
+        .evidence(
+            Evidence {
+                listing: Some(1),
+                ..Evidence::default()
+            }
+            .with_items(r.duplicate_names.iter().cloned()),
+        );
     }
     RuleResult::pass(rl, k, format!("{} unique identity keys", r.unique_items))
         .level(level)
@@ -392,8 +402,12 @@ fn listing_stable(o: &KindObservations) -> RuleResult {
     let sa: BTreeSet<&String> = a.report.names.iter().collect();
     let sb: BTreeSet<&String> = b.report.names.iter().collect();
     if sa == sb {
-        return RuleResult::pass(rl, k, format!("both listings had the same {} items", sa.len()))
-            .level(level);
+        return RuleResult::pass(
+            rl,
+            k,
+            format!("both listings had the same {} items", sa.len()),
+        )
+        .level(level);
     }
     let gone: Vec<String> = sa.difference(&sb).map(|s| format!("-{s}")).collect();
     let came: Vec<String> = sb.difference(&sa).map(|s| format!("+{s}")).collect();
@@ -420,7 +434,11 @@ fn tools_order(o: &KindObservations) -> RuleResult {
     if k != Kind::Tools {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
-    let level = if o.modern { Level::Should } else { Level::Advice };
+    let level = if o.modern {
+        Level::Should
+    } else {
+        Level::Advice
+    };
     let (a, b) = match comparable(o) {
         Ok(x) => x,
         Err(why) => return RuleResult::na(rl, k, why).level(level),
@@ -437,11 +455,13 @@ fn tools_order(o: &KindObservations) -> RuleResult {
             format!("the order changed at position {i}: client caches and LLM prompt caches miss"),
         )
         .level(level)
-        .evidence(Evidence {
-            listing: Some(2),
-            ..Evidence::default()
-        }
-        .with_items([oa[i].to_string(), ob[i].to_string()])),
+        .evidence(
+            Evidence {
+                listing: Some(2),
+                ..Evidence::default()
+            }
+            .with_items([oa[i].to_string(), ob[i].to_string()]),
+        ),
     }
 }
 
@@ -461,8 +481,12 @@ fn cache_ttl(o: &KindObservations) -> RuleResult {
             _ => Some("ttlMs missing".to_string()),
         };
         if let Some(msg) = bad {
-            return RuleResult::fail(rl, o.kind, format!("{msg}: clients fall back to treating the page as stale"))
-                .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
+            return RuleResult::fail(
+                rl,
+                o.kind,
+                format!("{msg}: clients fall back to treating the page as stale"),
+            )
+            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
         }
     }
     RuleResult::pass(rl, o.kind, "every page carried ttlMs")
@@ -476,13 +500,19 @@ fn cache_scope(o: &KindObservations) -> RuleResult {
     for (n, p, c) in ok_pages(o) {
         let bad = match &c.cache_scope {
             Some(Field::Valid(s)) if s == "public" || s == "private" => None,
-            Some(Field::Valid(s)) => Some(format!("cacheScope {s:?} is neither public nor private")),
+            Some(Field::Valid(s)) => {
+                Some(format!("cacheScope {s:?} is neither public nor private"))
+            }
             Some(Field::Invalid(v)) => Some(format!("cacheScope is {v}")),
             _ => Some("cacheScope missing".to_string()),
         };
         if let Some(msg) = bad {
-            return RuleResult::fail(rl, o.kind, format!("{msg}: shared caches cannot tell whether they may keep the page"))
-                .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
+            return RuleResult::fail(
+                rl,
+                o.kind,
+                format!("{msg}: shared caches cannot tell whether they may keep the page"),
+            )
+            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
         }
     }
     RuleResult::pass(rl, o.kind, "every page carried cacheScope")
@@ -526,8 +556,12 @@ fn result_type(o: &KindObservations) -> RuleResult {
             _ => None,
         };
         if let Some(msg) = bad {
-            return RuleResult::fail(rl, o.kind, format!("{msg} on a list result: clients must treat it as invalid"))
-                .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
+            return RuleResult::fail(
+                rl,
+                o.kind,
+                format!("{msg} on a list result: clients must treat it as invalid"),
+            )
+            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
         }
     }
     RuleResult::pass(rl, o.kind, "resultType absent or \"complete\"")
@@ -540,8 +574,12 @@ fn result_type_present(o: &KindObservations) -> RuleResult {
     }
     for (n, p, c) in ok_pages(o) {
         if matches!(c.result_type, Some(Field::Absent) | None) {
-            return RuleResult::fail(rl, o.kind, "resultType missing (clients read it as \"complete\")")
-                .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
+            return RuleResult::fail(
+                rl,
+                o.kind,
+                "resultType missing (clients read it as \"complete\")",
+            )
+            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
         }
     }
     RuleResult::pass(rl, o.kind, "every page carried resultType")
@@ -561,7 +599,10 @@ fn list_changed_capability(o: &KindObservations) -> RuleResult {
         return RuleResult::fail(
             rl,
             k,
-            format!("{heard} {} outside a subscriptions/listen stream that asked for it", k.list_changed_method()),
+            format!(
+                "{heard} {} outside a subscriptions/listen stream that asked for it",
+                k.list_changed_method()
+            ),
         )
         .level(Level::Must)
         .spec(SUBSCRIPTIONS_2026)

@@ -167,19 +167,20 @@ impl<P: Pager + Send> Pager for RecordingPager<'_, P> {
     ) -> PageResult {
         let result = self.inner.fetch_page(kind, cursor, timeout).await;
         if self.pages.len() < MAX_PAGES_RECORDED {
-            self.pages.push(observe(
-                self.pages.len() as u32,
-                kind,
-                cursor,
-                &result,
-            ));
+            self.pages
+                .push(observe(self.pages.len() as u32, kind, cursor, &result));
         }
         result
     }
 }
 
 /// One page result as an observation.
-pub fn observe(index: u32, kind: Kind, cursor: Option<&str>, result: &PageResult) -> PageObservation {
+pub fn observe(
+    index: u32,
+    kind: Kind,
+    cursor: Option<&str>,
+    result: &PageResult,
+) -> PageObservation {
     PageObservation {
         index,
         sent_cursor: cursor.map(|c| RawCursor(c.to_string())),

@@ -356,7 +356,10 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), ALL.len());
         for id in ids {
-            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{id}");
+            assert!(
+                id.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{id}"
+            );
             assert_eq!(by_id(id).map(|r| r.id), Some(id));
         }
     }
@@ -367,6 +370,8 @@ mod tests {
             .with_cursor(Some("abcd1234".into()))
             .with_items((0..50).map(|i| format!("t{i}")));
         assert_eq!(e.items.len(), MAX_EVIDENCE_ITEMS);
-        assert!(e.display().starts_with("listing 1 · page 2 · cursor #abcd1234"));
+        assert!(e
+            .display()
+            .starts_with("listing 1 · page 2 · cursor #abcd1234"));
     }
 }

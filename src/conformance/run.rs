@@ -49,11 +49,18 @@ impl Listed {
 pub enum GarbageAnswer {
     InvalidParams,
     /// Another error: the JSON-RPC code if any, and the walker's label.
-    OtherError { code: Option<i64>, label: String },
+    OtherError {
+        code: Option<i64>,
+        label: String,
+    },
     /// Items the listing already had: a silent restart.
-    Restarted { items: Vec<String> },
+    Restarted {
+        items: Vec<String>,
+    },
     /// A page of items the listing did not have, or an empty page.
-    Accepted { items: u32 },
+    Accepted {
+        items: u32,
+    },
 }
 
 /// The first continuation cursor asked once more, right after listing 2.
@@ -68,8 +75,14 @@ pub struct RepeatCheck {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RepeatAnswer {
     Same,
-    Different { first: Vec<String>, again: Vec<String> },
-    Failed { code: Option<i64>, label: String },
+    Different {
+        first: Vec<String>,
+        again: Vec<String>,
+    },
+    Failed {
+        code: Option<i64>,
+        label: String,
+    },
 }
 
 /// Everything the rules look at for one kind.
@@ -155,8 +168,7 @@ async fn ask_garbage<P: Pager + Send>(
         Err((code, label)) => GarbageAnswer::OtherError { code, label },
         Ok(content) => {
             let known: BTreeSet<&str> = listed.report.names.iter().map(String::as_str).collect();
-            if !content.keys.is_empty() && content.keys.iter().all(|k| known.contains(k.as_str()))
-            {
+            if !content.keys.is_empty() && content.keys.iter().all(|k| known.contains(k.as_str())) {
                 GarbageAnswer::Restarted {
                     items: content.keys,
                 }
@@ -185,7 +197,9 @@ async fn ask_again<P: Pager + Send>(
             let content = p.outcome.as_ref().ok()?;
             Some((p.index, c, content))
         })?;
-    let r = pager.fetch_page(kind, Some(&cursor.0), limits.page_timeout).await;
+    let r = pager
+        .fetch_page(kind, Some(&cursor.0), limits.page_timeout)
+        .await;
     let obs = super::record::observe(0, kind, Some(&cursor.0), &r);
     let answer = match obs.outcome {
         Err((code, label)) => RepeatAnswer::Failed { code, label },

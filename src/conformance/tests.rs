@@ -167,7 +167,9 @@ async fn number_and_null_cursors_fail_cursor_type() {
 fn blank_loop() -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
     |_, _| {
         (
-            Ok(json!({"tools": names(0..2), "nextCursor": "", "resultType": "complete", "ttlMs": 0, "cacheScope": "public"})),
+            Ok(
+                json!({"tools": names(0..2), "nextCursor": "", "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+            ),
             0,
         )
     }
@@ -227,7 +229,12 @@ async fn a_cycle_fails_cursor_cycle() {
     )
     .await;
     assert_eq!(verdict(&r, "cursor-cycle"), (Verdict::Fail, Level::Must));
-    let ev = &r.rules.iter().find(|x| x.id == "cursor-cycle").unwrap().evidence;
+    let ev = &r
+        .rules
+        .iter()
+        .find(|x| x.id == "cursor-cycle")
+        .unwrap()
+        .evidence;
     assert_eq!(ev.page, Some(2));
     assert!(ev.cursor_hash.is_some());
 }
@@ -283,8 +290,14 @@ async fn garbage_cursor_answers_are_told_apart() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-invalid"), (Verdict::Fail, Level::Should));
-    assert!(r.rules.iter().any(|x| x.id == "cursor-invalid" && x.message.contains("page 1 again")));
+    assert_eq!(
+        verdict(&r, "cursor-invalid"),
+        (Verdict::Fail, Level::Should)
+    );
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("page 1 again")));
     // Accepted: an empty page.
     let mut base = healthy(false);
     let r = check_with(
@@ -296,7 +309,10 @@ async fn garbage_cursor_answers_are_told_apart() {
         None,
     )
     .await;
-    assert!(r.rules.iter().any(|x| x.id == "cursor-invalid" && x.message.contains("accepted")));
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("accepted")));
     // Another error code.
     let mut base = healthy(false);
     let r = check_with(
@@ -314,7 +330,10 @@ async fn garbage_cursor_answers_are_told_apart() {
         None,
     )
     .await;
-    assert!(r.rules.iter().any(|x| x.id == "cursor-invalid" && x.message.contains("-32603")));
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("-32603")));
 }
 
 #[tokio::test]
@@ -346,9 +365,15 @@ async fn a_silent_change_fails_listing_stable_and_a_notified_one_does_not() {
         v
     };
     let r = check_with(silent, false, Some(true)).await;
-    assert_eq!(verdict(&r, "listing-stable"), (Verdict::Fail, Level::Should));
+    assert_eq!(
+        verdict(&r, "listing-stable"),
+        (Verdict::Fail, Level::Should)
+    );
     let r = check_with(silent, false, None).await;
-    assert_eq!(verdict(&r, "listing-stable"), (Verdict::Fail, Level::Advice));
+    assert_eq!(
+        verdict(&r, "listing-stable"),
+        (Verdict::Fail, Level::Advice)
+    );
     // The same change announced on the second listing's first page.
     let told = move |c: Option<&str>, n: u32| {
         let (v, _) = silent(c, n);
@@ -416,7 +441,12 @@ async fn cache_hints_are_checked_on_every_page() {
     assert_eq!(r.exit_code(), 1);
     let r = check_with(modern_with(|v, _| v["ttlMs"] = json!(-1)), true, None).await;
     assert_eq!(verdict(&r, "cache-ttl").0, Verdict::Fail);
-    let r = check_with(modern_with(|v, _| v["cacheScope"] = json!("shared")), true, None).await;
+    let r = check_with(
+        modern_with(|v, _| v["cacheScope"] = json!("shared")),
+        true,
+        None,
+    )
+    .await;
     assert_eq!(verdict(&r, "cache-scope").0, Verdict::Fail);
     let r = check_with(
         modern_with(|v, c| {
@@ -429,7 +459,10 @@ async fn cache_hints_are_checked_on_every_page() {
     )
     .await;
     assert_eq!(verdict(&r, "cache-scope").0, Verdict::Pass);
-    assert_eq!(verdict(&r, "cache-scope-consistent"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "cache-scope-consistent"),
+        (Verdict::Fail, Level::Must)
+    );
 }
 
 #[tokio::test]
@@ -455,7 +488,10 @@ async fn result_type_rules() {
     )
     .await;
     assert_eq!(verdict(&r, "result-type").0, Verdict::Pass);
-    assert_eq!(verdict(&r, "result-type-present"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "result-type-present"),
+        (Verdict::Fail, Level::Must)
+    );
 }
 
 #[tokio::test]
@@ -465,7 +501,10 @@ async fn list_changed_must_match_the_capability() {
         (v, u32::from(n == 2))
     };
     let r = check_with(noisy, false, None).await;
-    assert_eq!(verdict(&r, "list-changed-capability"), (Verdict::Fail, Level::Should));
+    assert_eq!(
+        verdict(&r, "list-changed-capability"),
+        (Verdict::Fail, Level::Should)
+    );
     let r = check_with(noisy, false, Some(true)).await;
     assert_eq!(verdict(&r, "list-changed-capability").0, Verdict::Pass);
     let r = check_with(
@@ -477,7 +516,10 @@ async fn list_changed_must_match_the_capability() {
         Some(true),
     )
     .await;
-    assert_eq!(verdict(&r, "list-changed-capability"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "list-changed-capability"),
+        (Verdict::Fail, Level::Must)
+    );
 }
 
 #[tokio::test]

@@ -321,9 +321,8 @@ fn narrows(old: &[String], new: &[String]) -> bool {
     if old.is_empty() {
         return true;
     }
-    old.iter().any(|t| {
-        !new.contains(t) && !(t == "integer" && new.iter().any(|n| n == "number"))
-    })
+    old.iter()
+        .any(|t| !(new.contains(t) || (t == "integer" && new.iter().any(|n| n == "number"))))
 }
 
 fn types_label(types: &[String]) -> String {
@@ -391,7 +390,13 @@ mod tests {
 
     #[test]
     fn description_edit_is_compatible() {
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("b", base_schema())).unwrap();
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("b", base_schema()),
+        )
+        .unwrap();
         assert_eq!(c.class, ChangeClass::Compatible);
         assert_eq!(c.rule, "description_changed");
         assert_eq!(c.parts, ["description"]);
@@ -410,27 +415,55 @@ mod tests {
 
     #[test]
     fn property_removed_is_breaking() {
-        let s = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        let s =
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
         let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
-        assert_eq!((c.class, c.rule.as_str()), (ChangeClass::Breaking, "property_removed"));
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "property_removed")
+        );
     }
 
     #[test]
     fn type_narrowing_is_breaking_and_widening_is_not() {
         let mut narrow = base_schema();
         narrow["properties"]["n"] = json!({"type": "integer"});
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", narrow.clone())).unwrap();
-        assert_eq!((c.class, c.rule.as_str()), (ChangeClass::Breaking, "type_narrowed"));
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("a", narrow.clone()),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "type_narrowed")
+        );
         // integer → number widens.
-        let c = classify(Kind::Tools, "t", &tool("a", narrow), &tool("a", base_schema())).unwrap();
-        assert_eq!((c.class, c.rule.as_str()), (ChangeClass::Compatible, "schema_widened"));
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", narrow),
+            &tool("a", base_schema()),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Compatible, "schema_widened")
+        );
         // any → string narrows; string → [string, null] widens.
         let any = json!({"type": "object", "properties": {"q": {}, "n": {"type": "number"}}, "required": ["q"]});
         let c = classify(Kind::Tools, "t", &tool("a", any), &tool("a", base_schema())).unwrap();
         assert_eq!(c.rule, "type_narrowed");
         let mut wide = base_schema();
         wide["properties"]["q"] = json!({"type": ["string", "null"]});
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", wide)).unwrap();
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("a", wide),
+        )
+        .unwrap();
         assert_eq!(c.class, ChangeClass::Compatible);
     }
 
@@ -439,46 +472,96 @@ mod tests {
         let mut s = base_schema();
         s["properties"]["extra"] = json!({"type": "boolean"});
         let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
-        assert_eq!((c.class, c.rule.as_str()), (ChangeClass::Compatible, "schema_widened"));
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Compatible, "schema_widened")
+        );
     }
 
     #[test]
     fn prompt_required_argument_added_is_breaking() {
-        let p = |args: Value| fingerprint(Kind::Prompts, &json!({"name": "p", "arguments": args}), true);
+        let p = |args: Value| {
+            fingerprint(
+                Kind::Prompts,
+                &json!({"name": "p", "arguments": args}),
+                true,
+            )
+        };
         let old = p(json!([{"name": "a"}]));
         let new = p(json!([{"name": "a"}, {"name": "b", "required": true}]));
         let c = classify(Kind::Prompts, "p", &old, &new).unwrap();
-        assert_eq!((c.class, c.rule.as_str()), (ChangeClass::Breaking, "required_added"));
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "required_added")
+        );
     }
 
     #[test]
     fn resources_and_templates_fingerprint_their_parts() {
-        let r = |mime: &str| fingerprint(Kind::Resources, &json!({"uri": "u", "name": "n", "mimeType": mime}), true);
-        let c = classify(Kind::Resources, "u", &r("text/plain"), &r("application/json")).unwrap();
+        let r = |mime: &str| {
+            fingerprint(
+                Kind::Resources,
+                &json!({"uri": "u", "name": "n", "mimeType": mime}),
+                true,
+            )
+        };
+        let c = classify(
+            Kind::Resources,
+            "u",
+            &r("text/plain"),
+            &r("application/json"),
+        )
+        .unwrap();
         assert_eq!(c.parts, ["mimeType"]);
         assert_eq!(c.class, ChangeClass::Compatible);
-        assert_eq!(template_parameters("sim://a/{id}{?q,page*}{/x:3}"), ["id", "q", "page", "x"]);
-        let t = fingerprint(Kind::ResourceTemplates, &json!({"uriTemplate": "a/{id}", "name": "n"}), true);
+        assert_eq!(
+            template_parameters("sim://a/{id}{?q,page*}{/x:3}"),
+            ["id", "q", "page", "x"]
+        );
+        let t = fingerprint(
+            Kind::ResourceTemplates,
+            &json!({"uriTemplate": "a/{id}", "name": "n"}),
+            true,
+        );
         assert_eq!(t.parts.len(), parts_of(Kind::ResourceTemplates).len());
         assert!(t.shape.is_none());
     }
 
     #[test]
     fn no_summary_past_the_budget_classifies_unknown() {
-        let a = fingerprint(Kind::Tools, &json!({"name": "t", "inputSchema": base_schema()}), false);
-        let b = fingerprint(Kind::Tools, &json!({"name": "t", "inputSchema": {"type": "object"}}), false);
-        assert_eq!(classify(Kind::Tools, "t", &a, &b).unwrap().class, ChangeClass::Unknown);
+        let a = fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "inputSchema": base_schema()}),
+            false,
+        );
+        let b = fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "inputSchema": {"type": "object"}}),
+            false,
+        );
+        assert_eq!(
+            classify(Kind::Tools, "t", &a, &b).unwrap().class,
+            ChangeClass::Unknown
+        );
     }
 
     #[test]
     fn summaries_are_capped() {
         let props: serde_json::Map<String, Value> = (0..100)
-            .map(|i| (format!("{i:03}{}", "p".repeat(200)), json!({"type": "string"})))
+            .map(|i| {
+                (
+                    format!("{i:03}{}", "p".repeat(200)),
+                    json!({"type": "string"}),
+                )
+            })
             .collect();
         let s = schema_shape(&json!({"properties": props}));
         assert_eq!(s.properties.len(), MAX_SHAPE_PROPERTIES);
         assert!(s.truncated);
-        assert!(s.properties.keys().all(|k| k.chars().count() <= MAX_PROPERTY_NAME));
+        assert!(s
+            .properties
+            .keys()
+            .all(|k| k.chars().count() <= MAX_PROPERTY_NAME));
         // A truncated summary never reports removals it cannot see.
         let mut old = s.clone();
         old.truncated = false;

@@ -102,8 +102,12 @@ impl Drop for Listener {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AckProbe {
     /// The acknowledgement came first with our id; the filters it honoured.
-    Acknowledged { honoured: Vec<String> },
-    NotAcknowledged { detail: String },
+    Acknowledged {
+        honoured: Vec<String>,
+    },
+    NotAcknowledged {
+        detail: String,
+    },
 }
 
 impl Session {
@@ -264,7 +268,11 @@ async fn first_message(poster: &Poster, id: i64, body: &[u8]) -> AckProbe {
                 .unwrap_or_default();
             return AckProbe::Acknowledged { honoured };
         }
-        let what = if method.is_empty() { "a response" } else { method };
+        let what = if method.is_empty() {
+            "a response"
+        } else {
+            method
+        };
         return AckProbe::NotAcknowledged {
             detail: if method == ACKNOWLEDGED {
                 "the acknowledgement did not carry our subscriptionId".into()
@@ -278,7 +286,10 @@ async fn first_message(poster: &Poster, id: i64, body: &[u8]) -> AckProbe {
     }
 }
 
-async fn open(poster: &Poster, body: &[u8]) -> Result<crate::mcp::transport::http_client::HttpResponse, String> {
+async fn open(
+    poster: &Poster,
+    body: &[u8],
+) -> Result<crate::mcp::transport::http_client::HttpResponse, String> {
     let resp = tokio::time::timeout(ACK_TIMEOUT, poster.post(METHOD, body.to_vec()))
         .await
         .map_err(|_| format!("no answer within {ACK_TIMEOUT:?}"))?

@@ -73,7 +73,11 @@ pub fn edit_description(kind: Kind, item: &mut Value) {
         Kind::Tools | Kind::Prompts => "description",
         Kind::Resources | Kind::ResourceTemplates => "name",
     };
-    let old = item.get(field).and_then(Value::as_str).unwrap_or("").to_string();
+    let old = item
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     item[field] = Value::from(format!("{old} (edited)"));
 }
 

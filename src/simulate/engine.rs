@@ -1,8 +1,8 @@
 //! The transport-free half of the simulator: one virtual server's state and
 //! what it answers to each JSON-RPC message. Transports render a [`Reply`].
 
-use super::config::{ChangeEvery, ServerConfig, LEGACY_VERSIONS, MODERN_VERSION};
 use super::config::Scenario;
+use super::config::{ChangeEvery, ServerConfig, LEGACY_VERSIONS, MODERN_VERSION};
 use super::cursor::CursorKey;
 use crate::listing::kind::Kind;
 use bytes::Bytes;

@@ -189,7 +189,9 @@ impl VirtualServer {
                 let mut item = catalogue::item(kind, n, with_key, pad);
                 if n == 1 && generation >= 1 {
                     match scenario {
-                        Scenario::AddRequiredParam => catalogue::add_required_param(kind, &mut item),
+                        Scenario::AddRequiredParam => {
+                            catalogue::add_required_param(kind, &mut item)
+                        }
                         Scenario::EditDescription => catalogue::edit_description(kind, &mut item),
                         _ => {}
                     }

@@ -6,10 +6,10 @@ use super::config::ChangeEvery;
 use super::engine::{
     error, kind_index, list_changed, Body, Reply, SessionState, VirtualServer, PARSE_ERROR,
 };
+use super::subscriptions;
 use super::wire::{self, Step};
 use crate::listing::Kind;
 use serde_json::Value;
-use super::subscriptions;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -151,7 +151,11 @@ fn listen(
         return Some(reply);
     }
     if listens.len() >= MAX_LISTENS {
-        return Some(Reply::json(error(&id, -32603, "too many open subscriptions")));
+        return Some(Reply::json(error(
+            &id,
+            -32603,
+            "too many open subscriptions",
+        )));
     }
     let mut sub = subscriptions::Subscription::open(server.clone(), id.clone(), params);
     let completion = sub.completion();

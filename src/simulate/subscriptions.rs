@@ -208,7 +208,10 @@ mod tests {
         };
         assert_eq!(ack["method"], ACKNOWLEDGED);
         assert_eq!(ack["params"]["_meta"][META_SUBSCRIPTION_ID], 7);
-        assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}));
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({"toolsListChanged": true})
+        );
         let next = tokio::time::timeout(Duration::from_secs(5), sub.next()).await;
         let Ok(Some(Message::Json(n))) = next else {
             panic!("no notification")
@@ -233,6 +236,9 @@ mod tests {
         let Some(Message::Json(first)) = sub.next().await else {
             panic!()
         };
-        assert!(first.get("result").is_some(), "the completion, no ack: {first}");
+        assert!(
+            first.get("result").is_some(),
+            "the completion, no ack: {first}"
+        );
     }
 }
