@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Installs the real MCP SDK servers that tests/interop.rs lists against, pinned,
-# into folders under tests/peers (all git-ignored):
+# Installs the real MCP SDK servers and gateways that tests/interop.rs and
+# tests/gateways.rs run, pinned, into folders under tests/peers (all git-ignored):
 #
-#   tests/peers/node_modules     npm ci from the committed package-lock.json:
-#                                @modelcontextprotocol/server-everything, the
-#                                TypeScript SDK and the conformance suite
-#   tests/peers/python/.venv     the Python `mcp` SDK, full closure pinned in
-#                                tests/peers/python/requirements.txt
-#   tests/peers/rmcp/target      the rmcp peer, cargo build --locked
+#   tests/peers/node_modules       npm ci from the committed package-lock.json:
+#                                  @modelcontextprotocol/server-everything, the
+#                                  TypeScript SDK, the conformance suite, and the
+#                                  gateways supergateway and mcp-proxy
+#   tests/peers/python/.venv       the Python `mcp` 2.x SDK, full closure pinned in
+#                                  tests/peers/python/requirements.txt
+#   tests/peers/python-v1/.venv    Python `mcp` 1.x and the PyPI mcp-proxy gateway,
+#                                  tests/peers/python-v1/requirements.txt
+#   tests/peers/fastmcp/.venv      PyPI fastmcp (proxy and mount gateways),
+#                                  tests/peers/fastmcp/requirements.txt
+#   tests/peers/rmcp/target        the rmcp peer, cargo build --locked
 #
 # Needs Node 20 + npm, Python 3.11 and cargo (Debian 12: run as root and a
 # missing python3-venv is installed with apt-get). Idempotent: each part is
@@ -64,26 +69,36 @@ ensure_python_venv_support() {
   fi
 }
 
-install_python_peer() {
-  require python3 "install Python 3.11"
-  python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-    || die "the Python mcp SDK needs Python 3.10 or newer"
-  local venv="$peers/python/.venv"
+# Creates tests/peers/<folder>/.venv from <folder>/requirements.txt (a full
+# closure of == pins, installed with --no-deps and then checked by pip check).
+install_python_venv() {
+  local folder="$1" what="$2"
+  local venv="$peers/$folder/.venv"
+  local requirements="$peers/$folder/requirements.txt"
   local stamp="$venv/.install-peers-stamp"
-  if [[ -x "$venv/bin/python" ]] && up_to_date "$peers/python/requirements.txt" "$stamp"; then
-    log "python peer up to date"
+  if [[ -x "$venv/bin/python" ]] && up_to_date "$requirements" "$stamp"; then
+    log "$what up to date"
     return
   fi
   ensure_python_venv_support
-  log "creating tests/peers/python/.venv"
+  log "creating tests/peers/$folder/.venv ($what)"
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-deps -r "$peers/python/requirements.txt"
+    --no-deps -r "$requirements"
   # The closure is pinned with --no-deps; check that it really is complete.
   "$venv/bin/python" -m pip check --disable-pip-version-check >/dev/null \
-    || die "tests/peers/python/requirements.txt is not a complete closure (pip check failed)"
-  write_stamp "$peers/python/requirements.txt" "$stamp"
+    || die "tests/peers/$folder/requirements.txt is not a complete closure (pip check failed)"
+  write_stamp "$requirements" "$stamp"
+}
+
+install_python_peers() {
+  require python3 "install Python 3.11"
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+    || die "the Python mcp SDK needs Python 3.10 or newer"
+  install_python_venv python "python peer (mcp 2.x)"
+  install_python_venv python-v1 "python mcp 1.x peer and PyPI mcp-proxy"
+  install_python_venv fastmcp "fastmcp gateways"
 }
 
 install_rmcp_peer() {
@@ -102,6 +117,6 @@ install_rmcp_peer() {
 }
 
 install_node_peers
-install_python_peer
+install_python_peers
 install_rmcp_peer
 log "all peers installed under tests/peers"
