@@ -3,8 +3,9 @@
 //! Run: `cargo bench --bench metrics_encode`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use mcp_exporter::baseline::PolledTarget;
 use mcp_exporter::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
-use mcp_exporter::poller::{PollReport, PolledTarget, ServerInfo};
+use mcp_exporter::poll::{PollReport, ServerInfo, TraceId, Transport};
 use mcp_exporter::telemetry::metrics::{encode, TargetMetrics};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
@@ -45,28 +46,16 @@ fn listing(kind: Kind, pages: u32) -> ListingReport {
 fn polled(target: &str) -> PolledTarget {
     PolledTarget {
         report: PollReport {
-            target: target.to_string(),
-            started: SystemTime::now(),
-            transport: "streamable_http".into(),
             protocol_version: Some("2025-11-25".into()),
             server: Some(ServerInfo {
                 name: "bench".into(),
                 version: "1".into(),
             }),
-            handshakes: Vec::new(),
-            session_error: None,
             time_to_ready: Some(Duration::from_millis(200)),
             listings: Kind::ALL.into_iter().map(|k| listing(k, 10)).collect(),
-            server_address: None,
-            server_port: None,
-            session_id: None,
-            stdout_defects: 0,
-            server_requests: 0,
-            stderr_tail: None,
             duration: Duration::from_millis(250),
-            trace_id: Some(TRACE.into()),
-            poll_span_id: None,
-            invalid_cursor_probes: Vec::new(),
+            trace_id: TraceId::from_hex(TRACE),
+            ..PollReport::new(target, Transport::StreamableHttp, SystemTime::now())
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),

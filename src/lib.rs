@@ -1,8 +1,9 @@
 //! mcp-exporter: lists MCP servers to completion and reports how the walk went.
 //!
 //! Layers (see docs/architecture.md): `mcp` speaks the wire, `listing` walks
-//! cursors into a pure `ListingReport`, `poller` schedules polls, `telemetry`
-//! and `web` turn reports into metrics, spans and pages.
+//! cursors into a pure `ListingReport`, `poll` turns one target into a
+//! `PollReport`, `poller` schedules polls, `sinks` fans each report out to
+//! `baseline`, `telemetry` and the status store, and `web` serves them.
 
 pub mod baseline;
 pub mod cli;
@@ -10,8 +11,9 @@ pub mod config;
 pub mod conformance;
 pub mod listing;
 pub mod mcp;
+pub mod poll;
 pub mod poller;
-pub mod probe;
 pub mod simulate;
+pub mod sinks;
 pub mod telemetry;
 pub mod web;

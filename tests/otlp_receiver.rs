@@ -6,13 +6,14 @@
 #[path = "common/otlp.rs"]
 mod otlp;
 
+use mcp_exporter::baseline::{KindDiff, PolledTarget};
 use mcp_exporter::listing::cursor::short_hash;
 use mcp_exporter::listing::report::{Restart, RestartReason};
 use mcp_exporter::listing::{
     CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord,
 };
-use mcp_exporter::poller::report::{HandshakeRecord, SessionFailure};
-use mcp_exporter::poller::{KindDiff, PollReport, PolledTarget, ServerInfo};
+use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
+use mcp_exporter::poll::{PollReport, ServerInfo, Transport};
 use mcp_exporter::telemetry::tracing::{TraceSettings, TraceSink};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
@@ -54,7 +55,7 @@ fn page(
         bytes: 100 + u64::from(items) * 50,
         duration: Duration::from_millis(20),
         started: at(started_ms),
-        span_id: with_span_id.then(TraceSink::new_span_id),
+        span_id: with_span_id.then(|| TraceSink::new_span_id().to_string()),
         next_cursor: match next {
             Some(raw) => CursorState::Present(short_hash(raw)),
             None => CursorState::Absent,
@@ -85,9 +86,6 @@ fn poll(sink: &TraceSink, target: &str, listings: Vec<ListingReport>) -> PolledT
         .expect("sink is enabled and samples everything");
     PolledTarget {
         report: PollReport {
-            target: target.into(),
-            started: at(0),
-            transport: "streamable_http".into(),
             protocol_version: Some("2025-11-25".into()),
             server: Some(ServerInfo {
                 name: "paging-server".into(),
@@ -100,19 +98,16 @@ fn poll(sink: &TraceSink, target: &str, listings: Vec<ListingReport>) -> PolledT
                 request_id: 0,
                 span_id: Some(TraceSink::new_span_id()),
             }],
-            session_error: None,
             time_to_ready: Some(Duration::from_millis(400)),
             listings,
             server_address: Some("mcp.example.test".into()),
             server_port: Some(8443),
             session_id: Some("sess-42".into()),
-            stdout_defects: 0,
-            server_requests: 0,
             stderr_tail: Some(format!("Authorization: {BEARER}")),
             duration: Duration::from_millis(500),
             trace_id: Some(trace.trace_id),
             poll_span_id: Some(trace.poll_span_id),
-            invalid_cursor_probes: Vec::new(),
+            ..PollReport::new(target, Transport::StreamableHttp, at(0))
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
@@ -236,7 +231,7 @@ fn count_spans(p: &PolledTarget) -> usize {
 }
 
 fn of_trace<'a>(spans: &'a [ReceivedSpan], p: &PolledTarget) -> Vec<&'a ReceivedSpan> {
-    let trace_id = p.report.trace_id.as_deref().unwrap();
+    let trace_id = p.report.trace_id.unwrap().to_string();
     spans.iter().filter(|s| s.trace_id() == trace_id).collect()
 }
 
@@ -259,7 +254,7 @@ fn check_poll_and_handshake<'a>(spans: &[&'a ReceivedSpan], p: &PolledTarget) ->
     let r = &p.report;
     let root = one(spans, "mcp.poll");
     assert_eq!(kind_of(root), SpanKind::Internal);
-    assert_eq!(root.span_id(), r.poll_span_id.clone().unwrap());
+    assert_eq!(root.span_id(), r.poll_span_id.unwrap().to_string());
     assert!(root.span.parent_span_id.is_empty(), "mcp.poll is the root");
     assert_eq!(root.attr("mcp.target").as_deref(), Some(r.target.as_str()));
     assert_eq!(
@@ -275,7 +270,7 @@ fn check_poll_and_handshake<'a>(spans: &[&'a ReceivedSpan], p: &PolledTarget) ->
 
     let hs = one(spans, "initialize");
     assert_eq!(kind_of(hs), SpanKind::Client);
-    assert_eq!(hs.span_id(), r.handshakes[0].span_id.clone().unwrap());
+    assert_eq!(hs.span_id(), r.handshakes[0].span_id.unwrap().to_string());
     assert_eq!(hs.parent_span_id(), root.span_id());
     assert_eq!(hs.attr("mcp.method.name").as_deref(), Some("initialize"));
     assert_eq!(hs.attr("jsonrpc.request.id").as_deref(), Some("0"));
@@ -632,7 +627,7 @@ async fn untraced_polls_and_disabled_sinks_send_nothing() {
     assert_eq!(spans.len(), count_spans(&traced));
     assert!(spans
         .iter()
-        .all(|s| Some(s.trace_id()) == traced.report.trace_id));
+        .all(|s| Some(s.trace_id()) == traced.report.trace_id.map(|t| t.to_string())));
 }
 
 async fn closed_port() -> u16 {

@@ -1,7 +1,7 @@
 //! Baselines in memory, persisted per target as JSON in the state
 //! directory with an atomic replace (temp file, fsync, rename, fsync dir).
 
-use super::BaselineKey;
+use super::diff::BaselineKey;
 use crate::listing::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};

@@ -2,12 +2,9 @@
 
 use super::parse_duration;
 use crate::listing::{Kind, Outcome, WalkLimits};
-use crate::mcp::session::{Endpoint, HttpMode};
-use crate::mcp::transport::http::HttpSpec;
-use crate::mcp::transport::stdio::StdioSpec;
+use crate::mcp::session::HttpMode;
 use crate::mcp::transport::TransportLimits;
-use crate::poller::PollReport;
-use crate::probe::{poll_target, PollContext, ProbeTarget};
+use crate::poll::{poll, HttpEndpoint, PollContext, PollReport, PollTarget, TargetBuilder};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,7 +89,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let report = poll_target(&target, PollContext::default()).await;
+    let report = poll(&target, PollContext::default()).await;
     if args.json {
         match serde_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
@@ -111,22 +108,16 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
     }
 }
 
-fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
+fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
     if let Some(path) = &args.config_file {
         let name = args.target.as_deref().unwrap_or_default();
-        return crate::poller::target_spec::probe_target_from_file(path, name);
+        return PollTarget::from_config_file(path, name).map_err(|e| e.to_string());
     }
-    let mut secrets = Vec::new();
-    let endpoint = if args.stdio {
+    let builder = if args.stdio {
         let Some((command, rest)) = args.command.split_first() else {
             return Err("--stdio needs a command after `--`".into());
         };
-        Endpoint::Stdio(StdioSpec {
-            command: command.clone(),
-            args: rest.to_vec(),
-            env: Default::default(),
-            cwd: None,
-        })
+        TargetBuilder::stdio(PROBE_TARGET_NAME, command, rest, &Default::default(), None)
     } else {
         let url = args
             .url
@@ -137,7 +128,6 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
             let (k, v) = h
                 .split_once(':')
                 .ok_or_else(|| format!("--header {h:?} is not `Name: value`"))?;
-            secrets.push(v.trim().to_string());
             headers.push((k.trim().to_string(), v.trim().to_string()));
         }
         let bearer_token = match (&args.bearer_token_file, &args.bearer_token_env) {
@@ -152,18 +142,18 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
             ),
             (None, None) => None,
         };
-        secrets.extend(bearer_token.clone());
-        Endpoint::Http {
-            spec: HttpSpec {
-                url: Some(url),
+        TargetBuilder::http(
+            PROBE_TARGET_NAME,
+            HttpEndpoint {
+                url,
                 headers,
                 bearer_token,
                 ca_file: args.ca_file.clone(),
                 insecure_skip_verify: false,
-                max_redirects: 5,
+                max_redirects: crate::config::default::MAX_REDIRECTS,
+                mode: args.transport,
             },
-            mode: args.transport,
-        }
+        )
     };
     if let Some(v) = &args.protocol {
         if !crate::mcp::version::is_supported(v) {
@@ -181,28 +171,28 @@ fn target_from_args(args: &ProbeArgs) -> Result<ProbeTarget, String> {
     } else {
         args.kinds.clone()
     };
-    Ok(ProbeTarget {
-        name: "probe".into(),
-        endpoint,
-        protocol: args.protocol.clone(),
-        kinds,
-        forced_kinds: args.forced_kinds.clone(),
-        walk: WalkLimits {
-            max_pages: args.max_pages,
-            max_items: args.max_items,
-            page_timeout: args.timeout,
-            listing_timeout: args.listing_timeout,
-            ..WalkLimits::default()
-        },
-        transport: TransportLimits {
-            max_response_bytes: args.max_response_bytes,
-            connect_timeout: args.timeout,
-            ..TransportLimits::default()
-        },
-        invalid_cursor_probe: false,
-        secrets,
-    })
+    Ok(builder
+        .protocol(args.protocol.clone())
+        .kinds(kinds, args.forced_kinds.clone())
+        .limits(
+            WalkLimits {
+                max_pages: args.max_pages,
+                max_items: args.max_items,
+                page_timeout: args.timeout,
+                listing_timeout: args.listing_timeout,
+                ..WalkLimits::default()
+            },
+            TransportLimits {
+                max_response_bytes: args.max_response_bytes,
+                connect_timeout: args.timeout,
+                ..TransportLimits::default()
+            },
+        )
+        .build())
 }
+
+/// The `target` label and report name of a command-line probe.
+const PROBE_TARGET_NAME: &str = "probe";
 
 /// The human view: a header, then per kind a page table and a verdict.
 pub fn render(r: &PollReport) -> String {
@@ -217,7 +207,7 @@ pub fn render(r: &PollReport) -> String {
         out,
         "protocol   {} over {}",
         r.protocol_version.as_deref().unwrap_or("-"),
-        r.transport
+        r.transport.label()
     );
     for h in &r.handshakes {
         let _ = writeln!(out, "handshake  {} {:.1} ms", h.method, ms(h.duration));

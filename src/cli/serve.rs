@@ -2,9 +2,9 @@
 
 use crate::baseline::BaselineStore;
 use crate::config;
-use crate::poller::service::{Service, Shard};
-use crate::poller::sinks::{unix_now, Sinks};
-use crate::poller::status::StatusStore;
+use crate::poll::unix_now;
+use crate::poller::{Service, Shard};
+use crate::sinks::{Sinks, StatusStore};
 use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};

@@ -59,7 +59,9 @@ pub enum PageError {
 }
 
 impl PageError {
-    fn error_kind(&self) -> ErrorKind {
+    /// The walker's error label for this failure: the one mapping from a
+    /// failed page to `ErrorKind`.
+    pub fn error_kind(&self) -> ErrorKind {
         match self {
             PageError::Rpc { code, .. } if *code == INVALID_PARAMS => ErrorKind::InvalidCursor,
             PageError::Rpc { .. } => ErrorKind::RpcError,
@@ -68,6 +70,15 @@ impl PageError {
             PageError::Unauthorized { .. } => ErrorKind::Unauthorized,
             PageError::TooLarge { .. } => ErrorKind::ResponseTooLarge,
             PageError::Malformed(_) => ErrorKind::MalformedResult,
+        }
+    }
+
+    /// The HTTP status the failure carried, if any.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            PageError::Transport { http_status, .. } => *http_status,
+            PageError::Unauthorized { status } => Some(*status),
+            _ => None,
         }
     }
 }
@@ -205,11 +216,7 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
                 if let PageError::Rpc { code, .. } = &err {
                     record.rpc_code = Some(*code);
                 }
-                match &err {
-                    PageError::Transport { http_status, .. } => record.http_status = *http_status,
-                    PageError::Unauthorized { status } => record.http_status = Some(*status),
-                    _ => {}
-                }
+                record.http_status = err.http_status();
                 step_on_error(&mut report, &err, cursor.is_some(), record.index, limits)
             }
             Ok(result) => step_on_page(
@@ -300,9 +307,7 @@ fn step_on_error(
         {
             return Step::Restart(RestartReason::SessionExpired);
         }
-        PageError::Transport { http_status, .. } => report.http_status = *http_status,
-        PageError::Unauthorized { status } => report.http_status = Some(*status),
-        _ => {}
+        _ => report.http_status = err.http_status(),
     }
     Step::Done(Outcome::Error(err.error_kind()))
 }

@@ -1,10 +1,16 @@
-//! Scheduling polls, and the report one poll produces.
+//! Scheduling polls: ticks, jitter, backoff, single-flight, the concurrency
+//! cap, shards, reloads and watch mode. Calls `poll` and hands every report
+//! to the one sink fan-out.
+//!
+//! Imports go one way: `service` → `schedule` → `watch` → `shared`
+//! (and `shard`).
 
-pub mod report;
 pub mod schedule;
 pub mod service;
-pub mod sinks;
-pub mod status;
-pub mod target_spec;
+pub mod shard;
+pub mod shared;
+pub mod watch;
 
-pub use report::{InvalidCursorProbe, KindDiff, PollReport, PolledTarget, ServerInfo};
+pub use service::{ReloadOutcome, Service};
+pub use shard::Shard;
+pub use shared::Shared;

@@ -2,18 +2,14 @@
 //! jitter, capped backoff after failures, single-flight (ticks that pass
 //! while a poll runs are skipped and counted) and the global concurrency cap.
 
-use super::report::{PollReport, SessionFailure};
-use super::service::Shared;
-use super::target_spec::probe_target;
+use super::shard::stable_hash;
+use super::shared::Shared;
+use super::watch::{watch_until, Watch};
 use crate::config::{Schedule, TargetConfig};
-use crate::listing::{ErrorKind, ListingReport, Outcome};
-use crate::mcp::session::Session;
-use crate::mcp::session::TraceIds;
-use crate::mcp::version;
-use crate::probe::{poll_target_open, redact, relist, PollContext, ProbeTarget};
+use crate::poll::{poll_configured, HardDeadline, OpenSession, PollContext, PollReport};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// The next tick strictly after `after`. `every:` ticks are aligned to the
 /// Unix epoch so "a tick passed while polling" has a meaning.
@@ -38,14 +34,6 @@ pub fn jitter_for(name: &str, max: Duration) -> Duration {
     Duration::from_millis(h % (max.as_millis().max(1) as u64))
 }
 
-/// First 8 bytes of SHA-256 of the name: stable across versions and hosts
-/// (std's hasher is not), used for jitter and `--shard`.
-pub fn stable_hash(name: &str) -> u64 {
-    use sha2::{Digest, Sha256};
-    let d = Sha256::digest(name.as_bytes());
-    u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
-}
-
 /// Ticks to let pass after `failures` consecutive failed polls: 0, 1, 3, 7…
 /// doubling, bounded in time by `backoff_max`.
 fn backoff_ticks(failures: u32) -> u32 {
@@ -57,7 +45,7 @@ fn backoff_ticks(failures: u32) -> u32 {
 }
 
 /// The hard bound of one poll: connect, handshake and every kind's own
-/// deadline, plus slack. poll_target honours its deadlines; this only
+/// deadline, plus slack. The poll honours its deadlines; this only
 /// guarantees a wedged poll can never hold its slot forever.
 fn poll_deadline(t: &TargetConfig) -> Duration {
     let kinds = t.kinds.len().max(1) as u32;
@@ -112,22 +100,17 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
 
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
-        era_hint = report
-            .protocol_version
-            .as_deref()
-            .filter(|_| report.session_error.is_none())
-            .map(version::is_modern);
+        era_hint = report.era_hint();
         failures = if report.all_complete() {
             0
         } else {
             failures.saturating_add(1)
         };
-        watching = session.map(|(session, spec)| Watch {
+        watching = session.map(|session| Watch {
             session,
-            spec,
             last: report.clone(),
         });
-        shared.sinks.consume(report, &target, failures);
+        shared.sinks.fanout().poll(report, &target, failures);
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
@@ -151,80 +134,6 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     }
 }
 
-/// An open session kept between scheduled polls to hear list_changed.
-struct Watch {
-    session: Session,
-    spec: ProbeTarget,
-    last: PollReport,
-}
-
-/// Notifications that arrive within this window after the first are
-/// handled together: a storm costs one re-list, not one per message.
-const WATCH_DEBOUNCE: Duration = Duration::from_millis(300);
-
-/// Until `deadline`, re-list each kind the server says changed. A re-list
-/// runs to completion before its result replaces anything, so a partial set
-/// is never exposed.
-async fn watch_until(
-    w: &mut Watch,
-    deadline: tokio::time::Instant,
-    target: &TargetConfig,
-    shared: &Shared,
-) {
-    loop {
-        let first = tokio::select! {
-            _ = tokio::time::sleep_until(deadline) => return,
-            n = w.session.next_notification() => n,
-        };
-        let Some(first) = first else {
-            // The server cannot push notifications (or went away): sleep.
-            tokio::time::sleep_until(deadline).await;
-            return;
-        };
-        let mut methods = vec![first];
-        let debounce_end = (tokio::time::Instant::now() + WATCH_DEBOUNCE).min(deadline);
-        while let Ok(Some(m)) =
-            tokio::time::timeout_at(debounce_end, w.session.next_notification()).await
-        {
-            methods.push(m);
-        }
-        // Per kind, how many notifications asked for this re-list.
-        let mut changed: Vec<(crate::listing::Kind, u32)> = Vec::new();
-        for m in &methods {
-            for &kind in &target.kinds {
-                if kind.list_changed_method() == m {
-                    match changed.iter_mut().find(|(k, _)| *k == kind) {
-                        Some((_, n)) => *n += 1,
-                        None => changed.push((kind, 1)),
-                    }
-                }
-            }
-        }
-        if changed.is_empty() {
-            continue;
-        }
-        let mut listings = Vec::new();
-        for (kind, notices) in changed {
-            let _permit = shared.acquire().await;
-            let mut listing = relist(&mut w.session, &w.spec, kind).await;
-            // The change was announced: a smaller set now is not silent,
-            // and the notifications are counted with the listing.
-            listing.list_changed_notifications += notices;
-            listings.push(listing);
-        }
-        let mut report = w.last.clone();
-        report.started = SystemTime::now();
-        report.listings = listings;
-        report.handshakes.clear();
-        report.time_to_ready = None;
-        report.invalid_cursor_probes.clear();
-        report.stderr_tail = None;
-        report.trace_id = None;
-        report.poll_span_id = None;
-        shared.sinks.consume(report, target, 0);
-    }
-}
-
 /// One poll under the concurrency cap, with tracing ids and a hard deadline.
 /// With `keep_open`, an established session is handed back for watching.
 pub async fn poll_once(
@@ -232,108 +141,20 @@ pub async fn poll_once(
     shared: &Shared,
     era_hint: Option<bool>,
     keep_open: bool,
-) -> (PollReport, Option<(Session, ProbeTarget)>) {
+) -> (PollReport, Option<OpenSession>) {
     let _permit = shared.acquire().await;
     let _in_flight = shared.sinks.exporter.poll_in_flight();
-    let trace = shared.sinks.traces.start_poll();
     let ctx = PollContext {
         era_hint,
-        trace: trace
-            .as_ref()
-            .filter(|_| target.propagate_trace_context)
-            .map(|t| TraceIds {
-                trace_id: t.trace_id.clone(),
-                sampled: t.sampled,
-            }),
-        poll_span_id: trace.as_ref().map(|t| t.poll_span_id.clone()),
+        trace: shared.sinks.traces.start_poll(),
+        propagate_trace_context: target.propagate_trace_context,
     };
-    let spec = match probe_target(target, shared.stderr_tail_bytes()) {
-        Ok(s) => s,
-        Err(detail) => {
-            let r = failed_report(
-                target,
-                ErrorKind::Unauthorized,
-                detail,
-                trace.map(|t| t.trace_id),
-            );
-            return (r, None);
-        }
+    let limit = poll_deadline(target);
+    let deadline = HardDeadline {
+        limit,
+        exceeded: format!("poll exceeded its hard deadline of {limit:?}"),
     };
-    let deadline = poll_deadline(target);
-    let (mut report, session) =
-        match tokio::time::timeout(deadline, poll_target_open(&spec, ctx)).await {
-            Ok((r, s)) => (r, s),
-            Err(_) => (
-                failed_report(
-                    target,
-                    ErrorKind::Timeout,
-                    format!("poll exceeded its hard deadline of {deadline:?}"),
-                    None,
-                ),
-                None,
-            ),
-        };
-    let session = match session {
-        Some(s) if keep_open => Some((s, spec)),
-        Some(s) => {
-            let close = s.close().await;
-            report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &spec.secrets));
-            None
-        }
-        None => None,
-    };
-    if let Some(t) = trace {
-        report.trace_id = Some(t.trace_id);
-        report.poll_span_id = Some(t.poll_span_id);
-    }
-    (report, session)
-}
-
-/// A report for a poll that could not even start (or never ended).
-pub fn failed_report(
-    target: &TargetConfig,
-    error: ErrorKind,
-    detail: String,
-    trace_id: Option<String>,
-) -> PollReport {
-    PollReport {
-        target: target.name.clone(),
-        started: SystemTime::now(),
-        transport: if target.is_stdio() {
-            "stdio"
-        } else {
-            "streamable_http"
-        }
-        .to_string(),
-        protocol_version: None,
-        server: None,
-        handshakes: Vec::new(),
-        session_error: Some(SessionFailure {
-            error,
-            detail: detail.clone(),
-            http_status: None,
-        }),
-        time_to_ready: None,
-        listings: target
-            .kinds
-            .iter()
-            .map(|&k| {
-                let mut l = ListingReport::empty(k, Outcome::Error(error));
-                l.detail = Some(detail.clone());
-                l
-            })
-            .collect(),
-        server_address: None,
-        server_port: None,
-        session_id: None,
-        stdout_defects: 0,
-        server_requests: 0,
-        stderr_tail: None,
-        duration: Duration::ZERO,
-        trace_id,
-        poll_span_id: None,
-        invalid_cursor_probes: Vec::new(),
-    }
+    poll_configured(target, shared.stderr_tail_bytes(), ctx, deadline, keep_open).await
 }
 
 #[cfg(test)]

@@ -1,83 +1,15 @@
 //! The running exporter: the loaded config, one task per target, reloads.
 
-use super::schedule::{run_target, stable_hash};
-use super::sinks::{unix_now, Sinks};
+use super::schedule::run_target;
+use super::shard::Shard;
+use super::shared::Shared;
 use crate::config::{self, Config, LoadedConfig, TargetConfig};
+use crate::poll::unix_now;
+use crate::sinks::{Sinks, StatusStore};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
-
-/// `--shard i/n`: keep the targets whose stable hash falls in shard i.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl Shard {
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("--shard {s:?} is not i/n"))?;
-        let index: u64 = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("--shard {s:?}: bad index"))?;
-        let count: u64 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("--shard {s:?}: bad count"))?;
-        if count == 0 || index >= count {
-            return Err(format!("--shard {s:?}: need 0 <= i < n"));
-        }
-        Ok(Shard { index, count })
-    }
-
-    pub fn keeps(&self, target: &str) -> bool {
-        stable_hash(target) % self.count == self.index
-    }
-}
-
-/// What every target task shares.
-pub struct Shared {
-    pub sinks: Sinks,
-    limits: RwLock<SharedLimits>,
-    semaphore: RwLock<Arc<Semaphore>>,
-}
-
-#[derive(Clone, Copy)]
-struct SharedLimits {
-    backoff_max: Duration,
-    stderr_tail_bytes: usize,
-}
-
-impl Shared {
-    pub async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
-        let sem = match self.semaphore.read() {
-            Ok(s) => s.clone(),
-            Err(p) => p.into_inner().clone(),
-        };
-        sem.acquire_owned().await.ok()
-    }
-
-    pub fn backoff_max(&self) -> Duration {
-        self.limits().backoff_max
-    }
-
-    pub fn stderr_tail_bytes(&self) -> usize {
-        self.limits().stderr_tail_bytes
-    }
-
-    fn limits(&self) -> SharedLimits {
-        match self.limits.read() {
-            Ok(l) => *l,
-            Err(p) => *p.into_inner(),
-        }
-    }
-}
 
 /// A running target loop and the config it runs with.
 type TargetTask = (Arc<TargetConfig>, JoinHandle<()>);
@@ -105,15 +37,7 @@ impl Service {
         shard: Option<Shard>,
         sinks: Sinks,
     ) -> Arc<Service> {
-        let d = &loaded.config.defaults;
-        let shared = Arc::new(Shared {
-            sinks,
-            limits: RwLock::new(SharedLimits {
-                backoff_max: d.backoff_max,
-                stderr_tail_bytes: d.stderr_tail_bytes,
-            }),
-            semaphore: RwLock::new(Arc::new(Semaphore::new(d.concurrency.max(1)))),
-        });
+        let shared = Arc::new(Shared::new(sinks, &loaded.config.defaults));
         Arc::new(Service {
             shared,
             config_path,
@@ -122,6 +46,16 @@ impl Service {
             tasks: Mutex::new(HashMap::new()),
             reload_lock: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// A slot under the global concurrency cap (`/probe` polls share it).
+    pub async fn acquire(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.shared.acquire().await
+    }
+
+    /// Recent polls per target, for the status page and the API.
+    pub fn status(&self) -> &StatusStore {
+        &self.shared.sinks.status
     }
 
     pub fn config(&self) -> Arc<LoadedConfig> {
@@ -204,20 +138,7 @@ impl Service {
             self.shared.sinks.exporter.config_reloaded(true, unix_now());
             return Ok(ReloadOutcome::Unchanged);
         }
-        {
-            let d = &loaded.config.defaults;
-            if let Ok(mut l) = self.shared.limits.write() {
-                *l = SharedLimits {
-                    backoff_max: d.backoff_max,
-                    stderr_tail_bytes: d.stderr_tail_bytes,
-                };
-            }
-            if d.concurrency != self.config().config.defaults.concurrency {
-                if let Ok(mut s) = self.shared.semaphore.write() {
-                    *s = Arc::new(Semaphore::new(d.concurrency.max(1)));
-                }
-            }
-        }
+        self.shared.apply(&loaded.config.defaults);
         if let Ok(mut c) = self.current.write() {
             *c = Arc::new(loaded);
         }
@@ -247,22 +168,5 @@ pub fn describe_endpoint(t: &TargetConfig) -> String {
             transport.label()
         ),
         config::Endpoint::Stdio { command, .. } => format!("stdio: {command}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_partition_targets() {
-        let shards: Vec<Shard> = (0..3).map(|i| Shard { index: i, count: 3 }).collect();
-        for n in 0..100 {
-            let name = format!("target-{n}");
-            assert_eq!(shards.iter().filter(|s| s.keeps(&name)).count(), 1);
-        }
-        assert!(Shard::parse("3/3").is_err());
-        assert!(Shard::parse("0/0").is_err());
-        assert_eq!(Shard::parse("1/4").unwrap(), Shard { index: 1, count: 4 });
     }
 }

@@ -1,4 +1,4 @@
-//! The Prometheus sink: turns [`PolledTarget`](crate::poller::PolledTarget)
+//! The Prometheus sink: turns [`PolledTarget`](crate::baseline::PolledTarget)
 //! reports into prometheus-client families and encodes them as OpenMetrics
 //! text (with exemplars). Every series is listed in docs/metrics.md; the names
 //! are the contract of DESIGN.md "Metrics".
@@ -8,6 +8,8 @@
 
 mod buckets;
 mod exporter;
+mod families;
+mod group;
 mod labels;
 mod target;
 #[cfg(test)]
@@ -16,7 +18,7 @@ mod tests;
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 pub use exporter::{ExporterMetrics, PollInFlight};
 pub use labels::MAX_SERVER_LABEL_CHARS;
-pub use target::{TargetMetrics, INVALID_CURSOR_PROBE_RESULTS};
+pub use target::TargetMetrics;
 
 use prometheus_client::registry::Registry;
 

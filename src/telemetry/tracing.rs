@@ -1,12 +1,13 @@
 //! OTLP spans of every poll, listing and page: a sink built from the
 //! finished `PolledTarget` (see docs/tracing.md).
 //!
-//! A poll asks `start_poll` for a trace id and poll span id, the session
-//! gives each request a `new_span_id` and sends `traceparent` in
-//! `params._meta`, and the finished report comes back to `export_poll`,
-//! which rebuilds the span tree with exactly those ids so the server's own
-//! spans join the same trace.
+//! A poll asks `start_poll` for its typed trace id and poll span id (a
+//! `poll::PollTrace`), the session gives each request a span id and sends
+//! `traceparent` in `params._meta`, and the finished report comes back to
+//! `export_poll`, which rebuilds the span tree with exactly those ids so the
+//! server's own spans join the same trace.
 
+mod error;
 mod export;
 mod ids;
 pub mod names;
@@ -15,10 +16,13 @@ mod sampler;
 mod settings;
 mod spans;
 
+pub use error::TracingError;
 pub use sampler::Sampler;
 pub use settings::{Protocol, TraceSettings};
 pub use spans::MAX_NAMES_PER_EVENT;
 
+use crate::baseline::PolledTarget;
+use crate::poll::{PollTrace, SpanId, TraceId};
 use export::ExportQueue;
 use opentelemetry::InstrumentationScope;
 use std::sync::Arc;
@@ -26,55 +30,6 @@ use std::time::Duration;
 
 /// How long `shutdown` waits for queued spans to go out.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
-
-#[derive(Debug, thiserror::Error)]
-pub enum TracingError {
-    /// The URL itself is never repeated: it may carry credentials.
-    #[error("invalid OTLP endpoint in {setting}: {reason}")]
-    InvalidEndpoint {
-        setting: &'static str,
-        reason: String,
-    },
-    #[error("unsupported OTLP protocol {value:?} in {setting} (expected grpc or http/protobuf)")]
-    UnsupportedProtocol {
-        setting: &'static str,
-        value: String,
-    },
-    #[error("unsupported OTEL_TRACES_SAMPLER {0:?} (expected always_on, always_off, traceidratio or their parentbased_ forms)")]
-    UnsupportedSampler(String),
-    #[error("invalid number {value:?} in {setting}")]
-    InvalidNumber {
-        setting: &'static str,
-        value: String,
-    },
-    /// Only the header name: values are secrets.
-    #[error("invalid OTLP header {0:?}")]
-    InvalidHeader(String),
-    #[error("cannot build the OTLP exporter: {0}")]
-    Exporter(String),
-    #[error("cannot start the OTLP export thread: {0}")]
-    Worker(String),
-}
-
-/// Ids of one traced poll, from `TraceSink::start_poll`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PollTrace {
-    /// 32 lowercase hex digits.
-    pub trace_id: String,
-    /// 16 lowercase hex digits: the `mcp.poll` span.
-    pub poll_span_id: String,
-    /// Always true today (unsampled polls get no `PollTrace`); kept so a
-    /// caller can forward the decision in `traceparent` flags.
-    pub sampled: bool,
-}
-
-impl PollTrace {
-    /// `traceparent` for one request of this poll (`span_id` from
-    /// `TraceSink::new_span_id`).
-    pub fn traceparent(&self, span_id: &str) -> String {
-        ids::traceparent(&self.trace_id, span_id, self.sampled)
-    }
-}
 
 /// Sends poll spans to an OTLP collector, or does nothing when disabled.
 /// Cheap to clone; every clone feeds the same queue.
@@ -139,30 +94,21 @@ impl TraceSink {
     /// poll then sends no `traceparent` and carries no trace id).
     pub fn start_poll(&self) -> Option<PollTrace> {
         let inner = self.inner.as_ref()?;
-        let trace_id = ids::new_trace_id();
-        if !inner.sampler.samples(trace_id) {
+        let trace_id = TraceId::random();
+        if !inner.sampler.samples(trace_id.to_u128()) {
             return None;
         }
-        Some(PollTrace {
-            trace_id: ids::trace_id_hex(trace_id),
-            poll_span_id: ids::span_id_hex(ids::new_span_id()),
-            sampled: true,
-        })
+        Some(PollTrace::new_sampled(trace_id))
     }
 
-    /// A fresh span id (16 lowercase hex digits) for one request.
-    pub fn new_span_id() -> String {
-        ids::span_id_hex(ids::new_span_id())
-    }
-
-    /// W3C `traceparent` for a request span: `00-<trace>-<span>-<flags>`.
-    pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
-        ids::traceparent(trace_id, span_id, sampled)
+    /// A fresh span id for one request.
+    pub fn new_span_id() -> SpanId {
+        SpanId::random()
     }
 
     /// Queue the finished poll's spans; returns at once. Polls without a
     /// valid `trace_id`/`poll_span_id` (not traced) are skipped.
-    pub fn export_poll(&self, polled: &crate::poller::PolledTarget) {
+    pub fn export_poll(&self, polled: &PolledTarget) {
         let Some(inner) = &self.inner else { return };
         if let Some(spans) = spans::poll_spans(polled, &inner.scope) {
             inner.queue.submit(spans);
@@ -228,13 +174,11 @@ mod tests {
         };
         let sink = TraceSink::from_settings_with_env(&cfg, &|_| None).unwrap();
         let t = sink.start_poll().unwrap();
-        assert_eq!(t.trace_id.len(), 32);
-        assert_eq!(t.poll_span_id.len(), 16);
+        assert_eq!(t.trace_id.to_string().len(), 32);
+        assert_eq!(t.poll_span_id.to_string().len(), 16);
         assert!(t.sampled);
         let span = TraceSink::new_span_id();
-        let tp = TraceSink::traceparent(&t.trace_id, &span, t.sampled);
-        assert_eq!(tp, format!("00-{}-{span}-01", t.trace_id));
-        assert_eq!(t.traceparent(&span), tp);
+        assert_eq!(t.traceparent(span), format!("00-{}-{span}-01", t.trace_id));
     }
 
     #[test]

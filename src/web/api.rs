@@ -7,11 +7,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 pub async fn targets(State(app): State<AppState>) -> Response {
-    Json(app.service.shared.sinks.status.all()).into_response()
+    Json(app.service.status().all()).into_response()
 }
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
-    match app.service.shared.sinks.status.get(&name) {
+    match app.service.status().get(&name) {
         Some(t) => Json(t).into_response(),
         None => (StatusCode::NOT_FOUND, "no such target\n").into_response(),
     }

@@ -4,18 +4,12 @@
 //! never starts a process.
 
 use super::AppState;
-use crate::listing::{ErrorKind, Kind};
-use crate::poller::schedule::failed_report;
-use crate::poller::target_spec::probe_target;
-use crate::poller::PolledTarget;
-use crate::probe::{poll_target, PollContext};
-use crate::telemetry::metrics::{encode, TargetMetrics, OPENMETRICS_CONTENT_TYPE};
+use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
+use crate::sinks::probe_answer::{self, OPENMETRICS_CONTENT_TYPE};
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use prometheus_client::registry::Registry;
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Seconds left for the scrape's own overhead.
@@ -91,35 +85,24 @@ pub async fn probe(
 
     // Failures are data here too: an unreadable token or a poll past its
     // budget still answers 200 with `mcp_up 0`, so the scrape keeps its series.
-    let report = match probe_target(&target, loaded.config.defaults.stderr_tail_bytes) {
-        Err(detail) => failed_report(&target, ErrorKind::Unauthorized, detail, None),
-        Ok(spec) => {
-            let _permit = app.service.shared.acquire().await;
-            let limit = budget + Duration::from_secs(1);
-            match tokio::time::timeout(limit, poll_target(&spec, PollContext::default())).await {
-                Ok(r) => r,
-                Err(_) => failed_report(
-                    &target,
-                    ErrorKind::Timeout,
-                    format!("probe exceeded its budget of {budget:?}"),
-                    None,
-                ),
-            }
-        }
+    let deadline = HardDeadline {
+        limit: budget + Duration::from_secs(1),
+        exceeded: format!("probe exceeded its budget of {budget:?}"),
     };
-    let mut registry = Registry::default();
-    let metrics = TargetMetrics::for_probe(&mut registry);
-    metrics.register_target(&target.name, &target.kinds);
-    let polled = PolledTarget {
-        report,
-        diffs: BTreeMap::new(),
-        reference_missing: BTreeMap::new(),
+    let report = {
+        let _permit = app.service.acquire().await;
+        let stderr_tail_bytes = loaded.config.defaults.stderr_tail_bytes;
+        let (report, _) = poll_configured(
+            &target,
+            stderr_tail_bytes,
+            PollContext::default(),
+            deadline,
+            false,
+        )
+        .await;
+        report
     };
-    metrics.observe(&polled, &target.expect);
-    for p in &polled.report.invalid_cursor_probes {
-        metrics.set_invalid_cursor_probe(&target.name, p.kind, p.result);
-    }
-    match encode(&registry) {
+    match probe_answer::render(report, &target) {
         Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }

@@ -3,15 +3,16 @@
 
 use super::html::{esc, page, path_segment, sparkline};
 use super::AppState;
-use crate::poller::status::{PollSummary, TargetStatus};
+use crate::poll::unix_now;
+use crate::sinks::status::{PollSummary, TargetStatus};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use std::fmt::Write as _;
 
 pub async fn index(State(app): State<AppState>) -> Html<String> {
-    let targets = app.service.shared.sinks.status.all();
-    let now = crate::poller::sinks::unix_now();
+    let targets = app.service.status().all();
+    let now = unix_now();
     let mut b = String::new();
     let up = targets
         .iter()
@@ -113,7 +114,7 @@ fn ago(secs: f64) -> String {
 }
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(t) = app.service.shared.sinks.status.get(&name) else {
+    let Some(t) = app.service.status().get(&name) else {
         return (
             StatusCode::NOT_FOUND,
             Html(page("not found", "<p>No such target.</p>")),
@@ -151,14 +152,13 @@ fn render_target(t: &TargetStatus) -> String {
                 "<span class=\"bad\">down</span>"
             },
             esc(p.protocol_version.as_deref().unwrap_or("-")),
-            esc(&p.transport),
+            esc(p.transport.label()),
             p.duration_seconds * 1000.0,
             p.time_to_ready_seconds
                 .map(|s| format!(" · ready in {:.1} ms", s * 1000.0))
                 .unwrap_or_default(),
             p.trace_id
-                .as_deref()
-                .map(|id| format!(" · trace <code>{}</code>", esc(id)))
+                .map(|id| format!(" · trace <code>{id}</code>"))
                 .unwrap_or_default()
         );
         if let Some(e) = &p.session_error {

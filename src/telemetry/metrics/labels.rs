@@ -2,6 +2,7 @@
 //! enum label, so cardinality stays bounded by the configuration; the only
 //! server-chosen values (`mcp_server_info`) are truncated.
 
+use crate::poll::TraceId;
 use prometheus_client::encoding::EncodeLabelSet;
 
 /// Longest label value taken from a server's self-description.
@@ -65,7 +66,7 @@ pub(crate) struct ReferenceLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct ProbeResultLabels {
+pub(crate) struct GarbageCursorLabels {
     pub target: String,
     pub kind: &'static str,
     pub result: &'static str,
@@ -93,16 +94,12 @@ pub(crate) struct TraceLabel {
 }
 
 impl TraceLabel {
-    /// An exemplar only for a well-formed, non-zero 32-hex-digit trace id:
-    /// anything else would link to no trace (and OpenMetrics caps exemplar
-    /// label sets at 128 characters).
-    pub fn from_trace_id(trace_id: Option<&str>) -> Option<TraceLabel> {
-        let id = trace_id?;
-        let well_formed = id.len() == 32
-            && id.bytes().all(|b| b.is_ascii_hexdigit())
-            && id.bytes().any(|b| b != b'0');
-        well_formed.then(|| TraceLabel {
-            trace_id: id.to_ascii_lowercase(),
+    /// The poll's trace id, when traced: always 32 hex digits, never zero,
+    /// so it links to a trace (and fits OpenMetrics' 128-character cap on
+    /// exemplar label sets).
+    pub fn from_trace_id(trace_id: Option<TraceId>) -> Option<TraceLabel> {
+        trace_id.map(|id| TraceLabel {
+            trace_id: id.to_string(),
         })
     }
 }

@@ -1,48 +1,22 @@
 //! Per-target families: what each poll of each MCP server looked like.
 
-use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
+use super::families::{HistFamily, Source};
+use super::group::churn::ChurnFamilies;
+use super::group::compliance::ComplianceFamilies;
+use super::group::listing::ListingFamilies;
+use super::group::page::PageFamilies;
+use super::group::poll::PollFamilies;
 use super::labels::{
-    truncate_label, ErrorLabels, GuardLabels, ProbeResultLabels, ReferenceLabels, RestartLabels,
+    truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, ReferenceLabels, RestartLabels,
     ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
 };
-use crate::listing::report::RestartReason;
-use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
-use crate::poller::{PollReport, PolledTarget};
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::exemplar::HistogramWithExemplars;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::{Registry, Unit};
+use crate::baseline::PolledTarget;
+use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
+use crate::poll::{unix_seconds, GarbageCursorAnswer, GarbageCursorCheck, PollReport};
+use prometheus_client::registry::Registry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
-
-/// Values of `mcp_invalid_cursor_probe_result{result}`.
-pub const INVALID_CURSOR_PROBE_RESULTS: [&str; 4] = [
-    "invalid_params",
-    "silent_restart",
-    "other_error",
-    "accepted",
-];
-
-type Exemplared = HistogramWithExemplars<TraceLabel>;
-type HistFamily<L> = Family<L, Exemplared, fn() -> Exemplared>;
-type CounterFamily<L> = Family<L, Counter>;
-type GaugeFamily<L> = Family<L, Gauge>;
-type FloatGaugeFamily<L> = Family<L, Gauge<f64, AtomicU64>>;
-
-fn pages_histogram() -> Exemplared {
-    HistogramWithExemplars::new(PAGES_BUCKETS.into_iter())
-}
-
-fn page_items_histogram() -> Exemplared {
-    HistogramWithExemplars::new(PAGE_ITEMS_BUCKETS.into_iter())
-}
-
-fn seconds_histogram() -> Exemplared {
-    HistogramWithExemplars::new(DURATION_BUCKETS_SECONDS.into_iter())
-}
+use std::time::SystemTime;
 
 /// Every per-target family. Cheap to clone handles live in the registry; this
 /// struct keeps the other handle for updates.
@@ -53,62 +27,12 @@ fn seconds_histogram() -> Exemplared {
 /// same target and leave half its series behind. Encoding never takes `open`.
 #[derive(Debug)]
 pub struct TargetMetrics {
-    up: GaugeFamily<TargetLabels>,
-    poll_duration: HistFamily<TargetLabels>,
-    time_to_ready: HistFamily<TargetLabels>,
-    server_info: GaugeFamily<ServerInfoLabels>,
-
-    listings: CounterFamily<TargetKindLabels>,
-    aborts: CounterFamily<GuardLabels>,
-    errors: CounterFamily<ErrorLabels>,
-    restarts: CounterFamily<RestartLabels>,
-    list_requests: CounterFamily<TargetKindLabels>,
-    invalid_cursor: CounterFamily<TargetKindLabels>,
-    items_added: CounterFamily<TargetKindLabels>,
-    items_removed: CounterFamily<TargetKindLabels>,
-    silent_shrinks: CounterFamily<TargetKindLabels>,
-    list_changed: CounterFamily<TargetKindLabels>,
-    blank_cursor: CounterFamily<TargetKindLabels>,
-
-    items: GaugeFamily<TargetKindLabels>,
-    raw_items: GaugeFamily<TargetKindLabels>,
-    duplicate_items: GaugeFamily<TargetKindLabels>,
-    invalid_items: GaugeFamily<TargetKindLabels>,
-    unsupported: GaugeFamily<TargetKindLabels>,
-    expected_min_items: GaugeFamily<TargetKindLabels>,
-    last_success: FloatGaugeFamily<TargetKindLabels>,
-    reference_missing: GaugeFamily<ReferenceLabels>,
-    probe_result: GaugeFamily<ProbeResultLabels>,
-
-    pages: HistFamily<TargetKindLabels>,
-    page_items: HistFamily<TargetKindLabels>,
-    listing_duration: HistFamily<TargetKindLabels>,
-    page_duration: HistFamily<TargetKindLabels>,
-
+    poll: PollFamilies,
+    listing: ListingFamilies,
+    churn: ChurnFamilies,
+    compliance: ComplianceFamilies,
+    page: PageFamilies,
     open: Mutex<OpenLabels>,
-}
-
-/// Which polls a registry's values come from, for HELP strings.
-#[derive(Debug, Clone, Copy)]
-enum Source {
-    Scheduled,
-    Probe,
-}
-
-impl Source {
-    fn poll(self) -> &'static str {
-        match self {
-            Source::Scheduled => "the last scheduled poll",
-            Source::Probe => "this probe",
-        }
-    }
-
-    fn polls(self) -> &'static str {
-        match self {
-            Source::Scheduled => "scheduled polls",
-            Source::Probe => "this probe",
-        }
-    }
 }
 
 /// Label sets whose values are not a fixed enum, remembered so that they can
@@ -132,197 +56,16 @@ impl TargetMetrics {
         Self::with_source(registry, Source::Probe)
     }
 
+    /// Each group registers its own families, in this order.
     fn with_source(registry: &mut Registry, source: Source) -> Self {
-        let m = TargetMetrics {
-            up: Family::default(),
-            poll_duration: Family::new_with_constructor(seconds_histogram),
-            time_to_ready: Family::new_with_constructor(seconds_histogram),
-            server_info: Family::default(),
-            listings: Family::default(),
-            aborts: Family::default(),
-            errors: Family::default(),
-            restarts: Family::default(),
-            list_requests: Family::default(),
-            invalid_cursor: Family::default(),
-            items_added: Family::default(),
-            items_removed: Family::default(),
-            silent_shrinks: Family::default(),
-            list_changed: Family::default(),
-            blank_cursor: Family::default(),
-            items: Family::default(),
-            raw_items: Family::default(),
-            duplicate_items: Family::default(),
-            invalid_items: Family::default(),
-            unsupported: Family::default(),
-            expected_min_items: Family::default(),
-            last_success: Family::default(),
-            reference_missing: Family::default(),
-            probe_result: Family::default(),
-            pages: Family::new_with_constructor(pages_histogram),
-            page_items: Family::new_with_constructor(page_items_histogram),
-            listing_duration: Family::new_with_constructor(seconds_histogram),
-            page_duration: Family::new_with_constructor(seconds_histogram),
+        TargetMetrics {
+            poll: PollFamilies::register(registry, source),
+            listing: ListingFamilies::register(registry, source),
+            churn: ChurnFamilies::register(registry, source),
+            compliance: ComplianceFamilies::register(registry, source),
+            page: PageFamilies::register(registry, source),
             open: Mutex::new(OpenLabels::default()),
-        };
-        m.register(registry, source);
-        m
-    }
-
-    fn register(&self, r: &mut Registry, source: Source) {
-        r.register(
-            "mcp_up",
-            format!("1 if {} listed every enabled kind completely (unsupported kinds count as complete), else 0", source.poll()),
-            self.up.clone(),
-        );
-        r.register_with_unit(
-            "mcp_poll_duration",
-            "Duration of one whole poll of a target: connect, handshake and every listing",
-            Unit::Seconds,
-            self.poll_duration.clone(),
-        );
-        r.register_with_unit(
-            "mcp_time_to_ready",
-            "Connect + handshake + every enabled kind listed completely; observed only for polls where every listing completed",
-            Unit::Seconds,
-            self.time_to_ready.clone(),
-        );
-        r.register(
-            "mcp_server_info",
-            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {}", source.polls()),
-            self.server_info.clone(),
-        );
-        r.register(
-            "mcp_listings",
-            "Listing attempts (every enabled kind the server advertises, once per poll)",
-            self.listings.clone(),
-        );
-        r.register(
-            "mcp_listing_aborts",
-            "Listings stopped by a walker guard although every response was well-formed",
-            self.aborts.clone(),
-        );
-        r.register(
-            "mcp_listing_errors",
-            "Listings that failed, by error",
-            self.errors.clone(),
-        );
-        r.register(
-            "mcp_listing_restarts",
-            "Walks started over from the first page, by reason",
-            self.restarts.clone(),
-        );
-        r.register(
-            "mcp_list_requests",
-            "Page requests sent (every page of every attempt, restarts included)",
-            self.list_requests.clone(),
-        );
-        r.register(
-            "mcp_list_invalid_cursor",
-            "-32602 (invalid params) answers to a request that carried a cursor",
-            self.invalid_cursor.clone(),
-        );
-        r.register(
-            "mcp_listing_items_added",
-            "Items present in a complete listing but not in the previous complete listing",
-            self.items_added.clone(),
-        );
-        r.register(
-            "mcp_listing_items_removed",
-            "Items of the previous complete listing missing from a complete listing",
-            self.items_removed.clone(),
-        );
-        r.register(
-            "mcp_listing_silent_shrinks",
-            "Complete listings with fewer unique items than the previous one, no list_changed notification and no error",
-            self.silent_shrinks.clone(),
-        );
-        r.register(
-            "mcp_list_changed_notifications",
-            "list_changed notifications seen for the kind, during walks and by watch mode",
-            self.list_changed.clone(),
-        );
-        r.register(
-            "mcp_listing_blank_cursor",
-            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete",
-            self.blank_cursor.clone(),
-        );
-        r.register(
-            "mcp_listing_items",
-            format!(
-                "Unique items (by identity key) of the last complete listing, from {}",
-                source.polls()
-            ),
-            self.items.clone(),
-        );
-        r.register(
-            "mcp_listing_raw_items",
-            format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {}", source.polls()),
-            self.raw_items.clone(),
-        );
-        r.register(
-            "mcp_listing_duplicate_items",
-            format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {}", source.polls()),
-            self.duplicate_items.clone(),
-        );
-        r.register(
-            "mcp_listing_invalid_items",
-            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {}", source.polls()),
-            self.invalid_items.clone(),
-        );
-        r.register(
-            "mcp_listing_unsupported",
-            format!(
-                "1 if the server did not advertise the kind, as last seen by {}, else 0",
-                source.polls()
-            ),
-            self.unsupported.clone(),
-        );
-        r.register(
-            "mcp_listing_expected_min_items",
-            "Configured minimum of unique items for the kind",
-            self.expected_min_items.clone(),
-        );
-        r.register_with_unit(
-            "mcp_last_success_timestamp",
-            format!(
-                "Unix time at which the last complete listing ended, from {} (0 = none yet)",
-                source.polls()
-            ),
-            Unit::Seconds,
-            self.last_success.clone(),
-        );
-        r.register(
-            "mcp_reference_missing_items",
-            format!("Items of the reference target's last complete listing missing from this target's last complete listing, from {}", source.polls()),
-            self.reference_missing.clone(),
-        );
-        r.register(
-            "mcp_invalid_cursor_probe_result",
-            "1 for the answer the server gave to a deliberately invalid cursor at the last compliance probe, 0 for the others",
-            self.probe_result.clone(),
-        );
-        r.register(
-            "mcp_listing_pages",
-            "Pages the final attempt of a complete listing needed",
-            self.pages.clone(),
-        );
-        r.register(
-            "mcp_listing_page_items",
-            "Items per page, for every page whose result was parsed",
-            self.page_items.clone(),
-        );
-        r.register_with_unit(
-            "mcp_listing_duration",
-            "Duration of one complete listing, restarts included",
-            Unit::Seconds,
-            self.listing_duration.clone(),
-        );
-        r.register_with_unit(
-            "mcp_page_request_duration",
-            "Round trip of one page request the server answered (result, JSON-RPC error or HTTP error status)",
-            Unit::Seconds,
-            self.page_duration.clone(),
-        );
+        }
     }
 
     /// Pre-create at 0 every series known to exist for this target and kinds
@@ -332,10 +75,7 @@ impl TargetMetrics {
     /// dropped, so calling this again after a config reload is correct.
     pub fn register_target(&self, target: &str, kinds: &[Kind]) {
         let _open = self.lock_open();
-        let t = TargetLabels::new(target);
-        precreate(&self.up, &t);
-        precreate(&self.poll_duration, &t);
-        precreate(&self.time_to_ready, &t);
+        self.poll.create_target(target);
         for kind in Kind::ALL {
             if kinds.contains(&kind) {
                 self.create_kind(target, kind);
@@ -349,12 +89,9 @@ impl TargetMetrics {
     /// other targets' `mcp_reference_missing_items{reference=target}`.
     pub fn forget_target(&self, target: &str) {
         let mut open = self.lock_open();
-        let t = TargetLabels::new(target);
-        self.up.remove(&t);
-        self.poll_duration.remove(&t);
-        self.time_to_ready.remove(&t);
+        self.poll.remove_target(target);
         if let Some(info) = open.server_info.remove(target) {
-            self.server_info.remove(&info);
+            self.poll.server_info.remove(&info);
         }
         for kind in Kind::ALL {
             self.remove_kind(target, kind);
@@ -366,7 +103,7 @@ impl TargetMetrics {
             .cloned()
             .collect();
         for r in stale {
-            self.reference_missing.remove(&r);
+            self.churn.reference_missing.remove(&r);
             open.references.remove(&r);
         }
     }
@@ -376,37 +113,66 @@ impl TargetMetrics {
     pub fn observe(&self, polled: &PolledTarget, expect: &BTreeMap<Kind, u64>) {
         let mut open = self.lock_open();
         let report = &polled.report;
-        let target = report.target.as_str();
-        let t = TargetLabels::new(target);
-        let exemplar = TraceLabel::from_trace_id(report.trace_id.as_deref());
-
-        self.up
+        let t = TargetLabels::new(&report.target);
+        let exemplar = TraceLabel::from_trace_id(report.trace_id);
+        self.poll
+            .up
             .get_or_create(&t)
             .set(i64::from(report.all_complete()));
         observe(
-            &self.poll_duration,
+            &self.poll.duration,
             &t,
             report.duration.as_secs_f64(),
             &exemplar,
         );
         if let Some(ready) = report.time_to_ready {
-            observe(&self.time_to_ready, &t, ready.as_secs_f64(), &exemplar);
+            observe(&self.poll.time_to_ready, &t, ready.as_secs_f64(), &exemplar);
         }
-        self.set_server_info(&mut open, report);
+        self.observe_listings(&mut open, polled, &exemplar);
+        self.set_expected(&report.target, expect);
+        for check in &report.garbage_cursor_checks {
+            self.set_garbage_cursor_result(&report.target, check);
+        }
+    }
+
+    /// Record a watch-mode re-list: the re-listed kinds only, and `up`
+    /// (every kind's state, given by the caller); no poll duration or time
+    /// to ready, which belong to scheduled polls.
+    pub fn observe_relist(&self, polled: &PolledTarget, up: bool) {
+        let mut open = self.lock_open();
+        self.poll
+            .up
+            .get_or_create(&TargetLabels::new(&polled.report.target))
+            .set(i64::from(up));
+        self.observe_listings(&mut open, polled, &None);
+    }
+
+    /// Server info, listings, churn and references of one report.
+    fn observe_listings(
+        &self,
+        open: &mut OpenLabels,
+        polled: &PolledTarget,
+        exemplar: &Option<TraceLabel>,
+    ) {
+        let report = &polled.report;
+        let target = report.target.as_str();
+        self.set_server_info(open, report);
 
         for listing in &report.listings {
-            self.observe_listing(report, listing, &exemplar);
+            self.observe_listing(report, listing, exemplar);
         }
         for (kind, diff) in &polled.diffs {
             let l = TargetKindLabels::new(target, kind.label());
-            self.items_added
+            self.churn
+                .items_added
                 .get_or_create(&l)
                 .inc_by(diff.added.len() as u64);
-            self.items_removed
+            self.churn
+                .items_removed
                 .get_or_create(&l)
                 .inc_by(diff.removed.len() as u64);
             if diff.silent_shrink {
-                self.silent_shrinks.get_or_create(&l).inc();
+                self.churn.silent_shrinks.get_or_create(&l).inc();
             }
         }
         // A complete listing is compared with every configured reference
@@ -417,53 +183,55 @@ impl TargetMetrics {
         for listing in &report.listings {
             if listing.outcome.is_complete() {
                 let by_reference = polled.reference_missing.get(&listing.kind).unwrap_or(&none);
-                self.set_reference_missing(&mut open, target, listing.kind, by_reference);
+                self.set_reference_missing(open, target, listing.kind, by_reference);
             }
         }
+    }
+
+    /// `mcp_listing_expected_min_items` as configured now.
+    fn set_expected(&self, target: &str, expect: &BTreeMap<Kind, u64>) {
         for kind in Kind::ALL {
             let l = TargetKindLabels::new(target, kind.label());
             match expect.get(&kind) {
                 Some(min) => {
-                    self.expected_min_items
+                    self.listing
+                        .expected_min_items
                         .get_or_create(&l)
                         .set(saturating_i64(*min));
                 }
                 None => {
-                    self.expected_min_items.remove(&l);
+                    self.listing.expected_min_items.remove(&l);
                 }
             }
         }
     }
 
-    /// Result of the invalid-cursor compliance probe: `result` is one of
-    /// [`INVALID_CURSOR_PROBE_RESULTS`]; it is set to 1 and the others of
-    /// (target, kind) to 0. An unknown result is logged and ignored.
-    pub fn set_invalid_cursor_probe(&self, target: &str, kind: Kind, result: &str) {
-        if !INVALID_CURSOR_PROBE_RESULTS.contains(&result) {
-            ::tracing::warn!(
-                target_name = target,
-                result,
-                "unknown invalid-cursor probe result"
-            );
-            return;
-        }
+    /// Result of the garbage-cursor check: its answer is set to 1 and the
+    /// others of (target, kind) to 0.
+    pub fn set_garbage_cursor_check(&self, target: &str, check: &GarbageCursorCheck) {
         let _open = self.lock_open();
-        for r in INVALID_CURSOR_PROBE_RESULTS {
-            let l = ProbeResultLabels {
+        self.set_garbage_cursor_result(target, check);
+    }
+
+    fn set_garbage_cursor_result(&self, target: &str, check: &GarbageCursorCheck) {
+        for answer in GarbageCursorAnswer::ALL {
+            let l = GarbageCursorLabels {
                 target: target.to_string(),
-                kind: kind.label(),
-                result: r,
+                kind: check.kind.label(),
+                result: answer.label(),
             };
-            self.probe_result
+            self.compliance
+                .garbage_cursor
                 .get_or_create(&l)
-                .set(i64::from(r == result));
+                .set(i64::from(answer == check.result));
         }
     }
 
     /// A `list_changed` notification seen by watch mode (outside a walk).
     pub fn watch_notification(&self, target: &str, kind: Kind) {
         let _open = self.lock_open();
-        self.list_changed
+        self.listing
+            .list_changed
             .get_or_create(&TargetKindLabels::new(target, kind.label()))
             .inc();
     }
@@ -481,26 +249,29 @@ impl TargetMetrics {
         match listing.outcome {
             Outcome::Unsupported => {
                 // Nothing was sent: not an attempt, only a fact about the server.
-                self.unsupported.get_or_create(&l).set(1);
+                self.listing.unsupported.get_or_create(&l).set(1);
                 return;
             }
             // A request went out, so the server advertised the kind. A failed
             // session sends nothing and leaves the last known value.
             _ if listing.requests() > 0 => {
-                self.unsupported.get_or_create(&l).set(0);
+                self.listing.unsupported.get_or_create(&l).set(0);
             }
             _ => {}
         }
 
-        self.listings.get_or_create(&l).inc();
-        self.list_requests
+        self.listing.listings.get_or_create(&l).inc();
+        self.listing
+            .list_requests
             .get_or_create(&l)
             .inc_by(u64::from(listing.requests()));
-        self.invalid_cursor
+        self.listing
+            .invalid_cursor
             .get_or_create(&l)
             .inc_by(u64::from(listing.invalid_cursor_errors));
         for restart in &listing.restarts {
-            self.restarts
+            self.listing
+                .restarts
                 .get_or_create(&RestartLabels {
                     target: target.to_string(),
                     kind,
@@ -509,18 +280,19 @@ impl TargetMetrics {
                 .inc();
         }
         if listing.list_changed_notifications > 0 {
-            self.list_changed
+            self.listing
+                .list_changed
                 .get_or_create(&l)
                 .inc_by(u64::from(listing.list_changed_notifications));
         }
 
         for page in &listing.pages {
             if page_was_parsed(page) {
-                observe(&self.page_items, &l, f64::from(page.items), exemplar);
+                observe(&self.page.items, &l, f64::from(page.items), exemplar);
             }
             if page_was_answered(page) {
                 observe(
-                    &self.page_duration,
+                    &self.page.duration,
                     &l,
                     page.duration.as_secs_f64(),
                     exemplar,
@@ -531,25 +303,33 @@ impl TargetMetrics {
         match listing.outcome {
             Outcome::Complete => {
                 if listing.blank_cursor_end {
-                    self.blank_cursor.get_or_create(&l).inc();
+                    self.listing.blank_cursor.get_or_create(&l).inc();
                 }
-                observe(&self.pages, &l, f64::from(listing.final_pages), exemplar);
                 observe(
-                    &self.listing_duration,
+                    &self.listing.pages,
+                    &l,
+                    f64::from(listing.final_pages),
+                    exemplar,
+                );
+                observe(
+                    &self.listing.duration,
                     &l,
                     listing.duration.as_secs_f64(),
                     exemplar,
                 );
-                self.items
+                self.listing
+                    .items
                     .get_or_create(&l)
                     .set(saturating_i64(listing.unique_items));
                 self.set_walk_counts(&l, listing);
-                self.last_success
+                self.listing
+                    .last_success
                     .get_or_create(&l)
                     .set(unix_seconds(listing_end(report, listing)));
             }
             Outcome::Aborted(guard) => {
-                self.aborts
+                self.listing
+                    .aborts
                     .get_or_create(&GuardLabels {
                         target: target.to_string(),
                         kind,
@@ -561,7 +341,8 @@ impl TargetMetrics {
                 self.set_walk_counts(&l, listing);
             }
             Outcome::Error(error) => {
-                self.errors
+                self.listing
+                    .errors
                     .get_or_create(&ErrorLabels {
                         target: target.to_string(),
                         kind,
@@ -574,13 +355,16 @@ impl TargetMetrics {
     }
 
     fn set_walk_counts(&self, l: &TargetKindLabels, listing: &ListingReport) {
-        self.raw_items
+        self.listing
+            .raw_items
             .get_or_create(l)
             .set(saturating_i64(listing.raw_items));
-        self.duplicate_items
+        self.listing
+            .duplicate_items
             .get_or_create(l)
             .set(saturating_i64(listing.duplicate_items));
-        self.invalid_items
+        self.listing
+            .invalid_items
             .get_or_create(l)
             .set(saturating_i64(listing.invalid_items));
     }
@@ -596,14 +380,14 @@ impl TargetMetrics {
             server_name: truncate_label(&server.name),
             server_version: truncate_label(&server.version),
             protocol_version: truncate_label(report.protocol_version.as_deref().unwrap_or("")),
-            transport: truncate_label(&report.transport),
+            transport: truncate_label(report.transport.label()),
         };
         if let Some(old) = open.server_info.get(&report.target) {
             if *old != labels {
-                self.server_info.remove(old);
+                self.poll.server_info.remove(old);
             }
         }
-        self.server_info.get_or_create(&labels).set(1);
+        self.poll.server_info.get_or_create(&labels).set(1);
         open.server_info.insert(report.target.clone(), labels);
     }
 
@@ -627,7 +411,7 @@ impl TargetMetrics {
             .cloned()
             .collect();
         for r in stale {
-            self.reference_missing.remove(&r);
+            self.churn.reference_missing.remove(&r);
             open.references.remove(&r);
         }
         for (reference, missing) in by_reference {
@@ -636,7 +420,8 @@ impl TargetMetrics {
                 kind: kind.label(),
                 reference: reference.clone(),
             };
-            self.reference_missing
+            self.churn
+                .reference_missing
                 .get_or_create(&l)
                 .set(saturating_i64(missing.len() as u64));
             open.references.insert(l);
@@ -644,94 +429,18 @@ impl TargetMetrics {
     }
 
     fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
-        for family in self.kind_counters() {
-            precreate(family, &l);
-        }
-        for family in self.kind_gauges() {
-            precreate(family, &l);
-        }
-        for family in self.kind_histograms() {
-            precreate(family, &l);
-        }
-        precreate(&self.last_success, &l);
-        for g in Guard::ALL {
-            precreate(&self.aborts, &guard_labels(target, kind, g));
-        }
-        for e in ErrorKind::ALL {
-            precreate(&self.errors, &error_labels(target, kind, e));
-        }
-        for r in RestartReason::ALL {
-            precreate(&self.restarts, &restart_labels(target, kind, r));
-        }
+        self.listing.create_kind(target, kind);
+        self.churn.create_kind(target, kind);
+        self.page.create_kind(target, kind);
     }
 
     /// Removes every series of (target, kind) except references, which the
     /// caller handles with the open label sets it holds.
     fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
-        for family in self.kind_counters() {
-            family.remove(&l);
-        }
-        for family in self.kind_gauges() {
-            family.remove(&l);
-        }
-        for family in self.kind_histograms() {
-            family.remove(&l);
-        }
-        self.expected_min_items.remove(&l);
-        self.last_success.remove(&l);
-        for g in Guard::ALL {
-            self.aborts.remove(&guard_labels(target, kind, g));
-        }
-        for e in ErrorKind::ALL {
-            self.errors.remove(&error_labels(target, kind, e));
-        }
-        for r in RestartReason::ALL {
-            self.restarts.remove(&restart_labels(target, kind, r));
-        }
-        for result in INVALID_CURSOR_PROBE_RESULTS {
-            self.probe_result.remove(&ProbeResultLabels {
-                target: target.to_string(),
-                kind: kind.label(),
-                result,
-            });
-        }
-    }
-
-    /// Per-kind counters pre-created at 0.
-    fn kind_counters(&self) -> [&CounterFamily<TargetKindLabels>; 8] {
-        [
-            &self.listings,
-            &self.list_requests,
-            &self.invalid_cursor,
-            &self.items_added,
-            &self.items_removed,
-            &self.silent_shrinks,
-            &self.list_changed,
-            &self.blank_cursor,
-        ]
-    }
-
-    /// Per-kind integer gauges pre-created at 0 (`expected_min_items` is
-    /// not: it exists only when configured).
-    fn kind_gauges(&self) -> [&GaugeFamily<TargetKindLabels>; 5] {
-        [
-            &self.items,
-            &self.raw_items,
-            &self.duplicate_items,
-            &self.invalid_items,
-            &self.unsupported,
-        ]
-    }
-
-    fn kind_histograms(&self) -> [&HistFamily<TargetKindLabels>; 4] {
-        [
-            &self.pages,
-            &self.page_items,
-            &self.listing_duration,
-            &self.page_duration,
-        ]
+        self.listing.remove_kind(target, kind);
+        self.churn.remove_kind(target, kind);
+        self.compliance.remove_kind(target, kind);
+        self.page.remove_kind(target, kind);
     }
 
     fn lock_open(&self) -> MutexGuard<'_, OpenLabels> {
@@ -749,39 +458,6 @@ where
     family
         .get_or_create(labels)
         .observe(value, exemplar.clone(), None);
-}
-
-/// Creates the series at its zero value; the guard is released at once.
-fn precreate<L, M, C>(family: &Family<L, M, C>, labels: &L)
-where
-    L: Clone + std::hash::Hash + Eq,
-    C: prometheus_client::metrics::family::MetricConstructor<M>,
-{
-    drop(family.get_or_create(labels));
-}
-
-fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
-    GuardLabels {
-        target: target.to_string(),
-        kind: kind.label(),
-        guard: guard.label(),
-    }
-}
-
-fn error_labels(target: &str, kind: Kind, error: ErrorKind) -> ErrorLabels {
-    ErrorLabels {
-        target: target.to_string(),
-        kind: kind.label(),
-        error: error.label(),
-    }
-}
-
-fn restart_labels(target: &str, kind: Kind, reason: RestartReason) -> RestartLabels {
-    RestartLabels {
-        target: target.to_string(),
-        kind: kind.label(),
-        reason: reason.label(),
-    }
 }
 
 /// The page's result was an object with the kind's array (its `items` is
@@ -803,12 +479,6 @@ fn listing_end(report: &PollReport, listing: &ListingReport) -> SystemTime {
         Some(page) => page.started + page.duration,
         None => report.started + report.duration,
     }
-}
-
-fn unix_seconds(t: SystemTime) -> f64 {
-    t.duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_secs_f64()
 }
 
 fn saturating_i64(v: u64) -> i64 {

@@ -2,9 +2,12 @@
 //! series text a scrape would see.
 
 use super::*;
+use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::report::{Restart, RestartReason};
 use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
-use crate::poller::{KindDiff, PollReport, PolledTarget, ServerInfo};
+use crate::poll::{
+    GarbageCursorAnswer, GarbageCursorCheck, PollReport, ServerInfo, TraceId, Transport,
+};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -62,31 +65,30 @@ fn complete_tools() -> ListingReport {
 fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> PolledTarget {
     PolledTarget {
         report: PollReport {
-            target: target.to_string(),
-            started: SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
-            transport: "streamable_http".into(),
             protocol_version: Some("2025-11-25".into()),
             server: Some(ServerInfo {
                 name: "demo-server".into(),
                 version: "1.2.3".into(),
             }),
-            handshakes: Vec::new(),
-            session_error: None,
-            time_to_ready: None,
             listings,
-            server_address: None,
-            server_port: None,
-            session_id: None,
-            stdout_defects: 0,
-            server_requests: 0,
-            stderr_tail: None,
             duration: Duration::from_millis(150),
-            trace_id: trace_id.map(str::to_string),
-            poll_span_id: None,
-            invalid_cursor_probes: Vec::new(),
+            // A malformed id never makes it into a report: it does not parse.
+            trace_id: trace_id.and_then(TraceId::from_hex),
+            ..PollReport::new(
+                target,
+                Transport::StreamableHttp,
+                SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            )
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+    }
+}
+
+fn check(result: GarbageCursorAnswer) -> GarbageCursorCheck {
+    GarbageCursorCheck {
+        kind: Kind::Tools,
+        result,
     }
 }
 
@@ -505,7 +507,7 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
         BTreeMap::from([("zeta".to_string(), vec!["q".into()])]),
     );
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
-    m.set_invalid_cursor_probe("eps", Kind::Tools, "silent_restart");
+    m.set_garbage_cursor_check("eps", &check(GarbageCursorAnswer::SilentRestart));
     m.watch_notification("eps", Kind::Tools);
     m.forget_target("eps");
     let t = text(&registry);
@@ -573,6 +575,9 @@ fn malformed_trace_id_gives_no_exemplar() {
     let t = text(&registry);
     assert!(!t.contains("trace_id"), "{t}");
     expect_value(&t, &tk("mcp_listing_pages_count", "theta", "tools"), 3.0);
+    for bad in ["xyz", "00000000000000000000000000000000", "4bf92f35"] {
+        assert!(TraceId::from_hex(bad).is_none(), "{bad}");
+    }
 }
 
 #[test]
@@ -600,11 +605,10 @@ fn server_info_is_replaced_and_truncated() {
 }
 
 #[test]
-fn invalid_cursor_probe_sets_exactly_one_result() {
+fn garbage_cursor_check_sets_exactly_one_result() {
     let (registry, m) = setup();
-    m.set_invalid_cursor_probe("kappa", Kind::Tools, "invalid_params");
-    m.set_invalid_cursor_probe("kappa", Kind::Tools, "silent_restart");
-    m.set_invalid_cursor_probe("kappa", Kind::Tools, "not-a-result");
+    m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::InvalidParams));
+    m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::SilentRestart));
     let t = text(&registry);
     for (result, want) in [
         ("invalid_params", 0.0),
@@ -617,7 +621,13 @@ fn invalid_cursor_probe_sets_exactly_one_result() {
         );
         expect_value(&t, &s, want);
     }
-    assert!(!t.contains("not-a-result"), "{t}");
+    // Only the four answers exist (the type has no other value).
+    assert_eq!(
+        t.matches("mcp_invalid_cursor_probe_result{target=\"kappa\"")
+            .count(),
+        4,
+        "{t}"
+    );
 }
 
 #[test]
@@ -672,7 +682,7 @@ fn session_failure_leaves_gauges_and_counts_errors() {
         )],
         None,
     );
-    failed.report.session_error = Some(crate::poller::report::SessionFailure {
+    failed.report.session_error = Some(crate::poll::SessionFailure {
         error: ErrorKind::Unauthorized,
         detail: "HTTP 401".into(),
         http_status: Some(401),
@@ -819,7 +829,7 @@ fn help_texts_need_no_escaping() {
         BTreeMap::from([("b".to_string(), vec!["q".into()])]),
     );
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
-    m.set_invalid_cursor_probe("a", Kind::Tools, "accepted");
+    m.set_garbage_cursor_check("a", &check(GarbageCursorAnswer::Accepted));
     let t = text(&registry);
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
     // Every family of both structs is present.

@@ -13,9 +13,9 @@
 //! sent to the server in `traceparent`. The SDK batch processor does not
 //! expose its drop count, so the queue is ours too.
 
+use super::error::TracingError;
 use super::redact::{redacted_endpoint, scrub_urls};
 use super::settings::{Protocol, Resolved};
-use super::TracingError;
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::resource::{

@@ -3,7 +3,7 @@
 //! function of the trace id (as in the OTel `TraceIdRatioBased` sampler), so
 //! a server that samples by ratio on the same id agrees with us.
 
-use super::TracingError;
+use super::error::TracingError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Sampler {

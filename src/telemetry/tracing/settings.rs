@@ -2,9 +2,9 @@
 //! OpenTelemetry environment variables. Pure: the environment is passed in
 //! as a lookup function so tests never touch the process environment.
 
+use super::error::TracingError;
 use super::redact::redacted_endpoint;
 use super::sampler::Sampler;
-use super::TracingError;
 
 /// What the configuration file says about tracing (`tracing:` section).
 /// Every field is optional; the OpenTelemetry env vars fill the gaps.

@@ -11,9 +11,9 @@
 use super::ids;
 use super::names as attr;
 use super::redact::{host_only, safe_item_name};
+use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
-use crate::poller::report::HandshakeRecord;
-use crate::poller::{KindDiff, PollReport, PolledTarget};
+use crate::poll::{HandshakeRecord, PollReport, SessionFailure};
 use opentelemetry::trace::{
     Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
@@ -32,8 +32,8 @@ const MAX_SERVER_STRING: usize = 256;
 /// trace id and poll span id in the report).
 pub fn poll_spans(polled: &PolledTarget, scope: &InstrumentationScope) -> Option<Vec<SpanData>> {
     let report = &polled.report;
-    let trace_id = ids::parse_trace_id(report.trace_id.as_deref()?)?;
-    let poll_span_id = ids::parse_span_id(report.poll_span_id.as_deref()?)?;
+    let trace_id = ids::trace_id(report.trace_id?);
+    let poll_span_id = ids::span_id(report.poll_span_id?);
     let b = Builder {
         trace_id,
         scope,
@@ -73,7 +73,7 @@ pub fn poll_spans(polled: &PolledTarget, scope: &InstrumentationScope) -> Option
         .max()
         .unwrap_or(report.started);
     for listing in &report.listings {
-        let listing_span_id = SpanId::from(ids::new_span_id());
+        let listing_span_id = ids::fresh_span_id();
         let mut pages = Vec::with_capacity(listing.pages.len());
         for page in &listing.pages {
             pages.push(b.page(listing.kind, page, listing_span_id));
@@ -117,7 +117,7 @@ struct Common {
 
 impl Common {
     fn of(report: &PollReport) -> Common {
-        let stdio = report.transport == "stdio";
+        let stdio = report.transport.is_stdio();
         Common {
             protocol_version: report.protocol_version.clone(),
             session_id: report.session_id.clone(),
@@ -210,7 +210,7 @@ impl Builder<'_> {
         };
         let mut attrs = vec![
             KeyValue::new(attr::MCP_TARGET, report.target.clone()),
-            KeyValue::new(attr::MCP_TRANSPORT, report.transport.clone()),
+            KeyValue::new(attr::MCP_TRANSPORT, report.transport.label()),
             KeyValue::new(attr::MCP_POLL_OUTCOME, outcome),
             KeyValue::new(attr::MCP_POLL_LISTINGS, report.listings.len() as i64),
         ];
@@ -256,13 +256,9 @@ impl Builder<'_> {
         &self,
         hs: &HandshakeRecord,
         parent: SpanId,
-        failure: Option<&crate::poller::report::SessionFailure>,
+        failure: Option<&SessionFailure>,
     ) -> SpanData {
-        let span_id = hs
-            .span_id
-            .as_deref()
-            .and_then(ids::parse_span_id)
-            .unwrap_or_else(|| SpanId::from(ids::new_span_id()));
+        let span_id = hs.span_id.map_or_else(ids::fresh_span_id, ids::span_id);
         let mut attrs = vec![
             KeyValue::new(attr::MCP_METHOD_NAME, hs.method.clone()),
             KeyValue::new(attr::JSONRPC_REQUEST_ID, hs.request_id.to_string()),
@@ -439,7 +435,7 @@ impl Builder<'_> {
             .span_id
             .as_deref()
             .and_then(ids::parse_span_id)
-            .unwrap_or_else(|| SpanId::from(ids::new_span_id()));
+            .unwrap_or_else(ids::fresh_span_id);
         let mut attrs = vec![
             KeyValue::new(attr::MCP_METHOD_NAME, kind.method()),
             KeyValue::new(attr::JSONRPC_REQUEST_ID, p.request_id.to_string()),

@@ -1,8 +1,9 @@
 //! Recent polls per target for `/api/targets` and the status page. Bounded:
 //! the latest poll keeps its names, older ones only their summaries.
 
-use super::report::{KindDiff, PolledTarget};
+use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::Kind;
+use crate::poll::{unix_seconds, TraceId, Transport};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -47,34 +48,31 @@ pub struct PollSummary {
     pub duration_seconds: f64,
     pub up: bool,
     pub protocol_version: Option<String>,
-    pub transport: String,
+    pub transport: Transport,
     pub time_to_ready_seconds: Option<f64>,
     pub session_error: Option<String>,
-    pub trace_id: Option<String>,
+    pub trace_id: Option<TraceId>,
     pub kinds: Vec<KindSummary>,
 }
 
 impl PollSummary {
-    pub fn from_polled(p: &PolledTarget) -> PollSummary {
+    /// `up` is the target's state after this poll: for a poll its own
+    /// completeness, for a watch re-list that of every kind.
+    pub fn from_polled(p: &PolledTarget, up: bool) -> PollSummary {
         let r = &p.report;
-        let unix = |t: std::time::SystemTime| {
-            t.duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0)
-        };
         let empty = KindDiff::default();
         PollSummary {
-            started_unix_seconds: unix(r.started),
+            started_unix_seconds: unix_seconds(r.started),
             duration_seconds: r.duration.as_secs_f64(),
-            up: r.all_complete(),
+            up,
             protocol_version: r.protocol_version.clone(),
-            transport: r.transport.clone(),
+            transport: r.transport,
             time_to_ready_seconds: r.time_to_ready.map(|d| d.as_secs_f64()),
             session_error: r
                 .session_error
                 .as_ref()
                 .map(|e| format!("{}: {}", e.error.label(), e.detail)),
-            trace_id: r.trace_id.clone(),
+            trace_id: r.trace_id,
             kinds: r
                 .listings
                 .iter()
@@ -174,19 +172,34 @@ impl StatusStore {
         }
     }
 
+    /// A scheduled poll; `consecutive_failures` includes it.
     pub fn record(&self, polled: &PolledTarget, consecutive_failures: u32) {
-        let summary = PollSummary::from_polled(polled);
+        let summary = PollSummary::from_polled(polled, polled.report.all_complete());
         let mut map = self.write();
         let Some(status) = map.get_mut(&polled.report.target) else {
             return;
         };
-        status.polls += 1;
         status.consecutive_failures = consecutive_failures;
+        status.stderr_tail = polled.report.stderr_tail.clone();
+        self.push(status, polled, summary);
+    }
+
+    /// A watch-mode re-list: a history entry and the re-listed kinds'
+    /// trends; the failure count and stderr tail belong to the last poll.
+    pub fn record_relist(&self, polled: &PolledTarget, up: bool) {
+        let summary = PollSummary::from_polled(polled, up);
+        let mut map = self.write();
+        if let Some(status) = map.get_mut(&polled.report.target) {
+            self.push(status, polled, summary);
+        }
+    }
+
+    fn push(&self, status: &mut TargetStatus, polled: &PolledTarget, summary: PollSummary) {
+        status.polls += 1;
         if let Some(s) = &polled.report.server {
             status.server_name = Some(s.name.clone());
             status.server_version = Some(s.version.clone());
         }
-        status.stderr_tail = polled.report.stderr_tail.clone();
         for l in &polled.report.listings {
             if l.outcome.is_complete() {
                 let t = status.trend.entry(l.kind).or_default();

@@ -1,0 +1,122 @@
+//! Churn of one complete listing against the previous one, and a gateway's
+//! gaps against a reference (origin) listing.
+
+use crate::listing::{Kind, ListingReport, Outcome};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// Churn of one kind against the previous complete listing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KindDiff {
+    /// Whether a previous complete listing existed to compare with.
+    pub had_baseline: bool,
+    pub added: Vec<String>,
+    pub removed: Vec<String>,
+    /// Fewer unique items, no list_changed notice, no error.
+    pub silent_shrink: bool,
+    pub previous_items: u64,
+}
+
+/// Compare a listing with the previous complete one (if any). Only complete
+/// listings are compared: an aborted walk's partial set says nothing.
+pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<KindDiff> {
+    if listing.outcome != Outcome::Complete {
+        return None;
+    }
+    let Some(previous) = previous else {
+        return Some(KindDiff {
+            had_baseline: false,
+            ..KindDiff::default()
+        });
+    };
+    let old: BTreeSet<&str> = previous.iter().map(String::as_str).collect();
+    let new: BTreeSet<&str> = listing.names.iter().map(String::as_str).collect();
+    let added: Vec<String> = new.difference(&old).map(|s| s.to_string()).collect();
+    let removed: Vec<String> = old.difference(&new).map(|s| s.to_string()).collect();
+    // A shrink the server never announced: no list_changed seen and no
+    // restart because of one. Errors cannot occur here (outcome complete).
+    let announced = listing.list_changed_notifications > 0;
+    let silent_shrink = listing.unique_items < old.len() as u64 && !announced;
+    Some(KindDiff {
+        had_baseline: true,
+        added,
+        removed,
+        silent_shrink,
+        previous_items: old.len() as u64,
+    })
+}
+
+/// Items of a reference (origin) listing missing from a gateway's listing,
+/// after the gateway's name prefix is applied.
+pub fn missing_from(gateway: &[String], reference: &[String], prefix: Option<&str>) -> Vec<String> {
+    let have: BTreeSet<&str> = gateway.iter().map(String::as_str).collect();
+    reference
+        .iter()
+        .filter(|name| {
+            let expected = match prefix {
+                Some(p) => format!("{p}{name}"),
+                None => (*name).clone(),
+            };
+            !have.contains(expected.as_str())
+        })
+        .cloned()
+        .collect()
+}
+
+/// Key of one baseline.
+pub type BaselineKey = (String, Kind);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(names: &[&str], notifications: u32) -> ListingReport {
+        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
+        l.names = names.iter().map(|s| s.to_string()).collect();
+        l.unique_items = names.len() as u64;
+        l.list_changed_notifications = notifications;
+        l
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn first_listing_has_no_baseline() {
+        let d = diff(None, &listing(&["a"], 0)).unwrap();
+        assert!(!d.had_baseline);
+        assert!(d.added.is_empty() && !d.silent_shrink);
+    }
+
+    #[test]
+    fn silent_shrink_needs_fewer_items_and_no_notice() {
+        let prev = strings(&["a", "b", "c"]);
+        let d = diff(Some(&prev), &listing(&["a", "d"], 0)).unwrap();
+        assert_eq!(d.removed, strings(&["b", "c"]));
+        assert_eq!(d.added, strings(&["d"]));
+        assert!(d.silent_shrink);
+        assert_eq!(d.previous_items, 3);
+        let announced = diff(Some(&prev), &listing(&["a"], 1)).unwrap();
+        assert!(!announced.silent_shrink);
+        assert_eq!(announced.removed.len(), 2);
+        // Churn at equal size is not a shrink.
+        let swap = diff(Some(&prev), &listing(&["a", "b", "x"], 0)).unwrap();
+        assert!(!swap.silent_shrink);
+    }
+
+    #[test]
+    fn incomplete_listings_are_not_compared() {
+        let mut l = listing(&[], 0);
+        l.outcome = Outcome::Aborted(crate::listing::Guard::CursorCycle);
+        assert!(diff(Some(&strings(&["a"])), &l).is_none());
+    }
+
+    #[test]
+    fn reference_items_missing_with_prefix() {
+        let gw = strings(&["a_one", "a_two", "b_x"]);
+        let origin = strings(&["one", "two", "three"]);
+        assert_eq!(missing_from(&gw, &origin, Some("a_")), strings(&["three"]));
+        assert_eq!(missing_from(&gw, &origin, None).len(), 3);
+    }
+}

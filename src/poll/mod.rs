@@ -1,0 +1,32 @@
+//! One poll of one target, and what it produced. Imports only `mcp`,
+//! `listing` and `config`; every caller (scheduler, `/probe`, the `probe`
+//! command) polls through here.
+//!
+//! - `target.rs`: the target polled, and the one builder (config or flags)
+//! - `pager.rs`: the walker's pager over a session; the one wire → walker
+//!   error mapping
+//! - `run.rs`: the poll itself (and watch-mode re-lists)
+//! - `garbage_cursor.rs`: the invalid-cursor check
+//! - `report.rs`: `PollReport` and its parts; `ids.rs`: typed trace ids;
+//!   `unix_time.rs`: the one Unix-seconds conversion
+
+pub mod garbage_cursor;
+pub mod ids;
+pub mod pager;
+pub mod report;
+pub mod run;
+pub mod target;
+pub mod unix_time;
+
+/// The kinds a poll lists (the walker's), for callers that name one.
+pub use crate::listing::Kind;
+pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
+pub use ids::{PollTrace, SpanId, TraceId};
+pub use report::{
+    HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
+};
+pub use run::{
+    poll, poll_configured, poll_open, redact, relist, HardDeadline, OpenSession, PollContext,
+};
+pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
+pub use unix_time::{unix_now, unix_seconds};

@@ -1,0 +1,95 @@
+//! The walker's `Pager` over an MCP session, and the one mapping from a
+//! wire failure (`ExchangeError`) to the walker's terms (`PageError`, and
+//! through it `ErrorKind`).
+
+use crate::listing::{ErrorKind, Kind, PageError, PageResult, Pager};
+use crate::mcp::session::Session;
+use crate::mcp::transport::ExchangeError;
+use serde_json::{json, Map};
+use std::time::Duration;
+
+/// A wire failure as the walker sees it.
+pub fn page_error(e: ExchangeError) -> PageError {
+    match e {
+        ExchangeError::Rpc { code, message, .. } => PageError::Rpc { code, message },
+        ExchangeError::Timeout(d) => PageError::Timeout(d),
+        ExchangeError::Transport {
+            message,
+            http_status,
+        } => PageError::Transport {
+            message,
+            http_status,
+        },
+        ExchangeError::Unauthorized { status } => PageError::Unauthorized { status },
+        ExchangeError::TooLarge { limit } => PageError::TooLarge { limit },
+        ExchangeError::Malformed(m) => PageError::Malformed(m),
+        ExchangeError::SessionExpired => PageError::SessionRenewed,
+    }
+}
+
+/// The error label of a wire failure (a session that could not be set up).
+pub fn error_kind(e: &ExchangeError) -> ErrorKind {
+    page_error(e.clone()).error_kind()
+}
+
+/// The HTTP status a wire failure carried: the one place it is pulled out.
+/// A JSON-RPC error keeps the status of the response that carried it, and an
+/// expired session is the 404 that said so.
+pub fn http_status(e: &ExchangeError) -> Option<u16> {
+    match e {
+        ExchangeError::Transport { http_status, .. } | ExchangeError::Rpc { http_status, .. } => {
+            *http_status
+        }
+        ExchangeError::Unauthorized { status } => Some(*status),
+        ExchangeError::SessionExpired => Some(404),
+        ExchangeError::Timeout(_)
+        | ExchangeError::TooLarge { .. }
+        | ExchangeError::Malformed(_) => None,
+    }
+}
+
+/// Adapts a session to the walker's one-page interface.
+pub struct SessionPager<'a> {
+    pub session: &'a mut Session,
+}
+
+impl Pager for SessionPager<'_> {
+    async fn fetch_page(
+        &mut self,
+        kind: Kind,
+        cursor: Option<&str>,
+        timeout: Duration,
+    ) -> PageResult {
+        let mut params = Map::new();
+        if let Some(c) = cursor {
+            params.insert("cursor".into(), json!(c));
+        }
+        let answer = self.session.request(kind.method(), params, timeout).await;
+        let ex = answer.exchange;
+        let list_changed = ex
+            .notifications
+            .iter()
+            .filter(|m| m.as_str() == kind.list_changed_method())
+            .count() as u32;
+        let outcome = match ex.outcome {
+            Ok(v) => Ok(v),
+            Err(ExchangeError::SessionExpired) => match self.session.reinitialize().await {
+                Ok(()) => Err(PageError::SessionRenewed),
+                Err(e) => Err(PageError::Transport {
+                    message: format!("session expired and re-initialising failed: {e}"),
+                    http_status: http_status(&e),
+                }),
+            },
+            Err(e) => Err(page_error(e)),
+        };
+        PageResult {
+            outcome,
+            request_id: answer.request_id,
+            bytes: ex.bytes,
+            duration: ex.duration,
+            started: answer.started,
+            span_id: answer.span_id,
+            list_changed,
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! One poll of one target: session + walker for every enabled kind, as a
+//! `PollReport`. The scheduler, `/probe` and the `probe` command all call
+//! this; none has listing code of its own.
+
+use super::garbage_cursor::{self, invalid_cursor_check};
+use super::ids::{PollTrace, SpanId};
+use super::pager::{error_kind, http_status, SessionPager};
+use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Transport};
+use super::target::{nominal_transport, PollTarget};
+use crate::config::TargetConfig;
+use crate::listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
+use crate::mcp::session::{Endpoint, Session, SessionOptions, TraceIds};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Per-poll inputs that are not configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PollContext {
+    /// Era learned from an earlier poll of the same target (true = modern).
+    pub era_hint: Option<bool>,
+    /// The poll's trace ids; the report carries them.
+    pub trace: Option<PollTrace>,
+    /// Also send them to the server in `_meta.traceparent`.
+    pub propagate_trace_context: bool,
+}
+
+/// Connect, list every enabled kind, close. Never panics, never outlives
+/// the target's deadlines; every failure ends up in the report.
+pub async fn poll(target: &PollTarget, ctx: PollContext) -> PollReport {
+    let (mut report, session) = poll_open(target, ctx).await;
+    if let Some(session) = session {
+        close_into(&mut report, session, target).await;
+    }
+    report
+}
+
+/// Close the session and keep its stderr tail (redacted) in the report.
+pub async fn close_into(report: &mut PollReport, session: Session, target: &PollTarget) {
+    let close = session.close().await;
+    report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &target.secrets));
+}
+
+/// How long a configured poll may take, and what the report says when it
+/// took longer.
+#[derive(Debug, Clone)]
+pub struct HardDeadline {
+    pub limit: Duration,
+    pub exceeded: String,
+}
+
+/// Poll a configured target under a hard deadline: build the target
+/// (reading its secrets), poll it, and turn an unreadable secret or a blown
+/// deadline into a report too. With `keep_open`, an established session is
+/// handed back (for watch mode) with the target it was opened for; the
+/// caller must close it.
+pub async fn poll_configured(
+    config: &TargetConfig,
+    stderr_tail_bytes: usize,
+    ctx: PollContext,
+    deadline: HardDeadline,
+    keep_open: bool,
+) -> (PollReport, Option<OpenSession>) {
+    let target = match PollTarget::from_config(config, stderr_tail_bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            let mut report = unstarted(config, ErrorKind::Unauthorized, e.to_string());
+            // No poll span: nothing was sent (the trace id still marks the
+            // exemplar of the failed poll).
+            report.trace_id = ctx.trace.map(|t| t.trace_id);
+            return (report, None);
+        }
+    };
+    let (mut report, session) =
+        match tokio::time::timeout(deadline.limit, poll_open(&target, ctx)).await {
+            Ok(done) => done,
+            Err(_) => (
+                unstarted(config, ErrorKind::Timeout, deadline.exceeded),
+                None,
+            ),
+        };
+    let session = match session {
+        Some(session) if keep_open => Some(OpenSession { session, target }),
+        Some(s) => {
+            close_into(&mut report, s, &target).await;
+            None
+        }
+        None => None,
+    };
+    if let Some(t) = ctx.trace {
+        report.trace_id = Some(t.trace_id);
+        report.poll_span_id = Some(t.poll_span_id);
+    }
+    (report, session)
+}
+
+/// A session kept open after a poll (watch mode), with the target it was
+/// opened for.
+pub struct OpenSession {
+    session: Session,
+    target: PollTarget,
+}
+
+impl OpenSession {
+    /// Next idle notification's method; `None` when none can arrive.
+    pub async fn next_notification(&mut self) -> Option<String> {
+        self.session.next_notification().await
+    }
+
+    /// Re-list one kind (after its list_changed).
+    pub async fn relist(&mut self, kind: Kind) -> ListingReport {
+        relist(&mut self.session, &self.target, kind).await
+    }
+
+    /// Close the session (its child, for stdio, is killed).
+    pub async fn close(self) {
+        self.session.close().await;
+    }
+}
+
+/// A configured target's poll that could not even start (or never ended).
+fn unstarted(config: &TargetConfig, error: ErrorKind, detail: String) -> PollReport {
+    PollReport::failed(
+        &config.name,
+        nominal_transport(config.is_stdio()),
+        SystemTime::now(),
+        &config.kinds,
+        SessionFailure {
+            error,
+            detail: detail.clone(),
+            http_status: None,
+        },
+        &detail,
+    )
+}
+
+/// Re-list one kind on an open session (watch mode, after list_changed).
+pub async fn relist(session: &mut Session, target: &PollTarget, kind: Kind) -> ListingReport {
+    let limits = walk_limits(session, target);
+    let _ = session.drain_notifications();
+    let mut listing = walk(&mut SessionPager { session }, kind, &limits).await;
+    if let Some(d) = &listing.detail {
+        listing.detail = Some(redact(d, &target.secrets));
+    }
+    listing
+}
+
+/// The target's walk limits with the era the session negotiated.
+fn walk_limits(session: &Session, target: &PollTarget) -> WalkLimits {
+    WalkLimits {
+        modern: session.modern,
+        ..target.walk.clone()
+    }
+}
+
+/// Like [`poll`] but hands back the open session (when one was
+/// established) for watch mode; the caller must close it.
+pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Option<Session>) {
+    let t0 = Instant::now();
+    let mut report = PollReport::new(&target.name, target.nominal_transport(), SystemTime::now());
+    report.trace_id = ctx
+        .trace
+        .filter(|_| ctx.propagate_trace_context)
+        .map(|t| t.trace_id);
+    report.poll_span_id = ctx.trace.map(|t| t.poll_span_id);
+    if let Endpoint::Http { spec, .. } = &target.endpoint {
+        if let Some(url) = &spec.url {
+            (report.server_address, report.server_port) =
+                crate::mcp::transport::server_address(url);
+        }
+    }
+    let opts = SessionOptions {
+        protocol: target.protocol.clone(),
+        era_hint: ctx.era_hint,
+        limits: target.transport.clone(),
+        request_timeout: target.walk.page_timeout,
+        trace: ctx
+            .trace
+            .filter(|_| ctx.propagate_trace_context)
+            .map(|t| TraceIds {
+                trace_id: t.trace_id.to_string(),
+                sampled: t.sampled,
+            }),
+    };
+
+    let mut session = match Session::connect(&target.endpoint, opts).await {
+        Ok(s) => s,
+        Err(failure) => {
+            let detail = redact(&failure.error.to_string(), &target.secrets);
+            let mut failed = PollReport::failed(
+                &target.name,
+                Transport::from_label(failure.transport),
+                report.started,
+                &target.kinds,
+                SessionFailure {
+                    error: error_kind(&failure.error),
+                    detail: detail.clone(),
+                    http_status: http_status(&failure.error),
+                },
+                &format!("session not established: {detail}"),
+            );
+            failed.handshakes = failure.handshakes.iter().map(handshake_record).collect();
+            failed.stderr_tail = failure
+                .close
+                .stderr_tail
+                .map(|t| redact(&t, &target.secrets));
+            failed.server_address = report.server_address;
+            failed.server_port = report.server_port;
+            failed.trace_id = report.trace_id;
+            failed.poll_span_id = report.poll_span_id;
+            failed.duration = t0.elapsed();
+            return (failed, None);
+        }
+    };
+    report.transport = Transport::from_label(session.transport_label());
+    report.protocol_version = Some(session.protocol_version.clone());
+    report.server = Some(ServerInfo {
+        name: session.server_name.clone().unwrap_or_default(),
+        version: session.server_version.clone().unwrap_or_default(),
+    });
+
+    let limits = walk_limits(&session, target);
+    for &kind in &target.kinds {
+        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
+            report
+                .listings
+                .push(ListingReport::empty(kind, Outcome::Unsupported));
+            continue;
+        }
+        // Notifications that arrived between listings belong to no walk.
+        let _ = session.drain_notifications();
+        let mut listing = walk(
+            &mut SessionPager {
+                session: &mut session,
+            },
+            kind,
+            &limits,
+        )
+        .await;
+        if let Some(d) = &listing.detail {
+            listing.detail = Some(redact(d, &target.secrets));
+        }
+        if garbage_cursor::wanted(target.garbage_cursor_check, &listing) {
+            let check = invalid_cursor_check(&mut session, &listing, limits.page_timeout).await;
+            report.garbage_cursor_checks.push(check);
+        }
+        report.listings.push(listing);
+    }
+    if super::report::all_complete(&report.listings) {
+        report.time_to_ready = Some(t0.elapsed());
+    }
+    report.handshakes = session.handshakes.iter().map(handshake_record).collect();
+    report.session_id = session.session_id().map(str::to_string);
+    report.stdout_defects = session.stdout_defects;
+    report.server_requests = session.server_requests;
+    report.duration = t0.elapsed();
+    (report, Some(session))
+}
+
+fn handshake_record(h: &crate::mcp::session::Handshake) -> HandshakeRecord {
+    HandshakeRecord {
+        method: h.method.to_string(),
+        started: h.started,
+        duration: h.duration,
+        request_id: h.request_id,
+        span_id: h.span_id.as_deref().and_then(SpanId::from_hex),
+    }
+}
+
+/// Replace every configured secret value in `text`.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 4) {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "<redacted>");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn redacts_secrets_but_not_short_noise() {
+        let s = vec!["tok-123456".to_string(), "ab".to_string()];
+        assert_eq!(
+            redact("auth tok-123456 failed ab", &s),
+            "auth <redacted> failed ab"
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! The target one poll polls, and the one builder that makes it: from a
+//! configured target (scheduler, `/probe`, `probe --config.file`) and from
+//! `probe` command-line flags alike. Secrets are read here, at poll time, so
+//! a rotated token file needs no reload; every secret value is remembered so
+//! it can be scrubbed from anything the poll keeps.
+
+use super::report::Transport;
+use crate::config::{ConfigError, Endpoint as ConfigEndpoint, HttpTransport, TargetConfig};
+use crate::listing::{Kind, WalkLimits};
+use crate::mcp::session::{Endpoint, HttpMode};
+use crate::mcp::transport::http::HttpSpec;
+use crate::mcp::transport::stdio::StdioSpec;
+use crate::mcp::transport::TransportLimits;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Everything needed to poll one target once.
+#[derive(Debug, Clone)]
+pub struct PollTarget {
+    pub name: String,
+    pub endpoint: Endpoint,
+    pub protocol: Option<String>,
+    pub kinds: Vec<Kind>,
+    /// Kinds listed even when the server does not advertise them.
+    pub forced_kinds: Vec<Kind>,
+    /// `modern` is decided by the session; the poll sets it.
+    pub walk: WalkLimits,
+    pub transport: TransportLimits,
+    /// After a complete multi-page listing, send one garbage cursor and
+    /// record how the server answers.
+    pub garbage_cursor_check: bool,
+    /// Values to scrub from anything we keep (stderr tails, details).
+    pub secrets: Vec<String>,
+}
+
+/// Why a target could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// A secret (token file, env var) could not be read.
+    #[error("{0}")]
+    Secret(ConfigError),
+    #[error("{0}")]
+    Config(ConfigError),
+    #[error("{path}: no target named {name:?}")]
+    NoSuchTarget { path: PathBuf, name: String },
+}
+
+impl PollTarget {
+    /// The poll inputs of a configured target; fails only when a secret is
+    /// unreadable.
+    pub fn from_config(
+        target: &TargetConfig,
+        stderr_tail_bytes: usize,
+    ) -> Result<PollTarget, TargetError> {
+        let builder = match &target.endpoint {
+            ConfigEndpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => TargetBuilder::stdio(&target.name, command, args, env, cwd.clone()),
+            ConfigEndpoint::Http {
+                url,
+                transport,
+                headers,
+                bearer_token,
+                tls,
+                max_redirects,
+            } => {
+                let bearer = match bearer_token {
+                    Some(source) => Some(source.read().map_err(TargetError::Secret)?),
+                    None => None,
+                };
+                TargetBuilder::http(
+                    &target.name,
+                    HttpEndpoint {
+                        url: url.clone(),
+                        headers: headers
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+                            .collect(),
+                        bearer_token: bearer.map(|b| b.expose().to_string()),
+                        ca_file: tls.ca_file.clone(),
+                        insecure_skip_verify: tls.insecure_skip_verify,
+                        max_redirects: *max_redirects,
+                        mode: match transport {
+                            HttpTransport::Auto => HttpMode::Auto,
+                            HttpTransport::StreamableHttp => HttpMode::StreamableHttp,
+                            HttpTransport::Sse => HttpMode::Sse,
+                        },
+                    },
+                )
+            }
+        };
+        Ok(builder
+            .protocol(target.protocol_version.clone())
+            .kinds(target.kinds.clone(), target.forced_kinds.clone())
+            .limits(
+                target.walk_limits(false),
+                TransportLimits {
+                    max_response_bytes: target.limits.max_response_bytes,
+                    connect_timeout: target.limits.connect_timeout,
+                    stderr_tail_bytes,
+                },
+            )
+            .garbage_cursor_check(target.invalid_cursor_probe)
+            .build())
+    }
+
+    /// `probe --config.file F --target NAME`: one configured target.
+    pub fn from_config_file(path: &Path, name: &str) -> Result<PollTarget, TargetError> {
+        let loaded = crate::config::load_file(path).map_err(TargetError::Config)?;
+        let target = loaded
+            .config
+            .target(name)
+            .ok_or_else(|| TargetError::NoSuchTarget {
+                path: path.to_path_buf(),
+                name: name.to_string(),
+            })?;
+        PollTarget::from_config(target, loaded.config.defaults.stderr_tail_bytes)
+    }
+
+    /// The transport a poll that fails before connecting is reported under:
+    /// stdio, or the HTTP transport tried first.
+    pub fn nominal_transport(&self) -> Transport {
+        nominal_transport(matches!(self.endpoint, Endpoint::Stdio(_)))
+    }
+}
+
+/// The transport reported for a configured target that never got as far as
+/// a session (unreadable secret, hard deadline).
+pub fn nominal_transport(stdio: bool) -> Transport {
+    if stdio {
+        Transport::Stdio
+    } else {
+        Transport::StreamableHttp
+    }
+}
+
+/// An HTTP endpoint with its credentials already read.
+#[derive(Debug, Clone)]
+pub struct HttpEndpoint {
+    pub url: url::Url,
+    pub headers: Vec<(String, String)>,
+    pub bearer_token: Option<String>,
+    pub ca_file: Option<PathBuf>,
+    pub insecure_skip_verify: bool,
+    pub max_redirects: usize,
+    pub mode: HttpMode,
+}
+
+/// The one way to a [`PollTarget`]. Starts from the endpoint (which decides
+/// what counts as a secret); everything else has the walker's and
+/// transport's defaults until set.
+#[derive(Debug)]
+pub struct TargetBuilder {
+    target: PollTarget,
+}
+
+impl TargetBuilder {
+    /// A server started as a child; its environment values are secrets.
+    pub fn stdio(
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    ) -> TargetBuilder {
+        let secrets = env.values().cloned().collect();
+        Self::with_endpoint(
+            name,
+            Endpoint::Stdio(StdioSpec {
+                command: command.to_string(),
+                args: args.to_vec(),
+                env: env.clone(),
+                cwd,
+            }),
+            secrets,
+        )
+    }
+
+    /// An HTTP server; header values and the bearer token are secrets.
+    pub fn http(name: &str, http: HttpEndpoint) -> TargetBuilder {
+        let mut secrets: Vec<String> = http.headers.iter().map(|(_, v)| v.clone()).collect();
+        secrets.extend(http.bearer_token.clone());
+        Self::with_endpoint(
+            name,
+            Endpoint::Http {
+                spec: HttpSpec {
+                    url: Some(http.url),
+                    headers: http.headers,
+                    bearer_token: http.bearer_token,
+                    ca_file: http.ca_file,
+                    insecure_skip_verify: http.insecure_skip_verify,
+                    max_redirects: http.max_redirects,
+                },
+                mode: http.mode,
+            },
+            secrets,
+        )
+    }
+
+    fn with_endpoint(name: &str, endpoint: Endpoint, secrets: Vec<String>) -> TargetBuilder {
+        TargetBuilder {
+            target: PollTarget {
+                name: name.to_string(),
+                endpoint,
+                protocol: None,
+                kinds: Kind::ALL.to_vec(),
+                forced_kinds: Vec::new(),
+                walk: WalkLimits::default(),
+                transport: TransportLimits::default(),
+                garbage_cursor_check: false,
+                secrets,
+            },
+        }
+    }
+
+    /// Use this protocol version instead of negotiating.
+    pub fn protocol(mut self, protocol: Option<String>) -> TargetBuilder {
+        self.target.protocol = protocol;
+        self
+    }
+
+    pub fn kinds(mut self, kinds: Vec<Kind>, forced: Vec<Kind>) -> TargetBuilder {
+        self.target.kinds = kinds;
+        self.target.forced_kinds = forced;
+        self
+    }
+
+    pub fn limits(mut self, walk: WalkLimits, transport: TransportLimits) -> TargetBuilder {
+        self.target.walk = walk;
+        self.target.transport = transport;
+        self
+    }
+
+    pub fn garbage_cursor_check(mut self, on: bool) -> TargetBuilder {
+        self.target.garbage_cursor_check = on;
+        self
+    }
+
+    pub fn build(self) -> PollTarget {
+        self.target
+    }
+}

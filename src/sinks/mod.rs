@@ -1,0 +1,12 @@
+//! Where a finished poll goes: one fan-out (`fanout.rs`) in a fixed order —
+//! baseline diff, metrics, spans, status store — called by the scheduler and
+//! by `/probe` alike. The status store (`status.rs`) lives here, beside the
+//! other sinks; `probe_answer.rs` renders a `/probe` answer through the same
+//! fan-out. No sink calls back into the poll, the walker or a transport.
+
+pub mod fanout;
+pub mod probe_answer;
+pub mod status;
+
+pub use fanout::{Fanout, Sinks};
+pub use status::{PollSummary, StatusStore, TargetStatus};

@@ -1,0 +1,20 @@
+//! The `/probe` answer: one report through the same fan-out the scheduler
+//! uses, into a fresh registry of its own (metrics only: a probe keeps no
+//! baselines, sends no spans and records no status).
+
+use super::fanout::Fanout;
+use crate::config::TargetConfig;
+use crate::poll::PollReport;
+use crate::telemetry::metrics::{encode, TargetMetrics};
+use prometheus_client::registry::Registry;
+
+pub use crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE;
+
+/// The OpenMetrics text of one probed target.
+pub fn render(report: PollReport, target: &TargetConfig) -> Result<String, std::fmt::Error> {
+    let mut registry = Registry::default();
+    let metrics = TargetMetrics::for_probe(&mut registry);
+    metrics.register_target(&target.name, &target.kinds);
+    Fanout::metrics_only(&metrics).poll(report, target, 0);
+    encode(&registry)
+}

@@ -1,0 +1,86 @@
+//! What every family group shares: family types with their histogram
+//! buckets, the source of a registry's values (for HELP), and helpers.
+
+use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
+use super::labels::{ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
+use crate::listing::report::RestartReason;
+use crate::listing::{ErrorKind, Guard, Kind};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::exemplar::HistogramWithExemplars;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use std::sync::atomic::AtomicU64;
+
+pub type Exemplared = HistogramWithExemplars<TraceLabel>;
+pub type HistFamily<L> = Family<L, Exemplared, fn() -> Exemplared>;
+pub type CounterFamily<L> = Family<L, Counter>;
+pub type GaugeFamily<L> = Family<L, Gauge>;
+pub type FloatGaugeFamily<L> = Family<L, Gauge<f64, AtomicU64>>;
+
+pub fn pages_histogram() -> Exemplared {
+    HistogramWithExemplars::new(PAGES_BUCKETS.into_iter())
+}
+
+pub fn page_items_histogram() -> Exemplared {
+    HistogramWithExemplars::new(PAGE_ITEMS_BUCKETS.into_iter())
+}
+
+pub fn seconds_histogram() -> Exemplared {
+    HistogramWithExemplars::new(DURATION_BUCKETS_SECONDS.into_iter())
+}
+
+/// Which polls a registry's values come from, for HELP strings.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    Scheduled,
+    Probe,
+}
+
+impl Source {
+    pub fn poll(self) -> &'static str {
+        match self {
+            Source::Scheduled => "the last scheduled poll",
+            Source::Probe => "this probe",
+        }
+    }
+
+    pub fn polls(self) -> &'static str {
+        match self {
+            Source::Scheduled => "scheduled polls",
+            Source::Probe => "this probe",
+        }
+    }
+}
+
+/// Creates the series at its zero value; the guard is released at once.
+pub fn precreate<L, M, C>(family: &Family<L, M, C>, labels: &L)
+where
+    L: Clone + std::hash::Hash + Eq,
+    C: prometheus_client::metrics::family::MetricConstructor<M>,
+{
+    drop(family.get_or_create(labels));
+}
+
+pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
+    GuardLabels {
+        target: target.to_string(),
+        kind: kind.label(),
+        guard: guard.label(),
+    }
+}
+
+pub fn error_labels(target: &str, kind: Kind, error: ErrorKind) -> ErrorLabels {
+    ErrorLabels {
+        target: target.to_string(),
+        kind: kind.label(),
+        error: error.label(),
+    }
+}
+
+pub fn restart_labels(target: &str, kind: Kind, reason: RestartReason) -> RestartLabels {
+    RestartLabels {
+        target: target.to_string(),
+        kind: kind.label(),
+        reason: reason.label(),
+    }
+}

@@ -1,0 +1,11 @@
+//! Per-target families in small groups, each registering itself and
+//! creating and dropping its own series: `poll` (up, durations, server
+//! info), `listing` (attempts, outcomes, counts, pages), `churn` (against
+//! the baselines and references), `compliance` (the garbage-cursor check)
+//! and `page` (single page requests).
+
+pub mod churn;
+pub mod compliance;
+pub mod listing;
+pub mod page;
+pub mod poll;
