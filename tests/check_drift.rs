@@ -40,7 +40,12 @@ fn one_changed_tool_is_counted_named_and_classified() {
         "127.0.0.1:0",
     ]);
     let listings = |text: &str, t: &str| {
-        sample(text, "mcp_listings_total", &[("target", t), ("kind", "tools")]).unwrap_or(0.0)
+        sample(
+            text,
+            "mcp_listings_total",
+            &[("target", t), ("kind", "tools")],
+        )
+        .unwrap_or(0.0)
     };
     let text = wait_for(Duration::from_secs(60), "three listings each", || {
         let (_, text) = http_get(&format!("{}/metrics", exp.url));

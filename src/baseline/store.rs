@@ -109,7 +109,11 @@ impl BaselineStore {
     }
 
     /// The item fingerprints of a baseline (empty when none were kept).
-    pub fn fingerprints(&self, target: &str, kind: Kind) -> Option<&BTreeMap<String, ItemFingerprint>> {
+    pub fn fingerprints(
+        &self,
+        target: &str,
+        kind: Kind,
+    ) -> Option<&BTreeMap<String, ItemFingerprint>> {
         self.baselines
             .get(&(target.to_string(), kind))
             .map(|b| &b.fingerprints)
