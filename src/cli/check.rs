@@ -82,7 +82,13 @@ pub fn render(r: &ConformanceReport) -> String {
             rule.message
         );
         if rule.verdict == Verdict::Fail && !rule.evidence.is_empty() {
-            let _ = writeln!(out, "{:<61} ↳ {} ({})", "", rule.evidence.display(), rule.spec);
+            let _ = writeln!(
+                out,
+                "{:<61} ↳ {} ({})",
+                "",
+                rule.evidence.display(),
+                rule.spec
+            );
         }
     }
     let s = &r.summary;

@@ -54,9 +54,9 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     let mut rules = Vec::new();
     for &kind in &target.kinds {
         let capability = session.capabilities.get(kind.capability());
-        let advertised = capability.filter(|c| !c.is_null()).map(|c| {
-            c.get("listChanged").and_then(Value::as_bool) == Some(true)
-        });
+        let advertised = capability
+            .filter(|c| !c.is_null())
+            .map(|c| c.get("listChanged").and_then(Value::as_bool) == Some(true));
         if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
             rules.extend(evaluate(&unsupported(kind)));
             continue;
