@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod cli;
 pub mod config;
+pub mod conformance;
 pub mod listing;
 pub mod mcp;
 pub mod poll;

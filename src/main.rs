@@ -1,7 +1,7 @@
 //! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
-use mcp_exporter::cli::{check_config, logging, probe, serve};
+use mcp_exporter::cli::{check, check_config, logging, probe, serve};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -28,6 +28,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// List one server now and show every page.
     Probe(probe::ProbeArgs),
+    /// Check one server's pagination against the spec, rule by rule (CI-friendly).
+    Check(check::CheckArgs),
     /// Validate a configuration file.
     CheckConfig(check_config::CheckConfigArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         None => runtime.block_on(serve::main(cli.serve)),
         Some(Command::Serve(args)) => runtime.block_on(serve::main(args)),
         Some(Command::Probe(args)) => runtime.block_on(probe::main(args)),
+        Some(Command::Check(args)) => runtime.block_on(check::main(args)),
         Some(Command::CheckConfig(args)) => check_config::main(args),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_exporter::simulate::main(args)),
     }

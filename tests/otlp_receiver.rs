@@ -145,6 +145,7 @@ fn multi_page(sink: &TraceSink) -> PolledTarget {
             removed: (0..60).map(|i| format!("gone{i:02}")).collect(),
             silent_shrink: true,
             previous_items: 64,
+            ..KindDiff::default()
         },
     );
     p.diffs.insert(
@@ -155,6 +156,7 @@ fn multi_page(sink: &TraceSink) -> PolledTarget {
             removed: vec!["postgres://admin:secret-pw@db.internal/x?token=secret-q".into()],
             silent_shrink: false,
             previous_items: 2,
+            ..KindDiff::default()
         },
     );
     p

@@ -3,7 +3,7 @@
 //! Complete listings become the new baselines (persisted when a state
 //! directory is configured).
 
-use super::diff::{diff, missing_from, KindDiff};
+use super::diff::{content_changes, diff, missing_from, KindDiff};
 use super::store::BaselineStore;
 use crate::config::ReferenceConfig;
 use crate::listing::{Kind, Outcome};
@@ -43,11 +43,14 @@ pub fn compare(
     let mut changed = false;
     for listing in &report.listings {
         let previous = store.names(&report.target, listing.kind);
-        if let Some(d) = diff(previous, listing) {
+        if let Some(mut d) = diff(previous, listing) {
+            let before = store.fingerprints(&report.target, listing.kind);
+            (d.changed_items, d.changed) = content_changes(before, listing);
             diffs.insert(listing.kind, d);
         }
         if listing.outcome == Outcome::Complete {
             store.set(&report.target, listing.kind, listing.names.clone(), now);
+            store.set_fingerprints(&report.target, listing.kind, listing.fingerprints.clone());
             changed = true;
         }
     }

@@ -1,9 +1,10 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
+use crate::listing::fingerprint::{changed_items, ItemChange, ItemFingerprint};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Churn of one kind against the previous complete listing.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -15,6 +16,27 @@ pub struct KindDiff {
     /// Fewer unique items, no list_changed notice, no error.
     pub silent_shrink: bool,
     pub previous_items: u64,
+    /// Items in both listings whose content changed (item-content drift),
+    /// counted in full; `changed` names the first [`MAX_CHANGES_NAMED`].
+    pub changed_items: u64,
+    pub changed: Vec<ItemChange>,
+}
+
+/// Changed items named per listing; the rest are only counted.
+pub const MAX_CHANGES_NAMED: usize = 50;
+
+/// Item-content drift of a complete listing against the previous
+/// fingerprints. Items new or gone are churn, not drift.
+pub fn content_changes(
+    previous: Option<&BTreeMap<String, ItemFingerprint>>,
+    listing: &ListingReport,
+) -> (u64, Vec<ItemChange>) {
+    match previous {
+        Some(old) if listing.outcome == Outcome::Complete => {
+            changed_items(listing.kind, old, &listing.fingerprints, MAX_CHANGES_NAMED)
+        }
+        _ => (0, Vec::new()),
+    }
 }
 
 /// Compare a listing with the previous complete one (if any). Only complete
@@ -43,6 +65,7 @@ pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<Kind
         removed,
         silent_shrink,
         previous_items: old.len() as u64,
+        ..KindDiff::default()
     })
 }
 

@@ -2,6 +2,7 @@
 //! directory with an atomic replace (temp file, fsync, rename, fsync dir).
 
 use super::diff::BaselineKey;
+use crate::listing::fingerprint::ItemFingerprint;
 use crate::listing::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -47,6 +48,10 @@ struct VersionOnly {
 struct KindBaseline {
     names: Vec<String>,
     observed_unix_seconds: f64,
+    /// Per item, what callers depend on as short hashes (item-content
+    /// drift); absent in files written before drift was kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    fingerprints: BTreeMap<String, ItemFingerprint>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -139,8 +144,32 @@ impl BaselineStore {
             KindBaseline {
                 names,
                 observed_unix_seconds: unix_seconds,
+                fingerprints: BTreeMap::new(),
             },
         );
+    }
+
+    /// The item fingerprints of a baseline (empty when none were kept).
+    pub fn fingerprints(
+        &self,
+        target: &str,
+        kind: Kind,
+    ) -> Option<&BTreeMap<String, ItemFingerprint>> {
+        self.baselines
+            .get(&(target.to_string(), kind))
+            .map(|b| &b.fingerprints)
+    }
+
+    /// Keep `fingerprints` with a baseline set by [`BaselineStore::set`].
+    pub fn set_fingerprints(
+        &mut self,
+        target: &str,
+        kind: Kind,
+        fingerprints: BTreeMap<String, ItemFingerprint>,
+    ) {
+        if let Some(b) = self.baselines.get_mut(&(target.to_string(), kind)) {
+            b.fingerprints = fingerprints;
+        }
     }
 
     /// Write one target's baselines atomically.

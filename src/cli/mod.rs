@@ -1,5 +1,6 @@
 //! Subcommands: argument types and the code behind each.
 
+pub mod check;
 pub mod check_config;
 pub mod logging;
 pub mod probe;

@@ -114,7 +114,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
     }
 }
 
-fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
+pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
     if let Some(path) = &args.config_file {
         let name = args.target.as_deref().unwrap_or_default();
         return PollTarget::from_config_file(path, name).map_err(|e| e.to_string());

@@ -1,6 +1,7 @@
 //! Walking a paginated listing to completion, whatever the server does.
 
 pub mod cursor;
+pub mod fingerprint;
 pub mod kind;
 pub mod report;
 pub mod walk;

@@ -1,7 +1,9 @@
 //! The walker's output: plain data describing one listing, no I/O.
 
+use super::fingerprint::ItemFingerprint;
 use super::kind::Kind;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 /// Why a walk stopped early although every response was well-formed.
@@ -227,6 +229,10 @@ pub struct ListingReport {
     pub http_status: Option<u16>,
     #[serde(serialize_with = "ser_secs", rename = "duration_seconds")]
     pub duration: Duration,
+    /// Per identity key of the final attempt: what callers depend on, as
+    /// short hashes (item-content drift). Kept for the baseline, not shown.
+    #[serde(skip)]
+    pub fingerprints: BTreeMap<String, ItemFingerprint>,
 }
 
 impl ListingReport {
@@ -257,6 +263,7 @@ impl ListingReport {
             rpc_error_code: None,
             http_status: None,
             duration: Duration::ZERO,
+            fingerprints: BTreeMap::new(),
         }
     }
 

@@ -3,12 +3,13 @@
 //! whatever the pager returns into a [`ListingReport`].
 
 use super::cursor::short_hash;
+use super::fingerprint::{fingerprint, ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
     CursorState, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart, RestartReason,
 };
 use serde_json::Value;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -138,6 +139,8 @@ struct Attempt {
     duplicates: BTreeSet<String>,
     invalid_items: u64,
     sent_cursors: HashSet<String>,
+    /// First occurrence of each identity key wins.
+    fingerprints: BTreeMap<String, ItemFingerprint>,
 }
 
 enum Step {
@@ -269,6 +272,7 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
     let mut names: Vec<String> = attempt.seen.into_iter().collect();
     names.sort_unstable();
     report.names = names;
+    report.fingerprints = attempt.fingerprints;
     report.duration = started.elapsed();
     report
 }
@@ -353,6 +357,10 @@ fn step_on_page(
                 } else {
                     attempt.seen.insert(id.to_string());
                     record.new_items += 1;
+                    let with_shape = attempt.fingerprints.len() < MAX_SHAPES_PER_LISTING;
+                    attempt
+                        .fingerprints
+                        .insert(id.to_string(), fingerprint(kind, item, with_shape));
                 }
             }
             None => attempt.invalid_items += 1,

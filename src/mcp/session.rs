@@ -8,6 +8,11 @@ use super::transport::stdio::{StdioSpec, StdioTransport};
 use super::transport::{CloseInfo, Exchange, ExchangeError, Outgoing, Transport, TransportLimits};
 use super::version;
 use serde_json::{json, Map, Value};
+
+/// 2026-07-28 list changes (`subscriptions/listen`); a child module so it
+/// can reach the transport.
+#[path = "subscriptions.rs"]
+pub mod subscriptions;
 use std::time::{Duration, SystemTime};
 
 /// Longest we wait for `server/discover` over HTTP before deciding a server
@@ -89,6 +94,8 @@ pub struct Session {
     pub server_requests: u32,
     next_id: i64,
     opts: SessionOptions,
+    /// The 2026-07-28 subscription watch mode listens on, once opened.
+    listener: Option<subscriptions::Listener>,
 }
 
 impl Session {
@@ -120,6 +127,7 @@ impl Session {
             server_requests: 0,
             next_id: 1,
             opts,
+            listener: None,
         };
         match session.negotiate(endpoint).await {
             Ok(()) => Ok(session),
@@ -348,7 +356,11 @@ impl Session {
     }
 
     /// Next idle notification (watch mode); None if none can arrive.
+    /// 2026-07-28 servers push only on a `subscriptions/listen` stream.
     pub async fn next_notification(&mut self) -> Option<String> {
+        if self.modern {
+            return self.next_subscribed_notification().await;
+        }
         self.transport.next_notification().await
     }
 

@@ -7,9 +7,11 @@
 //!   error mapping
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
 //! - `garbage_cursor.rs`: the invalid-cursor check
+//! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `ids.rs`: typed trace ids;
 //!   `unix_time.rs`: the one Unix-seconds conversion
 
+pub mod conformance;
 pub mod garbage_cursor;
 pub mod ids;
 pub mod pager;

@@ -49,6 +49,38 @@ pub fn item(kind: Kind, n: u32, with_key: bool, pad: usize) -> Value {
     Value::Object(m)
 }
 
+/// add-required-param: tools get a required `region` property, prompts a
+/// required `region` argument; resources and templates are left alone.
+pub fn add_required_param(kind: Kind, item: &mut Value) {
+    match kind {
+        Kind::Tools => {
+            item["inputSchema"] = json!({
+                "type": "object",
+                "properties": {"region": {"type": "string"}},
+                "required": ["region"],
+            });
+        }
+        Kind::Prompts => {
+            item["arguments"] = json!([{"name": "region", "required": true}]);
+        }
+        Kind::Resources | Kind::ResourceTemplates => {}
+    }
+}
+
+/// edit-description: the field callers read about the item changes words.
+pub fn edit_description(kind: Kind, item: &mut Value) {
+    let field = match kind {
+        Kind::Tools | Kind::Prompts => "description",
+        Kind::Resources | Kind::ResourceTemplates => "name",
+    };
+    let old = item
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    item[field] = Value::from(format!("{old} (edited)"));
+}
+
 /// Item numbers 1..=len, shuffled by `shuffle_seed` when given. A tiny
 /// splitmix64 Fisher-Yates, so orders never change with a crate upgrade.
 pub fn order(len: u32, shuffle_seed: Option<u64>) -> Vec<u32> {

@@ -122,6 +122,26 @@ pub struct Knobs {
     /// missing-keys: every E-th item lacks its identity key [default: 5].
     #[arg(long)]
     pub every: Option<u32>,
+    /// 2026-07-28 subscriptions/listen misbehaviour: no-ack (never
+    /// acknowledge) or die (cut the stream after the acknowledgement).
+    #[arg(long, value_enum)]
+    pub listen_fault: Option<ListenFault>,
+    /// 2026-07-28 subscriptions/listen: end each stream gracefully (with
+    /// the completion result) after N notifications [default: never].
+    #[arg(long)]
+    pub listen_close_after: Option<u32>,
+}
+
+/// How a `subscriptions/listen` stream misbehaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListenFault {
+    /// Never send `notifications/subscriptions/acknowledged` (notifications
+    /// still follow).
+    NoAck,
+    /// End the stream abruptly right after the acknowledgement: HTTP cuts
+    /// the connection, stdio exits the process.
+    Die,
 }
 
 impl Knobs {
@@ -153,6 +173,8 @@ impl Knobs {
             expire_after: self.expire_after.or(b.expire_after),
             times: self.times.or(b.times),
             every: self.every.or(b.every),
+            listen_fault: self.listen_fault.or(b.listen_fault),
+            listen_close_after: self.listen_close_after.or(b.listen_close_after),
         }
     }
 }
@@ -194,6 +216,8 @@ pub struct ServerConfig {
     /// stale-cursor by age instead of by count.
     pub stale_age: Option<Duration>,
     pub every: u32,
+    pub listen_fault: Option<ListenFault>,
+    pub listen_close_after: Option<u32>,
 }
 
 pub const DEFAULT_ITEMS: u32 = 20;
@@ -282,6 +306,8 @@ impl ServerConfig {
                 _ => None,
             },
             every: k.every.unwrap_or(5).max(1),
+            listen_fault: k.listen_fault,
+            listen_close_after: k.listen_close_after,
         })
     }
 

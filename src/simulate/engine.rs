@@ -1,6 +1,7 @@
 //! The transport-free half of the simulator: one virtual server's state and
 //! what it answers to each JSON-RPC message. Transports render a [`Reply`].
 
+use super::config::Scenario;
 use super::config::{ChangeEvery, ServerConfig, LEGACY_VERSIONS, MODERN_VERSION};
 use super::cursor::CursorKey;
 use crate::listing::kind::Kind;
@@ -112,6 +113,9 @@ pub(super) struct KindState {
     pub stale_left: u32,
     /// protocol-2026: where the constant `tail` cursor continues.
     pub tail: u32,
+    /// unstable-cursor: times each continuation offset was served (at
+    /// most one entry per page of the catalogue).
+    pub served: std::collections::HashMap<u32, u32>,
 }
 
 pub struct VirtualServer {
@@ -167,7 +171,11 @@ impl VirtualServer {
         }
     }
 
-    pub fn capabilities() -> Value {
+    pub fn capabilities(&self) -> Value {
+        // stray-list-changed sends notifications it does not advertise.
+        if self.cfg.scenario == Scenario::StrayListChanged {
+            return json!({"tools": {}, "prompts": {}, "resources": {}});
+        }
         json!({
             "tools": {"listChanged": true},
             "prompts": {"listChanged": true},
@@ -233,7 +241,7 @@ impl VirtualServer {
                     id,
                     json!({
                         "protocolVersion": version,
-                        "capabilities": Self::capabilities(),
+                        "capabilities": self.capabilities(),
                         "serverInfo": Self::server_info(),
                     }),
                 ))
@@ -305,7 +313,7 @@ impl VirtualServer {
                 json!({
                     "resultType": "complete",
                     "supportedVersions": [MODERN_VERSION],
-                    "capabilities": Self::capabilities(),
+                    "capabilities": self.capabilities(),
                     "serverInfo": Self::server_info(),
                     "ttlMs": MODERN_TTL_MS,
                     "cacheScope": "public",

@@ -9,6 +9,7 @@ use super::engine::{
     META_VERSION, METHOD_NOT_FOUND, PARSE_ERROR,
 };
 use super::sse;
+use super::subscriptions;
 use super::wire::{self, Step, HANG_FOR};
 use crate::listing::kind::Kind;
 use axum::body::{Body, Bytes};
@@ -406,6 +407,9 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
                 );
             }
         }
+        if method == subscriptions::METHOD {
+            return listen_stream(&app, server, id, msg.get("params"));
+        }
         let mut stateless = SessionState::default();
         let reply = server.handle(&msg, &mut stateless);
         return render(&app, reply, mode, None).await;
@@ -483,6 +487,43 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
         }
     }
     render(&app, reply, mode, Some(&sid)).await
+}
+
+/// A `subscriptions/listen` answer: an SSE stream that stays open (priming
+/// event, acknowledgement, notifications) until the client closes it or the
+/// server ends it with the completion result. `--listen-fault die` cuts the
+/// connection instead.
+fn listen_stream(
+    app: &App,
+    server: Arc<VirtualServer>,
+    id: Value,
+    params: Option<&Value>,
+) -> Response {
+    let sub = subscriptions::Subscription::open(server, id, params);
+    let priming = wire::priming_event(app.next_event_id());
+    let head = futures_util::stream::once(async move { Ok::<_, std::io::Error>(priming) });
+    let events = futures_util::stream::unfold(sub, |mut sub| async move {
+        match sub.next().await? {
+            subscriptions::Message::Json(v) => Some((Ok(wire::sse_event(&v.to_string())), sub)),
+            subscriptions::Message::Die => Some((
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "simulated subscription stream death",
+                )),
+                sub,
+            )),
+        }
+    });
+    (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        Body::from_stream(head.chain(events)),
+    )
+        .into_response()
 }
 
 fn session_not_found(id: Option<&Value>) -> Response {

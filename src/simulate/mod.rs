@@ -4,7 +4,8 @@
 //!
 //! Layout: `scenario` (names), `config` (knobs, YAML), `engine` + `pages` (what to answer),
 //! `catalogue` + `cursor` (items and opaque cursors), `wire` (timed
-//! writes), and one file per transport: `stdio`, `http`, `sse`.
+//! writes), `subscriptions` (2026-07-28 `subscriptions/listen` streams), and
+//! one file per transport: `stdio`, `http`, `sse`.
 
 mod catalogue;
 pub mod config;
@@ -15,6 +16,7 @@ mod pages;
 mod scenario;
 mod sse;
 mod stdio;
+mod subscriptions;
 mod wire;
 
 use config::{Knobs, ServerConfig};

@@ -38,10 +38,7 @@ impl VirtualServer {
         };
         let ki = kind_index(kind);
         let now_ms = u32::try_from(self.started.elapsed().as_millis()).unwrap_or(u32::MAX);
-        let changes = matches!(
-            scenario,
-            Scenario::Shrink | Scenario::Grow | Scenario::Reorder
-        );
+        let changes = scenario.changes();
         let epoch = if changes { self.epoch(kind) } else { 0 };
 
         // 2026-07-28 delivers list changes only through subscriptions/listen,
@@ -88,9 +85,22 @@ impl VirtualServer {
                             }
                         }
                     }
-                    (c.offset, c.generation, false)
+                    let mut offset = c.offset;
+                    if scenario == Scenario::UnstableCursor {
+                        // From the third time a cursor is presented, its
+                        // page starts one item later.
+                        let mut kinds = self.lock_kinds();
+                        let n = kinds[ki].served.entry(c.offset).or_insert(0);
+                        *n = n.saturating_add(1);
+                        if *n >= 3 {
+                            offset = offset.saturating_add(1);
+                        }
+                    }
+                    (offset, c.generation, false)
                 }
                 None if scenario == Scenario::SilentRestart => (0, epoch, true),
+                // Past the end: an empty page without nextCursor.
+                None if scenario == Scenario::AcceptAnyCursor => (1 << 30, epoch, false),
                 None => return invalid("Invalid params: unknown cursor"),
             },
             Some(Value::Number(n)) if scenario == Scenario::NumberCursor => {
@@ -123,6 +133,9 @@ impl VirtualServer {
         };
         let page_no = offset / stride + 1;
         let fault_here = page_no == cfg.page;
+        if scenario == Scenario::StrayListChanged && fault_here {
+            notifications.push(list_changed(kind));
+        }
 
         let mut reply_delay = std::time::Duration::ZERO;
         if fault_here {
@@ -173,7 +186,17 @@ impl VirtualServer {
             .map(|&p| {
                 let n = order[p as usize];
                 let with_key = !(scenario == Scenario::MissingKeys && n % cfg.every == 0);
-                catalogue::item(kind, n, with_key, pad)
+                let mut item = catalogue::item(kind, n, with_key, pad);
+                if n == 1 && generation >= 1 {
+                    match scenario {
+                        Scenario::AddRequiredParam => {
+                            catalogue::add_required_param(kind, &mut item)
+                        }
+                        Scenario::EditDescription => catalogue::edit_description(kind, &mut item),
+                        _ => {}
+                    }
+                }
+                item
             })
             .collect();
 
@@ -251,13 +274,25 @@ impl VirtualServer {
             }
         }
         if cfg.modern {
-            res.insert("resultType".into(), "complete".into());
-            res.insert("ttlMs".into(), json!(MODERN_TTL_MS));
-            res.insert("cacheScope".into(), "public".into());
+            if scenario != Scenario::NoResultType {
+                res.insert("resultType".into(), "complete".into());
+            }
+            if !(scenario == Scenario::NoCacheHints && fault_here) {
+                res.insert("ttlMs".into(), json!(MODERN_TTL_MS));
+                let scope = if scenario == Scenario::MixedCacheScope && fault_here {
+                    "private"
+                } else {
+                    "public"
+                };
+                res.insert("cacheScope".into(), scope.into());
+            }
             res.insert(
                 "_meta".into(),
                 json!({"io.modelcontextprotocol/serverInfo": Self::server_info()}),
             );
+        }
+        if scenario == Scenario::BadResultType && fault_here {
+            res.insert("resultType".into(), "input_required".into());
         }
         let answer = result(id, Value::Object(res));
         let body = if scenario == Scenario::Drip && fault_here {

@@ -33,10 +33,19 @@ pub enum Scenario {
     ListChangedStorm,
     Reorder,
     Protocol2026,
+    AddRequiredParam,
+    EditDescription,
+    AcceptAnyCursor,
+    UnstableCursor,
+    NoCacheHints,
+    MixedCacheScope,
+    BadResultType,
+    NoResultType,
+    StrayListChanged,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 28] = [
+    pub const ALL: [Scenario; 37] = [
         Scenario::Healthy,
         Scenario::SinglePage,
         Scenario::Truncate,
@@ -65,6 +74,15 @@ impl Scenario {
         Scenario::ListChangedStorm,
         Scenario::Reorder,
         Scenario::Protocol2026,
+        Scenario::AddRequiredParam,
+        Scenario::EditDescription,
+        Scenario::AcceptAnyCursor,
+        Scenario::UnstableCursor,
+        Scenario::NoCacheHints,
+        Scenario::MixedCacheScope,
+        Scenario::BadResultType,
+        Scenario::NoResultType,
+        Scenario::StrayListChanged,
     ];
 
     pub fn name(self) -> &'static str {
@@ -97,7 +115,29 @@ impl Scenario {
             Scenario::ListChangedStorm => "list-changed-storm",
             Scenario::Reorder => "reorder",
             Scenario::Protocol2026 => "protocol-2026",
+            Scenario::AddRequiredParam => "add-required-param",
+            Scenario::EditDescription => "edit-description",
+            Scenario::AcceptAnyCursor => "accept-any-cursor",
+            Scenario::UnstableCursor => "unstable-cursor",
+            Scenario::NoCacheHints => "no-cache-hints",
+            Scenario::MixedCacheScope => "mixed-cache-scope",
+            Scenario::BadResultType => "bad-result-type",
+            Scenario::NoResultType => "no-result-type",
+            Scenario::StrayListChanged => "stray-list-changed",
         }
+    }
+
+    /// Scenarios whose catalogue changes with the epoch (completed
+    /// listings or uptime), and so may announce it with `--notify`.
+    pub fn changes(self) -> bool {
+        matches!(
+            self,
+            Scenario::Shrink
+                | Scenario::Grow
+                | Scenario::Reorder
+                | Scenario::AddRequiredParam
+                | Scenario::EditDescription
+        )
     }
 
     pub fn parse(name: &str) -> Result<Scenario, ConfigError> {

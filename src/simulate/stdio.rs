@@ -6,10 +6,11 @@ use super::config::ChangeEvery;
 use super::engine::{
     error, kind_index, list_changed, Body, Reply, SessionState, VirtualServer, PARSE_ERROR,
 };
-use super::scenario::Scenario;
+use super::subscriptions;
 use super::wire::{self, Step};
 use crate::listing::Kind;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -71,14 +72,22 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
     let session = Arc::new(Mutex::new(SessionState::default()));
     let push = spawn_change_announcer(server.clone(), session.clone(), out_tx.clone());
     let mut pending = tokio::task::JoinSet::new();
+    let mut listens: HashMap<String, (tokio::task::JoinHandle<()>, Value)> = HashMap::new();
     while let Some(line) = in_rx.recv().await {
         while pending.try_join_next().is_some() {}
+        listens.retain(|_, (task, _)| !task.is_finished());
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();
         if text.is_empty() {
             continue;
         }
         let reply = match serde_json::from_str::<Value>(text) {
+            Ok(msg) if server.cfg.modern && is_listen_message(&msg) => {
+                match listen(&server, &msg, &mut listens, &out_tx) {
+                    Some(reply) => reply,
+                    None => continue,
+                }
+            }
             Ok(msg) => {
                 // Handling is synchronous and quick; only the writing waits.
                 let mut state = session.lock().unwrap_or_else(|e| e.into_inner());
@@ -105,10 +114,66 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
     if let Some(push) = push {
         push.abort();
     }
+    for (task, _) in listens.into_values() {
+        task.abort();
+    }
     while pending.join_next().await.is_some() {}
     drop(out_tx);
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     ExitCode::SUCCESS
+}
+
+/// Open subscriptions/listen streams kept per stdio process.
+const MAX_LISTENS: usize = 64;
+
+fn is_listen_message(msg: &Value) -> bool {
+    msg.get("method").and_then(Value::as_str) == Some(subscriptions::METHOD)
+        || subscriptions::cancelled_request(msg).is_some()
+}
+
+/// Open a subscription (its messages go to the writer from a task) or
+/// cancel one (its completion result is written). `Some` is an answer to
+/// write now; `None` means nothing to write.
+fn listen(
+    server: &Arc<VirtualServer>,
+    msg: &Value,
+    listens: &mut HashMap<String, (tokio::task::JoinHandle<()>, Value)>,
+    out: &mpsc::Sender<Vec<Step>>,
+) -> Option<Reply> {
+    if let Some(request) = subscriptions::cancelled_request(msg) {
+        let (task, completion) = listens.remove(&request.to_string())?;
+        task.abort();
+        return Some(Reply::json(completion));
+    }
+    let id = msg.get("id")?.clone();
+    let params = msg.get("params");
+    if let Err(reply) = VirtualServer::check_modern_meta(&id, params) {
+        return Some(reply);
+    }
+    if listens.len() >= MAX_LISTENS {
+        return Some(Reply::json(error(
+            &id,
+            -32603,
+            "too many open subscriptions",
+        )));
+    }
+    let mut sub = subscriptions::Subscription::open(server.clone(), id.clone(), params);
+    let completion = sub.completion();
+    let out = out.clone();
+    let task = tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            let steps = match m {
+                subscriptions::Message::Json(v) => vec![Step::Chunk(wire::line(&v))],
+                // A dying stream on stdio is a dying process.
+                subscriptions::Message::Die => vec![Step::Fail],
+            };
+            if out.send(steps).await.is_err() {
+                return;
+            }
+        }
+    });
+    listens.insert(id.to_string(), (task, completion));
+    None
 }
 
 /// With `--notify` and time-driven changes (`--after-seconds`), tell the
@@ -121,10 +186,7 @@ fn spawn_change_announcer(
     out: mpsc::Sender<Vec<Step>>,
 ) -> Option<tokio::task::JoinHandle<()>> {
     let cfg = &server.cfg;
-    let changes = matches!(
-        cfg.scenario,
-        Scenario::Shrink | Scenario::Grow | Scenario::Reorder
-    );
+    let changes = cfg.scenario.changes();
     let ChangeEvery::Duration(period) = cfg.change_every else {
         return None;
     };

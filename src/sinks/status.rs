@@ -28,6 +28,10 @@ pub struct KindSummary {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub silent_shrink: bool,
+    /// Items whose content changed since the previous complete listing
+    /// (all counted; the first few named, each classified).
+    pub changed_items: u64,
+    pub changed: Vec<crate::listing::fingerprint::ItemChange>,
     /// Per page: items, milliseconds, next cursor state or error.
     pub page_detail: Vec<PageSummary>,
 }
@@ -96,6 +100,8 @@ impl PollSummary {
                         added: diff.added.iter().take(MAX_NAMES_KEPT).cloned().collect(),
                         removed: diff.removed.iter().take(MAX_NAMES_KEPT).cloned().collect(),
                         silent_shrink: diff.silent_shrink,
+                        changed_items: diff.changed_items,
+                        changed: diff.changed.clone(),
                         page_detail: l
                             .pages
                             .iter()

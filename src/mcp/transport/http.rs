@@ -72,6 +72,36 @@ pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, 
     })
 }
 
+/// See [`HttpTransport::poster`].
+#[derive(Clone)]
+pub(crate) struct Poster {
+    client: HttpClient,
+    url: url::Url,
+    headers: HeaderMap,
+    modern: bool,
+    /// The transport's response byte cap, for whoever reads the answer.
+    pub limit: u64,
+}
+
+impl Poster {
+    pub async fn post(&self, method: &str, body: Vec<u8>) -> Result<HttpResponse, ExchangeError> {
+        let mut h = self.headers.clone();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        h.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        if self.modern {
+            if let Ok(m) = HeaderValue::from_str(method) {
+                h.insert("mcp-method", m);
+            }
+        }
+        self.client
+            .send(Method::POST, &self.url, h, Bytes::from(body))
+            .await
+    }
+}
+
 pub struct HttpTransport {
     /// Non-JSON events seen during the request in flight (kept outside the
     /// exchange so a timeout can still tell garbage from silence).
@@ -376,6 +406,18 @@ impl HttpTransport {
             return Err(status_error(resp.status, self.session_id.is_some()));
         }
         Ok(resp)
+    }
+
+    /// An owned handle that POSTs with this session's headers, for a
+    /// long-lived answer read elsewhere (2026-07-28 `subscriptions/listen`).
+    pub(crate) fn poster(&self) -> Poster {
+        Poster {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            headers: self.session_headers(),
+            modern: self.modern,
+            limit: self.limit,
+        }
     }
 
     /// DELETE the session (405 is a fine answer); bounded so close never hangs.

@@ -175,6 +175,10 @@ impl TargetMetrics {
             if diff.silent_shrink {
                 self.churn.silent_shrinks.get_or_create(&l).inc();
             }
+            self.churn
+                .items_changed
+                .get_or_create(&l)
+                .inc_by(diff.changed_items);
         }
         // A complete listing is compared with every configured reference
         // that has a listing; a kind missing from the map then compared with

@@ -386,6 +386,7 @@ fn silent_shrink_diff_counts_churn() {
             removed: vec!["x".into(), "y".into()],
             silent_shrink: true,
             previous_items: 6,
+            ..KindDiff::default()
         },
     );
     polled.reference_missing.insert(
@@ -833,7 +834,7 @@ fn help_texts_need_no_escaping() {
     let t = text(&registry);
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
     // Every family of both structs is present.
-    assert_eq!(helps.len(), 35, "{t}");
+    assert_eq!(helps.len(), 36, "{t}");
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }

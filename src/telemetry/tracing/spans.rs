@@ -415,6 +415,20 @@ impl Builder<'_> {
                     end,
                 ));
             }
+            if d.changed_items > 0 {
+                // `name (class: rule)`, so a trace shows what broke.
+                let named: Vec<String> = d
+                    .changed
+                    .iter()
+                    .map(|c| format!("{} ({}: {})", c.name, c.class.label(), c.rule))
+                    .collect();
+                events.push(names_event(
+                    "mcp.pagination.items_changed",
+                    l.kind,
+                    &named,
+                    end,
+                ));
+            }
         }
 
         self.span(

@@ -11,6 +11,7 @@ pub struct ChurnFamilies {
     pub items_added: CounterFamily<TargetKindLabels>,
     pub items_removed: CounterFamily<TargetKindLabels>,
     pub silent_shrinks: CounterFamily<TargetKindLabels>,
+    pub items_changed: CounterFamily<TargetKindLabels>,
     pub reference_missing: GaugeFamily<ReferenceLabels>,
 }
 
@@ -21,6 +22,7 @@ impl ChurnFamilies {
             items_added: Family::default(),
             items_removed: Family::default(),
             silent_shrinks: Family::default(),
+            items_changed: Family::default(),
             reference_missing: Family::default(),
         };
         r.register(
@@ -39,6 +41,11 @@ impl ChurnFamilies {
             g.silent_shrinks.clone(),
         );
         r.register(
+            "mcp_listing_items_changed",
+            "Items in both a complete listing and the previous complete listing whose content callers depend on changed (description, schemas, annotations, arguments, mimeType, name)",
+            g.items_changed.clone(),
+        );
+        r.register(
             "mcp_reference_missing_items",
             format!("Items of the reference target's last complete listing missing from this target's last complete listing, from {}", source.polls()),
             g.reference_missing.clone(),
@@ -49,7 +56,12 @@ impl ChurnFamilies {
     /// References are not pre-created: they exist once compared.
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind.label());
-        for family in [&self.items_added, &self.items_removed, &self.silent_shrinks] {
+        for family in [
+            &self.items_added,
+            &self.items_removed,
+            &self.silent_shrinks,
+            &self.items_changed,
+        ] {
             precreate(family, &l);
         }
     }
@@ -57,7 +69,12 @@ impl ChurnFamilies {
     /// References are dropped by the caller, which knows which exist.
     pub fn remove_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind.label());
-        for family in [&self.items_added, &self.items_removed, &self.silent_shrinks] {
+        for family in [
+            &self.items_added,
+            &self.items_removed,
+            &self.silent_shrinks,
+            &self.items_changed,
+        ] {
             family.remove(&l);
         }
     }

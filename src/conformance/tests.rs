@@ -1,0 +1,562 @@
+//! Each rule against a scripted server that breaks it (and one that does
+//! not). The simulator-level table lives in tests/check_simulator.rs.
+
+use super::rule::{Level, Verdict};
+use super::*;
+use crate::listing::walk::INVALID_PARAMS;
+use crate::listing::{Kind, PageError, PageResult, Pager, WalkLimits};
+use serde_json::{json, Value};
+use std::time::{Duration, SystemTime};
+
+type Answer = Box<dyn FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send>;
+
+/// A server as a function of (cursor, request number) → (answer, list_changed).
+struct Model {
+    answer: Answer,
+    calls: u32,
+}
+
+impl Pager for Model {
+    async fn fetch_page(&mut self, _k: Kind, cursor: Option<&str>, _t: Duration) -> PageResult {
+        self.calls += 1;
+        let (outcome, list_changed) = (self.answer)(cursor, self.calls);
+        PageResult {
+            outcome,
+            request_id: i64::from(self.calls),
+            bytes: 1,
+            duration: Duration::from_millis(1),
+            started: SystemTime::now(),
+            span_id: None,
+            list_changed,
+        }
+    }
+}
+
+fn names(range: std::ops::Range<u32>) -> Vec<Value> {
+    range.map(|i| json!({"name": format!("t{i:02}")})).collect()
+}
+
+/// 3 pages of 2 at cursors None, "c1", "c2"; garbage → -32602.
+fn healthy(modern: bool) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
+    move |cursor, _| {
+        let (items, next) = match cursor {
+            None => (names(0..2), Some("c1")),
+            Some("c1") => (names(2..4), Some("c2")),
+            Some("c2") => (names(4..6), None),
+            Some(_) => {
+                return (
+                    Err(PageError::Rpc {
+                        code: INVALID_PARAMS,
+                        message: "bad cursor".into(),
+                    }),
+                    0,
+                )
+            }
+        };
+        let mut v = json!({"tools": items});
+        if let Some(n) = next {
+            v["nextCursor"] = json!(n);
+        }
+        if modern {
+            v["resultType"] = json!("complete");
+            v["ttlMs"] = json!(1000);
+            v["cacheScope"] = json!("public");
+        }
+        (Ok(v), 0)
+    }
+}
+
+fn limits(modern: bool) -> WalkLimits {
+    WalkLimits {
+        max_pages: 20,
+        modern,
+        ..WalkLimits::default()
+    }
+}
+
+async fn check_with(
+    answer: impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send + 'static,
+    modern: bool,
+    advertised: Option<bool>,
+) -> ConformanceReport {
+    let mut m = Model {
+        answer: Box::new(answer),
+        calls: 0,
+    };
+    let obs = observe_kind(&mut m, Kind::Tools, &limits(modern), advertised).await;
+    ConformanceReport::new("t", evaluate(&obs))
+}
+
+fn verdict(r: &ConformanceReport, id: &str) -> (Verdict, Level) {
+    let x = r
+        .rules
+        .iter()
+        .find(|x| x.id == id)
+        .unwrap_or_else(|| panic!("no rule {id}"));
+    (x.verdict, x.level)
+}
+
+fn fails(r: &ConformanceReport) -> Vec<&'static str> {
+    r.rules
+        .iter()
+        .filter(|x| x.verdict == Verdict::Fail)
+        .map(|x| x.id)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_healthy_legacy_server_fails_nothing() {
+    let r = check_with(healthy(false), false, Some(true)).await;
+    assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
+    assert_eq!(r.exit_code(), 0);
+    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::NotApplicable);
+    assert_eq!(verdict(&r, "cursor-stable").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cursor-invalid").0, Verdict::Pass);
+    assert_eq!(r.rules.len(), rule::ALL.len());
+}
+
+#[tokio::test]
+async fn a_healthy_modern_server_fails_nothing() {
+    let r = check_with(healthy(true), true, Some(true)).await;
+    assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
+    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "result-type-present").0, Verdict::Pass);
+}
+
+#[tokio::test]
+async fn endless_cursors_fail_cursor_ends_and_the_listing() {
+    let r = check_with(
+        |cursor, _| {
+            let n: u32 = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
+            (
+                Ok(json!({"tools": names(n..n + 1), "nextCursor": (n + 1).to_string()})),
+                0,
+            )
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-ends"), (Verdict::Fail, Level::Must));
+    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Fail);
+    assert_eq!(r.exit_code(), 1);
+}
+
+#[tokio::test]
+async fn number_and_null_cursors_fail_cursor_type() {
+    let r = check_with(
+        |c, _| match c {
+            None => (Ok(json!({"tools": names(0..2), "nextCursor": 2})), 0),
+            _ => (Ok(json!({"tools": []})), 0),
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-type"), (Verdict::Fail, Level::Must));
+    let r = check_with(
+        |_, _| (Ok(json!({"tools": names(0..2), "nextCursor": null})), 0),
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-type").0, Verdict::Fail);
+    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Pass);
+}
+
+fn blank_loop() -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
+    |_, _| {
+        (
+            Ok(
+                json!({"tools": names(0..2), "nextCursor": "", "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
+            ),
+            0,
+        )
+    }
+}
+
+#[tokio::test]
+async fn blank_cursor_is_advice_before_2026_and_a_must_after() {
+    let r = check_with(blank_loop(), false, None).await;
+    assert_eq!(verdict(&r, "cursor-blank"), (Verdict::Fail, Level::Advice));
+    assert_eq!(verdict(&r, "cursor-ends").0, Verdict::NotApplicable);
+    let r = check_with(blank_loop(), true, None).await;
+    assert_eq!(verdict(&r, "cursor-blank"), (Verdict::Fail, Level::Must));
+    assert_eq!(verdict(&r, "cursor-cycle").0, Verdict::Fail);
+}
+
+#[tokio::test]
+async fn a_working_blank_cursor_passes_under_2026() {
+    let r = check_with(
+        |c, _| {
+            let (items, next) = match c {
+                None => (names(0..2), Some("")),
+                Some("") => (names(2..4), None),
+                _ => {
+                    return (
+                        Err(PageError::Rpc {
+                            code: INVALID_PARAMS,
+                            message: "x".into(),
+                        }),
+                        0,
+                    )
+                }
+            };
+            let mut v = json!({"tools": items, "resultType": "complete", "ttlMs": 5, "cacheScope": "private"});
+            if let Some(n) = next {
+                v["nextCursor"] = json!(n);
+            }
+            (Ok(v), 0)
+        },
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-blank").0, Verdict::Pass);
+    assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
+}
+
+#[tokio::test]
+async fn a_cycle_fails_cursor_cycle() {
+    let r = check_with(
+        |c, _| match c {
+            None => (Ok(json!({"tools": names(0..2), "nextCursor": "a"})), 0),
+            Some("a") => (Ok(json!({"tools": names(2..4), "nextCursor": "b"})), 0),
+            _ => (Ok(json!({"tools": names(4..6), "nextCursor": "a"})), 0),
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-cycle"), (Verdict::Fail, Level::Must));
+    let ev = &r
+        .rules
+        .iter()
+        .find(|x| x.id == "cursor-cycle")
+        .unwrap()
+        .evidence;
+    assert_eq!(ev.page, Some(2));
+    assert!(ev.cursor_hash.is_some());
+}
+
+#[tokio::test]
+async fn items_without_a_name_fail_items_identity() {
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| {
+            let (mut v, l) = base(c, n);
+            if let Ok(v) = &mut v {
+                v["tools"][0] = json!({"description": "no name"});
+            }
+            (v, l)
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "items-identity"), (Verdict::Fail, Level::Must));
+    assert_eq!(r.exit_code(), 1);
+}
+
+#[tokio::test]
+async fn duplicates_fail_items_unique_at_should() {
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| {
+            let (mut v, l) = base(c, n);
+            if let (Some("c1"), Ok(v)) = (c, &mut v) {
+                v["tools"][0] = json!({"name": "t00"});
+            }
+            (v, l)
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "items-unique"), (Verdict::Fail, Level::Should));
+    assert_eq!(r.exit_code(), 0, "a SHOULD does not fail the run");
+}
+
+#[tokio::test]
+async fn garbage_cursor_answers_are_told_apart() {
+    // Silent restart: any unknown cursor is page 1.
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| match c {
+            Some(x) if x.starts_with("mcp-exporter") => base(None, n),
+            other => base(other, n),
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(
+        verdict(&r, "cursor-invalid"),
+        (Verdict::Fail, Level::Should)
+    );
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("page 1 again")));
+    // Accepted: an empty page.
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| match c {
+            Some(x) if x.starts_with("mcp-exporter") => (Ok(json!({"tools": []})), 0),
+            other => base(other, n),
+        },
+        false,
+        None,
+    )
+    .await;
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("accepted")));
+    // Another error code.
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| match c {
+            Some(x) if x.starts_with("mcp-exporter") => (
+                Err(PageError::Rpc {
+                    code: -32603,
+                    message: "boom".into(),
+                }),
+                0,
+            ),
+            other => base(other, n),
+        },
+        false,
+        None,
+    )
+    .await;
+    assert!(r
+        .rules
+        .iter()
+        .any(|x| x.id == "cursor-invalid" && x.message.contains("-32603")));
+}
+
+#[tokio::test]
+async fn a_cursor_that_answers_differently_fails_cursor_stable() {
+    let mut base = healthy(false);
+    let r = check_with(
+        move |c, n| {
+            let (mut v, l) = base(c, n);
+            // From the 7th request on, "c1" gives other items.
+            if let (Some("c1"), true, Ok(v)) = (c, n >= 7, &mut v) {
+                v["tools"] = json!(names(40..42));
+            }
+            (v, l)
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cursor-stable"), (Verdict::Fail, Level::Should));
+}
+
+#[tokio::test]
+async fn a_silent_change_fails_listing_stable_and_a_notified_one_does_not() {
+    let silent = |c: Option<&str>, n: u32| {
+        let mut v = healthy(false)(c, n);
+        if let (Some("c2"), true, Ok(v)) = (c, n > 3, &mut v.0) {
+            v["tools"] = json!(names(4..5));
+        }
+        v
+    };
+    let r = check_with(silent, false, Some(true)).await;
+    assert_eq!(
+        verdict(&r, "listing-stable"),
+        (Verdict::Fail, Level::Should)
+    );
+    let r = check_with(silent, false, None).await;
+    assert_eq!(
+        verdict(&r, "listing-stable"),
+        (Verdict::Fail, Level::Advice)
+    );
+    // The same change announced on the second listing's first page.
+    let told = move |c: Option<&str>, n: u32| {
+        let (v, _) = silent(c, n);
+        (v, u32::from(n == 4))
+    };
+    let r = check_with(told, false, Some(true)).await;
+    assert_eq!(verdict(&r, "listing-stable").0, Verdict::NotApplicable);
+    assert_eq!(verdict(&r, "list-changed-capability").0, Verdict::Pass);
+}
+
+#[tokio::test]
+async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
+    let reorder = |c: Option<&str>, n: u32| {
+        let mut v = healthy(true)(c, n);
+        if let (None, true, Ok(v)) = (c, n > 3, &mut v.0) {
+            v["tools"] = json!([{"name": "t01"}, {"name": "t00"}]);
+        }
+        v
+    };
+    let r = check_with(reorder, true, None).await;
+    assert_eq!(verdict(&r, "tools-order"), (Verdict::Fail, Level::Should));
+    let r = check_with(
+        move |c, n| {
+            let (mut v, l) = reorder(c, n);
+            if let Ok(v) = &mut v {
+                for k in ["resultType", "ttlMs", "cacheScope"] {
+                    v.as_object_mut().unwrap().remove(k);
+                }
+            }
+            (v, l)
+        },
+        false,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "tools-order"), (Verdict::Fail, Level::Advice));
+}
+
+fn modern_with(
+    edit: impl Fn(&mut Value, Option<&str>) + Send + 'static,
+) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send + 'static {
+    let mut base = healthy(true);
+    move |c, n| {
+        let (mut v, l) = base(c, n);
+        if let Ok(v) = &mut v {
+            edit(v, c);
+        }
+        (v, l)
+    }
+}
+
+#[tokio::test]
+async fn cache_hints_are_checked_on_every_page() {
+    let r = check_with(
+        modern_with(|v, c| {
+            if c == Some("c1") {
+                v.as_object_mut().unwrap().remove("ttlMs");
+            }
+        }),
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cache-ttl"), (Verdict::Fail, Level::Must));
+    assert_eq!(r.exit_code(), 1);
+    let r = check_with(modern_with(|v, _| v["ttlMs"] = json!(-1)), true, None).await;
+    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::Fail);
+    let r = check_with(
+        modern_with(|v, _| v["cacheScope"] = json!("shared")),
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cache-scope").0, Verdict::Fail);
+    let r = check_with(
+        modern_with(|v, c| {
+            if c == Some("c2") {
+                v["cacheScope"] = json!("private");
+            }
+        }),
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "cache-scope").0, Verdict::Pass);
+    assert_eq!(
+        verdict(&r, "cache-scope-consistent"),
+        (Verdict::Fail, Level::Must)
+    );
+}
+
+#[tokio::test]
+async fn result_type_rules() {
+    let r = check_with(
+        modern_with(|v, c| {
+            if c == Some("c1") {
+                v["resultType"] = json!("input_required");
+            }
+        }),
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "result-type"), (Verdict::Fail, Level::Must));
+    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Fail);
+    let r = check_with(
+        modern_with(|v, _| {
+            v.as_object_mut().unwrap().remove("resultType");
+        }),
+        true,
+        None,
+    )
+    .await;
+    assert_eq!(verdict(&r, "result-type").0, Verdict::Pass);
+    assert_eq!(
+        verdict(&r, "result-type-present"),
+        (Verdict::Fail, Level::Must)
+    );
+}
+
+#[tokio::test]
+async fn list_changed_must_match_the_capability() {
+    let noisy = |c: Option<&str>, n: u32| {
+        let (v, _) = healthy(false)(c, n);
+        (v, u32::from(n == 2))
+    };
+    let r = check_with(noisy, false, None).await;
+    assert_eq!(
+        verdict(&r, "list-changed-capability"),
+        (Verdict::Fail, Level::Should)
+    );
+    let r = check_with(noisy, false, Some(true)).await;
+    assert_eq!(verdict(&r, "list-changed-capability").0, Verdict::Pass);
+    let r = check_with(
+        |c, n| {
+            let (v, _) = healthy(true)(c, n);
+            (v, u32::from(n == 2))
+        },
+        true,
+        Some(true),
+    )
+    .await;
+    assert_eq!(
+        verdict(&r, "list-changed-capability"),
+        (Verdict::Fail, Level::Must)
+    );
+}
+
+#[tokio::test]
+async fn an_unsupported_kind_is_one_not_applicable_row() {
+    let obs = KindObservations {
+        kind: Kind::Prompts,
+        modern: false,
+        advertised_list_changed: None,
+        first: run::Listed {
+            report: crate::listing::ListingReport::empty(
+                Kind::Prompts,
+                crate::listing::Outcome::Unsupported,
+            ),
+            pages: Vec::new(),
+        },
+        second: None,
+        garbage: None,
+        repeat: None,
+        subscription: None,
+    };
+    let rows = evaluate(&obs);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].verdict, Verdict::NotApplicable);
+}
+
+#[tokio::test]
+async fn json_rows_have_the_documented_fields() {
+    let r = check_with(healthy(false), false, None).await;
+    let v = serde_json::to_value(&r).unwrap();
+    let row = &v["rules"][0];
+    for f in ["id", "kind", "level", "verdict", "spec", "message"] {
+        assert!(row.get(f).is_some(), "{f} missing in {row}");
+    }
+    assert!(v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["verdict"] == "n/a"));
+    assert_eq!(v["summary"]["fail"], 0);
+}

@@ -1,0 +1,585 @@
+//! Item-content drift: a short fingerprint of what callers of an item depend
+//! on, and a classifier that says whether a change breaks them.
+//!
+//! Only fingerprints and a capped summary of a tool's `inputSchema` (or a
+//! prompt's arguments) are kept, never whole items: a catalogue of 100,000
+//! tools must not hold 100,000 schemas.
+
+use super::kind::Kind;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Properties of one schema summary kept; the rest are left out (and the
+/// summary marked truncated, so a classifier does not invent removals).
+pub const MAX_SHAPE_PROPERTIES: usize = 32;
+/// Longest property name kept, in characters.
+pub const MAX_PROPERTY_NAME: usize = 64;
+/// Items per listing that keep a schema summary; beyond this only digests
+/// are kept and a changed item is classified `unknown`.
+pub const MAX_SHAPES_PER_LISTING: usize = 2_000;
+
+/// What one item looked like to a caller, in short hashes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemFingerprint {
+    /// Hash over every part below: equal digests, nothing a caller sees changed.
+    pub digest: u64,
+    /// Per-part hashes in the order of [`parts_of`] (`description`,
+    /// `inputSchema`, ...), so a change can be named.
+    pub parts: Vec<u32>,
+    /// Tools: the `inputSchema` summary; prompts: the arguments as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<SchemaShape>,
+}
+
+/// A capped summary of an object schema: property names, their JSON types
+/// (empty = any) and which are required.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchemaShape {
+    pub properties: BTreeMap<String, Vec<String>>,
+    pub required: BTreeSet<String>,
+    /// More properties than [`MAX_SHAPE_PROPERTIES`]: removals past the cap
+    /// cannot be seen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+/// The parts of an item callers depend on, per kind.
+pub fn parts_of(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Tools => &["description", "inputSchema", "outputSchema", "annotations"],
+        Kind::Prompts => &["description", "arguments"],
+        Kind::Resources => &["name", "mimeType"],
+        Kind::ResourceTemplates => &["parameters", "name", "mimeType"],
+    }
+}
+
+/// Fingerprint one item. `with_shape` false keeps digests only (past the
+/// per-listing shape budget).
+pub fn fingerprint(kind: Kind, item: &Value, with_shape: bool) -> ItemFingerprint {
+    let mut parts = Vec::with_capacity(parts_of(kind).len());
+    let mut all = Sha256::new();
+    for &part in parts_of(kind) {
+        let value = if part == "parameters" {
+            item.get("uriTemplate")
+                .and_then(Value::as_str)
+                .map(|t| Value::from(template_parameters(t)))
+        } else {
+            item.get(part).cloned()
+        };
+        let text = match &value {
+            Some(v) => canonical(v),
+            None => String::new(),
+        };
+        all.update(part.as_bytes());
+        all.update([0]);
+        all.update(text.as_bytes());
+        all.update([0]);
+        parts.push(short(text.as_bytes()));
+    }
+    let shape = match kind {
+        Kind::Tools if with_shape => item.get("inputSchema").map(schema_shape),
+        Kind::Prompts if with_shape => item.get("arguments").map(arguments_shape),
+        _ => None,
+    };
+    let d = all.finalize();
+    ItemFingerprint {
+        digest: u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]),
+        parts,
+        shape,
+    }
+}
+
+fn short(bytes: &[u8]) -> u32 {
+    let d = Sha256::digest(bytes);
+    u32::from_be_bytes([d[0], d[1], d[2], d[3]])
+}
+
+/// JSON with object keys sorted, so key order on the wire is not drift.
+pub fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, &Value> = m.iter().collect();
+            let inner: Vec<String> = sorted
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::from(k.as_str()), canonical(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(a) => {
+            let inner: Vec<String> = a.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Variable names of an RFC 6570 template: `a{b}c{?d,e*}` → `b, d, e`.
+pub fn template_parameters(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let expr = &rest[start + 1..start + len];
+        let expr = expr.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for var in expr.split(',') {
+            let name = var.split(':').next().unwrap_or("").trim_end_matches('*');
+            if !name.is_empty() && out.len() < MAX_SHAPE_PROPERTIES {
+                out.push(bounded(name));
+            }
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+fn bounded(s: &str) -> String {
+    s.chars().take(MAX_PROPERTY_NAME).collect()
+}
+
+/// Summarise an object schema's top level.
+pub fn schema_shape(schema: &Value) -> SchemaShape {
+    let mut shape = SchemaShape::default();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            if shape.properties.len() >= MAX_SHAPE_PROPERTIES {
+                shape.truncated = true;
+                break;
+            }
+            shape.properties.insert(bounded(name), types_of(prop));
+        }
+    }
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if shape.required.len() >= MAX_SHAPE_PROPERTIES {
+                shape.truncated = true;
+                break;
+            }
+            shape.required.insert(bounded(r));
+        }
+    }
+    shape
+}
+
+/// A prompt's `arguments` (`[{name, required}]`) as a schema summary, so
+/// the same rules classify a new required argument.
+pub fn arguments_shape(args: &Value) -> SchemaShape {
+    let mut shape = SchemaShape::default();
+    for a in args.as_array().into_iter().flatten() {
+        let Some(name) = a.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if shape.properties.len() >= MAX_SHAPE_PROPERTIES {
+            shape.truncated = true;
+            break;
+        }
+        shape.properties.insert(bounded(name), Vec::new());
+        if a.get("required").and_then(Value::as_bool) == Some(true) {
+            shape.required.insert(bounded(name));
+        }
+    }
+    shape
+}
+
+/// The JSON types a property schema allows, sorted; empty means any.
+fn types_of(prop: &Value) -> Vec<String> {
+    let mut out: Vec<String> = match prop.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    };
+    out.sort();
+    out.dedup();
+    out.truncate(8);
+    out
+}
+
+/// Whether a change breaks existing callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeClass {
+    Breaking,
+    Compatible,
+    /// No schema summary on one side (past the shape budget).
+    Unknown,
+}
+
+impl ChangeClass {
+    pub fn label(self) -> &'static str {
+        match self {
+            ChangeClass::Breaking => "breaking",
+            ChangeClass::Compatible => "compatible",
+            ChangeClass::Unknown => "unknown",
+        }
+    }
+}
+
+/// One changed item: what changed and the rule that classified it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemChange {
+    pub name: String,
+    pub class: ChangeClass,
+    /// `required_added`, `property_removed`, `type_narrowed`,
+    /// `schema_changed`, `description_changed`, ...
+    pub rule: String,
+    /// The parts whose hash differs.
+    pub parts: Vec<String>,
+    /// Human detail naming the property, when there is one.
+    pub detail: Option<String>,
+}
+
+/// Classify the change from `old` to `new` of the item `name`. `None` when
+/// nothing a caller sees changed.
+pub fn classify(
+    kind: Kind,
+    name: &str,
+    old: &ItemFingerprint,
+    new: &ItemFingerprint,
+) -> Option<ItemChange> {
+    if old.digest == new.digest {
+        return None;
+    }
+    let parts: Vec<String> = parts_of(kind)
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| old.parts.get(*i) != new.parts.get(*i))
+        .map(|(_, p)| p.to_string())
+        .collect();
+    let change = |class, rule: &str, detail: Option<String>| ItemChange {
+        name: name.to_string(),
+        class,
+        rule: rule.to_string(),
+        parts: parts.clone(),
+        detail,
+    };
+    let shaped = parts.iter().any(|p| p == "inputSchema" || p == "arguments");
+    if shaped {
+        let (Some(a), Some(b)) = (&old.shape, &new.shape) else {
+            return Some(change(ChangeClass::Unknown, "no_schema_summary", None));
+        };
+        if let Some((rule, detail)) = breaking_rule(a, b) {
+            return Some(change(ChangeClass::Breaking, rule, Some(detail)));
+        }
+        return Some(change(ChangeClass::Compatible, "schema_widened", None));
+    }
+    let rule = match parts.first().map(String::as_str) {
+        Some("description") => "description_changed",
+        Some("outputSchema") => "output_schema_changed",
+        Some("annotations") => "annotations_changed",
+        Some("parameters") => "parameters_changed",
+        _ => "metadata_changed",
+    };
+    Some(change(ChangeClass::Compatible, rule, None))
+}
+
+/// The first rule a schema change breaks, in a fixed order: a required
+/// property added, a property removed, a property's type narrowed.
+pub fn breaking_rule(old: &SchemaShape, new: &SchemaShape) -> Option<(&'static str, String)> {
+    if let Some(p) = new.required.difference(&old.required).next() {
+        return Some(("required_added", format!("required property {p:?} added")));
+    }
+    if !new.truncated {
+        if let Some(p) = old
+            .properties
+            .keys()
+            .find(|k| !new.properties.contains_key(*k))
+        {
+            return Some(("property_removed", format!("property {p:?} removed")));
+        }
+    }
+    for (name, old_types) in &old.properties {
+        let Some(new_types) = new.properties.get(name) else {
+            continue;
+        };
+        if narrows(old_types, new_types) {
+            return Some((
+                "type_narrowed",
+                format!(
+                    "property {name:?} type {} → {}",
+                    types_label(old_types),
+                    types_label(new_types)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Does `new` reject a value `old` accepted? Empty = any type; `integer`
+/// is within `number`.
+fn narrows(old: &[String], new: &[String]) -> bool {
+    if new.is_empty() {
+        return false;
+    }
+    if old.is_empty() {
+        return true;
+    }
+    old.iter()
+        .any(|t| !(new.contains(t) || (t == "integer" && new.iter().any(|n| n == "number"))))
+}
+
+fn types_label(types: &[String]) -> String {
+    if types.is_empty() {
+        "any".into()
+    } else {
+        types.join("|")
+    }
+}
+
+/// Changed items between two fingerprint maps (present in both), sorted by
+/// name, at most `limit` of them.
+pub fn changed_items(
+    kind: Kind,
+    old: &BTreeMap<String, ItemFingerprint>,
+    new: &BTreeMap<String, ItemFingerprint>,
+    limit: usize,
+) -> (u64, Vec<ItemChange>) {
+    let mut count = 0u64;
+    let mut out = Vec::new();
+    for (name, n) in new {
+        let Some(o) = old.get(name) else { continue };
+        if let Some(c) = classify(kind, name, o, n) {
+            count += 1;
+            if out.len() < limit {
+                out.push(c);
+            }
+        }
+    }
+    (count, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(desc: &str, schema: Value) -> ItemFingerprint {
+        fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "description": desc, "inputSchema": schema}),
+            true,
+        )
+    }
+
+    fn base_schema() -> Value {
+        json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "number"}}, "required": ["q"]})
+    }
+
+    #[test]
+    fn key_order_and_unrelated_fields_are_not_drift() {
+        let a = fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "description": "d", "inputSchema": {"type": "object", "properties": {}}, "title": "x"}),
+            true,
+        );
+        let b = fingerprint(
+            Kind::Tools,
+            &json!({"inputSchema": {"properties": {}, "type": "object"}, "description": "d", "name": "t", "title": "y"}),
+            true,
+        );
+        assert_eq!(a.digest, b.digest);
+        assert!(classify(Kind::Tools, "t", &a, &b).is_none());
+    }
+
+    #[test]
+    fn description_edit_is_compatible() {
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("b", base_schema()),
+        )
+        .unwrap();
+        assert_eq!(c.class, ChangeClass::Compatible);
+        assert_eq!(c.rule, "description_changed");
+        assert_eq!(c.parts, ["description"]);
+    }
+
+    #[test]
+    fn required_property_added_is_breaking() {
+        let mut s = base_schema();
+        s["properties"]["region"] = json!({"type": "string"});
+        s["required"] = json!(["q", "region"]);
+        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
+        assert_eq!(c.class, ChangeClass::Breaking);
+        assert_eq!(c.rule, "required_added");
+        assert!(c.detail.unwrap().contains("region"));
+    }
+
+    #[test]
+    fn property_removed_is_breaking() {
+        let s =
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "property_removed")
+        );
+    }
+
+    #[test]
+    fn type_narrowing_is_breaking_and_widening_is_not() {
+        let mut narrow = base_schema();
+        narrow["properties"]["n"] = json!({"type": "integer"});
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("a", narrow.clone()),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "type_narrowed")
+        );
+        // integer → number widens.
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", narrow),
+            &tool("a", base_schema()),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Compatible, "schema_widened")
+        );
+        // any → string narrows; string → [string, null] widens.
+        let any = json!({"type": "object", "properties": {"q": {}, "n": {"type": "number"}}, "required": ["q"]});
+        let c = classify(Kind::Tools, "t", &tool("a", any), &tool("a", base_schema())).unwrap();
+        assert_eq!(c.rule, "type_narrowed");
+        let mut wide = base_schema();
+        wide["properties"]["q"] = json!({"type": ["string", "null"]});
+        let c = classify(
+            Kind::Tools,
+            "t",
+            &tool("a", base_schema()),
+            &tool("a", wide),
+        )
+        .unwrap();
+        assert_eq!(c.class, ChangeClass::Compatible);
+    }
+
+    #[test]
+    fn optional_property_added_is_compatible() {
+        let mut s = base_schema();
+        s["properties"]["extra"] = json!({"type": "boolean"});
+        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Compatible, "schema_widened")
+        );
+    }
+
+    #[test]
+    fn prompt_required_argument_added_is_breaking() {
+        let p = |args: Value| {
+            fingerprint(
+                Kind::Prompts,
+                &json!({"name": "p", "arguments": args}),
+                true,
+            )
+        };
+        let old = p(json!([{"name": "a"}]));
+        let new = p(json!([{"name": "a"}, {"name": "b", "required": true}]));
+        let c = classify(Kind::Prompts, "p", &old, &new).unwrap();
+        assert_eq!(
+            (c.class, c.rule.as_str()),
+            (ChangeClass::Breaking, "required_added")
+        );
+    }
+
+    #[test]
+    fn resources_and_templates_fingerprint_their_parts() {
+        let r = |mime: &str| {
+            fingerprint(
+                Kind::Resources,
+                &json!({"uri": "u", "name": "n", "mimeType": mime}),
+                true,
+            )
+        };
+        let c = classify(
+            Kind::Resources,
+            "u",
+            &r("text/plain"),
+            &r("application/json"),
+        )
+        .unwrap();
+        assert_eq!(c.parts, ["mimeType"]);
+        assert_eq!(c.class, ChangeClass::Compatible);
+        assert_eq!(
+            template_parameters("sim://a/{id}{?q,page*}{/x:3}"),
+            ["id", "q", "page", "x"]
+        );
+        let t = fingerprint(
+            Kind::ResourceTemplates,
+            &json!({"uriTemplate": "a/{id}", "name": "n"}),
+            true,
+        );
+        assert_eq!(t.parts.len(), parts_of(Kind::ResourceTemplates).len());
+        assert!(t.shape.is_none());
+    }
+
+    #[test]
+    fn no_summary_past_the_budget_classifies_unknown() {
+        let a = fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "inputSchema": base_schema()}),
+            false,
+        );
+        let b = fingerprint(
+            Kind::Tools,
+            &json!({"name": "t", "inputSchema": {"type": "object"}}),
+            false,
+        );
+        assert_eq!(
+            classify(Kind::Tools, "t", &a, &b).unwrap().class,
+            ChangeClass::Unknown
+        );
+    }
+
+    #[test]
+    fn summaries_are_capped() {
+        let props: serde_json::Map<String, Value> = (0..100)
+            .map(|i| {
+                (
+                    format!("{i:03}{}", "p".repeat(200)),
+                    json!({"type": "string"}),
+                )
+            })
+            .collect();
+        let s = schema_shape(&json!({"properties": props}));
+        assert_eq!(s.properties.len(), MAX_SHAPE_PROPERTIES);
+        assert!(s.truncated);
+        assert!(s
+            .properties
+            .keys()
+            .all(|k| k.chars().count() <= MAX_PROPERTY_NAME));
+        // A truncated summary never reports removals it cannot see.
+        let mut old = s.clone();
+        old.truncated = false;
+        old.properties.insert("zzz-gone".into(), vec![]);
+        assert!(breaking_rule(&old, &s).is_none_or(|(r, _)| r != "property_removed"));
+    }
+
+    #[test]
+    fn changed_items_counts_all_and_names_a_bounded_few() {
+        let mut old = BTreeMap::new();
+        let mut new = BTreeMap::new();
+        for i in 0..5 {
+            old.insert(format!("t{i}"), tool("a", base_schema()));
+            new.insert(format!("t{i}"), tool("b", base_schema()));
+        }
+        new.insert("fresh".into(), tool("c", base_schema()));
+        let (n, named) = changed_items(Kind::Tools, &old, &new, 2);
+        assert_eq!(n, 5);
+        assert_eq!(named.len(), 2);
+    }
+}

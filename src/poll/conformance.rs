@@ -1,0 +1,127 @@
+//! `check`: one session, every kind listed twice, the conformance rules
+//! run over what the pages said (src/conformance). Bounded like a poll: per
+//! kind at most two walks under the target's limits plus two requests, and
+//! one `subscriptions/listen` probe per session (2026-07-28 only).
+
+use super::pager::{error_kind, SessionPager};
+use super::run::redact;
+use super::target::PollTarget;
+use crate::conformance::run::SubscriptionObservation;
+use crate::conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
+use crate::listing::{Kind, ListingReport, Outcome, WalkLimits};
+use crate::mcp::session::subscriptions::AckProbe;
+use crate::mcp::session::{Session, SessionOptions};
+use serde_json::Value;
+
+/// Run every rule against `target`.
+pub async fn check(target: &PollTarget) -> ConformanceReport {
+    let opts = SessionOptions {
+        protocol: target.protocol.clone(),
+        era_hint: None,
+        limits: target.transport.clone(),
+        request_timeout: target.walk.page_timeout,
+        trace: None,
+    };
+    let mut session = match Session::connect(&target.endpoint, opts).await {
+        Ok(s) => s,
+        Err(failure) => {
+            let detail = redact(&failure.error.to_string(), &target.secrets);
+            let rules = target
+                .kinds
+                .iter()
+                .map(|&k| {
+                    RuleResult::fail(
+                        crate::conformance::rule::LISTING_COMPLETE,
+                        k,
+                        format!(
+                            "no session ({}): {detail}",
+                            error_kind(&failure.error).label()
+                        ),
+                    )
+                })
+                .collect();
+            let mut report = ConformanceReport::new(&target.name, rules);
+            report.transport = Some(failure.transport.to_string());
+            report.session_error = Some(detail);
+            return report;
+        }
+    };
+    let limits = WalkLimits {
+        modern: session.modern,
+        ..target.walk.clone()
+    };
+    let mut ack: Option<AckProbe> = None;
+    let mut rules = Vec::new();
+    for &kind in &target.kinds {
+        let capability = session.capabilities.get(kind.capability());
+        let advertised = capability
+            .filter(|c| !c.is_null())
+            .map(|c| c.get("listChanged").and_then(Value::as_bool) == Some(true));
+        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
+            rules.extend(evaluate(&unsupported(kind)));
+            continue;
+        }
+        let _ = session.drain_notifications();
+        let mut obs = observe_kind(
+            &mut SessionPager {
+                session: &mut session,
+            },
+            kind,
+            &limits,
+            advertised,
+        )
+        .await;
+        for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
+            if let Some(d) = &listed.report.detail {
+                listed.report.detail = Some(redact(d, &target.secrets));
+            }
+        }
+        if session.modern && advertised == Some(true) {
+            if ack.is_none() {
+                ack = Some(session.probe_subscription().await);
+            }
+            obs.subscription = ack.as_ref().map(|a| subscription_for(kind, a));
+        }
+        rules.extend(evaluate(&obs));
+    }
+    let transport = session.transport_label().to_string();
+    let protocol = session.protocol_version.clone();
+    session.close().await;
+    let mut report = ConformanceReport::new(&target.name, rules);
+    report.protocol_version = Some(protocol);
+    report.transport = Some(transport);
+    report
+}
+
+fn unsupported(kind: Kind) -> crate::conformance::KindObservations {
+    crate::conformance::KindObservations {
+        kind,
+        modern: false,
+        advertised_list_changed: None,
+        first: crate::conformance::run::Listed {
+            report: ListingReport::empty(kind, Outcome::Unsupported),
+            pages: Vec::new(),
+        },
+        second: None,
+        garbage: None,
+        repeat: None,
+        subscription: None,
+    }
+}
+
+/// The acknowledgement, as it concerns one kind's filter.
+fn subscription_for(kind: Kind, ack: &AckProbe) -> SubscriptionObservation {
+    let filter = match kind {
+        Kind::Tools => "toolsListChanged",
+        Kind::Prompts => "promptsListChanged",
+        Kind::Resources | Kind::ResourceTemplates => "resourcesListChanged",
+    };
+    match ack {
+        AckProbe::Acknowledged { honoured } => SubscriptionObservation::Acknowledged {
+            honoured: honoured.iter().any(|h| h == filter),
+        },
+        AckProbe::NotAcknowledged { detail } => SubscriptionObservation::NotAcknowledged {
+            detail: detail.clone(),
+        },
+    }
+}
