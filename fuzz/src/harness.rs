@@ -1,0 +1,256 @@
+//! The entry points of the fuzz targets, one function per target.
+//!
+//! Shared by the cargo-fuzz binaries (`fuzz/fuzz_targets/*.rs`, through
+//! `fuzz/src/lib.rs`) and by the stable test suite (`tests/fuzz_corpora.rs`
+//! includes this file), so the committed corpora are replayed through
+//! exactly the code the fuzzer ran. Only the library's public API and its
+//! ordinary dependencies are used here. Each function must return for every
+//! input; a panic (ours or the library's) is a crash.
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use mcp_exporter::config;
+use mcp_exporter::listing::{walk, Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_exporter::mcp::jsonrpc::{self, Incoming};
+use mcp_exporter::mcp::transport::sse_body::{self, ByteCounter, SseReadError};
+use serde_json::Value;
+use std::time::{Duration, SystemTime};
+
+/// One runtime per thread: building one per input would dominate the run.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread runtime builds on any machine tokio supports");
+    }
+    RUNTIME.with(|rt| rt.block_on(future))
+}
+
+/// A message as a transport receives it (one stdio line, one SSE `data`,
+/// one JSON body): parse, classify, and do what the transport does next.
+pub fn jsonrpc_message(data: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    match jsonrpc::classify(value) {
+        Incoming::Response { id, result } => {
+            let _ = jsonrpc::id_matches(&id, 1);
+            if let Err(e) = result {
+                assert!(e.message.chars().count() <= 512, "error message not capped");
+            }
+        }
+        Incoming::Request { id, method, .. } => {
+            let answer = jsonrpc::answer_server_request(&id, &method);
+            let parsed: Value = serde_json::from_slice(&answer).expect("our answer is always JSON");
+            assert_eq!(parsed["id"], id, "the answer echoes the request id");
+        }
+        Incoming::Notification { method, .. } => {
+            let _ = jsonrpc::notification(&method, None);
+        }
+        Incoming::Invalid(_) => {}
+    }
+}
+
+/// Split fuzz bytes into body chunks at 0xFF bytes (which SSE text never
+/// holds), so the fuzzer controls where the chunk boundaries fall.
+fn chunks(data: &[u8]) -> Vec<Bytes> {
+    data.split(|&b| b == 0xFF)
+        .map(Bytes::copy_from_slice)
+        .collect()
+}
+
+/// An HTTP response body read as SSE with a byte cap. The first two bytes
+/// set the cap (so the cap path is reached), the rest is the body.
+pub fn sse_body(data: &[u8]) {
+    let (limit, body) = match data {
+        [hi, lo, rest @ ..] => (u64::from(u16::from_be_bytes([*hi, *lo])), rest),
+        _ => return,
+    };
+    let body_chunks = chunks(body);
+    let total: u64 = body_chunks.iter().map(|c| c.len() as u64).sum();
+    let stream = futures_util::stream::iter(
+        body_chunks
+            .into_iter()
+            .map(Ok::<Bytes, std::convert::Infallible>),
+    );
+    let counter = ByteCounter::default();
+    let mut events = sse_body::events_from_chunks(stream, limit, counter.clone());
+    let (mut ok, mut too_large) = (0u64, false);
+    block_on(async {
+        while let Some(item) = events.next().await {
+            match item {
+                Ok(_) => ok += 1,
+                Err(SseReadError::TooLarge) => {
+                    too_large = true;
+                    break;
+                }
+                Err(_) => {}
+            }
+        }
+    });
+    assert!(counter.get() <= total, "counted more bytes than were sent");
+    // The cap and TooLarge go together: past the cap the stream says so,
+    // and it never says so below it.
+    assert_eq!(
+        too_large,
+        counter.get() > limit,
+        "read {} of {total} bytes with a cap of {limit}",
+        counter.get()
+    );
+    // An event needs at least a newline to end it.
+    assert!(ok <= total, "more events than bytes");
+}
+
+/// A configuration file's text through the loader, and its error message.
+pub fn config_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    match config::load_str(text, "fuzz.yaml") {
+        Ok(loaded) => {
+            let _ = loaded.config.defaults.limits();
+        }
+        Err(err) => {
+            let _ = err.to_string();
+            let _ = err.position();
+        }
+    }
+}
+
+/// What one scripted page gives the walker.
+enum Scripted {
+    Page(Value),
+    Error(PageError),
+}
+
+/// A [`Pager`] that answers from a script, whatever cursor is asked for,
+/// and repeats the script from its start when it runs out (so endless,
+/// cycling and repeating servers can all be expressed).
+struct ScriptPager {
+    script: Vec<(Scripted, u32)>,
+    next: usize,
+    fetches: u64,
+}
+
+impl Pager for ScriptPager {
+    fn fetch_page(
+        &mut self,
+        _kind: Kind,
+        _cursor: Option<&str>,
+        _timeout: Duration,
+    ) -> impl std::future::Future<Output = PageResult> + Send {
+        let (scripted, list_changed) = &self.script[self.next % self.script.len()];
+        self.next += 1;
+        self.fetches += 1;
+        let outcome = match scripted {
+            Scripted::Page(v) => Ok(v.clone()),
+            Scripted::Error(e) => Err(e.clone()),
+        };
+        let result = PageResult {
+            outcome,
+            request_id: self.fetches as i64,
+            bytes: 0,
+            duration: Duration::ZERO,
+            started: SystemTime::UNIX_EPOCH,
+            span_id: None,
+            list_changed: *list_changed,
+        };
+        std::future::ready(result)
+    }
+}
+
+/// One scripted page from one line: the first byte picks an error, a
+/// `list_changed` count, or a plain page; the rest is the page's JSON.
+fn scripted(line: &[u8]) -> (Scripted, u32) {
+    let (tag, rest) = match line.split_first() {
+        Some((t, r)) => (*t, r),
+        None => return (Scripted::Page(Value::Null), 0),
+    };
+    let error = match tag {
+        b'T' => Some(PageError::Timeout(Duration::from_secs(1))),
+        b'X' => Some(PageError::Transport {
+            message: "fuzz".into(),
+            http_status: Some(502),
+        }),
+        b'I' => Some(PageError::Rpc {
+            code: -32602,
+            message: "fuzz".into(),
+        }),
+        b'E' => Some(PageError::Rpc {
+            code: -32603,
+            message: "fuzz".into(),
+        }),
+        b'S' => Some(PageError::SessionRenewed),
+        b'U' => Some(PageError::Unauthorized { status: 401 }),
+        b'L' => Some(PageError::TooLarge { limit: 1 }),
+        _ => None,
+    };
+    if let Some(e) = error {
+        return (Scripted::Error(e), 0);
+    }
+    let list_changed = if tag == b'N' { 1 } else { 0 };
+    let json = if tag == b'N' || tag == b'P' {
+        rest
+    } else {
+        line
+    };
+    match serde_json::from_slice::<Value>(json) {
+        Ok(v) => (Scripted::Page(v), list_changed),
+        Err(e) => (Scripted::Error(PageError::Malformed(e.to_string())), 0),
+    }
+}
+
+/// The walker over an arbitrary page sequence. First byte: limits (kind,
+/// modern, max_pages 1..=16); then one page per line (see [`scripted`]).
+/// It must end within its page bounds and report consistent counts.
+pub fn walk_pages(data: &[u8]) {
+    let Some((&head, body)) = data.split_first() else {
+        return;
+    };
+    let kind = Kind::ALL[usize::from(head & 0b11)];
+    let limits = WalkLimits {
+        max_pages: u32::from((head >> 3) & 0b1111) + 1,
+        max_items: 40,
+        modern: head & 0b100 != 0,
+        ..WalkLimits::default()
+    };
+    let script: Vec<(Scripted, u32)> = body
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(scripted)
+        .collect();
+    if script.is_empty() {
+        return;
+    }
+    let mut pager = ScriptPager {
+        script,
+        next: 0,
+        fetches: 0,
+    };
+    let report = block_on(walk(&mut pager, kind, &limits));
+    let attempts = 1
+        + u64::from(limits.invalid_cursor_restarts)
+        + u64::from(limits.list_changed_restarts)
+        + u64::from(limits.session_restarts);
+    assert!(
+        pager.fetches <= attempts * u64::from(limits.max_pages),
+        "{} fetches with max_pages {} and {attempts} attempts",
+        pager.fetches,
+        limits.max_pages
+    );
+    assert_eq!(
+        report.pages.len() as u64,
+        pager.fetches,
+        "a page went unrecorded"
+    );
+    assert!(report.final_pages <= limits.max_pages);
+    assert!(report.unique_items <= report.raw_items);
+    assert_eq!(report.names.len() as u64, report.unique_items);
+    if report.outcome.is_complete() {
+        assert!(
+            report.unique_items <= limits.max_items,
+            "complete past item_cap"
+        );
+    }
+}
