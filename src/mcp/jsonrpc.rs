@@ -176,6 +176,17 @@ mod tests {
     }
 
     #[test]
+    fn answer_echoes_an_id_beyond_64_bits_as_parsed() {
+        // Found by the jsonrpc fuzz target: a number id past i64/u64 is an
+        // f64; parsing our answer back must give the server's id again.
+        let line = br#"{"jsonrpc":"2.0","id":-444444444444444444444445,"method":"ping"}"#;
+        let request: Value = serde_json::from_slice(line).unwrap();
+        let answer: Value =
+            serde_json::from_slice(&answer_server_request(&request["id"], "ping")).unwrap();
+        assert_eq!(answer["id"], request["id"]);
+    }
+
+    #[test]
     fn id_matching_accepts_numeric_strings_only_when_equal() {
         assert!(id_matches(&json!(4), 4));
         assert!(!id_matches(&json!(5), 4));
