@@ -67,7 +67,12 @@ fn every_corpus_is_replayed() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .expect("fuzz/corpus exists")
-        .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     names.sort();
     assert_eq!(names, ["config", "jsonrpc", "sse_body", "walker"]);

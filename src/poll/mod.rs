@@ -6,6 +6,8 @@
 //! - `pager.rs`: the walker's pager over a session; the one wire → walker
 //!   error mapping
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
+//! - `scrub.rs`: every known secret out of every server-supplied string a
+//!   report keeps (one place, before any sink)
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `ids.rs`: typed trace ids;
@@ -17,6 +19,7 @@ pub mod ids;
 pub mod pager;
 pub mod report;
 pub mod run;
+pub mod scrub;
 pub mod target;
 pub mod unix_time;
 
@@ -28,7 +31,7 @@ pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };
 pub use run::{
-    poll, poll_configured, poll_open, redact, relist, HardDeadline, OpenSession, PollContext,
+    poll, poll_configured, poll_open, relist, HardDeadline, OpenSession, PollContext,
 };
 pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};
