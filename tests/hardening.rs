@@ -515,8 +515,12 @@ fn setsid_grandchildren_are_killed_and_pipes_closed() {
 /// `mcp_exporter_probes_refused_total{reason}` from `/metrics`.
 fn probes_refused(exp: &Proc, reason: &str) -> f64 {
     let (_, text) = http_get(&format!("{}/metrics", exp.url));
-    common::sample(&text, "mcp_exporter_probes_refused_total", &[("reason", reason)])
-        .unwrap_or(0.0)
+    common::sample(
+        &text,
+        "mcp_exporter_probes_refused_total",
+        &[("reason", reason)],
+    )
+    .unwrap_or(0.0)
 }
 
 /// Item 2: 40 concurrent `/probe` requests against a hanging server, with
@@ -538,7 +542,12 @@ fn probe_flood_never_starves_scheduled_polls() {
     )
     .unwrap();
     let sim = simulator::HttpSim::start(
-        &["--scenarios", scenarios.to_str().unwrap(), "--transport", "http"],
+        &[
+            "--scenarios",
+            scenarios.to_str().unwrap(),
+            "--transport",
+            "http",
+        ],
         &[],
     );
     let base = sim.base.trim_end_matches('/').trim_end_matches("/mcp");
@@ -564,7 +573,10 @@ fn probe_flood_never_starves_scheduled_polls() {
         (polls(&exp, "ok") >= 1).then_some(())
     });
 
-    let url = format!("{}/probe?module=m&target={base}/mcp/stuck&kind=tools", exp.url);
+    let url = format!(
+        "{}/probe?module=m&target={base}/mcp/stuck&kind=tools",
+        exp.url
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -597,7 +609,10 @@ fn probe_flood_never_starves_scheduled_polls() {
     let ok = statuses.iter().filter(|&&s| s == 200).count();
     let busy = statuses.iter().filter(|&&s| s == 503).count();
     assert_eq!(ok + busy, FLOOD, "{statuses:?}");
-    assert!(ok >= 1 && ok <= PROBE_SLOTS + PROBE_QUEUE, "{statuses:?}");
+    assert!(
+        (1..=PROBE_SLOTS + PROBE_QUEUE).contains(&ok),
+        "{statuses:?}"
+    );
     assert!(busy >= FLOOD - PROBE_SLOTS - PROBE_QUEUE, "{statuses:?}");
     let refused = probes_refused(&exp, "queue_full") + probes_refused(&exp, "deadline");
     assert_eq!(refused as usize, busy);
@@ -679,7 +694,10 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
         ],
         &[],
     );
-    let url = format!("{}/mcp", sim.base.trim_end_matches('/').trim_end_matches("/mcp"));
+    let url = format!(
+        "{}/mcp",
+        sim.base.trim_end_matches('/').trim_end_matches("/mcp")
+    );
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let token_file = dir.path().join("token");
@@ -716,7 +734,10 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
         seen.push((path.to_string(), body));
     }
     let (_, metrics) = &seen.iter().find(|(p, _)| p == "/metrics").unwrap();
-    assert!(metrics.contains("<redacted>"), "server info label: {metrics}");
+    assert!(
+        metrics.contains("<redacted>"),
+        "server info label: {metrics}"
+    );
 
     let files = files_under(&state);
     assert!(
@@ -728,7 +749,14 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
     }
 
     let out = std::process::Command::new(common::bin())
-        .args(["probe", "--json", "--url", &url, "--transport", "streamable-http"])
+        .args([
+            "probe",
+            "--json",
+            "--url",
+            &url,
+            "--transport",
+            "streamable-http",
+        ])
         .arg("--bearer-token-file")
         .arg(&token_file)
         .output()

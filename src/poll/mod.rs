@@ -30,8 +30,6 @@ pub use ids::{PollTrace, SpanId, TraceId};
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };
-pub use run::{
-    poll, poll_configured, poll_open, relist, HardDeadline, OpenSession, PollContext,
-};
+pub use run::{poll, poll_configured, poll_open, relist, HardDeadline, OpenSession, PollContext};
 pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

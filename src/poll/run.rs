@@ -5,8 +5,8 @@
 use super::garbage_cursor::{self, invalid_cursor_check};
 use super::ids::{PollTrace, SpanId};
 use super::pager::{error_kind, http_status, SessionPager};
-use super::scrub::{scrub_listing, scrub_report};
 use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Transport};
+use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
 use crate::listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};

@@ -48,11 +48,7 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
         scrub_opt(&mut page.error, secrets);
         scrub_opt(&mut page.sent_cursor, secrets);
     }
-    if listing
-        .fingerprints
-        .keys()
-        .any(|k| secrets.scrub(k) != *k)
-    {
+    if listing.fingerprints.keys().any(|k| secrets.scrub(k) != *k) {
         let fingerprints = std::mem::take(&mut listing.fingerprints);
         listing.fingerprints = fingerprints
             .into_iter()

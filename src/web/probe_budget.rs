@@ -91,7 +91,9 @@ impl ProbeBudget {
         };
         for r in [Refused::QueueFull, Refused::Deadline] {
             // Pre-created, so an alert sees the first refusal as an increase.
-            let _ = budget.refused.get_or_create(&ReasonLabels { reason: r.label() });
+            let _ = budget
+                .refused
+                .get_or_create(&ReasonLabels { reason: r.label() });
         }
         registry.register(
             "mcp_exporter_probes_running",
