@@ -8,7 +8,8 @@
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
-//! - `report.rs`: `PollReport` and its parts; `ids.rs`: typed trace ids;
+//! - `report.rs`: `PollReport` and its parts; `report_text.rs`: the report
+//!   as text for people (`probe`, `/probe?debug=true`); `ids.rs`: typed trace ids;
 //!   `unix_time.rs`: the one Unix-seconds conversion
 
 pub mod conformance;
@@ -16,6 +17,7 @@ pub mod garbage_cursor;
 pub mod ids;
 pub mod pager;
 pub mod report;
+pub mod report_text;
 pub mod run;
 pub mod target;
 pub mod unix_time;
