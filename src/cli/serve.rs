@@ -5,7 +5,9 @@ use crate::config;
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
-use crate::telemetry::metrics::{register_external_url, ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{
+    register_external_url, ConformanceMetrics, ExporterMetrics, TargetMetrics,
+};
 use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
@@ -126,6 +128,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         traces: traces.clone(),
         status: StatusStore::new(history),
         event_window: args.event_window,
+        conformance: ConformanceMetrics::register(&mut registry),
     };
     let web_config = match &args.web_config_file {
         Some(path) => match crate::web::web_config::WebServerConfig::load(path) {

@@ -94,6 +94,7 @@ impl Service {
                 if !mine.iter().any(|t| &t.name == name) {
                     self.shared.sinks.metrics.forget_target(name);
                     self.shared.sinks.exporter.forget_target(name);
+                    self.shared.sinks.forget_conformance(name);
                 }
             }
             keep

@@ -8,6 +8,7 @@ mod probe;
 mod scrape_timeout;
 pub mod server;
 mod status_chart;
+mod status_conformance;
 mod status_page;
 mod status_sections;
 mod tls;
