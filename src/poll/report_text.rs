@@ -92,18 +92,17 @@ pub fn render(r: &PollReport) -> String {
         if l.pages.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
+        let header = format!(
             "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9}  {:<10}  {:<10}",
             "page", "attempt", "items", "new", "ms", "sent", "next"
         );
+        let _ = writeln!(out, "{}", header.trim_end());
         for p in &l.pages {
             let next = match &p.error {
                 Some(e) => format!("error: {e}"),
                 None => p.next_cursor.display(),
             };
-            let _ = writeln!(
-                out,
+            let row = format!(
                 "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9.2}  {:<10}  {:<10}",
                 p.index,
                 p.attempt,
@@ -113,6 +112,7 @@ pub fn render(r: &PollReport) -> String {
                 p.sent_cursor.as_deref().unwrap_or("-"),
                 next
             );
+            let _ = writeln!(out, "{}", row.trim_end());
         }
     }
     out
