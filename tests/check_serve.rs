@@ -150,11 +150,16 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
 
     // Failing rules only, as series.
     let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
-    let failure = |target: &str, rule: &str| {
+    let failure = |target: &str, rule: &str, level: &str| {
         sample(
             &metrics,
             "mcp_conformance_failures",
-            &[("target", target), ("kind", "tools"), ("rule", rule)],
+            &[
+                ("target", target),
+                ("kind", "tools"),
+                ("rule", rule),
+                ("level", level),
+            ],
         )
     };
     let failing = |target: &str| {
@@ -165,18 +170,18 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         )
     };
     assert_eq!(
-        failure("no-cache-hints", "cache-ttl"),
+        failure("no-cache-hints", "cache-ttl", "MUST"),
         Some(1.0),
         "{metrics}"
     );
     assert_eq!(
-        failure("no-cache-hints", "cache-scope"),
+        failure("no-cache-hints", "cache-scope", "MUST"),
         Some(1.0),
         "{metrics}"
     );
     assert_eq!(failing("no-cache-hints"), Some(2.0), "{metrics}");
     assert_eq!(
-        failure("unstable-cursor", "cursor-stable"),
+        failure("unstable-cursor", "cursor-stable", "SHOULD"),
         Some(1.0),
         "{metrics}"
     );

@@ -1,5 +1,5 @@
 //! Serve-mode conformance (opt-in per target, `conformance:` in the config):
-//! failing rules only. `mcp_conformance_failures{target,kind,rule}` is 1
+//! failing rules only. `mcp_conformance_failures{target,kind,rule,level}` is 1
 //! while a rule fails and is removed when it passes, so a clean server costs
 //! one series: `mcp_conformance_rules_failing{target}`, created by its first
 //! run (a 0 before any run would claim a clean server). Rule ids are the
@@ -20,6 +20,9 @@ pub(crate) struct RuleLabels {
     pub target: String,
     pub kind: &'static str,
     pub rule: &'static str,
+    /// `MUST`, `SHOULD` or `advice`: one per rule at a time, so it adds no
+    /// series; alerts can page on MUST only.
+    pub level: &'static str,
 }
 
 #[derive(Debug)]
@@ -62,6 +65,7 @@ impl ConformanceMetrics {
                 target: target.to_string(),
                 kind: f.kind.label(),
                 rule: f.rule,
+                level: f.level,
             })
             .collect();
         let mut failing = self.lock();
@@ -138,7 +142,7 @@ mod tests {
         let text = encoded(&r);
         assert!(
             text.contains(
-                r#"mcp_conformance_failures{target="a",kind="tools",rule="cache-ttl"} 1"#
+                r#"mcp_conformance_failures{target="a",kind="tools",rule="cache-ttl",level="MUST"} 1"#
             ),
             "{text}"
         );
@@ -149,7 +153,10 @@ mod tests {
         m.record("a", &result(&[("cursor-cycle", Kind::Prompts)]));
         let text = encoded(&r);
         assert!(!text.contains("cache-ttl"), "{text}");
-        assert!(text.contains(r#"rule="cursor-cycle"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"rule="cursor-cycle",level="MUST"} 1"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"mcp_conformance_rules_failing{target="a"} 1"#),
             "{text}"
