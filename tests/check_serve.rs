@@ -12,6 +12,8 @@
 //!
 //! The cost bound is checked by counting: several polls later each run's
 //! start time is still the first run's (one run per `every`, not per poll).
+//! A reload that turns conformance off drops the target's series, result
+//! and reason; unchanged targets keep theirs.
 
 mod common;
 #[path = "common/demo.rs"]
@@ -22,7 +24,7 @@ use demo::reason;
 use serde_json::Value;
 use std::time::Duration;
 
-fn config() -> String {
+fn config(no_cache_hints_checked: bool) -> String {
     let b = serde_json::to_string(&bin().display().to_string()).expect("path");
     let target = |name: &str, sim: &str, conformance: bool| {
         let args: Vec<String> = std::iter::once("simulate")
@@ -44,7 +46,7 @@ fn config() -> String {
         target(
             "no-cache-hints",
             "--scenario no-cache-hints --protocol 2026-07-28",
-            true
+            no_cache_hints_checked
         ),
         target("unstable-cursor", "--scenario unstable-cursor", true),
         target("clean", "--scenario healthy", true),
@@ -90,12 +92,13 @@ fn failing_rules(t: &Value) -> Vec<String> {
 fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("conformance.yaml");
-    std::fs::write(&path, config()).expect("write config");
+    std::fs::write(&path, config(true)).expect("write config");
     let exporter = Proc::start(&[
         "--config.file",
         path.to_str().expect("utf-8"),
         "--web.listen-address",
         "127.0.0.1:0",
+        "--web.enable-lifecycle",
     ]);
     let polled_at_least = |n: u64| {
         let all = api(&exporter);
@@ -233,6 +236,41 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
     assert_eq!(
         by_name(&later, "no-cache-hints")["verdict"]["level"],
         "degraded"
+    );
+
+    // Turned off by a reload: its series, its result and its reason go.
+    std::fs::write(&path, config(false)).expect("rewrite config");
+    let (status, body) =
+        common::http_post(&format!("{}/-/reload", exporter.url.trim_end_matches('/')));
+    assert_eq!(status, 200, "{body}");
+    let polls = by_name(&later, "no-cache-hints")["polls"]
+        .as_u64()
+        .unwrap_or(0);
+    let off = wait_for(Duration::from_secs(120), "a poll after the reload", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "no-cache-hints").clone();
+        (t["polls"].as_u64() > Some(polls) && t["conformance"].is_null()).then_some(t)
+    });
+    let off = wait_for(Duration::from_secs(120), "the verdict without it", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "no-cache-hints").clone();
+        (t["polls"].as_u64() > off["polls"].as_u64()).then_some(t)
+    });
+    assert_eq!(off["verdict"]["level"], "healthy", "{off:#}");
+    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    assert!(
+        !metrics.contains(r#"mcp_conformance_failures{target="no-cache-hints""#)
+            && !metrics.contains(r#"mcp_conformance_rules_failing{target="no-cache-hints""#),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "mcp_conformance_rules_failing",
+            &[("target", "unstable-cursor")]
+        ),
+        Some(1.0),
+        "an unchanged target keeps its results"
     );
 }
 
