@@ -4,7 +4,7 @@
 //! one `subscriptions/listen` probe per session (2026-07-28 only).
 
 use super::pager::{error_kind, SessionPager};
-use super::run::redact;
+use super::scrub::scrub_listing;
 use super::target::PollTarget;
 use crate::conformance::run::SubscriptionObservation;
 use crate::conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
@@ -25,7 +25,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     let mut session = match Session::connect(&target.endpoint, opts).await {
         Ok(s) => s,
         Err(failure) => {
-            let detail = redact(&failure.error.to_string(), &target.secrets);
+            let detail = target.secrets.scrub(&failure.error.to_string());
             let rules = target
                 .kinds
                 .iter()
@@ -72,9 +72,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
         )
         .await;
         for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
-            if let Some(d) = &listed.report.detail {
-                listed.report.detail = Some(redact(d, &target.secrets));
-            }
+            scrub_listing(&mut listed.report, &target.secrets);
         }
         if session.modern && advertised == Some(true) {
             if ack.is_none() {

@@ -6,6 +6,8 @@
 //! - `pager.rs`: the walker's pager over a session; the one wire → walker
 //!   error mapping
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
+//! - `scrub.rs`: every known secret out of every server-supplied string a
+//!   report keeps (one place, before any sink)
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `report_text.rs`: the report
@@ -19,6 +21,7 @@ pub mod pager;
 pub mod report;
 pub mod report_text;
 pub mod run;
+pub mod scrub;
 pub mod target;
 pub mod unix_time;
 
@@ -29,8 +32,6 @@ pub use ids::{PollTrace, SpanId, TraceId};
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };
-pub use run::{
-    poll, poll_configured, poll_open, redact, relist, HardDeadline, OpenSession, PollContext,
-};
+pub use run::{poll, poll_configured, poll_open, relist, HardDeadline, OpenSession, PollContext};
 pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

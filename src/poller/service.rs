@@ -48,11 +48,6 @@ impl Service {
         })
     }
 
-    /// A slot under the global concurrency cap (`/probe` polls share it).
-    pub async fn acquire(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.shared.acquire().await
-    }
-
     /// Recent polls per target, for the status page and the API.
     pub fn status(&self) -> &StatusStore {
         &self.shared.sinks.status
