@@ -296,3 +296,100 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
     assert!(err.contains(":4:"), "{err}");
     assert!(err.contains("conformance.every"), "{err}");
 }
+
+/// A server that echoes our `Authorization` header into item names: the
+/// names reach `check`'s evidence (table, `--json`, `--junit`) and the
+/// serve-mode conformance result (`/api/targets`, the target page) only
+/// with the token scrubbed. Before, the evidence of `cursor-stable`,
+/// `cursor-invalid` and `tools-order` (names from single pages, not from a
+/// listing) carried `Bearer <token>`.
+#[test]
+fn echoed_credentials_never_reach_conformance_evidence() {
+    const CANARY: &str = "canary-conformance-51d2";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{CANARY}\n")).expect("write token");
+    let junit = dir.path().join("check.xml");
+    let echoing = |scenario: &str| {
+        Proc::start(&[
+            "simulate",
+            "--transport",
+            "http",
+            "--listen",
+            "127.0.0.1:0",
+            "--scenario",
+            scenario,
+            "--echo-header",
+            "Authorization",
+        ])
+    };
+    let mut seen = Vec::new();
+    for (scenario, rule) in [
+        ("overlap", "items-unique"),
+        ("unstable-cursor", "cursor-stable"),
+        ("silent-restart", "cursor-invalid"),
+        ("reorder", "tools-order"),
+    ] {
+        // A fresh server per run: some scenarios misbehave once per process.
+        for json in [true, false] {
+            let sim = echoing(scenario);
+            let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
+            let mut cmd = std::process::Command::new(bin());
+            cmd.args(["check", "--kind", "tools", "--url", &url])
+                .arg("--bearer-token-file")
+                .arg(&token)
+                .arg("--junit")
+                .arg(&junit);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().expect("run check");
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            // The server did echo, into the evidence of the failing rule.
+            let failing = stdout
+                .lines()
+                .skip_while(|l| !l.contains(rule))
+                .take(12)
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(
+                failing.contains("[echo: Bearer <redacted>]"),
+                "{scenario}: {stdout}"
+            );
+            seen.push(stdout);
+            seen.push(String::from_utf8_lossy(&out.stderr).to_string());
+            seen.push(std::fs::read_to_string(&junit).expect("junit"));
+        }
+    }
+
+    let sim = echoing("silent-restart");
+    let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    url: {url}\n    bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
+            token.display()
+        ),
+    )
+    .expect("write config");
+    let exporter = Proc::start(&[
+        "--config.file",
+        config.to_str().expect("utf-8"),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    let base = exporter.url.trim_end_matches('/').to_string();
+    let api = wait_for(Duration::from_secs(120), "a conformance result", || {
+        let (_, body) = http_get(&format!("{base}/api/targets/echo"));
+        body.contains("cursor-invalid").then_some(body)
+    });
+    assert!(api.contains("<redacted>"), "{api}");
+    seen.push(api);
+    for path in ["/targets/echo", "/metrics"] {
+        seen.push(http_get(&format!("{base}{path}")).1);
+    }
+    for text in &seen {
+        assert!(!text.contains(CANARY), "the token leaked: {text}");
+    }
+}
