@@ -449,11 +449,11 @@ fn zoo_npm_mcp_proxy_merges_pages() {
             expect(modern, "error", Some("rpc_error"), 0, 0, Some(-32603)),
         ),
         // The origin's -32602 on page 2 comes back as the answer to our page 1
-        // (no cursor sent), and the exporter calls it invalid_cursor.
+        // (no cursor sent): `invalid_params`, not `invalid_cursor`.
         (
             "stale-cursor",
             s(STALE),
-            expect(modern, "error", Some("invalid_cursor"), 0, 0, Some(-32602)),
+            expect(modern, "error", Some("invalid_params"), 0, 0, Some(-32602)),
         ),
         // 64 upstream pages: the limit, still whole.
         (

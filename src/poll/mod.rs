@@ -6,6 +6,7 @@
 //! - `pager.rs`: the walker's pager over a session; the one wire → walker
 //!   error mapping
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
+//! - `protocols.rs`: `protocols:` — one session per version, catalogues compared
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `ids.rs`: typed trace ids;
@@ -15,6 +16,7 @@ pub mod conformance;
 pub mod garbage_cursor;
 pub mod ids;
 pub mod pager;
+pub mod protocols;
 pub mod report;
 pub mod run;
 pub mod target;
@@ -24,6 +26,7 @@ pub mod unix_time;
 pub use crate::listing::Kind;
 pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
 pub use ids::{PollTrace, SpanId, TraceId};
+pub use protocols::{ProtocolCatalogue, ProtocolKind};
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };

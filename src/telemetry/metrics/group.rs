@@ -2,10 +2,11 @@
 //! creating and dropping its own series: `poll` (up, durations, server
 //! info), `listing` (attempts, outcomes, counts, pages), `churn` (against
 //! the baselines and references), `compliance` (the garbage-cursor check)
-//! and `page` (single page requests).
+//! `page` (single page requests) and `protocols` (`protocols:` targets only).
 
 pub mod churn;
 pub mod compliance;
 pub mod listing;
 pub mod page;
 pub mod poll;
+pub mod protocols;
