@@ -47,7 +47,7 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(
-            parse("Sun, 06 Nov 2094 08:00:00 GMT", now),
+            parse("Sat, 06 Nov 2094 08:00:00 GMT", now),
             Some(MAX_RETRY_AFTER)
         );
         assert_eq!(parse("-5", now), None);
