@@ -2,6 +2,7 @@
 //! This is what the rest of the exporter reads; the YAML shape lives in
 //! `raw.rs`.
 
+use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
 use crate::listing::{Kind, WalkLimits};
@@ -168,6 +169,10 @@ pub struct TargetConfig {
     pub name: String,
     pub endpoint: Endpoint,
     pub protocol_version: Option<String>,
+    /// `protocols:`: every version this target is listed under, newest
+    /// first (at least two); empty when not configured. See
+    /// `poll::protocols`.
+    pub protocols: Vec<String>,
     pub schedule: Schedule,
     /// Kinds listed when the server advertises them (and `forced_kinds` always).
     pub kinds: Vec<Kind>,
@@ -197,14 +202,27 @@ impl TargetConfig {
     }
 }
 
-/// "This gateway must contain `target`'s items of `kinds`, with `prefix`
-/// added to their names by the gateway."
+/// "This gateway must contain `target`'s items of `kinds`, renamed the way
+/// the gateway renames them (`prefix`, or per kind `map`)."
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReferenceConfig {
     pub target: String,
     /// Defaults to the referring target's kinds that the referenced target also lists.
     pub kinds: Vec<Kind>,
+    /// Added to every kind's names (kinds without a `map` entry).
     pub prefix: Option<String>,
+    /// Per kind: how the gateway renames this origin's names.
+    pub map: BTreeMap<Kind, NameMap>,
+}
+
+impl ReferenceConfig {
+    /// The renaming that applies to `kind`'s names.
+    pub fn name_map(&self, kind: Kind) -> NameMap {
+        self.map
+            .get(&kind)
+            .cloned()
+            .unwrap_or_else(|| NameMap::prefix(self.prefix.clone()))
+    }
 }
 
 /// How the HTTP client talks to the server.
@@ -352,6 +370,7 @@ impl ProbeModule {
                 max_redirects: 0,
             },
             protocol_version: self.protocol_version.clone(),
+            protocols: Vec::new(),
             schedule: defaults.schedule.clone(),
             kinds: self.kinds.clone(),
             forced_kinds: Vec::new(),

@@ -2,8 +2,9 @@
 //! creating and dropping its own series: `poll` (up, durations, server
 //! info), `listing` (attempts, outcomes, counts, pages), `churn` (against
 //! the baselines and references), `compliance` (the garbage-cursor check)
-//! and `page` (single page requests). `conformance` (serve-mode rules,
-//! opt-in) is registered on its own: it has its own schedule.
+//! `page` (single page requests) and `protocols` (`protocols:` targets only).
+//! `conformance` (serve-mode rules, opt-in) is registered on its own: it has
+//! its own schedule.
 
 pub mod churn;
 pub mod compliance;
@@ -11,3 +12,4 @@ pub mod conformance;
 pub mod listing;
 pub mod page;
 pub mod poll;
+pub mod protocols;

@@ -6,6 +6,7 @@ use super::group::compliance::ComplianceFamilies;
 use super::group::listing::ListingFamilies;
 use super::group::page::PageFamilies;
 use super::group::poll::PollFamilies;
+use super::group::protocols::ProtocolFamilies;
 use super::labels::{
     truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, ReferenceLabels, RestartLabels,
     ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
@@ -33,6 +34,7 @@ pub struct TargetMetrics {
     churn: ChurnFamilies,
     compliance: ComplianceFamilies,
     page: PageFamilies,
+    protocols: ProtocolFamilies,
     open: Mutex<OpenLabels>,
 }
 
@@ -65,6 +67,7 @@ impl TargetMetrics {
             churn: ChurnFamilies::register(registry, source),
             compliance: ComplianceFamilies::register(registry, source),
             page: PageFamilies::register(registry, source),
+            protocols: ProtocolFamilies::register(registry, source),
             open: Mutex::new(OpenLabels::default()),
         }
     }
@@ -91,6 +94,7 @@ impl TargetMetrics {
     pub fn forget_target(&self, target: &str) {
         let mut open = self.lock_open();
         self.poll.remove_target(target);
+        self.protocols.forget_target(target);
         if let Some(info) = open.server_info.remove(target) {
             self.poll.server_info.remove(&info);
         }
@@ -130,6 +134,7 @@ impl TargetMetrics {
             observe(&self.poll.time_to_ready, &t, ready.as_secs_f64(), &exemplar);
         }
         self.observe_listings(&mut open, polled, &exemplar);
+        self.protocols.observe(report);
         self.set_expected(&report.target, expect);
         for check in &report.garbage_cursor_checks {
             self.set_garbage_cursor_result(&report.target, check);
