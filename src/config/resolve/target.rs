@@ -171,6 +171,7 @@ impl Resolver<'_> {
                 .unwrap_or(d.propagate_trace_context),
             expect,
             reference: Vec::new(),
+            metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
         };
