@@ -294,7 +294,9 @@ impl TargetMetrics {
             }
             // A request went out, so the server advertised the kind. A failed
             // session sends nothing and leaves the last known value.
-            _ if listing.requests() > 0 => set_when_seen(&self.listing.unsupported, &l, 0),
+            _ if listing.requests() > 0 => {
+                self.listing.unsupported.get_or_create(&l).set(0);
+            }
             _ => {}
         }
 

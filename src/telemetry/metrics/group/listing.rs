@@ -143,7 +143,7 @@ impl ListingFamilies {
         r.register(
             "mcp_listing_unsupported",
             format!(
-                "1 if the server did not advertise the kind, as last seen by {}, else 0 (created when first 1)",
+                "1 if the server did not advertise the kind, as last seen by {}, else 0",
                 source.polls()
             ),
             g.unsupported.clone(),
@@ -200,7 +200,12 @@ impl ListingFamilies {
         for outcome in OUTCOMES {
             precreate(&self.outcomes, &outcome_labels(target, kind, outcome));
         }
-        for family in [&self.items, &self.raw_items, &self.duplicate_items] {
+        for family in [
+            &self.items,
+            &self.raw_items,
+            &self.duplicate_items,
+            &self.unsupported,
+        ] {
             precreate(family, &l);
         }
         precreate(&self.last_success, &l);
