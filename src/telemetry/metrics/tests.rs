@@ -157,10 +157,7 @@ fn complete_multi_page_listing() {
         &tk("mcp_listing_duplicate_items", "alpha", "tools"),
         0.0,
     );
-    assert_eq!(
-        value(&t, &tk("mcp_listing_unsupported", "alpha", "tools")),
-        None
-    );
+    expect_value(&t, &tk("mcp_listing_unsupported", "alpha", "tools"), 0.0);
     expect_value(
         &t,
         &tk("mcp_listing_expected_min_items", "alpha", "tools"),
@@ -377,12 +374,8 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
 
     expect_value(&t, "mcp_up{target=\"gamma\"}", 1.0);
     expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "prompts"), 1.0);
-    // Created only once a kind was unsupported.
-    assert_eq!(
-        value(&t, &tk("mcp_listing_unsupported", "gamma", "tools")),
-        None
-    );
-    // Once created, a kind the server advertises again goes back to 0.
+    expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "tools"), 0.0);
+    // A kind the server advertises again goes back to 0.
     m.observe(
         &poll("gamma", vec![complete_tools(), complete_prompts()], None),
         &BTreeMap::new(),
