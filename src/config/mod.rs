@@ -11,6 +11,7 @@ mod allow;
 mod error;
 mod known_secrets;
 mod locate;
+mod name_map;
 mod parser_message;
 mod raw;
 mod resolve;
@@ -19,6 +20,7 @@ mod secret;
 mod types;
 
 pub use error::ConfigError;
+pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};

@@ -8,6 +8,7 @@
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
 //! - `scrub.rs`: every known secret out of every server-supplied string a
 //!   report keeps (one place, before any sink)
+//! - `protocols.rs`: `protocols:` — one session per version, catalogues compared
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `report_text.rs`: the report
@@ -18,6 +19,7 @@ pub mod conformance;
 pub mod garbage_cursor;
 pub mod ids;
 pub mod pager;
+pub mod protocols;
 pub mod report;
 pub mod report_text;
 pub mod run;
@@ -29,6 +31,7 @@ pub mod unix_time;
 pub use crate::listing::Kind;
 pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
 pub use ids::{PollTrace, SpanId, TraceId};
+pub use protocols::{ProtocolCatalogue, ProtocolKind};
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };

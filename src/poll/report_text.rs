@@ -37,6 +37,13 @@ pub fn render(r: &PollReport) -> String {
     if let Some(e) = &r.session_error {
         let _ = writeln!(out, "session    {}: {}", e.error.label(), e.detail);
     }
+    if let Some(wait) = r.retry_after() {
+        let _ = writeln!(
+            out,
+            "rate limited: the server asked to wait {:.0} s (Retry-After)",
+            wait.as_secs_f64()
+        );
+    }
     for l in &r.listings {
         let _ = writeln!(out);
         let verdict = match (l.outcome, &l.reason) {

@@ -17,8 +17,18 @@ pub enum Code {
     /// degraded: items of a reference target missing from this one (first:
     /// it names what clients lack).
     ReferenceMissing,
+    /// degraded: with `protocols:`, items listed under another protocol
+    /// version are missing under this one (clients of that era lack them).
+    ProtocolCatalogueDiffers,
+    /// degraded: with `protocols:`, a session opened at a non-primary
+    /// version but its listing did not complete.
+    ProtocolListingFailed,
     /// degraded: fewer unique items than the `expect:` minimum.
     BelowExpected,
+    /// degraded: a complete listing with 0 items while the server
+    /// advertises the capability (what merging gateways answer when they
+    /// silently drop an origin).
+    EmptyButAdvertised,
     /// degraded, event: fewer items without list_changed, within the window.
     SilentShrink,
     /// degraded: the same identity key on more than one page.
@@ -43,6 +53,9 @@ impl Code {
             Code::ListingAborted => "listing_aborted",
             Code::BelowExpected => "below_expected",
             Code::ReferenceMissing => "reference_missing",
+            Code::ProtocolCatalogueDiffers => "protocol_catalogue_differs",
+            Code::ProtocolListingFailed => "protocol_listing_failed",
+            Code::EmptyButAdvertised => "empty_but_advertised",
             Code::SilentShrink => "silent_shrink",
             Code::DuplicateItems => "duplicate_items",
             Code::ItemsWithoutKey => "items_without_key",
@@ -52,12 +65,15 @@ impl Code {
         }
     }
 
-    pub const ALL: [Code; 11] = [
+    pub const ALL: [Code; 14] = [
         Code::SessionFailed,
         Code::ListingFailed,
         Code::ListingAborted,
         Code::ReferenceMissing,
+        Code::ProtocolCatalogueDiffers,
+        Code::ProtocolListingFailed,
         Code::BelowExpected,
+        Code::EmptyButAdvertised,
         Code::SilentShrink,
         Code::DuplicateItems,
         Code::ItemsWithoutKey,

@@ -5,7 +5,9 @@
 
 use super::conformance::ConformanceResult;
 use super::judge::judge;
-use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use super::types::{
+    Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
+};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -69,6 +71,9 @@ pub struct KindObservation<'a> {
     pub expected_min: Option<u64>,
     pub reference_gaps: Vec<ReferenceGap>,
     pub garbage_cursor: Option<&'a str>,
+    pub protocol_gaps: Vec<ProtocolGap>,
+    /// See `KindInput::empty_is_suspect`.
+    pub empty_is_suspect: bool,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -171,6 +176,8 @@ impl CatalogueHistory {
                     expected_min: k.expected_min,
                     reference_gaps: k.reference_gaps.clone(),
                     garbage_cursor: k.garbage_cursor,
+                    protocol_gaps: k.protocol_gaps.clone(),
+                    empty_is_suspect: k.empty_is_suspect,
                 })
                 .collect(),
             changes: &changes,
@@ -282,6 +289,8 @@ mod tests {
                 expected_min: None,
                 reference_gaps: Vec::new(),
                 garbage_cursor: None,
+                protocol_gaps: Vec::new(),
+                empty_is_suspect: false,
             }],
         }
     }

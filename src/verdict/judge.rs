@@ -96,6 +96,9 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
                 out.push(reasons::reference_missing(kind, gap));
             }
         }
+        if l.unique_items == 0 && k.empty_is_suspect {
+            out.push(reasons::empty_but_advertised(kind));
+        }
         if l.duplicate_items > 0 {
             out.push(reasons::duplicates(kind, l));
         }
@@ -103,6 +106,14 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
             if r == "silent_restart" || r == "accepted" {
                 out.push(reasons::garbage_cursor(kind, r));
             }
+        }
+    }
+    // The other protocol versions: judged whatever the primary listing did.
+    for gap in &k.protocol_gaps {
+        if gap.failed.is_some() {
+            out.push(reasons::protocol_listing_failed(kind, gap));
+        } else if gap.missing_total > 0 {
+            out.push(reasons::protocol_catalogue_differs(kind, gap));
         }
     }
     if l.invalid_items > 0 {

@@ -42,6 +42,8 @@ fn kind_input(l: &ListingReport) -> KindInput<'_> {
         expected_min: None,
         reference_gaps: Vec::new(),
         garbage_cursor: Some("invalid_params"),
+        protocol_gaps: Vec::new(),
+        empty_is_suspect: false,
     }
 }
 
@@ -429,4 +431,58 @@ fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
         r.message
     );
     assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Level::Healthy));
+}
+
+#[test]
+fn protocol_gaps_name_what_one_era_lacks() {
+    let tools = complete(Kind::Tools, 23);
+    let missing: Vec<String> = (1..=20).map(|i| format!("legacy_tool-{i:03}")).collect();
+    let mut k = kind_input(&tools);
+    k.protocol_gaps = vec![
+        ProtocolGap {
+            protocol_version: "2026-07-28".into(),
+            unique_items: 23,
+            union_items: 43,
+            missing: missing.clone(),
+            missing_total: 20,
+            failed: None,
+        },
+        ProtocolGap {
+            protocol_version: "2024-11-05".into(),
+            unique_items: 0,
+            union_items: 43,
+            missing: Vec::new(),
+            missing_total: 0,
+            failed: Some("error timeout".into()),
+        },
+    ];
+    let v = judge(&target(vec![k], &[]));
+    assert_eq!(v.overall.level, Level::Degraded);
+    let codes: Vec<Code> = v.overall.reasons.iter().map(|r| r.code).collect();
+    assert_eq!(
+        codes,
+        vec![Code::ProtocolCatalogueDiffers, Code::ProtocolListingFailed]
+    );
+    let m = &v.overall.reasons[0].message;
+    assert!(
+        m.starts_with("20 tools missing at protocol 2026-07-28 (23 listed there, 43 under every configured version together): legacy_tool-001, "),
+        "{m}"
+    );
+    assert!(m.ends_with("… and 10 more"), "{m}");
+    assert!(v.overall.reasons[1]
+        .message
+        .contains("at protocol 2024-11-05 did not complete: error timeout"));
+}
+
+#[test]
+fn empty_but_advertised_is_degraded_unless_expected() {
+    let empty = complete(Kind::Tools, 0);
+    let mut k = kind_input(&empty);
+    k.empty_is_suspect = true;
+    let v = judge(&target(vec![k.clone()], &[]));
+    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.reasons[0].code, Code::EmptyButAdvertised);
+    // Forced (not advertised) or `expect: {tools: 0}`: the sink says so.
+    k.empty_is_suspect = false;
+    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
 }

@@ -46,6 +46,8 @@ mod tests {
                 expected_min: Some(14),
                 reference_gaps: Vec::new(),
                 garbage_cursor: None,
+                protocol_gaps: Vec::new(),
+                empty_is_suspect: false,
             }],
             changes: &[],
             now_unix_seconds: 0.0,

@@ -138,6 +138,14 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
                 }
             })
             .unwrap_or_else(|| "-".into());
+        // A server that answered HTTP 429 with Retry-After moved the next poll.
+        let next = match last.and_then(|p| p.retry_after_seconds) {
+            Some(wait) => format!(
+                "{next}<br><span class=\"muted\">Retry-After {}</span>",
+                ago(wait)
+            ),
+            None => next,
+        };
         let _ = write!(
             b,
             "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
