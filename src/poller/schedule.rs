@@ -180,7 +180,7 @@ async fn conformance_once(target: &TargetConfig, shared: &Shared) {
         Some(report) => shared.sinks.conformance(&target.name, &report, started),
         None => tracing::info!(
             target_name = %target.name,
-            "conformance run got no session or hit its bound; last result kept"
+            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
         ),
     }
 }
