@@ -102,21 +102,25 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
     ]);
     let polled_at_least = |n: u64| {
         let all = api(&exporter);
-        ["no-cache-hints", "unstable-cursor", "clean", "off"]
+        let polled = ["no-cache-hints", "unstable-cursor", "clean", "off"]
             .iter()
-            .all(|name| by_name(&all, name)["polls"].as_u64() >= Some(n))
-            .then_some(all)
+            .all(|name| by_name(&all, name)["polls"].as_u64() >= Some(n));
+        let checked = ["no-cache-hints", "unstable-cursor", "clean"]
+            .iter()
+            .all(|name| !by_name(&all, name)["conformance"].is_null());
+        (polled && checked).then_some(all)
     };
     let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_for(
             Duration::from_secs(120),
-            "a first poll of every target",
+            "a first poll of every target and a first conformance run",
             || polled_at_least(1),
         )
     }))
     .unwrap_or_else(|_| panic!("exporter log:\n{}", exporter.stderr()));
 
-    // The run comes before the first poll, so the first verdict judges it.
+    // The run comes after the first poll and is judged at once: the verdict
+    // says it without waiting for the next poll.
     let faulty = by_name(&first, "no-cache-hints");
     assert_eq!(faulty["verdict"]["level"], "degraded", "{faulty:#}");
     let r = reason(&faulty["verdict"], "conformance_failed", Some("tools"))
@@ -392,4 +396,47 @@ fn echoed_credentials_never_reach_conformance_evidence() {
     for text in &seen {
         assert!(!text.contains(CANARY), "the token leaked: {text}");
     }
+}
+
+/// A run is judged at once: with the next poll an hour away, the verdict
+/// and `mcp_verdict` change as soon as the run after the first poll ends.
+#[test]
+fn a_run_changes_the_verdict_without_waiting_for_a_poll() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("hourly.yaml");
+    let b = serde_json::to_string(&bin().display().to_string()).expect("path");
+    std::fs::write(
+        &path,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    command: {b}\n    args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
+        ),
+    )
+    .expect("write config");
+    let exporter = Proc::start(&[
+        "--config.file",
+        path.to_str().expect("utf-8"),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    let t = wait_for(Duration::from_secs(120), "the conformance run", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "hourly").clone();
+        (!t["conformance"].is_null()).then_some(t)
+    });
+    assert_eq!(t["polls"], 1, "{t:#}");
+    assert_eq!(t["verdict"]["level"], "degraded", "{t:#}");
+    assert!(
+        reason(&t["verdict"], "conformance_failed", Some("tools")).is_some(),
+        "{t:#}"
+    );
+    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    assert_eq!(
+        sample(
+            &metrics,
+            "mcp_verdict",
+            &[("target", "hourly"), ("kind", "tools")]
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
 }

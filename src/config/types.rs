@@ -83,7 +83,7 @@ pub struct Defaults {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConformanceConfig {
     pub enabled: bool,
-    /// At most one run per this long; a run happens just before the first
+    /// At most one run per this long; a run happens right after the first
     /// scheduled poll that finds the last run at least this old.
     pub every: Duration,
 }
