@@ -6,10 +6,12 @@ mod basic_auth;
 mod compression;
 mod html;
 mod probe;
+pub mod probe_budget;
 mod scrape_cache;
 mod scrape_timeout;
 pub mod server;
 mod status_chart;
+mod status_conformance;
 mod status_page;
 mod status_sections;
 mod tls;
@@ -33,14 +35,22 @@ pub struct AppState {
     scrapes: Arc<ScrapeCache>,
     /// `--web.enable-lifecycle`: `/-/reload` over HTTP (SIGHUP always works).
     pub lifecycle: bool,
+    /// `/probe`'s own slots and queue, apart from the scheduler's.
+    pub probe_budget: Arc<probe_budget::ProbeBudget>,
 }
 
 impl AppState {
-    pub fn new(service: Arc<Service>, registry: Arc<Registry>, lifecycle: bool) -> AppState {
+    pub fn new(
+        service: Arc<Service>,
+        registry: Arc<Registry>,
+        lifecycle: bool,
+        probe_budget: Arc<probe_budget::ProbeBudget>,
+    ) -> AppState {
         AppState {
             service,
             scrapes: Arc::new(ScrapeCache::new(registry)),
             lifecycle,
+            probe_budget,
         }
     }
 }

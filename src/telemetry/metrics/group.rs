@@ -3,7 +3,9 @@
 //! server info), `listing` (attempts, outcomes, counts, last listing),
 //! `churn` (against the baselines and references), `compliance` (the
 //! garbage-cursor check), `page` (fleet-wide page histograms, no target
-//! label) and `detail` (opt-in per-target histograms).
+//! label), `detail` (opt-in per-target histograms) and `protocols`
+//! (`protocols:` targets only). `conformance` (serve-mode rules, opt-in) is
+//! registered on its own: it has its own schedule.
 //!
 //! A new family goes in a file of its own here: a struct with
 //! `register(&mut Registry, Source)` and, if per target, create/remove
@@ -12,7 +14,9 @@
 
 pub mod churn;
 pub mod compliance;
+pub mod conformance;
 pub mod detail;
 pub mod listing;
 pub mod page;
 pub mod poll;
+pub mod protocols;

@@ -7,6 +7,7 @@ use super::group::detail::DetailFamilies;
 use super::group::listing::{outcome_labels, ListingFamilies};
 use super::group::page::PageFamilies;
 use super::group::poll::PollFamilies;
+use super::group::protocols::ProtocolFamilies;
 use super::labels::{
     truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, KindLabels, ReferenceLabels,
     RestartLabels, ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
@@ -35,6 +36,7 @@ pub struct TargetMetrics {
     compliance: ComplianceFamilies,
     page: PageFamilies,
     detail: DetailFamilies,
+    protocols: ProtocolFamilies,
     open: Mutex<OpenLabels>,
 }
 
@@ -70,6 +72,7 @@ impl TargetMetrics {
             compliance: ComplianceFamilies::register(registry, source),
             page: PageFamilies::register(registry, source),
             detail: DetailFamilies::register(registry, source),
+            protocols: ProtocolFamilies::register(registry, source),
             open: Mutex::new(OpenLabels::default()),
         }
     }
@@ -106,6 +109,7 @@ impl TargetMetrics {
         self.poll.remove_target(target);
         self.detail.remove_target(target);
         open.detail.remove(target);
+        self.protocols.forget_target(target);
         if let Some(info) = open.server_info.remove(target) {
             self.poll.server_info.remove(&info);
         }
@@ -150,6 +154,7 @@ impl TargetMetrics {
             }
         }
         self.observe_listings(&mut open, polled, &exemplar);
+        self.protocols.observe(report);
         self.set_expected(&report.target, expect);
         for check in &report.garbage_cursor_checks {
             self.set_garbage_cursor_result(&report.target, check);

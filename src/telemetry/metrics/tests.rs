@@ -94,6 +94,7 @@ fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> P
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+        reference_union: BTreeMap::new(),
     }
 }
 
