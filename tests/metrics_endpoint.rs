@@ -164,6 +164,90 @@ fn metrics_and_probe_are_gzipped_when_the_scraper_asks() {
     assert!(String::from_utf8_lossy(&body).ends_with("# EOF\n"));
 }
 
+/// Peak resident memory of a process (VmHWM), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap()
+        * 1024
+}
+
+/// A simulator with `targets` healthy servers and an exporter polling each
+/// (tools only) every 10 s, once every target has been polled.
+fn fleet(targets: usize) -> (Proc, tempfile::NamedTempFile, tempfile::TempDir, Proc) {
+    let (sim, f) = simulator(&format!(
+        "  - {{name: t, count: {targets}, scenario: healthy}}\n"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    let mut config = "global:\n  schedule: {every: 10s}\n  jitter: 10s\n  concurrency: 32\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n".to_string();
+    for i in 1..=targets {
+        config.push_str(&format!(
+            "  - name: t-{i:04}\n    url: {}/mcp/t-{i:04}\n",
+            sim.url
+        ));
+    }
+    std::fs::write(&cfg, config).unwrap();
+    let exp = exporter(&cfg);
+    wait_for(LIMIT, "every target polled once", || {
+        let (_, _, body) = get(&exp.url, "/metrics", Some("gzip"));
+        (listings_done(&gunzip(&body), targets) >= targets as f64).then_some(())
+    });
+    (sim, f, dir, exp)
+}
+
+/// Item 13, memory: 200 scrapers whose requests are all in flight at once
+/// (they read their answers only after every request was sent) cost the
+/// exporter far less than one copy of the text each. Before the fix every
+/// request rendered (and held until sent) its own copy.
+#[test]
+fn concurrent_scrapes_share_one_copy_of_the_text() {
+    const TARGETS: usize = 200;
+    const SCRAPERS: usize = 200;
+    let (_sim, _f, _dir, exp) = fleet(TARGETS);
+    let (_, _, body) = get(&exp.url, "/metrics", None);
+    let text_bytes = body.len() as u64;
+    let before = peak_rss(exp.pid());
+
+    let sent = Arc::new(std::sync::Barrier::new(SCRAPERS + 1));
+    let read = Arc::new(std::sync::Barrier::new(SCRAPERS + 1));
+    let addr = address(&exp.url);
+    let scrapers: Vec<_> = (0..SCRAPERS)
+        .map(|_| {
+            let (sent, read, addr) = (sent.clone(), read.clone(), addr.clone());
+            std::thread::spawn(move || {
+                let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+                stream
+                    .write_all(format!("GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
+                    .unwrap();
+                sent.wait();
+                read.wait();
+                let mut raw = Vec::new();
+                stream.read_to_end(&mut raw).unwrap();
+                raw.len() as u64
+            })
+        })
+        .collect();
+    sent.wait();
+    // Let the exporter answer every request it can while nobody reads.
+    std::thread::sleep(Duration::from_secs(5));
+    read.wait();
+    let received: Vec<u64> = scrapers.into_iter().map(|s| s.join().unwrap()).collect();
+    let grown = peak_rss(exp.pid()).saturating_sub(before);
+    eprintln!("text {text_bytes} bytes; peak RSS grew {grown} bytes for {SCRAPERS} scrapes");
+    assert!(
+        received.iter().all(|n| *n > text_bytes / 2),
+        "some scrapes came back short: {received:?}"
+    );
+    assert!(
+        grown < 40 * text_bytes,
+        "peak RSS grew {grown} bytes for {SCRAPERS} concurrent scrapes of {text_bytes} bytes"
+    );
+}
+
 /// Polls of every target so far: one tools listing per poll.
 fn listings_done(text: &str, targets: usize) -> f64 {
     (1..=targets)
