@@ -37,6 +37,8 @@ pub struct TargetMetrics {
     page: PageFamilies,
     detail: DetailFamilies,
     protocols: ProtocolFamilies,
+    /// Observe the fleet-wide page histograms (scheduled polling only).
+    fleet: bool,
     open: Mutex<OpenLabels>,
 }
 
@@ -73,6 +75,7 @@ impl TargetMetrics {
             page: PageFamilies::register(registry, source),
             detail: DetailFamilies::register(registry, source),
             protocols: ProtocolFamilies::register(registry, source),
+            fleet: matches!(source, Source::Scheduled),
             open: Mutex::new(OpenLabels::default()),
         }
     }
@@ -331,18 +334,22 @@ impl TargetMetrics {
             u64::from(listing.list_changed_notifications),
         );
 
-        let fleet = KindLabels { kind };
+        let fleet_labels = KindLabels { kind };
         for page in &listing.pages {
             if page_was_parsed(page) {
                 let items = f64::from(page.items);
-                observe(&self.page.items, &fleet, items, exemplar);
+                if self.fleet {
+                    observe(&self.page.items, &fleet_labels, items, exemplar);
+                }
                 if detail {
                     observe(&self.detail.page_items, &l, items, exemplar);
                 }
             }
             if page_was_answered(page) {
                 let seconds = page.duration.as_secs_f64();
-                observe(&self.page.duration, &fleet, seconds, exemplar);
+                if self.fleet {
+                    observe(&self.page.duration, &fleet_labels, seconds, exemplar);
+                }
                 if detail {
                     observe(&self.detail.page_duration, &l, seconds, exemplar);
                 }
