@@ -59,6 +59,7 @@ fn polled(target: &str) -> PolledTarget {
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+        reference_union: BTreeMap::new(),
     }
 }
 

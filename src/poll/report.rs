@@ -124,7 +124,7 @@ pub struct PollReport {
     /// otherwise. This report is the primary version's (see
     /// `poll::protocols`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub protocol_catalogues: Vec<super::protocols::ProtocolCatalogue>,
+    pub protocol_catalogues: Vec<super::catalogues::ProtocolCatalogue>,
     /// Kinds listed although the server does not advertise them
     /// (`forced_kinds`); every other listed kind was advertised.
     #[serde(skip)]
