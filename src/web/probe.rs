@@ -77,6 +77,9 @@ pub async fn probe(
             .get("X-Prometheus-Scrape-Timeout-Seconds")
             .and_then(|v| v.to_str().ok()),
     );
+    // `protocols:` polls once per version, one after another: each gets
+    // its share, so the whole answer still fits.
+    let budget = budget / target.protocols.len().max(1) as u32;
     let per_kind = budget / target.kinds.len().max(1) as u32;
     target.limits.timeout = target.limits.timeout.min(per_kind);
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
