@@ -275,6 +275,9 @@ impl RelistReport {
         report.server_port = last.server_port;
         report.session_id = last.session_id.clone();
         report.unadvertised_kinds = last.unadvertised_kinds.clone();
+        // The other protocol versions were not re-listed: their comparison
+        // stands as the poll left it, so the verdict keeps saying it.
+        report.protocol_catalogues = last.protocol_catalogues.clone();
         report.listings = listings;
         report.duration = duration;
         let relist = RelistReport {
