@@ -25,8 +25,9 @@ pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use types::{
-    default, Config, Defaults, Endpoint, HttpTransport, Limits, ProbeModule, ReferenceConfig,
-    TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN, PROTOCOL_VERSIONS,
+    default, Config, ConformanceConfig, Defaults, Endpoint, HttpTransport, Limits, ProbeModule,
+    ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
+    PROTOCOL_VERSIONS,
 };
 
 use sha2::{Digest, Sha256};

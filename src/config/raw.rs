@@ -51,6 +51,19 @@ pub(super) struct RawGlobal {
     pub watch_list_changed: Option<bool>,
     pub propagate_trace_context: Option<bool>,
     pub stderr_tail_bytes: Option<ByteSize>,
+    pub conformance: Option<RawConformance>,
+}
+
+/// `conformance: {enabled: true, every: 1h}`: the pagination rules of
+/// `check` run for a scheduled target, on their own slower schedule.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {enabled: true, every: 1h}"
+)]
+pub(super) struct RawConformance {
+    pub enabled: Option<bool>,
+    pub every: Option<RawDuration>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -96,6 +109,7 @@ pub(super) struct RawTarget {
     pub propagate_trace_context: Option<bool>,
     pub expect: Option<BTreeMap<Kind, u64>>,
     pub reference: Option<Vec<RawReference>>,
+    pub conformance: Option<RawConformance>,
 }
 
 #[derive(Debug, Deserialize)]

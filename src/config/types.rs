@@ -72,6 +72,27 @@ pub struct Defaults {
     pub propagate_trace_context: bool,
     /// Bytes of a stdio server's stderr kept for error reports.
     pub stderr_tail_bytes: usize,
+    pub conformance: ConformanceConfig,
+}
+
+/// Serve-mode conformance: `check`'s rules for a scheduled target, opt-in
+/// and on their own slower schedule (a run lists every kind twice plus a
+/// garbage and a repeated cursor, so never on every poll by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConformanceConfig {
+    pub enabled: bool,
+    /// At most one run per this long; a run happens just before the first
+    /// scheduled poll that finds the last run at least this old.
+    pub every: Duration,
+}
+
+impl Default for ConformanceConfig {
+    fn default() -> Self {
+        ConformanceConfig {
+            enabled: false,
+            every: default::CONFORMANCE_EVERY,
+        }
+    }
 }
 
 impl Defaults {
@@ -108,6 +129,9 @@ pub mod default {
     pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
     pub const MAX_REDIRECTS: usize = 5;
     pub const WEB_HISTORY: usize = 20;
+    pub const CONFORMANCE_EVERY: Duration = Duration::from_secs(3600);
+    /// The shortest accepted `conformance.every`.
+    pub const CONFORMANCE_MIN_EVERY: Duration = Duration::from_secs(1);
 }
 
 /// Bounds on one listing; see DESIGN.md "The walker's contract".
@@ -162,6 +186,7 @@ pub struct TargetConfig {
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
+    pub conformance: ConformanceConfig,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
@@ -357,6 +382,8 @@ impl ProbeModule {
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
             reference: Vec::new(),
+            // `/probe` answers from one poll; conformance runs are scheduled only.
+            conformance: ConformanceConfig::default(),
             known_secrets: self.known_secrets.clone(),
         }
     }

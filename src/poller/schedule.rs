@@ -76,6 +76,10 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
     let mut watching: Option<Watch> = None;
+    // A new or changed target starts without conformance results: old ones
+    // may not hold for its new configuration.
+    shared.sinks.forget_conformance(&target.name);
+    let mut conformance_ran: Option<tokio::time::Instant> = None;
     // When the last poll ended and the wait its HTTP 429 asked for.
     let mut asked_to_wait: Option<(DateTime<Utc>, Duration)> = None;
     // The first poll runs at start (after the target's jitter): a new or
@@ -119,6 +123,14 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         }
         tokio::time::sleep_until(deadline).await;
 
+        // Before the poll, so the poll's verdict already judges the new result.
+        if target.conformance.enabled
+            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+        {
+            conformance_ran = Some(tokio::time::Instant::now());
+            conformance_once(&target, &shared).await;
+        }
+
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report.era_hint();
@@ -153,6 +165,23 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             }
             shared.sinks.status.skipped(&target.name, missed);
         }
+    }
+}
+
+/// One conformance run under the concurrency cap and its hard bound. A run
+/// without a session (or past its bound) leaves the last result in place.
+async fn conformance_once(target: &TargetConfig, shared: &Shared) {
+    let _permit = shared.acquire().await;
+    let started = crate::poll::unix_now();
+    let limit = crate::poll::conformance::run_deadline(target);
+    match crate::poll::conformance::check_configured(target, shared.stderr_tail_bytes(), limit)
+        .await
+    {
+        Some(report) => shared.sinks.conformance(&target.name, &report, started),
+        None => tracing::info!(
+            target_name = %target.name,
+            "conformance run got no session or hit its bound; last result kept"
+        ),
     }
 }
 

@@ -29,6 +29,6 @@ pub fn debug(report: PollReport, target: &TargetConfig) -> String {
         "probe of target {}\n\n{}\n{}",
         target.name,
         crate::verdict::text::render(&verdict),
-        crate::cli::probe::render(&polled.report)
+        crate::poll::report_text::render(&polled.report)
     )
 }

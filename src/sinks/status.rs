@@ -5,7 +5,7 @@ use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::Kind;
 use crate::poll::{unix_seconds, TraceId, Transport};
 use crate::verdict::history::Observation;
-use crate::verdict::{CatalogueHistory, TargetVerdict};
+use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -256,6 +256,19 @@ impl StatusStore {
         }
         status.history.push_front(summary);
         status.history.truncate(self.history);
+    }
+
+    /// A conformance run's result, judged with the polls that follow.
+    pub fn record_conformance(&self, target: &str, result: ConformanceResult) {
+        if let Some(s) = self.write().get_mut(target) {
+            s.catalogue.conformance = Some(result);
+        }
+    }
+
+    pub fn forget_conformance(&self, target: &str) {
+        if let Some(s) = self.write().get_mut(target) {
+            s.catalogue.conformance = None;
+        }
     }
 
     pub fn skipped(&self, target: &str, n: u64) {

@@ -40,6 +40,9 @@ pub enum Code {
     InvalidCursorRestarts,
     /// degraded: a garbage cursor was not answered with -32602.
     GarbageCursorAccepted,
+    /// degraded: a MUST rule failed in the target's latest serve-mode
+    /// conformance run (`conformance:` in the config).
+    ConformanceFailed,
 }
 
 impl Code {
@@ -58,10 +61,11 @@ impl Code {
             Code::ItemsWithoutKey => "items_without_key",
             Code::InvalidCursorRestarts => "invalid_cursor_restarts",
             Code::GarbageCursorAccepted => "garbage_cursor_accepted",
+            Code::ConformanceFailed => "conformance_failed",
         }
     }
 
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 14] = [
         Code::SessionFailed,
         Code::ListingFailed,
         Code::ListingAborted,
@@ -75,6 +79,7 @@ impl Code {
         Code::ItemsWithoutKey,
         Code::InvalidCursorRestarts,
         Code::GarbageCursorAccepted,
+        Code::ConformanceFailed,
     ];
 }
 

@@ -3,6 +3,7 @@
 //! recent failures kept apart from recent polls, and the current verdict
 //! with the time its level began. Every list is bounded (docs/status.md).
 
+use super::conformance::ConformanceResult;
 use super::judge::judge;
 use super::types::{
     Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
@@ -97,6 +98,9 @@ pub struct CatalogueHistory {
     pub verdict: Option<TargetVerdict>,
     /// When the target's current level began (first poll with it).
     pub level_since_unix_seconds: Option<f64>,
+    /// The latest serve-mode conformance run; judged with every poll until
+    /// the next run replaces it.
+    pub conformance: Option<ConformanceResult>,
 }
 
 impl CatalogueHistory {
@@ -179,6 +183,7 @@ impl CatalogueHistory {
             changes: &changes,
             now_unix_seconds: at,
             event_window,
+            conformance: self.conformance.as_ref(),
         });
         let verdict = match (&self.verdict, partial) {
             (Some(before), true) => before.updated_with(verdict),

@@ -123,6 +123,13 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
     if restarts > 0 && l.outcome == Outcome::Complete {
         out.push(reasons::invalid_cursor_restarts(kind, restarts, l));
     }
+    // The latest conformance run holds until the next one replaces it.
+    if let Some(r) = input
+        .conformance
+        .and_then(|c| super::conformance_reason::reason(c, kind, input.now_unix_seconds))
+    {
+        out.push(r);
+    }
     // Events: a silent shrink keeps the kind degraded for the window.
     let window = input.event_window.as_secs_f64();
     let mut shrinks: Vec<&Change> = input

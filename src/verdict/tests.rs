@@ -54,6 +54,7 @@ fn target<'a>(kinds: Vec<KindInput<'a>>, changes: &'a [Change]) -> TargetInput<'
         changes,
         now_unix_seconds: NOW,
         event_window: DEFAULT_EVENT_WINDOW,
+        conformance: None,
     }
 }
 
@@ -384,6 +385,52 @@ fn a_partial_update_replaces_only_its_kinds() {
     let after = before.updated_with(relisted);
     assert_eq!(after.overall, Verdict::healthy());
     assert_eq!(after.kinds.len(), 2);
+}
+
+#[test]
+fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
+    let failure = |kind, rule, level: &'static str| RuleFailure {
+        kind,
+        rule,
+        level,
+        message: format!("{rule} failed"),
+        evidence: "listing 1 · page 0".into(),
+    };
+    let run = ConformanceResult {
+        at_unix_seconds: NOW - 120.0,
+        protocol_version: Some("2026-07-28".into()),
+        passed: 20,
+        failed: 3,
+        not_applicable: 5,
+        failures: vec![
+            failure(Kind::Tools, "cache-ttl", "MUST"),
+            failure(Kind::Tools, "cache-scope", "MUST"),
+            failure(Kind::Prompts, "cursor-stable", "SHOULD"),
+        ],
+    };
+    let tools = complete(Kind::Tools, 20);
+    let prompts = complete(Kind::Prompts, 3);
+    let mut input = target(vec![kind_input(&tools), kind_input(&prompts)], &[]);
+    input.conformance = Some(&run);
+    let v = judge(&input);
+    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(codes(&v.overall), vec![Code::ConformanceFailed]);
+    let r = &v.overall.reasons[0];
+    assert_eq!(r.kind, Some(Kind::Tools));
+    assert!(
+        r.message
+            .starts_with("2 MUST conformance rules fail for tools at the run of "),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "(2m ago): cache-ttl, cache-scope; first: cache-ttl failed (listing 1 · page 0)"
+        ),
+        "{}",
+        r.message
+    );
+    assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Level::Healthy));
 }
 
 #[test]

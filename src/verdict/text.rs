@@ -52,6 +52,7 @@ mod tests {
             changes: &[],
             now_unix_seconds: 0.0,
             event_window: DEFAULT_EVENT_WINDOW,
+            conformance: None,
         });
         let text = render(&v);
         assert!(text.starts_with("verdict: degraded\n"), "{text}");

@@ -194,6 +194,8 @@ pub struct TargetInput<'a> {
     pub now_unix_seconds: f64,
     /// How long a silent shrink keeps its kind degraded.
     pub event_window: Duration,
+    /// The latest serve-mode conformance run, if the target has one.
+    pub conformance: Option<&'a super::conformance::ConformanceResult>,
 }
 
 fn ser_kind<S: serde::Serializer>(k: &Option<Kind>, s: S) -> Result<S::Ok, S::Error> {

@@ -5,9 +5,11 @@ mod api;
 mod basic_auth;
 mod html;
 mod probe;
+pub mod probe_budget;
 mod scrape_timeout;
 pub mod server;
 mod status_chart;
+mod status_conformance;
 mod status_page;
 mod status_sections;
 mod tls;
@@ -28,6 +30,8 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     /// `--web.enable-lifecycle`: `/-/reload` over HTTP (SIGHUP always works).
     pub lifecycle: bool,
+    /// `/probe`'s own slots and queue, apart from the scheduler's.
+    pub probe_budget: Arc<probe_budget::ProbeBudget>,
 }
 
 pub fn router(state: AppState) -> Router {

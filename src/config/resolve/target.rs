@@ -152,6 +152,12 @@ impl Resolver<'_> {
                 invalid_cursor_restarts: t.invalid_cursor_restarts,
             },
         )?;
+        let conformance = self.conformance(
+            &yaml_path!["targets", i, "conformance"],
+            &who,
+            d.conformance,
+            t.conformance,
+        )?;
         let overridden = t.schedule.is_some() || t.jitter.is_some();
         let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
         let jitter = t.jitter.map_or(d.jitter, |x| x.0);
@@ -176,6 +182,7 @@ impl Resolver<'_> {
                 .unwrap_or(d.propagate_trace_context),
             expect,
             reference: Vec::new(),
+            conformance,
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
         };
