@@ -190,12 +190,12 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     eprintln!("listening on {}://{local}", server.scheme());
 
     tokio::spawn(reload_on_sighup(service.clone()));
-    let app = router(AppState {
-        service: service.clone(),
-        registry: Arc::new(registry),
-        lifecycle: args.enable_lifecycle,
+    let app = router(AppState::new(
+        service.clone(),
+        Arc::new(registry),
+        args.enable_lifecycle,
         probe_budget,
-    });
+    ));
     server.serve(listener, app, shutdown_signal()).await;
     service.stop();
     traces.shutdown().await;

@@ -51,6 +51,7 @@ pub(super) struct RawGlobal {
     pub watch_list_changed: Option<bool>,
     pub propagate_trace_context: Option<bool>,
     pub stderr_tail_bytes: Option<ByteSize>,
+    pub metrics: Option<RawMetrics>,
     pub conformance: Option<RawConformance>,
 }
 
@@ -110,6 +111,15 @@ pub(super) struct RawTarget {
     pub expect: Option<BTreeMap<Kind, u64>>,
     pub reference: Option<Vec<RawReference>>,
     pub conformance: Option<RawConformance>,
+    pub metrics: Option<RawMetrics>,
+}
+
+/// `metrics:` under `global` or a target.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping like {detail: true}")]
+pub(super) struct RawMetrics {
+    /// Per-target histograms (with exemplars when traced) for this target.
+    pub detail: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -72,6 +72,8 @@ pub struct Defaults {
     pub propagate_trace_context: bool,
     /// Bytes of a stdio server's stderr kept for error reports.
     pub stderr_tail_bytes: usize,
+    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
+    pub metrics_detail: bool,
     pub conformance: ConformanceConfig,
 }
 
@@ -124,6 +126,8 @@ pub mod default {
     pub const CONCURRENCY: usize = 8;
     pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
     pub const INVALID_CURSOR_PROBE: bool = true;
+    /// Per-target histograms are opt-in detail: they cost ~80 samples per target.
+    pub const METRICS_DETAIL: bool = false;
     pub const WATCH_LIST_CHANGED: bool = false;
     pub const PROPAGATE_TRACE_CONTEXT: bool = true;
     pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
@@ -187,6 +191,8 @@ pub struct TargetConfig {
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
     pub conformance: ConformanceConfig,
+    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
+    pub metrics_detail: bool,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
@@ -384,6 +390,7 @@ impl ProbeModule {
             reference: Vec::new(),
             // `/probe` answers from one poll; conformance runs are scheduled only.
             conformance: ConformanceConfig::default(),
+            metrics_detail: defaults.metrics_detail,
             known_secrets: self.known_secrets.clone(),
         }
     }

@@ -104,7 +104,10 @@ impl Service {
             if tasks.contains_key(&t.name) {
                 continue;
             }
-            self.shared.sinks.metrics.register_target(&t.name, &t.kinds);
+            self.shared
+                .sinks
+                .metrics
+                .register_target(&t.name, &t.kinds, t.metrics_detail);
             self.shared.sinks.exporter.register_target(&t.name);
             let t = Arc::new(t);
             let handle = tokio::spawn(run_target(t.clone(), self.shared.clone()));

@@ -231,6 +231,10 @@ impl<'a> Resolver<'a> {
                 .propagate_trace_context
                 .unwrap_or(default::PROPAGATE_TRACE_CONTEXT),
             stderr_tail_bytes,
+            metrics_detail: g
+                .metrics
+                .and_then(|m| m.detail)
+                .unwrap_or(default::METRICS_DETAIL),
             conformance,
         })
     }

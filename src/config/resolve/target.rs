@@ -183,6 +183,7 @@ impl Resolver<'_> {
             expect,
             reference: Vec::new(),
             conformance,
+            metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
         };
