@@ -2,6 +2,8 @@
 //! process and real sockets or children. Counts, never timings.
 
 mod common;
+#[path = "common/simulator.rs"]
+mod simulator;
 
 use common::{http_get, wait_for, Proc};
 use std::path::Path;
@@ -508,4 +510,263 @@ fn setsid_grandchildren_are_killed_and_pipes_closed() {
         fds_late <= fds_early + 4,
         "fds grew from {fds_early} to {fds_late} over 10 polls"
     );
+}
+
+/// `mcp_exporter_probes_refused_total{reason}` from `/metrics`.
+fn probes_refused(exp: &Proc, reason: &str) -> f64 {
+    let (_, text) = http_get(&format!("{}/metrics", exp.url));
+    common::sample(
+        &text,
+        "mcp_exporter_probes_refused_total",
+        &[("reason", reason)],
+    )
+    .unwrap_or(0.0)
+}
+
+/// Item 2: 40 concurrent `/probe` requests against a hanging server, with
+/// `concurrency: 2`, take only `/probe`'s own slots: the excess is refused
+/// with 503 (nothing queues past `--probe.queue`, and a queued probe gives
+/// up at its own deadline), and a healthy scheduled target keeps being
+/// polled while the flood goes on. (With probes on the scheduler's two
+/// slots the healthy target got no poll at all.)
+#[test]
+fn probe_flood_never_starves_scheduled_polls() {
+    const FLOOD: usize = 40;
+    const PROBE_SLOTS: usize = 2;
+    const PROBE_QUEUE: usize = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenarios,
+        "servers:\n  - name: ok\n    scenario: healthy\n  - name: stuck\n    scenario: hang\n    page: 1\n    kinds: tools\n",
+    )
+    .unwrap();
+    let sim = simulator::HttpSim::start(
+        &[
+            "--scenarios",
+            scenarios.to_str().unwrap(),
+            "--transport",
+            "http",
+        ],
+        &[],
+    );
+    let base = sim.base.trim_end_matches('/').trim_end_matches("/mcp");
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  concurrency: 2\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: ok\n    url: {base}/mcp/ok\n    transport: streamable-http\nmodules:\n  m:\n    allow: [\"{base}/mcp/\"]\n    transport: streamable-http\n"
+        ),
+    )
+    .unwrap();
+    let exp = Proc::start(&[
+        "--config.file",
+        cfg.to_str().unwrap(),
+        "--web.listen-address",
+        "127.0.0.1:0",
+        "--probe.concurrency",
+        &PROBE_SLOTS.to_string(),
+        "--probe.queue",
+        &PROBE_QUEUE.to_string(),
+    ]);
+    wait_for(LIMIT, "a first poll of ok", || {
+        (polls(&exp, "ok") >= 1).then_some(())
+    });
+
+    let url = format!(
+        "{}/probe?module=m&target={base}/mcp/stuck&kind=tools",
+        exp.url
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = reqwest::Client::new();
+    let probe = |client: reqwest::Client, url: String| async move {
+        client
+            .get(url)
+            .header("X-Prometheus-Scrape-Timeout-Seconds", "5")
+            .timeout(LIMIT)
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+
+    // One wave, all at once: the slots and the queue take six, the rest is
+    // refused; queued probes end at their own deadline.
+    let statuses: Vec<u16> = rt.block_on(async {
+        let wave: Vec<_> = (0..FLOOD)
+            .map(|_| tokio::spawn(probe(client.clone(), url.clone())))
+            .collect();
+        let mut out = Vec::new();
+        for h in wave {
+            out.push(h.await.unwrap_or(0));
+        }
+        out
+    });
+    let ok = statuses.iter().filter(|&&s| s == 200).count();
+    let busy = statuses.iter().filter(|&&s| s == 503).count();
+    assert_eq!(ok + busy, FLOOD, "{statuses:?}");
+    assert!(
+        (1..=PROBE_SLOTS + PROBE_QUEUE).contains(&ok),
+        "{statuses:?}"
+    );
+    assert!(busy >= FLOOD - PROBE_SLOTS - PROBE_QUEUE, "{statuses:?}");
+    let refused = probes_refused(&exp, "queue_full") + probes_refused(&exp, "deadline");
+    assert_eq!(refused as usize, busy);
+
+    // Keep 40 clients flooding while the healthy target is polled on.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood: Vec<_> = (0..FLOOD)
+        .map(|_| {
+            let (client, url, stop) = (client.clone(), url.clone(), stop.clone());
+            rt.spawn(async move {
+                let mut sent = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if probe(client.clone(), url.clone()).await == 503 {
+                        // Refused at once: don't spin the CPU the polls need.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    sent += 1;
+                }
+                sent
+            })
+        })
+        .collect();
+    let before = polls(&exp, "ok");
+    wait_for(LIMIT, "5 polls of ok during the flood", || {
+        (polls(&exp, "ok") >= before + 5).then_some(())
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent: u64 = rt.block_on(async {
+        let mut n = 0;
+        for h in flood {
+            n += h.await.unwrap_or(0);
+        }
+        n
+    });
+    assert!(sent >= FLOOD as u64, "the flood sent {sent} probes");
+    let (_, body) = http_get(&format!("{}/api/targets/ok", exp.url));
+    assert!(body.contains("\"outcome\":\"complete\""), "{body}");
+    assert!(!exp.stderr().contains("panicked"), "{}", exp.stderr());
+}
+
+/// Every file under `dir`, read as text (lossy), with its path.
+fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                out.push((p, text));
+            }
+        }
+    }
+    out
+}
+
+/// Item 11: a server that echoes our `Authorization` header into tool
+/// names, descriptions, server info and error messages gets the token
+/// nowhere: not on the status pages, `/api/targets`, `/metrics`, `/probe`,
+/// the baseline files, nor `probe --json`. (Before, the names carried
+/// `Bearer <token>` to all of them.)
+#[test]
+fn server_echoed_secrets_are_scrubbed_everywhere() {
+    const CANARY: &str = "canary-token-7c1f9e";
+    let sim = simulator::HttpSim::start(
+        &[
+            "--scenario",
+            "healthy",
+            "--transport",
+            "http",
+            "--items",
+            "3",
+            "--page-size",
+            "2",
+            "--echo-header",
+            "Authorization",
+        ],
+        &[],
+    );
+    let url = format!(
+        "{}/mcp",
+        sim.base.trim_end_matches('/').trim_end_matches("/mcp")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{CANARY}\n")).unwrap();
+    let cfg = dir.path().join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  state_dir: {}\ntargets:\n  - name: echo\n    url: {url}\n    transport: streamable-http\n    bearer_token_file: {}\n",
+            state.display(),
+            token_file.display()
+        ),
+    )
+    .unwrap();
+    let exp = exporter_with_env(&cfg, &[]);
+    let api = wait_for(LIMIT, "a complete poll of echo", || {
+        let (_, body) = http_get(&format!("{}/api/targets/echo", exp.url));
+        body.contains("\"outcome\":\"complete\"").then_some(body)
+    });
+    // The server did echo: what it echoed is there, scrubbed.
+    assert!(api.contains("[echo: Bearer <redacted>]"), "{api}");
+
+    let mut seen = vec![("/api/targets/echo".to_string(), api)];
+    for path in [
+        "/api/targets",
+        "/targets/echo",
+        "/",
+        "/metrics",
+        "/probe?target=echo",
+        "/probe?target=echo&debug=true",
+    ] {
+        let (status, body) = http_get(&format!("{}{path}", exp.url));
+        assert_eq!(status, 200, "{path}: {body}");
+        seen.push((path.to_string(), body));
+    }
+    let (_, metrics) = &seen.iter().find(|(p, _)| p == "/metrics").unwrap();
+    assert!(
+        metrics.contains("<redacted>"),
+        "server info label: {metrics}"
+    );
+
+    let files = files_under(&state);
+    assert!(
+        files.iter().any(|(_, text)| text.contains("<redacted>")),
+        "no baseline holds the scrubbed names: {files:?}"
+    );
+    for (path, text) in files {
+        seen.push((path.display().to_string(), text));
+    }
+
+    let out = std::process::Command::new(common::bin())
+        .args([
+            "probe",
+            "--json",
+            "--url",
+            &url,
+            "--transport",
+            "streamable-http",
+        ])
+        .arg("--bearer-token-file")
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(json.contains("Bearer <redacted>"), "{json}");
+    seen.push(("probe --json".to_string(), json));
+    seen.push(("exporter stderr".to_string(), exp.stderr()));
+
+    for (place, text) in &seen {
+        assert!(!text.contains(CANARY), "{place} shows the token:\n{text}");
+    }
 }

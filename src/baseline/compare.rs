@@ -9,7 +9,7 @@ use crate::config::ReferenceConfig;
 use crate::listing::{Kind, Outcome};
 use crate::poll::PollReport;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A poll report with what the baselines made of it: what sinks consume.
 #[derive(Debug, Clone, Serialize)]
@@ -18,7 +18,30 @@ pub struct PolledTarget {
     pub diffs: BTreeMap<Kind, KindDiff>,
     /// Per kind and reference target: reference items this target lacks.
     pub reference_missing: BTreeMap<Kind, BTreeMap<String, Vec<String>>>,
+    /// Per kind compared with two or more references: this target against
+    /// the union of their renamed names (several origins merged behind one
+    /// gateway).
+    pub reference_union: BTreeMap<Kind, ReferenceUnion>,
 }
+
+/// One kind of a gateway against the union of its references' names, each
+/// renamed by its reference's `map`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReferenceUnion {
+    /// The references that were compared (their complete listings exist).
+    pub references: Vec<String>,
+    /// Distinct names the gateway should list (the renamed union).
+    pub expected_items: u64,
+    /// Of those, how many it lacks.
+    pub missing_total: u64,
+    /// Gateway names no reference accounts for (counted; the first
+    /// [`MAX_UNION_NAMES`] named): its own items, or stale ones.
+    pub unexpected_total: u64,
+    pub unexpected: Vec<String>,
+}
+
+/// Unexpected names kept per kind.
+pub const MAX_UNION_NAMES: usize = 200;
 
 impl PolledTarget {
     /// A report compared with nothing (`/probe` keeps no baselines).
@@ -27,6 +50,7 @@ impl PolledTarget {
             report,
             diffs: BTreeMap::new(),
             reference_missing: BTreeMap::new(),
+            reference_union: BTreeMap::new(),
         }
     }
 }
@@ -75,6 +99,8 @@ pub fn compare(
         None
     };
     let mut reference_missing: BTreeMap<_, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    // Per kind: the renamed names of every compared reference.
+    let mut expected: BTreeMap<Kind, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
     for reference in references {
         for &kind in &reference.kinds {
             let Some(listing) = report.listing(kind) else {
@@ -86,19 +112,56 @@ pub fn compare(
             let Some(origin) = store.names(&reference.target, kind) else {
                 continue;
             };
-            let missing = missing_from(&listing.names, origin, reference.prefix.as_deref());
+            let map = reference.name_map(kind);
+            let missing = missing_from(&listing.names, origin, &map);
+            let (compared, names) = expected.entry(kind).or_default();
+            compared.push(reference.target.clone());
+            names.extend(origin.iter().map(|n| map.apply(n).into_owned()));
             reference_missing
                 .entry(kind)
                 .or_default()
                 .insert(reference.target.clone(), missing);
         }
     }
+    let reference_union = expected
+        .into_iter()
+        .filter(|(_, (compared, _))| compared.len() >= 2)
+        .filter_map(|(kind, (compared, names))| {
+            let listing = report.listing(kind)?;
+            Some((kind, union_gap(&listing.names, compared, &names)))
+        })
+        .collect();
     let polled = PolledTarget {
         report,
         diffs,
         reference_missing,
+        reference_union,
     };
     (polled, write)
+}
+
+fn union_gap(
+    gateway: &[String],
+    references: Vec<String>,
+    expected: &BTreeSet<String>,
+) -> ReferenceUnion {
+    let have: BTreeSet<&str> = gateway.iter().map(String::as_str).collect();
+    let missing_total = expected
+        .iter()
+        .filter(|n| !have.contains(n.as_str()))
+        .count() as u64;
+    let unexpected: Vec<&String> = gateway.iter().filter(|n| !expected.contains(*n)).collect();
+    ReferenceUnion {
+        references,
+        expected_items: expected.len() as u64,
+        missing_total,
+        unexpected_total: unexpected.len() as u64,
+        unexpected: unexpected
+            .into_iter()
+            .take(MAX_UNION_NAMES)
+            .cloned()
+            .collect(),
+    }
 }
 
 #[cfg(test)]

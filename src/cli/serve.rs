@@ -5,7 +5,9 @@ use crate::config;
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
-use crate::telemetry::metrics::{register_external_url, ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{
+    register_external_url, ConformanceMetrics, ExporterMetrics, TargetMetrics,
+};
 use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
@@ -34,6 +36,13 @@ pub struct ServeArgs {
     /// Client connections at most (default: 1024, at most half the open-file limit).
     #[arg(long = "web.max-connections")]
     pub max_connections: Option<usize>,
+    /// `/probe` requests polling at once; they never take the scheduler's
+    /// slots (`concurrency` in the config).
+    #[arg(long = "probe.concurrency", default_value_t = crate::web::probe_budget::DEFAULT_PROBE_CONCURRENCY)]
+    pub probe_concurrency: usize,
+    /// `/probe` requests waiting for a slot; past it a request gets 503.
+    #[arg(long = "probe.queue", default_value_t = crate::web::probe_budget::DEFAULT_PROBE_QUEUE)]
+    pub probe_queue: usize,
     /// URL under which people reach this exporter (behind a proxy, say);
     /// alerts link to `<URL>/targets/NAME`. Default: http:// plus the
     /// listen address (the host name when listening on every address).
@@ -126,6 +135,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         traces: traces.clone(),
         status: StatusStore::new(history),
         event_window: args.event_window,
+        conformance: ConformanceMetrics::register(&mut registry),
     };
     let web_config = match &args.web_config_file {
         Some(path) => match crate::web::web_config::WebServerConfig::load(path) {
@@ -169,17 +179,23 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         (None, None) => format!("http://{local}"),
     };
     register_external_url(&mut registry, &external_url);
+    let probe_budget = Arc::new(crate::web::probe_budget::ProbeBudget::new(
+        args.probe_concurrency,
+        args.probe_queue,
+        &mut registry,
+    ));
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     // Tests and scripts read this line to find a port chosen by the OS.
     eprintln!("listening on {}://{local}", server.scheme());
 
     tokio::spawn(reload_on_sighup(service.clone()));
-    let app = router(AppState {
-        service: service.clone(),
-        registry: Arc::new(registry),
-        lifecycle: args.enable_lifecycle,
-    });
+    let app = router(AppState::new(
+        service.clone(),
+        Arc::new(registry),
+        args.enable_lifecycle,
+        probe_budget,
+    ));
     server.serve(listener, app, shutdown_signal()).await;
     service.stop();
     traces.shutdown().await;

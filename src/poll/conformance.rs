@@ -4,7 +4,7 @@
 //! one `subscriptions/listen` probe per session (2026-07-28 only).
 
 use super::pager::{error_kind, SessionPager};
-use super::run::redact;
+use super::scrub::scrub_listing;
 use super::target::PollTarget;
 use crate::conformance::run::SubscriptionObservation;
 use crate::conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
@@ -25,7 +25,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     let mut session = match Session::connect(&target.endpoint, opts).await {
         Ok(s) => s,
         Err(failure) => {
-            let detail = redact(&failure.error.to_string(), &target.secrets);
+            let detail = target.secrets.scrub(&failure.error.to_string());
             let rules = target
                 .kinds
                 .iter()
@@ -72,9 +72,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
         )
         .await;
         for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
-            if let Some(d) = &listed.report.detail {
-                listed.report.detail = Some(redact(d, &target.secrets));
-            }
+            scrub_listing(&mut listed.report, &target.secrets);
         }
         if session.modern && advertised == Some(true) {
             if ack.is_none() {
@@ -124,4 +122,29 @@ fn subscription_for(kind: Kind, ack: &AckProbe) -> SubscriptionObservation {
             detail: detail.clone(),
         },
     }
+}
+
+/// A scheduled target's conformance run (serve mode): `check` under a hard
+/// bound. `None` when the run got no session or hit the bound: that says
+/// nothing about the rules, and the poll reports the failure itself.
+pub async fn check_configured(
+    config: &crate::config::TargetConfig,
+    stderr_tail_bytes: usize,
+    limit: std::time::Duration,
+) -> Option<ConformanceReport> {
+    let target = PollTarget::from_config(config, stderr_tail_bytes).ok()?;
+    let report = tokio::time::timeout(limit, check(&target)).await.ok()?;
+    report.session_error.is_none().then_some(report)
+}
+
+/// The hard bound of one conformance run: connect, then per kind two
+/// listings under their deadline and two more requests, plus the
+/// `subscriptions/listen` probe and slack.
+pub fn run_deadline(config: &crate::config::TargetConfig) -> std::time::Duration {
+    let l = &config.limits;
+    let kinds = config.kinds.len().max(1) as u32;
+    l.connect_timeout
+        + (l.timeout * 2 + l.page_timeout * 2) * kinds
+        + l.page_timeout * 2
+        + std::time::Duration::from_secs(10)
 }

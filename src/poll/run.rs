@@ -4,8 +4,9 @@
 
 use super::garbage_cursor::{self, invalid_cursor_check};
 use super::ids::{PollTrace, SpanId};
-use super::pager::{error_kind, http_status, SessionPager};
+use super::pager::{error_kind, http_status, retry_after, SessionPager};
 use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Transport};
+use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
 use crate::listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
@@ -36,7 +37,7 @@ pub async fn poll(target: &PollTarget, ctx: PollContext) -> PollReport {
 /// Close the session and keep its stderr tail (redacted) in the report.
 pub async fn close_into(report: &mut PollReport, session: Session, target: &PollTarget) {
     let close = session.close().await;
-    report.stderr_tail = close.stderr_tail.map(|t| redact(&t, &target.secrets));
+    report.stderr_tail = close.stderr_tail.map(|t| target.secrets.scrub(&t));
 }
 
 /// How long a configured poll may take, and what the report says when it
@@ -52,7 +53,25 @@ pub struct HardDeadline {
 /// deadline into a report too. With `keep_open`, an established session is
 /// handed back (for watch mode) with the target it was opened for; the
 /// caller must close it.
+///
+/// A target with `protocols:` is polled once per version
+/// (`poll::protocols`); `deadline` then bounds each version's poll.
 pub async fn poll_configured(
+    config: &TargetConfig,
+    stderr_tail_bytes: usize,
+    ctx: PollContext,
+    deadline: HardDeadline,
+    keep_open: bool,
+) -> (PollReport, Option<OpenSession>) {
+    if config.protocols.is_empty() {
+        poll_configured_one(config, stderr_tail_bytes, ctx, deadline, keep_open).await
+    } else {
+        super::protocols::poll_each(config, stderr_tail_bytes, ctx, deadline, keep_open).await
+    }
+}
+
+/// [`poll_configured`] at one protocol version (or negotiated).
+pub(super) async fn poll_configured_one(
     config: &TargetConfig,
     stderr_tail_bytes: usize,
     ctx: PollContext,
@@ -137,9 +156,7 @@ pub async fn relist(session: &mut Session, target: &PollTarget, kind: Kind) -> L
     let limits = walk_limits(session, target);
     let _ = session.drain_notifications();
     let mut listing = walk(&mut SessionPager { session }, kind, &limits).await;
-    if let Some(d) = &listing.detail {
-        listing.detail = Some(redact(d, &target.secrets));
-    }
+    scrub_listing(&mut listing, &target.secrets);
     listing
 }
 
@@ -154,6 +171,15 @@ fn walk_limits(session: &Session, target: &PollTarget) -> WalkLimits {
 /// Like [`poll`] but hands back the open session (when one was
 /// established) for watch mode; the caller must close it.
 pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Option<Session>) {
+    let (mut report, session) = poll_open_unscrubbed(target, ctx).await;
+    scrub_report(&mut report, &target.secrets);
+    (report, session)
+}
+
+async fn poll_open_unscrubbed(
+    target: &PollTarget,
+    ctx: PollContext,
+) -> (PollReport, Option<Session>) {
     let t0 = Instant::now();
     let mut report = PollReport::new(&target.name, target.nominal_transport(), SystemTime::now());
     report.trace_id = ctx
@@ -184,7 +210,7 @@ pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Op
     let mut session = match Session::connect(&target.endpoint, opts).await {
         Ok(s) => s,
         Err(failure) => {
-            let detail = redact(&failure.error.to_string(), &target.secrets);
+            let detail = failure.error.to_string();
             let mut failed = PollReport::failed(
                 &target.name,
                 Transport::from_label(failure.transport),
@@ -198,10 +224,8 @@ pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Op
                 &format!("session not established: {detail}"),
             );
             failed.handshakes = failure.handshakes.iter().map(handshake_record).collect();
-            failed.stderr_tail = failure
-                .close
-                .stderr_tail
-                .map(|t| redact(&t, &target.secrets));
+            failed.session_retry_after = retry_after(&failure.error);
+            failed.stderr_tail = failure.close.stderr_tail;
             failed.server_address = report.server_address;
             failed.server_port = report.server_port;
             failed.trace_id = report.trace_id;
@@ -219,15 +243,18 @@ pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Op
 
     let limits = walk_limits(&session, target);
     for &kind in &target.kinds {
-        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
-            report
-                .listings
-                .push(ListingReport::empty(kind, Outcome::Unsupported));
-            continue;
+        if !session.advertises(kind.capability()) {
+            if !target.forced_kinds.contains(&kind) {
+                report
+                    .listings
+                    .push(ListingReport::empty(kind, Outcome::Unsupported));
+                continue;
+            }
+            report.unadvertised_kinds.push(kind);
         }
         // Notifications that arrived between listings belong to no walk.
         let _ = session.drain_notifications();
-        let mut listing = walk(
+        let listing = walk(
             &mut SessionPager {
                 session: &mut session,
             },
@@ -235,9 +262,6 @@ pub async fn poll_open(target: &PollTarget, ctx: PollContext) -> (PollReport, Op
             &limits,
         )
         .await;
-        if let Some(d) = &listing.detail {
-            listing.detail = Some(redact(d, &target.secrets));
-        }
         if garbage_cursor::wanted(target.garbage_cursor_check, &listing) {
             let check = invalid_cursor_check(&mut session, &listing, limits.page_timeout).await;
             report.garbage_cursor_checks.push(check);
@@ -262,29 +286,5 @@ fn handshake_record(h: &crate::mcp::session::Handshake) -> HandshakeRecord {
         duration: h.duration,
         request_id: h.request_id,
         span_id: h.span_id.as_deref().and_then(SpanId::from_hex),
-    }
-}
-
-/// Replace every configured secret value in `text`.
-pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for s in secrets.iter().filter(|s| s.len() >= 4) {
-        if out.contains(s.as_str()) {
-            out = out.replace(s.as_str(), "<redacted>");
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn redacts_secrets_but_not_short_noise() {
-        let s = vec!["tok-123456".to_string(), "ab".to_string()];
-        assert_eq!(
-            redact("auth tok-123456 failed ab", &s),
-            "auth <redacted> failed ab"
-        );
     }
 }

@@ -30,8 +30,9 @@ pub struct PollTarget {
     /// After a complete multi-page listing, send one garbage cursor and
     /// record how the server answers.
     pub garbage_cursor_check: bool,
-    /// Values to scrub from anything we keep (stderr tails, details).
-    pub secrets: Vec<String>,
+    /// Every secret to scrub from anything the report keeps: this target's
+    /// and every other one the configuration knows.
+    pub secrets: SecretScrubber,
 }
 
 /// Why a target could not be built.
@@ -171,7 +172,7 @@ impl TargetBuilder {
         env: &BTreeMap<String, String>,
         cwd: Option<PathBuf>,
     ) -> TargetBuilder {
-        let secrets = env.values().cloned().collect();
+        let secrets = SecretScrubber::new(env.values().cloned());
         Self::with_endpoint(
             name,
             Endpoint::Stdio(StdioSpec {
@@ -190,8 +191,12 @@ impl TargetBuilder {
 
     /// An HTTP server; header values and the bearer token are secrets.
     pub fn http(name: &str, http: HttpEndpoint) -> TargetBuilder {
-        let mut secrets: Vec<String> = http.headers.iter().map(|(_, v)| v.clone()).collect();
-        secrets.extend(http.bearer_token.clone());
+        let secrets = SecretScrubber::new(
+            http.headers
+                .iter()
+                .map(|(_, v)| v.clone())
+                .chain(http.bearer_token.clone()),
+        );
         Self::with_endpoint(
             name,
             Endpoint::Http {
@@ -209,7 +214,7 @@ impl TargetBuilder {
         )
     }
 
-    fn with_endpoint(name: &str, endpoint: Endpoint, secrets: Vec<String>) -> TargetBuilder {
+    fn with_endpoint(name: &str, endpoint: Endpoint, secrets: SecretScrubber) -> TargetBuilder {
         TargetBuilder {
             target: PollTarget {
                 name: name.to_string(),
@@ -236,9 +241,7 @@ impl TargetBuilder {
     /// Scrub every secret the configuration knows from what this target's
     /// child writes and from details we keep.
     pub fn known_secrets(mut self, known: &SecretScrubber) -> TargetBuilder {
-        self.target
-            .secrets
-            .extend(known.values().map(str::to_string));
+        self.target.secrets = self.target.secrets.with(known.values());
         if let Endpoint::Stdio(spec) = &mut self.target.endpoint {
             spec.scrubber = known.clone();
         }

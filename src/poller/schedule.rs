@@ -44,6 +44,22 @@ fn backoff_ticks(failures: u32) -> u32 {
     }
 }
 
+/// The next poll's time after a server asked to wait (`Retry-After` with
+/// HTTP 429): not before `done + retry_after`, the wait capped at `cap`
+/// (`backoff_max`), so a server cannot park a target for a day.
+pub fn honour_retry_after(
+    fire_at: DateTime<Utc>,
+    done: DateTime<Utc>,
+    retry_after: Option<Duration>,
+    cap: Duration,
+) -> DateTime<Utc> {
+    let Some(wait) = retry_after else {
+        return fire_at;
+    };
+    let wait = chrono::Duration::from_std(wait.min(cap)).unwrap_or_default();
+    fire_at.max(done + wait)
+}
+
 /// The hard bound of one poll: connect, handshake and every kind's own
 /// deadline, plus slack. The poll honours its deadlines; this only
 /// guarantees a wedged poll can never hold its slot forever.
@@ -60,6 +76,12 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
     let mut watching: Option<Watch> = None;
+    // A new or changed target starts without conformance results: old ones
+    // may not hold for its new configuration.
+    shared.sinks.forget_conformance(&target.name);
+    let mut conformance_ran: Option<tokio::time::Instant> = None;
+    // When the last poll ended and the wait its HTTP 429 asked for.
+    let mut asked_to_wait: Option<(DateTime<Utc>, Duration)> = None;
     // The first poll runs at start (after the target's jitter): a new or
     // restarted exporter shows real values within seconds, not one period.
     let mut first = true;
@@ -85,7 +107,10 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             }
             skip -= 1;
         }
-        let fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+        let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+        if let Some((done, wait)) = asked_to_wait.take() {
+            fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
+        }
         shared
             .sinks
             .status
@@ -98,9 +123,18 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         }
         tokio::time::sleep_until(deadline).await;
 
+        // Before the poll, so the poll's verdict already judges the new result.
+        if target.conformance.enabled
+            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+        {
+            conformance_ran = Some(tokio::time::Instant::now());
+            conformance_once(&target, &shared).await;
+        }
+
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report.era_hint();
+        asked_to_wait = report.retry_after().map(|wait| (Utc::now(), wait));
         failures = if report.all_complete() {
             0
         } else {
@@ -131,6 +165,23 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             }
             shared.sinks.status.skipped(&target.name, missed);
         }
+    }
+}
+
+/// One conformance run under the concurrency cap and its hard bound. A run
+/// without a session (or past its bound) leaves the last result in place.
+async fn conformance_once(target: &TargetConfig, shared: &Shared) {
+    let _permit = shared.acquire().await;
+    let started = crate::poll::unix_now();
+    let limit = crate::poll::conformance::run_deadline(target);
+    match crate::poll::conformance::check_configured(target, shared.stderr_tail_bytes(), limit)
+        .await
+    {
+        Some(report) => shared.sinks.conformance(&target.name, &report, started),
+        None => tracing::info!(
+            target_name = %target.name,
+            "conformance run got no session or hit its bound; last result kept"
+        ),
     }
 }
 
@@ -179,6 +230,28 @@ mod tests {
         let spread: std::collections::HashSet<_> =
             (0..50).map(|i| jitter_for(&format!("t{i}"), max)).collect();
         assert!(spread.len() > 10);
+    }
+
+    #[test]
+    fn retry_after_moves_the_next_poll_within_the_cap() {
+        let at = |s: i64| DateTime::from_timestamp(s, 0).unwrap();
+        let cap = Duration::from_secs(300);
+        // No 429: the tick stands.
+        assert_eq!(honour_retry_after(at(1030), at(1000), None, cap), at(1030));
+        // Asked for 120 s after a poll that ended at 1000: not before 1120.
+        let two_min = Some(Duration::from_secs(120));
+        assert_eq!(
+            honour_retry_after(at(1030), at(1000), two_min, cap),
+            at(1120)
+        );
+        // A later tick already waits long enough.
+        assert_eq!(
+            honour_retry_after(at(1200), at(1000), two_min, cap),
+            at(1200)
+        );
+        // A day is capped at backoff_max.
+        let day = Some(Duration::from_secs(86_400));
+        assert_eq!(honour_retry_after(at(1030), at(1000), day, cap), at(1300));
     }
 
     #[test]

@@ -48,11 +48,6 @@ impl Service {
         })
     }
 
-    /// A slot under the global concurrency cap (`/probe` polls share it).
-    pub async fn acquire(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.shared.acquire().await
-    }
-
     /// Recent polls per target, for the status page and the API.
     pub fn status(&self) -> &StatusStore {
         &self.shared.sinks.status
@@ -94,6 +89,7 @@ impl Service {
                 if !mine.iter().any(|t| &t.name == name) {
                     self.shared.sinks.metrics.forget_target(name);
                     self.shared.sinks.exporter.forget_target(name);
+                    self.shared.sinks.forget_conformance(name);
                 }
             }
             keep
@@ -108,7 +104,10 @@ impl Service {
             if tasks.contains_key(&t.name) {
                 continue;
             }
-            self.shared.sinks.metrics.register_target(&t.name, &t.kinds);
+            self.shared
+                .sinks
+                .metrics
+                .register_target(&t.name, &t.kinds, t.metrics_detail);
             self.shared.sinks.exporter.register_target(&t.name);
             let t = Arc::new(t);
             let handle = tokio::spawn(run_target(t.clone(), self.shared.clone()));

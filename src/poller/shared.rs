@@ -53,7 +53,9 @@ impl Shared {
         }
     }
 
-    /// A slot under the global concurrency cap.
+    /// A slot under the global concurrency cap. Scheduled and watch polls
+    /// only: `/probe` has its own budget (`web::probe_budget`), so no client
+    /// can take these slots.
     pub async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
         let sem = match self.semaphore.read() {
             Ok(s) => s.clone(),

@@ -130,6 +130,11 @@ pub struct Knobs {
     /// the completion result) after N notifications [default: never].
     #[arg(long)]
     pub listen_close_after: Option<u32>,
+    /// HTTP: copy the value of this request header (e.g. Authorization)
+    /// into every name, description, server info and error message we
+    /// answer, as a server that echoes credentials would.
+    #[arg(long)]
+    pub echo_header: Option<String>,
 }
 
 /// How a `subscriptions/listen` stream misbehaves.
@@ -175,6 +180,7 @@ impl Knobs {
             every: self.every.or(b.every),
             listen_fault: self.listen_fault.or(b.listen_fault),
             listen_close_after: self.listen_close_after.or(b.listen_close_after),
+            echo_header: self.echo_header.or(b.echo_header),
         }
     }
 }
@@ -218,6 +224,8 @@ pub struct ServerConfig {
     pub every: u32,
     pub listen_fault: Option<ListenFault>,
     pub listen_close_after: Option<u32>,
+    /// HTTP request header echoed into the answer's strings.
+    pub echo_header: Option<String>,
 }
 
 pub const DEFAULT_ITEMS: u32 = 20;
@@ -308,6 +316,7 @@ impl ServerConfig {
             every: k.every.unwrap_or(5).max(1),
             listen_fault: k.listen_fault,
             listen_close_after: k.listen_close_after,
+            echo_header: k.echo_header.clone(),
         })
     }
 

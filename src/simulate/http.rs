@@ -411,7 +411,7 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
             return listen_stream(&app, server, id, msg.get("params"));
         }
         let mut stateless = SessionState::default();
-        let reply = server.handle(&msg, &mut stateless);
+        let reply = answer(&server, &msg, &mut stateless, &headers);
         return render(&app, reply, mode, None).await;
     }
 
@@ -419,7 +419,7 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
     if method.as_deref() == Some("initialize") && id.is_some() {
         let sid = app.new_session_id();
         let mut state = SessionState::default();
-        let reply = server.handle(&msg, &mut state);
+        let reply = answer(&server, &msg, &mut state, &headers);
         app.insert_session(
             sid.clone(),
             HttpSession {
@@ -474,7 +474,7 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
         }
         session.state.clone()
     };
-    let reply = server.handle(&msg, &mut state);
+    let reply = answer(&server, &msg, &mut state, &headers);
     let stream = lock(&app.sessions).get_mut(&sid).and_then(|session| {
         session.state = state;
         session.stream.clone()
@@ -487,6 +487,22 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
         }
     }
     render(&app, reply, mode, Some(&sid)).await
+}
+
+/// The engine's answer to `msg`, with `--echo-header` applied.
+fn answer(
+    server: &VirtualServer,
+    msg: &Value,
+    state: &mut SessionState,
+    headers: &HeaderMap,
+) -> Reply {
+    let mut reply = server.handle(msg, state);
+    if let Some(name) = &server.cfg.echo_header {
+        if let Some(v) = headers.get(name.as_str()).and_then(|v| v.to_str().ok()) {
+            super::echo::splice(&mut reply, v);
+        }
+    }
+    reply
 }
 
 /// A `subscriptions/listen` answer: an SSE stream that stays open (priming

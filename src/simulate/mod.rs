@@ -10,6 +10,7 @@
 mod catalogue;
 pub mod config;
 mod cursor;
+mod echo;
 mod engine;
 mod http;
 mod pages;

@@ -7,8 +7,9 @@ use super::status::StatusStore;
 use super::verdict::{observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PolledTarget};
 use crate::config::TargetConfig;
+use crate::conformance::ConformanceReport;
 use crate::poll::{unix_now, PollReport, RelistReport};
-use crate::telemetry::metrics::{ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{ConformanceMetrics, ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::TraceSink;
 use crate::verdict::{CatalogueHistory, TargetVerdict};
 use std::sync::Mutex;
@@ -23,9 +24,26 @@ pub struct Sinks {
     pub status: StatusStore,
     /// How long a silent shrink keeps its kind degraded.
     pub event_window: Duration,
+    /// Failing rules of serve-mode conformance runs.
+    pub conformance: ConformanceMetrics,
 }
 
 impl Sinks {
+    /// A scheduled target's conformance run: its failing rules exported,
+    /// its result kept for the verdicts of the polls that follow.
+    pub fn conformance(&self, target: &str, report: &ConformanceReport, started_unix_seconds: f64) {
+        let result = super::conformance::result_of(report, started_unix_seconds);
+        self.conformance.record(target, &result);
+        self.status.record_conformance(target, result);
+    }
+
+    /// Forget a target's conformance results (conformance turned off, the
+    /// target changed or was removed).
+    pub fn forget_conformance(&self, target: &str) {
+        self.conformance.forget_target(target);
+        self.status.forget_conformance(target);
+    }
+
     /// Every stage.
     pub fn fanout(&self) -> Fanout<'_> {
         Fanout {

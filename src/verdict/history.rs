@@ -3,8 +3,11 @@
 //! recent failures kept apart from recent polls, and the current verdict
 //! with the time its level began. Every list is bounded (docs/status.md).
 
+use super::conformance::ConformanceResult;
 use super::judge::judge;
-use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use super::types::{
+    Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
+};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -68,6 +71,9 @@ pub struct KindObservation<'a> {
     pub expected_min: Option<u64>,
     pub reference_gaps: Vec<ReferenceGap>,
     pub garbage_cursor: Option<&'a str>,
+    pub protocol_gaps: Vec<ProtocolGap>,
+    /// See `KindInput::empty_is_suspect`.
+    pub empty_is_suspect: bool,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -92,6 +98,9 @@ pub struct CatalogueHistory {
     pub verdict: Option<TargetVerdict>,
     /// When the target's current level began (first poll with it).
     pub level_since_unix_seconds: Option<f64>,
+    /// The latest serve-mode conformance run; judged with every poll until
+    /// the next run replaces it.
+    pub conformance: Option<ConformanceResult>,
 }
 
 impl CatalogueHistory {
@@ -167,11 +176,14 @@ impl CatalogueHistory {
                     expected_min: k.expected_min,
                     reference_gaps: k.reference_gaps.clone(),
                     garbage_cursor: k.garbage_cursor,
+                    protocol_gaps: k.protocol_gaps.clone(),
+                    empty_is_suspect: k.empty_is_suspect,
                 })
                 .collect(),
             changes: &changes,
             now_unix_seconds: at,
             event_window,
+            conformance: self.conformance.as_ref(),
         });
         let verdict = match (&self.verdict, partial) {
             (Some(before), true) => before.updated_with(verdict),
@@ -277,6 +289,8 @@ mod tests {
                 expected_min: None,
                 reference_gaps: Vec::new(),
                 garbage_cursor: None,
+                protocol_gaps: Vec::new(),
+                empty_is_suspect: false,
             }],
         }
     }

@@ -3,12 +3,14 @@
 //! targets, or URLs a configured module allows, can be probed, and a request
 //! never starts a process.
 
+use super::probe_budget::Refused;
 use super::AppState;
 use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
-use crate::sinks::probe_answer::{self, OPENMETRICS_CONTENT_TYPE};
+use crate::sinks::probe_answer;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -27,11 +29,27 @@ fn bad(status: StatusCode, msg: &str) -> Response {
     (status, format!("{msg}\n")).into_response()
 }
 
+/// The probe was not run: the exporter is busy, not the target down. 503
+/// makes the scrape fail (`up` 0) rather than report a target as down.
+fn busy(refused: Refused) -> Response {
+    let msg = match refused {
+        Refused::QueueFull => "too many probes: every probe slot is busy and the queue is full",
+        Refused::Deadline => "waited for a probe slot until the scrape timeout",
+    };
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "1")],
+        format!("{msg}\n"),
+    )
+        .into_response()
+}
+
 pub async fn probe(
     State(app): State<AppState>,
     Query(q): Query<ProbeQuery>,
     headers: HeaderMap,
 ) -> Response {
+    let gzip = super::compression::accepts_gzip(&headers);
     let Some(target_param) = q.target else {
         return bad(StatusCode::BAD_REQUEST, "target parameter is missing");
     };
@@ -71,42 +89,51 @@ pub async fn probe(
             Err(e) => return bad(StatusCode::BAD_REQUEST, &e),
         }
     }
-    // Finish inside Prometheus' scrape timeout.
+    // Finish inside Prometheus' scrape timeout: the budget starts now, so
+    // time spent queued for a probe slot comes out of it.
     let budget = super::scrape_timeout::probe_budget(
         headers
             .get("X-Prometheus-Scrape-Timeout-Seconds")
             .and_then(|v| v.to_str().ok()),
     );
-    let per_kind = budget / target.kinds.len().max(1) as u32;
+    let deadline = tokio::time::Instant::now() + budget;
+    // Probes have slots of their own: they never take the scheduler's.
+    let _slot = match app.probe_budget.admit(deadline).await {
+        Ok(slot) => slot,
+        Err(refused) => return busy(refused),
+    };
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let per_kind = left / target.kinds.len().max(1) as u32;
     target.limits.timeout = target.limits.timeout.min(per_kind);
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
-    target.limits.connect_timeout = target.limits.connect_timeout.min(budget);
+    target.limits.connect_timeout = target.limits.connect_timeout.min(left);
 
     // Failures are data here too: an unreadable token or a poll past its
     // budget still answers 200 with `mcp_up 0`, so the scrape keeps its series.
     let deadline = HardDeadline {
-        limit: budget + Duration::from_secs(1),
+        limit: left + Duration::from_secs(1),
         exceeded: format!("probe exceeded its budget of {budget:?}"),
     };
-    let report = {
-        let _permit = app.service.acquire().await;
-        let stderr_tail_bytes = loaded.config.defaults.stderr_tail_bytes;
-        let (report, _) = poll_configured(
-            &target,
-            stderr_tail_bytes,
-            PollContext::default(),
-            deadline,
-            false,
-        )
-        .await;
-        report
-    };
+    let stderr_tail_bytes = loaded.config.defaults.stderr_tail_bytes;
+    let (report, _) = poll_configured(
+        &target,
+        stderr_tail_bytes,
+        PollContext::default(),
+        deadline,
+        false,
+    )
+    .await;
     if q.debug {
         let body = probe_answer::debug(report, &target);
         return ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response();
     }
     match probe_answer::render(report, &target) {
-        Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
+        // A probe answer is one target's series (a few kB): compressing it
+        // inline costs less than a hop to the blocking pool.
+        Ok(body) if gzip => {
+            super::metrics_response(super::compression::gzip(body.as_bytes()), true)
+        }
+        Ok(body) => super::metrics_response(Bytes::from(body), false),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }
 }

@@ -39,8 +39,18 @@ impl ByteCounter {
 /// Parsing is linear in the bytes read (see `sse_parser.rs`), so the cap,
 /// not the CPU, decides how a huge event ends.
 pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> EventStream {
+    events_from_chunks(response.into_stream(), limit, counter)
+}
+
+/// [`events`] over any stream of body chunks (the fuzz harness feeds it
+/// chunks cut where the fuzzer chooses).
+pub fn events_from_chunks<S, E>(body: S, limit: u64, counter: ByteCounter) -> EventStream
+where
+    S: Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+    E: std::fmt::Display + 'static,
+{
     let state = Reader {
-        body: Box::pin(response.into_stream()),
+        body: Box::pin(body.map(|chunk| chunk.map_err(|e| e.to_string()))),
         parser: SseParser::new(),
         ready: VecDeque::new(),
         done: false,
@@ -60,7 +70,7 @@ pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> Event
                     None => return None,
                     Some(Err(e)) => {
                         st.done = true;
-                        return Some((Err(SseReadError::Body(e.to_string())), st));
+                        return Some((Err(SseReadError::Body(e)), st));
                     }
                     Some(Ok(chunk)) => {
                         let n = chunk.len() as u64;
@@ -78,7 +88,7 @@ pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> Event
     Box::pin(stream)
 }
 
-type BodyStream = Pin<Box<dyn Stream<Item = Result<bytes::Bytes, hyper::Error>> + Send>>;
+type BodyStream = Pin<Box<dyn Stream<Item = Result<bytes::Bytes, String>> + Send>>;
 
 struct Reader {
     body: BodyStream,

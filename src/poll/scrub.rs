@@ -1,0 +1,124 @@
+//! Every known secret out of every server-supplied string a report keeps.
+//! A server can echo what we send it (an `Authorization` header, another
+//! target's token in a child's environment) into tool names, descriptions,
+//! server info or error messages; whatever it sends, the report that
+//! leaves `poll` holds no secret the configuration knows. This runs where a
+//! report is finished, before any sink (status pages, `/api`, baselines,
+//! metrics, spans, `probe --json`) sees it, so no sink needs its own.
+
+use super::report::PollReport;
+use crate::listing::ListingReport;
+use crate::secrets::SecretScrubber;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Scrub `report` in place.
+pub fn scrub_report(report: &mut PollReport, secrets: &SecretScrubber) {
+    if secrets.is_empty() {
+        return;
+    }
+    scrub_opt(&mut report.protocol_version, secrets);
+    if let Some(server) = &mut report.server {
+        scrub(&mut server.name, secrets);
+        scrub(&mut server.version, secrets);
+    }
+    if let Some(failure) = &mut report.session_error {
+        scrub(&mut failure.detail, secrets);
+    }
+    scrub_opt(&mut report.session_id, secrets);
+    scrub_opt(&mut report.stderr_tail, secrets);
+    for listing in &mut report.listings {
+        scrub_listing(listing, secrets);
+    }
+}
+
+/// Scrub one listing in place: names, details, page errors, item shapes.
+pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
+    if secrets.is_empty() {
+        return;
+    }
+    scrub_opt(&mut listing.reason, secrets);
+    scrub_opt(&mut listing.detail, secrets);
+    scrub_opt(&mut listing.cache_scope, secrets);
+    listing.names.iter_mut().for_each(|n| scrub(n, secrets));
+    listing
+        .duplicate_names
+        .iter_mut()
+        .for_each(|n| scrub(n, secrets));
+    for page in &mut listing.pages {
+        scrub_opt(&mut page.error, secrets);
+        scrub_opt(&mut page.sent_cursor, secrets);
+    }
+    if listing.fingerprints.keys().any(|k| secrets.scrub(k) != *k) {
+        let fingerprints = std::mem::take(&mut listing.fingerprints);
+        listing.fingerprints = fingerprints
+            .into_iter()
+            .map(|(k, v)| (secrets.scrub(&k), v))
+            .collect();
+    }
+    for fp in listing.fingerprints.values_mut() {
+        if let Some(shape) = &mut fp.shape {
+            shape.properties = scrub_keys(std::mem::take(&mut shape.properties), secrets);
+            shape.required = std::mem::take(&mut shape.required)
+                .into_iter()
+                .map(|r| secrets.scrub(&r))
+                .collect::<BTreeSet<_>>();
+        }
+    }
+}
+
+fn scrub(text: &mut String, secrets: &SecretScrubber) {
+    let clean = secrets.scrub(text);
+    if clean != *text {
+        *text = clean;
+    }
+}
+
+fn scrub_opt(text: &mut Option<String>, secrets: &SecretScrubber) {
+    if let Some(t) = text {
+        scrub(t, secrets);
+    }
+}
+
+fn scrub_keys<V>(map: BTreeMap<String, V>, secrets: &SecretScrubber) -> BTreeMap<String, V> {
+    map.into_iter()
+        .map(|(k, v)| (secrets.scrub(&k), v))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::{Kind, Outcome};
+    use crate::poll::report::{ServerInfo, Transport};
+    use std::time::SystemTime;
+
+    #[test]
+    fn every_kept_server_string_loses_the_secret() {
+        let secret = "tok-0123456789";
+        let secrets = SecretScrubber::new([secret]);
+        let echo = format!("x Bearer {secret}");
+        let mut report = PollReport::new("t", Transport::StreamableHttp, SystemTime::now());
+        report.server = Some(ServerInfo {
+            name: echo.clone(),
+            version: echo.clone(),
+        });
+        report.protocol_version = Some(echo.clone());
+        let mut listing = ListingReport::empty(Kind::Tools, Outcome::Complete);
+        listing.names = vec![echo.clone()];
+        listing.duplicate_names = vec![echo.clone()];
+        listing.detail = Some(echo.clone());
+        listing.fingerprints.insert(
+            echo.clone(),
+            crate::listing::fingerprint::ItemFingerprint {
+                digest: 0,
+                parts: Vec::new(),
+                shape: None,
+            },
+        );
+        report.listings.push(listing);
+        scrub_report(&mut report, &secrets);
+        let kept = format!("{report:?}");
+        assert!(!kept.contains(secret), "{kept}");
+        assert!(kept.contains("x Bearer <redacted>"), "{kept}");
+    }
+}
