@@ -1,5 +1,5 @@
-//! Cost of recording polls and of one `/metrics` scrape for fleets of 10 and
-//! 100 targets with all four kinds (every pre-created series present).
+//! Cost of recording polls and of one `/metrics` scrape for fleets of 10, 100 and
+//! 2,000 targets with all four kinds (every pre-created series present).
 //! Run: `cargo bench --bench metrics_encode`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -59,6 +59,7 @@ fn polled(target: &str) -> PolledTarget {
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+        reference_union: BTreeMap::new(),
     }
 }
 
@@ -70,7 +71,7 @@ fn fleet(targets: usize) -> (Registry, TargetMetrics, Vec<PolledTarget>) {
         .collect();
     let expect = BTreeMap::from([(Kind::Tools, 10)]);
     for p in &polls {
-        metrics.register_target(&p.report.target, &Kind::ALL);
+        metrics.register_target(&p.report.target, &Kind::ALL, false);
         metrics.observe(p, &expect);
     }
     (registry, metrics, polls)
@@ -79,7 +80,7 @@ fn fleet(targets: usize) -> (Registry, TargetMetrics, Vec<PolledTarget>) {
 fn bench(c: &mut Criterion) {
     let expect = BTreeMap::from([(Kind::Tools, 10)]);
     let mut group = c.benchmark_group("metrics");
-    for targets in [10usize, 100] {
+    for targets in [10usize, 100, 2000] {
         let (registry, metrics, polls) = fleet(targets);
         let bytes = encode(&registry).map(|s| s.len()).unwrap_or(0);
         eprintln!("{targets} targets: {bytes} bytes per scrape");

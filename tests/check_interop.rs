@@ -1,7 +1,8 @@
 //! `mcp-exporter check` against the real SDK peers of tests/interop.rs
 //! (installed by scripts/install-peers.sh), over stdio. Each peer runs
 //! clean, or fails exactly the rules docs/interop.md ("`check` against the
-//! peers") names as its real defects. A peer that is not installed is
+//! peers") names as its real defects, under the protocol version that
+//! table names. A peer that is not installed is
 //! skipped loudly (`INTEROP_REQUIRE_PEERS=1` makes that a failure).
 
 use std::collections::BTreeSet;
@@ -56,6 +57,14 @@ const TYPESCRIPT_FAILS: &[&str] = &[];
 const PYTHON_FAILS: &[&str] = &[];
 const RMCP_FAILS: &[&str] = &[];
 
+/// The protocol each peer settles on with `check` (docs/interop.md).
+fn documented_protocol(peer: &str) -> &'static str {
+    match peer {
+        "python" | "rmcp" => "2026-07-28",
+        _ => "2025-11-25",
+    }
+}
+
 #[test]
 fn check_against_the_sdk_peers() {
     let mut ran = 0;
@@ -96,10 +105,15 @@ fn check_against_the_sdk_peers() {
             .map(|r| r["id"].as_str().unwrap())
             .collect();
         let expected: BTreeSet<&str> = documented.iter().copied().collect();
-        if failing != expected || out.status.code() != Some(0) {
+        let protocol = json["protocol_version"].as_str().unwrap_or("-");
+        if failing != expected
+            || out.status.code() != Some(0)
+            || protocol != documented_protocol(name)
+        {
             wrong.push(format!(
-                "{name}: exit {:?}, failing {failing:?}, documented {expected:?}\n{}",
+                "{name}: exit {:?}, protocol {protocol} (documented {}), failing {failing:?}, documented {expected:?}\n{}",
                 out.status.code(),
+                documented_protocol(name),
                 serde_json::to_string_pretty(&json["rules"]).unwrap_or_default()
             ));
         }

@@ -21,8 +21,8 @@ mod zoo;
 
 use std::time::Duration;
 use zoo::{
-    exporter_bin, in_parallel, installed, names, peer_path, probe, sample, seen, simulate_stdio,
-    Exporter, Seen, Server,
+    api_target, exporter_bin, in_parallel, installed, listing, names, peer_path, probe, sample,
+    seen, simulate_stdio, Exporter, Seen, Server,
 };
 
 /// A gateway to start (see [`in_parallel`]).
@@ -449,11 +449,11 @@ fn zoo_npm_mcp_proxy_merges_pages() {
             expect(modern, "error", Some("rpc_error"), 0, 0, Some(-32603)),
         ),
         // The origin's -32602 on page 2 comes back as the answer to our page 1
-        // (no cursor sent), and the exporter calls it invalid_cursor.
+        // (no cursor sent): `invalid_params`, not `invalid_cursor`.
         (
             "stale-cursor",
             s(STALE),
-            expect(modern, "error", Some("invalid_cursor"), 0, 0, Some(-32602)),
+            expect(modern, "error", Some("invalid_params"), 0, 0, Some(-32602)),
         ),
         // 64 upstream pages: the limit, still whole.
         (
@@ -727,6 +727,22 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
         Some(0.0)
     );
     assert_eq!(missing(&text, "fm-proxy-big", "origin-big"), Some(1255.0));
+    // The verdict says both: the empty answer of a server that advertises
+    // tools, and what the origin comparison found.
+    let api = exporter.wait_api(SERVE_LIMIT, "the big proxy judged", |api| {
+        api_target(api, "fm-proxy-big")["verdict"]["reasons"]
+            .as_array()
+            .is_some_and(|r| r.len() >= 2)
+    });
+    let codes: Vec<String> = api_target(&api, "fm-proxy-big")["verdict"]["reasons"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .map(|r| r["code"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(codes, vec!["reference_missing", "empty_but_advertised"]);
     // The cycle: the gateway is up with 15 items, the origin target aborts
     // (cursor_cycle), and with no complete origin listing there is no comparison.
     assert_eq!(up("fm-proxy-cycle"), Some(1.0));
@@ -836,19 +852,40 @@ fn zoo_fastmcp_mount_catalogue_depends_on_protocol() {
         sample(&text, "mcp_up", &[("target", "mount-negotiated")]),
         Some(1.0)
     );
+    // Against the union of both origins' renamed names: 43 expected; the
+    // negotiated side lacks 20; nothing the gateway lists is unaccounted for.
+    let union_of = |api: &serde_json::Value, target: &str| {
+        api_target(api, target)["history"][0]["kinds"][0]["reference_union"].clone()
+    };
+    let api = exporter.wait_api(SERVE_LIMIT, "both unions in the API", |api| {
+        ["mount-2025", "mount-negotiated"].iter().all(|t| {
+            union_of(api, t)["references"]
+                .as_array()
+                .is_some_and(|r| r.len() == 2)
+        })
+    });
+    let union = |target: &str| union_of(&api, target);
+    for (target, lacking) in [("mount-2025", 0), ("mount-negotiated", 20)] {
+        let u = union(target);
+        assert_eq!(u["expected_items"], 43, "{target}: {u}");
+        assert_eq!(u["missing_total"], lacking, "{target}: {u}");
+        assert_eq!(u["unexpected_total"], 0, "{target}: {u}");
+        assert_eq!(
+            u["references"],
+            serde_json::json!(["origin-dual", "origin-legacy"])
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------
-// Cases that need features not built yet (issue 10). The expected values are
-// what the gateways were seen to serve; enable each when its feature lands.
-// The configuration keys below are proposals: adjust to the shipped syntax.
+// Reference mapping, per-protocol catalogues, -32602 without a cursor
 // ---------------------------------------------------------------------------
 
-/// FastMCP `mount` rewrites resource URIs `sim://resources/001` →
-/// `sim://legacy/resources/001` (namespace after the scheme), which a plain
-/// `prefix:` cannot describe.
+/// FastMCP `mount` renames tools `<namespace>_<name>` and rewrites resource
+/// URIs `sim://resources/001` → `sim://legacy/resources/001` (namespace
+/// after the scheme), which a plain `prefix:` cannot describe: a per-kind
+/// `map:` with a regular expression does.
 #[test]
-#[ignore = "needs reference mapping"]
 fn zoo_fastmcp_mount_reference_maps_rewritten_uris() {
     if !installed(
         "zoo_fastmcp_mount_reference_maps_rewritten_uris",
@@ -858,49 +895,52 @@ fn zoo_fastmcp_mount_reference_maps_rewritten_uris() {
     }
     let (sim, _scenarios) = http_origins("  - {name: legacy, scenario: healthy}\n");
     let mount = fastmcp_gateway(&[s("mount"), format!("legacy={}/mcp/legacy", sim.url)]);
+    let global = "global:\n  schedule: {every: 3s}\n  jitter: 0s\n  kinds: [tools, resources, resource_templates]\n  invalid_cursor_probe: false\n";
+    let mapped = "    protocol_version: \"2025-11-25\"\n    reference:\n      - target: origin-legacy\n        map:\n          tools: {prefix: legacy, separator: _}\n          resources: {regex: '^sim://(.*)$', replace: 'sim://legacy/$1'}\n          resource_templates: {regex: '^sim://', replace: 'sim://legacy/'}\n";
+    // The same gateway compared with `prefix:` only: the URIs cannot match.
+    let prefixed = "    protocol_version: \"2025-11-25\"\n    reference:\n      - {target: origin-legacy, prefix: legacy_}\n";
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 3s}}\n  jitter: 0s\n  kinds: [tools, resources]\n  invalid_cursor_probe: false\ntargets:\n{}{}",
+        "{global}targets:\n{}{}{}",
         url_target("origin-legacy", &format!("{}/mcp/legacy", sim.url), ""),
-        url_target(
-            "mount",
-            &format!("{}/mcp", mount.url),
-            "    protocol_version: \"2025-11-25\"\n    reference:\n      - target: origin-legacy\n        map:\n          tools: {prefix: legacy_}\n          resources: {regex: '^sim://(.*)$', replace: 'sim://legacy/$1'}\n"
-        ),
+        url_target("mount", &format!("{}/mcp", mount.url), mapped),
+        url_target("mount-prefix", &format!("{}/mcp", mount.url), prefixed),
     ));
-    let text = exporter.wait_until(SERVE_LIMIT, "the mount compared", |t| {
+    let gap = |t: &str, target: &str, kind: &str| {
         sample(
             t,
             "mcp_reference_missing_items",
             &[
-                ("target", "mount"),
-                ("kind", "resources"),
+                ("target", target),
+                ("kind", kind),
                 ("reference", "origin-legacy"),
             ],
         )
-        .is_some()
+    };
+    let text = exporter.wait_until(SERVE_LIMIT, "both mounts compared", |t| {
+        ["mount", "mount-prefix"]
+            .iter()
+            .all(|g| gap(t, g, "resources").is_some() && gap(t, g, "resource_templates").is_some())
     });
-    for kind in ["tools", "resources"] {
-        assert_eq!(
-            sample(
-                &text,
-                "mcp_reference_missing_items",
-                &[
-                    ("target", "mount"),
-                    ("kind", kind),
-                    ("reference", "origin-legacy")
-                ]
-            ),
-            Some(0.0),
-            "{kind}"
-        );
+    for kind in ["tools", "resources", "resource_templates"] {
+        assert_eq!(gap(&text, "mount", kind), Some(0.0), "{kind}\n{text}");
     }
+    // Without the map every resource and template looks missing.
+    assert_eq!(gap(&text, "mount-prefix", "tools"), Some(0.0));
+    let resources = sample(
+        &text,
+        "mcp_listing_items",
+        &[("target", "origin-legacy"), ("kind", "resources")],
+    );
+    assert!(resources.is_some_and(|n| n > 0.0), "{text}");
+    assert_eq!(gap(&text, "mount-prefix", "resources"), resources);
 }
 
 /// FastMCP `mount` of a dual-era origin (23 tools) and a legacy-only origin
 /// (20 tools): 23 tools for a 2026-07-28 client, 43 for a 2025-11-25 client.
-/// With `protocols:` the exporter lists both and reports the difference.
+/// With `protocols:` the exporter lists both and reports the difference:
+/// the gauge per version, the verdict naming the 20 tools the modern side
+/// lacks, every name in `/api/targets`.
 #[test]
-#[ignore = "needs per-protocol catalogues"]
 fn zoo_fastmcp_mount_per_protocol_difference() {
     if !installed(
         "zoo_fastmcp_mount_per_protocol_difference",
@@ -923,7 +963,7 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
     let per = |t: &str, v: &str| {
         sample(
             t,
-            "mcp_listing_items",
+            "mcp_protocol_catalogue_missing_items",
             &[
                 ("target", "mount"),
                 ("kind", "tools"),
@@ -934,25 +974,68 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
     let text = exporter.wait_until(SERVE_LIMIT, "both protocols listed", |t| {
         per(t, "2025-11-25").is_some() && per(t, "2026-07-28").is_some()
     });
-    assert_eq!(per(&text, "2025-11-25"), Some(43.0));
-    assert_eq!(per(&text, "2026-07-28"), Some(23.0));
-    // The verdict names the 20 tools missing on the modern side.
-    let api = exporter.api_targets();
-    let verdict = api.to_string();
-    for i in 1..=20 {
-        assert!(
-            verdict.contains(&format!("legacy_tool-{i:03}")),
-            "{verdict}"
-        );
-    }
+    assert_eq!(per(&text, "2025-11-25"), Some(0.0), "{text}");
+    assert_eq!(per(&text, "2026-07-28"), Some(20.0), "{text}");
+    // The primary (newest) version feeds the usual series.
+    assert_eq!(
+        sample(&text, "mcp_listing_items", &tools("mount")),
+        Some(23.0)
+    );
+    assert_eq!(sample(&text, "mcp_up", &[("target", "mount")]), Some(1.0));
+    assert!(
+        text.contains("protocol_version=\"2026-07-28\",transport="),
+        "server info of the primary: {text}"
+    );
+    // Only `protocols:` targets carry the family.
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("mcp_protocol_catalogue_missing_items{"))
+            .count(),
+        2,
+        "{text}"
+    );
+
+    let api = exporter.wait_api(SERVE_LIMIT, "the per-protocol verdict", |api| {
+        api_target(api, "mount")["history"][0]["protocols"].is_array()
+    });
+    let target = api_target(&api, "mount");
+    assert_eq!(target["verdict"]["level"], "degraded", "{target}");
+    let reason = &target["verdict"]["reasons"][0];
+    assert_eq!(reason["code"], "protocol_catalogue_differs", "{target}");
+    assert_eq!(reason["kind"], "tools");
+    let message = reason["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("20 tools missing at protocol 2026-07-28 (23 listed there, 43 under every configured version together): legacy_tool-001, "),
+        "{message}"
+    );
+    let protocols = target["history"][0]["protocols"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no protocols in {target}"));
+    let at = |v: &str| {
+        protocols
+            .iter()
+            .find(|p| p["protocol_version"] == v)
+            .unwrap_or_else(|| panic!("no {v} in {protocols:?}"))
+    };
+    assert_eq!(at("2026-07-28")["primary"], true);
+    assert_eq!(at("2025-11-25")["primary"], false);
+    assert_eq!(at("2025-11-25")["kinds"][0]["unique_items"], 43);
+    let missing: Vec<String> = at("2026-07-28")["kinds"][0]["missing"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|n| n.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let legacy: Vec<String> = (1..=20).map(|i| format!("legacy_tool-{i:03}")).collect();
+    assert_eq!(missing, legacy);
 }
 
 /// npm mcp-proxy answers the origin's -32602 (for its own page-2 cursor) as
-/// the answer to our first page, which carried no cursor: not an invalid
-/// cursor of ours. Today the exporter says `invalid_cursor` (pinned in
-/// zoo_npm_mcp_proxy_merges_pages); issue 10 asks for its own label.
+/// the answer to our first page, which carried no cursor: `invalid_params`,
+/// not an invalid cursor of ours.
 #[test]
-#[ignore = "needs a label for -32602 without a cursor"]
 fn zoo_npm_mcp_proxy_first_page_invalid_params_label() {
     if !installed(
         "zoo_npm_mcp_proxy_first_page_invalid_params_label",
@@ -964,7 +1047,11 @@ fn zoo_npm_mcp_proxy_first_page_invalid_params_label() {
     let url = format!("{}/mcp", gateway.url);
     let (_, report) = probe(&["--kind", "tools", "--timeout", "30s", "--url", &url]);
     let got = seen(&report, "tools");
-    assert_eq!(got.outcome, "error");
+    assert_eq!(got.outcome, "error", "{report}");
     assert_eq!(got.rpc_code, Some(-32602));
-    assert_ne!(got.reason.as_deref(), Some("invalid_cursor"), "{report}");
+    assert_eq!(got.reason.as_deref(), Some("invalid_params"), "{report}");
+    assert_eq!(
+        listing(&report, "tools")["pages"][0]["error"],
+        "invalid_params"
+    );
 }

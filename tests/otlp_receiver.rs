@@ -111,6 +111,7 @@ fn poll(sink: &TraceSink, target: &str, listings: Vec<ListingReport>) -> PolledT
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+        reference_union: BTreeMap::new(),
     }
 }
 

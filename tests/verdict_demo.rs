@@ -118,6 +118,18 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         assert_eq!(t["verdict"]["reasons"], Value::Array(vec![]), "{t:#}");
     }
 
+    // docs/api.md names every field the API sends, at every level.
+    let api_doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
+        .expect("docs/api.md");
+    let mut undocumented = std::collections::BTreeSet::new();
+    for t in demo.api_targets() {
+        undocumented_fields(&t, &api_doc, &mut undocumented);
+    }
+    assert!(
+        undocumented.is_empty(),
+        "fields of /api/targets missing from docs/api.md: {undocumented:?}"
+    );
+
     // The gauge: one series per target and kind, valued by level.
     let (_, metrics) = http_get(&demo.url("/metrics"));
     for (target, value) in [("healthy", 0.0), ("gateway", 1.0), ("cycling", 2.0)] {
@@ -149,6 +161,10 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["verdict"]["level"], "degraded", "{report:#}");
     assert!(reason(&report["verdict"], "duplicate_items", Some("tools")).is_some());
+    // The same object per kind, as in /api/targets.
+    let tools = &report["kinds"]["tools"]["verdict"];
+    assert_eq!(tools["level"], "degraded", "{report:#}");
+    assert!(reason(tools, "duplicate_items", Some("tools")).is_some());
     let text = std::process::Command::new(bin())
         .args(["probe", "--url", &url, "--kind", "tools"])
         .output()
@@ -156,4 +172,83 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("verdict: degraded"), "{text}");
     assert!(text.contains("duplicate_items"), "{text}");
+}
+
+/// The README's `probe` example is what `probe` prints against
+/// `simulate --transport http --scenario cycle`, milliseconds aside.
+#[test]
+fn the_readme_probe_example_is_what_probe_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let command =
+        "$ mcp-exporter probe --url http://127.0.0.1:9741/mcp --kind tools --kind prompts\n";
+    let start = readme.find(command).expect("the probe example") + command.len();
+    let end = start + readme[start..].find("$ echo $?").expect("its exit status");
+    let documented = &readme[start..end];
+
+    let sim = common::Proc::start(&[
+        "simulate",
+        "--transport",
+        "http",
+        "--scenario",
+        "cycle",
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let out = std::process::Command::new(bin())
+        .args(["probe", "--url"])
+        .arg(format!("{}/mcp", sim.url.trim_end_matches('/')))
+        .args(["--kind", "tools", "--kind", "prompts"])
+        .output()
+        .expect("run probe");
+    assert_eq!(out.status.code(), Some(1));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        without_milliseconds(&printed),
+        without_milliseconds(documented),
+        "README.md's probe example is out of date; it printed:\n{printed}"
+    );
+}
+
+/// Every number with a decimal point (the ms column, handshake time) as `#`.
+fn without_milliseconds(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| {
+                    if w.contains('.') && w.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                        "#"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// Object keys anywhere in `v` that docs/api.md does not name (as `key`,
+/// `key[]` or `parent[].key`); kind names are values, not fields.
+fn undocumented_fields(v: &Value, doc: &str, out: &mut std::collections::BTreeSet<String>) {
+    const VALUES: [&str; 4] = ["tools", "prompts", "resources", "resource_templates"];
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                let named = [format!("`{k}`"), format!("`{k}[]"), format!(".{k}`")]
+                    .iter()
+                    .any(|form| doc.contains(form.as_str()));
+                if !VALUES.contains(&k.as_str()) && !named {
+                    out.insert(k.clone());
+                }
+                undocumented_fields(child, doc, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                undocumented_fields(item, doc, out);
+            }
+        }
+        _ => {}
+    }
 }

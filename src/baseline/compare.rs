@@ -4,12 +4,12 @@
 //! directory is configured).
 
 use super::diff::{content_changes, diff, missing_from, KindDiff};
-use super::store::BaselineStore;
+use super::store::{BaselineStore, PendingWrite};
 use crate::config::ReferenceConfig;
 use crate::listing::{Kind, Outcome};
 use crate::poll::PollReport;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A poll report with what the baselines made of it: what sinks consume.
 #[derive(Debug, Clone, Serialize)]
@@ -18,7 +18,30 @@ pub struct PolledTarget {
     pub diffs: BTreeMap<Kind, KindDiff>,
     /// Per kind and reference target: reference items this target lacks.
     pub reference_missing: BTreeMap<Kind, BTreeMap<String, Vec<String>>>,
+    /// Per kind compared with two or more references: this target against
+    /// the union of their renamed names (several origins merged behind one
+    /// gateway).
+    pub reference_union: BTreeMap<Kind, ReferenceUnion>,
 }
+
+/// One kind of a gateway against the union of its references' names, each
+/// renamed by its reference's `map`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReferenceUnion {
+    /// The references that were compared (their complete listings exist).
+    pub references: Vec<String>,
+    /// Distinct names the gateway should list (the renamed union).
+    pub expected_items: u64,
+    /// Of those, how many it lacks.
+    pub missing_total: u64,
+    /// Gateway names no reference accounts for (counted; the first
+    /// [`MAX_UNION_NAMES`] named): its own items, or stale ones.
+    pub unexpected_total: u64,
+    pub unexpected: Vec<String>,
+}
+
+/// Unexpected names kept per kind.
+pub const MAX_UNION_NAMES: usize = 200;
 
 impl PolledTarget {
     /// A report compared with nothing (`/probe` keeps no baselines).
@@ -27,18 +50,24 @@ impl PolledTarget {
             report,
             diffs: BTreeMap::new(),
             reference_missing: BTreeMap::new(),
+            reference_union: BTreeMap::new(),
         }
     }
 }
 
 /// Diff every listing of `report` against `store`, store the complete ones
-/// (at `now`, Unix seconds), and compare with each configured reference.
+/// that differ from their baseline (at `now`, Unix seconds), and compare
+/// with each configured reference. When a baseline changed and a state
+/// directory is configured, also returns the target's file to write: the
+/// caller writes it after releasing the store (the write syncs to disk).
+/// An unchanged catalogue writes nothing: at 2,000 targets a file synced
+/// per poll under the store's lock stalled the whole poller.
 pub fn compare(
     store: &mut BaselineStore,
     report: PollReport,
     references: &[ReferenceConfig],
     now: f64,
-) -> PolledTarget {
+) -> (PolledTarget, Option<PendingWrite>) {
     let mut diffs = BTreeMap::new();
     let mut changed = false;
     for listing in &report.listings {
@@ -48,18 +77,30 @@ pub fn compare(
             (d.changed_items, d.changed) = content_changes(before, listing);
             diffs.insert(listing.kind, d);
         }
-        if listing.outcome == Outcome::Complete {
+        if listing.outcome == Outcome::Complete
+            && !store.holds(
+                &report.target,
+                listing.kind,
+                &listing.names,
+                &listing.fingerprints,
+            )
+        {
             store.set(&report.target, listing.kind, listing.names.clone(), now);
             store.set_fingerprints(&report.target, listing.kind, listing.fingerprints.clone());
             changed = true;
         }
     }
-    if changed {
-        if let Err(e) = store.persist(&report.target) {
+    let write = if changed {
+        store.encode(&report.target).unwrap_or_else(|e| {
             tracing::warn!(target_name = %report.target, error = %e, "could not persist baselines");
-        }
-    }
+            None
+        })
+    } else {
+        None
+    };
     let mut reference_missing: BTreeMap<_, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    // Per kind: the renamed names of every compared reference.
+    let mut expected: BTreeMap<Kind, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
     for reference in references {
         for &kind in &reference.kinds {
             let Some(listing) = report.listing(kind) else {
@@ -71,16 +112,88 @@ pub fn compare(
             let Some(origin) = store.names(&reference.target, kind) else {
                 continue;
             };
-            let missing = missing_from(&listing.names, origin, reference.prefix.as_deref());
+            let map = reference.name_map(kind);
+            let missing = missing_from(&listing.names, origin, &map);
+            let (compared, names) = expected.entry(kind).or_default();
+            compared.push(reference.target.clone());
+            names.extend(origin.iter().map(|n| map.apply(n).into_owned()));
             reference_missing
                 .entry(kind)
                 .or_default()
                 .insert(reference.target.clone(), missing);
         }
     }
-    PolledTarget {
+    let reference_union = expected
+        .into_iter()
+        .filter(|(_, (compared, _))| compared.len() >= 2)
+        .filter_map(|(kind, (compared, names))| {
+            let listing = report.listing(kind)?;
+            Some((kind, union_gap(&listing.names, compared, &names)))
+        })
+        .collect();
+    let polled = PolledTarget {
         report,
         diffs,
         reference_missing,
+        reference_union,
+    };
+    (polled, write)
+}
+
+fn union_gap(
+    gateway: &[String],
+    references: Vec<String>,
+    expected: &BTreeSet<String>,
+) -> ReferenceUnion {
+    let have: BTreeSet<&str> = gateway.iter().map(String::as_str).collect();
+    let missing_total = expected
+        .iter()
+        .filter(|n| !have.contains(n.as_str()))
+        .count() as u64;
+    let unexpected: Vec<&String> = gateway.iter().filter(|n| !expected.contains(*n)).collect();
+    ReferenceUnion {
+        references,
+        expected_items: expected.len() as u64,
+        missing_total,
+        unexpected_total: unexpected.len() as u64,
+        unexpected: unexpected
+            .into_iter()
+            .take(MAX_UNION_NAMES)
+            .cloned()
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::listing::ListingReport;
+    use crate::poll::Transport;
+    use std::time::SystemTime;
+
+    fn report(names: &[&str]) -> PollReport {
+        let mut r = PollReport::new("t", Transport::StreamableHttp, SystemTime::now());
+        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
+        l.names = names.iter().map(|s| s.to_string()).collect();
+        l.unique_items = names.len() as u64;
+        r.listings.push(l);
+        r
+    }
+
+    #[test]
+    fn only_a_changed_catalogue_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = BaselineStore::open(Some(dir.path()));
+        let (_, first) = compare(&mut store, report(&["a", "b"]), &[], 1.0);
+        first.expect("the first listing is written").run().unwrap();
+        let (polled, same) = compare(&mut store, report(&["a", "b"]), &[], 2.0);
+        assert!(same.is_none(), "an unchanged listing rewrote its file");
+        assert!(polled.diffs[&Kind::Tools].had_baseline);
+        let (polled, shrunk) = compare(&mut store, report(&["a"]), &[], 3.0);
+        assert_eq!(polled.diffs[&Kind::Tools].removed, ["b"]);
+        shrunk.expect("a changed listing is written").run().unwrap();
+        let (again, problems) = BaselineStore::open(Some(dir.path()));
+        assert!(problems.is_empty());
+        assert_eq!(again.names("t", Kind::Tools).unwrap(), ["a"]);
     }
 }

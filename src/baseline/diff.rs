@@ -1,6 +1,7 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
+use crate::config::NameMap;
 use crate::listing::fingerprint::{changed_items, ItemChange, ItemFingerprint};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
@@ -70,18 +71,13 @@ pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<Kind
 }
 
 /// Items of a reference (origin) listing missing from a gateway's listing,
-/// after the gateway's name prefix is applied.
-pub fn missing_from(gateway: &[String], reference: &[String], prefix: Option<&str>) -> Vec<String> {
+/// after the gateway's renaming (`map`) is applied to the origin's names.
+/// The origin's own names are returned.
+pub fn missing_from(gateway: &[String], reference: &[String], map: &NameMap) -> Vec<String> {
     let have: BTreeSet<&str> = gateway.iter().map(String::as_str).collect();
     reference
         .iter()
-        .filter(|name| {
-            let expected = match prefix {
-                Some(p) => format!("{p}{name}"),
-                None => (*name).clone(),
-            };
-            !have.contains(expected.as_str())
-        })
+        .filter(|name| !have.contains(map.apply(name).as_ref()))
         .cloned()
         .collect()
 }
@@ -139,7 +135,8 @@ mod tests {
     fn reference_items_missing_with_prefix() {
         let gw = strings(&["a_one", "a_two", "b_x"]);
         let origin = strings(&["one", "two", "three"]);
-        assert_eq!(missing_from(&gw, &origin, Some("a_")), strings(&["three"]));
-        assert_eq!(missing_from(&gw, &origin, None).len(), 3);
+        let a = NameMap::prefix(Some("a_".into()));
+        assert_eq!(missing_from(&gw, &origin, &a), strings(&["three"]));
+        assert_eq!(missing_from(&gw, &origin, &NameMap::default()).len(), 3);
     }
 }

@@ -6,6 +6,6 @@ mod compare;
 mod diff;
 mod store;
 
-pub use compare::{compare, PolledTarget};
+pub use compare::{compare, PolledTarget, ReferenceUnion};
 pub use diff::{diff, missing_from, BaselineKey, KindDiff};
-pub use store::{BaselineError, BaselineStore};
+pub use store::{BaselineError, BaselineStore, PendingWrite};

@@ -31,10 +31,18 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
             for t in &loaded.config.targets {
                 let _ = writeln!(
                     out,
-                    "  {}: {} · {}",
+                    "  {}: {} · {}{}",
                     t.name,
                     crate::poller::service::describe_endpoint(t),
-                    t.schedule.describe()
+                    t.schedule.describe(),
+                    if t.conformance.enabled {
+                        format!(
+                            " · conformance every {}",
+                            humantime::format_duration(t.conformance.every)
+                        )
+                    } else {
+                        String::new()
+                    }
                 );
             }
             print_stdout(&out);

@@ -1,12 +1,13 @@
 //! `mcp-exporter probe`: list one server by hand and show every page.
 
 use super::parse_duration;
-use crate::listing::{Kind, Outcome, WalkLimits};
+use crate::listing::{Kind, WalkLimits};
 use crate::mcp::session::HttpMode;
 use crate::mcp::transport::TransportLimits;
-use crate::poll::{poll, HttpEndpoint, PollContext, PollReport, PollTarget, TargetBuilder};
+use crate::poll::{
+    poll, report_text, HttpEndpoint, PollContext, PollReport, PollTarget, TargetBuilder,
+};
 use crate::sinks::verdict::judge_report;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -104,7 +105,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
         super::print_stdout(&format!(
             "{}\n{}",
             crate::verdict::text::render(&verdict),
-            render(&report)
+            report_text::render(&report)
         ));
     }
     if report.all_complete() {
@@ -229,117 +230,3 @@ pub fn with_verdict<'a>(
 
 /// The `target` label and report name of a command-line probe.
 const PROBE_TARGET_NAME: &str = "probe";
-
-/// The human view: a header, then per kind a page table and a verdict.
-pub fn render(r: &PollReport) -> String {
-    let mut out = String::new();
-    let server = r
-        .server
-        .as_ref()
-        .map(|s| format!("{} {}", s.name, s.version))
-        .unwrap_or_else(|| "-".into());
-    let _ = writeln!(out, "server     {server}");
-    let _ = writeln!(
-        out,
-        "protocol   {} over {}",
-        r.protocol_version.as_deref().unwrap_or("-"),
-        r.transport.label()
-    );
-    for h in &r.handshakes {
-        let _ = writeln!(out, "handshake  {} {:.1} ms", h.method, ms(h.duration));
-    }
-    match r.time_to_ready {
-        Some(d) => {
-            let _ = writeln!(out, "ready in   {:.1} ms", ms(d));
-        }
-        None => {
-            let _ = writeln!(out, "ready in   - (not every listing completed)");
-        }
-    }
-    if let Some(e) = &r.session_error {
-        let _ = writeln!(out, "session    {}: {}", e.error.label(), e.detail);
-    }
-    for l in &r.listings {
-        let _ = writeln!(out);
-        let verdict = match (l.outcome, &l.reason) {
-            (Outcome::Complete, None) => "complete".to_string(),
-            (o, Some(reason)) => format!("{} ({reason})", o.label()),
-            (o, None) => o.label().to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "{}: {} · {} page(s) · {} raw / {} unique / {} duplicate(s){}",
-            l.kind,
-            verdict,
-            l.final_pages,
-            l.raw_items,
-            l.unique_items,
-            l.duplicate_items,
-            if l.invalid_items > 0 {
-                format!(" · {} without identity key", l.invalid_items)
-            } else {
-                String::new()
-            }
-        );
-        if let Some(d) = &l.detail {
-            let _ = writeln!(out, "  {d}");
-        }
-        if !l.restarts.is_empty() {
-            let list: Vec<String> = l
-                .restarts
-                .iter()
-                .map(|r| format!("{} at page {}", r.reason.label(), r.at_page))
-                .collect();
-            let _ = writeln!(out, "  restarts: {}", list.join(", "));
-        }
-        if !l.duplicate_names.is_empty() {
-            let shown: Vec<&str> = l
-                .duplicate_names
-                .iter()
-                .take(10)
-                .map(String::as_str)
-                .collect();
-            let more = l.duplicate_names.len().saturating_sub(10);
-            let _ = writeln!(
-                out,
-                "  duplicates: {}{}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" (+{more} more)")
-                } else {
-                    String::new()
-                }
-            );
-        }
-        if l.pages.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9}  {:<10}  {:<10}",
-            "page", "attempt", "items", "new", "ms", "sent", "next"
-        );
-        for p in &l.pages {
-            let next = match &p.error {
-                Some(e) => format!("error: {e}"),
-                None => p.next_cursor.display(),
-            };
-            let _ = writeln!(
-                out,
-                "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9.2}  {:<10}  {:<10}",
-                p.index,
-                p.attempt,
-                p.items,
-                p.new_items,
-                ms(p.duration),
-                p.sent_cursor.as_deref().unwrap_or("-"),
-                next
-            );
-        }
-    }
-    out
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}

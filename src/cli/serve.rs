@@ -5,7 +5,9 @@ use crate::config;
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
-use crate::telemetry::metrics::{register_external_url, ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{
+    register_external_url, ConformanceMetrics, ExporterMetrics, TargetMetrics,
+};
 use crate::telemetry::tracing::{TraceSettings, TraceSink};
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
@@ -133,6 +135,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         traces: traces.clone(),
         status: StatusStore::new(history),
         event_window: args.event_window,
+        conformance: ConformanceMetrics::register(&mut registry),
     };
     let web_config = match &args.web_config_file {
         Some(path) => match crate::web::web_config::WebServerConfig::load(path) {
@@ -187,12 +190,12 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     eprintln!("listening on {}://{local}", server.scheme());
 
     tokio::spawn(reload_on_sighup(service.clone()));
-    let app = router(AppState {
-        service: service.clone(),
-        registry: Arc::new(registry),
-        lifecycle: args.enable_lifecycle,
+    let app = router(AppState::new(
+        service.clone(),
+        Arc::new(registry),
+        args.enable_lifecycle,
         probe_budget,
-    });
+    ));
     server.serve(listener, app, shutdown_signal()).await;
     service.stop();
     traces.shutdown().await;

@@ -11,6 +11,7 @@ mod allow;
 mod error;
 mod known_secrets;
 mod locate;
+mod name_map;
 mod parser_message;
 mod raw;
 mod resolve;
@@ -19,12 +20,14 @@ mod secret;
 mod types;
 
 pub use error::ConfigError;
+pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use types::{
-    default, Config, Defaults, Endpoint, HttpTransport, Limits, ProbeModule, ReferenceConfig,
-    TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN, PROTOCOL_VERSIONS,
+    default, Config, ConformanceConfig, Defaults, Endpoint, HttpTransport, Limits, ProbeModule,
+    ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
+    PROTOCOL_VERSIONS,
 };
 
 use sha2::{Digest, Sha256};

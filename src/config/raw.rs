@@ -51,6 +51,20 @@ pub(super) struct RawGlobal {
     pub watch_list_changed: Option<bool>,
     pub propagate_trace_context: Option<bool>,
     pub stderr_tail_bytes: Option<ByteSize>,
+    pub metrics: Option<RawMetrics>,
+    pub conformance: Option<RawConformance>,
+}
+
+/// `conformance: {enabled: true, every: 1h}`: the pagination rules of
+/// `check` run for a scheduled target, on their own slower schedule.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {enabled: true, every: 1h}"
+)]
+pub(super) struct RawConformance {
+    pub enabled: Option<bool>,
+    pub every: Option<RawDuration>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,6 +93,7 @@ pub(super) struct RawTarget {
     pub inherit_env: Option<bool>,
     // listing
     pub protocol_version: Option<String>,
+    pub protocols: Option<RawProtocols>,
     pub schedule: Option<RawSchedule>,
     pub kinds: Option<Vec<Kind>>,
     pub forced_kinds: Option<Vec<Kind>>,
@@ -95,6 +110,16 @@ pub(super) struct RawTarget {
     pub propagate_trace_context: Option<bool>,
     pub expect: Option<BTreeMap<Kind, u64>>,
     pub reference: Option<Vec<RawReference>>,
+    pub conformance: Option<RawConformance>,
+    pub metrics: Option<RawMetrics>,
+}
+
+/// `metrics:` under `global` or a target.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping like {detail: true}")]
+pub(super) struct RawMetrics {
+    /// Per-target histograms (with exemplars when traced) for this target.
+    pub detail: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,6 +131,60 @@ pub(super) struct RawReference {
     pub target: String,
     pub kinds: Option<Vec<Kind>>,
     pub prefix: Option<String>,
+    pub map: Option<BTreeMap<Kind, RawNameMap>>,
+}
+
+/// One kind's renaming in `reference[].map`.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {prefix: P, separator: S, strip_prefix: X, regex: R, replace: T}"
+)]
+pub(super) struct RawNameMap {
+    pub strip_prefix: Option<String>,
+    pub regex: Option<String>,
+    pub replace: Option<String>,
+    pub prefix: Option<String>,
+    pub separator: Option<String>,
+}
+
+/// `protocols:` is a list of versions or `all_supported`.
+#[derive(Debug, Clone)]
+pub(super) enum RawProtocols {
+    AllSupported,
+    List(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for RawProtocols {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawProtocols;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of protocol versions or `all_supported`")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<RawProtocols, E> {
+                if s == "all_supported" {
+                    Ok(RawProtocols::AllSupported)
+                } else {
+                    Err(E::custom(
+                        "expected a list of protocol versions or `all_supported`",
+                    ))
+                }
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RawProtocols, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = seq.next_element::<String>()? {
+                    out.push(v);
+                }
+                Ok(RawProtocols::List(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

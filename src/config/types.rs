@@ -2,6 +2,7 @@
 //! This is what the rest of the exporter reads; the YAML shape lives in
 //! `raw.rs`.
 
+use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
 use crate::listing::{Kind, WalkLimits};
@@ -71,6 +72,29 @@ pub struct Defaults {
     pub propagate_trace_context: bool,
     /// Bytes of a stdio server's stderr kept for error reports.
     pub stderr_tail_bytes: usize,
+    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
+    pub metrics_detail: bool,
+    pub conformance: ConformanceConfig,
+}
+
+/// Serve-mode conformance: `check`'s rules for a scheduled target, opt-in
+/// and on their own slower schedule (a run lists every kind twice plus a
+/// garbage and a repeated cursor, so never on every poll by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConformanceConfig {
+    pub enabled: bool,
+    /// At most one run per this long; a run happens right after the first
+    /// scheduled poll that finds the last run at least this old.
+    pub every: Duration,
+}
+
+impl Default for ConformanceConfig {
+    fn default() -> Self {
+        ConformanceConfig {
+            enabled: false,
+            every: default::CONFORMANCE_EVERY,
+        }
+    }
 }
 
 impl Defaults {
@@ -102,11 +126,16 @@ pub mod default {
     pub const CONCURRENCY: usize = 8;
     pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
     pub const INVALID_CURSOR_PROBE: bool = true;
+    /// Per-target histograms are opt-in detail: they cost ~80 samples per target.
+    pub const METRICS_DETAIL: bool = false;
     pub const WATCH_LIST_CHANGED: bool = false;
     pub const PROPAGATE_TRACE_CONTEXT: bool = true;
     pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
     pub const MAX_REDIRECTS: usize = 5;
     pub const WEB_HISTORY: usize = 20;
+    pub const CONFORMANCE_EVERY: Duration = Duration::from_secs(3600);
+    /// The shortest accepted `conformance.every`.
+    pub const CONFORMANCE_MIN_EVERY: Duration = Duration::from_secs(1);
 }
 
 /// Bounds on one listing; see DESIGN.md "The walker's contract".
@@ -144,6 +173,10 @@ pub struct TargetConfig {
     pub name: String,
     pub endpoint: Endpoint,
     pub protocol_version: Option<String>,
+    /// `protocols:`: every version this target is listed under, newest
+    /// first (at least two); empty when not configured. See
+    /// `poll::protocols`.
+    pub protocols: Vec<String>,
     pub schedule: Schedule,
     /// Kinds listed when the server advertises them (and `forced_kinds` always).
     pub kinds: Vec<Kind>,
@@ -157,6 +190,9 @@ pub struct TargetConfig {
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
+    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
+    pub metrics_detail: bool,
+    pub conformance: ConformanceConfig,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
@@ -172,14 +208,27 @@ impl TargetConfig {
     }
 }
 
-/// "This gateway must contain `target`'s items of `kinds`, with `prefix`
-/// added to their names by the gateway."
+/// "This gateway must contain `target`'s items of `kinds`, renamed the way
+/// the gateway renames them (`prefix`, or per kind `map`)."
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReferenceConfig {
     pub target: String,
     /// Defaults to the referring target's kinds that the referenced target also lists.
     pub kinds: Vec<Kind>,
+    /// Added to every kind's names (kinds without a `map` entry).
     pub prefix: Option<String>,
+    /// Per kind: how the gateway renames this origin's names.
+    pub map: BTreeMap<Kind, NameMap>,
+}
+
+impl ReferenceConfig {
+    /// The renaming that applies to `kind`'s names.
+    pub fn name_map(&self, kind: Kind) -> NameMap {
+        self.map
+            .get(&kind)
+            .cloned()
+            .unwrap_or_else(|| NameMap::prefix(self.prefix.clone()))
+    }
 }
 
 /// How the HTTP client talks to the server.
@@ -327,6 +376,7 @@ impl ProbeModule {
                 max_redirects: 0,
             },
             protocol_version: self.protocol_version.clone(),
+            protocols: Vec::new(),
             schedule: defaults.schedule.clone(),
             kinds: self.kinds.clone(),
             forced_kinds: Vec::new(),
@@ -338,6 +388,9 @@ impl ProbeModule {
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
             reference: Vec::new(),
+            metrics_detail: defaults.metrics_detail,
+            // `/probe` answers from one poll; conformance runs are scheduled only.
+            conformance: ConformanceConfig::default(),
             known_secrets: self.known_secrets.clone(),
         }
     }

@@ -200,6 +200,7 @@ fn error_label(e: &PageError) -> &'static str {
         PageError::Unauthorized { .. } => "unauthorized",
         PageError::TooLarge { .. } => "response_too_large",
         PageError::Malformed(_) => "malformed_result",
+        PageError::RateLimited { .. } => "rate_limited",
     }
 }
 

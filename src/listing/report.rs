@@ -46,10 +46,17 @@ pub enum ErrorKind {
     /// HTTP 401/403: a separate label because the fix (credentials) differs
     /// from every other transport failure.
     Unauthorized,
+    /// HTTP 429: the server (often a gateway) refused for load; the fix is
+    /// polling less often, not the server.
+    RateLimited,
+    /// -32602 to a request that carried no cursor: not a cursor problem
+    /// (a merging gateway passes on its origin's error, or the server
+    /// rejects our parameters).
+    InvalidParams,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 9] = [
         ErrorKind::Timeout,
         ErrorKind::InvalidCursor,
         ErrorKind::RpcError,
@@ -57,6 +64,8 @@ impl ErrorKind {
         ErrorKind::MalformedResult,
         ErrorKind::ResponseTooLarge,
         ErrorKind::Unauthorized,
+        ErrorKind::RateLimited,
+        ErrorKind::InvalidParams,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -67,6 +76,8 @@ impl ErrorKind {
             ErrorKind::MalformedResult => "malformed_result",
             ErrorKind::ResponseTooLarge => "response_too_large",
             ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::InvalidParams => "invalid_params",
         }
     }
 }
@@ -227,6 +238,10 @@ pub struct ListingReport {
     pub cache_scope: Option<String>,
     pub rpc_error_code: Option<i64>,
     pub http_status: Option<u16>,
+    /// The server's `Retry-After` with an HTTP 429 (already capped by the
+    /// transport).
+    #[serde(serialize_with = "ser_opt_secs", rename = "retry_after_seconds")]
+    pub retry_after: Option<Duration>,
     #[serde(serialize_with = "ser_secs", rename = "duration_seconds")]
     pub duration: Duration,
     /// Per identity key of the final attempt: what callers depend on, as
@@ -262,6 +277,7 @@ impl ListingReport {
             cache_scope: None,
             rpc_error_code: None,
             http_status: None,
+            retry_after: None,
             duration: Duration::ZERO,
             fingerprints: BTreeMap::new(),
         }
@@ -279,6 +295,13 @@ impl ListingReport {
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn ser_opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
 }
 
 fn ser_outcome<S: serde::Serializer>(o: &Outcome, s: S) -> Result<S::Ok, S::Error> {

@@ -52,6 +52,9 @@ pub enum PageError {
     TooLarge { limit: u64 },
     #[error("malformed response: {0}")]
     Malformed(String),
+    /// HTTP 429, with the server's `Retry-After` if it gave one.
+    #[error("rate limited (HTTP 429)")]
+    RateLimited { retry_after: Option<Duration> },
     /// The session expired (HTTP 404) and the pager opened a new one;
     /// cursors of the old session mean nothing now.
     #[error("session expired and was re-established")]
@@ -63,13 +66,26 @@ impl PageError {
     /// failed page to `ErrorKind`.
     pub fn error_kind(&self) -> ErrorKind {
         match self {
-            PageError::Rpc { code, .. } if *code == INVALID_PARAMS => ErrorKind::InvalidCursor,
+            // Whether a cursor was sent decides between this and
+            // `invalid_cursor`; the walker knows, see `step_on_error`.
+            PageError::Rpc { code, .. } if *code == INVALID_PARAMS => ErrorKind::InvalidParams,
             PageError::Rpc { .. } => ErrorKind::RpcError,
             PageError::Timeout(_) => ErrorKind::Timeout,
             PageError::Transport { .. } | PageError::SessionRenewed => ErrorKind::TransportError,
             PageError::Unauthorized { .. } => ErrorKind::Unauthorized,
             PageError::TooLarge { .. } => ErrorKind::ResponseTooLarge,
             PageError::Malformed(_) => ErrorKind::MalformedResult,
+            PageError::RateLimited { .. } => ErrorKind::RateLimited,
+        }
+    }
+
+    /// The error label of this failure on a request that did (`true`) or
+    /// did not carry a cursor: -32602 is a rejected cursor only when one
+    /// was sent.
+    pub fn error_kind_for(&self, cursor_sent: bool) -> ErrorKind {
+        match self.error_kind() {
+            ErrorKind::InvalidParams if cursor_sent => ErrorKind::InvalidCursor,
+            other => other,
         }
     }
 
@@ -78,6 +94,7 @@ impl PageError {
         match self {
             PageError::Transport { http_status, .. } => *http_status,
             PageError::Unauthorized { status } => Some(*status),
+            PageError::RateLimited { .. } => Some(429),
             _ => None,
         }
     }
@@ -212,7 +229,7 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
 
         let step = match result.outcome {
             Err(err) => {
-                record.error = Some(err.error_kind().label().to_string());
+                record.error = Some(err.error_kind_for(cursor.is_some()).label().to_string());
                 if let PageError::Rpc { code, .. } = &err {
                     record.rpc_code = Some(*code);
                 }
@@ -307,9 +324,13 @@ fn step_on_error(
         {
             return Step::Restart(RestartReason::SessionExpired);
         }
+        PageError::RateLimited { retry_after } => {
+            report.http_status = err.http_status();
+            report.retry_after = *retry_after;
+        }
         _ => report.http_status = err.http_status(),
     }
-    Step::Done(Outcome::Error(err.error_kind()))
+    Step::Done(Outcome::Error(err.error_kind_for(continuation)))
 }
 
 fn step_on_page(

@@ -297,7 +297,10 @@ async fn invalid_params_on_the_first_page_is_an_error_without_restart() {
         },
     );
     let r = run(&mut s, &legacy()).await;
-    assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidCursor));
+    // No cursor was sent, so it is not `invalid_cursor`.
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidParams));
+    assert_eq!(r.reason.as_deref(), Some("invalid_params"));
+    assert_eq!(r.pages[0].error.as_deref(), Some("invalid_params"));
     assert_eq!(r.requests(), 1);
     assert!(r.restarts.is_empty());
     // -32602 without a cursor is not an answer to a cursor.
@@ -339,6 +342,7 @@ async fn invalid_params_on_page_three_restarts_once() {
         .sequence(Some("c2"), vec![stale(), stale()]);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidCursor));
+    assert_eq!(r.pages[5].error.as_deref(), Some("invalid_cursor"));
     assert_eq!(r.invalid_cursor_errors, 2);
     assert_eq!(r.requests(), 6);
 }
@@ -510,4 +514,21 @@ async fn empty_page_with_a_cursor_continues() {
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.requests(), 2);
     assert_eq!(r.names, vec!["a"]);
+}
+
+#[tokio::test]
+async fn http_429_is_rate_limited_with_its_retry_after() {
+    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
+        Some("c1"),
+        PageError::RateLimited {
+            retry_after: Some(Duration::from_secs(7)),
+        },
+    );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
+    assert_eq!(r.reason.as_deref(), Some("rate_limited"));
+    assert_eq!(r.http_status, Some(429));
+    assert_eq!(r.retry_after, Some(Duration::from_secs(7)));
+    // No retry inside the walk: the scheduler's backoff waits.
+    assert_eq!(r.requests(), 2);
 }

@@ -168,6 +168,9 @@ impl Session {
                 Err(ExchangeError::Unauthorized { status }) => {
                     return Err(ExchangeError::Unauthorized { status })
                 }
+                // Refused for load, not for the version: asking again with
+                // `initialize` would only add to the load.
+                Err(e @ ExchangeError::RateLimited { .. }) => return Err(e),
                 Err(e) => {
                     // A legacy server. One that exited or went silent on an
                     // unknown method before initialize is started afresh.

@@ -82,11 +82,20 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
         }
         rules.extend(evaluate(&obs));
     }
+    // The rules quote what pages said (item names of a repeated or garbage
+    // cursor's page, two listings' differences): server-supplied strings
+    // that may echo a credential we sent.
+    for r in &mut rules {
+        r.message = target.secrets.scrub(&r.message);
+        for item in &mut r.evidence.items {
+            *item = target.secrets.scrub(item);
+        }
+    }
     let transport = session.transport_label().to_string();
     let protocol = session.protocol_version.clone();
     session.close().await;
     let mut report = ConformanceReport::new(&target.name, rules);
-    report.protocol_version = Some(protocol);
+    report.protocol_version = Some(target.secrets.scrub(&protocol));
     report.transport = Some(transport);
     report
 }
@@ -122,4 +131,29 @@ fn subscription_for(kind: Kind, ack: &AckProbe) -> SubscriptionObservation {
             detail: detail.clone(),
         },
     }
+}
+
+/// A scheduled target's conformance run (serve mode): `check` under a hard
+/// bound. `None` when the run got no session or hit the bound: that says
+/// nothing about the rules, and the poll reports the failure itself.
+pub async fn check_configured(
+    config: &crate::config::TargetConfig,
+    stderr_tail_bytes: usize,
+    limit: std::time::Duration,
+) -> Option<ConformanceReport> {
+    let target = PollTarget::from_config(config, stderr_tail_bytes).ok()?;
+    let report = tokio::time::timeout(limit, check(&target)).await.ok()?;
+    report.session_error.is_none().then_some(report)
+}
+
+/// The hard bound of one conformance run: connect, then per kind two
+/// listings under their deadline and two more requests, plus the
+/// `subscriptions/listen` probe and slack.
+pub fn run_deadline(config: &crate::config::TargetConfig) -> std::time::Duration {
+    let l = &config.limits;
+    let kinds = config.kinds.len().max(1) as u32;
+    l.connect_timeout
+        + (l.timeout * 2 + l.page_timeout * 2) * kinds
+        + l.page_timeout * 2
+        + std::time::Duration::from_secs(10)
 }

@@ -24,6 +24,7 @@ pub fn page_error(e: ExchangeError) -> PageError {
         ExchangeError::TooLarge { limit } => PageError::TooLarge { limit },
         ExchangeError::Malformed(m) => PageError::Malformed(m),
         ExchangeError::SessionExpired => PageError::SessionRenewed,
+        ExchangeError::RateLimited { retry_after } => PageError::RateLimited { retry_after },
     }
 }
 
@@ -42,9 +43,18 @@ pub fn http_status(e: &ExchangeError) -> Option<u16> {
         }
         ExchangeError::Unauthorized { status } => Some(*status),
         ExchangeError::SessionExpired => Some(404),
+        ExchangeError::RateLimited { .. } => Some(429),
         ExchangeError::Timeout(_)
         | ExchangeError::TooLarge { .. }
         | ExchangeError::Malformed(_) => None,
+    }
+}
+
+/// The wait a rate-limited (HTTP 429) wire failure asked for.
+pub fn retry_after(e: &ExchangeError) -> Option<Duration> {
+    match e {
+        ExchangeError::RateLimited { retry_after } => *retry_after,
+        _ => None,
     }
 }
 

@@ -116,6 +116,19 @@ pub struct PollReport {
     /// The `mcp.poll` span, when traced.
     #[serde(skip)]
     pub poll_span_id: Option<SpanId>,
+    /// `Retry-After` of an HTTP 429 that refused the handshake (a refused
+    /// page keeps its own in its listing); see [`PollReport::retry_after`].
+    #[serde(serialize_with = "opt_secs", rename = "session_retry_after_seconds")]
+    pub session_retry_after: Option<Duration>,
+    /// With `protocols:`, the catalogue at every configured version; empty
+    /// otherwise. This report is the primary version's (see
+    /// `poll::protocols`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocol_catalogues: Vec<super::catalogues::ProtocolCatalogue>,
+    /// Kinds listed although the server does not advertise them
+    /// (`forced_kinds`); every other listed kind was advertised.
+    #[serde(skip)]
+    pub unadvertised_kinds: Vec<Kind>,
 }
 
 impl PollReport {
@@ -142,7 +155,20 @@ impl PollReport {
             garbage_cursor_checks: Vec::new(),
             trace_id: None,
             poll_span_id: None,
+            session_retry_after: None,
+            protocol_catalogues: Vec::new(),
+            unadvertised_kinds: Vec::new(),
         }
+    }
+
+    /// The longest wait a server asked for with HTTP 429 in this poll
+    /// (handshake or any page), for the scheduler's backoff.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.listings
+            .iter()
+            .filter_map(|l| l.retry_after)
+            .chain(self.session_retry_after)
+            .max()
     }
 
     /// A poll that never got a session: the failure, and every kind in
@@ -248,6 +274,10 @@ impl RelistReport {
         report.server_address = last.server_address.clone();
         report.server_port = last.server_port;
         report.session_id = last.session_id.clone();
+        report.unadvertised_kinds = last.unadvertised_kinds.clone();
+        // The other protocol versions were not re-listed: their comparison
+        // stands as the poll left it, so the verdict keeps saying it.
+        report.protocol_catalogues = last.protocol_catalogues.clone();
         report.listings = listings;
         report.duration = duration;
         let relist = RelistReport {

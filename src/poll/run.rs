@@ -4,7 +4,7 @@
 
 use super::garbage_cursor::{self, invalid_cursor_check};
 use super::ids::{PollTrace, SpanId};
-use super::pager::{error_kind, http_status, SessionPager};
+use super::pager::{error_kind, http_status, retry_after, SessionPager};
 use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Transport};
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
@@ -53,7 +53,7 @@ pub struct HardDeadline {
 /// deadline into a report too. With `keep_open`, an established session is
 /// handed back (for watch mode) with the target it was opened for; the
 /// caller must close it.
-pub async fn poll_configured(
+pub(super) async fn poll_configured_single(
     config: &TargetConfig,
     stderr_tail_bytes: usize,
     ctx: PollContext,
@@ -206,6 +206,7 @@ async fn poll_open_unscrubbed(
                 &format!("session not established: {detail}"),
             );
             failed.handshakes = failure.handshakes.iter().map(handshake_record).collect();
+            failed.session_retry_after = retry_after(&failure.error);
             failed.stderr_tail = failure.close.stderr_tail;
             failed.server_address = report.server_address;
             failed.server_port = report.server_port;
@@ -224,11 +225,14 @@ async fn poll_open_unscrubbed(
 
     let limits = walk_limits(&session, target);
     for &kind in &target.kinds {
-        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
-            report
-                .listings
-                .push(ListingReport::empty(kind, Outcome::Unsupported));
-            continue;
+        if !session.advertises(kind.capability()) {
+            if !target.forced_kinds.contains(&kind) {
+                report
+                    .listings
+                    .push(ListingReport::empty(kind, Outcome::Unsupported));
+                continue;
+            }
+            report.unadvertised_kinds.push(kind);
         }
         // Notifications that arrived between listings belong to no walk.
         let _ = session.drain_notifications();

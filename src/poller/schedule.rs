@@ -24,6 +24,22 @@ pub fn next_tick(schedule: &Schedule, after: DateTime<Utc>) -> Option<DateTime<U
     }
 }
 
+/// The tick whose poll comes next: the first one after `now - jitter`,
+/// since a tick's poll fires `jitter` after it. Taking the first tick after
+/// `now` silently lost a period whenever a poll ended past the next tick
+/// (jitter plus the poll's duration reaching the period), without counting
+/// it as skipped.
+pub fn next_due_tick(
+    schedule: &Schedule,
+    now: DateTime<Utc>,
+    jitter: Duration,
+) -> Option<DateTime<Utc>> {
+    next_tick(
+        schedule,
+        now - chrono::Duration::from_std(jitter).unwrap_or_default(),
+    )
+}
+
 /// A stable offset in `[0, max)` from the target's name, so targets on the
 /// same schedule spread out and a restart keeps each one's slot.
 pub fn jitter_for(name: &str, max: Duration) -> Duration {
@@ -44,6 +60,22 @@ fn backoff_ticks(failures: u32) -> u32 {
     }
 }
 
+/// The next poll's time after a server asked to wait (`Retry-After` with
+/// HTTP 429): not before `done + retry_after`, the wait capped at `cap`
+/// (`backoff_max`), so a server cannot park a target for a day.
+pub fn honour_retry_after(
+    fire_at: DateTime<Utc>,
+    done: DateTime<Utc>,
+    retry_after: Option<Duration>,
+    cap: Duration,
+) -> DateTime<Utc> {
+    let Some(wait) = retry_after else {
+        return fire_at;
+    };
+    let wait = chrono::Duration::from_std(wait.min(cap)).unwrap_or_default();
+    fire_at.max(done + wait)
+}
+
 /// The hard bound of one poll: connect, handshake and every kind's own
 /// deadline, plus slack. The poll honours its deadlines; this only
 /// guarantees a wedged poll can never hold its slot forever.
@@ -60,6 +92,12 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
     let mut watching: Option<Watch> = None;
+    // A new or changed target starts without conformance results: old ones
+    // may not hold for its new configuration.
+    shared.sinks.forget_conformance(&target.name);
+    let mut conformance_ran: Option<tokio::time::Instant> = None;
+    // When the last poll ended and the wait its HTTP 429 asked for.
+    let mut asked_to_wait: Option<(DateTime<Utc>, Duration)> = None;
     // The first poll runs at start (after the target's jitter): a new or
     // restarted exporter shows real values within seconds, not one period.
     let mut first = true;
@@ -68,7 +106,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         let scheduled = if first {
             Some(now)
         } else {
-            next_tick(&target.schedule, now)
+            next_due_tick(&target.schedule, now, jitter)
         };
         first = false;
         let Some(mut tick) = scheduled else {
@@ -85,7 +123,10 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             }
             skip -= 1;
         }
-        let fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+        let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+        if let Some((done, wait)) = asked_to_wait.take() {
+            fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
+        }
         shared
             .sinks
             .status
@@ -101,6 +142,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report.era_hint();
+        asked_to_wait = report.retry_after().map(|wait| (Utc::now(), wait));
         failures = if report.all_complete() {
             0
         } else {
@@ -111,6 +153,17 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             last: report.clone(),
         });
         shared.sinks.fanout().poll(report, &target, failures);
+
+        // After the poll (the first poll of a new target is not delayed);
+        // the result is judged at once. Not while the server asked us to
+        // wait (HTTP 429): the run comes after a later poll.
+        if target.conformance.enabled
+            && asked_to_wait.is_none()
+            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+        {
+            conformance_ran = Some(tokio::time::Instant::now());
+            conformance_once(&target, &shared).await;
+        }
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
@@ -131,6 +184,23 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             }
             shared.sinks.status.skipped(&target.name, missed);
         }
+    }
+}
+
+/// One conformance run under the concurrency cap and its hard bound. A run
+/// without a session (or past its bound) leaves the last result in place.
+async fn conformance_once(target: &TargetConfig, shared: &Shared) {
+    let _permit = shared.acquire().await;
+    let started = crate::poll::unix_now();
+    let limit = crate::poll::conformance::run_deadline(target);
+    match crate::poll::conformance::check_configured(target, shared.stderr_tail_bytes(), limit)
+        .await
+    {
+        Some(report) => shared.sinks.conformance(&target.name, &report, started),
+        None => tracing::info!(
+            target_name = %target.name,
+            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
+        ),
     }
 }
 
@@ -171,6 +241,23 @@ mod tests {
     }
 
     #[test]
+    fn a_poll_ending_past_the_next_tick_keeps_that_ticks_poll() {
+        let s = Schedule::Every(Duration::from_secs(30));
+        // The tick at ...020 fired at ...049 (jitter 29 s); the poll ended
+        // at ...050.5, past the tick at ...050, whose poll is due at ...079.
+        let done = DateTime::from_timestamp_millis(1_000_000_050_500).unwrap();
+        let jitter = Duration::from_secs(29);
+        assert_eq!(
+            next_due_tick(&s, done, jitter).unwrap().timestamp(),
+            1_000_000_050
+        );
+        assert_eq!(
+            next_due_tick(&s, done, Duration::ZERO).unwrap().timestamp(),
+            1_000_000_080
+        );
+    }
+
+    #[test]
     fn jitter_is_stable_and_bounded() {
         let max = Duration::from_secs(5);
         assert_eq!(jitter_for("a", max), jitter_for("a", max));
@@ -179,6 +266,28 @@ mod tests {
         let spread: std::collections::HashSet<_> =
             (0..50).map(|i| jitter_for(&format!("t{i}"), max)).collect();
         assert!(spread.len() > 10);
+    }
+
+    #[test]
+    fn retry_after_moves_the_next_poll_within_the_cap() {
+        let at = |s: i64| DateTime::from_timestamp(s, 0).unwrap();
+        let cap = Duration::from_secs(300);
+        // No 429: the tick stands.
+        assert_eq!(honour_retry_after(at(1030), at(1000), None, cap), at(1030));
+        // Asked for 120 s after a poll that ended at 1000: not before 1120.
+        let two_min = Some(Duration::from_secs(120));
+        assert_eq!(
+            honour_retry_after(at(1030), at(1000), two_min, cap),
+            at(1120)
+        );
+        // A later tick already waits long enough.
+        assert_eq!(
+            honour_retry_after(at(1200), at(1000), two_min, cap),
+            at(1200)
+        );
+        // A day is capped at backoff_max.
+        let day = Some(Duration::from_secs(86_400));
+        assert_eq!(honour_retry_after(at(1030), at(1000), day, cap), at(1300));
     }
 
     #[test]

@@ -87,6 +87,9 @@ impl Service {
             if !keep {
                 handle.abort();
                 if !mine.iter().any(|t| &t.name == name) {
+                    // Conformance first: forgetting it re-judges the
+                    // verdict, which must not outlive the target's series.
+                    self.shared.sinks.forget_conformance(name);
                     self.shared.sinks.metrics.forget_target(name);
                     self.shared.sinks.exporter.forget_target(name);
                 }
@@ -103,7 +106,10 @@ impl Service {
             if tasks.contains_key(&t.name) {
                 continue;
             }
-            self.shared.sinks.metrics.register_target(&t.name, &t.kinds);
+            self.shared
+                .sinks
+                .metrics
+                .register_target(&t.name, &t.kinds, t.metrics_detail);
             self.shared.sinks.exporter.register_target(&t.name);
             let t = Arc::new(t);
             let handle = tokio::spawn(run_target(t.clone(), self.shared.clone()));

@@ -2,8 +2,10 @@
 //! baseline diff, metrics, spans, status store — called by the scheduler and
 //! by `/probe` alike. The status store (`status.rs`) lives here, beside the
 //! other sinks; `probe_answer.rs` renders a `/probe` answer through the same
-//! fan-out. No sink calls back into the poll, the walker or a transport.
+//! fan-out; `conformance.rs` keeps serve-mode conformance runs (their own
+//! schedule, not a poll). No sink calls back into the poll, the walker or a transport.
 
+pub mod conformance;
 pub mod fanout;
 pub mod probe_answer;
 pub mod status;

@@ -14,7 +14,7 @@ pub use crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE;
 pub fn render(report: PollReport, target: &TargetConfig) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::default();
     let metrics = TargetMetrics::for_probe(&mut registry);
-    metrics.register_target(&target.name, &target.kinds);
+    metrics.register_target(&target.name, &target.kinds, target.metrics_detail);
     Fanout::metrics_only(&metrics).poll(report, target, 0);
     encode(&registry)
 }
@@ -29,6 +29,6 @@ pub fn debug(report: PollReport, target: &TargetConfig) -> String {
         "probe of target {}\n\n{}\n{}",
         target.name,
         crate::verdict::text::render(&verdict),
-        crate::cli::probe::render(&polled.report)
+        crate::poll::report_text::render(&polled.report)
     )
 }

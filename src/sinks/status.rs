@@ -3,9 +3,9 @@
 
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::Kind;
-use crate::poll::{unix_seconds, TraceId, Transport};
+use crate::poll::{unix_now, unix_seconds, TraceId, Transport};
 use crate::verdict::history::Observation;
-use crate::verdict::{CatalogueHistory, TargetVerdict};
+use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -32,6 +32,9 @@ pub struct KindSummary {
     /// (all counted; the first few named, each classified).
     pub changed_items: u64,
     pub changed: Vec<crate::listing::fingerprint::ItemChange>,
+    /// Against the union of two or more references' renamed names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference_union: Option<crate::baseline::ReferenceUnion>,
     /// Per page: items, milliseconds, next cursor state or error.
     pub page_detail: Vec<PageSummary>,
 }
@@ -59,6 +62,12 @@ pub struct PollSummary {
     pub time_to_ready_seconds: Option<f64>,
     pub session_error: Option<String>,
     pub trace_id: Option<TraceId>,
+    /// The longest `Retry-After` an HTTP 429 asked for in this poll; the
+    /// scheduler waits at least this long (capped at `backoff_max`).
+    pub retry_after_seconds: Option<f64>,
+    /// With `protocols:`, every version's catalogue and what it lacks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub protocols: Vec<crate::poll::ProtocolCatalogue>,
     pub kinds: Vec<KindSummary>,
 }
 
@@ -80,6 +89,8 @@ impl PollSummary {
                 .as_ref()
                 .map(|e| format!("{}: {}", e.error.label(), e.detail)),
             trace_id: r.trace_id,
+            retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
+            protocols: r.protocol_catalogues.clone(),
             kinds: r
                 .listings
                 .iter()
@@ -102,6 +113,7 @@ impl PollSummary {
                         silent_shrink: diff.silent_shrink,
                         changed_items: diff.changed_items,
                         changed: diff.changed.clone(),
+                        reference_union: p.reference_union.get(&l.kind).cloned(),
                         page_detail: l
                             .pages
                             .iter()
@@ -244,6 +256,20 @@ impl StatusStore {
         }
         status.history.push_front(summary);
         status.history.truncate(self.history);
+    }
+
+    /// Keep a conformance run's result (`None`: forget it); it is judged at
+    /// once and with every poll that follows. Returns the target's verdict
+    /// re-judged with it, if the target has one yet.
+    pub fn set_conformance(
+        &self,
+        target: &str,
+        result: Option<ConformanceResult>,
+    ) -> Option<TargetVerdict> {
+        self.write()
+            .get_mut(target)?
+            .catalogue
+            .set_conformance(result, unix_now())
     }
 
     pub fn skipped(&self, target: &str, n: u64) {

@@ -6,7 +6,9 @@ use crate::baseline::{BaselineStore, PolledTarget};
 use crate::listing::Kind;
 use crate::poll::{unix_seconds, PollReport};
 use crate::verdict::history::{KindObservation, Observation};
-use crate::verdict::{CatalogueHistory, Change, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW};
+use crate::verdict::{
+    CatalogueHistory, Change, ProtocolGap, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW,
+};
 use std::collections::BTreeMap;
 
 /// Size of each reference listing this poll was compared with, read from
@@ -92,6 +94,9 @@ pub fn observation<'a>(
                     .iter()
                     .find(|c| c.kind == l.kind)
                     .map(|c| c.result.label()),
+                protocol_gaps: protocol_gaps(report, l.kind),
+                empty_is_suspect: !report.unadvertised_kinds.contains(&l.kind)
+                    && expect.get(&l.kind) != Some(&0),
             }
         })
         .collect();
@@ -103,4 +108,33 @@ pub fn observation<'a>(
             .map(|e| format!("{}: {}", e.error.label(), e.detail)),
         kinds,
     }
+}
+
+/// With `protocols:`, the versions at which `kind` lacks items or did not
+/// complete. A version with no session is not spoken by the server: shown
+/// in the catalogue list, not a reason. The primary's own failure is the
+/// usual `listing_failed`/`listing_aborted`.
+fn protocol_gaps(report: &PollReport, kind: Kind) -> Vec<ProtocolGap> {
+    report
+        .protocol_catalogues
+        .iter()
+        .filter(|c| c.session_error.is_none())
+        .filter_map(|c| {
+            let k = c.kind(kind)?;
+            let incomplete = k.outcome != "complete" && k.outcome != "unsupported";
+            let failed = (incomplete && !c.primary).then(|| match &k.reason {
+                Some(r) => format!("{} {r}", k.outcome),
+                None => k.outcome.to_string(),
+            });
+            let missing_total = k.missing_total.unwrap_or(0);
+            (failed.is_some() || missing_total > 0).then(|| ProtocolGap {
+                protocol_version: c.protocol_version.clone(),
+                unique_items: k.unique_items,
+                union_items: k.unique_items + missing_total,
+                missing: k.missing.clone(),
+                missing_total,
+                failed,
+            })
+        })
+        .collect()
 }

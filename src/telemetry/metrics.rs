@@ -17,6 +17,7 @@ mod tests;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
+pub use group::conformance::ConformanceMetrics;
 pub use labels::MAX_SERVER_LABEL_CHARS;
 pub use target::TargetMetrics;
 

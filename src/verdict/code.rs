@@ -17,8 +17,18 @@ pub enum Code {
     /// degraded: items of a reference target missing from this one (first:
     /// it names what clients lack).
     ReferenceMissing,
+    /// degraded: with `protocols:`, items listed under another protocol
+    /// version are missing under this one (clients of that era lack them).
+    ProtocolCatalogueDiffers,
+    /// degraded: with `protocols:`, a session opened at a non-primary
+    /// version but its listing did not complete.
+    ProtocolListingFailed,
     /// degraded: fewer unique items than the `expect:` minimum.
     BelowExpected,
+    /// degraded: a complete listing with 0 items while the server
+    /// advertises the capability (what merging gateways answer when they
+    /// silently drop an origin).
+    EmptyButAdvertised,
     /// degraded, event: fewer items without list_changed, within the window.
     SilentShrink,
     /// degraded: the same identity key on more than one page.
@@ -30,6 +40,9 @@ pub enum Code {
     InvalidCursorRestarts,
     /// degraded: a garbage cursor was not answered with -32602.
     GarbageCursorAccepted,
+    /// degraded: a MUST rule failed in the target's latest serve-mode
+    /// conformance run (`conformance:` in the config).
+    ConformanceFailed,
 }
 
 impl Code {
@@ -40,25 +53,33 @@ impl Code {
             Code::ListingAborted => "listing_aborted",
             Code::BelowExpected => "below_expected",
             Code::ReferenceMissing => "reference_missing",
+            Code::ProtocolCatalogueDiffers => "protocol_catalogue_differs",
+            Code::ProtocolListingFailed => "protocol_listing_failed",
+            Code::EmptyButAdvertised => "empty_but_advertised",
             Code::SilentShrink => "silent_shrink",
             Code::DuplicateItems => "duplicate_items",
             Code::ItemsWithoutKey => "items_without_key",
             Code::InvalidCursorRestarts => "invalid_cursor_restarts",
             Code::GarbageCursorAccepted => "garbage_cursor_accepted",
+            Code::ConformanceFailed => "conformance_failed",
         }
     }
 
-    pub const ALL: [Code; 10] = [
+    pub const ALL: [Code; 14] = [
         Code::SessionFailed,
         Code::ListingFailed,
         Code::ListingAborted,
         Code::ReferenceMissing,
+        Code::ProtocolCatalogueDiffers,
+        Code::ProtocolListingFailed,
         Code::BelowExpected,
+        Code::EmptyButAdvertised,
         Code::SilentShrink,
         Code::DuplicateItems,
         Code::ItemsWithoutKey,
         Code::InvalidCursorRestarts,
         Code::GarbageCursorAccepted,
+        Code::ConformanceFailed,
     ];
 }
 

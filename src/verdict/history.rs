@@ -3,8 +3,11 @@
 //! recent failures kept apart from recent polls, and the current verdict
 //! with the time its level began. Every list is bounded (docs/status.md).
 
+use super::conformance::ConformanceResult;
 use super::judge::judge;
-use super::types::{Change, KindInput, Level, ReferenceGap, TargetInput, TargetVerdict};
+use super::types::{
+    Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
+};
 use crate::listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -68,6 +71,9 @@ pub struct KindObservation<'a> {
     pub expected_min: Option<u64>,
     pub reference_gaps: Vec<ReferenceGap>,
     pub garbage_cursor: Option<&'a str>,
+    pub protocol_gaps: Vec<ProtocolGap>,
+    /// See `KindInput::empty_is_suspect`.
+    pub empty_is_suspect: bool,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -92,6 +98,9 @@ pub struct CatalogueHistory {
     pub verdict: Option<TargetVerdict>,
     /// When the target's current level began (first poll with it).
     pub level_since_unix_seconds: Option<f64>,
+    /// The latest serve-mode conformance run; judged with every poll until
+    /// the next run replaces it.
+    pub conformance: Option<ConformanceResult>,
 }
 
 impl CatalogueHistory {
@@ -167,11 +176,14 @@ impl CatalogueHistory {
                     expected_min: k.expected_min,
                     reference_gaps: k.reference_gaps.clone(),
                     garbage_cursor: k.garbage_cursor,
+                    protocol_gaps: k.protocol_gaps.clone(),
+                    empty_is_suspect: k.empty_is_suspect,
                 })
                 .collect(),
             changes: &changes,
             now_unix_seconds: at,
             event_window,
+            conformance: self.conformance.as_ref(),
         });
         let verdict = match (&self.verdict, partial) {
             (Some(before), true) => before.updated_with(verdict),
@@ -182,6 +194,23 @@ impl CatalogueHistory {
             self.level_since_unix_seconds = Some(at);
         }
         self.verdict.insert(verdict)
+    }
+
+    /// Keep a conformance run's result (`None`: forget it) and re-judge the
+    /// current verdict with it at once, rather than at the next poll.
+    /// Returns the new verdict, if the target has one yet.
+    pub fn set_conformance(
+        &mut self,
+        result: Option<ConformanceResult>,
+        now_unix_seconds: f64,
+    ) -> Option<TargetVerdict> {
+        self.conformance = result;
+        let before = self.verdict.as_ref()?;
+        let after = before.with_conformance(self.conformance.as_ref(), now_unix_seconds);
+        if after.overall.level != before.overall.level {
+            self.level_since_unix_seconds = Some(now_unix_seconds);
+        }
+        Some(self.verdict.insert(after).clone())
     }
 
     fn push_point(&mut self, l: &ListingReport, change: Option<&Change>, at: f64) {
@@ -277,6 +306,8 @@ mod tests {
                 expected_min: None,
                 reference_gaps: Vec::new(),
                 garbage_cursor: None,
+                protocol_gaps: Vec::new(),
+                empty_is_suspect: false,
             }],
         }
     }

@@ -68,6 +68,33 @@ impl TargetVerdict {
         kinds.sort_by_key(|(k, _)| *k);
         combine(kinds)
     }
+
+    /// This verdict with its `conformance_failed` reasons replaced by those
+    /// of `result` (a conformance run finished, or was forgotten, between
+    /// polls): every other reason stays as the last poll judged it.
+    pub fn with_conformance(
+        &self,
+        result: Option<&super::conformance::ConformanceResult>,
+        now_unix_seconds: f64,
+    ) -> TargetVerdict {
+        let kinds =
+            self.kinds
+                .iter()
+                .map(|(kind, v)| {
+                    let mut reasons: Vec<Reason> = v
+                        .reasons
+                        .iter()
+                        .filter(|r| r.code != Code::ConformanceFailed)
+                        .cloned()
+                        .collect();
+                    reasons.extend(result.and_then(|c| {
+                        super::conformance_reason::reason(c, *kind, now_unix_seconds)
+                    }));
+                    (*kind, Verdict::from_reasons(reasons))
+                })
+                .collect();
+        combine(kinds)
+    }
 }
 
 fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
@@ -96,6 +123,9 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
                 out.push(reasons::reference_missing(kind, gap));
             }
         }
+        if l.unique_items == 0 && k.empty_is_suspect {
+            out.push(reasons::empty_but_advertised(kind));
+        }
         if l.duplicate_items > 0 {
             out.push(reasons::duplicates(kind, l));
         }
@@ -105,12 +135,27 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
             }
         }
     }
+    // The other protocol versions: judged whatever the primary listing did.
+    for gap in &k.protocol_gaps {
+        if gap.failed.is_some() {
+            out.push(reasons::protocol_listing_failed(kind, gap));
+        } else if gap.missing_total > 0 {
+            out.push(reasons::protocol_catalogue_differs(kind, gap));
+        }
+    }
     if l.invalid_items > 0 {
         out.push(reasons::invalid_items(kind, l.invalid_items));
     }
     let restarts = l.restarts_for(RestartReason::InvalidCursor);
     if restarts > 0 && l.outcome == Outcome::Complete {
         out.push(reasons::invalid_cursor_restarts(kind, restarts, l));
+    }
+    // The latest conformance run holds until the next one replaces it.
+    if let Some(r) = input
+        .conformance
+        .and_then(|c| super::conformance_reason::reason(c, kind, input.now_unix_seconds))
+    {
+        out.push(r);
     }
     // Events: a silent shrink keeps the kind degraded for the window.
     let window = input.event_window.as_secs_f64();

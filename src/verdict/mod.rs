@@ -6,6 +6,8 @@
 //! docs/verdict.md describes every reason code.
 
 mod code;
+pub mod conformance;
+mod conformance_reason;
 pub mod history;
 mod judge;
 mod reasons;
@@ -13,12 +15,13 @@ pub mod text;
 mod types;
 
 pub use code::Code;
+pub use conformance::{ConformanceResult, RuleFailure};
 pub use history::CatalogueHistory;
 pub use judge::{combine, judge};
 pub use reasons::{ago, clock, MAX_NAMES_IN_MESSAGE};
 pub use types::{
-    Change, KindInput, Level, Reason, ReferenceGap, TargetInput, TargetVerdict, Verdict,
-    DEFAULT_EVENT_WINDOW,
+    Change, KindInput, Level, ProtocolGap, Reason, ReferenceGap, TargetInput, TargetVerdict,
+    Verdict, DEFAULT_EVENT_WINDOW,
 };
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The sentence each reason code says, with its numbers and names.
 
 use super::code::Code;
-use super::types::{Change, Level, Reason, ReferenceGap};
+use super::types::{Change, Level, ProtocolGap, Reason, ReferenceGap};
 use crate::listing::{ErrorKind, Guard, Kind, ListingReport};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -98,6 +98,13 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
     if let Some(d) = &l.detail {
         let _ = write!(m, ": {d}");
     }
+    if let Some(wait) = l.retry_after {
+        let _ = write!(
+            m,
+            "; the server asked to wait {} (Retry-After)",
+            ago(wait.as_secs_f64())
+        );
+    }
     reason(Code::ListingFailed, Some(kind), Level::Down, m)
 }
 
@@ -147,6 +154,50 @@ pub(super) fn reference_missing(kind: Kind, gap: &ReferenceGap) -> Reason {
             noun(kind),
             gap.reference_items,
             name_list(&gap.missing, n)
+        ),
+    )
+}
+
+pub(super) fn protocol_catalogue_differs(kind: Kind, gap: &ProtocolGap) -> Reason {
+    let n = gap.missing_total;
+    reason(
+        Code::ProtocolCatalogueDiffers,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{n} {} missing at protocol {} ({} listed there, {} under every configured version together): {}",
+            noun(kind),
+            gap.protocol_version,
+            gap.unique_items,
+            gap.union_items,
+            name_list(&gap.missing, n)
+        ),
+    )
+}
+
+pub(super) fn protocol_listing_failed(kind: Kind, gap: &ProtocolGap) -> Reason {
+    reason(
+        Code::ProtocolListingFailed,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "{} listing at protocol {} did not complete: {}",
+            noun(kind),
+            gap.protocol_version,
+            gap.failed.as_deref().unwrap_or("unknown")
+        ),
+    )
+}
+
+pub(super) fn empty_but_advertised(kind: Kind) -> Reason {
+    reason(
+        Code::EmptyButAdvertised,
+        Some(kind),
+        Level::Degraded,
+        format!(
+            "the listing of {} completed with 0 items although the server advertises the capability (a merging gateway that dropped its origin answers like this; `expect: {{{}: 0}}` says empty is fine)",
+            noun(kind),
+            kind.label()
         ),
     )
 }

@@ -42,6 +42,8 @@ fn kind_input(l: &ListingReport) -> KindInput<'_> {
         expected_min: None,
         reference_gaps: Vec::new(),
         garbage_cursor: Some("invalid_params"),
+        protocol_gaps: Vec::new(),
+        empty_is_suspect: false,
     }
 }
 
@@ -52,6 +54,7 @@ fn target<'a>(kinds: Vec<KindInput<'a>>, changes: &'a [Change]) -> TargetInput<'
         changes,
         now_unix_seconds: NOW,
         event_window: DEFAULT_EVENT_WINDOW,
+        conformance: None,
     }
 }
 
@@ -382,4 +385,137 @@ fn a_partial_update_replaces_only_its_kinds() {
     let after = before.updated_with(relisted);
     assert_eq!(after.overall, Verdict::healthy());
     assert_eq!(after.kinds.len(), 2);
+}
+
+#[test]
+fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
+    let failure = |kind, rule, level: &'static str| RuleFailure {
+        kind,
+        rule,
+        level,
+        message: format!("{rule} failed"),
+        evidence: "listing 1 · page 0".into(),
+    };
+    let run = ConformanceResult {
+        at_unix_seconds: NOW - 120.0,
+        protocol_version: Some("2026-07-28".into()),
+        passed: 20,
+        failed: 3,
+        not_applicable: 5,
+        failures: vec![
+            failure(Kind::Tools, "cache-ttl", "MUST"),
+            failure(Kind::Tools, "cache-scope", "MUST"),
+            failure(Kind::Prompts, "cursor-stable", "SHOULD"),
+        ],
+    };
+    let tools = complete(Kind::Tools, 20);
+    let prompts = complete(Kind::Prompts, 3);
+    let mut input = target(vec![kind_input(&tools), kind_input(&prompts)], &[]);
+    input.conformance = Some(&run);
+    let v = judge(&input);
+    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(codes(&v.overall), vec![Code::ConformanceFailed]);
+    let r = &v.overall.reasons[0];
+    assert_eq!(r.kind, Some(Kind::Tools));
+    assert!(
+        r.message
+            .starts_with("2 MUST conformance rules fail for tools at the run of "),
+        "{}",
+        r.message
+    );
+    assert!(
+        r.message.ends_with(
+            "(2m ago): cache-ttl, cache-scope; first: cache-ttl failed (listing 1 · page 0)"
+        ),
+        "{}",
+        r.message
+    );
+    assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Level::Healthy));
+}
+
+#[test]
+fn protocol_gaps_name_what_one_era_lacks() {
+    let tools = complete(Kind::Tools, 23);
+    let missing: Vec<String> = (1..=20).map(|i| format!("legacy_tool-{i:03}")).collect();
+    let mut k = kind_input(&tools);
+    k.protocol_gaps = vec![
+        ProtocolGap {
+            protocol_version: "2026-07-28".into(),
+            unique_items: 23,
+            union_items: 43,
+            missing: missing.clone(),
+            missing_total: 20,
+            failed: None,
+        },
+        ProtocolGap {
+            protocol_version: "2024-11-05".into(),
+            unique_items: 0,
+            union_items: 43,
+            missing: Vec::new(),
+            missing_total: 0,
+            failed: Some("error timeout".into()),
+        },
+    ];
+    let v = judge(&target(vec![k], &[]));
+    assert_eq!(v.overall.level, Level::Degraded);
+    let codes: Vec<Code> = v.overall.reasons.iter().map(|r| r.code).collect();
+    assert_eq!(
+        codes,
+        vec![Code::ProtocolCatalogueDiffers, Code::ProtocolListingFailed]
+    );
+    let m = &v.overall.reasons[0].message;
+    assert!(
+        m.starts_with("20 tools missing at protocol 2026-07-28 (23 listed there, 43 under every configured version together): legacy_tool-001, "),
+        "{m}"
+    );
+    assert!(m.ends_with("… and 10 more"), "{m}");
+    assert!(v.overall.reasons[1]
+        .message
+        .contains("at protocol 2024-11-05 did not complete: error timeout"));
+}
+
+#[test]
+fn empty_but_advertised_is_degraded_unless_expected() {
+    let empty = complete(Kind::Tools, 0);
+    let mut k = kind_input(&empty);
+    k.empty_is_suspect = true;
+    let v = judge(&target(vec![k.clone()], &[]));
+    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.reasons[0].code, Code::EmptyButAdvertised);
+    // Forced (not advertised) or `expect: {tools: 0}`: the sink says so.
+    k.empty_is_suspect = false;
+    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
+}
+
+#[test]
+fn a_conformance_result_replaces_the_last_ones_reasons_and_keeps_the_rest() {
+    let mut tools = complete(Kind::Tools, 20);
+    tools.duplicate_items = 1;
+    tools.duplicate_names = vec!["tool-01".into()];
+    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    assert_eq!(codes(&v.overall), vec![Code::DuplicateItems]);
+    let run = ConformanceResult {
+        at_unix_seconds: NOW,
+        protocol_version: None,
+        passed: 1,
+        failed: 1,
+        not_applicable: 0,
+        failures: vec![RuleFailure {
+            kind: Kind::Tools,
+            rule: "cursor-type",
+            level: "MUST",
+            message: "nextCursor was a number".into(),
+            evidence: String::new(),
+        }],
+    };
+    let with = v.with_conformance(Some(&run), NOW);
+    assert_eq!(
+        codes(&with.overall),
+        vec![Code::DuplicateItems, Code::ConformanceFailed]
+    );
+    // Judged again with the same result: the reason is not doubled.
+    let again = with.with_conformance(Some(&run), NOW);
+    assert_eq!(again, with);
+    // Forgotten: back to the poll's own reasons.
+    assert_eq!(with.with_conformance(None, NOW), v);
 }

@@ -46,10 +46,13 @@ mod tests {
                 expected_min: Some(14),
                 reference_gaps: Vec::new(),
                 garbage_cursor: None,
+                protocol_gaps: Vec::new(),
+                empty_is_suspect: false,
             }],
             changes: &[],
             now_unix_seconds: 0.0,
             event_window: DEFAULT_EVENT_WINDOW,
+            conformance: None,
         });
         let text = render(&v);
         assert!(text.starts_with("verdict: degraded\n"), "{text}");

@@ -146,6 +146,23 @@ pub struct ReferenceGap {
     pub missing_total: u64,
 }
 
+/// With `protocols:`, one other-than-usual view of a kind: what the
+/// listing at `protocol_version` lacked (`missing`, of the union of every
+/// version's complete listing) or that it did not complete (`failed`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProtocolGap {
+    pub protocol_version: String,
+    /// Unique items listed at this version.
+    pub unique_items: u64,
+    /// Distinct items listed under any version.
+    pub union_items: u64,
+    /// Missing names, possibly capped (see `missing_total`).
+    pub missing: Vec<String>,
+    pub missing_total: u64,
+    /// `outcome reason` of a listing that did not complete at this version.
+    pub failed: Option<String>,
+}
+
 /// Everything the verdict of one kind depends on, filled by the sinks.
 #[derive(Debug, Clone)]
 pub struct KindInput<'a> {
@@ -157,6 +174,12 @@ pub struct KindInput<'a> {
     /// The garbage-cursor check's result label (`invalid_params`,
     /// `silent_restart`, `other_error`, `accepted`), if it ran.
     pub garbage_cursor: Option<&'a str>,
+    /// With `protocols:`: the versions whose catalogue lacks items or whose
+    /// listing failed.
+    pub protocol_gaps: Vec<ProtocolGap>,
+    /// The server advertises this kind (it was not only `forced_kinds`)
+    /// and no `expect:` of 0 says an empty catalogue is fine.
+    pub empty_is_suspect: bool,
 }
 
 /// Everything the verdict of one target depends on.
@@ -171,6 +194,8 @@ pub struct TargetInput<'a> {
     pub now_unix_seconds: f64,
     /// How long a silent shrink keeps its kind degraded.
     pub event_window: Duration,
+    /// The latest serve-mode conformance run, if the target has one.
+    pub conformance: Option<&'a super::conformance::ConformanceResult>,
 }
 
 fn ser_kind<S: serde::Serializer>(k: &Option<Kind>, s: S) -> Result<S::Ok, S::Error> {

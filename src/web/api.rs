@@ -6,7 +6,7 @@ use super::AppState;
 use crate::listing::Kind;
 use crate::sinks::status::TargetStatus;
 use crate::verdict::history::{Failure, Point};
-use crate::verdict::{Change, Reason, ReferenceGap, Verdict};
+use crate::verdict::{Change, ConformanceResult, Reason, ReferenceGap, Verdict};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -59,6 +59,9 @@ pub struct TargetView<'a> {
     pub reference: &'a BTreeMap<Kind, Vec<ReferenceGap>>,
     /// Oldest first.
     pub catalogue_points: &'a BTreeMap<Kind, VecDeque<Point>>,
+    /// The latest serve-mode conformance run; `null` when the target has
+    /// none (`conformance:` off, or no run finished yet).
+    pub conformance: Option<&'a ConformanceResult>,
 }
 
 impl<'a> TargetView<'a> {
@@ -97,6 +100,7 @@ impl<'a> TargetView<'a> {
             failures: &c.failures,
             reference: &c.reference,
             catalogue_points: &c.points,
+            conformance: c.conformance.as_ref(),
         }
     }
 }

@@ -3,12 +3,15 @@
 
 mod api;
 mod basic_auth;
+mod compression;
 mod html;
 mod probe;
 pub mod probe_budget;
+mod scrape_cache;
 mod scrape_timeout;
 pub mod server;
 mod status_chart;
+mod status_conformance;
 mod status_page;
 mod status_sections;
 mod tls;
@@ -16,21 +19,40 @@ pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
+use bytes::Bytes;
 use prometheus_client::registry::Registry;
+use scrape_cache::ScrapeCache;
 use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct AppState {
     pub service: Arc<Service>,
-    pub registry: Arc<Registry>,
+    /// `/metrics`: renders of the registry, shared by concurrent scrapers.
+    scrapes: Arc<ScrapeCache>,
     /// `--web.enable-lifecycle`: `/-/reload` over HTTP (SIGHUP always works).
     pub lifecycle: bool,
     /// `/probe`'s own slots and queue, apart from the scheduler's.
     pub probe_budget: Arc<probe_budget::ProbeBudget>,
+}
+
+impl AppState {
+    pub fn new(
+        service: Arc<Service>,
+        registry: Arc<Registry>,
+        lifecycle: bool,
+        probe_budget: Arc<probe_budget::ProbeBudget>,
+    ) -> AppState {
+        AppState {
+            service,
+            scrapes: Arc::new(ScrapeCache::new(registry)),
+            lifecycle,
+            probe_budget,
+        }
+    }
 }
 
 pub fn router(state: AppState) -> Router {
@@ -47,22 +69,33 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn metrics(State(app): State<AppState>) -> Response {
-    match crate::telemetry::metrics::encode(&app.registry) {
-        Ok(body) => (
-            [(
+async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Response {
+    let gzip = compression::accepts_gzip(&headers);
+    match app.scrapes.get(gzip).await {
+        Ok(body) => metrics_response(body, gzip),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+    }
+}
+
+/// OpenMetrics text, with `Content-Encoding: gzip` when `gzipped`.
+fn metrics_response(body: Bytes, gzipped: bool) -> Response {
+    let mut response = (
+        [
+            (
                 header::CONTENT_TYPE,
                 crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE,
-            )],
-            body,
-        )
-            .into_response(),
-        Err(_) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "encoding metrics failed\n",
-        )
-            .into_response(),
+            ),
+            (header::VARY, "Accept-Encoding"),
+        ],
+        body,
+    )
+        .into_response();
+    if gzipped {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
+    response
 }
 
 async fn reload(State(app): State<AppState>) -> Response {

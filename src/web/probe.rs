@@ -6,10 +6,11 @@
 use super::probe_budget::Refused;
 use super::AppState;
 use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
-use crate::sinks::probe_answer::{self, OPENMETRICS_CONTENT_TYPE};
+use crate::sinks::probe_answer;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -48,6 +49,7 @@ pub async fn probe(
     Query(q): Query<ProbeQuery>,
     headers: HeaderMap,
 ) -> Response {
+    let gzip = super::compression::accepts_gzip(&headers);
     let Some(target_param) = q.target else {
         return bad(StatusCode::BAD_REQUEST, "target parameter is missing");
     };
@@ -101,6 +103,9 @@ pub async fn probe(
         Err(refused) => return busy(refused),
     };
     let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    // `protocols:` polls once per version, one after another: each gets
+    // its share, so the whole answer still fits.
+    let left = left / target.protocols.len().max(1) as u32;
     let per_kind = left / target.kinds.len().max(1) as u32;
     target.limits.timeout = target.limits.timeout.min(per_kind);
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
@@ -126,7 +131,12 @@ pub async fn probe(
         return ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response();
     }
     match probe_answer::render(report, &target) {
-        Ok(body) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
+        // A probe answer is one target's series (a few kB): compressing it
+        // inline costs less than a hop to the blocking pool.
+        Ok(body) if gzip => {
+            super::metrics_response(super::compression::gzip(body.as_bytes()), true)
+        }
+        Ok(body) => super::metrics_response(Bytes::from(body), false),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }
 }

@@ -138,6 +138,14 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
                 }
             })
             .unwrap_or_else(|| "-".into());
+        // A server that answered HTTP 429 with Retry-After moved the next poll.
+        let next = match last.and_then(|p| p.retry_after_seconds) {
+            Some(wait) => format!(
+                "{next}<br><span class=\"muted\">Retry-After {}</span>",
+                ago(wait)
+            ),
+            None => next,
+        };
         let _ = write!(
             b,
             "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
@@ -191,6 +199,7 @@ fn render_target(t: &TargetStatus) -> String {
     b.push_str(&catalogue_chart(&c.points));
     b.push_str(&change_log(&c.changes));
     b.push_str(&reference_diff(&c.reference));
+    b.push_str(&super::status_conformance::section(c.conformance.as_ref()));
     b.push_str(&failures(&c.failures));
     let _ = write!(
         b,

@@ -317,6 +317,31 @@ impl Exporter {
     }
 }
 
+impl Exporter {
+    /// Fetches `/api/targets` until `ready` accepts it (then returns it), or
+    /// panics after `limit` with the last answer.
+    pub fn wait_api(&self, limit: Duration, what: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let api = self.api_targets();
+            if ready(&api) {
+                return api;
+            }
+            if started.elapsed() > limit {
+                panic!("timed out after {limit:?} waiting for {what}\n--- last /api/targets ---\n{api}");
+            }
+            thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+/// The target named `name` in an `/api/targets` answer.
+pub fn api_target<'a>(api: &'a Value, name: &str) -> &'a Value {
+    api.as_array()
+        .and_then(|ts| ts.iter().find(|t| t["name"] == name))
+        .unwrap_or_else(|| panic!("no target {name} in {api}"))
+}
+
 /// GET a loopback URL (blocking); panics on a transport failure or non-200.
 pub fn http_get(url: &str) -> String {
     let rt = tokio::runtime::Builder::new_current_thread()

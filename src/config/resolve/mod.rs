@@ -9,9 +9,11 @@ mod target;
 
 use super::error::ConfigError;
 use super::locate::{locate, locate_nth, yaml_path, At, Seg};
-use super::raw::{RawFile, RawGlobal, RawTarget};
+use super::raw::{RawConformance, RawFile, RawGlobal, RawTarget};
 use super::schedule::Schedule;
-use super::types::{default, Config, Defaults, Limits, MAX_NAME_LEN, PROTOCOL_VERSIONS};
+use super::types::{
+    default, Config, ConformanceConfig, Defaults, Limits, MAX_NAME_LEN, PROTOCOL_VERSIONS,
+};
 use crate::listing::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -199,6 +201,12 @@ impl<'a> Resolver<'a> {
             },
         )?;
         let schedule = g.schedule.map_or(Schedule::Every(default::EVERY), |s| s.0);
+        let conformance = self.conformance(
+            &yaml_path!["global", "conformance"],
+            "`global`",
+            ConformanceConfig::default(),
+            g.conformance,
+        )?;
         let jitter = g.jitter.map_or(default::JITTER, |d| d.0);
         self.check_jitter(&yaml_path!["global"], "`global`", &schedule, jitter);
         Ok(Defaults {
@@ -223,6 +231,39 @@ impl<'a> Resolver<'a> {
                 .propagate_trace_context
                 .unwrap_or(default::PROPAGATE_TRACE_CONTEXT),
             stderr_tail_bytes,
+            metrics_detail: g
+                .metrics
+                .and_then(|m| m.detail)
+                .unwrap_or(default::METRICS_DETAIL),
+            conformance,
+        })
+    }
+
+    /// Merge a `conformance:` mapping over `base`; `every` must be at least
+    /// a second.
+    pub(super) fn conformance(
+        &mut self,
+        at: &[Seg],
+        who: &str,
+        base: ConformanceConfig,
+        raw: Option<RawConformance>,
+    ) -> Result<ConformanceConfig> {
+        let Some(raw) = raw else {
+            return Ok(base);
+        };
+        let every = raw.every.map_or(base.every, |d| d.0);
+        if every < default::CONFORMANCE_MIN_EVERY {
+            let mut p = at.to_vec();
+            p.push(Seg::from("every"));
+            return Err(self.error(
+                &p,
+                At::Value,
+                format!("{who}: `conformance.every` must be at least 1s"),
+            ));
+        }
+        Ok(ConformanceConfig {
+            enabled: raw.enabled.unwrap_or(base.enabled),
+            every,
         })
     }
 

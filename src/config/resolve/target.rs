@@ -3,8 +3,11 @@
 use super::http::RawHttp;
 use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
 use crate::config::locate::{yaml_path, At};
-use crate::config::raw::{OrderedMap, RawReference, RawSecretValue, RawTarget};
-use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig};
+use crate::config::name_map::{NameMap, NameRewrite};
+use crate::config::raw::{
+    OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawTarget,
+};
+use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig, PROTOCOL_VERSIONS};
 use crate::listing::Kind;
 use crate::secrets::SecretScrubber;
 use std::collections::BTreeMap;
@@ -27,6 +30,7 @@ impl Resolver<'_> {
             ));
         }
         self.check_protocol_version(&key("protocol_version"), &t.protocol_version)?;
+        let protocols = self.protocols(i, &who, t.protocols, t.protocol_version.is_some())?;
 
         let endpoint = match (t.url, t.command) {
             (Some(_), Some(_)) => {
@@ -148,6 +152,12 @@ impl Resolver<'_> {
                 invalid_cursor_restarts: t.invalid_cursor_restarts,
             },
         )?;
+        let conformance = self.conformance(
+            &yaml_path!["targets", i, "conformance"],
+            &who,
+            d.conformance,
+            t.conformance,
+        )?;
         let overridden = t.schedule.is_some() || t.jitter.is_some();
         let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
         let jitter = t.jitter.map_or(d.jitter, |x| x.0);
@@ -159,6 +169,7 @@ impl Resolver<'_> {
             name: t.name,
             endpoint,
             protocol_version: t.protocol_version,
+            protocols,
             schedule,
             kinds,
             forced_kinds,
@@ -171,10 +182,122 @@ impl Resolver<'_> {
                 .unwrap_or(d.propagate_trace_context),
             expect,
             reference: Vec::new(),
+            metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
+            conformance,
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
         };
         Ok((target, t.reference.unwrap_or_default()))
+    }
+
+    /// `protocols:` checked and ordered newest first (the primary first).
+    fn protocols(
+        &self,
+        i: usize,
+        who: &str,
+        raw: Option<RawProtocols>,
+        pinned: bool,
+    ) -> Result<Vec<String>> {
+        let at = yaml_path!["targets", i, "protocols"];
+        let Some(raw) = raw else {
+            return Ok(Vec::new());
+        };
+        if pinned {
+            return Err(self.error(
+                &at,
+                At::Key,
+                format!("{who}: give `protocols` or `protocol_version`, not both"),
+            ));
+        }
+        let mut versions: Vec<String> = match raw {
+            RawProtocols::AllSupported => PROTOCOL_VERSIONS.iter().map(|v| v.to_string()).collect(),
+            RawProtocols::List(list) => list,
+        };
+        for (j, v) in versions.iter().enumerate() {
+            let mut vat = at.to_vec();
+            vat.push(crate::config::locate::Seg::Index(j));
+            self.check_protocol_version(&vat, &Some(v.clone()))?;
+            if versions[..j].contains(v) {
+                return Err(self.error(
+                    &vat,
+                    At::Value,
+                    format!("{who}: protocol version {v} is listed twice in `protocols`"),
+                ));
+            }
+        }
+        if versions.len() < 2 {
+            return Err(self.error(
+                &at,
+                At::Value,
+                format!("{who}: `protocols` needs at least two versions to compare; pin one with `protocol_version`"),
+            ));
+        }
+        // Dates: the string order is the version order.
+        versions.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(versions)
+    }
+
+    /// One kind's `map:` entry of a reference, compiled.
+    fn name_map(
+        &self,
+        at: &[crate::config::locate::Seg],
+        who: &str,
+        raw: RawNameMap,
+    ) -> Result<NameMap> {
+        let key = |k: &str| {
+            let mut p = at.to_vec();
+            p.push(crate::config::locate::Seg::Key(k.to_string()));
+            p
+        };
+        for (value, name) in [
+            (&raw.strip_prefix, "strip_prefix"),
+            (&raw.prefix, "prefix"),
+            (&raw.regex, "regex"),
+        ] {
+            if value.as_deref() == Some("") {
+                return Err(self.error(
+                    &key(name),
+                    At::Value,
+                    format!("{who}: `{name}` is empty; leave it out instead"),
+                ));
+            }
+        }
+        let rewrite = match (raw.regex, raw.replace) {
+            (Some(pattern), Some(replace)) => {
+                let regex = NameMap::compile(&pattern).map_err(|why| {
+                    self.error(&key("regex"), At::Value, format!("{who}: `regex` {why}"))
+                })?;
+                Some(NameRewrite { regex, replace })
+            }
+            (Some(_), None) => {
+                return Err(self.error(
+                    &key("regex"),
+                    At::Key,
+                    format!("{who}: `regex` needs `replace` (use \"\" to delete the match)"),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(self.error(
+                    &key("replace"),
+                    At::Key,
+                    format!("{who}: `replace` needs `regex`"),
+                ))
+            }
+            (None, None) => None,
+        };
+        if raw.separator.is_some() && raw.prefix.is_none() {
+            return Err(self.error(
+                &key("separator"),
+                At::Key,
+                format!("{who}: `separator` joins `prefix` and the name; give `prefix` too"),
+            ));
+        }
+        Ok(NameMap {
+            strip_prefix: raw.strip_prefix,
+            rewrite,
+            prefix: raw.prefix,
+            separator: raw.separator,
+        })
     }
 
     /// Error at the first key of `keys` that is present: "WHO: `KEY` WHY".
@@ -293,10 +416,32 @@ impl Resolver<'_> {
                     format!("{who}: `prefix` is empty; leave it out instead"),
                 ));
             }
+            let mut map = std::collections::BTreeMap::new();
+            if let Some(raw_map) = r.map {
+                if r.prefix.is_some() {
+                    return Err(self.error(
+                        &key("map"),
+                        At::Key,
+                        format!("{who}: give `prefix` (every kind) or `map` (per kind), not both"),
+                    ));
+                }
+                for (kind, raw) in raw_map {
+                    let at = yaml_path!["targets", i, "reference", j, "map", kind.label()];
+                    if !kinds.contains(&kind) {
+                        return Err(self.error(
+                            &at,
+                            At::Key,
+                            format!("{who}: `map` names `{kind}`, which this reference does not compare"),
+                        ));
+                    }
+                    map.insert(kind, self.name_map(&at, &who, raw)?);
+                }
+            }
             out.push(ReferenceConfig {
                 target: r.target,
                 kinds,
                 prefix: r.prefix,
+                map,
             });
         }
         Ok(out)

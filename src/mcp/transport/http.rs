@@ -236,7 +236,9 @@ impl HttpTransport {
             }
         }
         let is_sse = resp.content_type().starts_with("text/event-stream");
-        if status.is_success() && is_sse {
+        if status.as_u16() == 429 {
+            ex.outcome = Err(rate_limited(&resp));
+        } else if status.is_success() && is_sse {
             self.read_stream(resp, req.id, &mut ex).await;
         } else if status.is_success() || status.is_client_error() {
             // 4xx may carry a JSON-RPC error (modern servers answer 400 with
@@ -478,6 +480,15 @@ fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
     }
 }
 
+/// HTTP 429 with the wait its `Retry-After` asks for.
+pub(crate) fn rate_limited(resp: &HttpResponse) -> ExchangeError {
+    ExchangeError::RateLimited {
+        retry_after: resp
+            .header("retry-after")
+            .and_then(|v| super::retry_after::parse(v, std::time::SystemTime::now())),
+    }
+}
+
 fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> ExchangeError {
     // The status decides first: 401/403 and a forgotten session mean the
     // same whatever body comes with them.
@@ -507,6 +518,7 @@ fn status_error(status: StatusCode, had_session: bool) -> ExchangeError {
             status: status.as_u16(),
         },
         404 if had_session => ExchangeError::SessionExpired,
+        429 => ExchangeError::RateLimited { retry_after: None },
         code => ExchangeError::Transport {
             message: format!("HTTP {status}"),
             http_status: Some(code),

@@ -5,10 +5,12 @@
 pub mod http;
 pub mod http_client;
 mod process_tree;
+pub mod retry_after;
 pub mod sse;
 pub mod sse_body;
 pub mod sse_parser;
 pub mod stdio;
+mod tls;
 
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -96,6 +98,9 @@ pub enum ExchangeError {
     TooLarge { limit: u64 },
     #[error("malformed response: {0}")]
     Malformed(String),
+    /// HTTP 429, with the server's `Retry-After` if it gave a valid one.
+    #[error("rate limited (HTTP 429)")]
+    RateLimited { retry_after: Option<Duration> },
     /// HTTP 404 for our session id: the server forgot the session.
     #[error("session expired (HTTP 404)")]
     SessionExpired,

@@ -132,6 +132,9 @@ impl SseTransport {
             .send(Method::POST, &self.post_url, h, Bytes::from(body))
             .await?;
         let status = resp.status;
+        if status.as_u16() == 429 {
+            return Err(super::http::rate_limited(&resp));
+        }
         // Drain the (small) acknowledgement so the connection is reusable.
         let _ = read_capped(resp, 64 * 1024).await;
         match status.as_u16() {

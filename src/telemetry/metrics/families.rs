@@ -61,6 +61,29 @@ where
     drop(family.get_or_create(labels));
 }
 
+/// Sets a gauge that is created only once it is non-zero (a rare
+/// condition): 0 updates an existing series and creates none.
+pub fn set_when_seen<L>(family: &GaugeFamily<L>, labels: &L, value: i64)
+where
+    L: Clone + std::hash::Hash + Eq,
+{
+    if value != 0 {
+        family.get_or_create(labels).set(value);
+    } else if let Some(gauge) = family.get(labels) {
+        gauge.set(0);
+    }
+}
+
+/// Adds to a counter that is created when its first event happens.
+pub fn inc_when_seen<L>(family: &CounterFamily<L>, labels: &L, n: u64)
+where
+    L: Clone + std::hash::Hash + Eq,
+{
+    if n > 0 {
+        family.get_or_create(labels).inc_by(n);
+    }
+}
+
 pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
     GuardLabels {
         target: target.to_string(),

@@ -36,6 +36,20 @@ impl TargetKindLabels {
     }
 }
 
+/// Fleet-wide families: the kind only, no target.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct KindLabels {
+    pub kind: &'static str,
+}
+
+/// `mcp_listing_outcomes_total`: `complete`, `aborted` or `error`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct OutcomeLabels {
+    pub target: String,
+    pub kind: &'static str,
+    pub outcome: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct GuardLabels {
     pub target: String,

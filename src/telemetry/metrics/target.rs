@@ -1,14 +1,16 @@
 //! Per-target families: what each poll of each MCP server looked like.
 
-use super::families::{HistFamily, Source};
+use super::families::{inc_when_seen, set_when_seen, HistFamily, Source};
 use super::group::churn::ChurnFamilies;
 use super::group::compliance::ComplianceFamilies;
-use super::group::listing::ListingFamilies;
+use super::group::detail::DetailFamilies;
+use super::group::listing::{outcome_labels, ListingFamilies};
 use super::group::page::PageFamilies;
 use super::group::poll::PollFamilies;
+use super::group::protocols::ProtocolFamilies;
 use super::labels::{
-    truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, ReferenceLabels, RestartLabels,
-    ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
+    truncate_label, ErrorLabels, GarbageCursorLabels, GuardLabels, KindLabels, ReferenceLabels,
+    RestartLabels, ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
 };
 use crate::baseline::PolledTarget;
 use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
@@ -33,6 +35,10 @@ pub struct TargetMetrics {
     churn: ChurnFamilies,
     compliance: ComplianceFamilies,
     page: PageFamilies,
+    detail: DetailFamilies,
+    protocols: ProtocolFamilies,
+    /// Observe the fleet-wide page histograms (scheduled polling only).
+    fleet: bool,
     open: Mutex<OpenLabels>,
 }
 
@@ -42,6 +48,8 @@ pub struct TargetMetrics {
 struct OpenLabels {
     server_info: HashMap<String, ServerInfoLabels>,
     references: BTreeSet<ReferenceLabels>,
+    /// Targets with `metrics: {detail: true}`.
+    detail: BTreeSet<String>,
 }
 
 impl TargetMetrics {
@@ -65,21 +73,32 @@ impl TargetMetrics {
             churn: ChurnFamilies::register(registry, source),
             compliance: ComplianceFamilies::register(registry, source),
             page: PageFamilies::register(registry, source),
+            detail: DetailFamilies::register(registry, source),
+            protocols: ProtocolFamilies::register(registry, source),
+            fleet: matches!(source, Source::Scheduled),
             open: Mutex::new(OpenLabels::default()),
         }
     }
 
-    /// Pre-create at 0 every series known to exist for this target and kinds
-    /// (counters for every guard/error/restart label, gauges, histograms) so
-    /// `rate()` and `increase()` work from the first scrape. `kinds` is the
-    /// target's full set of enabled kinds: series of kinds not listed are
-    /// dropped, so calling this again after a config reload is correct.
-    pub fn register_target(&self, target: &str, kinds: &[Kind]) {
-        let _open = self.lock_open();
+    /// Pre-create at 0 the series alerts and `increase()` need from the
+    /// first scrape (docs/metrics.md, "Pre-creation"); with `detail`, the
+    /// target's histograms too. `kinds` is the target's full set of enabled
+    /// kinds: series of kinds not listed are dropped, and detail series
+    /// when `detail` is off, so calling this again after a config reload
+    /// is correct.
+    pub fn register_target(&self, target: &str, kinds: &[Kind], detail: bool) {
+        let mut open = self.lock_open();
         self.poll.create_target(target);
+        if detail {
+            open.detail.insert(target.to_string());
+            self.detail.create_target(target);
+        } else {
+            open.detail.remove(target);
+            self.detail.remove_target(target);
+        }
         for kind in Kind::ALL {
             if kinds.contains(&kind) {
-                self.create_kind(target, kind);
+                self.create_kind(target, kind, detail);
             } else {
                 self.remove_kind(target, kind);
             }
@@ -91,6 +110,9 @@ impl TargetMetrics {
     pub fn forget_target(&self, target: &str) {
         let mut open = self.lock_open();
         self.poll.remove_target(target);
+        self.detail.remove_target(target);
+        open.detail.remove(target);
+        self.protocols.forget_target(target);
         if let Some(info) = open.server_info.remove(target) {
             self.poll.server_info.remove(&info);
         }
@@ -116,20 +138,26 @@ impl TargetMetrics {
         let report = &polled.report;
         let t = TargetLabels::new(&report.target);
         let exemplar = TraceLabel::from_trace_id(report.trace_id);
+        let detail = open.detail.contains(&report.target);
         self.poll
             .up
             .get_or_create(&t)
             .set(i64::from(report.all_complete()));
-        observe(
-            &self.poll.duration,
-            &t,
-            report.duration.as_secs_f64(),
-            &exemplar,
-        );
+        self.poll.polls.get_or_create(&t).inc();
+        let seconds = report.duration.as_secs_f64();
+        self.poll.duration.get_or_create(&t).set(seconds);
+        if detail {
+            observe(&self.detail.poll_duration, &t, seconds, &exemplar);
+        }
         if let Some(ready) = report.time_to_ready {
-            observe(&self.poll.time_to_ready, &t, ready.as_secs_f64(), &exemplar);
+            let ready = ready.as_secs_f64();
+            self.poll.time_to_ready.get_or_create(&t).set(ready);
+            if detail {
+                observe(&self.detail.time_to_ready, &t, ready, &exemplar);
+            }
         }
         self.observe_listings(&mut open, polled, &exemplar);
+        self.protocols.observe(report);
         self.set_expected(&report.target, expect);
         for check in &report.garbage_cursor_checks {
             self.set_garbage_cursor_result(&report.target, check);
@@ -159,8 +187,9 @@ impl TargetMetrics {
         let target = report.target.as_str();
         self.set_server_info(open, report);
 
+        let detail = open.detail.contains(target);
         for listing in &report.listings {
-            self.observe_listing(report, listing, exemplar);
+            self.observe_listing(report, listing, exemplar, detail);
         }
         for (kind, diff) in &polled.diffs {
             let l = TargetKindLabels::new(target, kind.label());
@@ -247,10 +276,11 @@ impl TargetMetrics {
     /// A `list_changed` notification seen by watch mode (outside a walk).
     pub fn watch_notification(&self, target: &str, kind: Kind) {
         let _open = self.lock_open();
-        self.listing
-            .list_changed
-            .get_or_create(&TargetKindLabels::new(target, kind.label()))
-            .inc();
+        inc_when_seen(
+            &self.listing.list_changed,
+            &TargetKindLabels::new(target, kind.label()),
+            1,
+        );
     }
 
     fn observe_listing(
@@ -258,6 +288,7 @@ impl TargetMetrics {
         report: &PollReport,
         listing: &ListingReport,
         exemplar: &Option<TraceLabel>,
+        detail: bool,
     ) {
         let target = report.target.as_str();
         let kind = listing.kind.label();
@@ -282,10 +313,11 @@ impl TargetMetrics {
             .list_requests
             .get_or_create(&l)
             .inc_by(u64::from(listing.requests()));
-        self.listing
-            .invalid_cursor
-            .get_or_create(&l)
-            .inc_by(u64::from(listing.invalid_cursor_errors));
+        inc_when_seen(
+            &self.listing.invalid_cursor,
+            &l,
+            u64::from(listing.invalid_cursor_errors),
+        );
         for restart in &listing.restarts {
             self.listing
                 .restarts
@@ -296,44 +328,50 @@ impl TargetMetrics {
                 })
                 .inc();
         }
-        if listing.list_changed_notifications > 0 {
-            self.listing
-                .list_changed
-                .get_or_create(&l)
-                .inc_by(u64::from(listing.list_changed_notifications));
-        }
+        inc_when_seen(
+            &self.listing.list_changed,
+            &l,
+            u64::from(listing.list_changed_notifications),
+        );
 
+        let fleet_labels = KindLabels { kind };
         for page in &listing.pages {
             if page_was_parsed(page) {
-                observe(&self.page.items, &l, f64::from(page.items), exemplar);
+                let items = f64::from(page.items);
+                if self.fleet {
+                    observe(&self.page.items, &fleet_labels, items, exemplar);
+                }
+                if detail {
+                    observe(&self.detail.page_items, &l, items, exemplar);
+                }
             }
             if page_was_answered(page) {
-                observe(
-                    &self.page.duration,
-                    &l,
-                    page.duration.as_secs_f64(),
-                    exemplar,
-                );
+                let seconds = page.duration.as_secs_f64();
+                if self.fleet {
+                    observe(&self.page.duration, &fleet_labels, seconds, exemplar);
+                }
+                if detail {
+                    observe(&self.detail.page_duration, &l, seconds, exemplar);
+                }
             }
         }
 
-        match listing.outcome {
+        let outcome = match listing.outcome {
             Outcome::Complete => {
                 if listing.blank_cursor_end {
                     self.listing.blank_cursor.get_or_create(&l).inc();
                 }
-                observe(
-                    &self.listing.pages,
-                    &l,
-                    f64::from(listing.final_pages),
-                    exemplar,
-                );
-                observe(
-                    &self.listing.duration,
-                    &l,
-                    listing.duration.as_secs_f64(),
-                    exemplar,
-                );
+                let seconds = listing.duration.as_secs_f64();
+                self.listing
+                    .pages
+                    .get_or_create(&l)
+                    .set(i64::from(listing.final_pages));
+                self.listing.duration.get_or_create(&l).set(seconds);
+                if detail {
+                    let pages = f64::from(listing.final_pages);
+                    observe(&self.detail.listing_pages, &l, pages, exemplar);
+                    observe(&self.detail.listing_duration, &l, seconds, exemplar);
+                }
                 self.listing
                     .items
                     .get_or_create(&l)
@@ -343,6 +381,7 @@ impl TargetMetrics {
                     .last_success
                     .get_or_create(&l)
                     .set(unix_seconds(listing_end(report, listing)));
+                "complete"
             }
             Outcome::Aborted(guard) => {
                 self.listing
@@ -356,6 +395,7 @@ impl TargetMetrics {
                 // An aborted walk's raw and duplicate counts are the evidence
                 // (a cycling cursor shows as raw >> unique), so they update.
                 self.set_walk_counts(&l, listing);
+                "aborted"
             }
             Outcome::Error(error) => {
                 self.listing
@@ -366,9 +406,14 @@ impl TargetMetrics {
                         error: error.label(),
                     })
                     .inc();
+                "error"
             }
-            Outcome::Unsupported => {}
-        }
+            Outcome::Unsupported => return,
+        };
+        self.listing
+            .outcomes
+            .get_or_create(&outcome_labels(target, listing.kind, outcome))
+            .inc();
     }
 
     fn set_walk_counts(&self, l: &TargetKindLabels, listing: &ListingReport) {
@@ -380,10 +425,11 @@ impl TargetMetrics {
             .duplicate_items
             .get_or_create(l)
             .set(saturating_i64(listing.duplicate_items));
-        self.listing
-            .invalid_items
-            .get_or_create(l)
-            .set(saturating_i64(listing.invalid_items));
+        set_when_seen(
+            &self.listing.invalid_items,
+            l,
+            saturating_i64(listing.invalid_items),
+        );
     }
 
     /// Replaces the target's child when any label value changed, so exactly
@@ -445,10 +491,14 @@ impl TargetMetrics {
         }
     }
 
-    fn create_kind(&self, target: &str, kind: Kind) {
+    fn create_kind(&self, target: &str, kind: Kind, detail: bool) {
         self.listing.create_kind(target, kind);
         self.churn.create_kind(target, kind);
-        self.page.create_kind(target, kind);
+        if detail {
+            self.detail.create_kind(target, kind);
+        } else {
+            self.detail.remove_kind(target, kind);
+        }
     }
 
     /// Removes every series of (target, kind) except references, which the
@@ -457,7 +507,7 @@ impl TargetMetrics {
         self.listing.remove_kind(target, kind);
         self.churn.remove_kind(target, kind);
         self.compliance.remove_kind(target, kind);
-        self.page.remove_kind(target, kind);
+        self.detail.remove_kind(target, kind);
     }
 
     fn lock_open(&self) -> MutexGuard<'_, OpenLabels> {

@@ -62,6 +62,18 @@ fn complete_tools() -> ListingReport {
     }
 }
 
+/// One page of 2 prompts.
+fn complete_prompts() -> ListingReport {
+    ListingReport {
+        final_pages: 1,
+        raw_items: 2,
+        unique_items: 2,
+        pages: vec![page(0, 2, CursorState::Absent, 10)],
+        duration: Duration::from_millis(10),
+        ..ListingReport::empty(Kind::Prompts, Outcome::Complete)
+    }
+}
+
 fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> PolledTarget {
     PolledTarget {
         report: PollReport {
@@ -82,6 +94,7 @@ fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> P
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
+        reference_union: BTreeMap::new(),
     }
 }
 
@@ -151,49 +164,42 @@ fn complete_multi_page_listing() {
         &tk("mcp_listing_expected_min_items", "alpha", "tools"),
         4.0,
     );
-    // Pages histogram: one listing of 3 pages.
-    expect_value(&t, &tk("mcp_listing_pages_count", "alpha", "tools"), 1.0);
-    expect_value(&t, &tk("mcp_listing_pages_sum", "alpha", "tools"), 3.0);
     expect_value(
         &t,
-        "mcp_listing_pages_bucket{le=\"2.0\",target=\"alpha\",kind=\"tools\"}",
-        0.0,
-    );
-    expect_value(
-        &t,
-        "mcp_listing_pages_bucket{le=\"3.0\",target=\"alpha\",kind=\"tools\"}",
+        "mcp_listing_outcomes_total{target=\"alpha\",kind=\"tools\",outcome=\"complete\"}",
         1.0,
     );
-    // Items per page: 2, 2, 1.
+    // Last-value gauges: one listing of 3 pages in 95 ms, a poll of 150 ms.
+    expect_value(&t, &tk("mcp_listing_pages", "alpha", "tools"), 3.0);
     expect_value(
         &t,
-        &tk("mcp_listing_page_items_count", "alpha", "tools"),
+        &tk("mcp_listing_duration_seconds", "alpha", "tools"),
+        0.095,
+    );
+    expect_value(&t, "mcp_time_to_ready_seconds{target=\"alpha\"}", 0.12);
+    expect_value(&t, "mcp_poll_duration_seconds{target=\"alpha\"}", 0.15);
+    expect_value(&t, "mcp_polls_total{target=\"alpha\"}", 1.0);
+    // Fleet-wide page histograms (no target label): items 2, 2, 1.
+    expect_value(&t, "mcp_listing_page_items_count{kind=\"tools\"}", 3.0);
+    expect_value(&t, "mcp_listing_page_items_sum{kind=\"tools\"}", 5.0);
+    expect_value(
+        &t,
+        "mcp_listing_page_items_bucket{le=\"1.0\",kind=\"tools\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
         3.0,
     );
-    expect_value(&t, &tk("mcp_listing_page_items_sum", "alpha", "tools"), 5.0);
     expect_value(
         &t,
-        "mcp_listing_page_items_bucket{le=\"1.0\",target=\"alpha\",kind=\"tools\"}",
+        "mcp_page_request_duration_seconds_bucket{le=\"0.025\",kind=\"tools\"}",
         1.0,
     );
-    expect_value(
-        &t,
-        &tk("mcp_page_request_duration_seconds_count", "alpha", "tools"),
-        3.0,
-    );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_bucket{le=\"0.025\",target=\"alpha\",kind=\"tools\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_duration_seconds_count", "alpha", "tools"),
-        1.0,
-    );
-    expect_value(&t, "mcp_time_to_ready_seconds_count{target=\"alpha\"}", 1.0);
-    expect_value(&t, "mcp_time_to_ready_seconds_sum{target=\"alpha\"}", 0.12);
-    expect_value(&t, "mcp_poll_duration_seconds_count{target=\"alpha\"}", 1.0);
+    // No per-target histogram without `metrics: {detail: true}`.
+    assert!(!t.contains("_bucket{le=\"1.0\",target="), "{t}");
+    assert!(!t.contains("mcp_detail_"), "{t}");
     // Last page started at 1_700_000_000 and took 40 ms.
     expect_value(
         &t,
@@ -205,7 +211,11 @@ fn complete_multi_page_listing() {
         "mcp_server_info{target=\"alpha\",server_name=\"demo-server\",server_version=\"1.2.3\",protocol_version=\"2025-11-25\",transport=\"streamable_http\"}",
         1.0,
     );
-    assert!(t.contains("# TYPE mcp_listing_pages histogram\n"), "{t}");
+    assert!(t.contains("# TYPE mcp_listing_pages gauge\n"), "{t}");
+    assert!(
+        t.contains("# TYPE mcp_page_request_duration_seconds histogram\n"),
+        "{t}"
+    );
     assert!(t.contains("# TYPE mcp_listings counter\n"), "{t}");
     assert!(
         t.contains("# UNIT mcp_listing_duration_seconds seconds\n"),
@@ -253,6 +263,13 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
         1.0,
     );
     expect_value(&t, &tk("mcp_listings_total", "alpha", "tools"), 2.0);
+    expect_value(
+        &t,
+        "mcp_listing_outcomes_total{target=\"alpha\",kind=\"tools\",outcome=\"aborted\"}",
+        1.0,
+    );
+    // Other guards appear only once they happen.
+    assert!(!t.contains("guard=\"page_cap\""), "{t}");
     expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 7.0);
     // Items stay at the last complete listing; raw/duplicates show the cycle.
     expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
@@ -262,19 +279,11 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
         &tk("mcp_listing_duplicate_items", "alpha", "tools"),
         6.0,
     );
-    // Pages and listing duration: complete listings only.
-    expect_value(&t, &tk("mcp_listing_pages_count", "alpha", "tools"), 1.0);
-    expect_value(
-        &t,
-        &tk("mcp_listing_duration_seconds_count", "alpha", "tools"),
-        1.0,
-    );
+    // Pages and listing duration: complete listings only (the 3 pages of
+    // the first poll stay).
+    expect_value(&t, &tk("mcp_listing_pages", "alpha", "tools"), 3.0);
     // Page items: every parsed page of both polls.
-    expect_value(
-        &t,
-        &tk("mcp_listing_page_items_count", "alpha", "tools"),
-        7.0,
-    );
+    expect_value(&t, "mcp_listing_page_items_count{kind=\"tools\"}", 7.0);
 }
 
 #[test]
@@ -335,24 +344,23 @@ fn error_with_invalid_cursor_restart() {
         ),
         None
     );
+    expect_value(
+        &t,
+        "mcp_listing_outcomes_total{target=\"beta\",kind=\"prompts\",outcome=\"error\"}",
+        1.0,
+    );
     // -32602 answers are round trips; the timeout is not.
     expect_value(
         &t,
-        &tk("mcp_page_request_duration_seconds_count", "beta", "prompts"),
+        "mcp_page_request_duration_seconds_count{kind=\"prompts\"}",
         4.0,
-    );
-    assert_eq!(
-        value(
-            &t,
-            &tk("mcp_page_request_duration_seconds_count", "beta", "tools")
-        ),
-        None
     );
     expect_value(
         &t,
-        &tk("mcp_listing_page_items_count", "beta", "prompts"),
-        2.0,
+        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
+        0.0,
     );
+    expect_value(&t, "mcp_listing_page_items_count{kind=\"prompts\"}", 2.0);
 }
 
 #[test]
@@ -368,6 +376,16 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
     expect_value(&t, "mcp_up{target=\"gamma\"}", 1.0);
     expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "prompts"), 1.0);
     expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "tools"), 0.0);
+    // A kind the server advertises again goes back to 0.
+    m.observe(
+        &poll("gamma", vec![complete_tools(), complete_prompts()], None),
+        &BTreeMap::new(),
+    );
+    expect_value(
+        &text(&registry),
+        &tk("mcp_listing_unsupported", "gamma", "prompts"),
+        0.0,
+    );
     assert_eq!(
         value(&t, &tk("mcp_listings_total", "gamma", "prompts")),
         None
@@ -442,65 +460,67 @@ fn silent_shrink_diff_counts_churn() {
 #[test]
 fn register_target_precreates_zero_series_and_forget_removes_them() {
     let (registry, m) = setup();
-    m.register_target("eps", &[Kind::Tools, Kind::Resources]);
+    m.register_target("eps", &[Kind::Tools, Kind::Resources], false);
     let t = text(&registry);
 
     expect_value(&t, "mcp_up{target=\"eps\"}", 0.0);
+    expect_value(&t, "mcp_polls_total{target=\"eps\"}", 0.0);
     for kind in ["tools", "resources"] {
         for name in [
             "mcp_listings_total",
             "mcp_list_requests_total",
-            "mcp_list_invalid_cursor_total",
             "mcp_listing_items_added_total",
             "mcp_listing_items_removed_total",
+            "mcp_listing_items_changed_total",
             "mcp_listing_silent_shrinks_total",
-            "mcp_list_changed_notifications_total",
-            "mcp_listing_blank_cursor_total",
             "mcp_listing_items",
             "mcp_listing_raw_items",
             "mcp_listing_duplicate_items",
-            "mcp_listing_invalid_items",
             "mcp_listing_unsupported",
             "mcp_last_success_timestamp_seconds",
-            "mcp_listing_pages_count",
-            "mcp_listing_page_items_count",
-            "mcp_listing_duration_seconds_count",
-            "mcp_page_request_duration_seconds_count",
         ] {
             expect_value(&t, &tk(name, "eps", kind), 0.0);
         }
-        for guard in Guard::ALL {
+        for outcome in ["complete", "aborted", "error"] {
             let s = format!(
-                "mcp_listing_aborts_total{{target=\"eps\",kind=\"{kind}\",guard=\"{}\"}}",
-                guard.label()
-            );
-            expect_value(&t, &s, 0.0);
-        }
-        for error in ErrorKind::ALL {
-            let s = format!(
-                "mcp_listing_errors_total{{target=\"eps\",kind=\"{kind}\",error=\"{}\"}}",
-                error.label()
-            );
-            expect_value(&t, &s, 0.0);
-        }
-        for reason in RestartReason::ALL {
-            let s = format!(
-                "mcp_listing_restarts_total{{target=\"eps\",kind=\"{kind}\",reason=\"{}\"}}",
-                reason.label()
+                "mcp_listing_outcomes_total{{target=\"eps\",kind=\"{kind}\",outcome=\"{outcome}\"}}"
             );
             expect_value(&t, &s, 0.0);
         }
     }
-    assert!(!t.contains("kind=\"prompts\""), "{t}");
+    // Reasons, rare events and last-value gauges wait for their first event.
+    for absent in [
+        "mcp_listing_aborts_total{",
+        "mcp_listing_errors_total{",
+        "mcp_listing_restarts_total{",
+        "mcp_list_invalid_cursor_total{",
+        "mcp_list_changed_notifications_total{",
+        "mcp_listing_blank_cursor_total{",
+        "mcp_listing_invalid_items{",
+        "mcp_listing_pages{",
+        "mcp_poll_duration_seconds{",
+        "mcp_detail_",
+    ] {
+        assert!(!t.contains(absent), "{absent} pre-created:\n{t}");
+    }
+    // docs/metrics.md's budget: 2 per target and 14 per kind pre-created;
+    // the first poll adds 2 per target (poll duration, time to ready) and 3
+    // per kind (verdict, pages, listing duration), the exporter 1 per target.
+    let per_target = t
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("target=\"eps\""))
+        .count();
+    assert_eq!(per_target, 2 + 2 * 14, "{t}");
+    assert!(!t.contains("target=\"eps\",kind=\"prompts\""), "{t}");
 
     // A reload that disables resources drops its series.
-    m.register_target("eps", &[Kind::Tools]);
+    m.register_target("eps", &[Kind::Tools], false);
     let t = text(&registry);
-    assert!(!t.contains("kind=\"resources\""), "{t}");
+    assert!(!t.contains("target=\"eps\",kind=\"resources\""), "{t}");
     expect_value(&t, &tk("mcp_listings_total", "eps", "tools"), 0.0);
 
     // A second target survives the first one's removal.
-    m.register_target("zeta", &[Kind::Tools]);
+    m.register_target("zeta", &[Kind::Tools], false);
     let mut polled = poll("eps", vec![complete_tools()], Some(TRACE));
     polled.report.time_to_ready = Some(Duration::from_millis(10));
     polled.reference_missing.insert(
@@ -534,20 +554,28 @@ fn forgetting_a_reference_target_drops_series_comparing_with_it() {
 }
 
 #[test]
-fn exemplars_carry_the_trace_id() {
+fn detail_targets_get_histograms_with_exemplars() {
     let (registry, m) = setup();
+    m.register_target("eta", &[Kind::Tools], true);
+    m.register_target("other", &[Kind::Tools], false);
     let mut polled = poll("eta", vec![complete_tools()], Some(TRACE));
     polled.report.time_to_ready = Some(Duration::from_millis(120));
     m.observe(&polled, &BTreeMap::new());
+    m.observe(
+        &poll("other", vec![complete_tools()], Some(TRACE)),
+        &BTreeMap::new(),
+    );
     let t = text(&registry);
     let exemplar = format!("# {{trace_id=\"{TRACE}\"}}");
     for bucket in [
-        "mcp_listing_pages_bucket{le=\"3.0\",target=\"eta\",kind=\"tools\"} 1 ",
-        "mcp_listing_page_items_bucket{le=\"2.0\",target=\"eta\",kind=\"tools\"} 3 ",
-        "mcp_listing_duration_seconds_bucket{le=\"0.1\",target=\"eta\",kind=\"tools\"} 1 ",
-        "mcp_page_request_duration_seconds_bucket{le=\"0.05\",target=\"eta\",kind=\"tools\"} 3 ",
-        "mcp_time_to_ready_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
-        "mcp_poll_duration_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
+        "mcp_detail_listing_pages_bucket{le=\"3.0\",target=\"eta\",kind=\"tools\"} 1 ",
+        "mcp_detail_listing_page_items_bucket{le=\"2.0\",target=\"eta\",kind=\"tools\"} 3 ",
+        "mcp_detail_listing_duration_seconds_bucket{le=\"0.1\",target=\"eta\",kind=\"tools\"} 1 ",
+        "mcp_detail_page_request_duration_seconds_bucket{le=\"0.05\",target=\"eta\",kind=\"tools\"} 3 ",
+        "mcp_detail_time_to_ready_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
+        "mcp_detail_poll_duration_seconds_bucket{le=\"0.25\",target=\"eta\"} 1 ",
+        // The fleet-wide histograms carry exemplars of traced polls too.
+        "mcp_page_request_duration_seconds_bucket{le=\"0.05\",kind=\"tools\"} 6 ",
     ] {
         let line = t
             .lines()
@@ -558,8 +586,21 @@ fn exemplars_carry_the_trace_id() {
     // The pages exemplar's value is the observation itself.
     assert!(
         t.contains(&format!(
-            "mcp_listing_pages_bucket{{le=\"3.0\",target=\"eta\",kind=\"tools\"}} 1 {exemplar} 3.0\n"
+            "mcp_detail_listing_pages_bucket{{le=\"3.0\",target=\"eta\",kind=\"tools\"}} 1 {exemplar} 3.0\n"
         )),
+        "{t}"
+    );
+    // Only the detail target has them.
+    assert!(
+        !t.contains("mcp_detail_poll_duration_seconds_count{target=\"other\"}"),
+        "{t}"
+    );
+    // A reload that turns detail off drops them.
+    m.register_target("eta", &[Kind::Tools], false);
+    let t = text(&registry);
+    assert!(!t.contains("mcp_detail_listing_pages_bucket{"), "{t}");
+    assert!(
+        !t.contains("mcp_detail_poll_duration_seconds_bucket{"),
         "{t}"
     );
 }
@@ -575,7 +616,7 @@ fn malformed_trace_id_gives_no_exemplar() {
     }
     let t = text(&registry);
     assert!(!t.contains("trace_id"), "{t}");
-    expect_value(&t, &tk("mcp_listing_pages_count", "theta", "tools"), 3.0);
+    expect_value(&t, "mcp_polls_total{target=\"theta\"}", 3.0);
     for bad in ["xyz", "00000000000000000000000000000000", "4bf92f35"] {
         assert!(TraceId::from_hex(bad).is_none(), "{bad}");
     }
@@ -698,7 +739,6 @@ fn session_failure_leaves_gauges_and_counts_errors() {
         1.0,
     );
     expect_value(&t, &tk("mcp_listing_items", "nu", "tools"), 5.0);
-    expect_value(&t, &tk("mcp_listing_unsupported", "nu", "tools"), 0.0);
     assert!(t.contains("mcp_server_info{target=\"nu\""), "{t}");
 }
 
@@ -770,7 +810,7 @@ fn concurrent_updates_and_scrapes() {
             std::thread::spawn(move || {
                 let target = format!("t{i}");
                 for round in 0..60 {
-                    m.register_target(&target, &Kind::ALL);
+                    m.register_target(&target, &Kind::ALL, round % 2 == 0);
                     m.observe(
                         &poll(&target, vec![complete_tools()], Some(TRACE)),
                         &BTreeMap::new(),
@@ -799,7 +839,7 @@ fn concurrent_updates_and_scrapes() {
 fn help_names_where_values_come_from() {
     let mut scheduled = Registry::default();
     let s = TargetMetrics::new(&mut scheduled);
-    s.register_target("a", &[Kind::Tools]);
+    s.register_target("a", &[Kind::Tools], false);
     let t = text(&scheduled);
     assert!(
         t.contains("# HELP mcp_up 1 if the last scheduled poll listed every enabled kind"),
@@ -807,12 +847,16 @@ fn help_names_where_values_come_from() {
     );
     let mut probe = Registry::default();
     let p = TargetMetrics::for_probe(&mut probe);
-    p.register_target("a", &[Kind::Tools]);
+    p.register_target("a", &[Kind::Tools], false);
+    p.observe(&poll("a", vec![complete_tools()], None), &BTreeMap::new());
     let t = text(&probe);
     assert!(
         t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
         "{t}"
     );
+    // One probe is one target: no fleet-wide histograms in its answer.
+    assert!(!t.contains("mcp_page_request_duration_seconds"), "{t}");
+    assert!(!t.contains("mcp_listing_page_items"), "{t}");
 }
 
 /// OpenMetrics HELP text may not hold a bare `"` or `\\` (they must be
@@ -822,7 +866,7 @@ fn help_texts_need_no_escaping() {
     let mut registry = Registry::default();
     let m = TargetMetrics::new(&mut registry);
     let e = ExporterMetrics::new(&mut registry, "v", "r");
-    m.register_target("a", &Kind::ALL);
+    m.register_target("a", &Kind::ALL, true);
     e.register_target("a");
     let mut polled = poll("a", vec![complete_tools()], None);
     polled.reference_missing.insert(
@@ -830,12 +874,89 @@ fn help_texts_need_no_escaping() {
         BTreeMap::from([("b".to_string(), vec!["q".into()])]),
     );
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
+    // Every family created on first occurrence, once.
+    let rare = ListingReport {
+        blank_cursor_end: true,
+        list_changed_notifications: 1,
+        invalid_cursor_errors: 1,
+        invalid_items: 1,
+        restarts: vec![Restart {
+            reason: RestartReason::ListChanged,
+            at_page: 1,
+        }],
+        ..complete_prompts()
+    };
+    let aborted = ListingReport::empty(Kind::Resources, Outcome::Aborted(Guard::PageCap));
+    let failed = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
+    let unsupported = ListingReport::empty(Kind::ResourceTemplates, Outcome::Unsupported);
+    let mut rare_poll = poll("a", vec![rare, aborted, failed, unsupported], None);
+    rare_poll.report.time_to_ready = Some(Duration::from_millis(5));
+    m.observe(&rare_poll, &BTreeMap::from([(Kind::Tools, 1)]));
     m.set_garbage_cursor_check("a", &check(GarbageCursorAnswer::Accepted));
     let t = text(&registry);
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
     // Every family of both structs is present.
-    assert_eq!(helps.len(), 36, "{t}");
+    // (every family but mcp_verdict, set by the fan-out's verdict stage)
+    assert_eq!(helps.len(), 44, "{t}");
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }
+}
+
+#[test]
+fn protocol_catalogue_series_exist_only_for_compared_versions() {
+    use crate::poll::{ProtocolCatalogue, ProtocolKind};
+    let (registry, metrics) = setup();
+    let series = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("mcp_protocol_catalogue_missing_items{"))
+            .count()
+    };
+    let mut plain = poll("plain", vec![complete_tools()], None);
+    metrics.observe(&plain, &BTreeMap::new());
+    assert_eq!(
+        series(&text(&registry)),
+        0,
+        "a target without protocols: has none"
+    );
+
+    let at = |version: &str, primary: bool, missing: Option<u64>| ProtocolCatalogue {
+        protocol_version: version.into(),
+        primary,
+        negotiated: Some(version.into()),
+        session_error: None,
+        kinds: vec![ProtocolKind {
+            kind: Kind::Tools,
+            outcome: "complete",
+            reason: None,
+            unique_items: 5,
+            missing_total: missing,
+            missing: Vec::new(),
+        }],
+    };
+    plain.report.target = "gw".into();
+    plain.report.protocol_catalogues = vec![
+        at("2026-07-28", true, Some(3)),
+        at("2025-11-25", false, Some(0)),
+    ];
+    metrics.observe(&plain, &BTreeMap::new());
+    let t = text(&registry);
+    assert_eq!(series(&t), 2, "{t}");
+    expect_value(
+        &t,
+        "mcp_protocol_catalogue_missing_items{target=\"gw\",kind=\"tools\",protocol_version=\"2026-07-28\"}",
+        3.0,
+    );
+    // Next poll: the older version did not complete, so it is not compared.
+    plain.report.protocol_catalogues =
+        vec![at("2026-07-28", true, None), at("2025-11-25", false, None)];
+    metrics.observe(&plain, &BTreeMap::new());
+    assert_eq!(series(&text(&registry)), 0);
+    plain.report.protocol_catalogues = vec![
+        at("2026-07-28", true, Some(1)),
+        at("2025-11-25", false, Some(0)),
+    ];
+    metrics.observe(&plain, &BTreeMap::new());
+    metrics.forget_target("gw");
+    assert_eq!(series(&text(&registry)), 0);
 }

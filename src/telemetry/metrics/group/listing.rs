@@ -1,19 +1,32 @@
-//! Per (target, kind) families of each listing: attempts, outcomes, counts, pages.
+//! Per (target, kind) families of each listing: attempts, outcomes and
+//! their reasons, counts, and the last complete listing's pages and time.
+//!
+//! Pre-created (at 0 when the target is configured): the attempt and
+//! outcome counters, requests, the catalogue gauges. Reason breakdowns
+//! (guard, error, restart reason) and rare events are created when they
+//! first happen; alerts key on the pre-created outcome counter instead
+//! (docs/metrics.md, "Pre-creation").
 
 use super::super::families::{
-    error_labels, guard_labels, pages_histogram, precreate, restart_labels, seconds_histogram,
-    CounterFamily, FloatGaugeFamily, GaugeFamily, HistFamily, Source,
+    error_labels, guard_labels, precreate, restart_labels, CounterFamily, FloatGaugeFamily,
+    GaugeFamily, Source,
 };
-use super::super::labels::{ErrorLabels, GuardLabels, RestartLabels, TargetKindLabels};
+use super::super::labels::{
+    ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels, TargetKindLabels,
+};
 use crate::listing::report::RestartReason;
 use crate::listing::{ErrorKind, Guard, Kind};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 
+/// Values of `mcp_listing_outcomes_total{outcome}`, all pre-created.
+pub const OUTCOMES: [&str; 3] = ["complete", "aborted", "error"];
+
 #[derive(Debug)]
 pub struct ListingFamilies {
     pub listings: CounterFamily<TargetKindLabels>,
+    pub outcomes: CounterFamily<OutcomeLabels>,
     pub aborts: CounterFamily<GuardLabels>,
     pub errors: CounterFamily<ErrorLabels>,
     pub restarts: CounterFamily<RestartLabels>,
@@ -30,8 +43,9 @@ pub struct ListingFamilies {
     /// `mcp_verdict`: 0 healthy, 1 degraded, 2 down (docs/verdict.md).
     pub verdict: GaugeFamily<TargetKindLabels>,
     pub last_success: FloatGaugeFamily<TargetKindLabels>,
-    pub pages: HistFamily<TargetKindLabels>,
-    pub duration: HistFamily<TargetKindLabels>,
+    /// Last complete listing's pages and duration (last-value gauges).
+    pub pages: GaugeFamily<TargetKindLabels>,
+    pub duration: FloatGaugeFamily<TargetKindLabels>,
 }
 
 impl ListingFamilies {
@@ -39,6 +53,7 @@ impl ListingFamilies {
     pub fn register(r: &mut Registry, source: Source) -> Self {
         let g = ListingFamilies {
             listings: Family::default(),
+            outcomes: Family::default(),
             aborts: Family::default(),
             errors: Family::default(),
             restarts: Family::default(),
@@ -54,8 +69,8 @@ impl ListingFamilies {
             expected_min_items: Family::default(),
             verdict: Family::default(),
             last_success: Family::default(),
-            pages: Family::new_with_constructor(pages_histogram),
-            duration: Family::new_with_constructor(seconds_histogram),
+            pages: Family::default(),
+            duration: Family::default(),
         };
         r.register(
             "mcp_listings",
@@ -63,18 +78,23 @@ impl ListingFamilies {
             g.listings.clone(),
         );
         r.register(
+            "mcp_listing_outcomes",
+            "Listing attempts by outcome: complete, aborted (a walker guard) or error",
+            g.outcomes.clone(),
+        );
+        r.register(
             "mcp_listing_aborts",
-            "Listings stopped by a walker guard although every response was well-formed",
+            "Listings stopped by a walker guard although every response was well-formed, by guard (created at the first abort)",
             g.aborts.clone(),
         );
         r.register(
             "mcp_listing_errors",
-            "Listings that failed, by error",
+            "Listings that failed, by error (created at the first error)",
             g.errors.clone(),
         );
         r.register(
             "mcp_listing_restarts",
-            "Walks started over from the first page, by reason",
+            "Walks started over from the first page, by reason (created at the first restart)",
             g.restarts.clone(),
         );
         r.register(
@@ -84,17 +104,17 @@ impl ListingFamilies {
         );
         r.register(
             "mcp_list_invalid_cursor",
-            "-32602 (invalid params) answers to a request that carried a cursor",
+            "-32602 answers to a request that carried a cursor (created at the first)",
             g.invalid_cursor.clone(),
         );
         r.register(
             "mcp_list_changed_notifications",
-            "list_changed notifications seen for the kind, during walks and by watch mode",
+            "list_changed notifications seen for the kind, during walks and by watch mode (created at the first)",
             g.list_changed.clone(),
         );
         r.register(
             "mcp_listing_blank_cursor",
-            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete",
+            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete (created at the first)",
             g.blank_cursor.clone(),
         );
         r.register(
@@ -117,7 +137,7 @@ impl ListingFamilies {
         );
         r.register(
             "mcp_listing_invalid_items",
-            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {}", source.polls()),
+            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {} (created when first non-zero)", source.polls()),
             g.invalid_items.clone(),
         );
         r.register(
@@ -152,53 +172,43 @@ impl ListingFamilies {
         );
         r.register(
             "mcp_listing_pages",
-            "Pages the final attempt of a complete listing needed",
+            format!(
+                "Pages the final attempt of the last complete listing needed, from {}",
+                source.polls()
+            ),
             g.pages.clone(),
         );
         r.register_with_unit(
             "mcp_listing_duration",
-            "Duration of one complete listing, restarts included",
+            format!(
+                "Duration of the last complete listing, restarts included, from {}",
+                source.polls()
+            ),
             Unit::Seconds,
             g.duration.clone(),
         );
         g
     }
 
-    /// Pre-create every series of (target, kind) at 0, including each
-    /// guard, error and restart label. `expected_min_items` is not: it
-    /// exists only when configured.
+    /// Pre-create the series every (target, kind) has at 0. Reason
+    /// breakdowns, rare events and the last-value gauges are not: they
+    /// appear when they first happen.
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind.label());
-        for family in [
-            &self.listings,
-            &self.list_requests,
-            &self.invalid_cursor,
-            &self.list_changed,
-            &self.blank_cursor,
-        ] {
-            precreate(family, &l);
+        precreate(&self.listings, &l);
+        precreate(&self.list_requests, &l);
+        for outcome in OUTCOMES {
+            precreate(&self.outcomes, &outcome_labels(target, kind, outcome));
         }
         for family in [
             &self.items,
             &self.raw_items,
             &self.duplicate_items,
-            &self.invalid_items,
             &self.unsupported,
         ] {
             precreate(family, &l);
         }
-        precreate(&self.pages, &l);
-        precreate(&self.duration, &l);
         precreate(&self.last_success, &l);
-        for g in Guard::ALL {
-            precreate(&self.aborts, &guard_labels(target, kind, g));
-        }
-        for e in ErrorKind::ALL {
-            precreate(&self.errors, &error_labels(target, kind, e));
-        }
-        for r in RestartReason::ALL {
-            precreate(&self.restarts, &restart_labels(target, kind, r));
-        }
     }
 
     pub fn remove_kind(&self, target: &str, kind: Kind) {
@@ -220,12 +230,15 @@ impl ListingFamilies {
             &self.unsupported,
             &self.expected_min_items,
             &self.verdict,
+            &self.pages,
         ] {
             family.remove(&l);
         }
-        self.pages.remove(&l);
         self.duration.remove(&l);
         self.last_success.remove(&l);
+        for outcome in OUTCOMES {
+            self.outcomes.remove(&outcome_labels(target, kind, outcome));
+        }
         for g in Guard::ALL {
             self.aborts.remove(&guard_labels(target, kind, g));
         }
@@ -235,5 +248,13 @@ impl ListingFamilies {
         for r in RestartReason::ALL {
             self.restarts.remove(&restart_labels(target, kind, r));
         }
+    }
+}
+
+pub fn outcome_labels(target: &str, kind: Kind, outcome: &'static str) -> OutcomeLabels {
+    OutcomeLabels {
+        target: target.to_string(),
+        kind: kind.label(),
+        outcome,
     }
 }

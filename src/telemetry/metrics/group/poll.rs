@@ -1,6 +1,8 @@
-//! Per-target families of the poll as a whole: up, durations, server info.
+//! Per-target families of the poll as a whole: up, polls, the last poll's
+//! duration and time to ready (last-value gauges, as blackbox_exporter's
+//! `probe_duration_seconds`), server info.
 
-use super::super::families::{precreate, seconds_histogram, GaugeFamily, HistFamily, Source};
+use super::super::families::{precreate, CounterFamily, FloatGaugeFamily, GaugeFamily, Source};
 use super::super::labels::{ServerInfoLabels, TargetLabels};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -9,8 +11,9 @@ use prometheus_client::registry::Unit;
 #[derive(Debug)]
 pub struct PollFamilies {
     pub up: GaugeFamily<TargetLabels>,
-    pub duration: HistFamily<TargetLabels>,
-    pub time_to_ready: HistFamily<TargetLabels>,
+    pub polls: CounterFamily<TargetLabels>,
+    pub duration: FloatGaugeFamily<TargetLabels>,
+    pub time_to_ready: FloatGaugeFamily<TargetLabels>,
     pub server_info: GaugeFamily<ServerInfoLabels>,
 }
 
@@ -19,8 +22,9 @@ impl PollFamilies {
     pub fn register(r: &mut Registry, source: Source) -> Self {
         let g = PollFamilies {
             up: Family::default(),
-            duration: Family::new_with_constructor(seconds_histogram),
-            time_to_ready: Family::new_with_constructor(seconds_histogram),
+            polls: Family::default(),
+            duration: Family::default(),
+            time_to_ready: Family::default(),
             server_info: Family::default(),
         };
         r.register(
@@ -28,15 +32,23 @@ impl PollFamilies {
             format!("1 if {} listed every enabled kind completely (unsupported kinds count as complete), else 0", source.poll()),
             g.up.clone(),
         );
+        r.register(
+            "mcp_polls",
+            "Polls of the target (watch-mode re-lists are not polls)",
+            g.polls.clone(),
+        );
         r.register_with_unit(
             "mcp_poll_duration",
-            "Duration of one whole poll of a target: connect, handshake and every listing",
+            format!(
+                "Duration of {}: connect, handshake and every listing, whatever the outcome",
+                source.poll()
+            ),
             Unit::Seconds,
             g.duration.clone(),
         );
         r.register_with_unit(
             "mcp_time_to_ready",
-            "Connect + handshake + every enabled kind listed completely; observed only for polls where every listing completed",
+            format!("Connect + handshake + every enabled kind listed completely, in the last of {} where every listing completed", source.polls()),
             Unit::Seconds,
             g.time_to_ready.clone(),
         );
@@ -48,17 +60,19 @@ impl PollFamilies {
         g
     }
 
+    /// The last-value gauges appear with the first poll (0 would be a
+    /// measurement).
     pub fn create_target(&self, target: &str) {
         let t = TargetLabels::new(target);
         precreate(&self.up, &t);
-        precreate(&self.duration, &t);
-        precreate(&self.time_to_ready, &t);
+        precreate(&self.polls, &t);
     }
 
     /// Server info is dropped by the caller, which knows its labels.
     pub fn remove_target(&self, target: &str) {
         let t = TargetLabels::new(target);
         self.up.remove(&t);
+        self.polls.remove(&t);
         self.duration.remove(&t);
         self.time_to_ready.remove(&t);
     }

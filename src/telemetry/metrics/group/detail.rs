@@ -1,0 +1,110 @@
+//! Opt-in per-target histograms (`metrics: {detail: true}` globally or per
+//! target): the distributions of the last-value gauges and of the fleet-wide
+//! page histograms, for the targets someone is debugging. Buckets carry an
+//! exemplar with the poll's trace id when the poll was traced. About 80
+//! samples per kind, which is why they are off by default.
+
+use super::super::families::{
+    page_items_histogram, pages_histogram, precreate, seconds_histogram, HistFamily, Source,
+};
+use super::super::labels::{TargetKindLabels, TargetLabels};
+use crate::listing::Kind;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
+use prometheus_client::registry::Unit;
+
+#[derive(Debug)]
+pub struct DetailFamilies {
+    pub poll_duration: HistFamily<TargetLabels>,
+    pub time_to_ready: HistFamily<TargetLabels>,
+    pub listing_pages: HistFamily<TargetKindLabels>,
+    pub listing_duration: HistFamily<TargetKindLabels>,
+    pub page_items: HistFamily<TargetKindLabels>,
+    pub page_duration: HistFamily<TargetKindLabels>,
+}
+
+impl DetailFamilies {
+    /// The families, registered in `r` (empty until a target opts in).
+    pub fn register(r: &mut Registry, source: Source) -> Self {
+        let g = DetailFamilies {
+            poll_duration: Family::new_with_constructor(seconds_histogram),
+            time_to_ready: Family::new_with_constructor(seconds_histogram),
+            listing_pages: Family::new_with_constructor(pages_histogram),
+            listing_duration: Family::new_with_constructor(seconds_histogram),
+            page_items: Family::new_with_constructor(page_items_histogram),
+            page_duration: Family::new_with_constructor(seconds_histogram),
+        };
+        let polls = source.polls();
+        r.register_with_unit(
+            "mcp_detail_poll_duration",
+            format!("Duration of each of {polls}: connect, handshake and every listing (detail targets only)"),
+            Unit::Seconds,
+            g.poll_duration.clone(),
+        );
+        r.register_with_unit(
+            "mcp_detail_time_to_ready",
+            format!("Connect + handshake + every kind listed, for each of {polls} where every listing completed (detail targets only)"),
+            Unit::Seconds,
+            g.time_to_ready.clone(),
+        );
+        r.register(
+            "mcp_detail_listing_pages",
+            format!("Pages of each complete listing of {polls} (detail targets only)"),
+            g.listing_pages.clone(),
+        );
+        r.register_with_unit(
+            "mcp_detail_listing_duration",
+            format!("Duration of each complete listing of {polls} (detail targets only)"),
+            Unit::Seconds,
+            g.listing_duration.clone(),
+        );
+        r.register(
+            "mcp_detail_listing_page_items",
+            format!("Items per parsed page of {polls} (detail targets only)"),
+            g.page_items.clone(),
+        );
+        r.register_with_unit(
+            "mcp_detail_page_request_duration",
+            format!("Round trip of each answered page request of {polls} (detail targets only)"),
+            Unit::Seconds,
+            g.page_duration.clone(),
+        );
+        g
+    }
+
+    pub fn create_target(&self, target: &str) {
+        let t = TargetLabels::new(target);
+        precreate(&self.poll_duration, &t);
+        precreate(&self.time_to_ready, &t);
+    }
+
+    pub fn remove_target(&self, target: &str) {
+        let t = TargetLabels::new(target);
+        self.poll_duration.remove(&t);
+        self.time_to_ready.remove(&t);
+    }
+
+    pub fn create_kind(&self, target: &str, kind: Kind) {
+        let l = TargetKindLabels::new(target, kind.label());
+        for family in [
+            &self.listing_pages,
+            &self.listing_duration,
+            &self.page_items,
+            &self.page_duration,
+        ] {
+            precreate(family, &l);
+        }
+    }
+
+    pub fn remove_kind(&self, target: &str, kind: Kind) {
+        let l = TargetKindLabels::new(target, kind.label());
+        for family in [
+            &self.listing_pages,
+            &self.listing_duration,
+            &self.page_items,
+            &self.page_duration,
+        ] {
+            family.remove(&l);
+        }
+    }
+}

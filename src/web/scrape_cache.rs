@@ -1,0 +1,150 @@
+//! One `/metrics` render shared by every scraper that asks at about the
+//! same time, so scrapes cannot starve polling (hundreds of concurrent
+//! scrapers cost one render, one gzip and one shared buffer).
+//!
+//! - Single flight: one render at a time, behind an async lock; requests
+//!   that arrive meanwhile wait for it and share its bytes.
+//! - A render is reused by requests arriving within four times its own
+//!   duration after it started, so rendering takes at most about a fifth
+//!   of one core however often it is asked for, and a small registry
+//!   (fast render) is re-rendered for nearly every scrape.
+//! - Encoding and compression run on the blocking pool, never on the
+//!   runtime's workers that drive polls; the registry's family locks are
+//!   read locks, taken one family at a time.
+//! - The bytes are reference-counted: every response holds the same
+//!   buffer, so memory per scrape is a handle, not a copy.
+
+use super::compression;
+use bytes::Bytes;
+use prometheus_client::registry::Registry;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{Mutex, OnceCell};
+
+/// A render is reused for this many times its own duration.
+const REUSE_FACTOR: u32 = 4;
+/// Reuse never stretches past this, however slow the render was.
+const MAX_REUSE: Duration = Duration::from_secs(5);
+
+/// Why a scrape got no body.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("encoding metrics failed")]
+    Encode,
+    #[error("the render task did not finish")]
+    Task,
+}
+
+/// One render: the OpenMetrics text, and its gzip made on first demand.
+#[derive(Debug)]
+struct Rendered {
+    started: Instant,
+    took: Duration,
+    plain: Bytes,
+    gzip: OnceCell<Bytes>,
+}
+
+impl Rendered {
+    /// Fresh for a request that arrived at `arrived`.
+    fn fresh_for(&self, arrived: Instant) -> bool {
+        let window = (self.took * REUSE_FACTOR).min(MAX_REUSE);
+        arrived <= self.started + window
+    }
+}
+
+#[derive(Debug)]
+pub struct ScrapeCache {
+    registry: Arc<Registry>,
+    last: Mutex<Option<Arc<Rendered>>>,
+}
+
+impl ScrapeCache {
+    pub fn new(registry: Arc<Registry>) -> ScrapeCache {
+        ScrapeCache {
+            registry,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The registry's text (gzipped if `gzip`), rendered for this request
+    /// or shared with requests of the same moment.
+    pub async fn get(&self, gzip: bool) -> Result<Bytes, RenderError> {
+        let rendered = self.rendered(Instant::now()).await?;
+        if !gzip {
+            return Ok(rendered.plain.clone());
+        }
+        let plain = rendered.plain.clone();
+        let packed = rendered
+            .gzip
+            .get_or_try_init(|| async move {
+                tokio::task::spawn_blocking(move || compression::gzip(&plain))
+                    .await
+                    .map_err(|_| RenderError::Task)
+            })
+            .await?;
+        Ok(packed.clone())
+    }
+
+    async fn rendered(&self, arrived: Instant) -> Result<Arc<Rendered>, RenderError> {
+        let mut last = self.last.lock().await;
+        if let Some(r) = last.as_ref().filter(|r| r.fresh_for(arrived)) {
+            return Ok(r.clone());
+        }
+        // The last size, plus room to grow, so the buffer is allocated once.
+        let capacity = last
+            .as_ref()
+            .map_or(64 * 1024, |r| r.plain.len() + r.plain.len() / 8);
+        let registry = self.registry.clone();
+        let started = Instant::now();
+        let text = tokio::task::spawn_blocking(move || {
+            let mut out = String::with_capacity(capacity);
+            prometheus_client::encoding::text::encode(&mut out, &registry).map(|()| out)
+        })
+        .await
+        .map_err(|_| RenderError::Task)?
+        .map_err(|_| RenderError::Encode)?;
+        let rendered = Arc::new(Rendered {
+            started,
+            took: started.elapsed(),
+            plain: Bytes::from(text),
+            gzip: OnceCell::new(),
+        });
+        *last = Some(rendered.clone());
+        Ok(rendered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_render_is_reused_for_four_times_its_duration_at_most_five_seconds() {
+        let started = Instant::now();
+        let r = Rendered {
+            started,
+            took: Duration::from_millis(100),
+            plain: Bytes::new(),
+            gzip: OnceCell::new(),
+        };
+        assert!(r.fresh_for(started + Duration::from_millis(400)));
+        assert!(!r.fresh_for(started + Duration::from_millis(401)));
+        let slow = Rendered {
+            took: Duration::from_secs(60),
+            ..r
+        };
+        assert!(!slow.fresh_for(started + Duration::from_millis(5001)));
+    }
+
+    #[tokio::test]
+    async fn concurrent_scrapers_share_one_buffer() {
+        let mut registry = Registry::default();
+        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
+        registry.register("g", "a gauge", g.clone());
+        let cache = Arc::new(ScrapeCache::new(Arc::new(registry)));
+        let a = cache.get(false).await.unwrap();
+        assert!(String::from_utf8_lossy(&a).ends_with("# EOF\n"));
+        let zipped = cache.get(true).await.unwrap();
+        assert_eq!(&zipped[..2], &[0x1f, 0x8b], "gzip magic");
+    }
+}
