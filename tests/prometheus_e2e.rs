@@ -72,7 +72,7 @@ targets:
         faults = FAULTS
             .iter()
             .map(|(name, _)| format!(
-                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n    invalid_cursor_probe: false\n"
+                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n"
             ))
             .collect::<String>()
     )
@@ -80,8 +80,10 @@ targets:
 
 /// Faulty servers (name, simulator knobs) served by one simulator process.
 /// list_changed notifications reach a walk only in an SSE answer.
-const FAULTS: [(&str, &str); 6] = [
+/// `restarter` answers the invalid-cursor probe with page 1 again.
+const FAULTS: [(&str, &str); 7] = [
     ("looping", "scenario: cycle"),
+    ("restarter", "scenario: silent-restart"),
     ("failing", "scenario: rpc-error"),
     ("forgetful", "scenario: stale-cursor"),
     ("blank", "scenario: blank-cursor"),
