@@ -30,18 +30,23 @@ pub struct Sinks {
 
 impl Sinks {
     /// A scheduled target's conformance run: its failing rules exported,
-    /// its result kept for the verdicts of the polls that follow.
+    /// its result kept and judged at once (the verdict and `mcp_verdict`
+    /// change now) and with every poll that follows.
     pub fn conformance(&self, target: &str, report: &ConformanceReport, started_unix_seconds: f64) {
         let result = super::conformance::result_of(report, started_unix_seconds);
         self.conformance.record(target, &result);
-        self.status.record_conformance(target, result);
+        if let Some(verdict) = self.status.set_conformance(target, Some(result)) {
+            self.metrics.set_verdict(target, &verdict);
+        }
     }
 
     /// Forget a target's conformance results (conformance turned off, the
     /// target changed or was removed).
     pub fn forget_conformance(&self, target: &str) {
         self.conformance.forget_target(target);
-        self.status.forget_conformance(target);
+        if let Some(verdict) = self.status.set_conformance(target, None) {
+            self.metrics.set_verdict(target, &verdict);
+        }
     }
 
     /// Every stage.
@@ -143,7 +148,17 @@ impl Fanout<'_> {
         };
         // A panic elsewhere while holding the lock leaves the store usable
         // (each update is a whole insert), so recover.
-        let mut store = baselines.lock().unwrap_or_else(|p| p.into_inner());
-        baseline::compare(&mut store, report, &target.reference, unix_now())
+        let (polled, write) = {
+            let mut store = baselines.lock().unwrap_or_else(|p| p.into_inner());
+            baseline::compare(&mut store, report, &target.reference, unix_now())
+        };
+        // Written after the lock is released: other targets' polls need not
+        // wait for this disk sync.
+        if let Some(write) = write {
+            if let Err(e) = write.run() {
+                tracing::warn!(target_name = %polled.report.target, error = %e, "could not persist baselines");
+            }
+        }
+        polled
     }
 }

@@ -848,11 +848,15 @@ fn help_names_where_values_come_from() {
     let mut probe = Registry::default();
     let p = TargetMetrics::for_probe(&mut probe);
     p.register_target("a", &[Kind::Tools], false);
+    p.observe(&poll("a", vec![complete_tools()], None), &BTreeMap::new());
     let t = text(&probe);
     assert!(
         t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
         "{t}"
     );
+    // One probe is one target: no fleet-wide histograms in its answer.
+    assert!(!t.contains("mcp_page_request_duration_seconds"), "{t}");
+    assert!(!t.contains("mcp_listing_page_items"), "{t}");
 }
 
 /// OpenMetrics HELP text may not hold a bare `"` or `\\` (they must be
