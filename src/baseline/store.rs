@@ -47,6 +47,8 @@ struct VersionOnly {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct KindBaseline {
     names: Vec<String>,
+    /// When these names were stored; an identical later listing does not
+    /// restamp (or rewrite) them.
     observed_unix_seconds: f64,
     /// Per item, what callers depend on as short hashes (item-content
     /// drift); absent in files written before drift was kept.
@@ -54,11 +56,19 @@ struct KindBaseline {
     fingerprints: BTreeMap<String, ItemFingerprint>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+/// A file as read (its `version` was checked by [`VersionOnly`] first).
+#[derive(Debug, Deserialize)]
 struct TargetFile {
-    version: u32,
     target: String,
     kinds: BTreeMap<Kind, KindBaseline>,
+}
+
+/// [`TargetFile`] as written: borrowed, so writing copies no names.
+#[derive(Serialize)]
+struct TargetFileRef<'a> {
+    version: u32,
+    target: &'a str,
+    kinds: BTreeMap<Kind, &'a KindBaseline>,
 }
 
 const FORMAT_VERSION: u32 = 1;
@@ -172,20 +182,44 @@ impl BaselineStore {
         }
     }
 
+    /// Whether `names` and `fingerprints` are what the baseline holds
+    /// already: then there is nothing to store or write.
+    pub fn holds(
+        &self,
+        target: &str,
+        kind: Kind,
+        names: &[String],
+        fingerprints: &BTreeMap<String, ItemFingerprint>,
+    ) -> bool {
+        self.baselines
+            .get(&(target.to_string(), kind))
+            .is_some_and(|b| b.names == names && &b.fingerprints == fingerprints)
+    }
+
     /// Write one target's baselines atomically.
     pub fn persist(&self, target: &str) -> Result<(), BaselineError> {
+        match self.encode(target)? {
+            Some(write) => write.run(),
+            None => Ok(()),
+        }
+    }
+
+    /// One target's baselines as the file to write (none without a state
+    /// directory). Encoding needs the store; writing does not, so callers
+    /// holding the store's lock can write after releasing it.
+    pub fn encode(&self, target: &str) -> Result<Option<PendingWrite>, BaselineError> {
         let Some(dir) = &self.dir else {
-            return Ok(());
+            return Ok(None);
         };
-        let kinds: BTreeMap<Kind, KindBaseline> = self
-            .baselines
+        // Looked up per kind: scanning every target's baselines here cost
+        // O(targets) per poll.
+        let kinds: BTreeMap<Kind, &KindBaseline> = Kind::ALL
             .iter()
-            .filter(|((t, _), _)| t == target)
-            .map(|((_, k), b)| (*k, b.clone()))
+            .filter_map(|&k| self.baselines.get(&(target.to_string(), k)).map(|b| (k, b)))
             .collect();
-        let file = TargetFile {
+        let file = TargetFileRef {
             version: FORMAT_VERSION,
-            target: target.to_string(),
+            target,
             kinds,
         };
         let path = dir.join(file_name(target));
@@ -201,7 +235,25 @@ impl BaselineStore {
             path: path.clone(),
             source,
         })?;
-        write_atomic(dir, &path, &bytes)
+        Ok(Some(PendingWrite {
+            dir: dir.clone(),
+            path,
+            bytes,
+        }))
+    }
+}
+
+/// An encoded baseline file, written atomically by [`PendingWrite::run`].
+#[derive(Debug)]
+pub struct PendingWrite {
+    dir: PathBuf,
+    path: PathBuf,
+    bytes: Vec<u8>,
+}
+
+impl PendingWrite {
+    pub fn run(self) -> Result<(), BaselineError> {
+        write_atomic(&self.dir, &self.path, &self.bytes)
     }
 }
 

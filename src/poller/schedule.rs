@@ -24,6 +24,22 @@ pub fn next_tick(schedule: &Schedule, after: DateTime<Utc>) -> Option<DateTime<U
     }
 }
 
+/// The tick whose poll comes next: the first one after `now - jitter`,
+/// since a tick's poll fires `jitter` after it. Taking the first tick after
+/// `now` silently lost a period whenever a poll ended past the next tick
+/// (jitter plus the poll's duration reaching the period), without counting
+/// it as skipped.
+pub fn next_due_tick(
+    schedule: &Schedule,
+    now: DateTime<Utc>,
+    jitter: Duration,
+) -> Option<DateTime<Utc>> {
+    next_tick(
+        schedule,
+        now - chrono::Duration::from_std(jitter).unwrap_or_default(),
+    )
+}
+
 /// A stable offset in `[0, max)` from the target's name, so targets on the
 /// same schedule spread out and a restart keeps each one's slot.
 pub fn jitter_for(name: &str, max: Duration) -> Duration {
@@ -90,7 +106,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         let scheduled = if first {
             Some(now)
         } else {
-            next_tick(&target.schedule, now)
+            next_due_tick(&target.schedule, now, jitter)
         };
         first = false;
         let Some(mut tick) = scheduled else {
@@ -222,6 +238,23 @@ mod tests {
         assert_eq!(next_tick(&s, t).unwrap().timestamp(), 1_000_000_020);
         let on = DateTime::from_timestamp(1_000_000_020, 0).unwrap();
         assert_eq!(next_tick(&s, on).unwrap().timestamp(), 1_000_000_050);
+    }
+
+    #[test]
+    fn a_poll_ending_past_the_next_tick_keeps_that_ticks_poll() {
+        let s = Schedule::Every(Duration::from_secs(30));
+        // The tick at ...020 fired at ...049 (jitter 29 s); the poll ended
+        // at ...050.5, past the tick at ...050, whose poll is due at ...079.
+        let done = DateTime::from_timestamp_millis(1_000_000_050_500).unwrap();
+        let jitter = Duration::from_secs(29);
+        assert_eq!(
+            next_due_tick(&s, done, jitter).unwrap().timestamp(),
+            1_000_000_050
+        );
+        assert_eq!(
+            next_due_tick(&s, done, Duration::ZERO).unwrap().timestamp(),
+            1_000_000_080
+        );
     }
 
     #[test]

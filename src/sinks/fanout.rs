@@ -148,7 +148,17 @@ impl Fanout<'_> {
         };
         // A panic elsewhere while holding the lock leaves the store usable
         // (each update is a whole insert), so recover.
-        let mut store = baselines.lock().unwrap_or_else(|p| p.into_inner());
-        baseline::compare(&mut store, report, &target.reference, unix_now())
+        let (polled, write) = {
+            let mut store = baselines.lock().unwrap_or_else(|p| p.into_inner());
+            baseline::compare(&mut store, report, &target.reference, unix_now())
+        };
+        // Written after the lock is released: other targets' polls need not
+        // wait for this disk sync.
+        if let Some(write) = write {
+            if let Err(e) = write.run() {
+                tracing::warn!(target_name = %polled.report.target, error = %e, "could not persist baselines");
+            }
+        }
+        polled
     }
 }

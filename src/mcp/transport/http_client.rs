@@ -86,16 +86,16 @@ pub struct ClientSettings<'a> {
 
 impl HttpClient {
     pub fn new(settings: ClientSettings<'_>) -> Result<HttpClient, ExchangeError> {
-        let tls = tls_config(settings.ca_file, settings.insecure_skip_verify)?;
+        let tls = super::tls::client_config(settings.ca_file, settings.insecure_skip_verify)?;
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(settings.connect_timeout));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(QuickAckConnector { http });
+        // http and https, HTTP/1.1 only (no ALPN): what the connector
+        // builder's `https_or_http().enable_http1()` makes, but over the
+        // shared TLS settings instead of a copy.
+        let connector: Connector =
+            hyper_rustls::HttpsConnector::from((QuickAckConnector { http }, tls));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(4)
@@ -222,103 +222,6 @@ fn describe_client_error(e: &hyper_util::client::legacy::Error) -> String {
         msg.push_str(&l);
     }
     msg
-}
-
-fn tls_config(
-    ca_file: Option<&Path>,
-    insecure: bool,
-) -> Result<rustls::ClientConfig, ExchangeError> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| ExchangeError::transport(format!("TLS set-up: {e}")))?;
-    if insecure {
-        return Ok(builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
-            .with_no_client_auth());
-    }
-    let mut roots = rustls::RootCertStore::empty();
-    // Unreadable system certificates are not fatal: a CA file may be all
-    // that is needed.
-    let native = rustls_native_certs::load_native_certs();
-    for cert in native.certs {
-        let _ = roots.add(cert);
-    }
-    if let Some(path) = ca_file {
-        let pem = std::fs::read(path).map_err(|e| {
-            ExchangeError::transport(format!("reading CA file {}: {e}", path.display()))
-        })?;
-        use rustls::pki_types::pem::PemObject;
-        let mut added = 0;
-        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&pem) {
-            let cert = cert.map_err(|e| {
-                ExchangeError::transport(format!("CA file {}: {e}", path.display()))
-            })?;
-            roots.add(cert).map_err(|e| {
-                ExchangeError::transport(format!("CA file {}: {e}", path.display()))
-            })?;
-            added += 1;
-        }
-        if added == 0 {
-            return Err(ExchangeError::transport(format!(
-                "CA file {} holds no certificate",
-                path.display()
-            )));
-        }
-    }
-    Ok(builder.with_root_certificates(roots).with_no_client_auth())
-}
-
-/// `tls.insecure_skip_verify`: accepts any certificate (signatures are
-/// still checked so the handshake is well-formed). Loudly warned about at
-/// config load.
-#[derive(Debug)]
-struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &[rustls::pki_types::CertificateDer<'_>],
-        _: &rustls::pki_types::ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &rustls::pki_types::CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 /// Plain TCP connections whose reads re-arm TCP_QUICKACK.

@@ -10,6 +10,7 @@ pub mod sse;
 pub mod sse_body;
 pub mod sse_parser;
 pub mod stdio;
+mod tls;
 
 use serde_json::Value;
 use std::time::{Duration, Instant};
