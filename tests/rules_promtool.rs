@@ -22,7 +22,7 @@ const RUNBOOK_BASE: &str =
     "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
 const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
 /// Alerts the project promises (docs/runbooks.md explains each).
-const REQUIRED_ALERTS: [&str; 13] = [
+const REQUIRED_ALERTS: [&str; 15] = [
     "McpListingSilentlyShrank",
     "McpListingShrank",
     "McpListingBelowExpected",
@@ -34,6 +34,8 @@ const REQUIRED_ALERTS: [&str; 13] = [
     "McpListingStale",
     "McpTimeToReadySlow",
     "McpGatewayMissingOriginItems",
+    "McpProtocolCatalogueDiffers",
+    "McpConformanceMustFailure",
     "McpExporterConfigReloadFailed",
     "McpExporterAbsent",
 ];
