@@ -12,6 +12,8 @@
 //!
 //! The cost bound is checked by counting: several polls later each run's
 //! start time is still the first run's (one run per `every`, not per poll).
+//! A reload that turns conformance off drops the target's series, result
+//! and reason; unchanged targets keep theirs.
 
 mod common;
 #[path = "common/demo.rs"]
@@ -22,7 +24,7 @@ use demo::reason;
 use serde_json::Value;
 use std::time::Duration;
 
-fn config() -> String {
+fn config(no_cache_hints_checked: bool) -> String {
     let b = serde_json::to_string(&bin().display().to_string()).expect("path");
     let target = |name: &str, sim: &str, conformance: bool| {
         let args: Vec<String> = std::iter::once("simulate")
@@ -44,7 +46,7 @@ fn config() -> String {
         target(
             "no-cache-hints",
             "--scenario no-cache-hints --protocol 2026-07-28",
-            true
+            no_cache_hints_checked
         ),
         target("unstable-cursor", "--scenario unstable-cursor", true),
         target("clean", "--scenario healthy", true),
@@ -90,30 +92,35 @@ fn failing_rules(t: &Value) -> Vec<String> {
 fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("conformance.yaml");
-    std::fs::write(&path, config()).expect("write config");
+    std::fs::write(&path, config(true)).expect("write config");
     let exporter = Proc::start(&[
         "--config.file",
         path.to_str().expect("utf-8"),
         "--web.listen-address",
         "127.0.0.1:0",
+        "--web.enable-lifecycle",
     ]);
     let polled_at_least = |n: u64| {
         let all = api(&exporter);
-        ["no-cache-hints", "unstable-cursor", "clean", "off"]
+        let polled = ["no-cache-hints", "unstable-cursor", "clean", "off"]
             .iter()
-            .all(|name| by_name(&all, name)["polls"].as_u64() >= Some(n))
-            .then_some(all)
+            .all(|name| by_name(&all, name)["polls"].as_u64() >= Some(n));
+        let checked = ["no-cache-hints", "unstable-cursor", "clean"]
+            .iter()
+            .all(|name| !by_name(&all, name)["conformance"].is_null());
+        (polled && checked).then_some(all)
     };
     let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_for(
             Duration::from_secs(120),
-            "a first poll of every target",
+            "a first poll of every target and a first conformance run",
             || polled_at_least(1),
         )
     }))
     .unwrap_or_else(|_| panic!("exporter log:\n{}", exporter.stderr()));
 
-    // The run comes before the first poll, so the first verdict judges it.
+    // The run comes after the first poll and is judged at once: the verdict
+    // says it without waiting for the next poll.
     let faulty = by_name(&first, "no-cache-hints");
     assert_eq!(faulty["verdict"]["level"], "degraded", "{faulty:#}");
     let r = reason(&faulty["verdict"], "conformance_failed", Some("tools"))
@@ -234,6 +241,41 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         by_name(&later, "no-cache-hints")["verdict"]["level"],
         "degraded"
     );
+
+    // Turned off by a reload: its series, its result and its reason go.
+    std::fs::write(&path, config(false)).expect("rewrite config");
+    let (status, body) =
+        common::http_post(&format!("{}/-/reload", exporter.url.trim_end_matches('/')));
+    assert_eq!(status, 200, "{body}");
+    let polls = by_name(&later, "no-cache-hints")["polls"]
+        .as_u64()
+        .unwrap_or(0);
+    let off = wait_for(Duration::from_secs(120), "a poll after the reload", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "no-cache-hints").clone();
+        (t["polls"].as_u64() > Some(polls) && t["conformance"].is_null()).then_some(t)
+    });
+    let off = wait_for(Duration::from_secs(120), "the verdict without it", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "no-cache-hints").clone();
+        (t["polls"].as_u64() > off["polls"].as_u64()).then_some(t)
+    });
+    assert_eq!(off["verdict"]["level"], "healthy", "{off:#}");
+    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    assert!(
+        !metrics.contains(r#"mcp_conformance_failures{target="no-cache-hints""#)
+            && !metrics.contains(r#"mcp_conformance_rules_failing{target="no-cache-hints""#),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(
+            &metrics,
+            "mcp_conformance_rules_failing",
+            &[("target", "unstable-cursor")]
+        ),
+        Some(1.0),
+        "an unchanged target keeps its results"
+    );
 }
 
 #[test]
@@ -257,4 +299,144 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains(":4:"), "{err}");
     assert!(err.contains("conformance.every"), "{err}");
+}
+
+/// A server that echoes our `Authorization` header into item names: the
+/// names reach `check`'s evidence (table, `--json`, `--junit`) and the
+/// serve-mode conformance result (`/api/targets`, the target page) only
+/// with the token scrubbed. Before, the evidence of `cursor-stable`,
+/// `cursor-invalid` and `tools-order` (names from single pages, not from a
+/// listing) carried `Bearer <token>`.
+#[test]
+fn echoed_credentials_never_reach_conformance_evidence() {
+    const CANARY: &str = "canary-conformance-51d2";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{CANARY}\n")).expect("write token");
+    let junit = dir.path().join("check.xml");
+    let echoing = |scenario: &str| {
+        Proc::start(&[
+            "simulate",
+            "--transport",
+            "http",
+            "--listen",
+            "127.0.0.1:0",
+            "--scenario",
+            scenario,
+            "--echo-header",
+            "Authorization",
+        ])
+    };
+    let mut seen = Vec::new();
+    for (scenario, rule) in [
+        ("overlap", "items-unique"),
+        ("unstable-cursor", "cursor-stable"),
+        ("silent-restart", "cursor-invalid"),
+        ("reorder", "tools-order"),
+    ] {
+        // A fresh server per run: some scenarios misbehave once per process.
+        for json in [true, false] {
+            let sim = echoing(scenario);
+            let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
+            let mut cmd = std::process::Command::new(bin());
+            cmd.args(["check", "--kind", "tools", "--url", &url])
+                .arg("--bearer-token-file")
+                .arg(&token)
+                .arg("--junit")
+                .arg(&junit);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().expect("run check");
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            // The server did echo, into the evidence of the failing rule.
+            let failing = stdout
+                .lines()
+                .skip_while(|l| !l.contains(rule))
+                .take(12)
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(
+                failing.contains("[echo: Bearer <redacted>]"),
+                "{scenario}: {stdout}"
+            );
+            seen.push(stdout);
+            seen.push(String::from_utf8_lossy(&out.stderr).to_string());
+            seen.push(std::fs::read_to_string(&junit).expect("junit"));
+        }
+    }
+
+    let sim = echoing("silent-restart");
+    let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    url: {url}\n    bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
+            token.display()
+        ),
+    )
+    .expect("write config");
+    let exporter = Proc::start(&[
+        "--config.file",
+        config.to_str().expect("utf-8"),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    let base = exporter.url.trim_end_matches('/').to_string();
+    let api = wait_for(Duration::from_secs(120), "a conformance result", || {
+        let (_, body) = http_get(&format!("{base}/api/targets/echo"));
+        body.contains("cursor-invalid").then_some(body)
+    });
+    assert!(api.contains("<redacted>"), "{api}");
+    seen.push(api);
+    for path in ["/targets/echo", "/metrics"] {
+        seen.push(http_get(&format!("{base}{path}")).1);
+    }
+    for text in &seen {
+        assert!(!text.contains(CANARY), "the token leaked: {text}");
+    }
+}
+
+/// A run is judged at once: with the next poll an hour away, the verdict
+/// and `mcp_verdict` change as soon as the run after the first poll ends.
+#[test]
+fn a_run_changes_the_verdict_without_waiting_for_a_poll() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("hourly.yaml");
+    let b = serde_json::to_string(&bin().display().to_string()).expect("path");
+    std::fs::write(
+        &path,
+        format!(
+            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    command: {b}\n    args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
+        ),
+    )
+    .expect("write config");
+    let exporter = Proc::start(&[
+        "--config.file",
+        path.to_str().expect("utf-8"),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    let t = wait_for(Duration::from_secs(120), "the conformance run", || {
+        let all = api(&exporter);
+        let t = by_name(&all, "hourly").clone();
+        (!t["conformance"].is_null()).then_some(t)
+    });
+    assert_eq!(t["polls"], 1, "{t:#}");
+    assert_eq!(t["verdict"]["level"], "degraded", "{t:#}");
+    assert!(
+        reason(&t["verdict"], "conformance_failed", Some("tools")).is_some(),
+        "{t:#}"
+    );
+    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    assert_eq!(
+        sample(
+            &metrics,
+            "mcp_verdict",
+            &[("target", "hourly"), ("kind", "tools")]
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
 }

@@ -237,3 +237,29 @@ fn modern_http_server_with_subscriptions_runs_clean() {
     assert_eq!(acks, 4, "each kind's filter acknowledged");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// The README's `check` example is what `check` prints.
+#[test]
+fn the_readme_check_example_is_what_check_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let command = "$ mcp-exporter check --kind tools --stdio -- mcp-exporter simulate --scenario no-cache-hints --protocol 2026-07-28\n";
+    let start = readme.find(command).expect("the check example") + command.len();
+    let end = start + readme[start..].find("$ echo $?").expect("its exit status");
+    let documented: Vec<&str> = readme[start..end].lines().map(str::trim_end).collect();
+    let (code, _, printed) = check(
+        &["--kind", "tools", "--stdio"],
+        &[
+            "--scenario".into(),
+            "no-cache-hints".into(),
+            "--protocol".into(),
+            "2026-07-28".into(),
+        ],
+    );
+    assert_eq!(code, 1);
+    let printed_lines: Vec<&str> = printed.lines().map(str::trim_end).collect();
+    assert_eq!(
+        printed_lines, documented,
+        "README.md's check example is out of date; it printed:\n{printed}"
+    );
+}

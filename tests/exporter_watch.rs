@@ -57,15 +57,11 @@ fn list_changed_between_polls_triggers_a_relist() {
         Some(0.0),
         "announced shrinks are not silent"
     );
-    // Only the scheduled poll at start is a poll; re-lists add no duration.
+    // Only the scheduled poll at start is a poll; re-lists add none.
     assert_eq!(
-        sample(
-            &text,
-            "mcp_poll_duration_seconds_count",
-            &[("target", "watched")]
-        ),
+        sample(&text, "mcp_polls_total", &[("target", "watched")]),
         Some(1.0),
-        "a re-list observed a poll duration"
+        "a re-list counted as a poll"
     );
 }
 
@@ -127,11 +123,7 @@ fn relists_keep_up_from_every_kind_and_the_failure_count() {
         "mcp_up from the re-listed kinds only"
     );
     assert_eq!(
-        sample(
-            &text,
-            "mcp_poll_duration_seconds_count",
-            &[("target", "watched")]
-        ),
+        sample(&text, "mcp_polls_total", &[("target", "watched")]),
         Some(1.0)
     );
     let (status, body) = http_get(&format!("{}/api/targets/watched", exp.url));

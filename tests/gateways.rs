@@ -727,6 +727,22 @@ fn zoo_fastmcp_create_proxy_merges_and_drops() {
         Some(0.0)
     );
     assert_eq!(missing(&text, "fm-proxy-big", "origin-big"), Some(1255.0));
+    // The verdict says both: the empty answer of a server that advertises
+    // tools, and what the origin comparison found.
+    let api = exporter.wait_api(SERVE_LIMIT, "the big proxy judged", |api| {
+        api_target(api, "fm-proxy-big")["verdict"]["reasons"]
+            .as_array()
+            .is_some_and(|r| r.len() >= 2)
+    });
+    let codes: Vec<String> = api_target(&api, "fm-proxy-big")["verdict"]["reasons"]
+        .as_array()
+        .map(|rs| {
+            rs.iter()
+                .map(|r| r["code"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(codes, vec!["reference_missing", "empty_but_advertised"]);
     // The cycle: the gateway is up with 15 items, the origin target aborts
     // (cursor_cycle), and with no complete origin listing there is no comparison.
     assert_eq!(up("fm-proxy-cycle"), Some(1.0));

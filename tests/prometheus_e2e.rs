@@ -8,7 +8,9 @@
 //! - every dashboard variable's `label_values(...)` selector matches series;
 //! - every rule evaluates without error (`/api/v1/rules` health);
 //! - the simulator's shrink scenario makes McpListingSilentlyShrank fire for
-//!   the shrinking target and not for the healthy one.
+//!   the shrinking target and not for the healthy one;
+//! - a target with the default metric set stays within the per-target
+//!   sample budget docs/metrics.md states, counted in Prometheus.
 //!
 //! Needs `/usr/bin/prometheus` (Debian package `prometheus`, or `$PROMETHEUS`).
 
@@ -40,8 +42,11 @@ const ALERT_WAIT: Duration = Duration::from_secs(90);
 /// after every two complete listings, without list_changed. It is also
 /// configured as a gateway whose origin is `healthy`, so the reference
 /// comparison series exist; `expect` and the invalid-cursor probe make the
-/// series they drive exist.
-fn exporter_config(state_dir: &Path, shrink_server: &str) -> String {
+/// series they drive exist. `healthy` has `metrics: {detail: true}`, so the
+/// per-target histograms exist. The faulty servers of [`FAULTS`] make the
+/// series created at a first event exist (aborts, errors, restarts,
+/// -32602 answers, blank cursors, list_changed, items without a key).
+fn exporter_config(state_dir: &Path, shrink_server: &str, faults_server: &str) -> String {
     let exe = serde_json::to_string(EXPORTER).expect("path serialises");
     let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
     format!(
@@ -57,13 +62,63 @@ targets:
     command: {exe}
     args: [simulate, --scenario, healthy, --transport, stdio]
     expect: {{ tools: 1 }}
+    metrics: {{ detail: true }}
   - name: shrinking
     url: "http://{shrink_server}/mcp"
     expect: {{ tools: 1 }}
     reference:
       - target: healthy
-"#
+{faults}"#,
+        faults = FAULTS
+            .iter()
+            .map(|(name, _)| format!(
+                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n    invalid_cursor_probe: false\n"
+            ))
+            .collect::<String>()
     )
+}
+
+/// Faulty servers (name, simulator knobs) served by one simulator process.
+/// list_changed notifications reach a walk only in an SSE answer.
+const FAULTS: [(&str, &str); 6] = [
+    ("looping", "scenario: cycle"),
+    ("failing", "scenario: rpc-error"),
+    ("forgetful", "scenario: stale-cursor"),
+    ("blank", "scenario: blank-cursor"),
+    ("stormy", "scenario: list-changed-storm, response: sse"),
+    ("keyless", "scenario: missing-keys"),
+];
+
+/// The simulator serving [`FAULTS`] on `port`.
+fn start_faults_server(port: u16) -> Process {
+    let listen = format!("127.0.0.1:{port}");
+    let servers: String = FAULTS
+        .iter()
+        .map(|(name, knobs)| format!("  - {{name: {name}, {knobs}}}\n"))
+        .collect();
+    let mut p = Process::spawn(
+        &[
+            "simulate".to_string(),
+            "--transport".to_string(),
+            "http".to_string(),
+            "--listen".to_string(),
+            listen.clone(),
+        ],
+        |dir| {
+            let file = dir.join("servers.yaml");
+            std::fs::write(&file, format!("servers:\n{servers}")).expect("write scenarios");
+            vec!["--scenarios".to_string(), file.display().to_string()]
+        },
+    );
+    let up = wait_until(&mut p, Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(
+        up,
+        "the faults simulator did not listen on {listen}; its log:\n{}",
+        p.log()
+    );
+    p
 }
 
 /// Command line of the long-lived shrinking simulator.
@@ -167,14 +222,15 @@ fn start_shrink_server(port: u16) -> Process {
     p
 }
 
-/// The exporter on `port`, polling the simulators; waits for `/metrics`.
-fn start_exporter(port: u16, shrink_server: &str) -> Process {
+/// The exporter on `port` with `config` (given its state directory);
+/// waits for `/metrics`.
+fn start_exporter(port: u16, config: impl FnOnce(&Path) -> String) -> Process {
     let mut p = Process::spawn(&[], |dir| {
         let state = dir.join("state");
         std::fs::create_dir_all(&state).expect("state dir");
-        let config = dir.join("config.yaml");
-        std::fs::write(&config, exporter_config(&state, shrink_server))
-            .expect("write exporter config");
+        let path = dir.join("config.yaml");
+        std::fs::write(&path, config(&state)).expect("write exporter config");
+        let config = path;
         vec![
             "--config.file".to_string(),
             config.display().to_string(),
@@ -501,7 +557,15 @@ fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
     );
     let shrink_port = prometheus::free_port();
     let _shrink_server = start_shrink_server(shrink_port);
-    let exporter = start_exporter(exporter_port, &format!("127.0.0.1:{shrink_port}"));
+    let faults_port = prometheus::free_port();
+    let _faults_server = start_faults_server(faults_port);
+    let exporter = start_exporter(exporter_port, |state| {
+        exporter_config(
+            state,
+            &format!("127.0.0.1:{shrink_port}"),
+            &format!("127.0.0.1:{faults_port}"),
+        )
+    });
 
     let mut shipped = dashboard_expressions();
     shipped.extend(rule_expressions());
@@ -566,6 +630,93 @@ fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
         !firing(&prom, "McpListingSilentlyShrank", "healthy"),
         "McpListingSilentlyShrank fired for the healthy target: {:?}",
         prom.alerts().unwrap_or_default()
+    );
+}
+
+/// The budget docs/metrics.md states: "**N samples per target**".
+fn documented_budget() -> usize {
+    let doc = read("docs/metrics.md");
+    let marker = " samples per target**";
+    let end = doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("docs/metrics.md states no `**N{marker}`"));
+    let start = doc[..end].rfind("**").expect("opening **") + 2;
+    doc[start..end].parse().unwrap_or_else(|e| {
+        panic!(
+            "docs/metrics.md: {:?} is not a count: {e}",
+            &doc[start..end]
+        )
+    })
+}
+
+/// Optional series, outside the budget (docs/metrics.md, "Size").
+const OPTIONAL: &str = "mcp_server_info|mcp_listing_expected_min_items|mcp_reference_missing_items|mcp_invalid_cursor_probe_result";
+
+/// A target with the default metric set (four kinds, no detail), polled
+/// several times and scraped by a real Prometheus, has exactly as many
+/// series as docs/metrics.md states, and at most 80.
+#[test]
+fn a_target_stays_within_the_per_target_sample_budget() {
+    let exporter_port = prometheus::free_port();
+    let prom = Prometheus::start(
+        &PrometheusSetup::new().scrape(JOB, &format!("127.0.0.1:{exporter_port}")),
+    );
+    let sim_port = prometheus::free_port();
+    let mut sim = Process::spawn(
+        &[
+            "simulate".to_string(),
+            "--transport".to_string(),
+            "http".to_string(),
+            "--listen".to_string(),
+            format!("127.0.0.1:{sim_port}"),
+            "--scenario".to_string(),
+            "healthy".to_string(),
+        ],
+        |_| Vec::new(),
+    );
+    assert!(
+        wait_until(&mut sim, Duration::from_secs(30), || {
+            std::net::TcpStream::connect(("127.0.0.1", sim_port)).is_ok()
+        }),
+        "the simulator did not listen; its log:\n{}",
+        sim.log()
+    );
+    let exporter = start_exporter(exporter_port, |state| {
+        format!(
+            "global:\n  schedule: {{ every: 1s }}\n  jitter: 0s\n  state_dir: {}\ntargets:\n  - name: plain\n    url: \"http://127.0.0.1:{sim_port}/mcp\"\n",
+            serde_json::to_string(&state.display().to_string()).expect("path serialises")
+        )
+    });
+    let per_target = format!(r#"{{job="{JOB}", target="plain", __name__!~"{OPTIONAL}"}}"#);
+    let count = |p: &Prometheus| -> Option<usize> {
+        let polls = p
+            .query(&format!(
+                r#"mcp_polls_total{{job="{JOB}", target="plain"}} >= 3"#
+            ))
+            .ok()?;
+        if polls.is_empty() {
+            return None;
+        }
+        let r = p.query(&format!("count({per_target})")).ok()?;
+        r.first()?["value"][1].as_str()?.parse().ok()
+    };
+    let counted = prom.wait_for(SERIES_WAIT, count);
+    let budget = documented_budget();
+    let names = prom
+        .series(&per_target)
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s["__name__"].as_str().unwrap_or("?").to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        counted,
+        Some(budget),
+        "series of target plain in Prometheus vs docs/metrics.md's budget; series: {names:?}\n{}",
+        diagnostics(&prom, &exporter)
+    );
+    assert!(
+        budget <= 80,
+        "the budget is at most 80 samples per target, docs say {budget}"
     );
 }
 

@@ -118,6 +118,18 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         assert_eq!(t["verdict"]["reasons"], Value::Array(vec![]), "{t:#}");
     }
 
+    // docs/api.md names every field the API sends, at every level.
+    let api_doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/api.md"))
+        .expect("docs/api.md");
+    let mut undocumented = std::collections::BTreeSet::new();
+    for t in demo.api_targets() {
+        undocumented_fields(&t, &api_doc, &mut undocumented);
+    }
+    assert!(
+        undocumented.is_empty(),
+        "fields of /api/targets missing from docs/api.md: {undocumented:?}"
+    );
+
     // The gauge: one series per target and kind, valued by level.
     let (_, metrics) = http_get(&demo.url("/metrics"));
     for (target, value) in [("healthy", 0.0), ("gateway", 1.0), ("cycling", 2.0)] {
@@ -214,4 +226,29 @@ fn without_milliseconds(text: &str) -> Vec<String> {
                 .join(" ")
         })
         .collect()
+}
+
+/// Object keys anywhere in `v` that docs/api.md does not name (as `key`,
+/// `key[]` or `parent[].key`); kind names are values, not fields.
+fn undocumented_fields(v: &Value, doc: &str, out: &mut std::collections::BTreeSet<String>) {
+    const VALUES: [&str; 4] = ["tools", "prompts", "resources", "resource_templates"];
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                let named = [format!("`{k}`"), format!("`{k}[]"), format!(".{k}`")]
+                    .iter()
+                    .any(|form| doc.contains(form.as_str()));
+                if !VALUES.contains(&k.as_str()) && !named {
+                    out.insert(k.clone());
+                }
+                undocumented_fields(child, doc, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                undocumented_fields(item, doc, out);
+            }
+        }
+        _ => {}
+    }
 }

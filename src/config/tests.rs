@@ -435,3 +435,96 @@ fn unquoted_protocol_version_is_a_string() {
         Some("2025-06-18")
     );
 }
+
+#[test]
+fn protocols_are_checked_and_ordered_newest_first() {
+    let t = |protocols: &str| {
+        format!("targets:\n  - name: gw\n    url: https://g.invalid/\n    protocols: {protocols}\n")
+    };
+    let ok = load_str(&t("[\"2025-11-25\", \"2026-07-28\"]"), "t").unwrap();
+    assert_eq!(
+        ok.config.targets[0].protocols,
+        vec!["2026-07-28", "2025-11-25"]
+    );
+    let all = load_str(&t("all_supported"), "t").unwrap();
+    assert_eq!(
+        all.config.targets[0].protocols.len(),
+        PROTOCOL_VERSIONS.len()
+    );
+    assert_eq!(all.config.targets[0].protocols[0], "2026-07-28");
+    assert_err_at(&t("[\"2025-11-25\"]"), 4, 16, "at least two versions");
+    assert_err_at(
+        &t("[\"2025-11-25\", \"2025-11-25\"]"),
+        4,
+        31,
+        "listed twice",
+    );
+    assert_err_at(
+        &t("[\"2025-11-25\", \"1999-01-01\"]"),
+        4,
+        31,
+        "unknown protocol_version",
+    );
+    assert_err_at(&t("everything"), 4, 16, "`all_supported`");
+    assert_err_at(
+        "targets:\n  - name: gw\n    url: https://g.invalid/\n    protocol_version: \"2025-11-25\"\n    protocols: all_supported\n",
+        5,
+        5,
+        "not both",
+    );
+}
+
+#[test]
+fn reference_maps_compile_and_name_keys_not_values() {
+    let base = "targets:\n  - name: origin\n    command: srv\n  - name: gw\n    url: https://g.invalid/\n    reference:\n      - target: origin\n        map:\n";
+    let ok = load_str(
+        &format!("{base}          tools: {{prefix: legacy, separator: _}}\n          resources: {{regex: '^sim://(.*)$', replace: 'sim://legacy/$1'}}\n"),
+        "t",
+    )
+    .unwrap();
+    let r = &ok.config.targets[1].reference[0];
+    assert_eq!(r.name_map(Kind::Tools).apply("tool-001"), "legacy_tool-001");
+    assert_eq!(
+        r.name_map(Kind::Resources).apply("sim://resources/001"),
+        "sim://legacy/resources/001"
+    );
+    // A kind without a map entry compares plain names.
+    assert_eq!(r.name_map(Kind::Prompts).apply("p"), "p");
+
+    let bad = format!("{base}          tools: {{regex: '(secret-ish', replace: x}}\n");
+    assert_err_at(&bad, 9, 26, "`regex` is not a valid regular expression");
+    assert!(!err(&bad).to_string().contains("secret-ish"));
+    assert_err_at(
+        &format!("{base}          tools: {{regex: a}}\n"),
+        9,
+        19,
+        "`regex` needs `replace`",
+    );
+    assert_err_at(
+        &format!("{base}          tools: {{separator: _}}\n"),
+        9,
+        19,
+        "give `prefix` too",
+    );
+    assert_err_at(
+        &format!("{base}          tools: {{colour: red}}\n"),
+        9,
+        19,
+        "unknown field `colour`",
+    );
+    assert_err_at(
+        "targets:\n  - name: origin\n    command: srv\n    kinds: [tools]\n  - name: gw\n    url: https://g.invalid/\n    reference:\n      - target: origin\n        map: {prompts: {prefix: p_}}\n",
+        9,
+        15,
+        "does not compare",
+    );
+    assert_err_at(
+        &format!("{base}          tools: {{prefix: b_}}\n").replace(
+            "      - target: origin\n        map:",
+            "      - target: origin\n        prefix: a_\n        map:",
+        ),
+        9,
+        9,
+        "not both",
+    );
+}

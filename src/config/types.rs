@@ -83,7 +83,7 @@ pub struct Defaults {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConformanceConfig {
     pub enabled: bool,
-    /// At most one run per this long; a run happens just before the first
+    /// At most one run per this long; a run happens right after the first
     /// scheduled poll that finds the last run at least this old.
     pub every: Duration,
 }
@@ -190,9 +190,9 @@ pub struct TargetConfig {
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
     pub reference: Vec<ReferenceConfig>,
-    pub conformance: ConformanceConfig,
     /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
     pub metrics_detail: bool,
+    pub conformance: ConformanceConfig,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
@@ -388,9 +388,9 @@ impl ProbeModule {
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
             reference: Vec::new(),
+            metrics_detail: defaults.metrics_detail,
             // `/probe` answers from one poll; conformance runs are scheduled only.
             conformance: ConformanceConfig::default(),
-            metrics_detail: defaults.metrics_detail,
             known_secrets: self.known_secrets.clone(),
         }
     }

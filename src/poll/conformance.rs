@@ -82,11 +82,20 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
         }
         rules.extend(evaluate(&obs));
     }
+    // The rules quote what pages said (item names of a repeated or garbage
+    // cursor's page, two listings' differences): server-supplied strings
+    // that may echo a credential we sent.
+    for r in &mut rules {
+        r.message = target.secrets.scrub(&r.message);
+        for item in &mut r.evidence.items {
+            *item = target.secrets.scrub(item);
+        }
+    }
     let transport = session.transport_label().to_string();
     let protocol = session.protocol_version.clone();
     session.close().await;
     let mut report = ConformanceReport::new(&target.name, rules);
-    report.protocol_version = Some(protocol);
+    report.protocol_version = Some(target.secrets.scrub(&protocol));
     report.transport = Some(transport);
     report
 }

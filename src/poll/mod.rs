@@ -8,13 +8,15 @@
 //! - `run.rs`: the poll itself (and watch-mode re-lists)
 //! - `scrub.rs`: every known secret out of every server-supplied string a
 //!   report keeps (one place, before any sink)
-//! - `protocols.rs`: `protocols:` — one session per version, catalogues compared
+//! - `protocols.rs`: `poll_configured`, and `protocols:` — one session per
+//!   version, catalogues compared (`catalogues.rs`: what it found)
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
 //! - `report.rs`: `PollReport` and its parts; `report_text.rs`: the report
 //!   as text for people (`probe`, `/probe?debug=true`); `ids.rs`: typed trace ids;
 //!   `unix_time.rs`: the one Unix-seconds conversion
 
+pub mod catalogues;
 pub mod conformance;
 pub mod garbage_cursor;
 pub mod ids;
@@ -29,12 +31,13 @@ pub mod unix_time;
 
 /// The kinds a poll lists (the walker's), for callers that name one.
 pub use crate::listing::Kind;
+pub use catalogues::{ProtocolCatalogue, ProtocolKind};
 pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
 pub use ids::{PollTrace, SpanId, TraceId};
-pub use protocols::{ProtocolCatalogue, ProtocolKind};
+pub use protocols::poll_configured;
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
 };
-pub use run::{poll, poll_configured, poll_open, relist, HardDeadline, OpenSession, PollContext};
+pub use run::{poll, poll_open, relist, HardDeadline, OpenSession, PollContext};
 pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

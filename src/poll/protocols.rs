@@ -11,50 +11,27 @@
 //! baselines); the others only feed the comparison carried in
 //! `PollReport::protocol_catalogues`.
 
+use super::catalogues::{ProtocolCatalogue, ProtocolKind, MAX_MISSING_NAMES};
 use super::report::PollReport;
-use super::run::{poll_configured_one, HardDeadline, OpenSession, PollContext};
+use super::run::{poll_configured_single, HardDeadline, OpenSession, PollContext};
 use crate::config::TargetConfig;
 use crate::listing::{Kind, Outcome};
-use serde::Serialize;
 use std::collections::BTreeSet;
 
-/// Missing names kept per version and kind (the count is always whole).
-pub const MAX_MISSING_NAMES: usize = 200;
-
-/// One version's catalogue of one target.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProtocolCatalogue {
-    /// The version asked for (the `protocol_version` label).
-    pub protocol_version: String,
-    /// Whether this is the version whose report feeds the usual series.
-    pub primary: bool,
-    /// The version the server answered with, when a session opened.
-    pub negotiated: Option<String>,
-    /// `error_label: detail` when no session opened at this version (the
-    /// server does not speak it).
-    pub session_error: Option<String>,
-    pub kinds: Vec<ProtocolKind>,
-}
-
-/// One kind at one version.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProtocolKind {
-    pub kind: Kind,
-    pub outcome: &'static str,
-    /// Guard or error label of an incomplete listing.
-    pub reason: Option<String>,
-    pub unique_items: u64,
-    /// Items listed completely under another version but not under this
-    /// one; `None` when fewer than two versions listed this kind
-    /// completely (nothing to compare).
-    pub missing_total: Option<u64>,
-    /// The first [`MAX_MISSING_NAMES`] of them, sorted.
-    pub missing: Vec<String>,
-}
-
-impl ProtocolCatalogue {
-    pub fn kind(&self, kind: Kind) -> Option<&ProtocolKind> {
-        self.kinds.iter().find(|k| k.kind == kind)
+/// Poll a configured target under a hard deadline (see
+/// `run::poll_configured_single`); a target with `protocols:` is polled once
+/// per version and `deadline` bounds each version's poll.
+pub async fn poll_configured(
+    config: &TargetConfig,
+    stderr_tail_bytes: usize,
+    ctx: PollContext,
+    deadline: HardDeadline,
+    keep_open: bool,
+) -> (PollReport, Option<OpenSession>) {
+    if config.protocols.is_empty() {
+        poll_configured_single(config, stderr_tail_bytes, ctx, deadline, keep_open).await
+    } else {
+        poll_each(config, stderr_tail_bytes, ctx, deadline, keep_open).await
     }
 }
 
@@ -80,7 +57,7 @@ pub async fn poll_each(
             PollContext { trace: None, ..ctx }
         };
         let (report, session) =
-            poll_configured_one(&one, stderr_tail_bytes, ctx, deadline.clone(), keep_open).await;
+            poll_configured_single(&one, stderr_tail_bytes, ctx, deadline.clone(), keep_open).await;
         polls.push((version.clone(), report, session));
     }
     let primary = polls

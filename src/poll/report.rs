@@ -124,7 +124,7 @@ pub struct PollReport {
     /// otherwise. This report is the primary version's (see
     /// `poll::protocols`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub protocol_catalogues: Vec<super::protocols::ProtocolCatalogue>,
+    pub protocol_catalogues: Vec<super::catalogues::ProtocolCatalogue>,
     /// Kinds listed although the server does not advertise them
     /// (`forced_kinds`); every other listed kind was advertised.
     #[serde(skip)]
@@ -275,6 +275,9 @@ impl RelistReport {
         report.server_port = last.server_port;
         report.session_id = last.session_id.clone();
         report.unadvertised_kinds = last.unadvertised_kinds.clone();
+        // The other protocol versions were not re-listed: their comparison
+        // stands as the poll left it, so the verdict keeps saying it.
+        report.protocol_catalogues = last.protocol_catalogues.clone();
         report.listings = listings;
         report.duration = duration;
         let relist = RelistReport {

@@ -53,25 +53,7 @@ pub struct HardDeadline {
 /// deadline into a report too. With `keep_open`, an established session is
 /// handed back (for watch mode) with the target it was opened for; the
 /// caller must close it.
-///
-/// A target with `protocols:` is polled once per version
-/// (`poll::protocols`); `deadline` then bounds each version's poll.
-pub async fn poll_configured(
-    config: &TargetConfig,
-    stderr_tail_bytes: usize,
-    ctx: PollContext,
-    deadline: HardDeadline,
-    keep_open: bool,
-) -> (PollReport, Option<OpenSession>) {
-    if config.protocols.is_empty() {
-        poll_configured_one(config, stderr_tail_bytes, ctx, deadline, keep_open).await
-    } else {
-        super::protocols::poll_each(config, stderr_tail_bytes, ctx, deadline, keep_open).await
-    }
-}
-
-/// [`poll_configured`] at one protocol version (or negotiated).
-pub(super) async fn poll_configured_one(
+pub(super) async fn poll_configured_single(
     config: &TargetConfig,
     stderr_tail_bytes: usize,
     ctx: PollContext,

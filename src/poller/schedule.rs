@@ -139,14 +139,6 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         }
         tokio::time::sleep_until(deadline).await;
 
-        // Before the poll, so the poll's verdict already judges the new result.
-        if target.conformance.enabled
-            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
-        {
-            conformance_ran = Some(tokio::time::Instant::now());
-            conformance_once(&target, &shared).await;
-        }
-
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
         era_hint = report.era_hint();
@@ -161,6 +153,17 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             last: report.clone(),
         });
         shared.sinks.fanout().poll(report, &target, failures);
+
+        // After the poll (the first poll of a new target is not delayed);
+        // the result is judged at once. Not while the server asked us to
+        // wait (HTTP 429): the run comes after a later poll.
+        if target.conformance.enabled
+            && asked_to_wait.is_none()
+            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+        {
+            conformance_ran = Some(tokio::time::Instant::now());
+            conformance_once(&target, &shared).await;
+        }
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
@@ -196,7 +199,7 @@ async fn conformance_once(target: &TargetConfig, shared: &Shared) {
         Some(report) => shared.sinks.conformance(&target.name, &report, started),
         None => tracing::info!(
             target_name = %target.name,
-            "conformance run got no session or hit its bound; last result kept"
+            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
         ),
     }
 }

@@ -87,9 +87,11 @@ impl Service {
             if !keep {
                 handle.abort();
                 if !mine.iter().any(|t| &t.name == name) {
+                    // Conformance first: forgetting it re-judges the
+                    // verdict, which must not outlive the target's series.
+                    self.shared.sinks.forget_conformance(name);
                     self.shared.sinks.metrics.forget_target(name);
                     self.shared.sinks.exporter.forget_target(name);
-                    self.shared.sinks.forget_conformance(name);
                 }
             }
             keep

@@ -38,3 +38,38 @@ fn truncate(s: &str) -> String {
         None => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::rule::{CURSOR_STABLE, ITEMS_IDENTITY, LISTING_COMPLETE};
+    use crate::conformance::{Evidence, RuleResult};
+    use crate::listing::Kind;
+
+    #[test]
+    fn keeps_failing_rules_only_with_bounded_text() {
+        let long = "x".repeat(1000);
+        let report = ConformanceReport::new(
+            "t",
+            vec![
+                RuleResult::pass(LISTING_COMPLETE, Kind::Tools, "ok"),
+                RuleResult::fail(ITEMS_IDENTITY, Kind::Tools, long.clone())
+                    .evidence(Evidence::page(1, 0).with_items([long.clone()])),
+                RuleResult::fail(CURSOR_STABLE, Kind::Prompts, "different page"),
+            ],
+        );
+        let r = result_of(&report, 5.0);
+        assert_eq!((r.passed, r.failed, r.not_applicable), (1, 2, 0));
+        assert_eq!(r.at_unix_seconds, 5.0);
+        let rules: Vec<(&str, &str)> = r.failures.iter().map(|f| (f.rule, f.level)).collect();
+        assert_eq!(
+            rules,
+            [("items-identity", "MUST"), ("cursor-stable", "SHOULD")]
+        );
+        let first = &r.failures[0];
+        assert_eq!(first.message.chars().count(), MAX_TEXT_CHARS + 1);
+        assert!(first.message.ends_with('…'));
+        assert!(first.evidence.starts_with("listing 1 · page 0 · items xxx"));
+        assert_eq!(first.evidence.chars().count(), MAX_TEXT_CHARS + 1);
+    }
+}

@@ -30,18 +30,23 @@ pub struct Sinks {
 
 impl Sinks {
     /// A scheduled target's conformance run: its failing rules exported,
-    /// its result kept for the verdicts of the polls that follow.
+    /// its result kept and judged at once (the verdict and `mcp_verdict`
+    /// change now) and with every poll that follows.
     pub fn conformance(&self, target: &str, report: &ConformanceReport, started_unix_seconds: f64) {
         let result = super::conformance::result_of(report, started_unix_seconds);
         self.conformance.record(target, &result);
-        self.status.record_conformance(target, result);
+        if let Some(verdict) = self.status.set_conformance(target, Some(result)) {
+            self.metrics.set_verdict(target, &verdict);
+        }
     }
 
     /// Forget a target's conformance results (conformance turned off, the
     /// target changed or was removed).
     pub fn forget_conformance(&self, target: &str) {
         self.conformance.forget_target(target);
-        self.status.forget_conformance(target);
+        if let Some(verdict) = self.status.set_conformance(target, None) {
+            self.metrics.set_verdict(target, &verdict);
+        }
     }
 
     /// Every stage.

@@ -3,7 +3,7 @@
 
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::listing::Kind;
-use crate::poll::{unix_seconds, TraceId, Transport};
+use crate::poll::{unix_now, unix_seconds, TraceId, Transport};
 use crate::verdict::history::Observation;
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
 use serde::Serialize;
@@ -258,17 +258,18 @@ impl StatusStore {
         status.history.truncate(self.history);
     }
 
-    /// A conformance run's result, judged with the polls that follow.
-    pub fn record_conformance(&self, target: &str, result: ConformanceResult) {
-        if let Some(s) = self.write().get_mut(target) {
-            s.catalogue.conformance = Some(result);
-        }
-    }
-
-    pub fn forget_conformance(&self, target: &str) {
-        if let Some(s) = self.write().get_mut(target) {
-            s.catalogue.conformance = None;
-        }
+    /// Keep a conformance run's result (`None`: forget it); it is judged at
+    /// once and with every poll that follows. Returns the target's verdict
+    /// re-judged with it, if the target has one yet.
+    pub fn set_conformance(
+        &self,
+        target: &str,
+        result: Option<ConformanceResult>,
+    ) -> Option<TargetVerdict> {
+        self.write()
+            .get_mut(target)?
+            .catalogue
+            .set_conformance(result, unix_now())
     }
 
     pub fn skipped(&self, target: &str, n: u64) {

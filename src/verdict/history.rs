@@ -196,6 +196,23 @@ impl CatalogueHistory {
         self.verdict.insert(verdict)
     }
 
+    /// Keep a conformance run's result (`None`: forget it) and re-judge the
+    /// current verdict with it at once, rather than at the next poll.
+    /// Returns the new verdict, if the target has one yet.
+    pub fn set_conformance(
+        &mut self,
+        result: Option<ConformanceResult>,
+        now_unix_seconds: f64,
+    ) -> Option<TargetVerdict> {
+        self.conformance = result;
+        let before = self.verdict.as_ref()?;
+        let after = before.with_conformance(self.conformance.as_ref(), now_unix_seconds);
+        if after.overall.level != before.overall.level {
+            self.level_since_unix_seconds = Some(now_unix_seconds);
+        }
+        Some(self.verdict.insert(after).clone())
+    }
+
     fn push_point(&mut self, l: &ListingReport, change: Option<&Change>, at: f64) {
         let mark = change.map(|c| {
             if c.silent_shrink {

@@ -68,6 +68,33 @@ impl TargetVerdict {
         kinds.sort_by_key(|(k, _)| *k);
         combine(kinds)
     }
+
+    /// This verdict with its `conformance_failed` reasons replaced by those
+    /// of `result` (a conformance run finished, or was forgotten, between
+    /// polls): every other reason stays as the last poll judged it.
+    pub fn with_conformance(
+        &self,
+        result: Option<&super::conformance::ConformanceResult>,
+        now_unix_seconds: f64,
+    ) -> TargetVerdict {
+        let kinds =
+            self.kinds
+                .iter()
+                .map(|(kind, v)| {
+                    let mut reasons: Vec<Reason> = v
+                        .reasons
+                        .iter()
+                        .filter(|r| r.code != Code::ConformanceFailed)
+                        .cloned()
+                        .collect();
+                    reasons.extend(result.and_then(|c| {
+                        super::conformance_reason::reason(c, *kind, now_unix_seconds)
+                    }));
+                    (*kind, Verdict::from_reasons(reasons))
+                })
+                .collect();
+        combine(kinds)
+    }
 }
 
 fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {

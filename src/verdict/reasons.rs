@@ -98,6 +98,13 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
     if let Some(d) = &l.detail {
         let _ = write!(m, ": {d}");
     }
+    if let Some(wait) = l.retry_after {
+        let _ = write!(
+            m,
+            "; the server asked to wait {} (Retry-After)",
+            ago(wait.as_secs_f64())
+        );
+    }
     reason(Code::ListingFailed, Some(kind), Level::Down, m)
 }
 

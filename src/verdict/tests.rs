@@ -486,3 +486,36 @@ fn empty_but_advertised_is_degraded_unless_expected() {
     k.empty_is_suspect = false;
     assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
 }
+
+#[test]
+fn a_conformance_result_replaces_the_last_ones_reasons_and_keeps_the_rest() {
+    let mut tools = complete(Kind::Tools, 20);
+    tools.duplicate_items = 1;
+    tools.duplicate_names = vec!["tool-01".into()];
+    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    assert_eq!(codes(&v.overall), vec![Code::DuplicateItems]);
+    let run = ConformanceResult {
+        at_unix_seconds: NOW,
+        protocol_version: None,
+        passed: 1,
+        failed: 1,
+        not_applicable: 0,
+        failures: vec![RuleFailure {
+            kind: Kind::Tools,
+            rule: "cursor-type",
+            level: "MUST",
+            message: "nextCursor was a number".into(),
+            evidence: String::new(),
+        }],
+    };
+    let with = v.with_conformance(Some(&run), NOW);
+    assert_eq!(
+        codes(&with.overall),
+        vec![Code::DuplicateItems, Code::ConformanceFailed]
+    );
+    // Judged again with the same result: the reason is not doubled.
+    let again = with.with_conformance(Some(&run), NOW);
+    assert_eq!(again, with);
+    // Forgotten: back to the poll's own reasons.
+    assert_eq!(with.with_conformance(None, NOW), v);
+}

@@ -103,6 +103,9 @@ pub async fn probe(
         Err(refused) => return busy(refused),
     };
     let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    // `protocols:` polls once per version, one after another: each gets
+    // its share, so the whole answer still fits.
+    let left = left / target.protocols.len().max(1) as u32;
     let per_kind = left / target.kinds.len().max(1) as u32;
     target.limits.timeout = target.limits.timeout.min(per_kind);
     target.limits.page_timeout = target.limits.page_timeout.min(per_kind);

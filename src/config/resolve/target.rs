@@ -182,8 +182,8 @@ impl Resolver<'_> {
                 .unwrap_or(d.propagate_trace_context),
             expect,
             reference: Vec::new(),
-            conformance,
             metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
+            conformance,
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
         };

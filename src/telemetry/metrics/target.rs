@@ -35,8 +35,10 @@ pub struct TargetMetrics {
     churn: ChurnFamilies,
     compliance: ComplianceFamilies,
     page: PageFamilies,
-    protocols: ProtocolFamilies,
     detail: DetailFamilies,
+    protocols: ProtocolFamilies,
+    /// Observe the fleet-wide page histograms (scheduled polling only).
+    fleet: bool,
     open: Mutex<OpenLabels>,
 }
 
@@ -71,8 +73,9 @@ impl TargetMetrics {
             churn: ChurnFamilies::register(registry, source),
             compliance: ComplianceFamilies::register(registry, source),
             page: PageFamilies::register(registry, source),
-            protocols: ProtocolFamilies::register(registry, source),
             detail: DetailFamilies::register(registry, source),
+            protocols: ProtocolFamilies::register(registry, source),
+            fleet: matches!(source, Source::Scheduled),
             open: Mutex::new(OpenLabels::default()),
         }
     }
@@ -107,9 +110,9 @@ impl TargetMetrics {
     pub fn forget_target(&self, target: &str) {
         let mut open = self.lock_open();
         self.poll.remove_target(target);
-        self.protocols.forget_target(target);
         self.detail.remove_target(target);
         open.detail.remove(target);
+        self.protocols.forget_target(target);
         if let Some(info) = open.server_info.remove(target) {
             self.poll.server_info.remove(&info);
         }
@@ -331,18 +334,22 @@ impl TargetMetrics {
             u64::from(listing.list_changed_notifications),
         );
 
-        let fleet = KindLabels { kind };
+        let fleet_labels = KindLabels { kind };
         for page in &listing.pages {
             if page_was_parsed(page) {
                 let items = f64::from(page.items);
-                observe(&self.page.items, &fleet, items, exemplar);
+                if self.fleet {
+                    observe(&self.page.items, &fleet_labels, items, exemplar);
+                }
                 if detail {
                     observe(&self.detail.page_items, &l, items, exemplar);
                 }
             }
             if page_was_answered(page) {
                 let seconds = page.duration.as_secs_f64();
-                observe(&self.page.duration, &fleet, seconds, exemplar);
+                if self.fleet {
+                    observe(&self.page.duration, &fleet_labels, seconds, exemplar);
+                }
                 if detail {
                     observe(&self.detail.page_duration, &l, seconds, exemplar);
                 }

@@ -848,11 +848,15 @@ fn help_names_where_values_come_from() {
     let mut probe = Registry::default();
     let p = TargetMetrics::for_probe(&mut probe);
     p.register_target("a", &[Kind::Tools], false);
+    p.observe(&poll("a", vec![complete_tools()], None), &BTreeMap::new());
     let t = text(&probe);
     assert!(
         t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
         "{t}"
     );
+    // One probe is one target: no fleet-wide histograms in its answer.
+    assert!(!t.contains("mcp_page_request_duration_seconds"), "{t}");
+    assert!(!t.contains("mcp_listing_page_items"), "{t}");
 }
 
 /// OpenMetrics HELP text may not hold a bare `"` or `\\` (they must be
@@ -897,4 +901,62 @@ fn help_texts_need_no_escaping() {
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }
+}
+
+#[test]
+fn protocol_catalogue_series_exist_only_for_compared_versions() {
+    use crate::poll::{ProtocolCatalogue, ProtocolKind};
+    let (registry, metrics) = setup();
+    let series = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with("mcp_protocol_catalogue_missing_items{"))
+            .count()
+    };
+    let mut plain = poll("plain", vec![complete_tools()], None);
+    metrics.observe(&plain, &BTreeMap::new());
+    assert_eq!(
+        series(&text(&registry)),
+        0,
+        "a target without protocols: has none"
+    );
+
+    let at = |version: &str, primary: bool, missing: Option<u64>| ProtocolCatalogue {
+        protocol_version: version.into(),
+        primary,
+        negotiated: Some(version.into()),
+        session_error: None,
+        kinds: vec![ProtocolKind {
+            kind: Kind::Tools,
+            outcome: "complete",
+            reason: None,
+            unique_items: 5,
+            missing_total: missing,
+            missing: Vec::new(),
+        }],
+    };
+    plain.report.target = "gw".into();
+    plain.report.protocol_catalogues = vec![
+        at("2026-07-28", true, Some(3)),
+        at("2025-11-25", false, Some(0)),
+    ];
+    metrics.observe(&plain, &BTreeMap::new());
+    let t = text(&registry);
+    assert_eq!(series(&t), 2, "{t}");
+    expect_value(
+        &t,
+        "mcp_protocol_catalogue_missing_items{target=\"gw\",kind=\"tools\",protocol_version=\"2026-07-28\"}",
+        3.0,
+    );
+    // Next poll: the older version did not complete, so it is not compared.
+    plain.report.protocol_catalogues =
+        vec![at("2026-07-28", true, None), at("2025-11-25", false, None)];
+    metrics.observe(&plain, &BTreeMap::new());
+    assert_eq!(series(&text(&registry)), 0);
+    plain.report.protocol_catalogues = vec![
+        at("2026-07-28", true, Some(1)),
+        at("2025-11-25", false, Some(0)),
+    ];
+    metrics.observe(&plain, &BTreeMap::new());
+    metrics.forget_target("gw");
+    assert_eq!(series(&text(&registry)), 0);
 }

@@ -1,7 +1,8 @@
 //! Fleet-wide histograms of single page requests, by kind only: the
 //! latency and page-size distributions of the whole fleet cost 34 samples
 //! per kind however many targets there are. Per-target distributions are
-//! opt-in (`group::detail`).
+//! opt-in (`group::detail`). A `/probe` answer (one target) has none: there
+//! they would be one more per-target histogram per probed target.
 
 use super::super::families::{
     page_items_histogram, precreate, seconds_histogram, HistFamily, Source,
@@ -19,7 +20,8 @@ pub struct PageFamilies {
 }
 
 impl PageFamilies {
-    /// The families, registered in `r`, with every kind pre-created.
+    /// The families, registered in `r`; for scheduled polling every kind is
+    /// pre-created.
     pub fn register(r: &mut Registry, source: Source) -> Self {
         let g = PageFamilies {
             items: Family::new_with_constructor(page_items_histogram),
@@ -39,10 +41,12 @@ impl PageFamilies {
             Unit::Seconds,
             g.duration.clone(),
         );
-        for kind in Kind::ALL {
-            let l = KindLabels { kind: kind.label() };
-            precreate(&g.items, &l);
-            precreate(&g.duration, &l);
+        if matches!(source, Source::Scheduled) {
+            for kind in Kind::ALL {
+                let l = KindLabels { kind: kind.label() };
+                precreate(&g.items, &l);
+                precreate(&g.duration, &l);
+            }
         }
         g
     }
