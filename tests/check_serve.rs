@@ -276,6 +276,37 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         Some(1.0),
         "an unchanged target keeps its results"
     );
+
+    // Removed by a reload: not one series of it is left (forgetting its
+    // conformance re-judges its verdict; that must not recreate
+    // `mcp_verdict` after the target's series were dropped).
+    std::fs::write(
+        &path,
+        config(false).replace(
+            "  - name: unstable-cursor\n",
+            "  - name: unstable-cursor-renamed\n",
+        ),
+    )
+    .expect("rewrite config");
+    let (status, body) =
+        common::http_post(&format!("{}/-/reload", exporter.url.trim_end_matches('/')));
+    assert_eq!(status, 200, "{body}");
+    wait_for(
+        Duration::from_secs(120),
+        "the renamed target's first poll",
+        || {
+            let all = api(&exporter);
+            all.iter()
+                .any(|t| t["name"] == "unstable-cursor-renamed" && t["polls"].as_u64() >= Some(1))
+                .then_some(())
+        },
+    );
+    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    let left: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.contains(r#"target="unstable-cursor""#))
+        .collect();
+    assert!(left.is_empty(), "{left:#?}");
 }
 
 #[test]

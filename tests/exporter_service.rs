@@ -243,16 +243,17 @@ fn metrics_per_scenario() {
     );
 
     // How servers answer a garbage cursor after a multi-page listing.
+    // One series per kind: the answer seen.
     let probe = |target: &'static str, result: &'static str| {
-        value(
+        sample(
             &text,
             "mcp_invalid_cursor_probe_result",
             &[("target", target), ("kind", "tools"), ("result", result)],
         )
     };
-    assert_eq!(probe("healthy", "invalid_params"), 1.0);
-    assert_eq!(probe("healthy", "silent_restart"), 0.0);
-    assert_eq!(probe("restarter", "silent_restart"), 1.0);
+    assert_eq!(probe("healthy", "invalid_params"), Some(1.0));
+    assert_eq!(probe("healthy", "silent_restart"), None);
+    assert_eq!(probe("restarter", "silent_restart"), Some(1.0));
     // The deliberate garbage cursor is not counted as an invalid cursor
     // (whose series appears with the first one).
     assert_eq!(

@@ -1030,6 +1030,11 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
         .unwrap_or_default();
     let legacy: Vec<String> = (1..=20).map(|i| format!("legacy_tool-{i:03}")).collect();
     assert_eq!(missing, legacy);
+    // The target page names them too.
+    let page = zoo::http_get(&format!("{}/targets/mount", exporter.server.url));
+    assert!(page.contains("Per protocol version"), "{page}");
+    assert!(page.contains("legacy_tool-001, legacy_tool-002"), "{page}");
+    assert!(page.contains("legacy_tool-020"), "{page}");
 }
 
 /// npm mcp-proxy answers the origin's -32602 (for its own page-2 cursor) as

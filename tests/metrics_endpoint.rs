@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{sample, wait_for, Proc};
+use common::{http_post, sample, wait_for, Proc};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -162,6 +162,78 @@ fn metrics_and_probe_are_gzipped_when_the_scraper_asks() {
     let (_, headers, body) = get(&exp.url, "/probe?target=healthy", None);
     assert_eq!(header(&headers, "content-encoding"), None);
     assert!(String::from_utf8_lossy(&body).ends_with("# EOF\n"));
+}
+
+/// `metrics: {detail: true}` is reloadable: a reload that turns it on for
+/// one target adds that target's histograms (and no other's), and a reload
+/// that turns it off drops them.
+#[test]
+fn detail_histograms_follow_the_configuration_across_reloads() {
+    let (sim, _f) =
+        simulator("  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.yaml");
+    let config = |detail: bool| {
+        format!(
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: a\n    url: {url}/mcp/a\n    metrics: {{detail: {detail}}}\n  - name: b\n    url: {url}/mcp/b\n",
+            url = sim.url
+        )
+    };
+    std::fs::write(&cfg, config(false)).unwrap();
+    let exp = Proc::start(&[
+        "--config.file",
+        cfg.to_str().unwrap(),
+        "--web.listen-address",
+        "127.0.0.1:0",
+        "--web.enable-lifecycle",
+    ]);
+    let metrics =
+        |exp: &Proc| String::from_utf8_lossy(&get(&exp.url, "/metrics", None).2).to_string();
+    let text = wait_for(LIMIT, "a first poll of a", || {
+        let text = metrics(&exp);
+        (sample(&text, "mcp_polls_total", &[("target", "a")]).unwrap_or(0.0) >= 1.0).then_some(text)
+    });
+    assert!(!text.contains("mcp_detail_"), "{text}");
+
+    std::fs::write(&cfg, config(true)).unwrap();
+    let (status, body) = http_post(&format!("{}/-/reload", exp.url));
+    assert_eq!(status, 200, "{body}");
+    let detail = [("target", "a"), ("kind", "tools")];
+    let text = wait_for(LIMIT, "a's page latency histogram filling", || {
+        let text = metrics(&exp);
+        (sample(
+            &text,
+            "mcp_detail_page_request_duration_seconds_count",
+            &detail,
+        )
+        .unwrap_or(0.0)
+            >= 1.0)
+            .then_some(text)
+    });
+    assert!(
+        sample(
+            &text,
+            "mcp_detail_poll_duration_seconds_count",
+            &[("target", "a")]
+        )
+        .unwrap_or(0.0)
+            >= 1.0,
+        "{text}"
+    );
+    assert!(
+        !text.contains("mcp_detail_poll_duration_seconds_count{target=\"b\"}"),
+        "{text}"
+    );
+
+    std::fs::write(&cfg, config(false)).unwrap();
+    let (status, body) = http_post(&format!("{}/-/reload", exp.url));
+    assert_eq!(status, 200, "{body}");
+    // A render from before the reload may be shared for a few milliseconds.
+    let text = wait_for(LIMIT, "a's histograms dropped", || {
+        let text = metrics(&exp);
+        (!text.contains("mcp_detail_")).then_some(text)
+    });
+    assert_eq!(sample(&text, "mcp_up", &[("target", "a")]), Some(1.0));
 }
 
 /// Polls of every target so far: one tools listing per poll.

@@ -4,7 +4,8 @@
 //! - every PromQL expression of every dashboard panel, annotation and rule
 //!   is evaluated through `/api/v1/query` and must parse and return data
 //!   (alert conditions and annotations may be empty in a healthy run; then
-//!   every metric selector inside them must return data);
+//!   every metric selector inside them must return data; the conditions of
+//!   [`ALERTS_WITH_DATA`] must hold for a faulty server);
 //! - every dashboard variable's `label_values(...)` selector matches series;
 //! - every rule evaluates without error (`/api/v1/rules` health);
 //! - the simulator's shrink scenario makes McpListingSilentlyShrank fire for
@@ -45,7 +46,11 @@ const ALERT_WAIT: Duration = Duration::from_secs(90);
 /// series they drive exist. `healthy` has `metrics: {detail: true}`, so the
 /// per-target histograms exist. The faulty servers of [`FAULTS`] make the
 /// series created at a first event exist (aborts, errors, restarts,
-/// -32602 answers, blank cursors, list_changed, items without a key).
+/// -32602 answers, blank cursors, list_changed, items without a key) and
+/// carry the opt-in families: `looping` runs serve-mode conformance (its
+/// cursor cycle fails MUST rules), `versioned` is listed under two protocol
+/// versions one after the other while its catalogue grows after every
+/// listing, so the first version listed lacks the item the second sees.
 fn exporter_config(state_dir: &Path, shrink_server: &str, faults_server: &str) -> String {
     let exe = serde_json::to_string(EXPORTER).expect("path serialises");
     let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
@@ -71,30 +76,46 @@ targets:
 {faults}"#,
         faults = FAULTS
             .iter()
-            .map(|(name, _)| format!(
-                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n    invalid_cursor_probe: false\n"
+            .map(|(name, _, extra)| format!(
+                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n{extra}"
             ))
             .collect::<String>()
     )
 }
 
-/// Faulty servers (name, simulator knobs) served by one simulator process.
-/// list_changed notifications reach a walk only in an SSE answer.
-const FAULTS: [(&str, &str); 6] = [
-    ("looping", "scenario: cycle"),
-    ("failing", "scenario: rpc-error"),
-    ("forgetful", "scenario: stale-cursor"),
-    ("blank", "scenario: blank-cursor"),
-    ("stormy", "scenario: list-changed-storm, response: sse"),
-    ("keyless", "scenario: missing-keys"),
+/// Faulty servers (name, simulator knobs, extra target configuration)
+/// served by one simulator process. list_changed notifications reach a
+/// walk only in an SSE answer. `restarter` answers the invalid-cursor probe
+/// with page 1 again.
+const FAULTS: [(&str, &str, &str); 8] = [
+    (
+        "looping",
+        "scenario: cycle",
+        "    conformance: { enabled: true, every: 1s }\n",
+    ),
+    ("restarter", "scenario: silent-restart", ""),
+    ("failing", "scenario: rpc-error", ""),
+    ("forgetful", "scenario: stale-cursor", ""),
+    ("blank", "scenario: blank-cursor", ""),
+    ("stormy", "scenario: list-changed-storm, response: sse", ""),
+    ("keyless", "scenario: missing-keys", ""),
+    (
+        "versioned",
+        "scenario: grow",
+        "    protocols: [\"2025-06-18\", \"2025-11-25\"]\n",
+    ),
 ];
+
+/// Alerts whose condition must hold in this run (not only have data behind
+/// its selectors): the faulty servers above make them true.
+const ALERTS_WITH_DATA: [&str; 2] = ["McpProtocolCatalogueDiffers", "McpConformanceMustFailure"];
 
 /// The simulator serving [`FAULTS`] on `port`.
 fn start_faults_server(port: u16) -> Process {
     let listen = format!("127.0.0.1:{port}");
     let servers: String = FAULTS
         .iter()
-        .map(|(name, knobs)| format!("  - {{name: {name}, {knobs}}}\n"))
+        .map(|(name, knobs, _)| format!("  - {{name: {name}, {knobs}}}\n"))
         .collect();
     let mut p = Process::spawn(
         &[
@@ -350,7 +371,10 @@ fn rule_expressions() -> Vec<Shipped> {
             let expr = r["expr"].as_str().expect("rule expr").to_string();
             let (origin, must_return_data) = match (r["record"].as_str(), r["alert"].as_str()) {
                 (Some(rec), _) => (format!("{RULES}: record {rec}"), true),
-                (_, Some(alert)) => (format!("{RULES}: alert {alert}"), false),
+                (_, Some(alert)) => (
+                    format!("{RULES}: alert {alert}"),
+                    ALERTS_WITH_DATA.contains(&alert),
+                ),
                 _ => panic!("{RULES}: rule without record or alert"),
             };
             out.push(Shipped {
@@ -359,6 +383,13 @@ fn rule_expressions() -> Vec<Shipped> {
                 must_return_data,
             });
         }
+    }
+    for alert in ALERTS_WITH_DATA {
+        let origin = format!("{RULES}: alert {alert}");
+        assert!(
+            out.iter().any(|s| s.origin == origin),
+            "{RULES} has no alert {alert}"
+        );
     }
     out
 }

@@ -22,7 +22,7 @@ const RUNBOOK_BASE: &str =
     "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
 const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
 /// Alerts the project promises (docs/runbooks.md explains each).
-const REQUIRED_ALERTS: [&str; 13] = [
+const REQUIRED_ALERTS: [&str; 15] = [
     "McpListingSilentlyShrank",
     "McpListingShrank",
     "McpListingBelowExpected",
@@ -34,6 +34,8 @@ const REQUIRED_ALERTS: [&str; 13] = [
     "McpListingStale",
     "McpTimeToReadySlow",
     "McpGatewayMissingOriginItems",
+    "McpProtocolCatalogueDiffers",
+    "McpConformanceMustFailure",
     "McpExporterConfigReloadFailed",
     "McpExporterAbsent",
 ];
@@ -496,5 +498,92 @@ fn grafana_provisioning_example_points_at_the_dashboards() {
         list.iter()
             .any(|d| d["type"].as_str() == Some("prometheus")),
         "no prometheus datasource in the example"
+    );
+}
+
+/// Series names the code registers: every `"mcp_..."` string literal under
+/// src/ (registration names carry no `_total`, unit or histogram suffix).
+fn registered_names() -> BTreeSet<String> {
+    fn walk(dir: &Path, out: &mut BTreeSet<String>) {
+        for entry in
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
+        {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&path).expect("read source");
+                for literal in text.split('"').skip(1).step_by(2) {
+                    if literal.starts_with("mcp_")
+                        && literal
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    {
+                        out.insert(literal.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&repo("src"), &mut out);
+    out
+}
+
+/// `mcp_*` words of a text, recorded-rule names (`level:metric:ops`) aside.
+fn mentioned_names(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .filter(|w| w.starts_with("mcp_") && !w.contains(':') && !w.ends_with('_'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_series_named_in_docs_rules_and_dashboards_exists_in_the_code() {
+    let registered = registered_names();
+    assert!(
+        registered.contains("mcp_up") && registered.contains("mcp_listing_outcomes"),
+        "no registration names found under src/: {registered:?}"
+    );
+    // What an exposition shows for a registered name.
+    let suffixes = ["", "_total", "_seconds", "_seconds_total"];
+    let histogram = ["", "_bucket", "_sum", "_count"];
+    let exposed = |name: &str| {
+        suffixes.iter().any(|s| {
+            histogram.iter().any(|h| {
+                name.strip_suffix(h)
+                    .and_then(|n| n.strip_suffix(s))
+                    .is_some_and(|base| registered.contains(base))
+            })
+        })
+    };
+    let mut files: Vec<String> = vec![
+        "docs/metrics.md".into(),
+        RUNBOOKS.into(),
+        "alerts/README.md".into(),
+        RULES.into(),
+    ];
+    files.extend(
+        rule_test_files()
+            .iter()
+            .map(|p| p.strip_prefix(repo("")).unwrap_or(p).display().to_string()),
+    );
+    files.extend(
+        DASHBOARD_UIDS
+            .iter()
+            .map(|(file, _)| format!("{DASHBOARDS_DIR}/{file}")),
+    );
+    let mut unknown = Vec::new();
+    for file in &files {
+        for name in mentioned_names(&read(file)) {
+            if !exposed(&name) {
+                unknown.push(format!("{file}: {name}"));
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "series named but not registered by the code:\n{}",
+        unknown.join("\n")
     );
 }

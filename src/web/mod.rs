@@ -13,6 +13,7 @@ pub mod server;
 mod status_chart;
 mod status_conformance;
 mod status_page;
+mod status_protocols;
 mod status_sections;
 mod tls;
 pub mod web_config;

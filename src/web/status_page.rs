@@ -199,6 +199,9 @@ fn render_target(t: &TargetStatus) -> String {
     b.push_str(&catalogue_chart(&c.points));
     b.push_str(&change_log(&c.changes));
     b.push_str(&reference_diff(&c.reference));
+    if let Some(latest) = t.history.front() {
+        b.push_str(&super::status_protocols::section(&latest.protocols));
+    }
     b.push_str(&super::status_conformance::section(c.conformance.as_ref()));
     b.push_str(&failures(&c.failures));
     let _ = write!(

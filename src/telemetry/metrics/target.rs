@@ -252,13 +252,16 @@ impl TargetMetrics {
         }
     }
 
-    /// Result of the garbage-cursor check: its answer is set to 1 and the
-    /// others of (target, kind) to 0.
+    /// Result of the garbage-cursor check: its answer's series at 1, the
+    /// other answers of (target, kind) dropped.
     pub fn set_garbage_cursor_check(&self, target: &str, check: &GarbageCursorCheck) {
         let _open = self.lock_open();
         self.set_garbage_cursor_result(target, check);
     }
 
+    /// One series per (target, kind): the answer seen, at 1; a different
+    /// answer replaces it (four series with three zeros cost 12 samples per
+    /// target for nothing).
     fn set_garbage_cursor_result(&self, target: &str, check: &GarbageCursorCheck) {
         for answer in GarbageCursorAnswer::ALL {
             let l = GarbageCursorLabels {
@@ -266,10 +269,11 @@ impl TargetMetrics {
                 kind: check.kind.label(),
                 result: answer.label(),
             };
-            self.compliance
-                .garbage_cursor
-                .get_or_create(&l)
-                .set(i64::from(answer == check.result));
+            if answer == check.result {
+                self.compliance.garbage_cursor.get_or_create(&l).set(1);
+            } else {
+                self.compliance.garbage_cursor.remove(&l);
+            }
         }
     }
 

@@ -647,27 +647,21 @@ fn server_info_is_replaced_and_truncated() {
 }
 
 #[test]
-fn garbage_cursor_check_sets_exactly_one_result() {
+fn garbage_cursor_check_keeps_one_series_for_the_answer_seen() {
     let (registry, m) = setup();
     m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::InvalidParams));
     m.set_garbage_cursor_check("kappa", &check(GarbageCursorAnswer::SilentRestart));
     let t = text(&registry);
-    for (result, want) in [
-        ("invalid_params", 0.0),
-        ("silent_restart", 1.0),
-        ("other_error", 0.0),
-        ("accepted", 0.0),
-    ] {
-        let s = format!(
-            "mcp_invalid_cursor_probe_result{{target=\"kappa\",kind=\"tools\",result=\"{result}\"}}"
-        );
-        expect_value(&t, &s, want);
-    }
-    // Only the four answers exist (the type has no other value).
+    expect_value(
+        &t,
+        "mcp_invalid_cursor_probe_result{target=\"kappa\",kind=\"tools\",result=\"silent_restart\"}",
+        1.0,
+    );
+    // The earlier answer is replaced, not kept at 0.
     assert_eq!(
         t.matches("mcp_invalid_cursor_probe_result{target=\"kappa\"")
             .count(),
-        4,
+        1,
         "{t}"
     );
 }

@@ -20,7 +20,7 @@ impl ComplianceFamilies {
         };
         r.register(
             "mcp_invalid_cursor_probe_result",
-            "1 for the answer the server gave to a deliberately invalid cursor at the last compliance probe, 0 for the others",
+            "Constant 1; the result label is the answer the server gave to a deliberately invalid cursor at the last compliance probe",
             g.garbage_cursor.clone(),
         );
         let _ = source;
