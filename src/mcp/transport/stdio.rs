@@ -2,7 +2,7 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::process_tree::{kill_tagged, new_tag, TREE_TAG_VAR};
+use super::process_tree::{kill_tagged, kill_tagged_in_background, new_tag, TREE_TAG_VAR};
 use super::{
     idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
 };
@@ -356,7 +356,7 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.child.is_some() {
             signal_group(self.pid, libc::SIGKILL);
-            kill_tagged(&self.tree_tag);
+            kill_tagged_in_background(self.tree_tag.clone());
         }
         for reader in &self.readers {
             reader.abort();
