@@ -479,20 +479,32 @@ fn polls(exp: &Proc, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// A config polling one stdio "server" that is the shell script `script`
+/// (in single quotes: it must not contain one), every second, with short
+/// timeouts.
+fn shell_server_config(dir: &std::path::Path, name: &str, script: &str) -> std::path::PathBuf {
+    let cfg = dir.join("c.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: {name}\n    command: sh\n    args: ['-c', '{script}']\n    kinds: [tools]\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
 /// Item 6: a server whose grandchild escapes with `setsid` and keeps our
 /// pipes open leaks neither processes nor fds over repeated polls.
 #[test]
 fn setsid_grandchildren_are_killed_and_pipes_closed() {
     let marker = format!("31{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: escaper\n    command: sh\n    args: ['-c', 'setsid sleep {marker} & exit 1']\n    kinds: [tools]\n"
-        ),
-    )
-    .unwrap();
+    let cfg = shell_server_config(
+        dir.path(),
+        "escaper",
+        &format!("setsid sleep {marker} & exit 1"),
+    );
     let exp = exporter_with_env(&cfg, &[]);
     wait_for(LIMIT, "3 polls", || {
         (polls(&exp, "escaper") >= 3).then_some(())
@@ -523,14 +535,11 @@ fn setsid_grandchildren_mid_exec_are_killed_too() {
     const PER_POLL: usize = 8;
     let marker = format!("32{}", std::process::id());
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: storm\n    command: sh\n    args: ['-c', 'for i in 1 2 3 4 5 6 7 8; do setsid sh -c \"sleep {marker}; :\" & done; exit 1']\n    kinds: [tools]\n"
-        ),
-    )
-    .unwrap();
+    let cfg = shell_server_config(
+        dir.path(),
+        "storm",
+        &format!("for i in 1 2 3 4 5 6 7 8; do setsid sh -c \"sleep {marker}; :\" & done; exit 1"),
+    );
     let exp = exporter_with_env(&cfg, &[]);
     wait_for(LIMIT, "20 polls", || {
         (polls(&exp, "storm") >= 20).then_some(())
