@@ -4,25 +4,10 @@
 mod common;
 
 use common::{http_get, http_post, sample, wait_for, Proc};
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// One HTTP simulator serving a virtual server per scenario.
-fn simulator(servers: &str) -> (Proc, tempfile::NamedTempFile) {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    write!(f, "servers:\n{servers}").unwrap();
-    let p = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenarios",
-        f.path().to_str().unwrap(),
-    ]);
-    (p, f)
-}
 
 fn write_config(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
@@ -61,7 +46,7 @@ fn wait_at_least(exp: &Proc, name: &str, labels: &[(&str, &str)], min: f64) -> S
 
 #[test]
 fn metrics_per_scenario() {
-    let (sim, _f) = simulator(
+    let (sim, _f) = common::scenarios_simulator(
         "  - {name: healthy, scenario: healthy}\n  - {name: overlap, scenario: overlap}\n  - {name: cycle, scenario: cycle}\n  - {name: stale, scenario: stale-cursor}\n  - {name: shrink, scenario: shrink}\n  - {name: rpc, scenario: rpc-error}\n  - {name: origin, scenario: healthy, items: 14, page_size: 8}\n  - {name: gateway, scenario: truncate, items: 14, page_size: 8}\n  - {name: restarter, scenario: silent-restart}\n",
     );
     let dir = tempfile::tempdir().unwrap();
@@ -290,7 +275,7 @@ fn metrics_per_scenario() {
 
 #[test]
 fn shrink_is_detected_across_a_restart() {
-    let (sim, _f) = simulator("  - {name: shrink, scenario: shrink}\n");
+    let (sim, _f) = common::scenarios_simulator("  - {name: shrink, scenario: shrink}\n");
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     // One poll at start, then not for an hour.
@@ -321,8 +306,9 @@ fn shrink_is_detected_across_a_restart() {
 
 #[test]
 fn a_broken_reload_keeps_the_running_config() {
-    let (sim, _f) =
-        simulator("  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n");
+    let (sim, _f) = common::scenarios_simulator(
+        "  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n",
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     let good_one = format!("global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: a\n    url: {}/mcp/a\n", sim.url);
@@ -388,7 +374,7 @@ fn a_broken_reload_keeps_the_running_config() {
 
 #[test]
 fn a_hanging_target_does_not_delay_a_healthy_one() {
-    let (sim, _f) = simulator(
+    let (sim, _f) = common::scenarios_simulator(
         "  - {name: ok, scenario: healthy}\n  - {name: stuck, scenario: hang, page: 1}\n",
     );
     let dir = tempfile::tempdir().unwrap();
@@ -438,7 +424,7 @@ fn a_hanging_target_does_not_delay_a_healthy_one() {
 
 #[test]
 fn probe_endpoint_answers_from_its_own_registry_and_never_starts_a_process() {
-    let (sim, _f) = simulator("  - {name: overlap, scenario: overlap}\n");
+    let (sim, _f) = common::scenarios_simulator("  - {name: overlap, scenario: overlap}\n");
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     write_config(

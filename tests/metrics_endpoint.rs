@@ -14,19 +14,6 @@ use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
 
-fn simulator(servers: &str) -> (Proc, tempfile::NamedTempFile) {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    write!(f, "servers:\n{servers}").unwrap();
-    let p = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenarios",
-        f.path().to_str().unwrap(),
-    ]);
-    (p, f)
-}
-
 fn exporter(config: &Path) -> Proc {
     Proc::start(&[
         "--config.file",
@@ -96,7 +83,7 @@ fn gunzip(body: &[u8]) -> String {
 
 #[test]
 fn metrics_and_probe_are_gzipped_when_the_scraper_asks() {
-    let (sim, _f) = simulator("  - {name: healthy, scenario: healthy}\n");
+    let (sim, _f) = common::scenarios_simulator("  - {name: healthy, scenario: healthy}\n");
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     std::fs::write(
@@ -169,8 +156,9 @@ fn metrics_and_probe_are_gzipped_when_the_scraper_asks() {
 /// that turns it off drops them.
 #[test]
 fn detail_histograms_follow_the_configuration_across_reloads() {
-    let (sim, _f) =
-        simulator("  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n");
+    let (sim, _f) = common::scenarios_simulator(
+        "  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n",
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     let config = |detail: bool| {
@@ -265,7 +253,7 @@ fn concurrent_scrapers_do_not_starve_polling() {
     const ROUNDS: usize = 3;
     const SPELL: Duration = Duration::from_secs(10);
 
-    let (sim, _f) = simulator(&format!(
+    let (sim, _f) = common::scenarios_simulator(&format!(
         "  - {{name: t, count: {TARGETS}, scenario: healthy}}\n"
     ));
     let dir = tempfile::tempdir().unwrap();

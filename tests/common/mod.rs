@@ -90,6 +90,21 @@ impl Drop for Proc {
         let _ = self.child.wait();
     }
 }
+/// One HTTP simulator serving a virtual server per scenario; the scenario
+/// file lives as long as the returned handle.
+pub fn scenarios_simulator(servers: &str) -> (Proc, tempfile::NamedTempFile) {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    write!(f, "servers:\n{servers}").unwrap();
+    let p = Proc::start(&[
+        "simulate",
+        "--transport",
+        "http",
+        "--scenarios",
+        f.path().to_str().unwrap(),
+    ]);
+    (p, f)
+}
 
 /// Run `mcp-exporter probe ARGS... --json`; returns the exit code and the
 /// parsed report.
