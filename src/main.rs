@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use mcp_exporter::cli::{check, check_config, logging, probe, serve};
+use mcp_exporter::mcp::transport::process_tree;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -49,6 +50,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if !matches!(
+        cli.command,
+        Some(Command::CheckConfig(_)) | Some(Command::Simulate(_))
+    ) {
+        // Orphans of stdio servers' trees become our children, to be killed
+        // when their server closes (see process_tree).
+        if let Err(e) = process_tree::adopt_orphans() {
+            tracing::warn!(error = %e, "cannot adopt orphans of stdio servers; relying on /proc scans at close");
+        }
+    }
     match cli.command {
         None => runtime.block_on(serve::main(cli.serve)),
         Some(Command::Serve(args)) => runtime.block_on(serve::main(args)),

@@ -225,16 +225,22 @@ impl CatalogueHistory {
                 Mark::Churn
             }
         });
-        let points = self.points.entry(l.kind).or_default();
+        // The whole chart is allocated with its first point and never
+        // grows: memory per target is flat from the first poll (and a
+        // doubling deque would overshoot MAX_POINTS anyway).
+        let points = self
+            .points
+            .entry(l.kind)
+            .or_insert_with(|| VecDeque::with_capacity(MAX_POINTS));
+        while points.len() >= MAX_POINTS {
+            points.pop_front();
+        }
         points.push_back(Point {
             at_unix_seconds: at,
             unique_items: l.unique_items,
             mark,
             list_changed: l.list_changed_notifications > 0,
         });
-        while points.len() > MAX_POINTS {
-            points.pop_front();
-        }
     }
 
     fn push_failure(&mut self, f: Failure) {

@@ -4,7 +4,7 @@
 
 pub mod http;
 pub mod http_client;
-mod process_tree;
+pub mod process_tree;
 pub mod retry_after;
 pub mod sse;
 pub mod sse_body;

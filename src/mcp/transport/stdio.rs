@@ -2,7 +2,10 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::process_tree::{kill_tagged, kill_tagged_in_background, new_tag, TREE_TAG_VAR};
+use super::process_tree::{
+    forget_leader, kill_tagged, kill_tagged_in_background, new_tag, register_leader, release_tag,
+    TREE_TAG_VAR,
+};
 use super::{
     idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
 };
@@ -102,13 +105,29 @@ impl StdioTransport {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            ExchangeError::transport(format!("cannot start {:?}: {e}", spec.command))
-        })?;
+        let mut child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                release_tag(&tree_tag);
+                return Err(ExchangeError::transport(format!(
+                    "cannot start {:?}: {e}",
+                    spec.command
+                )));
+            }
+        };
         let pid = child.id();
+        if let Some(pid) = pid {
+            register_leader(pid);
+        }
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
+            // Unreachable (all three are piped above); the child is killed
+            // on drop and tokio reaps it.
+            if let Some(pid) = pid {
+                forget_leader(pid);
+            }
+            release_tag(&tree_tag);
             return Err(ExchangeError::transport("child pipes missing"));
         };
         let (tx, rx) = mpsc::channel(256);
@@ -306,8 +325,12 @@ impl StdioTransport {
             // group or (after setsid) outside it.
             signal_group(self.pid, libc::SIGKILL);
             // Scanning /proc (and reaping) blocks briefly: off the runtime.
+            if let Some(pid) = self.pid {
+                forget_leader(pid);
+            }
             let tag = self.tree_tag.clone();
             let _ = tokio::task::spawn_blocking(move || kill_tagged(&tag)).await;
+            release_tag(&self.tree_tag);
             info.exit_status = status.map(|s| s.to_string());
         }
         // With the whole tree dead the pipes reach EOF; let the stderr
@@ -356,8 +379,13 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.child.is_some() {
             signal_group(self.pid, libc::SIGKILL);
+            // tokio's own reaper waits for the leader (kill_on_drop).
+            if let Some(pid) = self.pid {
+                forget_leader(pid);
+            }
             kill_tagged_in_background(self.tree_tag.clone());
         }
+        release_tag(&self.tree_tag);
         for reader in &self.readers {
             reader.abort();
         }

@@ -1,0 +1,149 @@
+//! Orphans of a stdio server's tree: adopted by the exporter (a child
+//! subreaper), killed and reaped once their server is closed, spared while
+//! it is open. Its own test binary: becoming a subreaper is process-wide.
+#![cfg(target_os = "linux")]
+
+use mcp_exporter::mcp::transport::process_tree::{
+    become_subreaper, new_tag, release_tag, Sweeper, TREE_TAG_VAR,
+};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Pids whose command line contains `marker`, with their parent pid and
+/// whether they are zombies.
+fn marked(marker: &str) -> Vec<(u32, u32, bool)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if !String::from_utf8_lossy(&cmdline).contains(marker) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let rest = stat.rsplit_once(')').unwrap().1;
+        let mut fields = rest.split_whitespace();
+        let zombie = fields.next() == Some("Z");
+        let parent = fields.next().unwrap().parse().unwrap();
+        out.push((pid, parent, zombie));
+    }
+    out
+}
+
+/// Our zombie children (none may be left behind).
+fn own_zombies() -> usize {
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .filter(|stat| {
+            let mut f = stat.rsplit_once(')').unwrap().1.split_whitespace();
+            f.next() == Some("Z") && f.next() == Some(me.to_string().as_str())
+        })
+        .count()
+}
+
+/// A server's tree whose leader is gone: `sh` starts a `setsid` grandchild
+/// (which runs `sleep` under a shell that shows `marker`) and exits.
+fn orphan_tree(tag: &str, marker: &str) {
+    let status = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("setsid sh -c 'sleep 3600; :' {marker} &"))
+        .env(TREE_TAG_VAR, tag)
+        // Not the harness's pipes: a surviving orphan would hold them.
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "gave up waiting: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// One test: sweeps reap zombies of this whole process, so a second test
+// running beside it could lose its own child's exit status.
+#[test]
+fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
+    become_subreaper().unwrap();
+    let me = std::process::id();
+    let open_server = new_tag();
+    let closed_server = new_tag();
+    release_tag(&closed_server);
+    let (open_marker, closed_marker) = (format!("orphan-open-{me}"), format!("orphan-closed-{me}"));
+    // A child this process started itself, untagged (a test's own server,
+    // say): never killed by sweeps.
+    let mut own = Command::new("sleep")
+        .arg("3600")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    orphan_tree(&open_server, &open_marker);
+    orphan_tree(&closed_server, &closed_marker);
+
+    // Both setsid shells lost their parent: they are ours now, not init's.
+    wait_until("both orphans started", || {
+        marked(&open_marker).len() == 1 && marked(&closed_marker).len() == 1
+    });
+    for marker in [&open_marker, &closed_marker] {
+        let (_, parent, _) = marked(marker)[0];
+        assert_eq!(parent, me, "{marker}: orphan not adopted");
+    }
+
+    // Sweeps kill the closed server's shell, then its sleep (orphaned in
+    // turn), and reap both; the open server's tree is untouched.
+    let mut sweeper = Sweeper::default();
+    let mut killed = 0;
+    wait_until("closed server's orphans gone", || {
+        killed += sweeper.sweep().killed;
+        marked(&closed_marker).is_empty() && own_zombies() == 0
+    });
+    assert!(killed >= 1);
+    let open = marked(&open_marker);
+    assert_eq!(open.len(), 1, "the open server's orphan was killed");
+    assert!(!open[0].2);
+
+    assert!(
+        own.try_wait().unwrap().is_none(),
+        "an untagged child was killed"
+    );
+    own.kill().unwrap();
+    own.wait().unwrap();
+
+    // Once that server closes too, its orphans go the same way.
+    release_tag(&open_server);
+    wait_until("open server's orphans gone after close", || {
+        sweeper.sweep();
+        marked(&open_marker).is_empty() && own_zombies() == 0
+    });
+    // Nothing carrying either tag is left anywhere.
+    for tag in [&open_server, &closed_server] {
+        let needle = format!("{TREE_TAG_VAR}={tag}");
+        let left = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(|pid| std::fs::read(format!("/proc/{pid}/environ")).ok())
+            .filter(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+            .count();
+        assert_eq!(left, 0, "a process with tag {tag} survived");
+    }
+}
