@@ -1035,6 +1035,27 @@ fn zoo_fastmcp_mount_per_protocol_difference() {
     assert!(page.contains("Per protocol version"), "{page}");
     assert!(page.contains("legacy_tool-001, legacy_tool-002"), "{page}");
     assert!(page.contains("legacy_tool-020"), "{page}");
+
+    // `probe --config.file` polls the target as `serve` does: both
+    // versions, compared, and the same verdict.
+    let config = exporter.config_path.to_string_lossy().into_owned();
+    let (code, report) = zoo::probe(&["--config.file", &config, "--target", "mount"]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["verdict"]["level"], "degraded", "{report}");
+    assert_eq!(
+        report["verdict"]["reasons"][0]["code"], "protocol_catalogue_differs",
+        "{report}"
+    );
+    let versions = report["protocol_catalogues"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no protocol_catalogues in {report}"));
+    assert_eq!(versions.len(), 2, "{report}");
+    let modern = versions
+        .iter()
+        .find(|p| p["protocol_version"] == "2026-07-28")
+        .unwrap_or_else(|| panic!("no 2026-07-28 in {versions:?}"));
+    assert_eq!(modern["primary"], true);
+    assert_eq!(modern["kinds"][0]["missing_total"], 20, "{modern}");
 }
 
 /// npm mcp-proxy answers the origin's -32602 (for its own page-2 cursor) as

@@ -4,7 +4,7 @@
 #![cfg(target_os = "linux")]
 
 use mcp_exporter::mcp::transport::process_tree::{
-    become_subreaper, new_tag, release_tag, Sweeper, TREE_TAG_VAR,
+    become_subreaper, new_tag, orphans_killed, release_tag, Sweeper, TREE_TAG_VAR,
 };
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -117,6 +117,8 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
         marked(&closed_marker).is_empty() && own_zombies() == 0
     });
     assert!(killed >= 1);
+    // What `mcp_exporter_stdio_orphans_killed_total` shows.
+    assert_eq!(orphans_killed(), killed as u64);
     let open = marked(&open_marker);
     assert_eq!(open.len(), 1, "the open server's orphan was killed");
     assert!(!open[0].2);

@@ -5,10 +5,14 @@ use crate::listing::{Kind, WalkLimits};
 use crate::mcp::session::HttpMode;
 use crate::mcp::transport::TransportLimits;
 use crate::poll::{
-    poll, report_text, HttpEndpoint, PollContext, PollReport, PollTarget, TargetBuilder,
+    poll, poll_configured, report_text, HardDeadline, HttpEndpoint, PollContext, PollReport,
+    PollTarget, TargetBuilder, TargetError,
 };
+use crate::poller::schedule::poll_deadline;
+use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
-use std::path::PathBuf;
+use crate::verdict::TargetVerdict;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -84,15 +88,24 @@ fn parse_mode(s: &str) -> Result<HttpMode, String> {
 
 /// Exit codes: 0 every listing complete, 1 any aborted or failed, 2 usage.
 pub async fn main(args: ProbeArgs) -> ExitCode {
-    let target = match target_from_args(&args) {
-        Ok(t) => t,
+    let polled = match &args.config_file {
+        Some(path) => probe_configured(path, args.target.as_deref().unwrap_or_default()).await,
+        None => match target_from_args(&args) {
+            Ok(target) => {
+                let report = poll(&target, PollContext::default()).await;
+                let verdict = judge_report(&report, &Default::default());
+                Ok((report, verdict))
+            }
+            Err(msg) => Err(msg),
+        },
+    };
+    let (report, verdict) = match polled {
+        Ok(polled) => polled,
         Err(msg) => {
             eprintln!("mcp-exporter probe: {msg}");
             return ExitCode::from(2);
         }
     };
-    let report = poll(&target, PollContext::default()).await;
-    let verdict = judge_report(&report, &Default::default());
     if args.json {
         match serde_json::to_string_pretty(&with_verdict(&report, &verdict)) {
             Ok(s) => super::print_stdout(&format!("{s}\n")),
@@ -113,6 +126,34 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// A configured target polled as the scheduler polls it: every version of
+/// its `protocols:` (one session each, catalogues compared), under its hard
+/// deadline, judged with its `expect:`.
+async fn probe_configured(path: &Path, name: &str) -> Result<(PollReport, TargetVerdict), String> {
+    let loaded = crate::config::load_file(path).map_err(|e| e.to_string())?;
+    let Some(target) = loaded.config.target(name) else {
+        return Err(TargetError::NoSuchTarget {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+        }
+        .to_string());
+    };
+    let limit = poll_deadline(target);
+    let deadline = HardDeadline {
+        limit,
+        exceeded: format!("probe exceeded the poll deadline of {limit:?}"),
+    };
+    let (report, _) = poll_configured(
+        target,
+        loaded.config.defaults.stderr_tail_bytes,
+        PollContext::default(),
+        deadline,
+        false,
+    )
+    .await;
+    Ok(judged(report, target))
 }
 
 pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {

@@ -79,7 +79,7 @@ pub fn honour_retry_after(
 /// The hard bound of one poll: connect, handshake and every kind's own
 /// deadline, plus slack. The poll honours its deadlines; this only
 /// guarantees a wedged poll can never hold its slot forever.
-fn poll_deadline(t: &TargetConfig) -> Duration {
+pub fn poll_deadline(t: &TargetConfig) -> Duration {
     let kinds = t.kinds.len().max(1) as u32;
     t.limits.connect_timeout
         + t.limits.page_timeout * 2

@@ -6,6 +6,7 @@ use super::fanout::Fanout;
 use crate::config::TargetConfig;
 use crate::poll::PollReport;
 use crate::telemetry::metrics::{encode, TargetMetrics};
+use crate::verdict::TargetVerdict;
 use prometheus_client::registry::Registry;
 
 pub use crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE;
@@ -22,13 +23,21 @@ pub fn render(report: PollReport, target: &TargetConfig) -> Result<String, std::
 /// `/probe?debug=true`: the human report of one probe — its verdict, then
 /// every page with cursors as short hashes — instead of metrics.
 pub fn debug(report: PollReport, target: &TargetConfig) -> String {
-    let mut registry = Registry::default();
-    let metrics = TargetMetrics::for_probe(&mut registry);
-    let (polled, verdict) = Fanout::metrics_only(&metrics).poll(report, target, 0);
+    let (report, verdict) = judged(report, target);
     format!(
         "probe of target {}\n\n{}\n{}",
         target.name,
         crate::verdict::text::render(&verdict),
-        crate::poll::report_text::render(&polled.report)
+        crate::poll::report_text::render(&report)
     )
+}
+
+/// One report judged as the scheduler judges it (the target's `expect:`,
+/// its per-protocol catalogues), with nothing kept: for `/probe?debug=true`
+/// and `mcp-exporter probe --config.file`.
+pub fn judged(report: PollReport, target: &TargetConfig) -> (PollReport, TargetVerdict) {
+    let mut registry = Registry::default();
+    let metrics = TargetMetrics::for_probe(&mut registry);
+    let (polled, verdict) = Fanout::metrics_only(&metrics).poll(report, target, 0);
+    (polled.report, verdict)
 }

@@ -26,7 +26,9 @@ pub const MAX_FAILURES: usize = 50;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
     pub at_unix_seconds: f64,
-    pub unique_items: u64,
+    /// u32 (saturating) keeps a point at 16 bytes: a fleet holds
+    /// targets × kinds × MAX_POINTS of them.
+    pub unique_items: u32,
     /// What changed against the previous complete listing, if anything.
     pub mark: Option<Mark>,
     /// The server sent `list_changed` for this kind during the listing.
@@ -237,7 +239,7 @@ impl CatalogueHistory {
         }
         points.push_back(Point {
             at_unix_seconds: at,
-            unique_items: l.unique_items,
+            unique_items: u32::try_from(l.unique_items).unwrap_or(u32::MAX),
             mark,
             list_changed: l.list_changed_notifications > 0,
         });
@@ -384,6 +386,14 @@ mod tests {
         assert_eq!(h.failures.len(), MAX_FAILURES);
         assert_eq!(h.failures[0].reason.as_deref(), Some("timeout"));
         assert_eq!(h.points[&Kind::Tools].len(), MAX_POINTS);
+        // Allocated once, never regrown past the bound.
+        assert_eq!(h.points[&Kind::Tools].capacity(), MAX_POINTS);
+    }
+
+    #[test]
+    fn a_chart_point_stays_small() {
+        // targets × kinds × MAX_POINTS of these live in memory.
+        assert_eq!(std::mem::size_of::<Point>(), 16);
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl<'a> TargetView<'a> {
                             .points
                             .get(kind)
                             .and_then(|p| p.back())
-                            .map(|p| p.unique_items),
+                            .map(|p| u64::from(p.unique_items)),
                     },
                 )
             })

@@ -37,7 +37,7 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let x = |t: f64| LEFT + (t - t0) / span * plot_w;
-    let y = |v: u64| TOP + plot_h - (v as f64 / max_items as f64) * plot_h;
+    let y = |v: u64| TOP + plot_h - (v as f64 / f64::from(max_items)) * plot_h;
 
     let mut s = String::new();
     let _ = write!(
@@ -46,7 +46,7 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
     );
     // Axes and three horizontal guides.
     for step in 0..=2u64 {
-        let v = max_items * step / 2;
+        let v = u64::from(max_items) * step / 2;
         let yy = y(v);
         let _ = write!(
             s,
@@ -72,7 +72,13 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
         let c = colour(*kind);
         let path: Vec<String> = pts
             .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.at_unix_seconds), y(p.unique_items)))
+            .map(|p| {
+                format!(
+                    "{:.1},{:.1}",
+                    x(p.at_unix_seconds),
+                    y(u64::from(p.unique_items))
+                )
+            })
             .collect();
         let _ = write!(
             s,
@@ -81,7 +87,7 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
             kind
         );
         for p in pts {
-            let (px, py) = (x(p.at_unix_seconds), y(p.unique_items));
+            let (px, py) = (x(p.at_unix_seconds), y(u64::from(p.unique_items)));
             let when = esc(&clock(p.at_unix_seconds));
             if let Some(mark) = p.mark {
                 let (shape, fill, what) = match mark {
@@ -161,7 +167,7 @@ fn diamond(x: f64, y: f64) -> String {
 mod tests {
     use super::*;
 
-    fn point(t: f64, n: u64, mark: Option<Mark>, list_changed: bool) -> Point {
+    fn point(t: f64, n: u32, mark: Option<Mark>, list_changed: bool) -> Point {
         Point {
             at_unix_seconds: t,
             unique_items: n,

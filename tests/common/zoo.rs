@@ -267,6 +267,8 @@ pub fn simulate_stdio(args: &str) -> Vec<String> {
 /// An `mcp-exporter serve` run on a config file written to a temporary folder.
 pub struct Exporter {
     pub server: Server,
+    /// The configuration it serves, for `probe --config.file`.
+    pub config_path: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -284,6 +286,7 @@ impl Exporter {
         ];
         Exporter {
             server: Server::start("mcp-exporter serve", &argv, &[]),
+            config_path: path,
             _dir: dir,
         }
     }

@@ -70,6 +70,14 @@ fn registry() -> MutexGuard<'static, Registry> {
     }
 }
 
+/// Orphans the sweeper killed since start: processes a close did not find.
+static ORPHANS_KILLED: AtomicU64 = AtomicU64::new(0);
+
+/// `mcp_exporter_stdio_orphans_killed_total` reads this.
+pub fn orphans_killed() -> u64 {
+    ORPHANS_KILLED.load(Ordering::Relaxed)
+}
+
 /// How often the sweeper looks for orphans.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(2);
 
@@ -89,7 +97,13 @@ pub fn adopt_orphans() -> std::io::Result<()> {
             let mut sweeper = Sweeper::default();
             loop {
                 std::thread::sleep(SWEEP_EVERY);
-                sweeper.sweep();
+                let swept = sweeper.sweep();
+                if swept.killed > 0 {
+                    tracing::info!(
+                        killed = swept.killed,
+                        "killed orphaned processes of closed stdio servers"
+                    );
+                }
             }
         })?;
     Ok(())
@@ -178,6 +192,7 @@ impl Sweeper {
             }
             self.zombies = zombies;
         }
+        ORPHANS_KILLED.fetch_add(swept.killed as u64, Ordering::Relaxed);
         swept
     }
 }

@@ -1,6 +1,10 @@
 //! The exporter's own families (`mcp_exporter_*`).
 
 use super::labels::{BuildLabels, TargetLabels};
+use crate::mcp::transport::process_tree;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -71,6 +75,7 @@ impl ExporterMetrics {
             "Spans dropped because the export queue was full or the export failed",
             m.spans_dropped.clone(),
         );
+        registry.register_collector(Box::new(StdioOrphansKilled));
         m
     }
 
@@ -133,6 +138,25 @@ impl ExporterMetrics {
     /// Drop the series of a target removed by a config reload.
     pub fn forget_target(&self, target: &str) {
         self.skipped_polls.remove(&TargetLabels::new(target));
+    }
+}
+
+/// `mcp_exporter_stdio_orphans_killed_total`: the orphan sweeper's count,
+/// read at each scrape (it lives in the transport layer, which knows no
+/// registry).
+#[derive(Debug)]
+struct StdioOrphansKilled;
+
+impl Collector for StdioOrphansKilled {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counter = ConstCounter::new(process_tree::orphans_killed());
+        let metric = encoder.encode_descriptor(
+            "mcp_exporter_stdio_orphans_killed",
+            "Processes of closed stdio servers' trees killed by the orphan sweeper: descendants their server's close did not find",
+            None,
+            counter.metric_type(),
+        )?;
+        counter.encode(metric)
     }
 }
 

@@ -774,6 +774,8 @@ fn exporter_families() {
     expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
     expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 1.0);
     expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
+    // No sweeper runs in this test binary.
+    expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 0.0);
     e.forget_target("a");
     assert!(!text(&registry).contains("target=\"a\""));
 }
@@ -891,7 +893,7 @@ fn help_texts_need_no_escaping() {
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
     // Every family of both structs is present.
     // (every family but mcp_verdict, set by the fan-out's verdict stage)
-    assert_eq!(helps.len(), 44, "{t}");
+    assert_eq!(helps.len(), 45, "{t}");
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }
