@@ -201,17 +201,7 @@ impl Sweeper {
 #[cfg(target_os = "linux")]
 fn own_children(me: u32) -> HashMap<u32, bool> {
     let mut out = HashMap::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in all_pids() {
         if let Some((state, parent)) = stat_of(pid) {
             if parent == me {
                 out.insert(pid, state == 'Z');
@@ -219,6 +209,16 @@ fn own_children(me: u32) -> HashMap<u32, bool> {
         }
     }
     out
+}
+
+/// Every process now (empty where /proc is missing).
+#[cfg(target_os = "linux")]
+fn all_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
 }
 
 /// State letter and parent pid from /proc/PID/stat.
@@ -300,18 +300,8 @@ fn scan_and_kill(tag: &str) -> usize {
     {
         let needle = format!("{TREE_TAG_VAR}={tag}");
         let me = std::process::id();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return 0;
-        };
         let mut killed = Vec::new();
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
+        for pid in all_pids().filter_map(|p| i32::try_from(p).ok()) {
             if pid as u32 == me {
                 continue;
             }
