@@ -126,6 +126,10 @@ pub async fn main(args: ServeArgs) -> ExitCode {
         env!("CARGO_PKG_VERSION"),
         option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
     );
+    ExporterMetrics::register_stdio_orphans_killed(
+        &mut registry,
+        crate::mcp::transport::process_tree::orphans_killed,
+    );
     exporter.config_reloaded(true, unix_now());
     let history = loaded.config.web.history;
     let sinks = Sinks {

@@ -1,7 +1,6 @@
 //! The exporter's own families (`mcp_exporter_*`).
 
 use super::labels::{BuildLabels, TargetLabels};
-use crate::mcp::transport::process_tree;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -75,8 +74,14 @@ impl ExporterMetrics {
             "Spans dropped because the export queue was full or the export failed",
             m.spans_dropped.clone(),
         );
-        registry.register_collector(Box::new(StdioOrphansKilled));
         m
+    }
+
+    /// Register `mcp_exporter_stdio_orphans_killed_total`, read from `read`
+    /// at each scrape (the orphan sweeper's count lives in the transport
+    /// layer, which this one does not import).
+    pub fn register_stdio_orphans_killed(registry: &mut Registry, read: fn() -> u64) {
+        registry.register_collector(Box::new(StdioOrphansKilled { read }));
     }
 
     /// A configuration load or reload finished; the timestamp moves only on
@@ -142,14 +147,15 @@ impl ExporterMetrics {
 }
 
 /// `mcp_exporter_stdio_orphans_killed_total`: the orphan sweeper's count,
-/// read at each scrape (it lives in the transport layer, which knows no
-/// registry).
+/// read at each scrape.
 #[derive(Debug)]
-struct StdioOrphansKilled;
+struct StdioOrphansKilled {
+    read: fn() -> u64,
+}
 
 impl Collector for StdioOrphansKilled {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let counter = ConstCounter::new(process_tree::orphans_killed());
+        let counter = ConstCounter::new((self.read)());
         let metric = encoder.encode_descriptor(
             "mcp_exporter_stdio_orphans_killed",
             "Processes of closed stdio servers' trees killed by the orphan sweeper: descendants their server's close did not find",

@@ -740,6 +740,7 @@ fn session_failure_leaves_gauges_and_counts_errors() {
 fn exporter_families() {
     let mut registry = Registry::default();
     let e = ExporterMetrics::new(&mut registry, "0.1.0", "abc123");
+    ExporterMetrics::register_stdio_orphans_killed(&mut registry, || 3);
     e.config_reloaded(true, 1_700_000_000.5);
     e.config_reloaded(false, 1_700_000_100.0);
     e.set_targets(3);
@@ -774,8 +775,7 @@ fn exporter_families() {
     expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
     expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 1.0);
     expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
-    // No sweeper runs in this test binary.
-    expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 0.0);
+    expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 3.0);
     e.forget_target("a");
     assert!(!text(&registry).contains("target=\"a\""));
 }
@@ -862,6 +862,7 @@ fn help_texts_need_no_escaping() {
     let mut registry = Registry::default();
     let m = TargetMetrics::new(&mut registry);
     let e = ExporterMetrics::new(&mut registry, "v", "r");
+    ExporterMetrics::register_stdio_orphans_killed(&mut registry, || 0);
     m.register_target("a", &Kind::ALL, true);
     e.register_target("a");
     let mut polled = poll("a", vec![complete_tools()], None);
