@@ -4,9 +4,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mcp_exporter::baseline::PolledTarget;
-use mcp_exporter::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use mcp_exporter::poll::{PollReport, ServerInfo, TraceId, Transport};
 use mcp_exporter::telemetry::metrics::{encode, TargetMetrics};
+use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::hint::black_box;

@@ -2,8 +2,8 @@
 //! listing served from memory. Run: `cargo bench --bench walk`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use mcp_exporter::listing::walk::PageResult;
-use mcp_exporter::listing::{walk, Kind, Pager, WalkLimits};
+use mcp_listing::walk::PageResult;
+use mcp_listing::{walk, Kind, Pager, WalkLimits};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime};
 

@@ -8,16 +8,10 @@
 pub mod baseline;
 pub mod cli;
 pub mod config;
-pub mod conformance;
-pub mod listing;
-pub mod mcp;
 pub mod poll;
 pub mod poller;
 
-pub mod simulate;
 pub mod sinks;
 pub mod telemetry;
 pub mod verdict;
 pub mod web;
-/// Secrets scrubbing lives with the wire client, which must scrub what it keeps; config uses it too.
-pub use mcp::secrets;

@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use mcp_exporter::cli::{check, check_config, logging, probe, serve};
-use mcp_exporter::mcp::transport::process_tree;
+use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -34,7 +34,7 @@ enum Command {
     /// Validate a configuration file.
     CheckConfig(check_config::CheckConfigArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
-    Simulate(mcp_exporter::simulate::SimulateArgs),
+    Simulate(mcp_simulator::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +66,6 @@ fn main() -> ExitCode {
         Some(Command::Probe(args)) => runtime.block_on(probe::main(args)),
         Some(Command::Check(args)) => runtime.block_on(check::main(args)),
         Some(Command::CheckConfig(args)) => check_config::main(args),
-        Some(Command::Simulate(args)) => runtime.block_on(mcp_exporter::simulate::main(args)),
+        Some(Command::Simulate(args)) => runtime.block_on(mcp_simulator::main(args)),
     }
 }

@@ -6,7 +6,7 @@ use mcp_exporter::config::{
     default, load_file, load_str, ConfigError, Endpoint, HttpTransport, LoadedConfig, Schedule,
     SecretSource,
 };
-use mcp_exporter::listing::Kind;
+use mcp_listing::Kind;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! it is open. Its own test binary: becoming a subreaper is process-wide.
 #![cfg(target_os = "linux")]
 
-use mcp_exporter::mcp::transport::process_tree::{
+use mcp_wire::transport::process_tree::{
     become_subreaper, new_tag, orphans_killed, release_tag, Sweeper, TREE_TAG_VAR,
 };
 use std::process::{Command, Stdio};

@@ -7,14 +7,12 @@
 mod otlp;
 
 use mcp_exporter::baseline::{KindDiff, PolledTarget};
-use mcp_exporter::listing::cursor::short_hash;
-use mcp_exporter::listing::report::{Restart, RestartReason};
-use mcp_exporter::listing::{
-    CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord,
-};
 use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
 use mcp_exporter::poll::{PollReport, ServerInfo, Transport};
 use mcp_exporter::telemetry::tracing::{TraceSettings, TraceSink};
+use mcp_listing::cursor::short_hash;
+use mcp_listing::report::{Restart, RestartReason};
+use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use otlp::{OtlpReceiver, ReceivedSpan};

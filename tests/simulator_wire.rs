@@ -801,7 +801,7 @@ async fn scenarios_file_serves_many_virtual_servers() {
 /// docs/simulator.md states what a correct client reports.
 mod walker {
     use super::*;
-    use mcp_exporter::listing::{
+    use mcp_listing::{
         walk, ErrorKind, Guard, Kind, ListingReport, Outcome, PageError, PageResult, Pager,
         WalkLimits,
     };
@@ -1198,7 +1198,7 @@ mod walker {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn session_expiry_restarts_later_kinds_as_documented() {
-        use mcp_exporter::listing::report::RestartReason;
+        use mcp_listing::report::RestartReason;
         let sim = HttpSim::start(
             &["--scenario", "session-expiry", "--transport", "http"],
             &[],

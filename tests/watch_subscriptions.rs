@@ -5,10 +5,10 @@
 mod common;
 
 use common::{bin, http_get, sample, wait_for, Proc};
-use mcp_exporter::mcp::session::{Endpoint, HttpMode, Session, SessionOptions};
-use mcp_exporter::mcp::transport::http::HttpSpec;
-use mcp_exporter::mcp::transport::stdio::StdioSpec;
-use mcp_exporter::mcp::transport::TransportLimits;
+use mcp_wire::session::{Endpoint, HttpMode, Session, SessionOptions};
+use mcp_wire::transport::http::HttpSpec;
+use mcp_wire::transport::stdio::StdioSpec;
+use mcp_wire::transport::TransportLimits;
 use std::time::Duration;
 
 const GROW_EVERY_SECOND: [&str; 10] = [

@@ -10,9 +10,9 @@
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mcp_exporter::config;
-use mcp_exporter::listing::{walk, Kind, PageError, PageResult, Pager, WalkLimits};
-use mcp_exporter::mcp::jsonrpc::{self, Incoming};
-use mcp_exporter::mcp::transport::sse_body::{self, ByteCounter, SseReadError};
+use mcp_listing::{walk, Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_wire::jsonrpc::{self, Incoming};
+use mcp_wire::transport::sse_body::{self, ByteCounter, SseReadError};
 use serde_json::Value;
 use std::time::{Duration, SystemTime};
 

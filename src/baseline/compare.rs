@@ -6,8 +6,8 @@
 use super::diff::{content_changes, diff, missing_from, KindDiff};
 use super::store::{BaselineStore, PendingWrite};
 use crate::config::ReferenceConfig;
-use crate::listing::{Kind, Outcome};
 use crate::poll::PollReport;
+use mcp_listing::{Kind, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -167,8 +167,8 @@ fn union_gap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::ListingReport;
     use crate::poll::Transport;
+    use mcp_listing::ListingReport;
     use std::time::SystemTime;
 
     fn report(names: &[&str]) -> PollReport {

@@ -2,8 +2,8 @@
 //! gaps against a reference (origin) listing.
 
 use crate::config::NameMap;
-use crate::listing::fingerprint::{changed_items, ItemChange, ItemFingerprint};
-use crate::listing::{Kind, ListingReport, Outcome};
+use mcp_listing::fingerprint::{changed_items, ItemChange, ItemFingerprint};
+use mcp_listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn incomplete_listings_are_not_compared() {
         let mut l = listing(&[], 0);
-        l.outcome = Outcome::Aborted(crate::listing::Guard::CursorCycle);
+        l.outcome = Outcome::Aborted(mcp_listing::Guard::CursorCycle);
         assert!(diff(Some(&strings(&["a"])), &l).is_none());
     }
 

@@ -2,8 +2,8 @@
 //! directory with an atomic replace (temp file, fsync, rename, fsync dir).
 
 use super::diff::BaselineKey;
-use crate::listing::fingerprint::ItemFingerprint;
-use crate::listing::Kind;
+use mcp_listing::fingerprint::ItemFingerprint;
+use mcp_listing::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -269,7 +269,7 @@ fn file_name(target: &str) -> String {
             }
         })
         .collect();
-    let hash = crate::listing::cursor::short_hash(target);
+    let hash = mcp_listing::cursor::short_hash(target);
     format!("{safe}-{hash}.json")
 }
 

@@ -4,7 +4,7 @@
 //! fails or a listing cannot be completed, 2 for usage errors.
 
 use super::probe::{target_from_args, ProbeArgs};
-use crate::conformance::{junit, ConformanceReport, Verdict};
+use mcp_conformance::{junit, ConformanceReport, Verdict};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,9 +1,6 @@
 //! `mcp-exporter probe`: list one server by hand and show every page.
 
 use super::parse_duration;
-use crate::listing::{Kind, WalkLimits};
-use crate::mcp::session::HttpMode;
-use crate::mcp::transport::TransportLimits;
 use crate::poll::{
     poll, poll_configured, report_text, HardDeadline, HttpEndpoint, PollContext, PollReport,
     PollTarget, TargetBuilder, TargetError,
@@ -12,6 +9,9 @@ use crate::poller::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
 use crate::verdict::TargetVerdict;
+use mcp_listing::{Kind, WalkLimits};
+use mcp_wire::session::HttpMode;
+use mcp_wire::transport::TransportLimits;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -204,10 +204,10 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
         )
     };
     if let Some(v) = &args.protocol {
-        if !crate::mcp::version::is_supported(v) {
+        if !mcp_wire::version::is_supported(v) {
             return Err(format!(
                 "--protocol {v:?} is not one of {}",
-                crate::mcp::version::SUPPORTED.join(", ")
+                mcp_wire::version::SUPPORTED.join(", ")
             ));
         }
     }

@@ -128,7 +128,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     );
     ExporterMetrics::register_stdio_orphans_killed(
         &mut registry,
-        crate::mcp::transport::process_tree::orphans_killed,
+        mcp_wire::transport::process_tree::orphans_killed,
     );
     exporter.config_reloaded(true, unix_now());
     let history = loaded.config.web.history;

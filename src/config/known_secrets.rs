@@ -2,7 +2,7 @@
 //! [`SecretScrubber`] that each target and module shares.
 
 use super::types::{Config, Endpoint};
-use crate::secrets::SecretScrubber;
+use mcp_wire::secrets::SecretScrubber;
 
 /// Gather the secrets of `config` and hand the set to every target and module.
 /// Tokens read from env or files are read now too: a stdio child printing its

@@ -5,7 +5,7 @@
 
 use super::schedule::{Schedule, MIN_EVERY};
 use super::types::HttpTransport;
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! Unit tests of loading: every rule, with its exact position.
 
 use super::*;
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use std::time::Duration;
 
 fn err(text: &str) -> ConfigError {

@@ -5,8 +5,8 @@
 use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
-use crate::listing::{Kind, WalkLimits};
-use crate::secrets::SecretScrubber;
+use mcp_listing::{Kind, WalkLimits};
+use mcp_wire::secrets::SecretScrubber;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;

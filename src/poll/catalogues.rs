@@ -1,7 +1,7 @@
 //! What `protocols:` found: one target's catalogue at each configured
 //! protocol version (plain data; `protocols.rs` fills it).
 
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use serde::Serialize;
 
 /// Missing names kept per version and kind (the count is always whole).

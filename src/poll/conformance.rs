@@ -6,11 +6,11 @@
 use super::pager::{error_kind, SessionPager};
 use super::scrub::scrub_listing;
 use super::target::PollTarget;
-use crate::conformance::run::SubscriptionObservation;
-use crate::conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
-use crate::listing::{Kind, ListingReport, Outcome, WalkLimits};
-use crate::mcp::session::subscriptions::AckProbe;
-use crate::mcp::session::{Session, SessionOptions};
+use mcp_conformance::run::SubscriptionObservation;
+use mcp_conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
+use mcp_listing::{Kind, ListingReport, Outcome, WalkLimits};
+use mcp_wire::session::subscriptions::AckProbe;
+use mcp_wire::session::{Session, SessionOptions};
 use serde_json::Value;
 
 /// Run every rule against `target`.
@@ -31,7 +31,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
                 .iter()
                 .map(|&k| {
                     RuleResult::fail(
-                        crate::conformance::rule::LISTING_COMPLETE,
+                        mcp_conformance::rule::LISTING_COMPLETE,
                         k,
                         format!(
                             "no session ({}): {detail}",
@@ -100,12 +100,12 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     report
 }
 
-fn unsupported(kind: Kind) -> crate::conformance::KindObservations {
-    crate::conformance::KindObservations {
+fn unsupported(kind: Kind) -> mcp_conformance::KindObservations {
+    mcp_conformance::KindObservations {
         kind,
         modern: false,
         advertised_list_changed: None,
-        first: crate::conformance::run::Listed {
+        first: mcp_conformance::run::Listed {
             report: ListingReport::empty(kind, Outcome::Unsupported),
             pages: Vec::new(),
         },

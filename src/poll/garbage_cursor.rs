@@ -2,10 +2,10 @@
 //! cursor no server could have issued and record how the server answers.
 //! The spec says -32602; anything else is a compliance finding.
 
-use crate::listing::walk::INVALID_PARAMS;
-use crate::listing::{Kind, ListingReport};
-use crate::mcp::session::Session;
-use crate::mcp::transport::ExchangeError;
+use mcp_listing::walk::INVALID_PARAMS;
+use mcp_listing::{Kind, ListingReport};
+use mcp_wire::session::Session;
+use mcp_wire::transport::ExchangeError;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::time::Duration;

@@ -119,7 +119,7 @@ impl PollTrace {
     /// `traceparent` for one request of this poll, by the session's one
     /// formatter, so what the server received and what we export agree.
     pub fn traceparent(&self, span_id: SpanId) -> String {
-        crate::mcp::session::traceparent(
+        mcp_wire::session::traceparent(
             &self.trace_id.to_string(),
             &span_id.to_string(),
             self.sampled,

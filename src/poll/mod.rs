@@ -29,11 +29,11 @@ pub mod scrub;
 pub mod target;
 pub mod unix_time;
 
-/// The kinds a poll lists (the walker's), for callers that name one.
-pub use crate::listing::Kind;
 pub use catalogues::{ProtocolCatalogue, ProtocolKind};
 pub use garbage_cursor::{GarbageCursorAnswer, GarbageCursorCheck};
 pub use ids::{PollTrace, SpanId, TraceId};
+/// The kinds a poll lists (the walker's), for callers that name one.
+pub use mcp_listing::Kind;
 pub use protocols::poll_configured;
 pub use report::{
     HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,

@@ -2,11 +2,12 @@
 //! wire failure (`ExchangeError`) to the walker's terms (`PageError`, and
 //! through it `ErrorKind`).
 
-use crate::listing::{ErrorKind, Kind, PageError, PageResult, Pager};
-use crate::mcp::session::Session;
-use crate::mcp::transport::ExchangeError;
+use mcp_listing::{ErrorKind, Kind, PageError, PageResult, Pager};
+use mcp_wire::session::Session;
+use mcp_wire::transport::ExchangeError;
 use serde_json::{json, Map};
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, SystemTime};
 
 /// A wire failure as the walker sees it.
 pub fn page_error(e: ExchangeError) -> PageError {
@@ -70,6 +71,33 @@ impl Pager for SessionPager<'_> {
         cursor: Option<&str>,
         timeout: Duration,
     ) -> PageResult {
+        within(timeout, self.fetch(kind, cursor, timeout)).await
+    }
+}
+
+/// Past the page's own timeout, a little slack for the session to report it
+/// itself before the hard bound does.
+const GRACE: Duration = Duration::from_millis(250);
+
+/// A hard bound on top of the session's own timeouts: whatever the wire does,
+/// the walker has its page (a timeout) by `timeout` + [`GRACE`].
+async fn within(timeout: Duration, page: impl Future<Output = PageResult>) -> PageResult {
+    match tokio::time::timeout(timeout + GRACE, page).await {
+        Ok(result) => result,
+        Err(_) => PageResult {
+            outcome: Err(PageError::Timeout(timeout)),
+            request_id: -1,
+            bytes: 0,
+            duration: timeout + GRACE,
+            started: SystemTime::now() - (timeout + GRACE),
+            span_id: None,
+            list_changed: 0,
+        },
+    }
+}
+
+impl SessionPager<'_> {
+    async fn fetch(&mut self, kind: Kind, cursor: Option<&str>, timeout: Duration) -> PageResult {
         let mut params = Map::new();
         if let Some(c) = cursor {
             params.insert("cursor".into(), json!(c));
@@ -101,5 +129,19 @@ impl Pager for SessionPager<'_> {
             span_id: answer.span_id,
             list_changed,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_that_never_answers_is_a_timeout() {
+        let result = within(Duration::from_secs(2), std::future::pending()).await;
+        assert!(
+            matches!(result.outcome, Err(PageError::Timeout(d)) if d == Duration::from_secs(2))
+        );
+        assert_eq!(result.request_id, -1);
     }
 }

@@ -15,7 +15,7 @@ use super::catalogues::{ProtocolCatalogue, ProtocolKind, MAX_MISSING_NAMES};
 use super::report::PollReport;
 use super::run::{poll_configured_single, HardDeadline, OpenSession, PollContext};
 use crate::config::TargetConfig;
-use crate::listing::{Kind, Outcome};
+use mcp_listing::{Kind, Outcome};
 use std::collections::BTreeSet;
 
 /// Poll a configured target under a hard deadline (see
@@ -141,7 +141,7 @@ fn missing_at(
     report: &PollReport,
     kind: Kind,
 ) -> (Option<u64>, Vec<String>) {
-    let complete: Vec<&crate::listing::ListingReport> = polls
+    let complete: Vec<&mcp_listing::ListingReport> = polls
         .iter()
         .filter_map(|(_, r, _)| r.listing(kind))
         .filter(|l| l.outcome == Outcome::Complete)
@@ -174,9 +174,9 @@ fn missing_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::ErrorKind;
-    use crate::listing::ListingReport;
     use crate::poll::report::{SessionFailure, Transport};
+    use mcp_listing::ErrorKind;
+    use mcp_listing::ListingReport;
     use std::time::SystemTime;
 
     fn report(version: &str, tools: &[&str]) -> PollReport {

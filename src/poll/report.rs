@@ -3,7 +3,7 @@
 
 use super::garbage_cursor::GarbageCursorCheck;
 use super::ids::{SpanId, TraceId};
-use crate::listing::{ErrorKind, Kind, ListingReport, Outcome};
+use mcp_listing::{ErrorKind, Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::time::{Duration, SystemTime};
 
@@ -206,7 +206,7 @@ impl PollReport {
         self.protocol_version
             .as_deref()
             .filter(|_| self.session_error.is_none())
-            .map(crate::mcp::version::is_modern)
+            .map(mcp_wire::version::is_modern)
     }
 
     pub fn listing(&self, kind: Kind) -> Option<&ListingReport> {

@@ -4,7 +4,7 @@
 //! both of which sit above `poll`.
 
 use super::report::PollReport;
-use crate::listing::Outcome;
+use mcp_listing::Outcome;
 use std::fmt::Write as _;
 use std::time::Duration;
 

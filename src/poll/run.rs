@@ -9,8 +9,8 @@ use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Tra
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
-use crate::listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
-use crate::mcp::session::{Endpoint, Session, SessionOptions, TraceIds};
+use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
+use mcp_wire::session::{Endpoint, Session, SessionOptions, TraceIds};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Per-poll inputs that are not configuration.
@@ -171,8 +171,7 @@ async fn poll_open_unscrubbed(
     report.poll_span_id = ctx.trace.map(|t| t.poll_span_id);
     if let Endpoint::Http { spec, .. } = &target.endpoint {
         if let Some(url) = &spec.url {
-            (report.server_address, report.server_port) =
-                crate::mcp::transport::server_address(url);
+            (report.server_address, report.server_port) = mcp_wire::transport::server_address(url);
         }
     }
     let opts = SessionOptions {
@@ -261,7 +260,7 @@ async fn poll_open_unscrubbed(
     (report, Some(session))
 }
 
-fn handshake_record(h: &crate::mcp::session::Handshake) -> HandshakeRecord {
+fn handshake_record(h: &mcp_wire::session::Handshake) -> HandshakeRecord {
     HandshakeRecord {
         method: h.method.to_string(),
         started: h.started,

@@ -7,8 +7,8 @@
 //! metrics, spans, `probe --json`) sees it, so no sink needs its own.
 
 use super::report::PollReport;
-use crate::listing::ListingReport;
-use crate::secrets::SecretScrubber;
+use mcp_listing::ListingReport;
+use mcp_wire::secrets::SecretScrubber;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Scrub `report` in place.
@@ -88,8 +88,8 @@ fn scrub_keys<V>(map: BTreeMap<String, V>, secrets: &SecretScrubber) -> BTreeMap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{Kind, Outcome};
     use crate::poll::report::{ServerInfo, Transport};
+    use mcp_listing::{Kind, Outcome};
     use std::time::SystemTime;
 
     #[test]
@@ -109,7 +109,7 @@ mod tests {
         listing.detail = Some(echo.clone());
         listing.fingerprints.insert(
             echo.clone(),
-            crate::listing::fingerprint::ItemFingerprint {
+            mcp_listing::fingerprint::ItemFingerprint {
                 digest: 0,
                 parts: Vec::new(),
                 shape: None,

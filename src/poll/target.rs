@@ -6,12 +6,12 @@
 
 use super::report::Transport;
 use crate::config::{ConfigError, Endpoint as ConfigEndpoint, HttpTransport, TargetConfig};
-use crate::listing::{Kind, WalkLimits};
-use crate::mcp::session::{Endpoint, HttpMode};
-use crate::mcp::transport::http::HttpSpec;
-use crate::mcp::transport::stdio::StdioSpec;
-use crate::mcp::transport::TransportLimits;
-use crate::secrets::SecretScrubber;
+use mcp_listing::{Kind, WalkLimits};
+use mcp_wire::secrets::SecretScrubber;
+use mcp_wire::session::{Endpoint, HttpMode};
+use mcp_wire::transport::http::HttpSpec;
+use mcp_wire::transport::stdio::StdioSpec;
+use mcp_wire::transport::TransportLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

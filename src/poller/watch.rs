@@ -6,8 +6,8 @@
 
 use super::shared::Shared;
 use crate::config::TargetConfig;
-use crate::listing::Kind;
 use crate::poll::{OpenSession, PollReport, RelistReport};
+use mcp_listing::Kind;
 use std::time::{Duration, Instant, SystemTime};
 
 /// An open session kept between scheduled polls to hear list_changed.

@@ -2,8 +2,8 @@
 //! opt-in) becomes its failing-rule series and the result the verdict of
 //! every following poll is judged with, until the next run.
 
-use crate::conformance::{ConformanceReport, Verdict};
 use crate::verdict::{ConformanceResult, RuleFailure};
+use mcp_conformance::{ConformanceReport, Verdict};
 
 /// Longest message or evidence line kept per failing rule.
 const MAX_TEXT_CHARS: usize = 300;
@@ -42,9 +42,9 @@ fn truncate(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::rule::{CURSOR_STABLE, ITEMS_IDENTITY, LISTING_COMPLETE};
-    use crate::conformance::{Evidence, RuleResult};
-    use crate::listing::Kind;
+    use mcp_conformance::rule::{CURSOR_STABLE, ITEMS_IDENTITY, LISTING_COMPLETE};
+    use mcp_conformance::{Evidence, RuleResult};
+    use mcp_listing::Kind;
 
     #[test]
     fn keeps_failing_rules_only_with_bounded_text() {

@@ -7,11 +7,11 @@ use super::status::StatusStore;
 use super::verdict::{observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PolledTarget};
 use crate::config::TargetConfig;
-use crate::conformance::ConformanceReport;
 use crate::poll::{unix_now, PollReport, RelistReport};
 use crate::telemetry::metrics::{ConformanceMetrics, ExporterMetrics, TargetMetrics};
 use crate::telemetry::tracing::TraceSink;
 use crate::verdict::{CatalogueHistory, TargetVerdict};
+use mcp_conformance::ConformanceReport;
 use std::sync::Mutex;
 use std::time::Duration;
 

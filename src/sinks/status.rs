@@ -2,10 +2,10 @@
 //! the latest poll keeps its names, older ones only their summaries.
 
 use crate::baseline::{KindDiff, PolledTarget};
-use crate::listing::Kind;
 use crate::poll::{unix_now, unix_seconds, TraceId, Transport};
 use crate::verdict::history::Observation;
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
+use mcp_listing::Kind;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -31,7 +31,7 @@ pub struct KindSummary {
     /// Items whose content changed since the previous complete listing
     /// (all counted; the first few named, each classified).
     pub changed_items: u64,
-    pub changed: Vec<crate::listing::fingerprint::ItemChange>,
+    pub changed: Vec<mcp_listing::fingerprint::ItemChange>,
     /// Against the union of two or more references' renamed names.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reference_union: Option<crate::baseline::ReferenceUnion>,

@@ -3,12 +3,12 @@
 //! input. Judging itself is `crate::verdict`.
 
 use crate::baseline::{BaselineStore, PolledTarget};
-use crate::listing::Kind;
 use crate::poll::{unix_seconds, PollReport};
 use crate::verdict::history::{KindObservation, Observation};
 use crate::verdict::{
     CatalogueHistory, Change, ProtocolGap, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW,
 };
+use mcp_listing::Kind;
 use std::collections::BTreeMap;
 
 /// Size of each reference listing this poll was compared with, read from

@@ -8,7 +8,7 @@
 //! verdict, so a healthy catalogue stays healthy. The result holds until the
 //! next run replaces it (a state, not an event).
 
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use serde::Serialize;
 
 /// One failing rule for one kind.

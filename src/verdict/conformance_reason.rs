@@ -5,7 +5,7 @@ use super::code::Code;
 use super::conformance::ConformanceResult;
 use super::reasons::{ago, clock, noun};
 use super::types::{Level, Reason};
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use std::fmt::Write as _;
 
 /// `conformance_failed` for `kind`, when a MUST rule failed for it in the

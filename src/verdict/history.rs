@@ -8,7 +8,7 @@ use super::judge::judge;
 use super::types::{
     Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
 };
-use crate::listing::{Kind, ListingReport, Outcome};
+use mcp_listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -295,8 +295,8 @@ impl Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::ErrorKind;
     use crate::verdict::{Code, DEFAULT_EVENT_WINDOW};
+    use mcp_listing::ErrorKind;
 
     fn complete(n: u64) -> ListingReport {
         let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);

@@ -4,8 +4,8 @@
 use super::code::Code;
 use super::reasons;
 use super::types::{Change, KindInput, Reason, TargetInput, TargetVerdict, Verdict};
-use crate::listing::report::RestartReason;
-use crate::listing::{Kind, Outcome};
+use mcp_listing::report::RestartReason;
+use mcp_listing::{Kind, Outcome};
 
 /// The verdict: per kind from its reasons, the target's from every kind.
 pub fn judge(input: &TargetInput<'_>) -> TargetVerdict {

@@ -2,7 +2,7 @@
 
 use super::code::Code;
 use super::types::{Change, Level, ProtocolGap, Reason, ReferenceGap};
-use crate::listing::{ErrorKind, Guard, Kind, ListingReport};
+use mcp_listing::{ErrorKind, Guard, Kind, ListingReport};
 use std::fmt::Write as _;
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 use super::*;
-use crate::listing::report::{Restart, RestartReason};
-use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::report::{Restart, RestartReason};
+use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use std::time::{Duration, SystemTime};
 
 const NOW: f64 = 1_800_000_000.0;

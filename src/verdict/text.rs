@@ -32,8 +32,8 @@ pub fn render(v: &TargetVerdict) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::{Kind, ListingReport, Outcome};
     use crate::verdict::{judge, KindInput, TargetInput, DEFAULT_EVENT_WINDOW};
+    use mcp_listing::{Kind, ListingReport, Outcome};
 
     #[test]
     fn says_the_level_each_reason_and_each_kind() {

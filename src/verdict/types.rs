@@ -1,7 +1,7 @@
 //! The verdict's data: levels, reasons, inputs and the change entry.
 
 use super::code::Code;
-use crate::listing::{Kind, ListingReport};
+use mcp_listing::{Kind, ListingReport};
 use serde::Serialize;
 use std::time::Duration;
 

@@ -3,7 +3,6 @@
 //! recent polls. docs/api.md describes every field.
 
 use super::AppState;
-use crate::listing::Kind;
 use crate::sinks::status::TargetStatus;
 use crate::verdict::history::{Failure, Point};
 use crate::verdict::{Change, ConformanceResult, Reason, ReferenceGap, Verdict};
@@ -11,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use mcp_listing::Kind;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 

@@ -3,9 +3,9 @@
 //! shrinks, growths and list_changed notices marked.
 
 use super::html::esc;
-use crate::listing::Kind;
 use crate::verdict::clock;
 use crate::verdict::history::{Mark, Point};
+use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 

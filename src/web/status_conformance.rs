@@ -51,8 +51,8 @@ pub fn section(result: Option<&ConformanceResult>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::Kind;
     use crate::verdict::RuleFailure;
+    use mcp_listing::Kind;
 
     #[test]
     fn lists_failing_rules_escaped() {

@@ -62,8 +62,8 @@ pub fn section(protocols: &[ProtocolCatalogue]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::Kind;
     use crate::poll::ProtocolKind;
+    use mcp_listing::Kind;
 
     #[test]
     fn names_what_each_version_lacks_and_escapes() {

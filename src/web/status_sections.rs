@@ -3,9 +3,9 @@
 //! and the recent failures.
 
 use super::html::esc;
-use crate::listing::Kind;
 use crate::verdict::history::Failure;
 use crate::verdict::{ago, clock, Change, Level, ReferenceGap, TargetVerdict, Verdict};
+use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 

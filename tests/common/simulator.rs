@@ -5,7 +5,7 @@
 //! killed when its guard drops.
 #![allow(dead_code)]
 
-use mcp_exporter::listing::Kind;
+use mcp_listing::Kind;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

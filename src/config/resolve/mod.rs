@@ -14,7 +14,7 @@ use super::schedule::Schedule;
 use super::types::{
     default, Config, ConformanceConfig, Defaults, Limits, MAX_NAME_LEN, PROTOCOL_VERSIONS,
 };
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -90,7 +90,7 @@ impl Resolver<'_> {
             kinds,
             protocol_version: m.protocol_version,
             // Filled in once every section is resolved.
-            known_secrets: crate::secrets::SecretScrubber::default(),
+            known_secrets: mcp_wire::secrets::SecretScrubber::default(),
         })
     }
 

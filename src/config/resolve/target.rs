@@ -8,8 +8,8 @@ use crate::config::raw::{
     OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawTarget,
 };
 use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig, PROTOCOL_VERSIONS};
-use crate::listing::Kind;
-use crate::secrets::SecretScrubber;
+use mcp_listing::Kind;
+use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 
 impl Resolver<'_> {

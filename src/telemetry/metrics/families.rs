@@ -3,8 +3,8 @@
 
 use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 use super::labels::{ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
-use crate::listing::report::RestartReason;
-use crate::listing::{ErrorKind, Guard, Kind};
+use mcp_listing::report::RestartReason;
+use mcp_listing::{ErrorKind, Guard, Kind};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;

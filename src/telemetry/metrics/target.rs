@@ -13,9 +13,9 @@ use super::labels::{
     RestartLabels, ServerInfoLabels, TargetKindLabels, TargetLabels, TraceLabel,
 };
 use crate::baseline::PolledTarget;
-use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use crate::poll::{unix_seconds, GarbageCursorAnswer, GarbageCursorCheck, PollReport};
 use crate::verdict::TargetVerdict;
+use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use prometheus_client::registry::Registry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Mutex, MutexGuard};

@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::baseline::{KindDiff, PolledTarget};
-use crate::listing::report::{Restart, RestartReason};
-use crate::listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use crate::poll::{
     GarbageCursorAnswer, GarbageCursorCheck, PollReport, ServerInfo, TraceId, Transport,
 };
+use mcp_listing::report::{Restart, RestartReason};
+use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};

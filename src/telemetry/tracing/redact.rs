@@ -1,7 +1,7 @@
 //! Keeping credentials, paths and queries out of spans and logs. Every
 //! string that leaves the process and might hold a URL passes through here.
 
-use crate::listing::Kind;
+use mcp_listing::Kind;
 
 /// `scheme://host:port` of an endpoint, for logs: no user info, path or query.
 pub fn redacted_endpoint(endpoint: &str) -> String {

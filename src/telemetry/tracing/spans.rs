@@ -12,8 +12,8 @@ use super::ids;
 use super::names as attr;
 use super::redact::{host_only, safe_item_name};
 use crate::baseline::{KindDiff, PolledTarget};
-use crate::listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use crate::poll::{HandshakeRecord, PollReport, SessionFailure};
+use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
 use opentelemetry::trace::{
     Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };

@@ -2,7 +2,7 @@
 
 use super::super::families::{precreate, CounterFamily, GaugeFamily, Source};
 use super::super::labels::{ReferenceLabels, TargetKindLabels};
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 

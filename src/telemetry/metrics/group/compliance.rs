@@ -2,8 +2,8 @@
 
 use super::super::families::{GaugeFamily, Source};
 use super::super::labels::GarbageCursorLabels;
-use crate::listing::Kind;
 use crate::poll::GarbageCursorAnswer;
+use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 

@@ -101,8 +101,8 @@ impl ConformanceMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::Kind;
     use crate::verdict::RuleFailure;
+    use mcp_listing::Kind;
 
     fn result(rules: &[(&'static str, Kind)]) -> ConformanceResult {
         ConformanceResult {

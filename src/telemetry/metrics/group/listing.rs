@@ -14,8 +14,8 @@ use super::super::families::{
 use super::super::labels::{
     ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels, TargetKindLabels,
 };
-use crate::listing::report::RestartReason;
-use crate::listing::{ErrorKind, Guard, Kind};
+use mcp_listing::report::RestartReason;
+use mcp_listing::{ErrorKind, Guard, Kind};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;

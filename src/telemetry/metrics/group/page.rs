@@ -8,7 +8,7 @@ use super::super::families::{
     page_items_histogram, precreate, seconds_histogram, HistFamily, Source,
 };
 use super::super::labels::KindLabels;
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;

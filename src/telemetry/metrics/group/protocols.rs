@@ -6,8 +6,8 @@
 //! are in the verdict, `/api/targets` and the status page, never labels.
 
 use super::super::families::{GaugeFamily, Source};
-use crate::listing::Kind;
 use crate::poll::PollReport;
+use mcp_listing::Kind;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;

@@ -8,7 +8,7 @@ use super::engine::{
 };
 use super::subscriptions;
 use super::wire::{self, Step};
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};

@@ -7,7 +7,7 @@
 
 use super::config::ListenFault;
 use super::engine::{kind_index, result, VirtualServer};
-use crate::listing::kind::Kind;
+use mcp_listing::kind::Kind;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,7 +185,7 @@ pub fn cancelled_request(msg: &Value) -> Option<&Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::config::{Knobs, ServerConfig};
+    use crate::config::{Knobs, ServerConfig};
 
     fn server(extra: impl FnOnce(&mut Knobs)) -> Arc<VirtualServer> {
         let mut k = Knobs {

@@ -2,7 +2,7 @@
 //! a keyed check, so a garbage or foreign cursor is detectable and a client
 //! cannot fabricate one by guessing an offset.
 
-use crate::listing::kind::Kind;
+use mcp_listing::kind::Kind;
 use sha2::{Digest, Sha256};
 
 /// What a cursor carries. `generation` pins the catalogue order a walk

@@ -3,8 +3,8 @@
 
 use super::rule::{Level, Verdict};
 use super::*;
-use crate::listing::walk::INVALID_PARAMS;
-use crate::listing::{Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::walk::INVALID_PARAMS;
+use mcp_listing::{Kind, PageError, PageResult, Pager, WalkLimits};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime};
 
@@ -529,9 +529,9 @@ async fn an_unsupported_kind_is_one_not_applicable_row() {
         modern: false,
         advertised_list_changed: None,
         first: run::Listed {
-            report: crate::listing::ListingReport::empty(
+            report: mcp_listing::ListingReport::empty(
                 Kind::Prompts,
-                crate::listing::Outcome::Unsupported,
+                mcp_listing::Outcome::Unsupported,
             ),
             pages: Vec::new(),
         },

@@ -9,7 +9,7 @@ use super::process_tree::{
 use super::{
     idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
 };
-use crate::mcp::secrets::SecretScrubber;
+use crate::secrets::SecretScrubber;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;

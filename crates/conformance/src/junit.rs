@@ -106,8 +106,8 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::rule::{self, RuleResult};
-    use crate::listing::Kind;
+    use crate::rule::{self, RuleResult};
+    use mcp_listing::Kind;
 
     #[test]
     fn escapes_markup_and_control_characters() {

@@ -1,7 +1,7 @@
 //! Scenario knobs: the same fields come from CLI flags or from a YAML entry,
 //! and resolve into one immutable [`ServerConfig`] per virtual server.
 
-use crate::listing::kind::Kind;
+use mcp_listing::kind::Kind;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -11,7 +11,6 @@ use super::engine::{
 use super::sse;
 use super::subscriptions;
 use super::wire::{self, Step, HANG_FOR};
-use crate::listing::kind::Kind;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -19,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use futures_util::StreamExt;
+use mcp_listing::kind::Kind;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

@@ -5,7 +5,7 @@
 use super::record::{Field, NextCursor, PageObservation};
 use super::rule::{self, Evidence, Level, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026};
 use super::run::{GarbageAnswer, KindObservations, Listed, RepeatAnswer, SubscriptionObservation};
-use crate::listing::{Guard, Kind, Outcome};
+use mcp_listing::{Guard, Kind, Outcome};
 use std::collections::BTreeSet;
 
 /// Every rule for one kind, in catalogue order.
@@ -301,7 +301,7 @@ fn items_unique(o: &KindObservations) -> RuleResult {
 fn cursor_invalid(o: &KindObservations) -> RuleResult {
     let k = o.kind;
     let rl = rule::CURSOR_INVALID;
-    let ev = Evidence::default().with_cursor(Some(crate::listing::cursor::short_hash(
+    let ev = Evidence::default().with_cursor(Some(mcp_listing::cursor::short_hash(
         super::run::GARBAGE_CURSOR,
     )));
     match &o.garbage {

@@ -8,8 +8,8 @@ use super::engine::{
     error, kind_index, list_changed, result, Body, Reply, SessionState, VirtualServer,
     INVALID_PARAMS, MODERN_TTL_MS,
 };
-use crate::listing::kind::Kind;
 use bytes::Bytes;
+use mcp_listing::kind::Kind;
 use serde_json::{json, Map, Value};
 
 /// The constant cursor of protocol-2026 that keeps bringing new items.

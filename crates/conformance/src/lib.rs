@@ -1,6 +1,6 @@
 //! Pagination conformance: rules over what a listing recorded, for server
 //! and gateway authors (`mcp-exporter check`) and, opt-in, for scheduled
-//! targets. Pure logic over a [`crate::listing::Pager`]: no transport, no
+//! targets. Pure logic over a [`mcp_listing::Pager`]: no transport, no
 //! metrics. docs/conformance.md is the catalogue with the spec sentences.
 
 pub mod evaluate;
@@ -78,7 +78,7 @@ impl ConformanceReport {
     }
 
     /// Failing rules only: `(kind, rule id)` pairs, each once.
-    pub fn failures(&self) -> Vec<(crate::listing::Kind, &'static str)> {
+    pub fn failures(&self) -> Vec<(mcp_listing::Kind, &'static str)> {
         let mut v: Vec<_> = self
             .rules
             .iter()

@@ -117,7 +117,7 @@ async fn multi_page_union_threads_cursors_exactly() {
     assert_eq!(r.pages[0].sent_cursor, None);
     assert_eq!(
         r.pages[1].sent_cursor.as_deref(),
-        Some(crate::listing::cursor::short_hash("c1").as_str())
+        Some(crate::cursor::short_hash("c1").as_str())
     );
     assert_eq!(r.pages[2].next_cursor, CursorState::Absent);
     assert_eq!(r.reason, None);
@@ -468,25 +468,6 @@ async fn session_renewal_restarts_from_page_one_once() {
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(sent(&s), vec![None, Some("c1"), None, Some("c1")]);
     assert_eq!(r.restarts[0].reason, RestartReason::SessionExpired);
-}
-
-/// Never answers: the walker's own deadline must end the walk.
-struct Silent;
-impl Pager for Silent {
-    async fn fetch_page(&mut self, _: Kind, _: Option<&str>, _: Duration) -> PageResult {
-        std::future::pending().await
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_pager_that_never_answers_times_out() {
-    let limits = WalkLimits {
-        page_timeout: Duration::from_secs(2),
-        ..legacy()
-    };
-    let r = walk(&mut Silent, Kind::Tools, &limits).await;
-    assert_eq!(r.outcome, Outcome::Error(ErrorKind::Timeout));
-    assert_eq!(r.requests(), 1);
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 use super::http_client::{ClientSettings, HttpClient, HttpResponse};
 use super::sse_body::{self, ByteCounter, SseReadError};
 use super::{route, CloseInfo, Exchange, ExchangeError, Outgoing, Routed};
-use crate::mcp::jsonrpc::{self, Incoming};
+use crate::jsonrpc::{self, Incoming};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};

@@ -3,8 +3,8 @@
 //! untouched. Raw cursors are kept in memory only (to ask one again) and are
 //! never printed: their `Debug` shows the short hash.
 
-use crate::listing::cursor::short_hash;
-use crate::listing::{Kind, PageError, PageResult, Pager};
+use mcp_listing::cursor::short_hash;
+use mcp_listing::{Kind, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;

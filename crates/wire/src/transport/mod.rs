@@ -129,7 +129,7 @@ pub(crate) enum Routed {
 /// Sort one received message for the request `id`, recording
 /// notifications, server requests and defects in `ex`.
 pub(crate) fn route(value: Value, id: i64, ex: &mut Exchange) -> Routed {
-    use crate::mcp::jsonrpc::{self, Incoming};
+    use crate::jsonrpc::{self, Incoming};
     match jsonrpc::classify(value) {
         Incoming::Response { id: rid, result } if jsonrpc::id_matches(&rid, id) => {
             Routed::Answer(result.map_err(|e| ExchangeError::Rpc {
@@ -165,7 +165,7 @@ pub(crate) enum Idle {
 }
 
 pub(crate) fn idle(value: Value) -> Idle {
-    use crate::mcp::jsonrpc::{self, Incoming};
+    use crate::jsonrpc::{self, Incoming};
     match jsonrpc::classify(value) {
         Incoming::Notification { method, .. } => Idle::Notification(method),
         Incoming::Request { id, method, .. } => {

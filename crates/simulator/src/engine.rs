@@ -4,8 +4,8 @@
 use super::config::Scenario;
 use super::config::{ChangeEvery, ServerConfig, LEGACY_VERSIONS, MODERN_VERSION};
 use super::cursor::CursorKey;
-use crate::listing::kind::Kind;
 use bytes::Bytes;
+use mcp_listing::kind::Kind;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -187,26 +187,10 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
         }
         let timeout = limits.page_timeout.min(deadline - now);
         let sent_hash = cursor.as_deref().map(short_hash);
-        // A hard bound on top of the pager's own: a pager that ignores its
-        // timeout still cannot hold the walk past it.
-        let grace = Duration::from_millis(250);
-        let fetched = tokio::time::timeout(
-            timeout + grace,
-            pager.fetch_page(kind, cursor.as_deref(), timeout),
-        )
-        .await;
-        let result = match fetched {
-            Ok(r) => r,
-            Err(_) => PageResult {
-                outcome: Err(PageError::Timeout(timeout)),
-                request_id: -1,
-                bytes: 0,
-                duration: timeout + grace,
-                started: SystemTime::now() - (timeout + grace),
-                span_id: None,
-                list_changed: 0,
-            },
-        };
+        // The pager owns the clock (this crate has no runtime): it must answer
+        // within `timeout`, and the session's pager in the exporter holds a
+        // hard bound on top of it.
+        let result = pager.fetch_page(kind, cursor.as_deref(), timeout).await;
         let list_changed = result.list_changed;
         report.list_changed_notifications += list_changed;
         let mut record = PageRecord {

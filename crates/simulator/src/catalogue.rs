@@ -2,7 +2,7 @@
 //! order a listing serves them in. Items are generated on demand, so a
 //! virtual server costs no memory per item.
 
-use crate::listing::kind::Kind;
+use mcp_listing::kind::Kind;
 use serde_json::{json, Map, Value};
 
 /// The identity key of item `n` (1-based) of `kind`: `tool-001`,

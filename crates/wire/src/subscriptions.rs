@@ -13,10 +13,10 @@
 //! A child module of `session` so the hook there stays a few lines.
 
 use super::Session;
-use crate::mcp::jsonrpc::{self, Incoming};
-use crate::mcp::transport::http::Poster;
-use crate::mcp::transport::sse_body::{self, ByteCounter};
-use crate::mcp::transport::Transport;
+use crate::jsonrpc::{self, Incoming};
+use crate::transport::http::Poster;
+use crate::transport::sse_body::{self, ByteCounter};
+use crate::transport::Transport;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -289,7 +289,7 @@ async fn first_message(poster: &Poster, id: i64, body: &[u8]) -> AckProbe {
 async fn open(
     poster: &Poster,
     body: &[u8],
-) -> Result<crate::mcp::transport::http_client::HttpResponse, String> {
+) -> Result<crate::transport::http_client::HttpResponse, String> {
     let resp = tokio::time::timeout(ACK_TIMEOUT, poster.post(METHOD, body.to_vec()))
         .await
         .map_err(|_| format!("no answer within {ACK_TIMEOUT:?}"))?

@@ -4,8 +4,8 @@
 //! 2 × `max_pages` + 2 requests per kind, each under the walk's deadlines.
 
 use super::record::{PageContent, PageObservation, RawCursor, RecordingPager};
-use crate::listing::walk::INVALID_PARAMS;
-use crate::listing::{walk, Kind, ListingReport, Pager, WalkLimits};
+use mcp_listing::walk::INVALID_PARAMS;
+use mcp_listing::{walk, Kind, ListingReport, Pager, WalkLimits};
 use std::collections::BTreeSet;
 
 /// A cursor no server could have issued.

@@ -2,7 +2,7 @@
 //! and the shape of one verdict. Rule ids are a bounded, documented set
 //! (docs/conformance.md): they may be used as metric label values.
 
-use crate::listing::Kind;
+use mcp_listing::Kind;
 use serde::Serialize;
 
 /// How strongly the spec asks for what the rule checks.
