@@ -201,23 +201,14 @@ fn types_of(prop: &Value) -> Vec<String> {
     out
 }
 
-/// Whether a change breaks existing callers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeClass {
-    Breaking,
-    Compatible,
-    /// No schema summary on one side (past the shape budget).
-    Unknown,
-}
-
-impl ChangeClass {
-    pub fn label(self) -> &'static str {
-        match self {
-            ChangeClass::Breaking => "breaking",
-            ChangeClass::Compatible => "compatible",
-            ChangeClass::Unknown => "unknown",
-        }
+crate::labelled_enum! {
+    /// Whether a change breaks existing callers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ChangeClass as "change class" {
+        Breaking => "breaking",
+        Compatible => "compatible",
+        /// No schema summary on one side (past the shape budget).
+        Unknown => "unknown",
     }
 }
 

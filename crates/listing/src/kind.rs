@@ -1,36 +1,17 @@
 //! The four paginated list kinds and what identifies an item of each.
 
-use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// A paginated MCP list method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Tools,
-    Prompts,
-    Resources,
-    ResourceTemplates,
+crate::labelled_enum! {
+    /// A paginated MCP list method; the label is the `kind` label value.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum Kind as "kind" {
+        Tools => "tools",
+        Prompts => "prompts",
+        Resources => "resources",
+        ResourceTemplates => "resource_templates",
+    }
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [
-        Kind::Tools,
-        Kind::Prompts,
-        Kind::Resources,
-        Kind::ResourceTemplates,
-    ];
-
-    /// The `kind` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Tools => "tools",
-            Kind::Prompts => "prompts",
-            Kind::Resources => "resources",
-            Kind::ResourceTemplates => "resource_templates",
-        }
-    }
-
     /// JSON-RPC method that lists this kind.
     pub fn method(self) -> &'static str {
         match self {
@@ -77,24 +58,5 @@ impl Kind {
             Kind::Prompts => "notifications/prompts/list_changed",
             Kind::Resources | Kind::ResourceTemplates => "notifications/resources/list_changed",
         }
-    }
-
-    pub fn from_label(label: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.label() == label)
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
-
-impl std::str::FromStr for Kind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Kind::from_label(s).ok_or_else(|| {
-            format!("unknown kind {s:?} (expected tools, prompts, resources or resource_templates)")
-        })
     }
 }

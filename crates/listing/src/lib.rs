@@ -1,11 +1,19 @@
-//! Walking a paginated listing to completion, whatever the server does.
+//! Walking a paginated listing to completion, whatever the server does; and
+//! the vocabulary every layer above shares (kinds, outcomes, guards, errors,
+//! protocol versions, transports), each one type with its labels derived once.
 
 pub mod cursor;
 pub mod fingerprint;
 pub mod kind;
+pub mod labelled;
 pub mod report;
+pub mod transport;
+pub mod version;
 pub mod walk;
 
 pub use kind::Kind;
-pub use report::{CursorState, ErrorKind, Guard, ListingReport, Outcome, PageRecord};
+pub use labelled::UnknownLabel;
+pub use report::{CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord};
+pub use transport::{HttpMode, TransportKind};
+pub use version::ProtocolVersion;
 pub use walk::{walk, PageError, PageResult, Pager, WalkLimits};

@@ -4,81 +4,41 @@ use super::fingerprint::ItemFingerprint;
 use super::kind::Kind;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::{Duration, SystemTime};
 
-/// Why a walk stopped early although every response was well-formed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Guard {
-    CursorCycle,
-    NoProgress,
-    PageCap,
-    ItemCap,
-}
-
-impl Guard {
-    pub const ALL: [Guard; 4] = [
-        Guard::CursorCycle,
-        Guard::NoProgress,
-        Guard::PageCap,
-        Guard::ItemCap,
-    ];
-    pub fn label(self) -> &'static str {
-        match self {
-            Guard::CursorCycle => "cursor_cycle",
-            Guard::NoProgress => "no_progress",
-            Guard::PageCap => "page_cap",
-            Guard::ItemCap => "item_cap",
-        }
+crate::labelled_enum! {
+    /// Why a walk stopped early although every response was well-formed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Guard as "guard" {
+        CursorCycle => "cursor_cycle",
+        NoProgress => "no_progress",
+        PageCap => "page_cap",
+        ItemCap => "item_cap",
     }
 }
 
-/// Why a walk failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    Timeout,
-    InvalidCursor,
-    RpcError,
-    TransportError,
-    MalformedResult,
-    ResponseTooLarge,
-    /// HTTP 401/403: a separate label because the fix (credentials) differs
-    /// from every other transport failure.
-    Unauthorized,
-    /// HTTP 429: the server (often a gateway) refused for load; the fix is
-    /// polling less often, not the server.
-    RateLimited,
-    /// -32602 to a request that carried no cursor: not a cursor problem
-    /// (a merging gateway passes on its origin's error, or the server
-    /// rejects our parameters).
-    InvalidParams,
-}
-
-impl ErrorKind {
-    pub const ALL: [ErrorKind; 9] = [
-        ErrorKind::Timeout,
-        ErrorKind::InvalidCursor,
-        ErrorKind::RpcError,
-        ErrorKind::TransportError,
-        ErrorKind::MalformedResult,
-        ErrorKind::ResponseTooLarge,
-        ErrorKind::Unauthorized,
-        ErrorKind::RateLimited,
-        ErrorKind::InvalidParams,
-    ];
-    pub fn label(self) -> &'static str {
-        match self {
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::InvalidCursor => "invalid_cursor",
-            ErrorKind::RpcError => "rpc_error",
-            ErrorKind::TransportError => "transport_error",
-            ErrorKind::MalformedResult => "malformed_result",
-            ErrorKind::ResponseTooLarge => "response_too_large",
-            ErrorKind::Unauthorized => "unauthorized",
-            ErrorKind::RateLimited => "rate_limited",
-            ErrorKind::InvalidParams => "invalid_params",
-        }
+crate::labelled_enum! {
+    /// Why a walk failed: the one failure→label table (the `error` label,
+    /// `PageRecord.error`, the conformance rules' wording).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum ErrorKind as "error" {
+        Timeout => "timeout",
+        InvalidCursor => "invalid_cursor",
+        RpcError => "rpc_error",
+        TransportError => "transport_error",
+        MalformedResult => "malformed_result",
+        ResponseTooLarge => "response_too_large",
+        /// HTTP 401/403: a separate label because the fix (credentials) differs
+        /// from every other transport failure.
+        Unauthorized => "unauthorized",
+        /// HTTP 429: the server (often a gateway) refused for load; the fix is
+        /// polling less often, not the server.
+        RateLimited => "rate_limited",
+        /// -32602 to a request that carried no cursor: not a cursor problem
+        /// (a merging gateway passes on its origin's error, or the server
+        /// rejects our parameters).
+        InvalidParams => "invalid_params",
     }
 }
 
@@ -104,6 +64,49 @@ impl Outcome {
     }
     pub fn is_complete(self) -> bool {
         matches!(self, Outcome::Complete)
+    }
+}
+
+/// What a listing's `reason` names: the guard or error of its outcome, or
+/// the `""` that ended a legacy listing. Shown and serialised as its label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EndReason {
+    Guard(Guard),
+    Error(ErrorKind),
+    /// A legacy listing (protocol < 2026-07-28) ended on `nextCursor: ""`.
+    BlankCursor,
+}
+
+impl EndReason {
+    /// The reason a walk that ended with `outcome` gives; `blank_cursor_end`
+    /// says a complete legacy listing ended on `""`.
+    pub fn of(outcome: Outcome, blank_cursor_end: bool) -> Option<EndReason> {
+        match outcome {
+            Outcome::Aborted(g) => Some(EndReason::Guard(g)),
+            Outcome::Error(e) => Some(EndReason::Error(e)),
+            Outcome::Complete if blank_cursor_end => Some(EndReason::BlankCursor),
+            Outcome::Complete | Outcome::Unsupported => None,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            EndReason::Guard(g) => g.label(),
+            EndReason::Error(e) => e.label(),
+            EndReason::BlankCursor => "blank_cursor",
+        }
+    }
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl Serialize for EndReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
     }
 }
 
@@ -165,35 +168,21 @@ pub struct PageRecord {
     pub next_cursor: CursorState,
     /// The JSON-RPC request id, for correlating with server logs and spans.
     pub request_id: i64,
-    /// Error label when this page failed.
-    pub error: Option<String>,
+    /// Why this page failed, if it did.
+    pub error: Option<ErrorKind>,
     /// JSON-RPC error code, when the server sent one.
     pub rpc_code: Option<i64>,
     /// HTTP status, when a HTTP failure had one.
     pub http_status: Option<u16>,
 }
 
-/// Why a walk started over from the first page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RestartReason {
-    InvalidCursor,
-    ListChanged,
-    SessionExpired,
-}
-
-impl RestartReason {
-    pub const ALL: [RestartReason; 3] = [
-        RestartReason::InvalidCursor,
-        RestartReason::ListChanged,
-        RestartReason::SessionExpired,
-    ];
-    pub fn label(self) -> &'static str {
-        match self {
-            RestartReason::InvalidCursor => "invalid_cursor",
-            RestartReason::ListChanged => "list_changed",
-            RestartReason::SessionExpired => "session_expired",
-        }
+crate::labelled_enum! {
+    /// Why a walk started over from the first page.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum RestartReason as "restart reason" {
+        InvalidCursor => "invalid_cursor",
+        ListChanged => "list_changed",
+        SessionExpired => "session_expired",
     }
 }
 
@@ -210,8 +199,9 @@ pub struct ListingReport {
     pub kind: Kind,
     #[serde(serialize_with = "ser_outcome")]
     pub outcome: Outcome,
-    /// Guard or error label; `blank_cursor` for a legacy listing ended by `""`.
-    pub reason: Option<String>,
+    /// The guard or error behind the outcome; `blank_cursor` for a legacy
+    /// listing ended by `""`.
+    pub reason: Option<EndReason>,
     /// Human detail for errors (never contains a cursor or secret).
     pub detail: Option<String>,
     /// Every page requested, across restarts.
@@ -255,11 +245,7 @@ impl ListingReport {
         ListingReport {
             kind,
             outcome,
-            reason: match outcome {
-                Outcome::Aborted(g) => Some(g.label().to_string()),
-                Outcome::Error(e) => Some(e.label().to_string()),
-                _ => None,
-            },
+            reason: EndReason::of(outcome, false),
             detail: None,
             pages: Vec::new(),
             final_pages: 0,

@@ -6,7 +6,8 @@ use super::cursor::short_hash;
 use super::fingerprint::{fingerprint, ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
-    CursorState, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart, RestartReason,
+    CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart,
+    RestartReason,
 };
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -213,7 +214,7 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
 
         let step = match result.outcome {
             Err(err) => {
-                record.error = Some(err.error_kind_for(cursor.is_some()).label().to_string());
+                record.error = Some(err.error_kind_for(cursor.is_some()));
                 if let PageError::Rpc { code, .. } = &err {
                     record.rpc_code = Some(*code);
                 }
@@ -258,12 +259,7 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
     };
 
     report.outcome = outcome;
-    report.reason = match outcome {
-        Outcome::Aborted(g) => Some(g.label().to_string()),
-        Outcome::Error(e) => Some(e.label().to_string()),
-        Outcome::Complete if report.blank_cursor_end => Some("blank_cursor".to_string()),
-        _ => None,
-    };
+    report.reason = EndReason::of(outcome, report.blank_cursor_end);
     report.final_pages = attempt.pages;
     report.raw_items = attempt.raw;
     report.unique_items = attempt.seen.len() as u64;

@@ -147,7 +147,7 @@ async fn blank_cursor_ends_a_legacy_listing_and_is_counted() {
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(sent(&s), vec![None]);
     assert!(r.blank_cursor_end);
-    assert_eq!(r.reason.as_deref(), Some("blank_cursor"));
+    assert_eq!(r.reason, Some(EndReason::BlankCursor));
     assert_eq!(r.pages[0].next_cursor, CursorState::Blank);
 }
 
@@ -170,7 +170,7 @@ async fn repeated_cursor_aborts_as_cycle() {
         .page(Some("A"), page(&["b"], Some("A")));
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
-    assert_eq!(r.reason.as_deref(), Some("cursor_cycle"));
+    assert_eq!(r.reason, Some(EndReason::Guard(Guard::CursorCycle)));
     // The repeated cursor is never sent again.
     assert_eq!(sent(&s), vec![None, Some("A")]);
     assert_eq!(r.names, vec!["a", "b"]);
@@ -299,8 +299,8 @@ async fn invalid_params_on_the_first_page_is_an_error_without_restart() {
     let r = run(&mut s, &legacy()).await;
     // No cursor was sent, so it is not `invalid_cursor`.
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidParams));
-    assert_eq!(r.reason.as_deref(), Some("invalid_params"));
-    assert_eq!(r.pages[0].error.as_deref(), Some("invalid_params"));
+    assert_eq!(r.reason, Some(EndReason::Error(ErrorKind::InvalidParams)));
+    assert_eq!(r.pages[0].error, Some(ErrorKind::InvalidParams));
     assert_eq!(r.requests(), 1);
     assert!(r.restarts.is_empty());
     // -32602 without a cursor is not an answer to a cursor.
@@ -342,7 +342,7 @@ async fn invalid_params_on_page_three_restarts_once() {
         .sequence(Some("c2"), vec![stale(), stale()]);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::InvalidCursor));
-    assert_eq!(r.pages[5].error.as_deref(), Some("invalid_cursor"));
+    assert_eq!(r.pages[5].error, Some(ErrorKind::InvalidCursor));
     assert_eq!(r.invalid_cursor_errors, 2);
     assert_eq!(r.requests(), 6);
 }
@@ -507,7 +507,7 @@ async fn http_429_is_rate_limited_with_its_retry_after() {
     );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
-    assert_eq!(r.reason.as_deref(), Some("rate_limited"));
+    assert_eq!(r.reason, Some(EndReason::Error(ErrorKind::RateLimited)));
     assert_eq!(r.http_status, Some(429));
     assert_eq!(r.retry_after, Some(Duration::from_secs(7)));
     // No retry inside the walk: the scheduler's backoff waits.
