@@ -5,4 +5,3 @@ pub mod jsonrpc;
 pub mod secrets;
 pub mod session;
 pub mod transport;
-pub mod version;

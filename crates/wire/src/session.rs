@@ -6,7 +6,7 @@ use super::transport::http::{self, HttpSpec, HttpTransport};
 use super::transport::sse::SseTransport;
 use super::transport::stdio::{StdioSpec, StdioTransport};
 use super::transport::{CloseInfo, Exchange, ExchangeError, Outgoing, Transport, TransportLimits};
-use super::version;
+use mcp_listing::{HttpMode, ProtocolVersion, TransportKind};
 use serde_json::{json, Map, Value};
 
 /// 2026-07-28 list changes (`subscriptions/listen`); a child module so it
@@ -20,15 +20,6 @@ use std::time::{Duration, SystemTime};
 /// includes the server's start-up (seconds for some SDKs), and the poller
 /// remembers the era afterwards.
 const DISCOVER_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// How HTTP targets are spoken to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpMode {
-    /// Streamable HTTP, falling back to legacy SSE as the spec describes.
-    Auto,
-    StreamableHttp,
-    Sse,
-}
 
 #[derive(Debug, Clone)]
 pub enum Endpoint {
@@ -46,7 +37,7 @@ pub struct TraceIds {
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
     /// Force a protocol version instead of negotiating.
-    pub protocol: Option<String>,
+    pub protocol: Option<ProtocolVersion>,
     /// Era learned from an earlier poll of the same target (true = modern),
     /// so legacy servers are not probed with `server/discover` every time.
     pub era_hint: Option<bool>,
@@ -69,7 +60,7 @@ pub struct Handshake {
 #[derive(Debug)]
 pub struct ConnectFailure {
     pub error: ExchangeError,
-    pub transport: &'static str,
+    pub transport: TransportKind,
     pub handshakes: Vec<Handshake>,
     pub close: CloseInfo,
 }
@@ -84,7 +75,12 @@ pub struct Answer {
 
 pub struct Session {
     transport: Transport,
+    /// The version this session speaks, as the server named it: after
+    /// `initialize`, the server's answer, which may be one we do not know
+    /// (kept as text, shown bounded and scrubbed, never parsed back).
     pub protocol_version: String,
+    /// A 2026-07-28 (stateless) session; decided by the handshake that
+    /// succeeded, not by the version text.
     pub modern: bool,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
@@ -109,7 +105,7 @@ impl Session {
             Err(error) => {
                 return Err(ConnectFailure {
                     error,
-                    transport: endpoint_label(endpoint),
+                    transport: endpoint.first_transport(),
                     handshakes: Vec::new(),
                     close: CloseInfo::default(),
                 })
@@ -133,7 +129,7 @@ impl Session {
             Ok(()) => Ok(session),
             Err(error) => {
                 let handshakes = std::mem::take(&mut session.handshakes);
-                let transport = session.transport.label();
+                let transport = session.transport.kind();
                 let close = session.transport.close().await;
                 Err(ConnectFailure {
                     error,
@@ -146,23 +142,21 @@ impl Session {
     }
 
     async fn negotiate(&mut self, endpoint: &Endpoint) -> Result<(), ExchangeError> {
-        let forced = self.opts.protocol.clone();
-        let try_modern = match (&forced, self.opts.era_hint) {
-            (Some(v), _) => version::is_modern(v),
+        let forced = self.opts.protocol;
+        let try_modern = match (forced, self.opts.era_hint) {
+            (Some(v), _) => v.is_modern(),
             (None, Some(modern)) => modern,
             (None, None) => true,
         };
         if try_modern {
-            let v = forced
-                .clone()
-                .unwrap_or_else(|| version::FIRST_MODERN.to_string());
+            let v = forced.unwrap_or(ProtocolVersion::FIRST_MODERN);
             let stdio = matches!(endpoint, Endpoint::Stdio(_));
             let probe_timeout = if stdio || forced.is_some() || self.opts.era_hint == Some(true) {
                 self.opts.request_timeout
             } else {
                 self.opts.request_timeout.min(DISCOVER_PROBE_TIMEOUT)
             };
-            match self.discover(&v, probe_timeout).await {
+            match self.discover(v, probe_timeout).await {
                 Ok(()) => return Ok(()),
                 Err(e) if forced.is_some() || is_modern_error(&e) => return Err(e),
                 Err(ExchangeError::Unauthorized { status }) => {
@@ -193,8 +187,8 @@ impl Session {
                 }
             }
         }
-        let v = forced.unwrap_or_else(|| version::NEWEST_LEGACY.to_string());
-        match self.initialize(&v).await {
+        let v = forced.unwrap_or(ProtocolVersion::NEWEST_LEGACY).label();
+        match self.initialize(v).await {
             Err(ExchangeError::Transport {
                 http_status: Some(400 | 404 | 405),
                 ..
@@ -211,13 +205,18 @@ impl Session {
                     return Err(ExchangeError::transport("unreachable"));
                 };
                 self.transport = open_sse(spec, &self.opts).await?;
-                self.initialize(&v).await
+                self.initialize(v).await
             }
             other => other,
         }
     }
 
-    async fn discover(&mut self, v: &str, timeout: Duration) -> Result<(), ExchangeError> {
+    async fn discover(
+        &mut self,
+        v: ProtocolVersion,
+        timeout: Duration,
+    ) -> Result<(), ExchangeError> {
+        let v = v.label();
         self.protocol_version = v.to_string();
         self.modern = true;
         self.transport.set_protocol_version(v, true);
@@ -350,8 +349,8 @@ impl Session {
             .is_some_and(|c| !c.is_null())
     }
 
-    pub fn transport_label(&self) -> &'static str {
-        self.transport.label()
+    pub fn transport_kind(&self) -> TransportKind {
+        self.transport.kind()
     }
 
     pub fn session_id(&self) -> Option<&str> {
@@ -408,14 +407,13 @@ pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
     )
 }
 
-fn endpoint_label(endpoint: &Endpoint) -> &'static str {
-    match endpoint {
-        Endpoint::Stdio(_) => "stdio",
-        Endpoint::Http {
-            mode: HttpMode::Sse,
-            ..
-        } => "sse",
-        Endpoint::Http { .. } => "streamable_http",
+impl Endpoint {
+    /// The transport a session to this endpoint opens first.
+    pub fn first_transport(&self) -> TransportKind {
+        match self {
+            Endpoint::Stdio(_) => TransportKind::Stdio,
+            Endpoint::Http { mode, .. } => mode.first_transport(),
+        }
     }
 }
 

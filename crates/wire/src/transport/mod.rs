@@ -12,6 +12,7 @@ pub mod sse_parser;
 pub mod stdio;
 mod tls;
 
+use mcp_listing::TransportKind;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -237,12 +238,11 @@ impl Transport {
         }
     }
 
-    /// `stdio`, `streamable_http` or `sse`: the `transport` label.
-    pub fn label(&self) -> &'static str {
+    pub fn kind(&self) -> TransportKind {
         match self {
-            Transport::Stdio(_) => "stdio",
-            Transport::Http(_) => "streamable_http",
-            Transport::Sse(_) => "sse",
+            Transport::Stdio(_) => TransportKind::Stdio,
+            Transport::Http(_) => TransportKind::StreamableHttp,
+            Transport::Sse(_) => TransportKind::Sse,
         }
     }
 
