@@ -3,9 +3,9 @@
 //! behind each and says what a failure means for clients.
 
 use super::record::{Field, NextCursor, PageObservation};
-use super::rule::{self, Evidence, Level, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026};
+use super::rule::{self, Evidence, Requirement, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026};
 use super::run::{GarbageAnswer, KindObservations, Listed, RepeatAnswer, SubscriptionObservation};
-use mcp_listing::{Guard, Kind, Outcome};
+use mcp_listing::{EndReason, Guard, Kind, Outcome};
 use std::collections::BTreeSet;
 
 /// Every rule for one kind, in catalogue order.
@@ -75,7 +75,7 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
             format!("{} items in {} pages", r.unique_items, r.final_pages),
         );
     }
-    let why = r.reason.clone().unwrap_or_else(|| r.outcome.label().into());
+    let why = r.reason.map_or(r.outcome.label(), EndReason::label);
     let detail = r
         .detail
         .as_deref()
@@ -106,7 +106,7 @@ fn cursor_ends(o: &KindObservations) -> RuleResult {
                 format!(
                     "still handing out new cursors after {} pages ({}): a client never reaches the end",
                     r.final_pages,
-                    r.reason.as_deref().unwrap_or("cap")
+                    r.reason.map_or("cap", EndReason::label)
                 ),
             )
             .evidence(
@@ -167,7 +167,7 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
                 k,
                 "nextCursor \"\" under a pre-2026-07-28 protocol: clients of that era disagree (some stop, some loop), and 2026-07-28 clients must follow it",
             )
-            .level(Level::Advice)
+            .level(Requirement::Advice)
             .evidence(Evidence::page(n, at.index).with_cursor(cursor_hash(at)));
         }
         // Modern: "" is a cursor. Used as an end marker, asking with it
@@ -260,9 +260,9 @@ fn items_unique(o: &KindObservations) -> RuleResult {
     // Only tool names have a SHOULD; for the others the caching section
     // says duplicates can happen, so a duplicate is advice.
     let level = if k == Kind::Tools {
-        Level::Should
+        Requirement::Should
     } else {
-        Level::Advice
+        Requirement::Advice
     };
     let spec = if k == Kind::Tools {
         rl.spec
@@ -321,12 +321,12 @@ fn cursor_invalid(o: &KindObservations) -> RuleResult {
             format!("a garbage cursor was accepted ({items} items): a client cannot tell a lost position from the end"),
         )
         .evidence(ev),
-        Some(GarbageAnswer::OtherError { code, label }) => RuleResult::fail(
+        Some(GarbageAnswer::OtherError { code, error }) => RuleResult::fail(
             rl,
             k,
             match code {
                 Some(c) => format!("a garbage cursor got error {c}, not -32602: clients cannot tell it from a server fault"),
-                None => format!("a garbage cursor got {label}, not -32602"),
+                None => format!("a garbage cursor got {error}, not -32602"),
             },
         )
         .evidence(ev),
@@ -360,12 +360,12 @@ fn cursor_stable(o: &KindObservations) -> RuleResult {
             )
             .evidence(ev.with_items(differ))
         }
-        RepeatAnswer::Failed { code, label } => RuleResult::fail(
+        RepeatAnswer::Failed { code, error } => RuleResult::fail(
             rl,
             k,
             match code {
                 Some(c) => format!("asked a second time, the cursor got error {c}"),
-                None => format!("asked a second time, the cursor got {label}"),
+                None => format!("asked a second time, the cursor got {error}"),
             },
         )
         .evidence(ev),
@@ -391,9 +391,9 @@ fn listing_stable(o: &KindObservations) -> RuleResult {
     let k = o.kind;
     let rl = rule::LISTING_STABLE;
     let level = if o.advertised_list_changed == Some(true) {
-        Level::Should
+        Requirement::Should
     } else {
-        Level::Advice
+        Requirement::Advice
     };
     let (a, b) = match comparable(o) {
         Ok(x) => x,
@@ -435,9 +435,9 @@ fn tools_order(o: &KindObservations) -> RuleResult {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
     let level = if o.modern {
-        Level::Should
+        Requirement::Should
     } else {
-        Level::Advice
+        Requirement::Advice
     };
     let (a, b) = match comparable(o) {
         Ok(x) => x,
@@ -604,7 +604,7 @@ fn list_changed_capability(o: &KindObservations) -> RuleResult {
                 k.list_changed_method()
             ),
         )
-        .level(Level::Must)
+        .level(Requirement::Must)
         .spec(SUBSCRIPTIONS_2026)
         .evidence(first_page.unwrap_or_default());
     }
@@ -633,7 +633,7 @@ fn subscription_ack(o: &KindObservations) -> RuleResult {
             k,
             "the acknowledgement leaves out this kind although listChanged is advertised: list changes are never delivered",
         )
-        .level(Level::Should),
+        .level(Requirement::Should),
         Some(SubscriptionObservation::NotAcknowledged { detail }) => RuleResult::fail(
             rl,
             k,

@@ -1,7 +1,7 @@
 //! JUnit XML for CI systems: one `<testsuite>` per target, one `<testcase>`
 //! per rule and kind. `fail` becomes `<failure>`, `n/a` `<skipped>`.
 
-use super::rule::Verdict;
+use super::rule::RuleVerdict;
 use super::ConformanceReport;
 use std::fmt::Write;
 
@@ -57,10 +57,10 @@ pub fn render(reports: &[ConformanceReport]) -> String {
                 format!("{} ({}) — {evidence}", rule.message, rule.spec)
             };
             match rule.verdict {
-                Verdict::Pass => {
+                RuleVerdict::Pass => {
                     let _ = writeln!(out, "/>");
                 }
-                Verdict::Fail => {
+                RuleVerdict::Fail => {
                     let _ = writeln!(
                         out,
                         "><failure type=\"{}\" message=\"{}\">{}</failure></testcase>",
@@ -69,7 +69,7 @@ pub fn render(reports: &[ConformanceReport]) -> String {
                         escape(&body)
                     );
                 }
-                Verdict::NotApplicable => {
+                RuleVerdict::NotApplicable => {
                     let _ = writeln!(
                         out,
                         "><skipped message=\"{}\"/></testcase>",

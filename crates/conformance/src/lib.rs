@@ -13,9 +13,10 @@ pub mod run;
 mod tests;
 
 pub use evaluate::evaluate;
-pub use rule::{Evidence, Level, RuleResult, Verdict};
+pub use rule::{Evidence, Requirement, RuleResult, RuleVerdict};
 pub use run::{observe_kind, KindObservations};
 
+use mcp_listing::TransportKind;
 use serde::Serialize;
 
 /// The verdicts for one target: every rule for every kind.
@@ -25,7 +26,7 @@ pub struct ConformanceReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub transport: Option<String>,
+    pub transport: Option<TransportKind>,
     /// Why no listing could start (no session), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_error: Option<String>,
@@ -49,14 +50,14 @@ impl ConformanceReport {
         let mut s = Summary::default();
         for r in &rules {
             match r.verdict {
-                Verdict::Pass => s.pass += 1,
-                Verdict::Fail => s.fail += 1,
-                Verdict::NotApplicable => s.not_applicable += 1,
+                RuleVerdict::Pass => s.pass += 1,
+                RuleVerdict::Fail => s.fail += 1,
+                RuleVerdict::NotApplicable => s.not_applicable += 1,
             }
             if r.is_must_failure() {
                 s.must_failures += 1;
             }
-            if r.id == rule::LISTING_COMPLETE.id && r.verdict == Verdict::Fail {
+            if r.id == rule::LISTING_COMPLETE.id && r.verdict == RuleVerdict::Fail {
                 s.incomplete_listings += 1;
             }
         }
@@ -82,7 +83,7 @@ impl ConformanceReport {
         let mut v: Vec<_> = self
             .rules
             .iter()
-            .filter(|r| r.verdict == Verdict::Fail)
+            .filter(|r| r.verdict == RuleVerdict::Fail)
             .map(|r| (r.kind, r.id))
             .collect();
         v.sort();

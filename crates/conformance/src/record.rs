@@ -4,7 +4,7 @@
 //! never printed: their `Debug` shows the short hash.
 
 use mcp_listing::cursor::short_hash;
-use mcp_listing::{Kind, PageError, PageResult, Pager};
+use mcp_listing::{ErrorKind, Kind, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
@@ -58,8 +58,9 @@ pub struct PageObservation {
     /// Order of the request within this recording (0 = first).
     pub index: u32,
     pub sent_cursor: Option<RawCursor>,
-    /// `Err` carries the JSON-RPC code when there was one, and a label.
-    pub outcome: Result<PageContent, (Option<i64>, String)>,
+    /// `Err` carries the JSON-RPC code when there was one, and what the
+    /// walker calls the failure.
+    pub outcome: Result<PageContent, (Option<i64>, ErrorKind)>,
     /// `list_changed` notifications for the walked kind around this page.
     pub list_changed: u32,
 }
@@ -186,21 +187,9 @@ pub fn observe(
         sent_cursor: cursor.map(|c| RawCursor(c.to_string())),
         outcome: match &result.outcome {
             Ok(v) => Ok(PageContent::read(kind, v)),
-            Err(e) => Err((rpc_code(e), error_label(e).to_string())),
+            Err(e) => Err((rpc_code(e), e.error_kind())),
         },
         list_changed: result.list_changed,
-    }
-}
-
-fn error_label(e: &PageError) -> &'static str {
-    match e {
-        PageError::Rpc { .. } => "rpc_error",
-        PageError::Timeout(_) => "timeout",
-        PageError::Transport { .. } | PageError::SessionRenewed => "transport_error",
-        PageError::Unauthorized { .. } => "unauthorized",
-        PageError::TooLarge { .. } => "response_too_large",
-        PageError::Malformed(_) => "malformed_result",
-        PageError::RateLimited { .. } => "rate_limited",
     }
 }
 

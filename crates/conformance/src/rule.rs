@@ -5,45 +5,25 @@
 use mcp_listing::Kind;
 use serde::Serialize;
 
-/// How strongly the spec asks for what the rule checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub enum Level {
-    #[serde(rename = "MUST")]
-    Must,
-    #[serde(rename = "SHOULD")]
-    Should,
-    /// Not a spec requirement; a pattern that breaks real clients.
-    #[serde(rename = "advice")]
-    Advice,
-}
-
-impl Level {
-    pub fn label(self) -> &'static str {
-        match self {
-            Level::Must => "MUST",
-            Level::Should => "SHOULD",
-            Level::Advice => "advice",
-        }
+mcp_listing::labelled_enum! {
+    /// How strongly the spec asks for what the rule checks (its RFC 2119
+    /// level; the `level` label and JSON field).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    pub enum Requirement as "rule level" {
+        Must => "MUST",
+        Should => "SHOULD",
+        /// Not a spec requirement; a pattern that breaks real clients.
+        Advice => "advice",
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Verdict {
-    #[serde(rename = "pass")]
-    Pass,
-    #[serde(rename = "fail")]
-    Fail,
-    #[serde(rename = "n/a")]
-    NotApplicable,
-}
-
-impl Verdict {
-    pub fn label(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::NotApplicable => "n/a",
-        }
+mcp_listing::labelled_enum! {
+    /// What one rule found for one kind: not a target's health verdict.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum RuleVerdict as "rule verdict" {
+        Pass => "pass",
+        Fail => "fail",
+        NotApplicable => "n/a",
     }
 }
 
@@ -91,116 +71,116 @@ pub struct Rule {
     pub id: &'static str,
     /// The level when the rule applies in full; a verdict may lower it
     /// (e.g. advice under an older protocol).
-    pub level: Level,
+    pub level: Requirement,
     pub spec: SpecRef,
     pub title: &'static str,
 }
 
 pub const LISTING_COMPLETE: Rule = Rule {
     id: "listing-complete",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: PAGINATION_2025,
     title: "the listing can be walked to its end",
 };
 pub const CURSOR_ENDS: Rule = Rule {
     id: "cursor-ends",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: PAGINATION_2025,
     title: "a page without nextCursor ends the listing",
 };
 pub const CURSOR_TYPE: Rule = Rule {
     id: "cursor-type",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: PAGINATION_2025,
     title: "nextCursor is a string",
 };
 pub const CURSOR_BLANK: Rule = Rule {
     id: "cursor-blank",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: PAGINATION_2026,
     title: "\"\" is not an end marker (2026-07-28) and not sent before it",
 };
 pub const CURSOR_CYCLE: Rule = Rule {
     id: "cursor-cycle",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: PAGINATION_2025,
     title: "cursors lead forward: no cycle, no page without progress",
 };
 pub const ITEMS_UNIQUE: Rule = Rule {
     id: "items-unique",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: TOOLS_2026,
     title: "no identity key on two pages of one listing",
 };
 pub const ITEMS_IDENTITY: Rule = Rule {
     id: "items-identity",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: TOOLS_2026,
     title: "every item carries its identity key",
 };
 pub const CURSOR_INVALID: Rule = Rule {
     id: "cursor-invalid",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: PAGINATION_2025,
     title: "a garbage cursor gets -32602",
 };
 pub const CURSOR_STABLE: Rule = Rule {
     id: "cursor-stable",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: PAGINATION_2025,
     title: "the same cursor asked twice returns the same page",
 };
 pub const LISTING_STABLE: Rule = Rule {
     id: "listing-stable",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: TOOLS_2026,
     title: "two listings in a row agree when no list_changed came",
 };
 pub const TOOLS_ORDER: Rule = Rule {
     id: "tools-order",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: TOOLS_2026,
     title: "tools come in the same order when the set did not change",
 };
 pub const CACHE_TTL: Rule = Rule {
     id: "cache-ttl",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: CACHING_2026,
     title: "every page carries ttlMs >= 0",
 };
 pub const CACHE_SCOPE: Rule = Rule {
     id: "cache-scope",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: CACHING_2026,
     title: "every page carries cacheScope public or private",
 };
 pub const CACHE_SCOPE_CONSISTENT: Rule = Rule {
     id: "cache-scope-consistent",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: CACHING_2026,
     title: "one cacheScope across the pages of a listing",
 };
 pub const RESULT_TYPE: Rule = Rule {
     id: "result-type",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: BASIC_2026,
     title: "resultType is absent or \"complete\"",
 };
 pub const RESULT_TYPE_PRESENT: Rule = Rule {
     id: "result-type-present",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: BASIC_2026,
     title: "resultType is present (2026-07-28)",
 };
 pub const LIST_CHANGED_CAPABILITY: Rule = Rule {
     id: "list-changed-capability",
-    level: Level::Should,
+    level: Requirement::Should,
     spec: TOOLS_2026,
     title: "list_changed arrives only as advertised",
 };
 pub const SUBSCRIPTION_ACK: Rule = Rule {
     id: "subscription-ack",
-    level: Level::Must,
+    level: Requirement::Must,
     spec: SUBSCRIPTIONS_2026,
     title: "subscriptions/listen is acknowledged first, with its subscriptionId",
 };
@@ -298,8 +278,8 @@ impl Evidence {
 pub struct RuleResult {
     pub id: &'static str,
     pub kind: Kind,
-    pub level: Level,
-    pub verdict: Verdict,
+    pub level: Requirement,
+    pub verdict: RuleVerdict,
     pub spec: String,
     pub message: String,
     #[serde(skip_serializing_if = "Evidence::is_empty")]
@@ -307,7 +287,7 @@ pub struct RuleResult {
 }
 
 impl RuleResult {
-    pub fn new(rule: Rule, kind: Kind, verdict: Verdict, message: impl Into<String>) -> Self {
+    pub fn new(rule: Rule, kind: Kind, verdict: RuleVerdict, message: impl Into<String>) -> Self {
         RuleResult {
             id: rule.id,
             kind,
@@ -319,15 +299,15 @@ impl RuleResult {
         }
     }
     pub fn pass(rule: Rule, kind: Kind, message: impl Into<String>) -> Self {
-        Self::new(rule, kind, Verdict::Pass, message)
+        Self::new(rule, kind, RuleVerdict::Pass, message)
     }
     pub fn fail(rule: Rule, kind: Kind, message: impl Into<String>) -> Self {
-        Self::new(rule, kind, Verdict::Fail, message)
+        Self::new(rule, kind, RuleVerdict::Fail, message)
     }
     pub fn na(rule: Rule, kind: Kind, message: impl Into<String>) -> Self {
-        Self::new(rule, kind, Verdict::NotApplicable, message)
+        Self::new(rule, kind, RuleVerdict::NotApplicable, message)
     }
-    pub fn level(mut self, level: Level) -> Self {
+    pub fn level(mut self, level: Requirement) -> Self {
         self.level = level;
         self
     }
@@ -341,7 +321,7 @@ impl RuleResult {
     }
     /// Failing at MUST: `check` exits 1.
     pub fn is_must_failure(&self) -> bool {
-        self.verdict == Verdict::Fail && self.level == Level::Must
+        self.verdict == RuleVerdict::Fail && self.level == Requirement::Must
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::record::{PageContent, PageObservation, RawCursor, RecordingPager};
 use mcp_listing::walk::INVALID_PARAMS;
-use mcp_listing::{walk, Kind, ListingReport, Pager, WalkLimits};
+use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Pager, WalkLimits};
 use std::collections::BTreeSet;
 
 /// A cursor no server could have issued.
@@ -48,10 +48,10 @@ impl Listed {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GarbageAnswer {
     InvalidParams,
-    /// Another error: the JSON-RPC code if any, and the walker's label.
+    /// Another error: the JSON-RPC code if any, and what the walker calls it.
     OtherError {
         code: Option<i64>,
-        label: String,
+        error: ErrorKind,
     },
     /// Items the listing already had: a silent restart.
     Restarted {
@@ -81,7 +81,7 @@ pub enum RepeatAnswer {
     },
     Failed {
         code: Option<i64>,
-        label: String,
+        error: ErrorKind,
     },
 }
 
@@ -165,7 +165,7 @@ async fn ask_garbage<P: Pager + Send>(
     let obs = super::record::observe(0, kind, Some(GARBAGE_CURSOR), &r);
     match obs.outcome {
         Err((Some(code), _)) if code == INVALID_PARAMS => GarbageAnswer::InvalidParams,
-        Err((code, label)) => GarbageAnswer::OtherError { code, label },
+        Err((code, error)) => GarbageAnswer::OtherError { code, error },
         Ok(content) => {
             let known: BTreeSet<&str> = listed.report.names.iter().map(String::as_str).collect();
             if !content.keys.is_empty() && content.keys.iter().all(|k| known.contains(k.as_str())) {
@@ -202,7 +202,7 @@ async fn ask_again<P: Pager + Send>(
         .await;
     let obs = super::record::observe(0, kind, Some(&cursor.0), &r);
     let answer = match obs.outcome {
-        Err((code, label)) => RepeatAnswer::Failed { code, label },
+        Err((code, error)) => RepeatAnswer::Failed { code, error },
         // Same items and the same "more to come": cursors themselves may
         // legitimately differ (some carry a timestamp).
         Ok(again) if again.keys == first.keys && has_more(&again) == has_more(first) => {

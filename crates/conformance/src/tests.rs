@@ -1,7 +1,7 @@
 //! Each rule against a scripted server that breaks it (and one that does
 //! not). The simulator-level table lives in tests/check_simulator.rs.
 
-use super::rule::{Level, Verdict};
+use super::rule::{Requirement, RuleVerdict};
 use super::*;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{Kind, PageError, PageResult, Pager, WalkLimits};
@@ -87,7 +87,7 @@ async fn check_with(
     ConformanceReport::new("t", evaluate(&obs))
 }
 
-fn verdict(r: &ConformanceReport, id: &str) -> (Verdict, Level) {
+fn verdict(r: &ConformanceReport, id: &str) -> (RuleVerdict, Requirement) {
     let x = r
         .rules
         .iter()
@@ -99,7 +99,7 @@ fn verdict(r: &ConformanceReport, id: &str) -> (Verdict, Level) {
 fn fails(r: &ConformanceReport) -> Vec<&'static str> {
     r.rules
         .iter()
-        .filter(|x| x.verdict == Verdict::Fail)
+        .filter(|x| x.verdict == RuleVerdict::Fail)
         .map(|x| x.id)
         .collect()
 }
@@ -109,9 +109,9 @@ async fn a_healthy_legacy_server_fails_nothing() {
     let r = check_with(healthy(false), false, Some(true)).await;
     assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
     assert_eq!(r.exit_code(), 0);
-    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::NotApplicable);
-    assert_eq!(verdict(&r, "cursor-stable").0, Verdict::Pass);
-    assert_eq!(verdict(&r, "cursor-invalid").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::NotApplicable);
+    assert_eq!(verdict(&r, "cursor-stable").0, RuleVerdict::Pass);
+    assert_eq!(verdict(&r, "cursor-invalid").0, RuleVerdict::Pass);
     assert_eq!(r.rules.len(), rule::ALL.len());
 }
 
@@ -119,8 +119,8 @@ async fn a_healthy_legacy_server_fails_nothing() {
 async fn a_healthy_modern_server_fails_nothing() {
     let r = check_with(healthy(true), true, Some(true)).await;
     assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
-    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::Pass);
-    assert_eq!(verdict(&r, "result-type-present").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::Pass);
+    assert_eq!(verdict(&r, "result-type-present").0, RuleVerdict::Pass);
 }
 
 #[tokio::test]
@@ -137,8 +137,11 @@ async fn endless_cursors_fail_cursor_ends_and_the_listing() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-ends"), (Verdict::Fail, Level::Must));
-    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Fail);
+    assert_eq!(
+        verdict(&r, "cursor-ends"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
+    assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
     assert_eq!(r.exit_code(), 1);
 }
 
@@ -153,15 +156,18 @@ async fn number_and_null_cursors_fail_cursor_type() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-type"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "cursor-type"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
     let r = check_with(
         |_, _| (Ok(json!({"tools": names(0..2), "nextCursor": null})), 0),
         false,
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-type").0, Verdict::Fail);
-    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cursor-type").0, RuleVerdict::Fail);
+    assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Pass);
 }
 
 fn blank_loop() -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
@@ -178,11 +184,17 @@ fn blank_loop() -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u
 #[tokio::test]
 async fn blank_cursor_is_advice_before_2026_and_a_must_after() {
     let r = check_with(blank_loop(), false, None).await;
-    assert_eq!(verdict(&r, "cursor-blank"), (Verdict::Fail, Level::Advice));
-    assert_eq!(verdict(&r, "cursor-ends").0, Verdict::NotApplicable);
+    assert_eq!(
+        verdict(&r, "cursor-blank"),
+        (RuleVerdict::Fail, Requirement::Advice)
+    );
+    assert_eq!(verdict(&r, "cursor-ends").0, RuleVerdict::NotApplicable);
     let r = check_with(blank_loop(), true, None).await;
-    assert_eq!(verdict(&r, "cursor-blank"), (Verdict::Fail, Level::Must));
-    assert_eq!(verdict(&r, "cursor-cycle").0, Verdict::Fail);
+    assert_eq!(
+        verdict(&r, "cursor-blank"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
+    assert_eq!(verdict(&r, "cursor-cycle").0, RuleVerdict::Fail);
 }
 
 #[tokio::test]
@@ -212,7 +224,7 @@ async fn a_working_blank_cursor_passes_under_2026() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-blank").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cursor-blank").0, RuleVerdict::Pass);
     assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
 }
 
@@ -228,7 +240,10 @@ async fn a_cycle_fails_cursor_cycle() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-cycle"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "cursor-cycle"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
     let ev = &r
         .rules
         .iter()
@@ -254,7 +269,10 @@ async fn items_without_a_name_fail_items_identity() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "items-identity"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "items-identity"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
     assert_eq!(r.exit_code(), 1);
 }
 
@@ -273,7 +291,10 @@ async fn duplicates_fail_items_unique_at_should() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "items-unique"), (Verdict::Fail, Level::Should));
+    assert_eq!(
+        verdict(&r, "items-unique"),
+        (RuleVerdict::Fail, Requirement::Should)
+    );
     assert_eq!(r.exit_code(), 0, "a SHOULD does not fail the run");
 }
 
@@ -292,7 +313,7 @@ async fn garbage_cursor_answers_are_told_apart() {
     .await;
     assert_eq!(
         verdict(&r, "cursor-invalid"),
-        (Verdict::Fail, Level::Should)
+        (RuleVerdict::Fail, Requirement::Should)
     );
     assert!(r
         .rules
@@ -352,7 +373,10 @@ async fn a_cursor_that_answers_differently_fails_cursor_stable() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cursor-stable"), (Verdict::Fail, Level::Should));
+    assert_eq!(
+        verdict(&r, "cursor-stable"),
+        (RuleVerdict::Fail, Requirement::Should)
+    );
 }
 
 #[tokio::test]
@@ -367,12 +391,12 @@ async fn a_silent_change_fails_listing_stable_and_a_notified_one_does_not() {
     let r = check_with(silent, false, Some(true)).await;
     assert_eq!(
         verdict(&r, "listing-stable"),
-        (Verdict::Fail, Level::Should)
+        (RuleVerdict::Fail, Requirement::Should)
     );
     let r = check_with(silent, false, None).await;
     assert_eq!(
         verdict(&r, "listing-stable"),
-        (Verdict::Fail, Level::Advice)
+        (RuleVerdict::Fail, Requirement::Advice)
     );
     // The same change announced on the second listing's first page.
     let told = move |c: Option<&str>, n: u32| {
@@ -380,8 +404,8 @@ async fn a_silent_change_fails_listing_stable_and_a_notified_one_does_not() {
         (v, u32::from(n == 4))
     };
     let r = check_with(told, false, Some(true)).await;
-    assert_eq!(verdict(&r, "listing-stable").0, Verdict::NotApplicable);
-    assert_eq!(verdict(&r, "list-changed-capability").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "listing-stable").0, RuleVerdict::NotApplicable);
+    assert_eq!(verdict(&r, "list-changed-capability").0, RuleVerdict::Pass);
 }
 
 #[tokio::test]
@@ -394,7 +418,10 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
         v
     };
     let r = check_with(reorder, true, None).await;
-    assert_eq!(verdict(&r, "tools-order"), (Verdict::Fail, Level::Should));
+    assert_eq!(
+        verdict(&r, "tools-order"),
+        (RuleVerdict::Fail, Requirement::Should)
+    );
     let r = check_with(
         move |c, n| {
             let (mut v, l) = reorder(c, n);
@@ -409,7 +436,10 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "tools-order"), (Verdict::Fail, Level::Advice));
+    assert_eq!(
+        verdict(&r, "tools-order"),
+        (RuleVerdict::Fail, Requirement::Advice)
+    );
 }
 
 fn modern_with(
@@ -437,17 +467,20 @@ async fn cache_hints_are_checked_on_every_page() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cache-ttl"), (Verdict::Fail, Level::Must));
+    assert_eq!(
+        verdict(&r, "cache-ttl"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
     assert_eq!(r.exit_code(), 1);
     let r = check_with(modern_with(|v, _| v["ttlMs"] = json!(-1)), true, None).await;
-    assert_eq!(verdict(&r, "cache-ttl").0, Verdict::Fail);
+    assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::Fail);
     let r = check_with(
         modern_with(|v, _| v["cacheScope"] = json!("shared")),
         true,
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cache-scope").0, Verdict::Fail);
+    assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Fail);
     let r = check_with(
         modern_with(|v, c| {
             if c == Some("c2") {
@@ -458,10 +491,10 @@ async fn cache_hints_are_checked_on_every_page() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "cache-scope").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Pass);
     assert_eq!(
         verdict(&r, "cache-scope-consistent"),
-        (Verdict::Fail, Level::Must)
+        (RuleVerdict::Fail, Requirement::Must)
     );
 }
 
@@ -477,8 +510,11 @@ async fn result_type_rules() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "result-type"), (Verdict::Fail, Level::Must));
-    assert_eq!(verdict(&r, "listing-complete").0, Verdict::Fail);
+    assert_eq!(
+        verdict(&r, "result-type"),
+        (RuleVerdict::Fail, Requirement::Must)
+    );
+    assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
     let r = check_with(
         modern_with(|v, _| {
             v.as_object_mut().unwrap().remove("resultType");
@@ -487,10 +523,10 @@ async fn result_type_rules() {
         None,
     )
     .await;
-    assert_eq!(verdict(&r, "result-type").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "result-type").0, RuleVerdict::Pass);
     assert_eq!(
         verdict(&r, "result-type-present"),
-        (Verdict::Fail, Level::Must)
+        (RuleVerdict::Fail, Requirement::Must)
     );
 }
 
@@ -503,10 +539,10 @@ async fn list_changed_must_match_the_capability() {
     let r = check_with(noisy, false, None).await;
     assert_eq!(
         verdict(&r, "list-changed-capability"),
-        (Verdict::Fail, Level::Should)
+        (RuleVerdict::Fail, Requirement::Should)
     );
     let r = check_with(noisy, false, Some(true)).await;
-    assert_eq!(verdict(&r, "list-changed-capability").0, Verdict::Pass);
+    assert_eq!(verdict(&r, "list-changed-capability").0, RuleVerdict::Pass);
     let r = check_with(
         |c, n| {
             let (v, _) = healthy(true)(c, n);
@@ -518,7 +554,7 @@ async fn list_changed_must_match_the_capability() {
     .await;
     assert_eq!(
         verdict(&r, "list-changed-capability"),
-        (Verdict::Fail, Level::Must)
+        (RuleVerdict::Fail, Requirement::Must)
     );
 }
 
@@ -542,7 +578,7 @@ async fn an_unsupported_kind_is_one_not_applicable_row() {
     };
     let rows = evaluate(&obs);
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].verdict, Verdict::NotApplicable);
+    assert_eq!(rows[0].verdict, RuleVerdict::NotApplicable);
 }
 
 #[tokio::test]

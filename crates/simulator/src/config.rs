@@ -264,7 +264,7 @@ impl ServerConfig {
                 .split(',')
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
-                .map(|s| Kind::from_label(s).ok_or_else(|| ConfigError::UnknownKind(s.into())))
+                .map(|s| s.parse().map_err(|_| ConfigError::UnknownKind(s.into())))
                 .collect::<Result<Vec<_>, _>>()?,
         };
         let overlap = k.overlap.unwrap_or(1);
