@@ -4,9 +4,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use mcp_exporter::baseline::PolledTarget;
-use mcp_exporter::poll::{PollReport, ServerInfo, TraceId, Transport};
+use mcp_exporter::poll::{PollReport, ServerInfo, TraceId};
 use mcp_exporter::telemetry::metrics::{encode, TargetMetrics};
-use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord, TransportKind};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -55,7 +55,7 @@ fn polled(target: &str) -> PolledTarget {
             listings: Kind::ALL.into_iter().map(|k| listing(k, 10)).collect(),
             duration: Duration::from_millis(250),
             trace_id: TraceId::from_hex(TRACE),
-            ..PollReport::new(target, Transport::StreamableHttp, SystemTime::now())
+            ..PollReport::new(target, TransportKind::StreamableHttp, SystemTime::now())
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),

@@ -3,10 +3,10 @@
 
 use chrono::{TimeZone, Utc};
 use mcp_exporter::config::{
-    default, load_file, load_str, ConfigError, Endpoint, HttpTransport, LoadedConfig, Schedule,
-    SecretSource,
+    default, load_file, load_str, ConfigError, EndpointConfig, LoadedConfig, OtlpProtocol,
+    Schedule, SecretSource,
 };
-use mcp_listing::Kind;
+use mcp_listing::{HttpMode, Kind, ProtocolVersion};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,7 +54,7 @@ fn shipped_example_loads_without_warnings() {
     assert_eq!(gateway.limits.timeout, Duration::from_secs(60));
     assert!(c.target("filesystem").unwrap().is_stdio());
     assert!(c.modules.contains_key("gateways"));
-    assert_eq!(c.tracing.protocol.as_deref(), Some("grpc"));
+    assert_eq!(c.tracing.protocol, Some(OtlpProtocol::Grpc));
 }
 
 const FULL: &str = r#"
@@ -179,7 +179,7 @@ fn every_key_loads_and_resolves() {
     assert_eq!(a.kinds, d.kinds);
     assert_eq!(a.jitter, d.jitter);
     assert!(a.invalid_cursor_probe && !a.watch_list_changed && !a.propagate_trace_context);
-    let Endpoint::Http {
+    let EndpointConfig::Http {
         transport,
         max_redirects,
         bearer_token,
@@ -190,13 +190,13 @@ fn every_key_loads_and_resolves() {
     else {
         panic!("http expected")
     };
-    assert_eq!(*transport, HttpTransport::Auto);
+    assert_eq!(*transport, HttpMode::Auto);
     assert_eq!(*max_redirects, default::MAX_REDIRECTS);
     assert!(bearer_token.is_none() && headers.is_empty() && tls.ca_file.is_none());
 
     // Overrides every per-target key.
     let o = &c.targets[1];
-    let Endpoint::Http {
+    let EndpointConfig::Http {
         url,
         transport,
         headers,
@@ -208,7 +208,7 @@ fn every_key_loads_and_resolves() {
         panic!("http expected")
     };
     assert_eq!(url.as_str(), "https://127.0.0.1:9/mcp");
-    assert_eq!(*transport, HttpTransport::Sse);
+    assert_eq!(*transport, HttpMode::Sse);
     assert_eq!(headers.len(), 2);
     assert_eq!(
         (headers[0].0.as_str(), headers[0].1.expose()),
@@ -222,7 +222,7 @@ fn every_key_loads_and_resolves() {
     assert_eq!(tls.ca_file, Some(base.join("ca.pem")));
     assert!(!tls.insecure_skip_verify);
     assert_eq!(*max_redirects, 0);
-    assert_eq!(o.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(o.protocol_version, Some(ProtocolVersion::V2026_07_28));
     assert_eq!(o.kinds, vec![Kind::Tools, Kind::Prompts]);
     assert_eq!(o.forced_kinds, vec![Kind::Prompts]);
     assert_eq!(o.limits.timeout, Duration::from_secs(90));
@@ -244,7 +244,7 @@ fn every_key_loads_and_resolves() {
     assert!(w.modern);
 
     let l = &c.targets[2];
-    let Endpoint::Stdio {
+    let EndpointConfig::Stdio {
         command,
         args,
         env,
@@ -262,21 +262,21 @@ fn every_key_loads_and_resolves() {
     assert_eq!(l.schedule, Schedule::Every(Duration::from_secs(15)));
 
     let m = &c.modules["gw"];
-    assert_eq!(m.transport, HttpTransport::StreamableHttp);
+    assert_eq!(m.transport, HttpMode::StreamableHttp);
     assert_eq!(m.headers[0].1.expose(), "yes");
     assert_eq!(
         m.bearer_token,
         Some(SecretSource::File("/run/secrets/gw".into()))
     );
     assert_eq!(m.max_redirects, 0);
-    assert_eq!(m.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(m.protocol_version, Some(ProtocolVersion::V2025_11_25));
     assert_eq!(m.kinds, vec![Kind::Tools]);
     assert_eq!(m.limits.max_response_bytes, 2_000_000);
     assert_eq!(m.limits.invalid_cursor_restarts, 3);
 
     let t = &c.tracing;
     assert_eq!(t.endpoint.as_deref(), Some("http://127.0.0.1:4318"));
-    assert_eq!(t.protocol.as_deref(), Some("http/protobuf"));
+    assert_eq!(t.protocol, Some(OtlpProtocol::HttpProtobuf));
     assert_eq!(t.headers[0].1.expose(), "key-9f8e7d-secret");
     assert_eq!(t.service_name.as_deref(), Some("mcp-exporter-test"));
     assert_eq!(t.sample_ratio, Some(0.25));
@@ -303,7 +303,7 @@ fn bearer_token_is_read_at_poll_time() {
     );
     // The token file does not exist yet: loading does not read it.
     let loaded = load_file(&path).unwrap();
-    let Endpoint::Http {
+    let EndpointConfig::Http {
         bearer_token: Some(source),
         ..
     } = &loaded.config.targets[0].endpoint

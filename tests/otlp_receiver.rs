@@ -7,12 +7,15 @@
 mod otlp;
 
 use mcp_exporter::baseline::{KindDiff, PolledTarget};
+use mcp_exporter::config::OtlpProtocol;
 use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
-use mcp_exporter::poll::{PollReport, ServerInfo, Transport};
+use mcp_exporter::poll::{PollReport, ServerInfo};
 use mcp_exporter::telemetry::tracing::{TraceSettings, TraceSink};
 use mcp_listing::cursor::short_hash;
 use mcp_listing::report::{Restart, RestartReason};
-use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::{
+    CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, TransportKind,
+};
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
 use otlp::{OtlpReceiver, ReceivedSpan};
@@ -105,7 +108,7 @@ fn poll(sink: &TraceSink, target: &str, listings: Vec<ListingReport>) -> PolledT
             duration: Duration::from_millis(500),
             trace_id: Some(trace.trace_id),
             poll_span_id: Some(trace.poll_span_id),
-            ..PollReport::new(target, Transport::StreamableHttp, at(0))
+            ..PollReport::new(target, TransportKind::StreamableHttp, at(0))
         },
         diffs: BTreeMap::new(),
         reference_missing: BTreeMap::new(),
@@ -192,7 +195,7 @@ fn cursor_cycle(sink: &TraceSink) -> PolledTarget {
 /// Page 1 gets -32602 for its cursor; the walker restarts and completes.
 fn invalid_cursor_restart(sink: &TraceSink) -> PolledTarget {
     let mut bad = page(true, 1, 0, Some(RAW_CURSORS[2]), 0, None, 40);
-    bad.error = Some(ErrorKind::InvalidCursor.label().into());
+    bad.error = Some(ErrorKind::InvalidCursor);
     bad.rpc_code = Some(-32602);
     bad.next_cursor = CursorState::None;
     let pages = vec![
@@ -213,7 +216,7 @@ fn invalid_cursor_restart(sink: &TraceSink) -> PolledTarget {
 fn sink_for(endpoint: String, protocol: &str) -> TraceSink {
     let cfg = TraceSettings {
         endpoint: Some(endpoint),
-        protocol: Some(protocol.into()),
+        protocol: Some(protocol.parse().expect("an OTLP protocol")),
         headers: vec![("authorization".into(), BEARER.into())],
         service_name: Some("mcp-exporter-test".into()),
         sample_ratio: None,
@@ -644,7 +647,7 @@ async fn unreachable_collector(protocol: &str) {
     let port = closed_port().await;
     let cfg = TraceSettings {
         endpoint: Some(format!("http://127.0.0.1:{port}")),
-        protocol: Some(protocol.into()),
+        protocol: Some(protocol.parse().expect("an OTLP protocol")),
         ..Default::default()
     };
     // A small queue so that drops by "queue full" happen too.
@@ -700,7 +703,7 @@ async fn black_hole_collector_never_blocks_polls() {
     let queue = 64u64;
     let cfg = TraceSettings {
         endpoint: Some(format!("http://{addr}")),
-        protocol: Some("http/protobuf".into()),
+        protocol: Some(OtlpProtocol::HttpProtobuf),
         ..Default::default()
     };
     let env = |name: &str| (name == "OTEL_BSP_MAX_QUEUE_SIZE").then(|| queue.to_string());

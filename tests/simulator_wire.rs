@@ -981,8 +981,12 @@ mod walker {
 
         let r = legacy(&["--scenario", "blank-cursor"]).await;
         assert_eq!(
-            (r.outcome, r.reason.as_deref(), r.unique_items),
-            (Outcome::Complete, Some("blank_cursor"), 5)
+            (r.outcome, r.reason, r.unique_items),
+            (
+                Outcome::Complete,
+                Some(mcp_listing::EndReason::BlankCursor),
+                5
+            )
         );
         let r = report(
             &["--scenario", "blank-cursor", "--protocol", "2026-07-28"],

@@ -5,7 +5,8 @@
 mod common;
 
 use common::{bin, http_get, sample, wait_for, Proc};
-use mcp_wire::session::{Endpoint, HttpMode, Session, SessionOptions};
+use mcp_listing::HttpMode;
+use mcp_wire::session::{Endpoint, Session, SessionOptions};
 use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::stdio::StdioSpec;
 use mcp_wire::transport::TransportLimits;

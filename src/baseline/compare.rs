@@ -167,12 +167,12 @@ fn union_gap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::Transport;
     use mcp_listing::ListingReport;
+    use mcp_listing::TransportKind;
     use std::time::SystemTime;
 
     fn report(names: &[&str]) -> PollReport {
-        let mut r = PollReport::new("t", Transport::StreamableHttp, SystemTime::now());
+        let mut r = PollReport::new("t", TransportKind::StreamableHttp, SystemTime::now());
         let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
         l.names = names.iter().map(|s| s.to_string()).collect();
         l.unique_items = names.len() as u64;

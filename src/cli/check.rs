@@ -4,7 +4,7 @@
 //! fails or a listing cannot be completed, 2 for usage errors.
 
 use super::probe::{target_from_args, ProbeArgs};
-use mcp_conformance::{junit, ConformanceReport, Verdict};
+use mcp_conformance::{junit, ConformanceReport, RuleVerdict};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,7 +61,7 @@ pub fn render(r: &ConformanceReport) -> String {
         "check {} · protocol {} · transport {}",
         r.target,
         r.protocol_version.as_deref().unwrap_or("-"),
-        r.transport.as_deref().unwrap_or("-")
+        r.transport.map_or("-", |t| t.label())
     );
     if let Some(e) = &r.session_error {
         let _ = writeln!(out, "no session: {e}");
@@ -81,7 +81,7 @@ pub fn render(r: &ConformanceReport) -> String {
             rule.verdict.label(),
             rule.message
         );
-        if rule.verdict == Verdict::Fail && !rule.evidence.is_empty() {
+        if rule.verdict == RuleVerdict::Fail && !rule.evidence.is_empty() {
             let _ = writeln!(
                 out,
                 "{:<61} ↳ {} ({})",

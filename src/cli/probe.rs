@@ -9,8 +9,7 @@ use crate::poller::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
 use crate::verdict::TargetVerdict;
-use mcp_listing::{Kind, WalkLimits};
-use mcp_wire::session::HttpMode;
+use mcp_listing::{HttpMode, Kind, ProtocolVersion, UnknownLabel, WalkLimits};
 use mcp_wire::transport::TransportLimits;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -76,14 +75,8 @@ pub struct ProbeArgs {
 }
 
 fn parse_mode(s: &str) -> Result<HttpMode, String> {
-    match s {
-        "auto" => Ok(HttpMode::Auto),
-        "streamable-http" => Ok(HttpMode::StreamableHttp),
-        "sse" => Ok(HttpMode::Sse),
-        other => Err(format!(
-            "unknown transport {other:?} (auto, streamable-http or sse)"
-        )),
-    }
+    s.parse()
+        .map_err(|e: UnknownLabel| format!("unknown transport {s:?} ({})", e.choices()))
 }
 
 /// Exit codes: 0 every listing complete, 1 any aborted or failed, 2 usage.
@@ -203,14 +196,15 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
             },
         )
     };
-    if let Some(v) = &args.protocol {
-        if !mcp_wire::version::is_supported(v) {
-            return Err(format!(
+    let protocol = match &args.protocol {
+        Some(v) => Some(v.parse::<ProtocolVersion>().map_err(|_| {
+            format!(
                 "--protocol {v:?} is not one of {}",
-                mcp_wire::version::SUPPORTED.join(", ")
-            ));
-        }
-    }
+                ProtocolVersion::LABELS.join(", ")
+            )
+        })?),
+        None => None,
+    };
     if args.max_pages == 0 {
         return Err("--max-pages must be at least 1".into());
     }
@@ -220,7 +214,7 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
         args.kinds.clone()
     };
     Ok(builder
-        .protocol(args.protocol.clone())
+        .protocol(protocol)
         .kinds(kinds, args.forced_kinds.clone())
         .limits(
             WalkLimits {

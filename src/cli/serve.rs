@@ -99,7 +99,7 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     let tc = &loaded.config.tracing;
     let settings = TraceSettings {
         endpoint: tc.endpoint.clone(),
-        protocol: tc.protocol.clone(),
+        protocol: tc.protocol,
         headers: tc
             .headers
             .iter()

@@ -1,7 +1,7 @@
 //! Every secret value a configuration knows, gathered once at load into one
 //! [`SecretScrubber`] that each target and module shares.
 
-use super::types::{Config, Endpoint};
+use super::types::{Config, EndpointConfig};
 use mcp_wire::secrets::SecretScrubber;
 
 /// Gather the secrets of `config` and hand the set to every target and module.
@@ -13,7 +13,7 @@ pub(super) fn attach(config: &mut Config) {
     let mut values: Vec<String> = Vec::new();
     for t in &config.targets {
         match &t.endpoint {
-            Endpoint::Http {
+            EndpointConfig::Http {
                 headers,
                 bearer_token,
                 ..
@@ -26,7 +26,7 @@ pub(super) fn attach(config: &mut Config) {
                         .map(|s| s.expose().to_string()),
                 );
             }
-            Endpoint::Stdio { env, .. } => values.extend(env.values().cloned()),
+            EndpointConfig::Stdio { env, .. } => values.extend(env.values().cloned()),
         }
     }
     for m in config.modules.values() {

@@ -25,9 +25,8 @@ pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use types::{
-    default, Config, ConformanceConfig, Defaults, Endpoint, HttpTransport, Limits, ProbeModule,
-    ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
-    PROTOCOL_VERSIONS,
+    default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
+    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
 };
 
 use sha2::{Digest, Sha256};

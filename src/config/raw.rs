@@ -4,8 +4,8 @@
 //! attaches the exact line and column to the error.
 
 use super::schedule::{Schedule, MIN_EVERY};
-use super::types::HttpTransport;
-use mcp_listing::Kind;
+use super::types::OtlpProtocol;
+use mcp_listing::{HttpMode, Kind};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -76,7 +76,7 @@ pub(super) struct RawTarget {
     pub name: String,
     // HTTP
     pub url: Option<String>,
-    pub transport: Option<HttpTransport>,
+    pub transport: Option<HttpMode>,
     pub headers: Option<RawHeaders>,
     pub bearer_token_env: Option<String>,
     pub bearer_token_file: Option<PathBuf>,
@@ -204,7 +204,7 @@ pub(super) struct RawTls {
 )]
 pub(super) struct RawModule {
     pub allow: Vec<String>,
-    pub transport: Option<HttpTransport>,
+    pub transport: Option<HttpMode>,
     pub headers: Option<RawHeaders>,
     pub bearer_token_env: Option<String>,
     pub bearer_token_file: Option<PathBuf>,
@@ -230,27 +230,10 @@ pub(super) struct RawModule {
 )]
 pub(super) struct RawTracing {
     pub endpoint: Option<String>,
-    pub protocol: Option<TracingProtocol>,
+    pub protocol: Option<OtlpProtocol>,
     pub headers: Option<RawHeaders>,
     pub service_name: Option<String>,
     pub sample_ratio: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub(super) enum TracingProtocol {
-    #[serde(rename = "grpc")]
-    Grpc,
-    #[serde(rename = "http/protobuf")]
-    HttpProtobuf,
-}
-
-impl TracingProtocol {
-    pub fn label(self) -> &'static str {
-        match self {
-            TracingProtocol::Grpc => "grpc",
-            TracingProtocol::HttpProtobuf => "http/protobuf",
-        }
-    }
 }
 
 #[derive(Debug, Default, Deserialize)]

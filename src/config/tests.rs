@@ -1,7 +1,7 @@
 //! Unit tests of loading: every rule, with its exact position.
 
 use super::*;
-use mcp_listing::Kind;
+use mcp_listing::{Kind, ProtocolVersion};
 use std::time::Duration;
 
 fn err(text: &str) -> ConfigError {
@@ -270,7 +270,7 @@ fn secrets_resolve_and_stay_redacted() {
     .unwrap();
     let loaded = load_file(&path).unwrap();
     let t = &loaded.config.targets[0];
-    let Endpoint::Http {
+    let EndpointConfig::Http {
         headers,
         bearer_token,
         ..
@@ -431,8 +431,8 @@ fn unquoted_protocol_version_is_a_string() {
         "targets:\n  - name: a\n    url: https://a.invalid/\n    protocol_version: 2025-06-18\n";
     let loaded = load_str(text, "t").unwrap();
     assert_eq!(
-        loaded.config.targets[0].protocol_version.as_deref(),
-        Some("2025-06-18")
+        loaded.config.targets[0].protocol_version,
+        Some(ProtocolVersion::V2025_06_18)
     );
 }
 
@@ -444,14 +444,17 @@ fn protocols_are_checked_and_ordered_newest_first() {
     let ok = load_str(&t("[\"2025-11-25\", \"2026-07-28\"]"), "t").unwrap();
     assert_eq!(
         ok.config.targets[0].protocols,
-        vec!["2026-07-28", "2025-11-25"]
+        vec![ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25]
     );
     let all = load_str(&t("all_supported"), "t").unwrap();
     assert_eq!(
         all.config.targets[0].protocols.len(),
-        PROTOCOL_VERSIONS.len()
+        ProtocolVersion::ALL.len()
     );
-    assert_eq!(all.config.targets[0].protocols[0], "2026-07-28");
+    assert_eq!(
+        all.config.targets[0].protocols[0],
+        ProtocolVersion::V2026_07_28
+    );
     assert_err_at(&t("[\"2025-11-25\"]"), 4, 16, "at least two versions");
     assert_err_at(
         &t("[\"2025-11-25\", \"2025-11-25\"]"),

@@ -5,23 +5,13 @@
 use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
-use mcp_listing::{Kind, WalkLimits};
+use mcp_listing::{HttpMode, Kind, ProtocolVersion, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
-
-/// MCP protocol versions a target may be pinned to.
-pub const PROTOCOL_VERSIONS: [&str; 5] = [
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-];
 
 /// Longest accepted target or module name.
 pub const MAX_NAME_LEN: usize = 128;
@@ -171,12 +161,12 @@ impl Limits {
 pub struct TargetConfig {
     /// Unique; matches `[a-zA-Z_][a-zA-Z0-9_.:-]*`, at most 128 characters.
     pub name: String,
-    pub endpoint: Endpoint,
-    pub protocol_version: Option<String>,
+    pub endpoint: EndpointConfig,
+    pub protocol_version: Option<ProtocolVersion>,
     /// `protocols:`: every version this target is listed under, newest
     /// first (at least two); empty when not configured. See
     /// `poll::protocols`.
-    pub protocols: Vec<String>,
+    pub protocols: Vec<ProtocolVersion>,
     pub schedule: Schedule,
     /// Kinds listed when the server advertises them (and `forced_kinds` always).
     pub kinds: Vec<Kind>,
@@ -204,7 +194,7 @@ impl TargetConfig {
     }
 
     pub fn is_stdio(&self) -> bool {
-        matches!(self.endpoint, Endpoint::Stdio { .. })
+        matches!(self.endpoint, EndpointConfig::Stdio { .. })
     }
 }
 
@@ -231,28 +221,6 @@ impl ReferenceConfig {
     }
 }
 
-/// How the HTTP client talks to the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HttpTransport {
-    /// Streamable HTTP, falling back to legacy HTTP+SSE when the server
-    /// rejects the POST.
-    #[default]
-    Auto,
-    StreamableHttp,
-    Sse,
-}
-
-impl HttpTransport {
-    pub fn label(self) -> &'static str {
-        match self {
-            HttpTransport::Auto => "auto",
-            HttpTransport::StreamableHttp => "streamable-http",
-            HttpTransport::Sse => "sse",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TlsConfig {
     /// Extra CA bundle (PEM) trusted for this server.
@@ -261,10 +229,10 @@ pub struct TlsConfig {
 }
 
 #[derive(Clone, PartialEq)]
-pub enum Endpoint {
+pub enum EndpointConfig {
     Http {
         url: Url,
-        transport: HttpTransport,
+        transport: HttpMode,
         /// Read at load time; values of `{env:}`/`{file:}` headers included.
         headers: Vec<(String, Secret)>,
         /// Read at every poll, so a rotated token needs no reload.
@@ -285,10 +253,10 @@ pub enum Endpoint {
     },
 }
 
-impl fmt::Debug for Endpoint {
+impl fmt::Debug for EndpointConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Endpoint::Http {
+            EndpointConfig::Http {
                 url,
                 transport,
                 headers,
@@ -304,7 +272,7 @@ impl fmt::Debug for Endpoint {
                 .field("tls", tls)
                 .field("max_redirects", max_redirects)
                 .finish(),
-            Endpoint::Stdio {
+            EndpointConfig::Stdio {
                 command,
                 args,
                 env,
@@ -339,14 +307,14 @@ pub struct ProbeModule {
     /// `scheme://host[:port]/path-prefix` patterns, matched as parsed parts
     /// (see `allow.rs`).
     pub allow: Vec<String>,
-    pub transport: HttpTransport,
+    pub transport: HttpMode,
     pub headers: Vec<(String, Secret)>,
     pub bearer_token: Option<SecretSource>,
     pub tls: TlsConfig,
     pub max_redirects: usize,
     pub limits: Limits,
     pub kinds: Vec<Kind>,
-    pub protocol_version: Option<String>,
+    pub protocol_version: Option<ProtocolVersion>,
     /// The whole configuration's known secrets (see [`Config::known_secrets`]).
     pub known_secrets: SecretScrubber,
 }
@@ -365,7 +333,7 @@ impl ProbeModule {
     pub fn target_for(&self, name: String, url: Url, defaults: &Defaults) -> TargetConfig {
         TargetConfig {
             name,
-            endpoint: Endpoint::Http {
+            endpoint: EndpointConfig::Http {
                 url,
                 transport: self.transport,
                 headers: self.headers.clone(),
@@ -375,7 +343,7 @@ impl ProbeModule {
                 // another path) with our token: module probes follow none.
                 max_redirects: 0,
             },
-            protocol_version: self.protocol_version.clone(),
+            protocol_version: self.protocol_version,
             protocols: Vec::new(),
             schedule: defaults.schedule.clone(),
             kinds: self.kinds.clone(),
@@ -401,12 +369,20 @@ impl ProbeModule {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TracingConfig {
     pub endpoint: Option<String>,
-    /// `grpc` or `http/protobuf`.
-    pub protocol: Option<String>,
+    pub protocol: Option<OtlpProtocol>,
     pub headers: Vec<(String, Secret)>,
     pub service_name: Option<String>,
     /// 0.0 ..= 1.0
     pub sample_ratio: Option<f64>,
+}
+
+mcp_listing::labelled_enum! {
+    /// Wire protocol towards the OTLP collector (`tracing.protocol`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum OtlpProtocol as "OTLP protocol" {
+        Grpc => "grpc",
+        HttpProtobuf => "http/protobuf",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -429,7 +405,7 @@ mod tests {
 
     #[test]
     fn endpoint_debug_hides_env_values() {
-        let e = Endpoint::Stdio {
+        let e = EndpointConfig::Stdio {
             command: "srv".into(),
             args: vec![],
             env: BTreeMap::from([("API_KEY".to_string(), "s3cret-value".to_string())]),

@@ -1,7 +1,7 @@
 //! What `protocols:` found: one target's catalogue at each configured
 //! protocol version (plain data; `protocols.rs` fills it).
 
-use mcp_listing::Kind;
+use mcp_listing::{EndReason, Kind, Outcome, ProtocolVersion};
 use serde::Serialize;
 
 /// Missing names kept per version and kind (the count is always whole).
@@ -11,10 +11,11 @@ pub const MAX_MISSING_NAMES: usize = 200;
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolCatalogue {
     /// The version asked for (the `protocol_version` label).
-    pub protocol_version: String,
+    pub protocol_version: ProtocolVersion,
     /// Whether this is the version whose report feeds the usual series.
     pub primary: bool,
-    /// The version the server answered with, when a session opened.
+    /// The version the server answered with (its text), when a session
+    /// opened.
     pub negotiated: Option<String>,
     /// `error_label: detail` when no session opened at this version (the
     /// server does not speak it).
@@ -26,9 +27,9 @@ pub struct ProtocolCatalogue {
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolKind {
     pub kind: Kind,
-    pub outcome: &'static str,
-    /// Guard or error label of an incomplete listing.
-    pub reason: Option<String>,
+    pub outcome: Outcome,
+    /// The guard or error of an incomplete listing.
+    pub reason: Option<EndReason>,
     pub unique_items: u64,
     /// Items listed completely under another version but not under this
     /// one; `None` when fewer than two versions listed this kind

@@ -16,7 +16,7 @@ use serde_json::Value;
 /// Run every rule against `target`.
 pub async fn check(target: &PollTarget) -> ConformanceReport {
     let opts = SessionOptions {
-        protocol: target.protocol.clone(),
+        protocol: target.protocol,
         era_hint: None,
         limits: target.transport.clone(),
         request_timeout: target.walk.page_timeout,
@@ -41,7 +41,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
                 })
                 .collect();
             let mut report = ConformanceReport::new(&target.name, rules);
-            report.transport = Some(failure.transport.to_string());
+            report.transport = Some(failure.transport);
             report.session_error = Some(detail);
             return report;
         }
@@ -91,7 +91,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
             *item = target.secrets.scrub(item);
         }
     }
-    let transport = session.transport_label().to_string();
+    let transport = session.transport_kind();
     let protocol = session.protocol_version.clone();
     session.close().await;
     let mut report = ConformanceReport::new(&target.name, rules);

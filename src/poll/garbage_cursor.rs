@@ -13,36 +13,19 @@ use std::time::Duration;
 /// A cursor no server could have issued.
 const GARBAGE_CURSOR: &str = "mcp-exporter/invalid-cursor-probe";
 
-/// How a server answered the garbage cursor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GarbageCursorAnswer {
-    /// -32602, as the spec says.
-    InvalidParams,
-    /// Items we already listed, as if the cursor were absent.
-    SilentRestart,
-    /// Any other error.
-    OtherError,
-    /// Anything else: the cursor was taken.
-    Accepted,
-}
-
-impl GarbageCursorAnswer {
-    pub const ALL: [GarbageCursorAnswer; 4] = [
-        GarbageCursorAnswer::InvalidParams,
-        GarbageCursorAnswer::SilentRestart,
-        GarbageCursorAnswer::OtherError,
-        GarbageCursorAnswer::Accepted,
-    ];
-
-    /// The `result` label of `mcp_invalid_cursor_probe_result`.
-    pub fn label(self) -> &'static str {
-        match self {
-            GarbageCursorAnswer::InvalidParams => "invalid_params",
-            GarbageCursorAnswer::SilentRestart => "silent_restart",
-            GarbageCursorAnswer::OtherError => "other_error",
-            GarbageCursorAnswer::Accepted => "accepted",
-        }
+mcp_listing::labelled_enum! {
+    /// How a server answered the garbage cursor: the `result` label of
+    /// `mcp_invalid_cursor_probe_result`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum GarbageCursorAnswer as "garbage cursor answer" {
+        /// -32602, as the spec says.
+        InvalidParams => "invalid_params",
+        /// Items we already listed, as if the cursor were absent.
+        SilentRestart => "silent_restart",
+        /// Any other error.
+        OtherError => "other_error",
+        /// Anything else: the cursor was taken.
+        Accepted => "accepted",
     }
 }
 

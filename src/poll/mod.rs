@@ -35,9 +35,7 @@ pub use ids::{PollTrace, SpanId, TraceId};
 /// The kinds a poll lists (the walker's), for callers that name one.
 pub use mcp_listing::Kind;
 pub use protocols::poll_configured;
-pub use report::{
-    HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure, Transport,
-};
+pub use report::{HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure};
 pub use run::{poll, poll_open, relist, HardDeadline, OpenSession, PollContext};
 pub use target::{HttpEndpoint, PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

@@ -15,7 +15,7 @@ use super::catalogues::{ProtocolCatalogue, ProtocolKind, MAX_MISSING_NAMES};
 use super::report::PollReport;
 use super::run::{poll_configured_single, HardDeadline, OpenSession, PollContext};
 use crate::config::TargetConfig;
-use mcp_listing::{Kind, Outcome};
+use mcp_listing::{Kind, Outcome, ProtocolVersion};
 use std::collections::BTreeSet;
 
 /// Poll a configured target under a hard deadline (see
@@ -46,10 +46,10 @@ pub async fn poll_each(
     deadline: HardDeadline,
     keep_open: bool,
 ) -> (PollReport, Option<OpenSession>) {
-    let mut polls: Vec<(String, PollReport, Option<OpenSession>)> = Vec::new();
+    let mut polls: Vec<(ProtocolVersion, PollReport, Option<OpenSession>)> = Vec::new();
     for (i, version) in config.protocols.iter().enumerate() {
         let mut one = config.clone();
-        one.protocol_version = Some(version.clone());
+        one.protocol_version = Some(*version);
         one.protocols = Vec::new();
         let ctx = if i == 0 {
             ctx
@@ -58,7 +58,7 @@ pub async fn poll_each(
         };
         let (report, session) =
             poll_configured_single(&one, stderr_tail_bytes, ctx, deadline.clone(), keep_open).await;
-        polls.push((version.clone(), report, session));
+        polls.push((*version, report, session));
     }
     let primary = polls
         .iter()
@@ -68,7 +68,7 @@ pub async fn poll_each(
         &polls
             .iter()
             .enumerate()
-            .map(|(i, (v, r, _))| (v.as_str(), r, i == primary))
+            .map(|(i, (v, r, _))| (*v, r, i == primary))
             .collect::<Vec<_>>(),
     );
     let mut kept = None;
@@ -97,7 +97,7 @@ pub async fn poll_each(
 
 /// Every version's catalogue, each kind compared with the union of the
 /// versions that listed it completely.
-pub fn compare(polls: &[(&str, &PollReport, bool)]) -> Vec<ProtocolCatalogue> {
+pub fn compare(polls: &[(ProtocolVersion, &PollReport, bool)]) -> Vec<ProtocolCatalogue> {
     let kinds: BTreeSet<Kind> = polls
         .iter()
         .flat_map(|(_, r, _)| r.listings.iter().map(|l| l.kind))
@@ -105,16 +105,13 @@ pub fn compare(polls: &[(&str, &PollReport, bool)]) -> Vec<ProtocolCatalogue> {
     polls
         .iter()
         .map(|&(version, report, primary)| ProtocolCatalogue {
-            protocol_version: version.to_string(),
+            protocol_version: version,
             primary,
             negotiated: report
                 .protocol_version
                 .clone()
                 .filter(|_| report.session_error.is_none()),
-            session_error: report
-                .session_error
-                .as_ref()
-                .map(|e| format!("{}: {}", e.error.label(), e.detail)),
+            session_error: report.session_error.as_ref().map(ToString::to_string),
             kinds: kinds
                 .iter()
                 .filter_map(|&kind| {
@@ -122,8 +119,8 @@ pub fn compare(polls: &[(&str, &PollReport, bool)]) -> Vec<ProtocolCatalogue> {
                     let (missing_total, missing) = missing_at(polls, report, kind);
                     Some(ProtocolKind {
                         kind,
-                        outcome: l.outcome.label(),
-                        reason: l.reason.clone(),
+                        outcome: l.outcome,
+                        reason: l.reason,
                         unique_items: l.unique_items,
                         missing_total,
                         missing,
@@ -137,7 +134,7 @@ pub fn compare(polls: &[(&str, &PollReport, bool)]) -> Vec<ProtocolCatalogue> {
 /// `kind`'s names listed completely under the other versions but missing
 /// from `report`'s complete listing.
 fn missing_at(
-    polls: &[(&str, &PollReport, bool)],
+    polls: &[(ProtocolVersion, &PollReport, bool)],
     report: &PollReport,
     kind: Kind,
 ) -> (Option<u64>, Vec<String>) {
@@ -174,13 +171,12 @@ fn missing_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::report::{SessionFailure, Transport};
-    use mcp_listing::ErrorKind;
-    use mcp_listing::ListingReport;
+    use crate::poll::report::SessionFailure;
+    use mcp_listing::{ErrorKind, ListingReport, TransportKind};
     use std::time::SystemTime;
 
     fn report(version: &str, tools: &[&str]) -> PollReport {
-        let mut r = PollReport::new("gw", Transport::StreamableHttp, SystemTime::now());
+        let mut r = PollReport::new("gw", TransportKind::StreamableHttp, SystemTime::now());
         r.protocol_version = Some(version.into());
         let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
         l.names = tools.iter().map(|s| s.to_string()).collect();
@@ -194,8 +190,8 @@ mod tests {
         let modern = report("2026-07-28", &["a", "b"]);
         let legacy = report("2025-11-25", &["a", "b", "c", "d"]);
         let c = compare(&[
-            ("2026-07-28", &modern, true),
-            ("2025-11-25", &legacy, false),
+            (ProtocolVersion::V2026_07_28, &modern, true),
+            (ProtocolVersion::V2025_11_25, &legacy, false),
         ]);
         let m = c[0].kind(Kind::Tools).unwrap();
         assert!(c[0].primary);
@@ -210,7 +206,7 @@ mod tests {
         let legacy = report("2025-11-25", &["a"]);
         let refused = PollReport::failed(
             "gw",
-            Transport::StreamableHttp,
+            TransportKind::StreamableHttp,
             SystemTime::now(),
             &[Kind::Tools],
             SessionFailure {
@@ -221,8 +217,8 @@ mod tests {
             "no session",
         );
         let c = compare(&[
-            ("2026-07-28", &refused, false),
-            ("2025-11-25", &legacy, true),
+            (ProtocolVersion::V2026_07_28, &refused, false),
+            (ProtocolVersion::V2025_11_25, &legacy, true),
         ]);
         assert_eq!(
             c[0].session_error.as_deref(),

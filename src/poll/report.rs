@@ -3,50 +3,10 @@
 
 use super::garbage_cursor::GarbageCursorCheck;
 use super::ids::{SpanId, TraceId};
-use mcp_listing::{ErrorKind, Kind, ListingReport, Outcome};
+pub use mcp_listing::report::SessionFailure;
+use mcp_listing::{Kind, ListingReport, Outcome, TransportKind};
 use serde::Serialize;
 use std::time::{Duration, SystemTime};
-
-/// How the poll spoke to the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    Stdio,
-    StreamableHttp,
-    /// The legacy HTTP+SSE transport (2024-11-05).
-    Sse,
-}
-
-impl Transport {
-    /// `stdio`, `streamable_http` or `sse`: the `transport` label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            Transport::Stdio => "stdio",
-            Transport::StreamableHttp => "streamable_http",
-            Transport::Sse => "sse",
-        }
-    }
-
-    /// From the wire layer's label. The session names only these three;
-    /// anything else is an HTTP transport.
-    pub fn from_label(label: &str) -> Transport {
-        match label {
-            "stdio" => Transport::Stdio,
-            "sse" => Transport::Sse,
-            _ => Transport::StreamableHttp,
-        }
-    }
-
-    pub fn is_stdio(self) -> bool {
-        self == Transport::Stdio
-    }
-}
-
-impl std::fmt::Display for Transport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.label())
-    }
-}
 
 /// The server's self-description from `initialize` or `server/discover`.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -70,21 +30,19 @@ pub struct HandshakeRecord {
     pub span_id: Option<SpanId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct SessionFailure {
-    pub error: ErrorKind,
-    pub detail: String,
-    pub http_status: Option<u16>,
-}
-
 /// One poll of one target: session set-up plus one listing per enabled kind.
 #[derive(Debug, Clone, Serialize)]
 pub struct PollReport {
     pub target: String,
     #[serde(skip)]
     pub started: SystemTime,
-    pub transport: Transport,
+    pub transport: TransportKind,
+    /// The version the server named (its text: it may be one we do not know).
     pub protocol_version: Option<String>,
+    /// The session was a 2026-07-28 (stateless) one, as its handshake
+    /// decided; meaningful only with a session.
+    #[serde(skip)]
+    pub modern: bool,
     pub server: Option<ServerInfo>,
     /// Handshakes made (a re-initialise after session expiry adds one).
     pub handshakes: Vec<HandshakeRecord>,
@@ -134,12 +92,13 @@ pub struct PollReport {
 impl PollReport {
     /// The one constructor: an empty poll of `target` that started at
     /// `started`; the poll fills in what it learns.
-    pub fn new(target: &str, transport: Transport, started: SystemTime) -> PollReport {
+    pub fn new(target: &str, transport: TransportKind, started: SystemTime) -> PollReport {
         PollReport {
             target: target.to_string(),
             started,
             transport,
             protocol_version: None,
+            modern: false,
             server: None,
             handshakes: Vec::new(),
             session_error: None,
@@ -175,7 +134,7 @@ impl PollReport {
     /// `kinds` as an error listing with `listing_detail`.
     pub fn failed(
         target: &str,
-        transport: Transport,
+        transport: TransportKind,
         started: SystemTime,
         kinds: &[Kind],
         failure: SessionFailure,
@@ -203,10 +162,7 @@ impl PollReport {
     /// The era the server spoke (true = modern), for the next poll's
     /// negotiation; `None` when no session was established.
     pub fn era_hint(&self) -> Option<bool> {
-        self.protocol_version
-            .as_deref()
-            .filter(|_| self.session_error.is_none())
-            .map(mcp_wire::version::is_modern)
+        (self.protocol_version.is_some() && self.session_error.is_none()).then_some(self.modern)
     }
 
     pub fn listing(&self, kind: Kind) -> Option<&ListingReport> {
@@ -270,6 +226,7 @@ impl RelistReport {
         let state = last.with_relisted(&listings);
         let mut report = PollReport::new(&last.target, last.transport, started);
         report.protocol_version = last.protocol_version.clone();
+        report.modern = last.modern;
         report.server = last.server.clone();
         report.server_address = last.server_address.clone();
         report.server_port = last.server_port;

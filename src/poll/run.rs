@@ -5,7 +5,7 @@
 use super::garbage_cursor::{self, invalid_cursor_check};
 use super::ids::{PollTrace, SpanId};
 use super::pager::{error_kind, http_status, retry_after, SessionPager};
-use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure, Transport};
+use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
@@ -175,7 +175,7 @@ async fn poll_open_unscrubbed(
         }
     }
     let opts = SessionOptions {
-        protocol: target.protocol.clone(),
+        protocol: target.protocol,
         era_hint: ctx.era_hint,
         limits: target.transport.clone(),
         request_timeout: target.walk.page_timeout,
@@ -194,7 +194,7 @@ async fn poll_open_unscrubbed(
             let detail = failure.error.to_string();
             let mut failed = PollReport::failed(
                 &target.name,
-                Transport::from_label(failure.transport),
+                failure.transport,
                 report.started,
                 &target.kinds,
                 SessionFailure {
@@ -215,8 +215,9 @@ async fn poll_open_unscrubbed(
             return (failed, None);
         }
     };
-    report.transport = Transport::from_label(session.transport_label());
+    report.transport = session.transport_kind();
     report.protocol_version = Some(session.protocol_version.clone());
+    report.modern = session.modern;
     report.server = Some(ServerInfo {
         name: session.server_name.clone().unwrap_or_default(),
         version: session.server_version.clone().unwrap_or_default(),

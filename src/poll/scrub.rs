@@ -36,7 +36,6 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
     if secrets.is_empty() {
         return;
     }
-    scrub_opt(&mut listing.reason, secrets);
     scrub_opt(&mut listing.detail, secrets);
     scrub_opt(&mut listing.cache_scope, secrets);
     listing.names.iter_mut().for_each(|n| scrub(n, secrets));
@@ -45,7 +44,6 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
         .iter_mut()
         .for_each(|n| scrub(n, secrets));
     for page in &mut listing.pages {
-        scrub_opt(&mut page.error, secrets);
         scrub_opt(&mut page.sent_cursor, secrets);
     }
     if listing.fingerprints.keys().any(|k| secrets.scrub(k) != *k) {
@@ -88,7 +86,8 @@ fn scrub_keys<V>(map: BTreeMap<String, V>, secrets: &SecretScrubber) -> BTreeMap
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::report::{ServerInfo, Transport};
+    use crate::poll::report::ServerInfo;
+    use mcp_listing::TransportKind;
     use mcp_listing::{Kind, Outcome};
     use std::time::SystemTime;
 
@@ -97,7 +96,7 @@ mod tests {
         let secret = "tok-0123456789";
         let secrets = SecretScrubber::new([secret]);
         let echo = format!("x Bearer {secret}");
-        let mut report = PollReport::new("t", Transport::StreamableHttp, SystemTime::now());
+        let mut report = PollReport::new("t", TransportKind::StreamableHttp, SystemTime::now());
         report.server = Some(ServerInfo {
             name: echo.clone(),
             version: echo.clone(),

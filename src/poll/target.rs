@@ -4,11 +4,10 @@
 //! a rotated token file needs no reload; every secret value is remembered so
 //! it can be scrubbed from anything the poll keeps.
 
-use super::report::Transport;
-use crate::config::{ConfigError, Endpoint as ConfigEndpoint, HttpTransport, TargetConfig};
-use mcp_listing::{Kind, WalkLimits};
+use crate::config::{ConfigError, EndpointConfig, TargetConfig};
+use mcp_listing::{HttpMode, Kind, ProtocolVersion, TransportKind, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
-use mcp_wire::session::{Endpoint, HttpMode};
+use mcp_wire::session::Endpoint;
 use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::stdio::StdioSpec;
 use mcp_wire::transport::TransportLimits;
@@ -20,7 +19,7 @@ use std::path::{Path, PathBuf};
 pub struct PollTarget {
     pub name: String,
     pub endpoint: Endpoint,
-    pub protocol: Option<String>,
+    pub protocol: Option<ProtocolVersion>,
     pub kinds: Vec<Kind>,
     /// Kinds listed even when the server does not advertise them.
     pub forced_kinds: Vec<Kind>,
@@ -55,7 +54,7 @@ impl PollTarget {
         stderr_tail_bytes: usize,
     ) -> Result<PollTarget, TargetError> {
         let builder = match &target.endpoint {
-            ConfigEndpoint::Stdio {
+            EndpointConfig::Stdio {
                 command,
                 args,
                 env,
@@ -63,7 +62,7 @@ impl PollTarget {
                 inherit_env,
             } => TargetBuilder::stdio(&target.name, command, args, env, cwd.clone())
                 .inherit_env(*inherit_env),
-            ConfigEndpoint::Http {
+            EndpointConfig::Http {
                 url,
                 transport,
                 headers,
@@ -87,11 +86,7 @@ impl PollTarget {
                         ca_file: tls.ca_file.clone(),
                         insecure_skip_verify: tls.insecure_skip_verify,
                         max_redirects: *max_redirects,
-                        mode: match transport {
-                            HttpTransport::Auto => HttpMode::Auto,
-                            HttpTransport::StreamableHttp => HttpMode::StreamableHttp,
-                            HttpTransport::Sse => HttpMode::Sse,
-                        },
+                        mode: *transport,
                     },
                 )
             }
@@ -99,7 +94,7 @@ impl PollTarget {
         Ok(builder
             // Every secret of the configuration, not only this target's.
             .known_secrets(&target.known_secrets)
-            .protocol(target.protocol_version.clone())
+            .protocol(target.protocol_version)
             .kinds(target.kinds.clone(), target.forced_kinds.clone())
             .limits(
                 target.walk_limits(false),
@@ -128,18 +123,18 @@ impl PollTarget {
 
     /// The transport a poll that fails before connecting is reported under:
     /// stdio, or the HTTP transport tried first.
-    pub fn nominal_transport(&self) -> Transport {
+    pub fn nominal_transport(&self) -> TransportKind {
         nominal_transport(matches!(self.endpoint, Endpoint::Stdio(_)))
     }
 }
 
 /// The transport reported for a configured target that never got as far as
 /// a session (unreadable secret, hard deadline).
-pub fn nominal_transport(stdio: bool) -> Transport {
+pub fn nominal_transport(stdio: bool) -> TransportKind {
     if stdio {
-        Transport::Stdio
+        TransportKind::Stdio
     } else {
-        Transport::StreamableHttp
+        TransportKind::StreamableHttp
     }
 }
 
@@ -249,7 +244,7 @@ impl TargetBuilder {
     }
 
     /// Use this protocol version instead of negotiating.
-    pub fn protocol(mut self, protocol: Option<String>) -> TargetBuilder {
+    pub fn protocol(mut self, protocol: Option<ProtocolVersion>) -> TargetBuilder {
         self.target.protocol = protocol;
         self
     }

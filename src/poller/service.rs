@@ -161,13 +161,13 @@ impl Service {
 /// Host for URLs (never path, query or credentials), the command for stdio.
 pub fn describe_endpoint(t: &TargetConfig) -> String {
     match &t.endpoint {
-        config::Endpoint::Http { url, transport, .. } => format!(
+        config::EndpointConfig::Http { url, transport, .. } => format!(
             "{}://{}{} ({})",
             url.scheme(),
             url.host_str().unwrap_or("?"),
             url.port().map(|p| format!(":{p}")).unwrap_or_default(),
             transport.label()
         ),
-        config::Endpoint::Stdio { command, .. } => format!("stdio: {command}"),
+        config::EndpointConfig::Stdio { command, .. } => format!("stdio: {command}"),
     }
 }

@@ -3,7 +3,7 @@
 //! every following poll is judged with, until the next run.
 
 use crate::verdict::{ConformanceResult, RuleFailure};
-use mcp_conformance::{ConformanceReport, Verdict};
+use mcp_conformance::{ConformanceReport, RuleVerdict};
 
 /// Longest message or evidence line kept per failing rule.
 const MAX_TEXT_CHARS: usize = 300;
@@ -20,11 +20,11 @@ pub fn result_of(report: &ConformanceReport, started_unix_seconds: f64) -> Confo
         failures: report
             .rules
             .iter()
-            .filter(|r| r.verdict == Verdict::Fail)
+            .filter(|r| r.verdict == RuleVerdict::Fail)
             .map(|r| RuleFailure {
                 kind: r.kind,
                 rule: r.id,
-                level: r.level.label(),
+                level: r.level,
                 message: truncate(&r.message),
                 evidence: truncate(&r.evidence.display()),
             })
@@ -43,7 +43,7 @@ fn truncate(s: &str) -> String {
 mod tests {
     use super::*;
     use mcp_conformance::rule::{CURSOR_STABLE, ITEMS_IDENTITY, LISTING_COMPLETE};
-    use mcp_conformance::{Evidence, RuleResult};
+    use mcp_conformance::{Evidence, Requirement, RuleResult};
     use mcp_listing::Kind;
 
     #[test]
@@ -61,10 +61,14 @@ mod tests {
         let r = result_of(&report, 5.0);
         assert_eq!((r.passed, r.failed, r.not_applicable), (1, 2, 0));
         assert_eq!(r.at_unix_seconds, 5.0);
-        let rules: Vec<(&str, &str)> = r.failures.iter().map(|f| (f.rule, f.level)).collect();
+        let rules: Vec<(&str, Requirement)> =
+            r.failures.iter().map(|f| (f.rule, f.level)).collect();
         assert_eq!(
             rules,
-            [("items-identity", "MUST"), ("cursor-stable", "SHOULD")]
+            [
+                ("items-identity", Requirement::Must),
+                ("cursor-stable", Requirement::Should)
+            ]
         );
         let first = &r.failures[0];
         assert_eq!(first.message.chars().count(), MAX_TEXT_CHARS + 1);

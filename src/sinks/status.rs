@@ -2,10 +2,10 @@
 //! the latest poll keeps its names, older ones only their summaries.
 
 use crate::baseline::{KindDiff, PolledTarget};
-use crate::poll::{unix_now, unix_seconds, TraceId, Transport};
+use crate::poll::{unix_now, unix_seconds, TraceId};
 use crate::verdict::history::Observation;
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
-use mcp_listing::Kind;
+use mcp_listing::{EndReason, Kind, TransportKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
@@ -16,7 +16,7 @@ use std::time::Duration;
 pub struct KindSummary {
     pub kind: Kind,
     pub outcome: &'static str,
-    pub reason: Option<String>,
+    pub reason: Option<EndReason>,
     pub detail: Option<String>,
     pub pages: u32,
     pub requests: u32,
@@ -58,7 +58,7 @@ pub struct PollSummary {
     pub duration_seconds: f64,
     pub up: bool,
     pub protocol_version: Option<String>,
-    pub transport: Transport,
+    pub transport: TransportKind,
     pub time_to_ready_seconds: Option<f64>,
     pub session_error: Option<String>,
     pub trace_id: Option<TraceId>,
@@ -84,10 +84,7 @@ impl PollSummary {
             protocol_version: r.protocol_version.clone(),
             transport: r.transport,
             time_to_ready_seconds: r.time_to_ready.map(|d| d.as_secs_f64()),
-            session_error: r
-                .session_error
-                .as_ref()
-                .map(|e| format!("{}: {}", e.error.label(), e.detail)),
+            session_error: r.session_error.as_ref().map(ToString::to_string),
             trace_id: r.trace_id,
             retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
             protocols: r.protocol_catalogues.clone(),
@@ -99,7 +96,7 @@ impl PollSummary {
                     KindSummary {
                         kind: l.kind,
                         outcome: l.outcome.label(),
-                        reason: l.reason.clone(),
+                        reason: l.reason,
                         detail: l.detail.clone(),
                         pages: l.final_pages,
                         requests: l.requests(),
@@ -124,7 +121,10 @@ impl PollSummary {
                                 items: pg.items,
                                 new_items: pg.new_items,
                                 ms: pg.duration.as_secs_f64() * 1000.0,
-                                next: pg.error.clone().unwrap_or_else(|| pg.next_cursor.display()),
+                                next: pg.error.map_or_else(
+                                    || pg.next_cursor.display(),
+                                    |e| e.label().to_string(),
+                                ),
                             })
                             .collect(),
                     }

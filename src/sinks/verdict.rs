@@ -8,7 +8,7 @@ use crate::verdict::history::{KindObservation, Observation};
 use crate::verdict::{
     CatalogueHistory, Change, ProtocolGap, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW,
 };
-use mcp_listing::Kind;
+use mcp_listing::{Kind, Outcome};
 use std::collections::BTreeMap;
 
 /// Size of each reference listing this poll was compared with, read from
@@ -102,10 +102,7 @@ pub fn observation<'a>(
         .collect();
     Observation {
         at_unix_seconds: at,
-        session_error: report
-            .session_error
-            .as_ref()
-            .map(|e| format!("{}: {}", e.error.label(), e.detail)),
+        session_error: report.session_error.clone(),
         kinds,
     }
 }
@@ -121,14 +118,14 @@ fn protocol_gaps(report: &PollReport, kind: Kind) -> Vec<ProtocolGap> {
         .filter(|c| c.session_error.is_none())
         .filter_map(|c| {
             let k = c.kind(kind)?;
-            let incomplete = k.outcome != "complete" && k.outcome != "unsupported";
+            let incomplete = !k.outcome.is_complete() && k.outcome != Outcome::Unsupported;
             let failed = (incomplete && !c.primary).then(|| match &k.reason {
                 Some(r) => format!("{} {r}", k.outcome),
                 None => k.outcome.to_string(),
             });
             let missing_total = k.missing_total.unwrap_or(0);
             (failed.is_some() || missing_total > 0).then(|| ProtocolGap {
-                protocol_version: c.protocol_version.clone(),
+                protocol_version: c.protocol_version,
                 unique_items: k.unique_items,
                 union_items: k.unique_items + missing_total,
                 missing: k.missing.clone(),

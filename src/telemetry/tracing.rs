@@ -18,7 +18,7 @@ mod spans;
 
 pub use error::TracingError;
 pub use sampler::Sampler;
-pub use settings::{Protocol, TraceSettings};
+pub use settings::TraceSettings;
 pub use spans::MAX_NAMES_PER_EVENT;
 
 use crate::baseline::PolledTarget;
@@ -145,6 +145,7 @@ impl TraceSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::OtlpProtocol;
 
     #[test]
     fn disabled_sink_does_nothing() {
@@ -183,10 +184,10 @@ mod tests {
 
     #[test]
     fn https_endpoints_build_for_both_protocols() {
-        for protocol in ["grpc", "http/protobuf"] {
+        for protocol in OtlpProtocol::ALL {
             let cfg = TraceSettings {
                 endpoint: Some("https://127.0.0.1:9".into()),
-                protocol: Some(protocol.into()),
+                protocol: Some(protocol),
                 ..Default::default()
             };
             let sink = TraceSink::from_settings_with_env(&cfg, &|_| None);

@@ -8,6 +8,7 @@
 //! verdict, so a healthy catalogue stays healthy. The result holds until the
 //! next run replaces it (a state, not an event).
 
+use mcp_conformance::Requirement;
 use mcp_listing::Kind;
 use serde::Serialize;
 
@@ -17,8 +18,8 @@ pub struct RuleFailure {
     pub kind: Kind,
     /// A rule id of the closed set in docs/conformance.md.
     pub rule: &'static str,
-    /// `MUST`, `SHOULD` or `advice`, as `check` reports it.
-    pub level: &'static str,
+    /// As `check` reports it (`MUST`, `SHOULD` or `advice`).
+    pub level: Requirement,
     /// What the rule found.
     pub message: String,
     /// Where (listing, page, cursor hash, item names); empty when none.
@@ -27,7 +28,7 @@ pub struct RuleFailure {
 
 impl RuleFailure {
     pub fn is_must(&self) -> bool {
-        self.level == "MUST"
+        self.level == Requirement::Must
     }
 }
 

@@ -4,7 +4,7 @@
 use super::code::Code;
 use super::conformance::ConformanceResult;
 use super::reasons::{ago, clock, noun};
-use super::types::{Level, Reason};
+use super::types::{Health, Reason};
 use mcp_listing::Kind;
 use std::fmt::Write as _;
 
@@ -35,7 +35,7 @@ pub(super) fn reason(
     Some(Reason {
         code: Code::ConformanceFailed,
         kind: Some(kind),
-        level: Level::Degraded,
+        level: Health::Degraded,
         message: m,
     })
 }

@@ -6,9 +6,10 @@
 use super::conformance::ConformanceResult;
 use super::judge::judge;
 use super::types::{
-    Change, KindInput, Level, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
+    Change, Health, KindInput, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
 };
-use mcp_listing::{Kind, ListingReport, Outcome};
+use mcp_listing::report::SessionFailure;
+use mcp_listing::{EndReason, Kind, ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -55,8 +56,8 @@ pub struct Failure {
     pub kind: Option<Kind>,
     /// `aborted`, `error`, or `session`.
     pub outcome: &'static str,
-    /// Guard or error label.
-    pub reason: Option<String>,
+    /// The guard or error.
+    pub reason: Option<EndReason>,
     pub detail: Option<String>,
     /// Index (0-based) of the page where it happened; `None` before the
     /// first page.
@@ -82,7 +83,7 @@ pub struct KindObservation<'a> {
 #[derive(Debug, Clone)]
 pub struct Observation<'a> {
     pub at_unix_seconds: f64,
-    pub session_error: Option<String>,
+    pub session_error: Option<SessionFailure>,
     pub kinds: Vec<KindObservation<'a>>,
 }
 
@@ -121,8 +122,8 @@ impl CatalogueHistory {
                 at_unix_seconds: at,
                 kind: None,
                 outcome: "session",
-                reason: e.split(':').next().map(str::to_string),
-                detail: Some(e.clone()),
+                reason: Some(EndReason::Error(e.error)),
+                detail: Some(e.to_string()),
                 page_index: None,
             });
         }
@@ -136,7 +137,7 @@ impl CatalogueHistory {
                         at_unix_seconds: at,
                         kind: Some(l.kind),
                         outcome: l.outcome.label(),
-                        reason: l.reason.clone(),
+                        reason: l.reason,
                         detail: l.detail.clone(),
                         page_index: failure_page(l),
                     }),
@@ -191,7 +192,7 @@ impl CatalogueHistory {
             (Some(before), true) => before.updated_with(verdict),
             _ => verdict,
         };
-        let previous: Option<Level> = self.verdict.as_ref().map(|v| v.overall.level);
+        let previous: Option<Health> = self.verdict.as_ref().map(|v| v.overall.level);
         if previous != Some(verdict.overall.level) {
             self.level_since_unix_seconds = Some(at);
         }
@@ -333,7 +334,7 @@ mod tests {
             h.observe(&obs(1000.0, &l20, None), DEFAULT_EVENT_WINDOW, false)
                 .overall
                 .level,
-            Level::Healthy
+            Health::Healthy
         );
         let change = Change::from_diff(
             Kind::Tools,
@@ -346,12 +347,12 @@ mod tests {
             true,
         );
         let v = h.observe(&obs(1060.0, &l19, change), DEFAULT_EVENT_WINDOW, false);
-        assert_eq!(v.overall.level, Level::Degraded);
+        assert_eq!(v.overall.level, Health::Degraded);
         assert_eq!(v.overall.reasons[0].code, Code::SilentShrink);
         assert_eq!(h.level_since_unix_seconds, Some(1060.0));
         // Later polls without changes: still degraded within the hour...
         let v = h.observe(&obs(2000.0, &l19, None), DEFAULT_EVENT_WINDOW, false);
-        assert_eq!(v.overall.level, Level::Degraded);
+        assert_eq!(v.overall.level, Health::Degraded);
         assert_eq!(h.level_since_unix_seconds, Some(1060.0));
         // ...healthy after it, and the change log still names the item.
         let v = h.observe(
@@ -359,7 +360,7 @@ mod tests {
             DEFAULT_EVENT_WINDOW,
             false,
         );
-        assert_eq!(v.overall.level, Level::Healthy);
+        assert_eq!(v.overall.level, Health::Healthy);
         assert_eq!(h.changes.len(), 1);
         assert_eq!(h.changes[0].removed, strings(&["tool-19"]));
         let pts = &h.points[&Kind::Tools];
@@ -384,7 +385,10 @@ mod tests {
             );
         }
         assert_eq!(h.failures.len(), MAX_FAILURES);
-        assert_eq!(h.failures[0].reason.as_deref(), Some("timeout"));
+        assert_eq!(
+            h.failures[0].reason,
+            Some(EndReason::Error(ErrorKind::Timeout))
+        );
         assert_eq!(h.points[&Kind::Tools].len(), MAX_POINTS);
         // Allocated once, never regrown past the bound.
         assert_eq!(h.points[&Kind::Tools].capacity(), MAX_POINTS);
@@ -410,11 +414,22 @@ mod tests {
         let mut h = CatalogueHistory::default();
         let l = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::TransportError));
         let mut o = obs(5.0, &l, None);
-        o.session_error = Some("transport_error: connection refused".into());
+        o.session_error = Some(SessionFailure {
+            error: ErrorKind::TransportError,
+            detail: "connection refused".into(),
+            http_status: None,
+        });
         let v = h.observe(&o, DEFAULT_EVENT_WINDOW, false);
-        assert_eq!(v.overall.level, Level::Down);
+        assert_eq!(v.overall.level, Health::Down);
         assert_eq!(h.failures.len(), 1);
         assert_eq!(h.failures[0].kind, None);
-        assert_eq!(h.failures[0].reason.as_deref(), Some("transport_error"));
+        assert_eq!(
+            h.failures[0].reason,
+            Some(EndReason::Error(ErrorKind::TransportError))
+        );
+        assert_eq!(
+            h.failures[0].detail.as_deref(),
+            Some("transport_error: connection refused")
+        );
     }
 }

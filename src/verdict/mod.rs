@@ -20,7 +20,7 @@ pub use history::CatalogueHistory;
 pub use judge::{combine, judge};
 pub use reasons::{ago, clock, MAX_NAMES_IN_MESSAGE};
 pub use types::{
-    Change, KindInput, Level, ProtocolGap, Reason, ReferenceGap, TargetInput, TargetVerdict,
+    Change, Health, KindInput, ProtocolGap, Reason, ReferenceGap, TargetInput, TargetVerdict,
     Verdict, DEFAULT_EVENT_WINDOW,
 };
 

@@ -1,7 +1,8 @@
 //! The sentence each reason code says, with its numbers and names.
 
 use super::code::Code;
-use super::types::{Change, Level, ProtocolGap, Reason, ReferenceGap};
+use super::types::{Change, Health, ProtocolGap, Reason, ReferenceGap};
+use mcp_listing::report::SessionFailure;
 use mcp_listing::{ErrorKind, Guard, Kind, ListingReport};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -34,7 +35,7 @@ pub(super) fn name_list(names: &[String], total: u64) -> String {
     s
 }
 
-fn reason(code: Code, kind: Option<Kind>, level: Level, message: String) -> Reason {
+fn reason(code: Code, kind: Option<Kind>, level: Health, message: String) -> Reason {
     Reason {
         code,
         kind,
@@ -64,11 +65,11 @@ fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     }
 }
 
-pub(super) fn session_failed(kind: Option<Kind>, error: &str) -> Reason {
+pub(super) fn session_failed(kind: Option<Kind>, error: &SessionFailure) -> Reason {
     reason(
         Code::SessionFailed,
         kind,
-        Level::Down,
+        Health::Down,
         format!("no session: {error}; nothing could be listed"),
     )
 }
@@ -105,7 +106,7 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
             ago(wait.as_secs_f64())
         );
     }
-    reason(Code::ListingFailed, Some(kind), Level::Down, m)
+    reason(Code::ListingFailed, Some(kind), Health::Down, m)
 }
 
 pub(super) fn aborted(kind: Kind, guard: Guard, l: &ListingReport) -> Reason {
@@ -118,7 +119,7 @@ pub(super) fn aborted(kind: Kind, guard: Guard, l: &ListingReport) -> Reason {
     reason(
         Code::ListingAborted,
         Some(kind),
-        Level::Down,
+        Health::Down,
         format!(
             "{} listing aborted {} by the {} guard ({why}) after {} unique items",
             noun(kind),
@@ -133,7 +134,7 @@ pub(super) fn below_expected(kind: Kind, have: u64, min: u64) -> Reason {
     reason(
         Code::BelowExpected,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{have} of ≥ {min} {} expected: {} below the configured minimum",
             noun(kind),
@@ -147,7 +148,7 @@ pub(super) fn reference_missing(kind: Kind, gap: &ReferenceGap) -> Reason {
     reason(
         Code::ReferenceMissing,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{n} of {}'s {} missing (it lists {}): {}",
             gap.reference,
@@ -163,7 +164,7 @@ pub(super) fn protocol_catalogue_differs(kind: Kind, gap: &ProtocolGap) -> Reaso
     reason(
         Code::ProtocolCatalogueDiffers,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{n} {} missing at protocol {} ({} listed there, {} under every configured version together): {}",
             noun(kind),
@@ -179,7 +180,7 @@ pub(super) fn protocol_listing_failed(kind: Kind, gap: &ProtocolGap) -> Reason {
     reason(
         Code::ProtocolListingFailed,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{} listing at protocol {} did not complete: {}",
             noun(kind),
@@ -193,7 +194,7 @@ pub(super) fn empty_but_advertised(kind: Kind) -> Reason {
     reason(
         Code::EmptyButAdvertised,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "the listing of {} completed with 0 items although the server advertises the capability (a merging gateway that dropped its origin answers like this; `expect: {{{}: 0}}` says empty is fine)",
             noun(kind),
@@ -206,7 +207,7 @@ pub(super) fn duplicates(kind: Kind, l: &ListingReport) -> Reason {
     reason(
         Code::DuplicateItems,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{} duplicate {} across pages ({} raw, {} unique): {}",
             l.duplicate_items,
@@ -222,7 +223,7 @@ pub(super) fn invalid_items(kind: Kind, n: u64) -> Reason {
     reason(
         Code::ItemsWithoutKey,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "{n} {} without their identity key `{}` were left out",
             noun(kind),
@@ -235,7 +236,7 @@ pub(super) fn invalid_cursor_restarts(kind: Kind, restarts: usize, l: &ListingRe
     reason(
         Code::InvalidCursorRestarts,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "the server rejected a {} cursor it had issued with -32602; the listing completed only after {restarts} restart{} from page 1 ({} requests for {} pages)",
             noun(kind),
@@ -254,7 +255,7 @@ pub(super) fn garbage_cursor(kind: Kind, result: &str) -> Reason {
     reason(
         Code::GarbageCursorAccepted,
         Some(kind),
-        Level::Degraded,
+        Health::Degraded,
         format!(
             "a garbage {} cursor was not rejected with -32602: the server {what} ({result})",
             noun(kind)
@@ -273,7 +274,7 @@ pub(super) fn silent_shrinks(
         return reason(
             Code::SilentShrink,
             Some(kind),
-            Level::Degraded,
+            Health::Degraded,
             String::new(),
         );
     };
@@ -314,7 +315,7 @@ pub(super) fn silent_shrinks(
         " (kept for {} after it happened)",
         ago(window.as_secs_f64())
     );
-    reason(Code::SilentShrink, Some(kind), Level::Degraded, m)
+    reason(Code::SilentShrink, Some(kind), Health::Degraded, m)
 }
 
 /// `2026-12-02 18:21:05 UTC`.

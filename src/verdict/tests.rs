@@ -1,6 +1,10 @@
 use super::*;
+use mcp_conformance::Requirement;
+use mcp_listing::report::SessionFailure;
 use mcp_listing::report::{Restart, RestartReason};
-use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::{
+    CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, ProtocolVersion,
+};
 use std::time::{Duration, SystemTime};
 
 const NOW: f64 = 1_800_000_000.0;
@@ -17,7 +21,7 @@ fn complete(kind: Kind, n: usize) -> ListingReport {
     l
 }
 
-fn page(index: u32, attempt: u32, error: Option<&str>) -> PageRecord {
+fn page(index: u32, attempt: u32, error: Option<ErrorKind>) -> PageRecord {
     PageRecord {
         index,
         attempt,
@@ -30,7 +34,7 @@ fn page(index: u32, attempt: u32, error: Option<&str>) -> PageRecord {
         span_id: None,
         next_cursor: CursorState::Present("abcd".into()),
         request_id: 1,
-        error: error.map(str::to_string),
+        error,
         rpc_code: None,
         http_status: None,
     }
@@ -84,7 +88,7 @@ fn complete_listings_with_nothing_wrong_are_healthy() {
     let v = judge(&target(vec![kind_input(&tools), kind_input(&prompts)], &[]));
     assert_eq!(v.overall, Verdict::healthy());
     assert_eq!(v.kinds.len(), 2);
-    assert!(v.kinds.iter().all(|(_, k)| k.level == Level::Healthy));
+    assert!(v.kinds.iter().all(|(_, k)| k.level == Health::Healthy));
 }
 
 #[test]
@@ -99,7 +103,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         missing_total: 6,
     }];
     let v = judge(&target(vec![k], &[]));
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(
         codes(&v.overall),
         vec![Code::ReferenceMissing, Code::BelowExpected]
@@ -150,7 +154,7 @@ fn a_silent_shrink_keeps_the_kind_degraded_for_the_window_then_clears() {
     let at = NOW - 120.0;
     let changes = [shrink(Kind::Tools, at, 20, &["tool-19"])];
     let v = judge(&target(vec![kind_input(&tools)], &changes));
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     let r = &v.overall.reasons[0];
     assert_eq!(r.code, Code::SilentShrink);
     assert!(
@@ -206,7 +210,7 @@ fn duplicates_are_named() {
     tools.duplicate_items = 3;
     tools.duplicate_names = vec!["tool-04".into(), "tool-09".into(), "tool-14".into()];
     let v = judge(&target(vec![kind_input(&tools)], &[]));
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(
         v.overall.reasons[0].message,
         "3 duplicate tools across pages (23 raw, 20 unique): tool-04, tool-09, tool-14"
@@ -219,7 +223,7 @@ fn a_cursor_cycle_is_down_with_guard_and_page() {
     tools.pages = vec![page(0, 0, None), page(1, 0, None), page(2, 0, None)];
     tools.unique_items = 10;
     let v = judge(&target(vec![kind_input(&tools)], &[]));
-    assert_eq!(v.overall.level, Level::Down);
+    assert_eq!(v.overall.level, Health::Down);
     let r = &v.overall.reasons[0];
     assert_eq!(r.code, Code::ListingAborted);
     assert!(
@@ -235,9 +239,9 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     let mut tools = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::InvalidCursor));
     tools.pages = vec![
         page(0, 0, None),
-        page(1, 0, Some("invalid_cursor")),
+        page(1, 0, Some(ErrorKind::InvalidCursor)),
         page(2, 1, None),
-        page(3, 1, Some("invalid_cursor")),
+        page(3, 1, Some(ErrorKind::InvalidCursor)),
     ];
     tools.rpc_error_code = Some(-32602);
     tools.restarts = vec![Restart {
@@ -246,7 +250,7 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     }];
     tools.invalid_cursor_errors = 2;
     let v = judge(&target(vec![kind_input(&tools)], &[]));
-    assert_eq!(v.overall.level, Level::Down);
+    assert_eq!(v.overall.level, Health::Down);
     assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
     assert_eq!(
         v.overall.reasons[0].message,
@@ -277,7 +281,7 @@ fn the_target_is_its_worst_kind_and_reasons_come_worst_first() {
     tools.duplicate_items = 1;
     tools.duplicate_names = vec!["a".into()];
     let mut prompts = ListingReport::empty(Kind::Prompts, Outcome::Error(ErrorKind::Timeout));
-    prompts.pages = vec![page(0, 0, Some("timeout"))];
+    prompts.pages = vec![page(0, 0, Some(ErrorKind::Timeout))];
     let resources = ListingReport::empty(Kind::Resources, Outcome::Unsupported);
     let v = judge(&target(
         vec![
@@ -287,14 +291,14 @@ fn the_target_is_its_worst_kind_and_reasons_come_worst_first() {
         ],
         &[],
     ));
-    assert_eq!(v.overall.level, Level::Down);
+    assert_eq!(v.overall.level, Health::Down);
     assert_eq!(
         codes(&v.overall),
         vec![Code::ListingFailed, Code::DuplicateItems]
     );
     assert_eq!(v.overall.reasons[0].kind, Some(Kind::Prompts));
-    assert_eq!(v.kind(Kind::Tools).map(|k| k.level), Some(Level::Degraded));
-    assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Level::Down));
+    assert_eq!(v.kind(Kind::Tools).map(|k| k.level), Some(Health::Degraded));
+    assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Health::Down));
     // A kind the server does not offer is not a fault.
     assert_eq!(v.kind(Kind::Resources), Some(&Verdict::healthy()));
 }
@@ -304,7 +308,11 @@ fn a_session_failure_is_said_once_for_the_target_and_per_kind() {
     let tools = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::TransportError));
     let prompts = ListingReport::empty(Kind::Prompts, Outcome::Error(ErrorKind::TransportError));
     let mut input = target(vec![kind_input(&tools), kind_input(&prompts)], &[]);
-    input.session_error = Some("transport_error: connection refused".into());
+    input.session_error = Some(SessionFailure {
+        error: ErrorKind::TransportError,
+        detail: "connection refused".into(),
+        http_status: None,
+    });
     let v = judge(&input);
     assert_eq!(codes(&v.overall), vec![Code::SessionFailed]);
     assert_eq!(v.overall.reasons[0].kind, None);
@@ -353,7 +361,14 @@ fn json_shape_is_level_and_reasons_with_code_kind_message() {
     assert_eq!(json["reasons"][0]["level"], "degraded");
     assert!(json["reasons"][0]["message"].is_string());
     assert!(json.get("kinds").is_none());
-    let session = reasons::session_failed(None, "x");
+    let session = reasons::session_failed(
+        None,
+        &SessionFailure {
+            error: ErrorKind::Timeout,
+            detail: "x".into(),
+            http_status: None,
+        },
+    );
     assert!(serde_json::to_value(&session).unwrap()["kind"].is_null());
 }
 
@@ -379,7 +394,7 @@ fn a_partial_update_replaces_only_its_kinds() {
     prompts.duplicate_items = 1;
     prompts.duplicate_names = vec!["p".into()];
     let before = judge(&target(vec![kind_input(&tools), kind_input(&prompts)], &[]));
-    assert_eq!(before.overall.level, Level::Degraded);
+    assert_eq!(before.overall.level, Health::Degraded);
     let fixed = complete(Kind::Prompts, 3);
     let relisted = judge(&target(vec![kind_input(&fixed)], &[]));
     let after = before.updated_with(relisted);
@@ -389,7 +404,7 @@ fn a_partial_update_replaces_only_its_kinds() {
 
 #[test]
 fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
-    let failure = |kind, rule, level: &'static str| RuleFailure {
+    let failure = |kind, rule, level: Requirement| RuleFailure {
         kind,
         rule,
         level,
@@ -403,9 +418,9 @@ fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
         failed: 3,
         not_applicable: 5,
         failures: vec![
-            failure(Kind::Tools, "cache-ttl", "MUST"),
-            failure(Kind::Tools, "cache-scope", "MUST"),
-            failure(Kind::Prompts, "cursor-stable", "SHOULD"),
+            failure(Kind::Tools, "cache-ttl", Requirement::Must),
+            failure(Kind::Tools, "cache-scope", Requirement::Must),
+            failure(Kind::Prompts, "cursor-stable", Requirement::Should),
         ],
     };
     let tools = complete(Kind::Tools, 20);
@@ -413,7 +428,7 @@ fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
     let mut input = target(vec![kind_input(&tools), kind_input(&prompts)], &[]);
     input.conformance = Some(&run);
     let v = judge(&input);
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(codes(&v.overall), vec![Code::ConformanceFailed]);
     let r = &v.overall.reasons[0];
     assert_eq!(r.kind, Some(Kind::Tools));
@@ -430,7 +445,10 @@ fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
         "{}",
         r.message
     );
-    assert_eq!(v.kind(Kind::Prompts).map(|k| k.level), Some(Level::Healthy));
+    assert_eq!(
+        v.kind(Kind::Prompts).map(|k| k.level),
+        Some(Health::Healthy)
+    );
 }
 
 #[test]
@@ -440,7 +458,7 @@ fn protocol_gaps_name_what_one_era_lacks() {
     let mut k = kind_input(&tools);
     k.protocol_gaps = vec![
         ProtocolGap {
-            protocol_version: "2026-07-28".into(),
+            protocol_version: ProtocolVersion::V2026_07_28,
             unique_items: 23,
             union_items: 43,
             missing: missing.clone(),
@@ -448,7 +466,7 @@ fn protocol_gaps_name_what_one_era_lacks() {
             failed: None,
         },
         ProtocolGap {
-            protocol_version: "2024-11-05".into(),
+            protocol_version: ProtocolVersion::V2024_11_05,
             unique_items: 0,
             union_items: 43,
             missing: Vec::new(),
@@ -457,7 +475,7 @@ fn protocol_gaps_name_what_one_era_lacks() {
         },
     ];
     let v = judge(&target(vec![k], &[]));
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     let codes: Vec<Code> = v.overall.reasons.iter().map(|r| r.code).collect();
     assert_eq!(
         codes,
@@ -480,7 +498,7 @@ fn empty_but_advertised_is_degraded_unless_expected() {
     let mut k = kind_input(&empty);
     k.empty_is_suspect = true;
     let v = judge(&target(vec![k.clone()], &[]));
-    assert_eq!(v.overall.level, Level::Degraded);
+    assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(v.overall.reasons[0].code, Code::EmptyButAdvertised);
     // Forced (not advertised) or `expect: {tools: 0}`: the sink says so.
     k.empty_is_suspect = false;
@@ -503,7 +521,7 @@ fn a_conformance_result_replaces_the_last_ones_reasons_and_keeps_the_rest() {
         failures: vec![RuleFailure {
             kind: Kind::Tools,
             rule: "cursor-type",
-            level: "MUST",
+            level: Requirement::Must,
             message: "nextCursor was a number".into(),
             evidence: String::new(),
         }],

@@ -1,7 +1,8 @@
 //! The verdict's data: levels, reasons, inputs and the change entry.
 
 use super::code::Code;
-use mcp_listing::{Kind, ListingReport};
+use mcp_listing::report::SessionFailure;
+use mcp_listing::{Kind, ListingReport, ProtocolVersion};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -9,37 +10,25 @@ use std::time::Duration;
 /// caller configures otherwise.
 pub const DEFAULT_EVENT_WINDOW: Duration = Duration::from_secs(3600);
 
-/// Health, ordered from best to worst so `max` is the worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    Healthy,
-    Degraded,
-    Down,
+mcp_listing::labelled_enum! {
+    /// A target's or kind's health, ordered from best to worst so `max` is
+    /// the worst.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum Health as "health" {
+        Healthy => "healthy",
+        Degraded => "degraded",
+        Down => "down",
+    }
 }
 
-impl Level {
-    pub fn label(self) -> &'static str {
-        match self {
-            Level::Healthy => "healthy",
-            Level::Degraded => "degraded",
-            Level::Down => "down",
-        }
-    }
-
+impl Health {
     /// The `mcp_verdict` gauge value.
     pub fn gauge_value(self) -> i64 {
         match self {
-            Level::Healthy => 0,
-            Level::Degraded => 1,
-            Level::Down => 2,
+            Health::Healthy => 0,
+            Health::Degraded => 1,
+            Health::Down => 2,
         }
-    }
-}
-
-impl std::fmt::Display for Level {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.label())
     }
 }
 
@@ -52,7 +41,7 @@ pub struct Reason {
     #[serde(serialize_with = "ser_kind")]
     pub kind: Option<Kind>,
     /// The level this reason alone implies.
-    pub level: Level,
+    pub level: Health,
     /// A sentence with the numbers and (bounded) names.
     pub message: String,
 }
@@ -60,14 +49,14 @@ pub struct Reason {
 /// The level and every reason, worst first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
-    pub level: Level,
+    pub level: Health,
     pub reasons: Vec<Reason>,
 }
 
 impl Verdict {
     pub fn healthy() -> Verdict {
         Verdict {
-            level: Level::Healthy,
+            level: Health::Healthy,
             reasons: Vec::new(),
         }
     }
@@ -85,7 +74,7 @@ impl Verdict {
                 .iter()
                 .map(|r| r.level)
                 .max()
-                .unwrap_or(Level::Healthy),
+                .unwrap_or(Health::Healthy),
             reasons,
         }
     }
@@ -151,7 +140,7 @@ pub struct ReferenceGap {
 /// version's complete listing) or that it did not complete (`failed`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProtocolGap {
-    pub protocol_version: String,
+    pub protocol_version: ProtocolVersion,
     /// Unique items listed at this version.
     pub unique_items: u64,
     /// Distinct items listed under any version.
@@ -185,8 +174,8 @@ pub struct KindInput<'a> {
 /// Everything the verdict of one target depends on.
 #[derive(Debug, Clone)]
 pub struct TargetInput<'a> {
-    /// Connect or handshake failure (`error_label: detail`), if any.
-    pub session_error: Option<String>,
+    /// Connect or handshake failure, if any.
+    pub session_error: Option<SessionFailure>,
     pub kinds: Vec<KindInput<'a>>,
     /// Recent catalogue changes of this target (this poll's included), any
     /// order; only silent shrinks inside the window count.

@@ -86,7 +86,7 @@ pub async fn probe(
     if let Some(k) = &q.kind {
         match k.parse::<Kind>() {
             Ok(kind) => target.kinds = vec![kind],
-            Err(e) => return bad(StatusCode::BAD_REQUEST, &e),
+            Err(e) => return bad(StatusCode::BAD_REQUEST, &e.to_string()),
         }
     }
     // Finish inside Prometheus' scrape timeout: the budget starts now, so

@@ -20,21 +20,14 @@ pub const DEFAULT_PROBE_CONCURRENCY: usize = 8;
 /// Probes waiting for a slot, by default; one more is refused.
 pub const DEFAULT_PROBE_QUEUE: usize = 32;
 
-/// Why a probe request was not run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// Every slot busy and the queue full.
-    QueueFull,
-    /// Queued until the request's own deadline passed.
-    Deadline,
-}
-
-impl Refused {
-    pub fn label(self) -> &'static str {
-        match self {
-            Refused::QueueFull => "queue_full",
-            Refused::Deadline => "deadline",
-        }
+mcp_listing::labelled_enum! {
+    /// Why a probe request was not run: the `reason` label.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Refused as "refusal" {
+        /// Every slot busy and the queue full.
+        QueueFull => "queue_full",
+        /// Queued until the request's own deadline passed.
+        Deadline => "deadline",
     }
 }
 
@@ -89,7 +82,7 @@ impl ProbeBudget {
             queued: Gauge::default(),
             refused: Family::default(),
         };
-        for r in [Refused::QueueFull, Refused::Deadline] {
+        for r in Refused::ALL {
             // Pre-created, so an alert sees the first refusal as an increase.
             let _ = budget
                 .refused

@@ -39,7 +39,7 @@ pub fn section(result: Option<&ConformanceResult>) -> String {
             f.kind,
             esc(f.rule),
             if f.is_must() { "bad" } else { "warn" },
-            esc(f.level),
+            esc(f.level.label()),
             esc(&f.message),
             esc(&f.evidence)
         );
@@ -52,6 +52,7 @@ pub fn section(result: Option<&ConformanceResult>) -> String {
 mod tests {
     use super::*;
     use crate::verdict::RuleFailure;
+    use mcp_conformance::Requirement;
     use mcp_listing::Kind;
 
     #[test]
@@ -65,7 +66,7 @@ mod tests {
             failures: vec![RuleFailure {
                 kind: Kind::Tools,
                 rule: "cache-ttl",
-                level: "MUST",
+                level: Requirement::Must,
                 message: "no ttlMs <b>".into(),
                 evidence: "listing 1 · page 0".into(),
             }],

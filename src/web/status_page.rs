@@ -9,7 +9,7 @@ use super::status_sections::{
 use super::AppState;
 use crate::poll::unix_now;
 use crate::sinks::status::TargetStatus;
-use crate::verdict::{ago, Level};
+use crate::verdict::{ago, Health};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
@@ -27,10 +27,10 @@ pub struct IndexQuery {
 /// Sort key, worst first: down, degraded, pending (no verdict yet), healthy.
 fn rank(t: &TargetStatus) -> u8 {
     match t.catalogue.verdict.as_ref().map(|v| v.overall.level) {
-        Some(Level::Down) => 0,
-        Some(Level::Degraded) => 1,
+        Some(Health::Down) => 0,
+        Some(Health::Degraded) => 1,
         None => 2,
-        Some(Level::Healthy) => 3,
+        Some(Health::Healthy) => 3,
     }
 }
 
@@ -275,7 +275,7 @@ fn render_target(t: &TargetStatus) -> String {
                 "<tr><td>{}</td><td>{}{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{churn}</td><td class=\"muted\">{}</td></tr>",
                 k.kind,
                 esc(k.outcome),
-                k.reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default(),
+                k.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
                 k.detail.as_deref().map(|d| format!("<br><span class=\"muted\">{}</span>", esc(d))).unwrap_or_default(),
                 k.pages,
                 k.requests,

@@ -15,10 +15,10 @@ pub fn section(protocols: &[ProtocolCatalogue]) -> String {
         let version = if p.primary {
             format!(
                 "{} <span class=\"muted\">(primary)</span>",
-                esc(&p.protocol_version)
+                esc(p.protocol_version.label())
             )
         } else {
-            esc(&p.protocol_version)
+            esc(p.protocol_version.label())
         };
         if let Some(e) = &p.session_error {
             let _ = write!(
@@ -30,7 +30,7 @@ pub fn section(protocols: &[ProtocolCatalogue]) -> String {
         }
         for k in &p.kinds {
             let outcome = match &k.reason {
-                Some(r) => format!("{} ({})", k.outcome, esc(r)),
+                Some(r) => format!("{} ({})", k.outcome, esc(r.label())),
                 None => k.outcome.to_string(),
             };
             let (class, missing, names) = match k.missing_total {
@@ -63,13 +63,13 @@ pub fn section(protocols: &[ProtocolCatalogue]) -> String {
 mod tests {
     use super::*;
     use crate::poll::ProtocolKind;
-    use mcp_listing::Kind;
+    use mcp_listing::{Kind, Outcome, ProtocolVersion};
 
     #[test]
     fn names_what_each_version_lacks_and_escapes() {
         let kind = |missing: Option<u64>, names: &[&str]| ProtocolKind {
             kind: Kind::Tools,
-            outcome: "complete",
+            outcome: Outcome::Complete,
             reason: None,
             unique_items: 2,
             missing_total: missing,
@@ -77,14 +77,14 @@ mod tests {
         };
         let html = section(&[
             ProtocolCatalogue {
-                protocol_version: "2026-07-28".into(),
+                protocol_version: ProtocolVersion::V2026_07_28,
                 primary: true,
                 negotiated: Some("2026-07-28".into()),
                 session_error: None,
                 kinds: vec![kind(Some(2), &["legacy_<b>", "legacy_x"])],
             },
             ProtocolCatalogue {
-                protocol_version: "2024-11-05".into(),
+                protocol_version: ProtocolVersion::V2024_11_05,
                 primary: false,
                 negotiated: None,
                 session_error: Some("transport_error: HTTP 400".into()),

@@ -4,22 +4,22 @@
 
 use super::html::esc;
 use crate::verdict::history::Failure;
-use crate::verdict::{ago, clock, Change, Level, ReferenceGap, TargetVerdict, Verdict};
+use crate::verdict::{ago, clock, Change, Health, ReferenceGap, TargetVerdict, Verdict};
 use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 
 /// CSS class of a level.
-pub fn level_class(level: Level) -> &'static str {
+pub fn level_class(level: Health) -> &'static str {
     match level {
-        Level::Healthy => "ok",
-        Level::Degraded => "warn",
-        Level::Down => "bad",
+        Health::Healthy => "ok",
+        Health::Degraded => "warn",
+        Health::Down => "bad",
     }
 }
 
 /// `<span class="verdict warn">degraded</span>`.
-pub fn badge(level: Level) -> String {
+pub fn badge(level: Health) -> String {
     format!(
         "<span class=\"verdict {}\">{}</span>",
         level_class(level),
@@ -178,7 +178,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> String {
             esc(&clock(f.at_unix_seconds)),
             f.kind.map(|k| k.label()).unwrap_or("all"),
             f.outcome,
-            f.reason.as_deref().map(|r| format!(" ({})", esc(r))).unwrap_or_default(),
+            f.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
             f.page_index.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
             esc(f.detail.as_deref().unwrap_or(""))
         );

@@ -42,9 +42,9 @@ crate::labelled_enum! {
     }
 }
 
-/// How a listing ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// How a listing ended. Shown and serialised as its label (the guard or
+/// error is the listing's `reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Complete,
     Aborted(Guard),
@@ -64,6 +64,33 @@ impl Outcome {
     }
     pub fn is_complete(self) -> bool {
         matches!(self, Outcome::Complete)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
+/// Why no session (and so no listing) could start: connect or handshake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionFailure {
+    pub error: ErrorKind,
+    pub detail: String,
+    pub http_status: Option<u16>,
+}
+
+/// `error: detail`, as pages and reasons show it.
+impl fmt::Display for SessionFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.error, self.detail)
     }
 }
 
@@ -197,7 +224,6 @@ pub struct Restart {
 #[derive(Debug, Clone, Serialize)]
 pub struct ListingReport {
     pub kind: Kind,
-    #[serde(serialize_with = "ser_outcome")]
     pub outcome: Outcome,
     /// The guard or error behind the outcome; `blank_cursor` for a legacy
     /// listing ended by `""`.
@@ -288,10 +314,6 @@ fn ser_opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::O
         Some(d) => s.serialize_f64(d.as_secs_f64()),
         None => s.serialize_none(),
     }
-}
-
-fn ser_outcome<S: serde::Serializer>(o: &Outcome, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(o.label())
 }
 
 fn ser_unix<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {

@@ -4,7 +4,8 @@ use super::{Resolver, Result};
 use crate::config::locate::{locate, At, Seg};
 use crate::config::raw::{RawHeaders, RawSecretValue, RawTls};
 use crate::config::secret::{trim_trailing_newlines, Secret, SecretSource};
-use crate::config::types::{default, HttpTransport, TlsConfig};
+use crate::config::types::{default, TlsConfig};
+use mcp_listing::HttpMode;
 use std::path::PathBuf;
 use url::Url;
 
@@ -29,7 +30,7 @@ const CREDENTIAL_HEADERS: [&str; 4] = [
 
 /// The HTTP settings targets and modules share, as written.
 pub(super) struct RawHttp {
-    pub(super) transport: Option<HttpTransport>,
+    pub(super) transport: Option<HttpMode>,
     pub(super) headers: Option<RawHeaders>,
     pub(super) bearer_token_env: Option<String>,
     pub(super) bearer_token_file: Option<PathBuf>,
@@ -39,7 +40,7 @@ pub(super) struct RawHttp {
 
 /// Those settings resolved.
 pub(super) struct Http {
-    pub(super) transport: HttpTransport,
+    pub(super) transport: HttpMode,
     pub(super) headers: Vec<(String, Secret)>,
     pub(super) bearer_token: Option<SecretSource>,
     pub(super) tls: TlsConfig,

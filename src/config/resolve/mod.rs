@@ -11,10 +11,8 @@ use super::error::ConfigError;
 use super::locate::{locate, locate_nth, yaml_path, At, Seg};
 use super::raw::{RawConformance, RawFile, RawGlobal, RawTarget};
 use super::schedule::Schedule;
-use super::types::{
-    default, Config, ConformanceConfig, Defaults, Limits, MAX_NAME_LEN, PROTOCOL_VERSIONS,
-};
-use mcp_listing::Kind;
+use super::types::{default, Config, ConformanceConfig, Defaults, Limits, MAX_NAME_LEN};
+use mcp_listing::{Kind, ProtocolVersion};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -419,19 +417,24 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn check_protocol_version(&self, at: &[Seg], version: &Option<String>) -> Result<()> {
-        if let Some(v) = version {
-            if !PROTOCOL_VERSIONS.contains(&v.as_str()) {
-                return Err(self.error(
-                    at,
-                    At::Value,
-                    format!(
-                        "unknown protocol_version {v:?}; expected one of {}",
-                        PROTOCOL_VERSIONS.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
+    fn protocol_version(&self, at: &[Seg], version: &str) -> Result<ProtocolVersion> {
+        version.parse().map_err(|_| {
+            self.error(
+                at,
+                At::Value,
+                format!(
+                    "unknown protocol_version {version:?}; expected one of {}",
+                    ProtocolVersion::LABELS.join(", ")
+                ),
+            )
+        })
+    }
+
+    fn optional_protocol_version(
+        &self,
+        at: &[Seg],
+        version: Option<&str>,
+    ) -> Result<Option<ProtocolVersion>> {
+        version.map(|v| self.protocol_version(at, v)).transpose()
     }
 }

@@ -46,7 +46,8 @@ impl Resolver<'_> {
                 format!("{who}: `max_redirects` is ignored: module probes follow no redirects, so that none can lead out of `allow` with the module's credentials"),
             );
         }
-        self.check_protocol_version(&key("protocol_version"), &m.protocol_version)?;
+        let protocol_version = self
+            .optional_protocol_version(&key("protocol_version"), m.protocol_version.as_deref())?;
         let http = self.http(
             &owner,
             &who,
@@ -88,7 +89,7 @@ impl Resolver<'_> {
             max_redirects: http.max_redirects,
             limits,
             kinds,
-            protocol_version: m.protocol_version,
+            protocol_version,
             // Filled in once every section is resolved.
             known_secrets: mcp_wire::secrets::SecretScrubber::default(),
         })
@@ -140,7 +141,7 @@ impl Resolver<'_> {
         };
         Ok(TracingConfig {
             endpoint: t.endpoint,
-            protocol: t.protocol.map(|p| p.label().to_string()),
+            protocol: t.protocol,
             headers,
             service_name: t.service_name,
             sample_ratio: t.sample_ratio,

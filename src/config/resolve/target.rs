@@ -7,8 +7,8 @@ use crate::config::name_map::{NameMap, NameRewrite};
 use crate::config::raw::{
     OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawTarget,
 };
-use crate::config::types::{Defaults, Endpoint, ReferenceConfig, TargetConfig, PROTOCOL_VERSIONS};
-use mcp_listing::Kind;
+use crate::config::types::{Defaults, EndpointConfig, ReferenceConfig, TargetConfig};
+use mcp_listing::{Kind, ProtocolVersion};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 
@@ -29,8 +29,9 @@ impl Resolver<'_> {
                 format!("{who}: {LITERAL_TOKEN}"),
             ));
         }
-        self.check_protocol_version(&key("protocol_version"), &t.protocol_version)?;
-        let protocols = self.protocols(i, &who, t.protocols, t.protocol_version.is_some())?;
+        let protocol_version = self
+            .optional_protocol_version(&key("protocol_version"), t.protocol_version.as_deref())?;
+        let protocols = self.protocols(i, &who, t.protocols, protocol_version.is_some())?;
 
         let endpoint = match (t.url, t.command) {
             (Some(_), Some(_)) => {
@@ -73,7 +74,7 @@ impl Resolver<'_> {
                         max_redirects: t.max_redirects,
                     },
                 )?;
-                Endpoint::Http {
+                EndpointConfig::Http {
                     url,
                     transport: http.transport,
                     headers: http.headers,
@@ -100,7 +101,7 @@ impl Resolver<'_> {
                     return Err(self.error(&key("command"), At::Value, format!("{who}: `command` is empty")));
                 }
                 let env = self.child_env(i, &who, t.env.unwrap_or_default())?;
-                Endpoint::Stdio {
+                EndpointConfig::Stdio {
                     command,
                     args: t.args.unwrap_or_default(),
                     env,
@@ -168,7 +169,7 @@ impl Resolver<'_> {
         let target = TargetConfig {
             name: t.name,
             endpoint,
-            protocol_version: t.protocol_version,
+            protocol_version,
             protocols,
             schedule,
             kinds,
@@ -197,7 +198,7 @@ impl Resolver<'_> {
         who: &str,
         raw: Option<RawProtocols>,
         pinned: bool,
-    ) -> Result<Vec<String>> {
+    ) -> Result<Vec<ProtocolVersion>> {
         let at = yaml_path!["targets", i, "protocols"];
         let Some(raw) = raw else {
             return Ok(Vec::new());
@@ -209,21 +210,23 @@ impl Resolver<'_> {
                 format!("{who}: give `protocols` or `protocol_version`, not both"),
             ));
         }
-        let mut versions: Vec<String> = match raw {
-            RawProtocols::AllSupported => PROTOCOL_VERSIONS.iter().map(|v| v.to_string()).collect(),
+        let written: Vec<String> = match raw {
+            RawProtocols::AllSupported => ProtocolVersion::LABELS.map(String::from).to_vec(),
             RawProtocols::List(list) => list,
         };
-        for (j, v) in versions.iter().enumerate() {
+        let mut versions = Vec::with_capacity(written.len());
+        for (j, v) in written.iter().enumerate() {
             let mut vat = at.to_vec();
             vat.push(crate::config::locate::Seg::Index(j));
-            self.check_protocol_version(&vat, &Some(v.clone()))?;
-            if versions[..j].contains(v) {
+            let version = self.protocol_version(&vat, v)?;
+            if versions.contains(&version) {
                 return Err(self.error(
                     &vat,
                     At::Value,
                     format!("{who}: protocol version {v} is listed twice in `protocols`"),
                 ));
             }
+            versions.push(version);
         }
         if versions.len() < 2 {
             return Err(self.error(
@@ -232,7 +235,6 @@ impl Resolver<'_> {
                 format!("{who}: `protocols` needs at least two versions to compare; pin one with `protocol_version`"),
             ));
         }
-        // Dates: the string order is the version order.
         versions.sort_unstable_by(|a, b| b.cmp(a));
         Ok(versions)
     }

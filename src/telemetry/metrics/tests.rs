@@ -3,11 +3,12 @@
 
 use super::*;
 use crate::baseline::{KindDiff, PolledTarget};
-use crate::poll::{
-    GarbageCursorAnswer, GarbageCursorCheck, PollReport, ServerInfo, TraceId, Transport,
-};
+use crate::poll::{GarbageCursorAnswer, GarbageCursorCheck, PollReport, ServerInfo, TraceId};
 use mcp_listing::report::{Restart, RestartReason};
-use mcp_listing::{CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::{
+    CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, ProtocolVersion,
+    TransportKind,
+};
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -35,7 +36,7 @@ fn page(index: u32, items: u32, next: CursorState, millis: u64) -> PageRecord {
 
 fn failed_page(index: u32, error: ErrorKind, rpc_code: Option<i64>) -> PageRecord {
     PageRecord {
-        error: Some(error.label().to_string()),
+        error: Some(error),
         rpc_code,
         ..page(index, 0, CursorState::None, 7)
     }
@@ -88,7 +89,7 @@ fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> P
             trace_id: trace_id.and_then(TraceId::from_hex),
             ..PollReport::new(
                 target,
-                Transport::StreamableHttp,
+                TransportKind::StreamableHttp,
                 SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             )
         },
@@ -917,14 +918,14 @@ fn protocol_catalogue_series_exist_only_for_compared_versions() {
         "a target without protocols: has none"
     );
 
-    let at = |version: &str, primary: bool, missing: Option<u64>| ProtocolCatalogue {
-        protocol_version: version.into(),
+    let at = |version: ProtocolVersion, primary: bool, missing: Option<u64>| ProtocolCatalogue {
+        protocol_version: version,
         primary,
-        negotiated: Some(version.into()),
+        negotiated: Some(version.label().into()),
         session_error: None,
         kinds: vec![ProtocolKind {
             kind: Kind::Tools,
-            outcome: "complete",
+            outcome: Outcome::Complete,
             reason: None,
             unique_items: 5,
             missing_total: missing,
@@ -933,8 +934,8 @@ fn protocol_catalogue_series_exist_only_for_compared_versions() {
     };
     plain.report.target = "gw".into();
     plain.report.protocol_catalogues = vec![
-        at("2026-07-28", true, Some(3)),
-        at("2025-11-25", false, Some(0)),
+        at(ProtocolVersion::V2026_07_28, true, Some(3)),
+        at(ProtocolVersion::V2025_11_25, false, Some(0)),
     ];
     metrics.observe(&plain, &BTreeMap::new());
     let t = text(&registry);
@@ -945,13 +946,15 @@ fn protocol_catalogue_series_exist_only_for_compared_versions() {
         3.0,
     );
     // Next poll: the older version did not complete, so it is not compared.
-    plain.report.protocol_catalogues =
-        vec![at("2026-07-28", true, None), at("2025-11-25", false, None)];
+    plain.report.protocol_catalogues = vec![
+        at(ProtocolVersion::V2026_07_28, true, None),
+        at(ProtocolVersion::V2025_11_25, false, None),
+    ];
     metrics.observe(&plain, &BTreeMap::new());
     assert_eq!(series(&text(&registry)), 0);
     plain.report.protocol_catalogues = vec![
-        at("2026-07-28", true, Some(1)),
-        at("2025-11-25", false, Some(0)),
+        at(ProtocolVersion::V2026_07_28, true, Some(1)),
+        at(ProtocolVersion::V2025_11_25, false, Some(0)),
     ];
     metrics.observe(&plain, &BTreeMap::new());
     metrics.forget_target("gw");

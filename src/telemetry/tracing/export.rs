@@ -15,7 +15,8 @@
 
 use super::error::TracingError;
 use super::redact::{redacted_endpoint, scrub_urls};
-use super::settings::{Protocol, Resolved};
+use super::settings::Resolved;
+use crate::config::OtlpProtocol;
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::resource::{
@@ -191,7 +192,7 @@ fn build_exporter(
         TracingError::Exporter(scrub_urls(&e.to_string()))
     };
     let mut exporter = match r.protocol {
-        Protocol::Grpc => {
+        OtlpProtocol::Grpc => {
             let mut metadata = opentelemetry_otlp::tonic_types::metadata::MetadataMap::new();
             for (name, value) in &r.headers {
                 let key =
@@ -208,7 +209,7 @@ fn build_exporter(
                 .build()
                 .map_err(build_err)?
         }
-        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
+        OtlpProtocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_endpoint(r.endpoint.clone())
             .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)

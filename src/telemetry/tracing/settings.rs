@@ -5,6 +5,7 @@
 use super::error::TracingError;
 use super::redact::redacted_endpoint;
 use super::sampler::Sampler;
+use crate::config::OtlpProtocol;
 
 /// What the configuration file says about tracing (`tracing:` section).
 /// Every field is optional; the OpenTelemetry env vars fill the gaps.
@@ -13,8 +14,7 @@ pub struct TraceSettings {
     /// Base OTLP endpoint, like `OTEL_EXPORTER_OTLP_ENDPOINT`: for
     /// `http/protobuf`, `/v1/traces` is appended unless already there.
     pub endpoint: Option<String>,
-    /// `grpc` or `http/protobuf`.
-    pub protocol: Option<String>,
+    pub protocol: Option<OtlpProtocol>,
     /// Extra request headers (e.g. an API key); values are secrets.
     pub headers: Vec<(String, String)>,
     pub service_name: Option<String>,
@@ -22,28 +22,12 @@ pub struct TraceSettings {
     pub sample_ratio: Option<f64>,
 }
 
-/// Wire protocol towards the collector.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    Grpc,
-    HttpProtobuf,
-}
-
-impl Protocol {
-    pub fn label(self) -> &'static str {
-        match self {
-            Protocol::Grpc => "grpc",
-            Protocol::HttpProtobuf => "http/protobuf",
-        }
-    }
-}
-
 /// Everything needed to start the exporter, after config and env merged.
 #[derive(Clone, PartialEq)]
 pub struct Resolved {
     /// Full URL the exporter is given (for HTTP it includes `/v1/traces`).
     pub endpoint: String,
-    pub protocol: Protocol,
+    pub protocol: OtlpProtocol,
     /// Headers from the config only: the OTLP exporter itself merges
     /// `OTEL_EXPORTER_OTLP[_TRACES]_HEADERS`, so they are not repeated here.
     pub headers: Vec<(String, String)>,
@@ -173,24 +157,27 @@ pub fn resolve(
 fn resolve_protocol(
     cfg: &TraceSettings,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Protocol, TracingError> {
-    let (value, source) = if let Some(p) = cfg.protocol.as_deref().filter(|p| !p.is_empty()) {
-        (p.to_string(), "tracing.protocol")
-    } else if let Some(p) = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") {
+) -> Result<OtlpProtocol, TracingError> {
+    if let Some(p) = cfg.protocol {
+        return Ok(p);
+    }
+    let (value, source) = if let Some(p) = env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") {
         (p, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
     } else if let Some(p) = env("OTEL_EXPORTER_OTLP_PROTOCOL") {
         (p, "OTEL_EXPORTER_OTLP_PROTOCOL")
     } else {
         // The OTLP exporter spec's default.
-        return Ok(Protocol::HttpProtobuf);
+        return Ok(OtlpProtocol::HttpProtobuf);
     };
     match value.trim() {
-        "grpc" => Ok(Protocol::Grpc),
-        "http/protobuf" | "http" => Ok(Protocol::HttpProtobuf),
-        other => Err(TracingError::UnsupportedProtocol {
-            setting: source,
-            value: other.to_string(),
-        }),
+        // What some SDKs call http/protobuf.
+        "http" => Ok(OtlpProtocol::HttpProtobuf),
+        other => other
+            .parse()
+            .map_err(|_| TracingError::UnsupportedProtocol {
+                setting: source,
+                value: other.to_string(),
+            }),
     }
 }
 
@@ -234,9 +221,9 @@ fn check_url<'a>(raw: &'a str, source: &'static str) -> Result<&'a str, TracingE
 }
 
 /// gRPC ignores the path; HTTP posts to `<base>/v1/traces` (query kept).
-fn with_traces_path(base: &str, protocol: Protocol) -> String {
+fn with_traces_path(base: &str, protocol: OtlpProtocol) -> String {
     match (protocol, url::Url::parse(base)) {
-        (Protocol::HttpProtobuf, Ok(mut url)) => {
+        (OtlpProtocol::HttpProtobuf, Ok(mut url)) => {
             let path = url.path().trim_end_matches('/').to_string();
             if !path.ends_with(TRACES_PATH) {
                 url.set_path(&format!("{path}{TRACES_PATH}"));
@@ -276,7 +263,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(r.endpoint, "http://collector:4318/v1/traces");
-        assert_eq!(r.protocol, Protocol::HttpProtobuf);
+        assert_eq!(r.protocol, OtlpProtocol::HttpProtobuf);
         assert_eq!(r.service_name, DEFAULT_SERVICE_NAME);
         assert_eq!(r.sampler, Sampler::AlwaysOn);
     }
@@ -299,7 +286,7 @@ mod tests {
     fn config_beats_env_and_grpc_keeps_path() {
         let cfg = TraceSettings {
             endpoint: Some("http://cfg:4317".into()),
-            protocol: Some("grpc".into()),
+            protocol: Some(OtlpProtocol::Grpc),
             service_name: Some("svc".into()),
             sample_ratio: Some(0.25),
             ..Default::default()
@@ -319,7 +306,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(r.endpoint, "http://cfg:4317");
-        assert_eq!(r.protocol, Protocol::Grpc);
+        assert_eq!(r.protocol, OtlpProtocol::Grpc);
         assert_eq!(r.service_name, "svc");
         assert_eq!(r.sampler, Sampler::Ratio(0.25));
     }
@@ -373,11 +360,13 @@ mod tests {
 
         let cfg = TraceSettings {
             endpoint: Some("http://c:4318".into()),
-            protocol: Some("http/json".into()),
             ..Default::default()
         };
         assert!(matches!(
-            resolve(&cfg, &env_of(&[])),
+            resolve(
+                &cfg,
+                &env_of(&[("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")])
+            ),
             Err(TracingError::UnsupportedProtocol { .. })
         ));
 

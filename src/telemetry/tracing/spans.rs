@@ -318,8 +318,8 @@ impl Builder<'_> {
                 i64::from(l.list_changed_notifications),
             ),
         ];
-        if let Some(reason) = &l.reason {
-            attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.clone()));
+        if let Some(reason) = l.reason {
+            attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.label()));
         }
         if let Some(ttl) = l.ttl_ms {
             attrs.push(KeyValue::new(attr::PAGINATION_TTL_MS, ttl as i64));
@@ -475,14 +475,14 @@ impl Builder<'_> {
                 hash.clone(),
             ));
         }
-        let status = match &p.error {
-            Some(label) => {
+        let status = match p.error {
+            Some(error) => {
                 let error_type = match p.rpc_code {
                     Some(code) => code.to_string(),
-                    None => label.clone(),
+                    None => error.label().to_string(),
                 };
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, error_type));
-                attrs.push(KeyValue::new(attr::PAGINATION_ERROR, label.clone()));
+                attrs.push(KeyValue::new(attr::PAGINATION_ERROR, error.label()));
                 if let Some(code) = p.rpc_code {
                     attrs.push(KeyValue::new(
                         attr::RPC_RESPONSE_STATUS_CODE,
@@ -495,7 +495,7 @@ impl Builder<'_> {
                         i64::from(code),
                     ));
                 }
-                Status::error(label.clone())
+                Status::error(error.label())
             }
             None => Status::Unset,
         };

@@ -65,7 +65,7 @@ impl ConformanceMetrics {
                 target: target.to_string(),
                 kind: f.kind.label(),
                 rule: f.rule,
-                level: f.level,
+                level: f.level.label(),
             })
             .collect();
         let mut failing = self.lock();
@@ -102,6 +102,7 @@ impl ConformanceMetrics {
 mod tests {
     use super::*;
     use crate::verdict::RuleFailure;
+    use mcp_conformance::Requirement;
     use mcp_listing::Kind;
 
     fn result(rules: &[(&'static str, Kind)]) -> ConformanceResult {
@@ -116,7 +117,7 @@ mod tests {
                 .map(|(rule, kind)| RuleFailure {
                     kind: *kind,
                     rule,
-                    level: "MUST",
+                    level: Requirement::Must,
                     message: String::new(),
                     evidence: String::new(),
                 })

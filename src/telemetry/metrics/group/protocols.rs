@@ -7,7 +7,7 @@
 
 use super::super::families::{GaugeFamily, Source};
 use crate::poll::PollReport;
-use mcp_listing::Kind;
+use mcp_listing::{Kind, ProtocolVersion};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -20,7 +20,7 @@ use std::sync::Mutex;
 pub(crate) struct ProtocolLabels {
     pub target: String,
     pub kind: &'static str,
-    pub protocol_version: String,
+    pub protocol_version: &'static str,
 }
 
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl ProtocolFamilies {
                 let Some(missing) = k.missing_total else {
                     continue;
                 };
-                let labels = labels(&report.target, k.kind, &catalogue.protocol_version);
+                let labels = labels(&report.target, k.kind, catalogue.protocol_version);
                 self.missing
                     .get_or_create(&labels)
                     .set(i64::try_from(missing).unwrap_or(i64::MAX));
@@ -96,10 +96,10 @@ impl ProtocolFamilies {
     }
 }
 
-fn labels(target: &str, kind: Kind, version: &str) -> ProtocolLabels {
+fn labels(target: &str, kind: Kind, version: ProtocolVersion) -> ProtocolLabels {
     ProtocolLabels {
         target: target.to_string(),
         kind: kind.label(),
-        protocol_version: version.to_string(),
+        protocol_version: version.label(),
     }
 }
