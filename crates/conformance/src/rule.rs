@@ -2,8 +2,9 @@
 //! and the shape of one verdict. Rule ids are a bounded, documented set
 //! (docs/conformance.md): they may be used as metric label values.
 
-use mcp_listing::Kind;
+use mcp_listing::{Kind, ProtocolVersion};
 use serde::Serialize;
+use std::fmt;
 
 mcp_listing::labelled_enum! {
     /// How strongly the spec asks for what the rule checks (its RFC 2119
@@ -30,38 +31,39 @@ mcp_listing::labelled_enum! {
 /// A spec section: version and path under `docs/specification/<version>/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SpecRef {
-    pub version: &'static str,
+    pub version: ProtocolVersion,
     pub section: &'static str,
 }
 
-impl SpecRef {
-    pub fn label(self) -> String {
-        format!("{} {}", self.version, self.section)
+/// `2025-11-25 server/utilities/pagination`, as reports cite it.
+impl fmt::Display for SpecRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.version, self.section)
     }
 }
 
 pub const PAGINATION_2025: SpecRef = SpecRef {
-    version: "2025-11-25",
+    version: ProtocolVersion::V2025_11_25,
     section: "server/utilities/pagination",
 };
 pub const PAGINATION_2026: SpecRef = SpecRef {
-    version: "2026-07-28",
+    version: ProtocolVersion::V2026_07_28,
     section: "server/utilities/pagination",
 };
 pub const CACHING_2026: SpecRef = SpecRef {
-    version: "2026-07-28",
+    version: ProtocolVersion::V2026_07_28,
     section: "server/utilities/caching",
 };
 pub const TOOLS_2026: SpecRef = SpecRef {
-    version: "2026-07-28",
+    version: ProtocolVersion::V2026_07_28,
     section: "server/tools",
 };
 pub const BASIC_2026: SpecRef = SpecRef {
-    version: "2026-07-28",
+    version: ProtocolVersion::V2026_07_28,
     section: "basic",
 };
 pub const SUBSCRIPTIONS_2026: SpecRef = SpecRef {
-    version: "2026-07-28",
+    version: ProtocolVersion::V2026_07_28,
     section: "basic/patterns/subscriptions",
 };
 
@@ -293,7 +295,7 @@ impl RuleResult {
             kind,
             level: rule.level,
             verdict,
-            spec: rule.spec.label(),
+            spec: rule.spec.to_string(),
             message: message.into(),
             evidence: Evidence::default(),
         }
@@ -312,7 +314,7 @@ impl RuleResult {
         self
     }
     pub fn spec(mut self, spec: SpecRef) -> Self {
-        self.spec = spec.label();
+        self.spec = spec.to_string();
         self
     }
     pub fn evidence(mut self, evidence: Evidence) -> Self {

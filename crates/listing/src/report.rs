@@ -156,6 +156,18 @@ pub enum CursorState {
 }
 
 impl CursorState {
+    /// The state's name, as its JSON `state` tag says it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            CursorState::Absent => "absent",
+            CursorState::Null => "null",
+            CursorState::Blank => "blank",
+            CursorState::Present(_) => "present",
+            CursorState::Invalid => "invalid",
+            CursorState::None => "none",
+        }
+    }
+
     pub fn is_present(&self) -> bool {
         matches!(self, CursorState::Present(_) | CursorState::Blank)
     }
@@ -322,4 +334,47 @@ fn ser_unix<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Erro
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     s.serialize_f64(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_what_json_says() {
+        for state in [
+            CursorState::Absent,
+            CursorState::Null,
+            CursorState::Blank,
+            CursorState::Present("abcd".into()),
+            CursorState::Invalid,
+            CursorState::None,
+        ] {
+            let json = serde_json::to_value(&state).unwrap();
+            assert_eq!(json["state"], state.label());
+        }
+        for outcome in [
+            Outcome::Complete,
+            Outcome::Aborted(Guard::PageCap),
+            Outcome::Error(ErrorKind::Timeout),
+            Outcome::Unsupported,
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.label());
+            let reason = EndReason::of(outcome, false);
+            assert_eq!(
+                serde_json::to_value(reason).unwrap(),
+                serde_json::to_value(reason.map(EndReason::label)).unwrap()
+            );
+        }
+        assert_eq!(
+            EndReason::of(Outcome::Complete, true).map(EndReason::label),
+            Some("blank_cursor")
+        );
+        let failure = SessionFailure {
+            error: ErrorKind::Unauthorized,
+            detail: "HTTP 401".into(),
+            http_status: Some(401),
+        };
+        assert_eq!(failure.to_string(), "unauthorized: HTTP 401");
+    }
 }

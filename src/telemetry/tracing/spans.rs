@@ -460,10 +460,7 @@ impl Builder<'_> {
             KeyValue::new(attr::PAGINATION_RESPONSE_BYTES, p.bytes as i64),
             KeyValue::new(attr::PAGINATION_CURSOR_SENT, p.sent_cursor.is_some()),
             KeyValue::new(attr::PAGINATION_CURSOR_PRESENT, p.next_cursor.is_present()),
-            KeyValue::new(
-                attr::PAGINATION_NEXT_CURSOR,
-                cursor_state_label(&p.next_cursor),
-            ),
+            KeyValue::new(attr::PAGINATION_NEXT_CURSOR, p.next_cursor.label()),
         ];
         self.common.push(&mut attrs);
         if let CursorState::Present(hash) = &p.next_cursor {
@@ -510,17 +507,6 @@ impl Builder<'_> {
             Vec::new(),
             status,
         )
-    }
-}
-
-fn cursor_state_label(c: &CursorState) -> &'static str {
-    match c {
-        CursorState::Absent => "absent",
-        CursorState::Null => "null",
-        CursorState::Blank => "blank",
-        CursorState::Present(_) => "present",
-        CursorState::Invalid => "invalid",
-        CursorState::None => "none",
     }
 }
 
