@@ -59,8 +59,8 @@ impl fmt::Display for Choices<'_> {
 ///
 /// The enum must derive `Clone` and `Copy`. The word after `as` names the
 /// concept in parse errors (`unknown kind "x" (expected tools or
-/// resource_templates)`). Serde reads and writes the label, and rejects an
-/// unknown word with serde's own "unknown variant" message.
+/// resource_templates)`). Serde reads and writes the label; reading goes the
+/// way `#[derive(Deserialize)]` goes, so errors read as serde's own.
 #[macro_export]
 macro_rules! labelled_enum {
     (
@@ -117,27 +117,68 @@ macro_rules! labelled_enum {
             }
         }
 
+        // As `#[derive(Deserialize)]` reads a unit-variant enum (through
+        // `deserialize_enum`), so every format's messages stay the same.
         impl<'de> $crate::labelled::__serde::Deserialize<'de> for $name {
             fn deserialize<D: $crate::labelled::__serde::Deserializer<'de>>(
                 d: D,
             ) -> ::core::result::Result<Self, D::Error> {
-                struct LabelVisitor;
-                impl $crate::labelled::__serde::de::Visitor<'_> for LabelVisitor {
-                    type Value = $name;
+                use $crate::labelled::__serde::de;
+
+                struct Variant($name);
+                struct VariantVisitor;
+                impl de::Visitor<'_> for VariantVisitor {
+                    type Value = Variant;
                     fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                        write!(f, "a {} label", $what)
+                        f.write_str("variant identifier")
                     }
-                    fn visit_str<E: $crate::labelled::__serde::de::Error>(
-                        self,
-                        v: &str,
-                    ) -> ::core::result::Result<$name, E> {
+                    fn visit_u64<E: de::Error>(self, i: u64) -> ::core::result::Result<Variant, E> {
+                        usize::try_from(i)
+                            .ok()
+                            .and_then(|i| $name::ALL.get(i).copied())
+                            .map(Variant)
+                            .ok_or_else(|| {
+                                E::invalid_value(de::Unexpected::Unsigned(i), &"a variant index")
+                            })
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> ::core::result::Result<Variant, E> {
                         $name::ALL
                             .into_iter()
                             .find(|x| x.label() == v)
+                            .map(Variant)
                             .ok_or_else(|| E::unknown_variant(v, &$name::LABELS))
                     }
+                    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> ::core::result::Result<Variant, E> {
+                        match ::core::str::from_utf8(v) {
+                            Ok(v) => self.visit_str(v),
+                            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+                        }
+                    }
                 }
-                d.deserialize_str(LabelVisitor)
+                impl<'de> de::Deserialize<'de> for Variant {
+                    fn deserialize<D: de::Deserializer<'de>>(
+                        d: D,
+                    ) -> ::core::result::Result<Self, D::Error> {
+                        d.deserialize_identifier(VariantVisitor)
+                    }
+                }
+
+                struct EnumVisitor;
+                impl<'de> de::Visitor<'de> for EnumVisitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        f.write_str(concat!("enum ", stringify!($name)))
+                    }
+                    fn visit_enum<A: de::EnumAccess<'de>>(
+                        self,
+                        data: A,
+                    ) -> ::core::result::Result<$name, A::Error> {
+                        let (Variant(v), content) = data.variant::<Variant>()?;
+                        de::VariantAccess::unit_variant(content)?;
+                        Ok(v)
+                    }
+                }
+                d.deserialize_enum(stringify!($name), &$name::LABELS, EnumVisitor)
             }
         }
     };
