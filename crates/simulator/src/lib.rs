@@ -26,8 +26,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How the simulator serves: the server side's choice of transport, not the
+/// client's (`mcp_wire`'s transport kinds). The flag stays `--transport`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Transport {
+pub enum ServingMode {
     /// Newline-delimited JSON on stdin/stdout.
     Stdio,
     /// Streamable HTTP: POST /mcp (or /mcp/<name> with --scenarios).
@@ -40,7 +42,7 @@ pub enum Transport {
 pub struct SimulateArgs {
     /// How to serve.
     #[arg(long, value_enum, default_value = "stdio")]
-    pub transport: Transport,
+    pub transport: ServingMode,
     /// HTTP listen address (port 0 picks a free port; the bound address is
     /// printed to stderr as `listening on http://ADDR`).
     #[arg(long, default_value = "127.0.0.1:0")]
@@ -74,7 +76,7 @@ pub async fn main(args: SimulateArgs) -> ExitCode {
         },
     };
     match args.transport {
-        Transport::Stdio => {
+        ServingMode::Stdio => {
             if !single {
                 return usage_error("--scenarios needs --transport http or sse");
             }
@@ -83,11 +85,11 @@ pub async fn main(args: SimulateArgs) -> ExitCode {
             };
             stdio::run(Arc::new(engine::VirtualServer::new(cfg))).await
         }
-        Transport::Http | Transport::Sse => {
+        ServingMode::Http | ServingMode::Sse => {
             let opts = http::HttpOptions {
                 listen: args.listen.clone(),
                 tcp_nodelay: args.tcp_nodelay,
-                legacy_sse: args.transport == Transport::Sse,
+                legacy_sse: args.transport == ServingMode::Sse,
                 session_idle: Duration::from_secs(args.session_idle_secs.max(1)),
                 max_sessions: args.max_sessions.max(1),
                 seed: args.knobs.seed.unwrap_or(0),
