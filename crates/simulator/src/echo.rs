@@ -3,7 +3,7 @@
 //! names, URIs and descriptions, server info, error messages. Tests use it
 //! to check that no credential we send comes back into anything we keep.
 
-use super::engine::{Body, Reply};
+use super::reply::{Body, Reply};
 use serde_json::Value;
 
 /// Keys whose string values get the echoed text appended.

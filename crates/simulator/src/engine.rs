@@ -1,121 +1,33 @@
 //! The transport-free half of the simulator: one virtual server's state and
 //! what it answers to each JSON-RPC message. Transports render a [`Reply`].
 
-use super::config::Scenario;
+use super::behaviour::scenarios;
+use super::behaviour::Counters;
 use super::config::{ChangeEvery, ServerConfig, LEGACY_VERSIONS, MODERN_VERSION};
 use super::cursor::CursorKey;
-use bytes::Bytes;
+use super::per_kind::PerKind;
+use super::reply::{
+    error, error_with_data, result, Reply, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+};
 use mcp_listing::kind::Kind;
 use serde_json::{json, Value};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub const SERVER_NAME: &str = "mcp-exporter-simulator";
 pub const NEWEST_LEGACY: &str = "2025-11-25";
 pub const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const PARSE_ERROR: i64 = -32700;
-pub const HEADER_MISMATCH: i64 = -32020;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// What to write for one message.
-#[derive(Debug)]
-pub struct Reply {
-    /// Server notifications written before the answer (stdio lines, SSE
-    /// events). A JSON-mode HTTP answer has nowhere to put them.
-    pub notifications: Vec<Value>,
-    /// Wait this long before writing the answer (slow-page).
-    pub delay: Duration,
-    pub body: Body,
-    /// HTTP status for the answer (modern errors use 400/404).
-    pub http_status: u16,
-}
-
-#[derive(Debug)]
-pub enum Body {
-    /// A notification was accepted; nothing to answer (HTTP 202).
-    None,
-    Json(Value),
-    /// Bytes that are not valid JSON (malformed).
-    Raw(Bytes),
-    /// The serialised answer, written `chunk` bytes at a time.
-    Drip {
-        bytes: Bytes,
-        chunk: usize,
-        every: Duration,
-    },
-    /// Never answer.
-    Hang,
-    /// stdio: exit the process; HTTP: cut the connection.
-    Crash,
-}
-
-impl Reply {
-    pub fn json(v: Value) -> Reply {
-        Reply {
-            notifications: Vec::new(),
-            delay: Duration::ZERO,
-            body: Body::Json(v),
-            http_status: 200,
-        }
-    }
-    pub fn none() -> Reply {
-        Reply {
-            notifications: Vec::new(),
-            delay: Duration::ZERO,
-            body: Body::None,
-            http_status: 202,
-        }
-    }
-    pub fn with_status(mut self, status: u16) -> Reply {
-        self.http_status = status;
-        self
-    }
-}
-
-pub fn result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-pub fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-pub fn error_with_data(id: &Value, code: i64, message: &str, data: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message, "data": data}})
-}
-
-pub fn list_changed(kind: Kind) -> Value {
-    json!({"jsonrpc": "2.0", "method": kind.list_changed_method()})
-}
-
 /// State of one client's session (a stdio process, an HTTP session, a
 /// legacy SSE stream). Modern requests get a throwaway one.
 #[derive(Debug, Default, Clone)]
 pub struct SessionState {
     /// Catalogue change epoch this session was last told about, per kind.
-    pub notified: [u32; 4],
+    pub notified: PerKind<u32>,
     /// List requests answered in this session (session-expiry).
     pub list_requests: u32,
     pub version: Option<String>,
-}
-
-/// Mutable per-server counters, shared by every session.
-#[derive(Debug, Default)]
-pub(super) struct KindState {
-    /// Listings served to their last page (drives shrink/grow/reorder).
-    pub completed: u32,
-    /// stale-cursor: rejections still to hand out.
-    pub stale_left: u32,
-    /// protocol-2026: where the constant `tail` cursor continues.
-    pub tail: u32,
-    /// unstable-cursor: times each continuation offset was served (at
-    /// most one entry per page of the catalogue).
-    pub served: std::collections::HashMap<u32, u32>,
 }
 
 pub struct VirtualServer {
@@ -124,16 +36,8 @@ pub struct VirtualServer {
     pub(super) key: CursorKey,
     /// silent-restart signs some cursors with a "previous incarnation".
     pub(super) old_key: CursorKey,
-    pub(super) kinds: Mutex<[KindState; 4]>,
-}
-
-pub fn kind_index(kind: Kind) -> usize {
-    match kind {
-        Kind::Tools => 0,
-        Kind::Prompts => 1,
-        Kind::Resources => 2,
-        Kind::ResourceTemplates => 3,
-    }
+    /// What the scenario keeps per kind.
+    pub(super) counters: Counters,
 }
 
 fn kind_for_method(method: &str) -> Option<Kind> {
@@ -142,29 +46,19 @@ fn kind_for_method(method: &str) -> Option<Kind> {
 
 impl VirtualServer {
     pub fn new(cfg: ServerConfig) -> VirtualServer {
-        let kinds = std::array::from_fn(|_| KindState {
-            stale_left: cfg.stale_times,
-            ..KindState::default()
-        });
         VirtualServer {
             key: CursorKey::new(cfg.seed, &cfg.name, 1),
             old_key: CursorKey::new(cfg.seed, &cfg.name, 0),
             started: Instant::now(),
-            kinds: Mutex::new(kinds),
+            counters: Counters::new(&cfg),
             cfg,
         }
-    }
-
-    pub(super) fn lock_kinds(&self) -> std::sync::MutexGuard<'_, [KindState; 4]> {
-        // A panic while holding the lock cannot leave the counters
-        // inconsistent in a way that matters here, so recover the guard.
-        self.kinds.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The catalogue change epoch of `kind` (0 until the first change).
     pub(super) fn epoch(&self, kind: Kind) -> u32 {
         match self.cfg.change_every {
-            ChangeEvery::Listings(m) => self.lock_kinds()[kind_index(kind)].completed / m.max(1),
+            ChangeEvery::Listings(m) => self.counters.with(kind, |c| c.completed) / m.max(1),
             ChangeEvery::Duration(d) => {
                 (self.started.elapsed().as_millis() / d.as_millis().max(1)) as u32
             }
@@ -172,8 +66,7 @@ impl VirtualServer {
     }
 
     pub fn capabilities(&self) -> Value {
-        // stray-list-changed sends notifications it does not advertise.
-        if self.cfg.scenario == Scenario::StrayListChanged {
+        if !scenarios::of(self.cfg.scenario).advertises_list_changed() {
             return json!({"tools": {}, "prompts": {}, "resources": {}});
         }
         json!({

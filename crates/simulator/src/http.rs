@@ -3,10 +3,12 @@
 //! `/messages` (see sse.rs). Sessions, auth and header checks live here;
 //! what to answer comes from the engine.
 
-use super::config::{ResponseMode, Scenario, ServerConfig};
-use super::engine::{
-    error, Body as ReplyBody, Reply, SessionState, VirtualServer, HEADER_MISMATCH, INVALID_REQUEST,
-    META_VERSION, METHOD_NOT_FOUND, PARSE_ERROR,
+use super::behaviour::scenarios;
+use super::config::{ResponseMode, ServerConfig};
+use super::engine::{SessionState, VirtualServer, META_VERSION};
+use super::reply::{
+    error, Body as ReplyBody, Reply, HEADER_MISMATCH, INVALID_REQUEST, METHOD_NOT_FOUND,
+    PARSE_ERROR,
 };
 use super::sse;
 use super::subscriptions;
@@ -465,9 +467,9 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
             return session_not_found(id.as_ref());
         };
         session.last_used = Instant::now();
-        let expiring = server.cfg.scenario == Scenario::SessionExpiry
-            && method.as_deref().is_some_and(is_list_method)
-            && session.state.list_requests >= server.cfg.expire_after;
+        let expiring = method.as_deref().is_some_and(is_list_method)
+            && scenarios::of(server.cfg.scenario)
+                .session_expired(&server.cfg, session.state.list_requests);
         if expiring {
             sessions.remove(&sid);
             return session_not_found(id.as_ref());

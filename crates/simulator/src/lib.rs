@@ -2,11 +2,15 @@
 //! benchmarks and alert drills. Every scenario misbehaves deterministically
 //! on the wire; docs/simulator.md says what a correct client observes.
 //!
-//! Layout: `scenario` (names), `config` (knobs, YAML), `engine` + `pages` (what to answer),
-//! `catalogue` + `cursor` (items and opaque cursors), `wire` (timed
-//! writes), `subscriptions` (2026-07-28 `subscriptions/listen` streams), and
-//! one file per transport: `stdio`, `http`, `sse`.
+//! Layout: `scenario` (names), `behaviour` (what a scenario may change;
+//! `behaviour/scenarios.rs` says what each one does, one place per
+//! scenario), `config` (knobs, YAML), `engine` + `pages` (what to answer),
+//! `reply` (what to write), `catalogue` + `cursor` (items and opaque
+//! cursors), `per_kind`, `wire` (timed writes), `subscriptions` (2026-07-28
+//! `subscriptions/listen` streams), and one file per transport: `stdio`,
+//! `http`, `sse`.
 
+mod behaviour;
 mod catalogue;
 pub mod config;
 mod cursor;
@@ -14,7 +18,9 @@ mod echo;
 mod engine;
 mod http;
 mod pages;
-mod scenario;
+mod per_kind;
+mod reply;
+pub mod scenario;
 mod sse;
 mod stdio;
 mod subscriptions;

@@ -1,149 +1,73 @@
 //! The scenario names: one variant per way a simulated server misbehaves.
+//! What each one does is in behaviour/scenarios.rs, one place per scenario.
 
-use super::config::ConfigError;
+/// Declares [`Scenario`] from one row per scenario, so the variant, its
+/// `--scenario` name and its place in [`Scenario::ALL`] are written once.
+macro_rules! scenarios {
+    ($($variant:ident = $name:literal,)*) => {
+        /// How a scenario misbehaves. Names are the `--scenario` values.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Scenario {
+            $($variant,)*
+        }
 
-/// How a scenario misbehaves. Names are the `--scenario` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scenario {
-    Healthy,
-    SinglePage,
-    Truncate,
-    Shrink,
-    Grow,
-    Overlap,
-    RepeatCursor,
-    Cycle,
-    Endless,
-    BlankCursor,
-    NullCursor,
-    NumberCursor,
-    StaleCursor,
-    SilentRestart,
-    SlowPage,
-    Hang,
-    Drip,
-    Oversize,
-    Malformed,
-    WrongShape,
-    MissingKeys,
-    Crash,
-    RpcError,
-    SessionExpiry,
-    Auth,
-    ListChangedStorm,
-    Reorder,
-    Protocol2026,
-    AddRequiredParam,
-    EditDescription,
-    AcceptAnyCursor,
-    UnstableCursor,
-    NoCacheHints,
-    MixedCacheScope,
-    BadResultType,
-    NoResultType,
-    StrayListChanged,
+        impl Scenario {
+            /// Every scenario, in the order of docs/simulator.md.
+            pub const ALL: &'static [Scenario] = &[$(Scenario::$variant,)*];
+
+            /// The `--scenario` value.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Scenario::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+scenarios! {
+    Healthy = "healthy",
+    SinglePage = "single-page",
+    Truncate = "truncate",
+    Shrink = "shrink",
+    Grow = "grow",
+    Overlap = "overlap",
+    RepeatCursor = "repeat-cursor",
+    Cycle = "cycle",
+    Endless = "endless",
+    BlankCursor = "blank-cursor",
+    NullCursor = "null-cursor",
+    NumberCursor = "number-cursor",
+    StaleCursor = "stale-cursor",
+    SilentRestart = "silent-restart",
+    SlowPage = "slow-page",
+    Hang = "hang",
+    Drip = "drip",
+    Oversize = "oversize",
+    Malformed = "malformed",
+    WrongShape = "wrong-shape",
+    MissingKeys = "missing-keys",
+    Crash = "crash",
+    RpcError = "rpc-error",
+    SessionExpiry = "session-expiry",
+    Auth = "auth",
+    ListChangedStorm = "list-changed-storm",
+    Reorder = "reorder",
+    Protocol2026 = "protocol-2026",
+    AddRequiredParam = "add-required-param",
+    EditDescription = "edit-description",
+    AcceptAnyCursor = "accept-any-cursor",
+    UnstableCursor = "unstable-cursor",
+    NoCacheHints = "no-cache-hints",
+    MixedCacheScope = "mixed-cache-scope",
+    BadResultType = "bad-result-type",
+    NoResultType = "no-result-type",
+    StrayListChanged = "stray-list-changed",
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 37] = [
-        Scenario::Healthy,
-        Scenario::SinglePage,
-        Scenario::Truncate,
-        Scenario::Shrink,
-        Scenario::Grow,
-        Scenario::Overlap,
-        Scenario::RepeatCursor,
-        Scenario::Cycle,
-        Scenario::Endless,
-        Scenario::BlankCursor,
-        Scenario::NullCursor,
-        Scenario::NumberCursor,
-        Scenario::StaleCursor,
-        Scenario::SilentRestart,
-        Scenario::SlowPage,
-        Scenario::Hang,
-        Scenario::Drip,
-        Scenario::Oversize,
-        Scenario::Malformed,
-        Scenario::WrongShape,
-        Scenario::MissingKeys,
-        Scenario::Crash,
-        Scenario::RpcError,
-        Scenario::SessionExpiry,
-        Scenario::Auth,
-        Scenario::ListChangedStorm,
-        Scenario::Reorder,
-        Scenario::Protocol2026,
-        Scenario::AddRequiredParam,
-        Scenario::EditDescription,
-        Scenario::AcceptAnyCursor,
-        Scenario::UnstableCursor,
-        Scenario::NoCacheHints,
-        Scenario::MixedCacheScope,
-        Scenario::BadResultType,
-        Scenario::NoResultType,
-        Scenario::StrayListChanged,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Scenario::Healthy => "healthy",
-            Scenario::SinglePage => "single-page",
-            Scenario::Truncate => "truncate",
-            Scenario::Shrink => "shrink",
-            Scenario::Grow => "grow",
-            Scenario::Overlap => "overlap",
-            Scenario::RepeatCursor => "repeat-cursor",
-            Scenario::Cycle => "cycle",
-            Scenario::Endless => "endless",
-            Scenario::BlankCursor => "blank-cursor",
-            Scenario::NullCursor => "null-cursor",
-            Scenario::NumberCursor => "number-cursor",
-            Scenario::StaleCursor => "stale-cursor",
-            Scenario::SilentRestart => "silent-restart",
-            Scenario::SlowPage => "slow-page",
-            Scenario::Hang => "hang",
-            Scenario::Drip => "drip",
-            Scenario::Oversize => "oversize",
-            Scenario::Malformed => "malformed",
-            Scenario::WrongShape => "wrong-shape",
-            Scenario::MissingKeys => "missing-keys",
-            Scenario::Crash => "crash",
-            Scenario::RpcError => "rpc-error",
-            Scenario::SessionExpiry => "session-expiry",
-            Scenario::Auth => "auth",
-            Scenario::ListChangedStorm => "list-changed-storm",
-            Scenario::Reorder => "reorder",
-            Scenario::Protocol2026 => "protocol-2026",
-            Scenario::AddRequiredParam => "add-required-param",
-            Scenario::EditDescription => "edit-description",
-            Scenario::AcceptAnyCursor => "accept-any-cursor",
-            Scenario::UnstableCursor => "unstable-cursor",
-            Scenario::NoCacheHints => "no-cache-hints",
-            Scenario::MixedCacheScope => "mixed-cache-scope",
-            Scenario::BadResultType => "bad-result-type",
-            Scenario::NoResultType => "no-result-type",
-            Scenario::StrayListChanged => "stray-list-changed",
-        }
-    }
-
-    /// Scenarios whose catalogue changes with the epoch (completed
-    /// listings or uptime), and so may announce it with `--notify`.
-    pub fn changes(self) -> bool {
-        matches!(
-            self,
-            Scenario::Shrink
-                | Scenario::Grow
-                | Scenario::Reorder
-                | Scenario::AddRequiredParam
-                | Scenario::EditDescription
-        )
-    }
-
-    pub fn parse(name: &str) -> Result<Scenario, ConfigError> {
-        Scenario::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .ok_or_else(|| ConfigError::UnknownScenario(name.to_string()))
+    /// The scenario a `--scenario` value names, if any.
+    pub fn parse(name: &str) -> Option<Scenario> {
+        Scenario::ALL.iter().copied().find(|s| s.name() == name)
     }
 }

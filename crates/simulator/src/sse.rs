@@ -2,8 +2,9 @@
 //! stream whose first event names the POST endpoint; every POST gets 202
 //! and its answer arrives on that stream.
 
-use super::engine::{error, SessionState, PARSE_ERROR};
+use super::engine::SessionState;
 use super::http::{check_auth, json_response, lock, no_server, App, SessionQuery};
+use super::reply::{error, PARSE_ERROR};
 use super::wire::{self, Step};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};

@@ -2,10 +2,10 @@
 //! answered in arrival order of processing; slow answers do not hold up
 //! later ones, and a crash exits the process.
 
+use super::behaviour::scenarios;
 use super::config::ChangeEvery;
-use super::engine::{
-    error, kind_index, list_changed, Body, Reply, SessionState, VirtualServer, PARSE_ERROR,
-};
+use super::engine::{SessionState, VirtualServer};
+use super::reply::{error, list_changed, Body, Reply, PARSE_ERROR};
 use super::subscriptions;
 use super::wire::{self, Step};
 use mcp_listing::Kind;
@@ -186,7 +186,7 @@ fn spawn_change_announcer(
     out: mpsc::Sender<Vec<Step>>,
 ) -> Option<tokio::task::JoinHandle<()>> {
     let cfg = &server.cfg;
-    let changes = cfg.scenario.changes();
+    let changes = scenarios::of(cfg.scenario).changes();
     let ChangeEvery::Duration(period) = cfg.change_every else {
         return None;
     };
@@ -207,9 +207,8 @@ fn spawn_change_announcer(
                         continue;
                     }
                     let epoch = server.epoch(kind);
-                    let ki = kind_index(kind);
-                    if state.notified[ki] < epoch {
-                        state.notified[ki] = epoch;
+                    if state.notified[kind] < epoch {
+                        state.notified[kind] = epoch;
                         let mut line = list_changed(kind).to_string().into_bytes();
                         line.push(b'\n');
                         lines.push(Step::Chunk(line.into()));

@@ -5,8 +5,11 @@
 //! comes from `--listen-fault`. Transport-free: HTTP renders the messages as
 //! an SSE stream, stdio as lines.
 
+use super::behaviour::scenarios;
 use super::config::ListenFault;
-use super::engine::{kind_index, result, VirtualServer};
+use super::engine::VirtualServer;
+use super::per_kind::PerKind;
+use super::reply::result;
 use mcp_listing::kind::Kind;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -46,7 +49,7 @@ pub struct Subscription {
     /// Filter names honoured (requested and supported).
     honoured: Vec<&'static str>,
     /// Epoch last announced, per kind.
-    seen: [u32; 4],
+    seen: PerKind<u32>,
     sent_ack: bool,
     notifications_sent: u32,
     done: bool,
@@ -61,7 +64,7 @@ impl Subscription {
             .filter(|(name, _)| asked.and_then(|a| a.get(*name)) == Some(&Value::Bool(true)))
             .map(|(name, _)| *name)
             .collect();
-        let seen = std::array::from_fn(|i| server.epoch(Kind::ALL[i]));
+        let seen = PerKind::from_fn(|kind| server.epoch(kind));
         Subscription {
             server,
             id,
@@ -101,7 +104,7 @@ impl Subscription {
 
     fn announces(&self) -> bool {
         let cfg = &self.server.cfg;
-        cfg.notify && cfg.scenario.changes()
+        cfg.notify && scenarios::of(cfg.scenario).changes()
     }
 
     /// The next message; `None` when the stream is over.
@@ -161,9 +164,8 @@ impl Subscription {
                     continue;
                 }
                 let epoch = self.server.epoch(kind);
-                let i = kind_index(kind);
-                if epoch > self.seen[i] {
-                    self.seen[i] = epoch;
+                if epoch > self.seen[kind] {
+                    self.seen[kind] = epoch;
                     moved = true;
                 }
             }

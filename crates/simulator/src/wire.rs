@@ -3,7 +3,7 @@
 //! HTTP server send what it has before the next chunk (the priming-event
 //! stall), sleeps and hangs happen between writes.
 
-use super::engine::{Body, Reply};
+use super::reply::{Body, Reply};
 use bytes::Bytes;
 use futures_util::Stream;
 use serde_json::Value;
