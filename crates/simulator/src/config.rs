@@ -233,56 +233,22 @@ pub const DEFAULT_PAGE_SIZE: u32 = 5;
 
 impl ServerConfig {
     pub fn resolve(k: &Knobs, default_name: &str) -> Result<ServerConfig, ConfigError> {
-        let scenario_name = k
-            .scenario
-            .as_deref()
-            .ok_or_else(|| ConfigError::Invalid("--scenario is required".into()))?;
-        let scenario = Scenario::parse(scenario_name)
-            .ok_or_else(|| ConfigError::UnknownScenario(scenario_name.to_string()))?;
-        let items = k.items.unwrap_or(DEFAULT_ITEMS);
+        let scenario = scenario(k)?;
         let page_size = k.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         if page_size == 0 {
             return Err(ConfigError::Invalid(
                 "--page-size must be at least 1".into(),
             ));
         }
-        let protocol = match (&k.protocol, scenario) {
-            (Some(p), _) if p != MODERN_VERSION && !LEGACY_VERSIONS.contains(&p.as_str()) => {
-                return Err(ConfigError::UnknownProtocol(p.clone()))
-            }
-            (Some(p), Scenario::Protocol2026) if p != MODERN_VERSION => {
-                return Err(ConfigError::Invalid(
-                    "scenario protocol-2026 needs --protocol 2026-07-28 (or none)".into(),
-                ))
-            }
-            (None, Scenario::Protocol2026) => Some(MODERN_VERSION.to_string()),
-            (p, _) => p.clone(),
-        };
-        let modern = protocol.as_deref() == Some(MODERN_VERSION);
-        let kinds = match &k.kinds {
-            None => Kind::ALL.to_vec(),
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| s.parse().map_err(|_| ConfigError::UnknownKind(s.into())))
-                .collect::<Result<Vec<_>, _>>()?,
-        };
+        // A bad command line hears of its first failing check: keep the order.
+        let protocol = protocol(k, scenario)?;
+        let kinds = faulty_kinds(k)?;
         let overlap = k.overlap.unwrap_or(1);
         if scenario == Scenario::Overlap && overlap >= page_size {
             return Err(ConfigError::Invalid(
                 "--overlap must be smaller than --page-size".into(),
             ));
         }
-        let default_delay = match scenario {
-            Scenario::SlowPage => 1500,
-            Scenario::Drip => 50,
-            _ => 0,
-        };
-        let change_every = match (k.after_seconds, k.after_listings) {
-            (Some(secs), _) if secs > 0 => ChangeEvery::Duration(Duration::from_secs(secs)),
-            (_, listings) => ChangeEvery::Listings(listings.unwrap_or(1).max(1)),
-        };
         let token = if scenario == Scenario::Auth {
             Some(read_token(k)?)
         } else {
@@ -291,17 +257,17 @@ impl ServerConfig {
         Ok(ServerConfig {
             name: k.name.clone().unwrap_or_else(|| default_name.to_string()),
             scenario,
-            items,
+            items: k.items.unwrap_or(DEFAULT_ITEMS),
             page_size,
             seed: k.seed.unwrap_or(0),
+            modern: protocol.as_deref() == Some(MODERN_VERSION),
             protocol,
-            modern,
             response: k.response.unwrap_or(ResponseMode::Json),
             kinds,
             page: k.page.unwrap_or(2).max(1),
-            delay: Duration::from_millis(k.delay_ms.unwrap_or(default_delay)),
+            delay: Duration::from_millis(k.delay_ms.unwrap_or(default_delay_ms(scenario))),
             chunk_bytes: k.chunk_bytes.unwrap_or(16).max(1) as usize,
-            change_every,
+            change_every: change_every(k),
             change_by: k.change_by.unwrap_or(1),
             notify: k.notify.unwrap_or(false),
             overlap,
@@ -324,6 +290,56 @@ impl ServerConfig {
     /// Does the scenario's fault apply to this kind?
     pub fn faulty(&self, kind: Kind) -> bool {
         self.kinds.contains(&kind)
+    }
+}
+
+fn scenario(k: &Knobs) -> Result<Scenario, ConfigError> {
+    let name = k
+        .scenario
+        .as_deref()
+        .ok_or_else(|| ConfigError::Invalid("--scenario is required".into()))?;
+    Scenario::parse(name).ok_or_else(|| ConfigError::UnknownScenario(name.to_string()))
+}
+
+/// The forced protocol version, if any: protocol-2026 forces the modern one.
+fn protocol(k: &Knobs, scenario: Scenario) -> Result<Option<String>, ConfigError> {
+    match (&k.protocol, scenario) {
+        (Some(p), _) if p != MODERN_VERSION && !LEGACY_VERSIONS.contains(&p.as_str()) => {
+            Err(ConfigError::UnknownProtocol(p.clone()))
+        }
+        (Some(p), Scenario::Protocol2026) if p != MODERN_VERSION => Err(ConfigError::Invalid(
+            "scenario protocol-2026 needs --protocol 2026-07-28 (or none)".into(),
+        )),
+        (None, Scenario::Protocol2026) => Ok(Some(MODERN_VERSION.to_string())),
+        (p, _) => Ok(p.clone()),
+    }
+}
+
+/// The kinds `--kinds` names (all four without it).
+fn faulty_kinds(k: &Knobs) -> Result<Vec<Kind>, ConfigError> {
+    let Some(list) = &k.kinds else {
+        return Ok(Kind::ALL.to_vec());
+    };
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().map_err(|_| ConfigError::UnknownKind(s.into())))
+        .collect()
+}
+
+/// `--delay-ms` when not given: the scenarios that wait have their own.
+fn default_delay_ms(scenario: Scenario) -> u64 {
+    match scenario {
+        Scenario::SlowPage => 1500,
+        Scenario::Drip => 50,
+        _ => 0,
+    }
+}
+
+fn change_every(k: &Knobs) -> ChangeEvery {
+    match (k.after_seconds, k.after_listings) {
+        (Some(secs), _) if secs > 0 => ChangeEvery::Duration(Duration::from_secs(secs)),
+        (_, listings) => ChangeEvery::Listings(listings.unwrap_or(1).max(1)),
     }
 }
 
