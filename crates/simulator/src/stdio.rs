@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::task::JoinSet;
 
 /// Longest line read from stdin; longer ones are discarded unread.
 const MAX_LINE: usize = 16 * 1024 * 1024;
@@ -26,10 +27,42 @@ pub const CRASH_EXIT: u8 = 3;
 pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
     // Plain threads for stdin/stdout: blocking std I/O keeps the crate's
     // tokio feature set as it is, and a drip can sleep between writes.
-    let (out_tx, mut out_rx) = mpsc::channel::<Vec<Step>>(256);
-    let writer = std::thread::spawn(move || {
+    let (out_tx, out_rx) = mpsc::channel::<Vec<Step>>(256);
+    let writer = spawn_writer(out_rx);
+    let mut lines = spawn_reader();
+
+    let session = Arc::new(Mutex::new(SessionState::default()));
+    let push = spawn_change_announcer(server.clone(), session.clone(), out_tx.clone());
+    let mut pending = JoinSet::new();
+    let mut listens = Listens::new();
+    while let Some(line) = lines.recv().await {
+        while pending.try_join_next().is_some() {}
+        listens.retain(|_, (task, _)| !task.is_finished());
+        let Some(reply) = answer(&server, &line, &session, &mut listens, &out_tx) else {
+            continue;
+        };
+        if write(reply, &out_tx, &mut pending).await.is_err() {
+            break;
+        }
+    }
+    // stdin closed: finish what was asked (hangs queue nothing), then go.
+    if let Some(push) = push {
+        push.abort();
+    }
+    for (task, _) in listens.into_values() {
+        task.abort();
+    }
+    while pending.join_next().await.is_some() {}
+    drop(out_tx);
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    ExitCode::SUCCESS
+}
+
+/// The thread that writes to stdout, step by step; a crash step exits.
+fn spawn_writer(mut steps: mpsc::Receiver<Vec<Step>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
         let mut out = std::io::stdout().lock();
-        while let Some(steps) = out_rx.blocking_recv() {
+        while let Some(steps) = steps.blocking_recv() {
             for step in steps {
                 match step {
                     Step::Chunk(b) => {
@@ -47,8 +80,12 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
                 }
             }
         }
-    });
-    let (in_tx, mut in_rx) = mpsc::channel::<Vec<u8>>(64);
+    })
+}
+
+/// The thread that reads stdin: its lines, until EOF or a read error.
+fn spawn_reader() -> mpsc::Receiver<Vec<u8>> {
+    let (lines, rx) = mpsc::channel::<Vec<u8>>(64);
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut buf = Vec::new();
@@ -56,7 +93,7 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
             buf.clear();
             match read_line(&mut stdin, &mut buf) {
                 Ok(true) => {
-                    if in_tx.blocking_send(std::mem::take(&mut buf)).is_err() {
+                    if lines.blocking_send(std::mem::take(&mut buf)).is_err() {
                         return;
                     }
                 }
@@ -68,63 +105,65 @@ pub async fn run(server: Arc<VirtualServer>) -> ExitCode {
             }
         }
     });
+    rx
+}
 
-    let session = Arc::new(Mutex::new(SessionState::default()));
-    let push = spawn_change_announcer(server.clone(), session.clone(), out_tx.clone());
-    let mut pending = tokio::task::JoinSet::new();
-    let mut listens: HashMap<String, (tokio::task::JoinHandle<()>, Value)> = HashMap::new();
-    while let Some(line) = in_rx.recv().await {
-        while pending.try_join_next().is_some() {}
-        listens.retain(|_, (task, _)| !task.is_finished());
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
+/// The reply to one stdin line; `None` when there is nothing to write now
+/// (a blank line, or a subscription whose messages its own task writes).
+fn answer(
+    server: &Arc<VirtualServer>,
+    line: &[u8],
+    session: &Mutex<SessionState>,
+    listens: &mut Listens,
+    out: &mpsc::Sender<Vec<Step>>,
+) -> Option<Reply> {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(msg) if server.cfg.modern && is_listen_message(&msg) => {
+            listen(server, &msg, listens, out)
         }
-        let reply = match serde_json::from_str::<Value>(text) {
-            Ok(msg) if server.cfg.modern && is_listen_message(&msg) => {
-                match listen(&server, &msg, &mut listens, &out_tx) {
-                    Some(reply) => reply,
-                    None => continue,
-                }
-            }
-            Ok(msg) => {
-                // Handling is synchronous and quick; only the writing waits.
-                let mut state = session.lock().unwrap_or_else(|e| e.into_inner());
-                server.handle(&msg, &mut state)
-            }
-            Err(_) => Reply::json(error(&Value::Null, PARSE_ERROR, "Parse error")),
-        };
-        if reply.delay.is_zero() {
-            // In order, straight to the writer.
-            let steps = stdio_steps(reply);
-            if !steps.is_empty() && out_tx.send(steps).await.is_err() {
-                break;
-            }
-            continue;
+        Ok(msg) => {
+            // Handling is synchronous and quick; only the writing waits.
+            let mut state = session.lock().unwrap_or_else(|e| e.into_inner());
+            Some(server.handle(&msg, &mut state))
         }
-        // Delayed answers must not hold up later ones.
-        let tx = out_tx.clone();
-        pending.spawn(async move {
-            tokio::time::sleep(reply.delay).await;
-            let _ = tx.send(stdio_steps(reply)).await;
-        });
+        Err(_) => Some(Reply::json(error(&Value::Null, PARSE_ERROR, "Parse error"))),
     }
-    // stdin closed: finish what was asked (hangs queue nothing), then go.
-    if let Some(push) = push {
-        push.abort();
+}
+
+/// Queue a reply's writes: in order when it is due now, from a task when it
+/// is late, so a slow answer does not hold up later ones. `Err` when the
+/// writer is gone.
+async fn write(
+    reply: Reply,
+    out: &mpsc::Sender<Vec<Step>>,
+    pending: &mut JoinSet<()>,
+) -> Result<(), mpsc::error::SendError<Vec<Step>>> {
+    if reply.delay.is_zero() {
+        let steps = stdio_steps(reply);
+        if !steps.is_empty() {
+            out.send(steps).await?;
+        }
+        return Ok(());
     }
-    for (task, _) in listens.into_values() {
-        task.abort();
-    }
-    while pending.join_next().await.is_some() {}
-    drop(out_tx);
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
-    ExitCode::SUCCESS
+    let out = out.clone();
+    pending.spawn(async move {
+        tokio::time::sleep(reply.delay).await;
+        let _ = out.send(stdio_steps(reply)).await;
+    });
+    Ok(())
 }
 
 /// Open subscriptions/listen streams kept per stdio process.
 const MAX_LISTENS: usize = 64;
+
+/// The open subscriptions by request id: the task writing each one's
+/// messages, and its completion result (written when it is cancelled).
+type Listens = HashMap<String, (tokio::task::JoinHandle<()>, Value)>;
 
 fn is_listen_message(msg: &Value) -> bool {
     msg.get("method").and_then(Value::as_str) == Some(subscriptions::METHOD)
@@ -137,7 +176,7 @@ fn is_listen_message(msg: &Value) -> bool {
 fn listen(
     server: &Arc<VirtualServer>,
     msg: &Value,
-    listens: &mut HashMap<String, (tokio::task::JoinHandle<()>, Value)>,
+    listens: &mut Listens,
     out: &mpsc::Sender<Vec<Step>>,
 ) -> Option<Reply> {
     if let Some(request) = subscriptions::cancelled_request(msg) {
