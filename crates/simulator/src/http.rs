@@ -1,8 +1,10 @@
 //! HTTP transports: Streamable HTTP at `/mcp` (or `/mcp/<name>` for many
 //! virtual servers), and the legacy HTTP+SSE transport at `/sse` +
-//! `/messages` (see sse.rs). Sessions, auth and header checks live here;
-//! what to answer comes from the engine.
+//! `/messages` (see sse.rs). The server, Streamable HTTP's sessions and its
+//! header checks live here; what both transports share (the servers, the
+//! session tables, auth) in app.rs; what to answer comes from the engine.
 
+use super::app::{authorised, host, json_response, lock, App, HttpOptions, HttpSession};
 use super::behaviour::scenarios;
 use super::config::{ResponseMode, ServerConfig};
 use super::engine::{SessionState, VirtualServer, META_VERSION};
@@ -14,7 +16,7 @@ use super::sse;
 use super::subscriptions;
 use super::wire::{self, Step, HANG_FOR};
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,161 +24,23 @@ use axum::Router;
 use futures_util::StreamExt;
 use mcp_listing::kind::Kind;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
 
-#[derive(Debug, Clone)]
-pub struct HttpOptions {
-    pub listen: String,
-    pub tcp_nodelay: bool,
-    /// Serve the legacy HTTP+SSE transport instead of Streamable HTTP.
-    pub legacy_sse: bool,
-    pub session_idle: Duration,
-    pub max_sessions: usize,
-    pub seed: u64,
-}
-
-struct HttpSession {
-    server: String,
-    state: SessionState,
-    last_used: Instant,
-    /// The standing GET stream, if the client opened one: where JSON-mode
-    /// answers put their notifications.
-    stream: Option<mpsc::Sender<Bytes>>,
-}
-
 /// Notifications queued per standing stream before new ones are dropped.
 const STREAM_QUEUE: usize = 64;
 
-pub struct App {
-    /// Keyed by name; the single-server mode uses "" (served at `/mcp`).
-    pub(super) servers: HashMap<String, Arc<VirtualServer>>,
-    sessions: Mutex<HashMap<String, HttpSession>>,
-    pub(super) sse_sessions: Mutex<HashMap<String, sse::SseSession>>,
-    counter: AtomicU64,
-    opts: HttpOptions,
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Maps of sessions stay usable after a panicking handler: the worst
-    // case is one half-updated session, which the client sees as data.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl App {
-    /// Deterministic under the seed: the n-th session of a run always gets
-    /// the same id.
-    pub(super) fn new_session_id(&self) -> String {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let mut h = Sha256::new();
-        h.update(b"mcp-exporter-simulator session\0");
-        h.update(self.opts.seed.to_be_bytes());
-        h.update(n.to_be_bytes());
-        hex::encode(&h.finalize()[..16])
-    }
-
-    pub(super) fn next_event_id(&self) -> u64 {
-        self.counter.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub(super) fn max_sessions(&self) -> usize {
-        self.opts.max_sessions
-    }
-
-    fn insert_session(&self, id: String, s: HttpSession) {
-        let mut sessions = lock(&self.sessions);
-        if sessions.len() >= self.opts.max_sessions {
-            // Evict the least recently used: bounded memory beats keeping
-            // a client that went away.
-            if let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone())
-            {
-                sessions.remove(&oldest);
-            }
-        }
-        sessions.insert(id, s);
-    }
-
-    fn sweep(&self) {
-        let idle = self.opts.session_idle;
-        lock(&self.sessions).retain(|_, s| s.last_used.elapsed() < idle);
-    }
-}
-
 pub async fn serve(configs: Vec<ServerConfig>, single: bool, opts: HttpOptions) -> ExitCode {
-    let listener = match tokio::net::TcpListener::bind(&opts.listen).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("simulate: cannot listen on {}: {e}", opts.listen);
-            return ExitCode::from(2);
-        }
+    let Some((listener, addr)) = bind(&opts.listen).await else {
+        return ExitCode::from(2);
     };
-    let addr = match listener.local_addr() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("simulate: cannot read the bound address: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let servers = configs
-        .into_iter()
-        .map(|c| {
-            let key = if single {
-                String::new()
-            } else {
-                c.name.clone()
-            };
-            (key, Arc::new(VirtualServer::new(c)))
-        })
-        .collect();
-    let app = Arc::new(App {
-        servers,
-        sessions: Mutex::new(HashMap::new()),
-        sse_sessions: Mutex::new(HashMap::new()),
-        counter: AtomicU64::new(0),
-        opts: opts.clone(),
-    });
-    let sweeper = {
-        let app = Arc::clone(&app);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(10));
-            loop {
-                tick.tick().await;
-                app.sweep();
-            }
-        })
-    };
-    let mut router = Router::new().route(
-        "/.well-known/oauth-protected-resource",
-        get(protected_resource),
-    );
-    router = if opts.legacy_sse {
-        router
-            .route("/sse", get(sse::open_default))
-            .route("/sse/{name}", get(sse::open_named))
-            .route("/messages", post(sse::message_default))
-            .route("/messages/{name}", post(sse::message_named))
-    } else {
-        router
-            .route(
-                "/mcp",
-                post(post_default).get(get_default).delete(delete_default),
-            )
-            .route(
-                "/mcp/{name}",
-                post(post_named).get(get_named).delete(delete_named),
-            )
-    };
-    let router = router.with_state(Arc::clone(&app));
+    let app = Arc::new(App::new(configs, single, opts.clone()));
+    let sweeper = spawn_sweeper(Arc::clone(&app));
+    let router = routes(opts.legacy_sse).with_state(app);
     eprintln!("listening on http://{addr}");
     let served = if opts.tcp_nodelay {
         use axum::serve::ListenerExt;
@@ -198,6 +62,60 @@ pub async fn serve(configs: Vec<ServerConfig>, single: bool, opts: HttpOptions) 
             eprintln!("simulate: HTTP server failed: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The listener and its bound address; `None` (said on stderr) when either fails.
+async fn bind(listen: &str) -> Option<(tokio::net::TcpListener, std::net::SocketAddr)> {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("simulate: cannot listen on {listen}: {e}");
+            return None;
+        }
+    };
+    match listener.local_addr() {
+        Ok(addr) => Some((listener, addr)),
+        Err(e) => {
+            eprintln!("simulate: cannot read the bound address: {e}");
+            None
+        }
+    }
+}
+
+/// Forgets idle sessions every 10 seconds.
+fn spawn_sweeper(app: Arc<App>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(10));
+        loop {
+            tick.tick().await;
+            app.sweep();
+        }
+    })
+}
+
+/// The endpoints of one transport, beside the protected-resource document.
+fn routes(legacy_sse: bool) -> Router<Arc<App>> {
+    let router = Router::new().route(
+        "/.well-known/oauth-protected-resource",
+        get(protected_resource),
+    );
+    if legacy_sse {
+        router
+            .route("/sse", get(sse::open_default))
+            .route("/sse/{name}", get(sse::open_named))
+            .route("/messages", post(sse::message_default))
+            .route("/messages/{name}", post(sse::message_named))
+    } else {
+        router
+            .route(
+                "/mcp",
+                post(post_default).get(get_default).delete(delete_default),
+            )
+            .route(
+                "/mcp/{name}",
+                post(post_named).get(get_named).delete(delete_named),
+            )
     }
 }
 
@@ -240,12 +158,10 @@ async fn get_named(State(app): AppState, Path(name): Path<String>, headers: Head
 /// mode, which has none). It carries the notifications JSON-mode answers
 /// cannot; it ends when the session does.
 fn get_mcp(app: Arc<App>, name: String, headers: HeaderMap) -> Response {
-    let Some(server) = app.servers.get(&name).cloned() else {
-        return no_server(&name);
+    let server = match authorised(&app, &name, &headers) {
+        Ok(server) => server,
+        Err(denied) => return *denied,
     };
-    if let Some(denied) = check_auth(&server, &headers) {
-        return denied;
-    }
     if server.cfg.modern {
         return (StatusCode::METHOD_NOT_ALLOWED, [(header::ALLOW, "POST")]).into_response();
     }
@@ -286,56 +202,6 @@ async fn protected_resource(headers: HeaderMap) -> Response {
     .into_response()
 }
 
-pub(super) fn host(headers: &HeaderMap) -> String {
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1")
-        .to_string()
-}
-
-pub(super) fn json_response(status: u16, v: &Value) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        v.to_string(),
-    )
-        .into_response()
-}
-
-pub(super) fn no_server(name: &str) -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        format!("no simulated server named {name:?}"),
-    )
-        .into_response()
-}
-
-/// `Some(401)` unless the request carries the configured bearer token.
-pub(super) fn check_auth(server: &VirtualServer, headers: &HeaderMap) -> Option<Response> {
-    let token = server.cfg.token.as_ref()?;
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if presented == Some(token.as_str()) {
-        return None;
-    }
-    let challenge = format!(
-        "Bearer realm=\"mcp-exporter-simulator\", resource_metadata=\"http://{}/.well-known/oauth-protected-resource\"",
-        host(headers)
-    );
-    let mut resp = json_response(
-        401,
-        &json!({"error": "invalid_token", "error_description": "missing or wrong bearer token"}),
-    );
-    if let Ok(v) = HeaderValue::from_str(&challenge) {
-        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-    }
-    Some(resp)
-}
-
 fn is_list_method(method: &str) -> bool {
     Kind::ALL.iter().any(|k| k.method() == method)
 }
@@ -345,138 +211,144 @@ fn known_legacy_method(method: &str) -> bool {
 }
 
 async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) -> Response {
-    let Some(server) = app.servers.get(&name).cloned() else {
-        return no_server(&name);
+    let server = match authorised(&app, &name, &headers) {
+        Ok(server) => server,
+        Err(denied) => return *denied,
     };
-    if let Some(denied) = check_auth(&server, &headers) {
-        return denied;
+    let msg = match one_message(&body) {
+        Ok(msg) => msg,
+        Err(rejected) => return *rejected,
+    };
+    if server.cfg.modern {
+        post_modern(&app, server, &msg, &headers).await
+    } else {
+        post_legacy(&app, server, name, &msg, &headers).await
     }
-    let msg: Value = match serde_json::from_slice(&body) {
+}
+
+/// The one JSON-RPC message a POST carries; `Err` is the 400.
+fn one_message(body: &[u8]) -> Result<Value, Box<Response>> {
+    let msg: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(_) => return json_response(400, &error(&Value::Null, PARSE_ERROR, "Parse error")),
+        Err(_) => {
+            return Err(Box::new(json_response(
+                400,
+                &error(&Value::Null, PARSE_ERROR, "Parse error"),
+            )))
+        }
     };
     if !msg.is_object() {
-        return json_response(
+        return Err(Box::new(json_response(
             400,
             &error(
                 &Value::Null,
                 INVALID_REQUEST,
                 "one JSON-RPC message per POST (no batches)",
             ),
-        );
+        )));
     }
-    let method = msg
-        .get("method")
+    Ok(msg)
+}
+
+fn method_of(msg: &Value) -> Option<String> {
+    msg.get("method")
         .and_then(Value::as_str)
-        .map(str::to_string);
-    let id = msg.get("id").cloned();
+        .map(str::to_string)
+}
+
+/// 2026-07-28: no sessions; every request is checked and answered alone.
+async fn post_modern(
+    app: &App,
+    server: Arc<VirtualServer>,
+    msg: &Value,
+    headers: &HeaderMap,
+) -> Response {
     let mode = server.cfg.response;
-
-    if server.cfg.modern {
-        let (Some(method), Some(id)) = (method, id) else {
-            return render(&app, Reply::none(), mode, None).await;
-        };
-        if method != "initialize" {
-            let header_method = headers.get("mcp-method").and_then(|v| v.to_str().ok());
-            if header_method != Some(method.as_str()) {
-                return json_response(
-                    400,
-                    &error(
-                        &id,
-                        HEADER_MISMATCH,
-                        &format!("Header mismatch: Mcp-Method must be {method:?}"),
-                    ),
-                );
-            }
-            if let Err(reply) = VirtualServer::check_modern_meta(&id, msg.get("params")) {
-                return render(&app, reply, mode, None).await;
-            }
-            let meta_version = msg
-                .pointer("/params/_meta")
-                .and_then(|m| m.get(META_VERSION))
-                .and_then(Value::as_str);
-            let header_version = headers
-                .get("mcp-protocol-version")
-                .and_then(|v| v.to_str().ok());
-            if header_version != meta_version {
-                return json_response(
-                    400,
-                    &error(
-                        &id,
-                        HEADER_MISMATCH,
-                        "Header mismatch: MCP-Protocol-Version must match params._meta",
-                    ),
-                );
-            }
+    let (Some(method), Some(id)) = (method_of(msg), msg.get("id").cloned()) else {
+        return render(app, Reply::none(), mode, None).await;
+    };
+    if method != "initialize" {
+        if let Err(rejected) = check_modern_request(app, &method, &id, msg, headers, mode).await {
+            return rejected;
         }
-        if method == subscriptions::METHOD {
-            return listen_stream(&app, server, id, msg.get("params"));
-        }
-        let mut stateless = SessionState::default();
-        let reply = answer(&server, &msg, &mut stateless, &headers);
-        return render(&app, reply, mode, None).await;
     }
+    if method == subscriptions::METHOD {
+        return listen_stream(app, server, id, msg.get("params"));
+    }
+    let mut stateless = SessionState::default();
+    let reply = answer(&server, msg, &mut stateless, headers);
+    render(app, reply, mode, None).await
+}
 
-    // Legacy: initialize opens a session; everything else needs one.
+/// The checks of a modern request, in docs/simulator.md's order: the
+/// `Mcp-Method` header, `_meta`, the `MCP-Protocol-Version` header.
+async fn check_modern_request(
+    app: &App,
+    method: &str,
+    id: &Value,
+    msg: &Value,
+    headers: &HeaderMap,
+    mode: ResponseMode,
+) -> Result<(), Response> {
+    let header_method = headers.get("mcp-method").and_then(|v| v.to_str().ok());
+    if header_method != Some(method) {
+        return Err(json_response(
+            400,
+            &error(
+                id,
+                HEADER_MISMATCH,
+                &format!("Header mismatch: Mcp-Method must be {method:?}"),
+            ),
+        ));
+    }
+    if let Err(reply) = VirtualServer::check_modern_meta(id, msg.get("params")) {
+        return Err(render(app, reply, mode, None).await);
+    }
+    let meta_version = msg
+        .pointer("/params/_meta")
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str);
+    let header_version = headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok());
+    if header_version != meta_version {
+        return Err(json_response(
+            400,
+            &error(
+                id,
+                HEADER_MISMATCH,
+                "Header mismatch: MCP-Protocol-Version must match params._meta",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Legacy: initialize opens a session; everything else needs one.
+async fn post_legacy(
+    app: &App,
+    server: Arc<VirtualServer>,
+    name: String,
+    msg: &Value,
+    headers: &HeaderMap,
+) -> Response {
+    let mode = server.cfg.response;
+    let method = method_of(msg);
+    let id = msg.get("id").cloned();
     if method.as_deref() == Some("initialize") && id.is_some() {
-        let sid = app.new_session_id();
-        let mut state = SessionState::default();
-        let reply = answer(&server, &msg, &mut state, &headers);
-        app.insert_session(
-            sid.clone(),
-            HttpSession {
-                server: name,
-                state,
-                last_used: Instant::now(),
-                stream: None,
-            },
-        );
-        return render(&app, reply, mode, Some(&sid)).await;
+        return open_session(app, &server, name, msg, headers).await;
     }
     let Some(sid) = headers
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
     else {
-        let id = id.unwrap_or(Value::Null);
-        return match method.as_deref() {
-            Some(m) if !m.starts_with("notifications/") && !known_legacy_method(m) => {
-                // As Python `mcp` 1.x stateful servers do: a session is
-                // made for the unknown request, closed at once, and its id
-                // still sent back with the 400.
-                let mut resp =
-                    json_response(400, &error(&id, METHOD_NOT_FOUND, "Method not found"));
-                if let Ok(v) = HeaderValue::from_str(&app.new_session_id()) {
-                    resp.headers_mut().insert(SESSION_HEADER, v);
-                }
-                resp
-            }
-            _ => json_response(
-                400,
-                &error(
-                    &id,
-                    -32000,
-                    "Bad Request: no Mcp-Session-Id; send initialize first",
-                ),
-            ),
-        };
+        return no_session(app, method.as_deref(), id.unwrap_or(Value::Null));
     };
-    let mut state = {
-        let mut sessions = lock(&app.sessions);
-        let Some(session) = sessions.get_mut(&sid).filter(|s| s.server == name) else {
-            return session_not_found(id.as_ref());
-        };
-        session.last_used = Instant::now();
-        let expiring = method.as_deref().is_some_and(is_list_method)
-            && scenarios::of(server.cfg.scenario)
-                .session_expired(&server.cfg, session.state.list_requests);
-        if expiring {
-            sessions.remove(&sid);
-            return session_not_found(id.as_ref());
-        }
-        session.state.clone()
+    let Some(mut state) = session_state(app, &server, &name, &sid, method.as_deref()) else {
+        return session_not_found(id.as_ref());
     };
-    let reply = answer(&server, &msg, &mut state, &headers);
+    let reply = answer(&server, msg, &mut state, headers);
     let stream = lock(&app.sessions).get_mut(&sid).and_then(|session| {
         session.state = state;
         session.stream.clone()
@@ -488,7 +360,76 @@ async fn post_mcp(app: Arc<App>, name: String, headers: HeaderMap, body: Bytes) 
             let _ = stream.try_send(wire::sse_event(&n.to_string()));
         }
     }
-    render(&app, reply, mode, Some(&sid)).await
+    render(app, reply, mode, Some(&sid)).await
+}
+
+/// Answer `initialize` in a new session.
+async fn open_session(
+    app: &App,
+    server: &VirtualServer,
+    name: String,
+    msg: &Value,
+    headers: &HeaderMap,
+) -> Response {
+    let sid = app.new_session_id();
+    let mut state = SessionState::default();
+    let reply = answer(server, msg, &mut state, headers);
+    app.insert_session(
+        sid.clone(),
+        HttpSession {
+            server: name,
+            state,
+            last_used: Instant::now(),
+            stream: None,
+        },
+    );
+    render(app, reply, server.cfg.response, Some(&sid)).await
+}
+
+/// The 400 of a legacy request without a session id.
+fn no_session(app: &App, method: Option<&str>, id: Value) -> Response {
+    match method {
+        Some(m) if !m.starts_with("notifications/") && !known_legacy_method(m) => {
+            // As Python `mcp` 1.x stateful servers do: a session is
+            // made for the unknown request, closed at once, and its id
+            // still sent back with the 400.
+            let mut resp = json_response(400, &error(&id, METHOD_NOT_FOUND, "Method not found"));
+            if let Ok(v) = HeaderValue::from_str(&app.new_session_id()) {
+                resp.headers_mut().insert(SESSION_HEADER, v);
+            }
+            resp
+        }
+        _ => json_response(
+            400,
+            &error(
+                &id,
+                -32000,
+                "Bad Request: no Mcp-Session-Id; send initialize first",
+            ),
+        ),
+    }
+}
+
+/// The state of session `sid` of server `name`, marked used; `None` when
+/// it is unknown, another server's, or expires now (session-expiry).
+fn session_state(
+    app: &App,
+    server: &VirtualServer,
+    name: &str,
+    sid: &str,
+    method: Option<&str>,
+) -> Option<SessionState> {
+    let mut sessions = lock(&app.sessions);
+    let session = sessions.get_mut(sid).filter(|s| s.server == name)?;
+    session.last_used = Instant::now();
+    let expiring = method.is_some_and(is_list_method)
+        && scenarios::of(server.cfg.scenario)
+            .session_expired(&server.cfg, session.state.list_requests);
+    if expiring {
+        sessions.remove(sid);
+        return None;
+    }
+    Some(session.state.clone())
 }
 
 /// The engine's answer to `msg`, with `--echo-header` applied.
@@ -552,12 +493,10 @@ fn session_not_found(id: Option<&Value>) -> Response {
 }
 
 fn delete_mcp(app: Arc<App>, name: String, headers: HeaderMap) -> Response {
-    let Some(server) = app.servers.get(&name).cloned() else {
-        return no_server(&name);
+    let server = match authorised(&app, &name, &headers) {
+        Ok(server) => server,
+        Err(denied) => return *denied,
     };
-    if let Some(denied) = check_auth(&server, &headers) {
-        return denied;
-    }
     if server.cfg.modern {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
@@ -621,6 +560,3 @@ async fn render(app: &App, reply: Reply, mode: ResponseMode, session: Option<&st
     }
     resp
 }
-
-/// Query of the legacy `/messages` endpoint.
-pub(super) type SessionQuery = Query<HashMap<String, String>>;

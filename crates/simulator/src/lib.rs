@@ -10,6 +10,7 @@
 //! `subscriptions/listen` streams), and one file per transport: `stdio`,
 //! `http`, `sse`.
 
+mod app;
 mod behaviour;
 mod catalogue;
 pub mod config;
@@ -92,7 +93,7 @@ pub async fn main(args: SimulateArgs) -> ExitCode {
             stdio::run(Arc::new(engine::VirtualServer::new(cfg))).await
         }
         ServingMode::Http | ServingMode::Sse => {
-            let opts = http::HttpOptions {
+            let opts = app::HttpOptions {
                 listen: args.listen.clone(),
                 tcp_nodelay: args.tcp_nodelay,
                 legacy_sse: args.transport == ServingMode::Sse,

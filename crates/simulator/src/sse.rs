@@ -2,8 +2,8 @@
 //! stream whose first event names the POST endpoint; every POST gets 202
 //! and its answer arrives on that stream.
 
+use super::app::{authorised, json_response, lock, App, SessionQuery, SseSession};
 use super::engine::SessionState;
-use super::http::{check_auth, json_response, lock, no_server, App, SessionQuery};
 use super::reply::{error, PARSE_ERROR};
 use super::wire::{self, Step};
 use axum::body::{Body, Bytes};
@@ -18,12 +18,6 @@ use tokio::sync::mpsc;
 /// Queued answers per stream; a client that stops reading gets 503s
 /// rather than growing the queue.
 const QUEUE: usize = 64;
-
-pub struct SseSession {
-    server: String,
-    state: SessionState,
-    tx: mpsc::Sender<Vec<Step>>,
-}
 
 /// Removes the session when its stream is dropped (client gone, crash).
 struct SessionGuard {
@@ -69,11 +63,8 @@ pub async fn message_named(
 }
 
 fn open(app: Arc<App>, name: String, headers: HeaderMap) -> Response {
-    let Some(server) = app.servers.get(&name).cloned() else {
-        return no_server(&name);
-    };
-    if let Some(denied) = check_auth(&server, &headers) {
-        return denied;
+    if let Err(denied) = authorised(&app, &name, &headers) {
+        return *denied;
     }
     let id = app.new_session_id();
     let (tx, rx) = mpsc::channel(QUEUE);
@@ -147,12 +138,10 @@ async fn message(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let Some(server) = app.servers.get(&name).cloned() else {
-        return no_server(&name);
+    let server = match authorised(&app, &name, &headers) {
+        Ok(server) => server,
+        Err(denied) => return *denied,
     };
-    if let Some(denied) = check_auth(&server, &headers) {
-        return denied;
-    }
     let Some(id) = query.get("sessionId") else {
         return (StatusCode::BAD_REQUEST, "sessionId is required").into_response();
     };
