@@ -9,7 +9,7 @@ use super::report::{
     CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart,
     RestartReason,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
@@ -171,33 +171,66 @@ enum Step {
 pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> ListingReport {
     let started = Instant::now();
     let deadline = started + limits.listing_timeout;
-    let mut report = ListingReport::empty(kind, Outcome::Complete);
-    let mut attempt = Attempt::default();
-    let mut cursor: Option<String> = None;
-    let mut attempt_no = 0u32;
-    let mut page_index = 0u32;
-
+    let mut walk = Walk::new(kind, limits);
     let outcome = loop {
+        // Rule 7: the whole-listing deadline, and no page waits past it.
         let now = Instant::now();
         if now >= deadline {
-            report.detail = Some(format!(
+            walk.report.detail = Some(format!(
                 "listing deadline of {:?} passed",
                 limits.listing_timeout
             ));
             break Outcome::Error(ErrorKind::Timeout);
         }
         let timeout = limits.page_timeout.min(deadline - now);
-        let sent_hash = cursor.as_deref().map(short_hash);
         // The pager owns the clock (this crate has no runtime): it must answer
         // within `timeout`, and the session's pager in the exporter holds a
         // hard bound on top of it.
-        let result = pager.fetch_page(kind, cursor.as_deref(), timeout).await;
+        let result = pager
+            .fetch_page(kind, walk.cursor.as_deref(), timeout)
+            .await;
+        let step = walk.take_page(result);
+        if let Some(outcome) = walk.follow(step) {
+            break outcome;
+        }
+    };
+    walk.finish(outcome, started.elapsed())
+}
+
+/// A walk in progress: the report so far, the current attempt, and the
+/// cursor the next request sends.
+struct Walk<'a> {
+    kind: Kind,
+    limits: &'a WalkLimits,
+    report: ListingReport,
+    attempt: Attempt,
+    /// `None` asks for the first page.
+    cursor: Option<String>,
+    attempt_no: u32,
+    page_index: u32,
+}
+
+impl<'a> Walk<'a> {
+    fn new(kind: Kind, limits: &'a WalkLimits) -> Walk<'a> {
+        Walk {
+            kind,
+            limits,
+            report: ListingReport::empty(kind, Outcome::Complete),
+            attempt: Attempt::default(),
+            cursor: None,
+            attempt_no: 0,
+            page_index: 0,
+        }
+    }
+
+    /// Record one page in the report and decide what comes next.
+    fn take_page(&mut self, result: PageResult) -> Step {
         let list_changed = result.list_changed;
-        report.list_changed_notifications += list_changed;
+        self.report.list_changed_notifications += list_changed;
         let mut record = PageRecord {
-            index: page_index,
-            attempt: attempt_no,
-            sent_cursor: sent_hash,
+            index: self.page_index,
+            attempt: self.attempt_no,
+            sent_cursor: self.cursor.as_deref().map(short_hash),
             items: 0,
             new_items: 0,
             bytes: result.bytes,
@@ -210,68 +243,98 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
             rpc_code: None,
             http_status: None,
         };
-        page_index += 1;
-
+        self.page_index += 1;
+        let continuation = self.cursor.is_some();
         let step = match result.outcome {
             Err(err) => {
-                record.error = Some(err.error_kind_for(cursor.is_some()));
-                if let PageError::Rpc { code, .. } = &err {
-                    record.rpc_code = Some(*code);
-                }
-                record.http_status = err.http_status();
-                step_on_error(&mut report, &err, cursor.is_some(), record.index, limits)
+                record_failure(&mut record, &err, continuation);
+                step_on_error(
+                    &mut self.report,
+                    &err,
+                    continuation,
+                    record.index,
+                    self.limits,
+                )
             }
-            Ok(result) => step_on_page(
-                &mut report,
-                &mut attempt,
+            Ok(page) => step_on_page(
+                &mut self.report,
+                &mut self.attempt,
                 &mut record,
-                kind,
-                &result,
-                limits,
+                self.kind,
+                &page,
+                self.limits,
             ),
         };
-        // A list_changed mid-walk means the set moved under the cursor.
-        let step = match step {
+        let step = self.restart_on_list_changed(step, list_changed);
+        self.report.pages.push(record);
+        step
+    }
+
+    /// Rule 9: a list_changed mid-walk means the set moved under the
+    /// cursor; start over rather than continue (while restarts are left).
+    fn restart_on_list_changed(&self, step: Step, list_changed: u32) -> Step {
+        match step {
             Step::Next(_)
                 if list_changed > 0
-                    && report.restarts_for(RestartReason::ListChanged)
-                        < limits.list_changed_restarts as usize =>
+                    && self.report.restarts_for(RestartReason::ListChanged)
+                        < self.limits.list_changed_restarts as usize =>
             {
                 Step::Restart(RestartReason::ListChanged)
             }
             other => other,
-        };
-        report.pages.push(record);
+        }
+    }
 
+    /// Go where `step` says: the outcome when the walk is over.
+    fn follow(&mut self, step: Step) -> Option<Outcome> {
         match step {
-            Step::Next(next) => cursor = Some(next),
-            Step::Done(outcome) => break outcome,
+            Step::Next(next) => self.cursor = Some(next),
+            Step::Done(outcome) => return Some(outcome),
             Step::Restart(reason) => {
-                report.restarts.push(Restart {
+                self.report.restarts.push(Restart {
                     reason,
-                    at_page: page_index - 1,
+                    at_page: self.page_index - 1,
                 });
-                attempt = Attempt::default();
-                attempt_no += 1;
-                cursor = None;
+                self.attempt = Attempt::default();
+                self.attempt_no += 1;
+                self.cursor = None;
             }
         }
-    };
+        None
+    }
 
-    report.outcome = outcome;
-    report.reason = EndReason::of(outcome, report.blank_cursor_end);
-    report.final_pages = attempt.pages;
-    report.raw_items = attempt.raw;
-    report.unique_items = attempt.seen.len() as u64;
-    report.duplicate_items = attempt.raw - report.unique_items;
-    report.invalid_items = attempt.invalid_items;
-    report.duplicate_names = attempt.duplicates.into_iter().collect();
-    let mut names: Vec<String> = attempt.seen.into_iter().collect();
-    names.sort_unstable();
-    report.names = names;
-    report.fingerprints = attempt.fingerprints;
-    report.duration = started.elapsed();
-    report
+    /// The report of a walk that ended with `outcome`: its items are the
+    /// last attempt's.
+    fn finish(self, outcome: Outcome, duration: Duration) -> ListingReport {
+        let Walk {
+            mut report,
+            attempt,
+            ..
+        } = self;
+        report.outcome = outcome;
+        report.reason = EndReason::of(outcome, report.blank_cursor_end);
+        report.final_pages = attempt.pages;
+        report.raw_items = attempt.raw;
+        report.unique_items = attempt.seen.len() as u64;
+        report.duplicate_items = attempt.raw - report.unique_items;
+        report.invalid_items = attempt.invalid_items;
+        report.duplicate_names = attempt.duplicates.into_iter().collect();
+        let mut names: Vec<String> = attempt.seen.into_iter().collect();
+        names.sort_unstable();
+        report.names = names;
+        report.fingerprints = attempt.fingerprints;
+        report.duration = duration;
+        report
+    }
+}
+
+/// What a failed page's record keeps: its error label and codes.
+fn record_failure(record: &mut PageRecord, err: &PageError, continuation: bool) {
+    record.error = Some(err.error_kind_for(continuation));
+    if let PageError::Rpc { code, .. } = err {
+        record.rpc_code = Some(*code);
+    }
+    record.http_status = err.http_status();
 }
 
 fn step_on_error(
@@ -313,6 +376,28 @@ fn step_on_error(
     Step::Done(Outcome::Error(err.error_kind_for(continuation)))
 }
 
+/// A page that ends the walk: how, and what the report's detail says.
+struct Stop {
+    outcome: Outcome,
+    detail: String,
+}
+
+impl Stop {
+    fn malformed(detail: String) -> Stop {
+        Stop {
+            outcome: Outcome::Error(ErrorKind::MalformedResult),
+            detail,
+        }
+    }
+
+    fn guard(guard: Guard, detail: String) -> Stop {
+        Stop {
+            outcome: Outcome::Aborted(guard),
+            detail,
+        }
+    }
+}
+
 fn step_on_page(
     report: &mut ListingReport,
     attempt: &mut Attempt,
@@ -321,23 +406,28 @@ fn step_on_page(
     result: &Value,
     limits: &WalkLimits,
 ) -> Step {
-    let Some(obj) = result.as_object() else {
-        report.detail = Some("result is not an object".into());
-        return Step::Done(Outcome::Error(ErrorKind::MalformedResult));
-    };
-    if let Some(rt) = obj.get("resultType") {
-        if rt.as_str() != Some("complete") {
-            report.detail = Some(format!("unexpected resultType {rt}"));
-            return Step::Done(Outcome::Error(ErrorKind::MalformedResult));
+    match check_page(report, attempt, record, kind, result, limits) {
+        Ok(step) => step,
+        Err(Stop { outcome, detail }) => {
+            report.detail = Some(detail);
+            Step::Done(outcome)
         }
     }
-    let Some(items) = obj.get(kind.array_field()).and_then(Value::as_array) else {
-        report.detail = Some(format!(
-            "result.{} is missing or not an array",
-            kind.array_field()
-        ));
-        return Step::Done(Outcome::Error(ErrorKind::MalformedResult));
-    };
+}
+
+/// The checks of one well-answered page, in the contract's order: its
+/// shape, its items, what it says about the next page (rules 1-3), the
+/// item cap (rule 5, on every page, the last one included), a repeated
+/// cursor (rule 4), the page cap (rule 5).
+fn check_page(
+    report: &mut ListingReport,
+    attempt: &mut Attempt,
+    record: &mut PageRecord,
+    kind: Kind,
+    result: &Value,
+    limits: &WalkLimits,
+) -> Result<Step, Stop> {
+    let (obj, items) = page_items(kind, result)?;
     attempt.pages += 1;
     if attempt.pages == 1 {
         report.ttl_ms = obj.get("ttlMs").and_then(Value::as_u64);
@@ -346,7 +436,48 @@ fn step_on_page(
             .and_then(Value::as_str)
             .map(str::to_string);
     }
+    count_items(attempt, record, kind, items);
+    let next = next_cursor(report, record, obj, limits)?;
+    if attempt.seen.len() as u64 > limits.max_items {
+        let detail = format!("more than {} unique items", limits.max_items);
+        return Err(Stop::guard(Guard::ItemCap, detail));
+    }
+    let Some(next) = next else {
+        return Ok(Step::Done(Outcome::Complete));
+    };
+    check_repeat(attempt, record, &next, limits)?;
+    // A listing of exactly max_pages completes; needing one more aborts
+    // without sending it.
+    if attempt.pages >= limits.max_pages {
+        let detail = format!("more than {} pages", limits.max_pages);
+        return Err(Stop::guard(Guard::PageCap, detail));
+    }
+    attempt.sent_cursors.insert(next.clone());
+    Ok(Step::Next(next))
+}
 
+/// The result object and its array of items, if the page has that shape.
+fn page_items(kind: Kind, result: &Value) -> Result<(&Map<String, Value>, &[Value]), Stop> {
+    let Some(obj) = result.as_object() else {
+        return Err(Stop::malformed("result is not an object".into()));
+    };
+    if let Some(rt) = obj.get("resultType") {
+        if rt.as_str() != Some("complete") {
+            return Err(Stop::malformed(format!("unexpected resultType {rt}")));
+        }
+    }
+    let Some(items) = obj.get(kind.array_field()).and_then(Value::as_array) else {
+        return Err(Stop::malformed(format!(
+            "result.{} is missing or not an array",
+            kind.array_field()
+        )));
+    };
+    Ok((obj, items))
+}
+
+/// Count the page's items into the attempt: raw, new, duplicate, and
+/// invalid (no identity key); the first occurrence of a key is kept.
+fn count_items(attempt: &mut Attempt, record: &mut PageRecord, kind: Kind, items: &[Value]) {
     record.items = items.len() as u32;
     let key = kind.identity_key();
     for item in items {
@@ -367,75 +498,78 @@ fn step_on_page(
             None => attempt.invalid_items += 1,
         }
     }
+}
 
-    // Rule 1-3: what does the page say about the next one?
-    let next = match obj.get("nextCursor") {
+/// Rules 1-3: what the page says about the next one. `None` ends the
+/// listing; a `nextCursor` that is not a string is malformed.
+fn next_cursor(
+    report: &mut ListingReport,
+    record: &mut PageRecord,
+    obj: &Map<String, Value>,
+    limits: &WalkLimits,
+) -> Result<Option<String>, Stop> {
+    match obj.get("nextCursor") {
         None => {
             record.next_cursor = CursorState::Absent;
-            None
+            Ok(None)
         }
         Some(Value::Null) => {
             record.next_cursor = CursorState::Null;
-            None
+            Ok(None)
         }
         Some(Value::String(s)) if s.is_empty() => {
             record.next_cursor = CursorState::Blank;
             if limits.modern {
-                Some(String::new())
+                Ok(Some(String::new()))
             } else {
                 report.blank_cursor_end = true;
-                None
+                Ok(None)
             }
         }
         Some(Value::String(s)) => {
             record.next_cursor = CursorState::Present(short_hash(s));
-            Some(s.clone())
+            Ok(Some(s.clone()))
         }
         Some(other) => {
             record.next_cursor = CursorState::Invalid;
-            report.detail = Some(format!(
+            Err(Stop::malformed(format!(
                 "nextCursor is a {}, not a string",
                 json_type(other)
-            ));
-            return Step::Done(Outcome::Error(ErrorKind::MalformedResult));
+            )))
         }
-    };
-
-    // Rule 5 (items): checked on every page, the last one included.
-    if attempt.seen.len() as u64 > limits.max_items {
-        report.detail = Some(format!("more than {} unique items", limits.max_items));
-        return Step::Done(Outcome::Aborted(Guard::ItemCap));
     }
-    let Some(next) = next else {
-        return Step::Done(Outcome::Complete);
-    };
+}
 
-    // Rule 4: a cursor we already sent in this attempt.
-    if attempt.sent_cursors.contains(&next) {
-        if !limits.modern {
-            report.detail = Some(format!(
+/// Rule 4: a cursor already sent in this attempt is a cycle, except where
+/// a constant cursor is legal (2026-07-28) and the page brought new items.
+fn check_repeat(
+    attempt: &Attempt,
+    record: &PageRecord,
+    next: &str,
+    limits: &WalkLimits,
+) -> Result<(), Stop> {
+    if !attempt.sent_cursors.contains(next) {
+        return Ok(());
+    }
+    if !limits.modern {
+        return Err(Stop::guard(
+            Guard::CursorCycle,
+            format!(
                 "page {} returned a cursor already sent in this walk",
                 record.index
-            ));
-            return Step::Done(Outcome::Aborted(Guard::CursorCycle));
-        }
-        if record.new_items == 0 {
-            report.detail = Some(format!(
+            ),
+        ));
+    }
+    if record.new_items == 0 {
+        return Err(Stop::guard(
+            Guard::NoProgress,
+            format!(
                 "page {} repeated a cursor and brought no new items",
                 record.index
-            ));
-            return Step::Done(Outcome::Aborted(Guard::NoProgress));
-        }
+            ),
+        ));
     }
-
-    // Rule 5 (pages): a listing of exactly max_pages completes; needing one
-    // more aborts without sending it.
-    if attempt.pages >= limits.max_pages {
-        report.detail = Some(format!("more than {} pages", limits.max_pages));
-        return Step::Done(Outcome::Aborted(Guard::PageCap));
-    }
-    attempt.sent_cursors.insert(next.clone());
-    Step::Next(next)
+    Ok(())
 }
 
 fn json_type(v: &Value) -> &'static str {
