@@ -263,7 +263,8 @@ impl<'a> Walk<'a> {
                 self.kind,
                 &page,
                 self.limits,
-            ),
+            )
+            .unwrap_or_else(|stop| stop.end(&mut self.report)),
         };
         let step = self.restart_on_list_changed(step, list_changed);
         self.report.pages.push(record);
@@ -396,22 +397,10 @@ impl Stop {
             detail,
         }
     }
-}
 
-fn step_on_page(
-    report: &mut ListingReport,
-    attempt: &mut Attempt,
-    record: &mut PageRecord,
-    kind: Kind,
-    result: &Value,
-    limits: &WalkLimits,
-) -> Step {
-    match check_page(report, attempt, record, kind, result, limits) {
-        Ok(step) => step,
-        Err(Stop { outcome, detail }) => {
-            report.detail = Some(detail);
-            Step::Done(outcome)
-        }
+    fn end(self, report: &mut ListingReport) -> Step {
+        report.detail = Some(self.detail);
+        Step::Done(self.outcome)
     }
 }
 
@@ -419,7 +408,7 @@ fn step_on_page(
 /// shape, its items, what it says about the next page (rules 1-3), the
 /// item cap (rule 5, on every page, the last one included), a repeated
 /// cursor (rule 4), the page cap (rule 5).
-fn check_page(
+fn step_on_page(
     report: &mut ListingReport,
     attempt: &mut Attempt,
     record: &mut PageRecord,

@@ -79,8 +79,8 @@ pub trait Behaviour: Sync {
         page_size
     }
 
-    /// What happens to the page before its answer (the page fault
-    /// scenarios act on [`Page::faulty`]).
+    /// What page `--page` does before (or instead of) its answer; asked
+    /// of that page only.
     fn fault(&self, _page: &Page, _id: &Value) -> Fault {
         Fault::None
     }

@@ -35,7 +35,12 @@ impl VirtualServer {
         };
         let page = place(behaviour, &listing, start);
         let mut delay = Duration::ZERO;
-        match behaviour.fault(&page, id) {
+        let fault = if page.faulty() {
+            behaviour.fault(&page, id)
+        } else {
+            Fault::None
+        };
+        match fault {
             Fault::None => {}
             Fault::Late(late) => delay = late,
             Fault::Unannounced => notifications.push(list_changed(kind)),

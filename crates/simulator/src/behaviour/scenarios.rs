@@ -21,8 +21,8 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::Healthy => &Healthy,
         Scenario::SinglePage => &SinglePage,
         Scenario::Truncate => &Truncate,
-        Scenario::Shrink => &Shrink,
-        Scenario::Grow => &Grow,
+        Scenario::Shrink => &Resize(u32::saturating_sub),
+        Scenario::Grow => &Resize(u32::saturating_add),
         Scenario::Overlap => &Overlap,
         Scenario::RepeatCursor => &RepeatCursor,
         Scenario::Cycle => &Cycle,
@@ -46,8 +46,8 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::ListChangedStorm => &ListChangedStorm,
         Scenario::Reorder => &Reorder,
         Scenario::Protocol2026 => &Protocol2026,
-        Scenario::AddRequiredParam => &AddRequiredParam,
-        Scenario::EditDescription => &EditDescription,
+        Scenario::AddRequiredParam => &EditFirstItem(catalogue::add_required_param),
+        Scenario::EditDescription => &EditFirstItem(catalogue::edit_description),
         Scenario::AcceptAnyCursor => &AcceptAnyCursor,
         Scenario::UnstableCursor => &UnstableCursor,
         Scenario::NoCacheHints => &NoCacheHints,
@@ -85,27 +85,15 @@ impl Behaviour for Truncate {
     }
 }
 
-/// The catalogue loses `--change-by` items per epoch.
-pub struct Shrink;
-impl Behaviour for Shrink {
+/// shrink and grow: the catalogue loses or gains `--change-by` items per
+/// epoch (saturating at 0 and `u32::MAX`).
+pub struct Resize(fn(u32, u32) -> u32);
+impl Behaviour for Resize {
     fn changes(&self) -> bool {
         true
     }
     fn catalogue_len(&self, cfg: &ServerConfig, epoch: u32) -> u32 {
-        cfg.items
-            .saturating_sub(cfg.change_by.saturating_mul(epoch))
-    }
-}
-
-/// The catalogue gains `--change-by` items per epoch.
-pub struct Grow;
-impl Behaviour for Grow {
-    fn changes(&self) -> bool {
-        true
-    }
-    fn catalogue_len(&self, cfg: &ServerConfig, epoch: u32) -> u32 {
-        cfg.items
-            .saturating_add(cfg.change_by.saturating_mul(epoch))
+        (self.0)(cfg.items, cfg.change_by.saturating_mul(epoch))
     }
 }
 
@@ -267,23 +255,15 @@ impl Behaviour for SilentRestart {
 pub struct SlowPage;
 impl Behaviour for SlowPage {
     fn fault(&self, page: &Page, _id: &Value) -> Fault {
-        if page.faulty() {
-            Fault::Late(page.cfg().delay)
-        } else {
-            Fault::None
-        }
+        Fault::Late(page.cfg().delay)
     }
 }
 
 /// Page `--page` is never answered.
 pub struct Hang;
 impl Behaviour for Hang {
-    fn fault(&self, page: &Page, _id: &Value) -> Fault {
-        if page.faulty() {
-            Fault::Instead(Body::Hang)
-        } else {
-            Fault::None
-        }
+    fn fault(&self, _page: &Page, _id: &Value) -> Fault {
+        Fault::Instead(Body::Hang)
     }
 }
 
@@ -318,9 +298,6 @@ impl Behaviour for Oversize {
 pub struct Malformed;
 impl Behaviour for Malformed {
     fn fault(&self, page: &Page, id: &Value) -> Fault {
-        if !page.faulty() {
-            return Fault::None;
-        }
         let kind = page.kind();
         let text = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"{}\":[{{\"{}\":",
@@ -361,12 +338,8 @@ impl Behaviour for MissingKeys {
 /// Page `--page` kills the server: stdio exits, HTTP cuts the connection.
 pub struct Crash;
 impl Behaviour for Crash {
-    fn fault(&self, page: &Page, _id: &Value) -> Fault {
-        if page.faulty() {
-            Fault::Instead(Body::Crash)
-        } else {
-            Fault::None
-        }
+    fn fault(&self, _page: &Page, _id: &Value) -> Fault {
+        Fault::Instead(Body::Crash)
     }
 }
 
@@ -374,9 +347,6 @@ impl Behaviour for Crash {
 pub struct RpcError;
 impl Behaviour for RpcError {
     fn fault(&self, page: &Page, id: &Value) -> Fault {
-        if !page.faulty() {
-            return Fault::None;
-        }
         let answer = error(id, page.cfg().code, "Simulated server error");
         Fault::Instead(Body::Json(answer))
     }
@@ -447,31 +417,17 @@ impl Behaviour for Protocol2026 {
 /// The constant cursor of protocol-2026 that keeps bringing new items.
 pub const TAIL_CURSOR: &str = "tail";
 
-/// From the first change on, item 1 has a new required parameter.
-pub struct AddRequiredParam;
-impl Behaviour for AddRequiredParam {
+/// add-required-param and edit-description: from the first change on,
+/// item 1 is edited (a new required parameter, or reworded).
+pub struct EditFirstItem(fn(Kind, &mut Value));
+impl Behaviour for EditFirstItem {
     fn changes(&self) -> bool {
         true
     }
     fn item(&self, page: &Page, n: u32, _count: usize) -> Value {
         let mut item = page.item(n);
         if n == 1 && page.start.generation >= 1 {
-            catalogue::add_required_param(page.kind(), &mut item);
-        }
-        item
-    }
-}
-
-/// From the first change on, item 1's description reads differently.
-pub struct EditDescription;
-impl Behaviour for EditDescription {
-    fn changes(&self) -> bool {
-        true
-    }
-    fn item(&self, page: &Page, n: u32, _count: usize) -> Value {
-        let mut item = page.item(n);
-        if n == 1 && page.start.generation >= 1 {
-            catalogue::edit_description(page.kind(), &mut item);
+            (self.0)(page.kind(), &mut item);
         }
         item
     }
@@ -551,12 +507,8 @@ impl Behaviour for StrayListChanged {
     fn advertises_list_changed(&self) -> bool {
         false
     }
-    fn fault(&self, page: &Page, _id: &Value) -> Fault {
-        if page.faulty() {
-            Fault::Unannounced
-        } else {
-            Fault::None
-        }
+    fn fault(&self, _page: &Page, _id: &Value) -> Fault {
+        Fault::Unannounced
     }
 }
 
