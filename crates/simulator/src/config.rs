@@ -298,7 +298,8 @@ fn scenario(k: &Knobs) -> Result<Scenario, ConfigError> {
         .scenario
         .as_deref()
         .ok_or_else(|| ConfigError::Invalid("--scenario is required".into()))?;
-    Scenario::parse(name).ok_or_else(|| ConfigError::UnknownScenario(name.to_string()))
+    name.parse()
+        .map_err(|_| ConfigError::UnknownScenario(name.to_string()))
 }
 
 /// The forced protocol version, if any: protocol-2026 forces the modern one.
@@ -453,10 +454,10 @@ mod tests {
 
     #[test]
     fn every_scenario_name_round_trips() {
-        for &s in Scenario::ALL {
-            assert_eq!(Scenario::parse(s.name()), Some(s));
+        for s in Scenario::ALL {
+            assert_eq!(s.label().parse::<Scenario>(), Ok(s));
         }
-        assert_eq!(Scenario::parse("nope"), None);
+        assert!("nope".parse::<Scenario>().is_err());
     }
 
     #[test]
