@@ -4,7 +4,7 @@
 use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 use super::labels::{ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
 use mcp_listing::report::RestartReason;
-use mcp_listing::{ErrorKind, Guard, Kind};
+use mcp_listing::{CursorState, ErrorKind, Guard, Kind, PageRecord};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
@@ -82,6 +82,34 @@ where
     if n > 0 {
         family.get_or_create(labels).inc_by(n);
     }
+}
+
+/// One histogram observation; the family guard lives only for this call.
+pub fn observe<L>(family: &HistFamily<L>, labels: &L, value: f64, exemplar: &Option<TraceLabel>)
+where
+    L: Clone + std::hash::Hash + Eq,
+{
+    family
+        .get_or_create(labels)
+        .observe(value, exemplar.clone(), None);
+}
+
+/// The page's result was an object with the kind's array (its `items` is
+/// real); the walker sets a cursor state only then.
+pub fn page_was_parsed(page: &PageRecord) -> bool {
+    page.error.is_none() && page.next_cursor != CursorState::None
+}
+
+/// The server answered (result, JSON-RPC error or HTTP status). Timeouts and
+/// connection failures are left out: their duration is our deadline, not the
+/// server's latency.
+pub fn page_was_answered(page: &PageRecord) -> bool {
+    page.error.is_none() || page.rpc_code.is_some() || page.http_status.is_some()
+}
+
+/// A count as a gauge value; counts past `i64::MAX` pin there.
+pub fn saturating_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {

@@ -1,18 +1,24 @@
 //! Per (target, kind) families comparing a listing with the baselines.
 
-use super::super::families::{precreate, CounterFamily, GaugeFamily, Source};
+use super::super::families::{precreate, saturating_i64, CounterFamily, GaugeFamily, Source};
 use super::super::labels::{ReferenceLabels, TargetKindLabels};
+use crate::baseline::KindDiff;
 use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
 
 #[derive(Debug)]
 pub struct ChurnFamilies {
-    pub items_added: CounterFamily<TargetKindLabels>,
-    pub items_removed: CounterFamily<TargetKindLabels>,
-    pub silent_shrinks: CounterFamily<TargetKindLabels>,
-    pub items_changed: CounterFamily<TargetKindLabels>,
-    pub reference_missing: GaugeFamily<ReferenceLabels>,
+    items_added: CounterFamily<TargetKindLabels>,
+    items_removed: CounterFamily<TargetKindLabels>,
+    silent_shrinks: CounterFamily<TargetKindLabels>,
+    items_changed: CounterFamily<TargetKindLabels>,
+    reference_missing: GaugeFamily<ReferenceLabels>,
+    /// The `mcp_reference_missing_items` series that exist, so references
+    /// no longer compared (or removed targets) can be dropped.
+    references: Mutex<BTreeSet<ReferenceLabels>>,
 }
 
 impl ChurnFamilies {
@@ -24,6 +30,7 @@ impl ChurnFamilies {
             silent_shrinks: Family::default(),
             items_changed: Family::default(),
             reference_missing: Family::default(),
+            references: Mutex::new(BTreeSet::new()),
         };
         r.register(
             "mcp_listing_items_added",
@@ -53,6 +60,78 @@ impl ChurnFamilies {
         g
     }
 
+    /// One poll's diffs against the baselines.
+    pub fn observe(&self, target: &str, diffs: &BTreeMap<Kind, KindDiff>) {
+        for (kind, diff) in diffs {
+            let l = TargetKindLabels::new(target, kind.label());
+            self.items_added
+                .get_or_create(&l)
+                .inc_by(diff.added.len() as u64);
+            self.items_removed
+                .get_or_create(&l)
+                .inc_by(diff.removed.len() as u64);
+            if diff.silent_shrink {
+                self.silent_shrinks.get_or_create(&l).inc();
+            }
+            self.items_changed
+                .get_or_create(&l)
+                .inc_by(diff.changed_items);
+        }
+    }
+
+    /// Sets every reference given for (target, kind) and drops references
+    /// that are no longer compared against.
+    pub fn set_reference_missing(
+        &self,
+        target: &str,
+        kind: Kind,
+        by_reference: &BTreeMap<String, Vec<String>>,
+    ) {
+        let mut references = self.lock_references();
+        self.drop_references(&mut references, |r| {
+            r.target == target && r.kind == kind.label() && !by_reference.contains_key(&r.reference)
+        });
+        for (reference, missing) in by_reference {
+            let l = ReferenceLabels {
+                target: target.to_string(),
+                kind: kind.label(),
+                reference: reference.clone(),
+            };
+            self.reference_missing
+                .get_or_create(&l)
+                .set(saturating_i64(missing.len() as u64));
+            references.insert(l);
+        }
+    }
+
+    /// Drop the reference series of a removed target: its own and other
+    /// targets' comparisons with it.
+    pub fn forget_target(&self, target: &str) {
+        let mut references = self.lock_references();
+        self.drop_references(&mut references, |r| {
+            r.target == target || r.reference == target
+        });
+    }
+
+    fn drop_references(
+        &self,
+        references: &mut BTreeSet<ReferenceLabels>,
+        stale: impl Fn(&ReferenceLabels) -> bool,
+    ) {
+        references.retain(|r| {
+            let keep = !stale(r);
+            if !keep {
+                self.reference_missing.remove(r);
+            }
+            keep
+        });
+    }
+
+    fn lock_references(&self) -> MutexGuard<'_, BTreeSet<ReferenceLabels>> {
+        // Each update is a whole insert or remove, so a poisoned set is usable.
+        self.references.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// References are not pre-created: they exist once compared.
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind.label());
@@ -66,7 +145,7 @@ impl ChurnFamilies {
         }
     }
 
-    /// References are dropped by the caller, which knows which exist.
+    /// References stay until `forget_target` or the next comparison.
     pub fn remove_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind.label());
         for family in [

@@ -5,22 +5,24 @@
 //! samples per kind, which is why they are off by default.
 
 use super::super::families::{
-    page_items_histogram, pages_histogram, precreate, seconds_histogram, HistFamily, Source,
+    observe, page_items_histogram, page_was_answered, page_was_parsed, pages_histogram, precreate,
+    seconds_histogram, HistFamily, Source,
 };
-use super::super::labels::{TargetKindLabels, TargetLabels};
-use mcp_listing::Kind;
+use super::super::labels::{TargetKindLabels, TargetLabels, TraceLabel};
+use crate::poll::PollReport;
+use mcp_listing::{Kind, ListingReport, Outcome};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 
 #[derive(Debug)]
 pub struct DetailFamilies {
-    pub poll_duration: HistFamily<TargetLabels>,
-    pub time_to_ready: HistFamily<TargetLabels>,
-    pub listing_pages: HistFamily<TargetKindLabels>,
-    pub listing_duration: HistFamily<TargetKindLabels>,
-    pub page_items: HistFamily<TargetKindLabels>,
-    pub page_duration: HistFamily<TargetKindLabels>,
+    poll_duration: HistFamily<TargetLabels>,
+    time_to_ready: HistFamily<TargetLabels>,
+    listing_pages: HistFamily<TargetKindLabels>,
+    listing_duration: HistFamily<TargetKindLabels>,
+    page_items: HistFamily<TargetKindLabels>,
+    page_duration: HistFamily<TargetKindLabels>,
 }
 
 impl DetailFamilies {
@@ -70,6 +72,45 @@ impl DetailFamilies {
             g.page_duration.clone(),
         );
         g
+    }
+
+    /// One poll's duration and (when every listing completed) time to ready.
+    pub fn observe_poll(&self, report: &PollReport, exemplar: &Option<TraceLabel>) {
+        let t = TargetLabels::new(&report.target);
+        observe(
+            &self.poll_duration,
+            &t,
+            report.duration.as_secs_f64(),
+            exemplar,
+        );
+        if let Some(ready) = report.time_to_ready {
+            observe(&self.time_to_ready, &t, ready.as_secs_f64(), exemplar);
+        }
+    }
+
+    /// One listing: every page as the fleet-wide page histograms count it,
+    /// and a complete listing's pages and duration.
+    pub fn observe_listing(
+        &self,
+        l: &TargetKindLabels,
+        listing: &ListingReport,
+        exemplar: &Option<TraceLabel>,
+    ) {
+        for page in &listing.pages {
+            if page_was_parsed(page) {
+                observe(&self.page_items, l, f64::from(page.items), exemplar);
+            }
+            if page_was_answered(page) {
+                let seconds = page.duration.as_secs_f64();
+                observe(&self.page_duration, l, seconds, exemplar);
+            }
+        }
+        if listing.outcome == Outcome::Complete {
+            let pages = f64::from(listing.final_pages);
+            observe(&self.listing_pages, l, pages, exemplar);
+            let seconds = listing.duration.as_secs_f64();
+            observe(&self.listing_duration, l, seconds, exemplar);
+        }
     }
 
     pub fn create_target(&self, target: &str) {

@@ -5,18 +5,19 @@
 //! they would be one more per-target histogram per probed target.
 
 use super::super::families::{
-    page_items_histogram, precreate, seconds_histogram, HistFamily, Source,
+    observe, page_items_histogram, page_was_answered, page_was_parsed, precreate,
+    seconds_histogram, HistFamily, Source,
 };
-use super::super::labels::KindLabels;
-use mcp_listing::Kind;
+use super::super::labels::{KindLabels, TraceLabel};
+use mcp_listing::{Kind, ListingReport};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 
 #[derive(Debug)]
 pub struct PageFamilies {
-    pub items: HistFamily<KindLabels>,
-    pub duration: HistFamily<KindLabels>,
+    items: HistFamily<KindLabels>,
+    duration: HistFamily<KindLabels>,
 }
 
 impl PageFamilies {
@@ -49,5 +50,21 @@ impl PageFamilies {
             }
         }
         g
+    }
+
+    /// Every page of one listing: the items of each parsed page, the round
+    /// trip of each answered one.
+    pub fn observe(&self, listing: &ListingReport, exemplar: &Option<TraceLabel>) {
+        let l = KindLabels {
+            kind: listing.kind.label(),
+        };
+        for page in &listing.pages {
+            if page_was_parsed(page) {
+                observe(&self.items, &l, f64::from(page.items), exemplar);
+            }
+            if page_was_answered(page) {
+                observe(&self.duration, &l, page.duration.as_secs_f64(), exemplar);
+            }
+        }
     }
 }

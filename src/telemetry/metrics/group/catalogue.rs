@@ -1,0 +1,219 @@
+//! Per (target, kind) gauges of what the listings found: the last complete
+//! listing's items, pages, duration and end; the last walk's raw, duplicate
+//! and invalid counts; whether the server advertises the kind; the
+//! configured minimum and the verdict.
+//!
+//! Pre-created (at 0 when the target is configured): the catalogue gauges
+//! and the last success timestamp. The last-value gauges of a complete
+//! listing (pages, duration), the verdict and the configured minimum appear
+//! when they first have a value.
+
+use super::super::families::{
+    precreate, saturating_i64, set_when_seen, FloatGaugeFamily, GaugeFamily, Source,
+};
+use super::super::labels::TargetKindLabels;
+use crate::poll::unix_seconds;
+use crate::verdict::TargetVerdict;
+use mcp_listing::{Kind, ListingReport, Outcome};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
+use prometheus_client::registry::Unit;
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+#[derive(Debug)]
+pub struct CatalogueFamilies {
+    items: GaugeFamily<TargetKindLabels>,
+    raw_items: GaugeFamily<TargetKindLabels>,
+    duplicate_items: GaugeFamily<TargetKindLabels>,
+    invalid_items: GaugeFamily<TargetKindLabels>,
+    unsupported: GaugeFamily<TargetKindLabels>,
+    expected_min_items: GaugeFamily<TargetKindLabels>,
+    /// `mcp_verdict`: 0 healthy, 1 degraded, 2 down (docs/verdict.md).
+    verdict: GaugeFamily<TargetKindLabels>,
+    last_success: FloatGaugeFamily<TargetKindLabels>,
+    /// Last complete listing's pages and duration (last-value gauges).
+    pages: GaugeFamily<TargetKindLabels>,
+    duration: FloatGaugeFamily<TargetKindLabels>,
+}
+
+impl CatalogueFamilies {
+    /// The families, registered in `r`.
+    pub fn register(r: &mut Registry, source: Source) -> Self {
+        let g = CatalogueFamilies {
+            items: Family::default(),
+            raw_items: Family::default(),
+            duplicate_items: Family::default(),
+            invalid_items: Family::default(),
+            unsupported: Family::default(),
+            expected_min_items: Family::default(),
+            verdict: Family::default(),
+            last_success: Family::default(),
+            pages: Family::default(),
+            duration: Family::default(),
+        };
+        let polls = source.polls();
+        r.register(
+            "mcp_listing_items",
+            format!("Unique items (by identity key) of the last complete listing, from {polls}"),
+            g.items.clone(),
+        );
+        r.register(
+            "mcp_listing_raw_items",
+            format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {polls}"),
+            g.raw_items.clone(),
+        );
+        r.register(
+            "mcp_listing_duplicate_items",
+            format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {polls}"),
+            g.duplicate_items.clone(),
+        );
+        r.register(
+            "mcp_listing_invalid_items",
+            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {polls} (created when first non-zero)"),
+            g.invalid_items.clone(),
+        );
+        r.register(
+            "mcp_listing_unsupported",
+            format!("1 if the server did not advertise the kind, as last seen by {polls}, else 0"),
+            g.unsupported.clone(),
+        );
+        r.register(
+            "mcp_verdict",
+            format!(
+                "Verdict of {} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down",
+                source.poll()
+            ),
+            g.verdict.clone(),
+        );
+        r.register(
+            "mcp_listing_expected_min_items",
+            "Configured minimum of unique items for the kind",
+            g.expected_min_items.clone(),
+        );
+        r.register_with_unit(
+            "mcp_last_success_timestamp",
+            format!(
+                "Unix time at which the last complete listing ended, from {polls} (0 = none yet)"
+            ),
+            Unit::Seconds,
+            g.last_success.clone(),
+        );
+        r.register(
+            "mcp_listing_pages",
+            format!("Pages the final attempt of the last complete listing needed, from {polls}"),
+            g.pages.clone(),
+        );
+        r.register_with_unit(
+            "mcp_listing_duration",
+            format!("Duration of the last complete listing, restarts included, from {polls}"),
+            Unit::Seconds,
+            g.duration.clone(),
+        );
+        g
+    }
+
+    /// Whether the server advertised the kind, as last seen.
+    pub fn set_unsupported(&self, l: &TargetKindLabels, unsupported: bool) {
+        self.unsupported
+            .get_or_create(l)
+            .set(i64::from(unsupported));
+    }
+
+    /// A complete listing sets every gauge (`ended` is when its last page
+    /// finished); an aborted one only the walk counts, its evidence (a
+    /// cycling cursor shows as raw >> unique). Failed listings leave the
+    /// last values.
+    pub fn observe(&self, l: &TargetKindLabels, listing: &ListingReport, ended: SystemTime) {
+        match listing.outcome {
+            Outcome::Complete => {
+                self.pages
+                    .get_or_create(l)
+                    .set(i64::from(listing.final_pages));
+                self.duration
+                    .get_or_create(l)
+                    .set(listing.duration.as_secs_f64());
+                self.items
+                    .get_or_create(l)
+                    .set(saturating_i64(listing.unique_items));
+                self.set_walk_counts(l, listing);
+                self.last_success.get_or_create(l).set(unix_seconds(ended));
+            }
+            Outcome::Aborted(_) => self.set_walk_counts(l, listing),
+            Outcome::Error(_) | Outcome::Unsupported => {}
+        }
+    }
+
+    fn set_walk_counts(&self, l: &TargetKindLabels, listing: &ListingReport) {
+        self.raw_items
+            .get_or_create(l)
+            .set(saturating_i64(listing.raw_items));
+        self.duplicate_items
+            .get_or_create(l)
+            .set(saturating_i64(listing.duplicate_items));
+        set_when_seen(
+            &self.invalid_items,
+            l,
+            saturating_i64(listing.invalid_items),
+        );
+    }
+
+    /// `mcp_verdict` per judged kind. Not pre-created: a kind not judged
+    /// yet has no verdict (0 would claim healthy).
+    pub fn set_verdict(&self, target: &str, verdict: &TargetVerdict) {
+        for (kind, v) in &verdict.kinds {
+            self.verdict
+                .get_or_create(&TargetKindLabels::new(target, kind.label()))
+                .set(v.level.gauge_value());
+        }
+    }
+
+    /// `mcp_listing_expected_min_items` as configured now.
+    pub fn set_expected(&self, target: &str, expect: &BTreeMap<Kind, u64>) {
+        for kind in Kind::ALL {
+            let l = TargetKindLabels::new(target, kind.label());
+            match expect.get(&kind) {
+                Some(min) => {
+                    self.expected_min_items
+                        .get_or_create(&l)
+                        .set(saturating_i64(*min));
+                }
+                None => {
+                    self.expected_min_items.remove(&l);
+                }
+            }
+        }
+    }
+
+    /// Pre-create the catalogue gauges and the last success at 0.
+    pub fn create_kind(&self, target: &str, kind: Kind) {
+        let l = TargetKindLabels::new(target, kind.label());
+        for family in [
+            &self.items,
+            &self.raw_items,
+            &self.duplicate_items,
+            &self.unsupported,
+        ] {
+            precreate(family, &l);
+        }
+        precreate(&self.last_success, &l);
+    }
+
+    pub fn remove_kind(&self, target: &str, kind: Kind) {
+        let l = TargetKindLabels::new(target, kind.label());
+        for family in [
+            &self.items,
+            &self.raw_items,
+            &self.duplicate_items,
+            &self.invalid_items,
+            &self.unsupported,
+            &self.expected_min_items,
+            &self.verdict,
+            &self.pages,
+        ] {
+            family.remove(&l);
+        }
+        self.duration.remove(&l);
+        self.last_success.remove(&l);
+    }
+}
