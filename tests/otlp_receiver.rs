@@ -10,7 +10,7 @@ use mcp_exporter::baseline::{KindDiff, PolledTarget};
 use mcp_exporter::config::OtlpProtocol;
 use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
 use mcp_exporter::poll::{PollReport, ServerInfo};
-use mcp_exporter::telemetry::tracing::{TraceSettings, TraceSink};
+use mcp_exporter::telemetry::spans::{TraceSettings, TraceSink};
 use mcp_listing::cursor::short_hash;
 use mcp_listing::report::{Restart, RestartReason};
 use mcp_listing::{

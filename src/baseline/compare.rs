@@ -4,7 +4,7 @@
 //! directory is configured).
 
 use super::diff::{content_changes, diff, missing_from, KindDiff};
-use super::store::{BaselineStore, PendingWrite};
+use super::store::{BaselineError, BaselineStore, PendingWrite};
 use crate::config::ReferenceConfig;
 use crate::poll::PollReport;
 use mcp_listing::{Kind, Outcome};
@@ -58,8 +58,9 @@ impl PolledTarget {
 /// Diff every listing of `report` against `store`, store the complete ones
 /// that differ from their baseline (at `now`, Unix seconds), and compare
 /// with each configured reference. When a baseline changed and a state
-/// directory is configured, also returns the target's file to write: the
-/// caller writes it after releasing the store (the write syncs to disk).
+/// directory is configured, also returns the target's file to write (or why
+/// it cannot be): the caller writes it after releasing the store (the write
+/// syncs to disk).
 /// An unchanged catalogue writes nothing: at 2,000 targets a file synced
 /// per poll under the store's lock stalled the whole poller.
 pub fn compare(
@@ -67,7 +68,7 @@ pub fn compare(
     report: PollReport,
     references: &[ReferenceConfig],
     now: f64,
-) -> (PolledTarget, Option<PendingWrite>) {
+) -> (PolledTarget, Option<Result<PendingWrite, BaselineError>>) {
     let mut diffs = BTreeMap::new();
     let mut changed = false;
     for listing in &report.listings {
@@ -91,10 +92,7 @@ pub fn compare(
         }
     }
     let write = if changed {
-        store.encode(&report.target).unwrap_or_else(|e| {
-            tracing::warn!(target_name = %report.target, error = %e, "could not persist baselines");
-            None
-        })
+        store.encode(&report.target).transpose()
     } else {
         None
     };
@@ -185,13 +183,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = BaselineStore::open(Some(dir.path()));
         let (_, first) = compare(&mut store, report(&["a", "b"]), &[], 1.0);
-        first.expect("the first listing is written").run().unwrap();
+        first
+            .expect("the first listing is written")
+            .unwrap()
+            .run()
+            .unwrap();
         let (polled, same) = compare(&mut store, report(&["a", "b"]), &[], 2.0);
         assert!(same.is_none(), "an unchanged listing rewrote its file");
         assert!(polled.diffs[&Kind::Tools].had_baseline);
         let (polled, shrunk) = compare(&mut store, report(&["a"]), &[], 3.0);
         assert_eq!(polled.diffs[&Kind::Tools].removed, ["b"]);
-        shrunk.expect("a changed listing is written").run().unwrap();
+        shrunk
+            .expect("a changed listing is written")
+            .unwrap()
+            .run()
+            .unwrap();
         let (again, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
         assert_eq!(again.names("t", Kind::Tools).unwrap(), ["a"]);

@@ -6,6 +6,7 @@ use super::shared::Shared;
 use crate::config::{self, Config, LoadedConfig, TargetConfig};
 use crate::poll::unix_now;
 use crate::sinks::{Sinks, StatusStore};
+use crate::telemetry::events::ConfigReloadFailed;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -119,17 +120,16 @@ impl Service {
     }
 
     /// Re-read the config file. An invalid file keeps the running config
-    /// and reports the failure; an unchanged checksum does nothing.
+    /// and reports the failure (logged and counted here); an unchanged
+    /// checksum does nothing.
     pub async fn reload(self: &Arc<Self>) -> Result<ReloadOutcome, String> {
         let _guard = self.reload_lock.lock().await;
         let loaded = match config::load_file(&self.config_path) {
             Ok(l) => l,
             Err(e) => {
-                self.shared
-                    .sinks
-                    .exporter
-                    .config_reloaded(false, unix_now());
-                return Err(e.to_string());
+                let error = e.to_string();
+                ConfigReloadFailed { error: &error }.emit(&self.shared.sinks.exporter);
+                return Err(error);
             }
         };
         for w in &loaded.warnings {

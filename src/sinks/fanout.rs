@@ -5,11 +5,11 @@
 
 use super::status::StatusStore;
 use super::verdict::{observation, reference_sizes, ReferenceSizes};
-use crate::baseline::{self, BaselineStore, PolledTarget};
+use crate::baseline::{self, BaselineStore, PendingWrite, PolledTarget};
 use crate::config::TargetConfig;
 use crate::poll::{unix_now, PollReport, RelistReport};
 use crate::telemetry::metrics::{ConformanceMetrics, ExporterMetrics, TargetMetrics};
-use crate::telemetry::tracing::TraceSink;
+use crate::telemetry::spans::TraceSink;
 use crate::verdict::{CatalogueHistory, TargetVerdict};
 use mcp_conformance::ConformanceReport;
 use std::sync::Mutex;
@@ -155,7 +155,7 @@ impl Fanout<'_> {
         // Written after the lock is released: other targets' polls need not
         // wait for this disk sync.
         if let Some(write) = write {
-            if let Err(e) = write.run() {
+            if let Err(e) = write.and_then(PendingWrite::run) {
                 tracing::warn!(target_name = %polled.report.target, error = %e, "could not persist baselines");
             }
         }

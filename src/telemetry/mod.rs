@@ -1,4 +1,5 @@
 //! Sinks that turn poll reports into Prometheus metrics and OTLP spans.
 
+pub mod events;
 pub mod metrics;
-pub mod tracing;
+pub mod spans;

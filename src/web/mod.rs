@@ -107,13 +107,11 @@ async fn reload(State(app): State<AppState>) -> Response {
     match app.service.reload().await {
         Ok(ReloadOutcome::Applied) => (StatusCode::OK, "config reloaded\n").into_response(),
         Ok(ReloadOutcome::Unchanged) => (StatusCode::OK, "config unchanged\n").into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "config reload failed; keeping the running config");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("reload failed: {e}\n"),
-            )
-                .into_response()
-        }
+        // The service logged and counted the failure.
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("reload failed: {e}\n"),
+        )
+            .into_response(),
     }
 }

@@ -97,13 +97,7 @@ pub fn adopt_orphans() -> std::io::Result<()> {
             let mut sweeper = Sweeper::default();
             loop {
                 std::thread::sleep(SWEEP_EVERY);
-                let swept = sweeper.sweep();
-                if swept.killed > 0 {
-                    tracing::info!(
-                        killed = swept.killed,
-                        "killed orphaned processes of closed stdio servers"
-                    );
-                }
+                sweeper.sweep();
             }
         })?;
     Ok(())
@@ -192,8 +186,30 @@ impl Sweeper {
             }
             self.zombies = zombies;
         }
-        ORPHANS_KILLED.fetch_add(swept.killed as u64, Ordering::Relaxed);
+        OrphansKilled {
+            killed: swept.killed,
+        }
+        .emit();
         swept
+    }
+}
+
+/// Orphans of closed servers killed by one sweep: logged when there were
+/// any, and counted for `mcp_exporter_stdio_orphans_killed_total`.
+struct OrphansKilled {
+    killed: usize,
+}
+
+impl OrphansKilled {
+    fn emit(self) {
+        if self.killed == 0 {
+            return;
+        }
+        ORPHANS_KILLED.fetch_add(self.killed as u64, Ordering::Relaxed);
+        tracing::info!(
+            killed = self.killed,
+            "killed orphaned processes of closed stdio servers"
+        );
     }
 }
 

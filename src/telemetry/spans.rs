@@ -7,6 +7,7 @@
 //! `export_poll`, which rebuilds the span tree with exactly those ids so the
 //! server's own spans join the same trace.
 
+mod build;
 mod error;
 mod export;
 mod ids;
@@ -14,12 +15,11 @@ pub mod names;
 mod redact;
 mod sampler;
 mod settings;
-mod spans;
 
+pub use build::MAX_NAMES_PER_EVENT;
 pub use error::TracingError;
 pub use sampler::Sampler;
 pub use settings::TraceSettings;
-pub use spans::MAX_NAMES_PER_EVENT;
 
 use crate::baseline::PolledTarget;
 use crate::poll::{PollTrace, SpanId, TraceId};
@@ -110,7 +110,7 @@ impl TraceSink {
     /// valid `trace_id`/`poll_span_id` (not traced) are skipped.
     pub fn export_poll(&self, polled: &PolledTarget) {
         let Some(inner) = &self.inner else { return };
-        if let Some(spans) = spans::poll_spans(polled, &inner.scope) {
+        if let Some(spans) = build::poll_spans(polled, &inner.scope) {
             inner.queue.submit(spans);
         }
     }

@@ -66,7 +66,7 @@ impl ExportQueue {
         let worker_counters = counters.clone();
         let worker_settings = resolved.clone();
         // Our own few log lines go to the caller's subscriber...
-        let log = ::tracing::dispatcher::get_default(|d| d.clone());
+        let log = tracing::dispatcher::get_default(|d| d.clone());
         std::thread::Builder::new()
             .name("otlp-export".into())
             .spawn(move || {
@@ -75,9 +75,8 @@ impl ExportQueue {
                 // would warn on every attempt, and the SDK must not feed
                 // its own logs back into a pipeline. `Outage` reports
                 // failures once per outage instead.
-                let _quiet = ::tracing::subscriber::set_default(
-                    ::tracing::subscriber::NoSubscriber::default(),
-                );
+                let _quiet =
+                    tracing::subscriber::set_default(tracing::subscriber::NoSubscriber::default());
                 let rt = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
@@ -185,7 +184,7 @@ impl ExportQueue {
 
 fn build_exporter(
     r: &Resolved,
-    log: &::tracing::Dispatch,
+    log: &tracing::Dispatch,
 ) -> Result<opentelemetry_otlp::SpanExporter, TracingError> {
     // Build errors quote the endpoint, which may carry credentials.
     let build_err = |e: opentelemetry_otlp::ExporterBuildError| {
@@ -218,8 +217,8 @@ fn build_exporter(
             .map_err(build_err)?,
     };
     exporter.set_resource(&resource(&r.service_name));
-    ::tracing::dispatcher::with_default(log, || {
-        ::tracing::info!(
+    tracing::dispatcher::with_default(log, || {
+        tracing::info!(
             endpoint = %redacted_endpoint(&r.endpoint),
             protocol = r.protocol.label(),
             "exporting poll traces over OTLP"
@@ -312,21 +311,40 @@ async fn export_all(
                 counters.exported.fetch_add(n as u64, Ordering::Relaxed);
                 outage.recovered();
             }
-            Ok(Err(e)) => {
-                counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
-                outage.failed(&e.to_string());
+            Ok(Err(e)) => ExportFailed {
+                spans: n,
+                error: &e.to_string(),
             }
-            Err(_) => {
-                counters.dropped.fetch_add(n as u64, Ordering::Relaxed);
-                outage.failed("no answer within the export deadline");
+            .emit(counters, outage),
+            Err(_) => ExportFailed {
+                spans: n,
+                error: "no answer within the export deadline",
             }
+            .emit(counters, outage),
         }
+    }
+}
+
+/// A batch the collector did not take (an error, or no answer in time):
+/// its spans count as dropped, and the first failure of an outage is
+/// logged.
+struct ExportFailed<'a> {
+    spans: usize,
+    error: &'a str,
+}
+
+impl ExportFailed<'_> {
+    fn emit(self, counters: &Counters, outage: &mut Outage) {
+        counters
+            .dropped
+            .fetch_add(self.spans as u64, Ordering::Relaxed);
+        outage.failed(self.error);
     }
 }
 
 /// One warning when exports start failing, one line when they work again.
 struct Outage {
-    log: ::tracing::Dispatch,
+    log: tracing::Dispatch,
     failing: bool,
 }
 
@@ -337,8 +355,8 @@ impl Outage {
         }
         self.failing = true;
         let error = scrub_urls(error);
-        ::tracing::dispatcher::with_default(&self.log, || {
-            ::tracing::warn!(
+        tracing::dispatcher::with_default(&self.log, || {
+            tracing::warn!(
                 %error,
                 "OTLP trace export failing; spans are dropped until the collector answers"
             )
@@ -350,8 +368,8 @@ impl Outage {
             return;
         }
         self.failing = false;
-        ::tracing::dispatcher::with_default(&self.log, || {
-            ::tracing::info!("OTLP trace export recovered")
+        tracing::dispatcher::with_default(&self.log, || {
+            tracing::info!("OTLP trace export recovered")
         });
     }
 }
