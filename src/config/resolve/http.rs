@@ -1,6 +1,6 @@
 //! HTTP settings shared by targets and modules: URL, headers, tokens, TLS.
 
-use super::{Resolver, Result};
+use super::{child, Resolver, Result};
 use crate::config::locate::{locate, At, Seg};
 use crate::config::raw::{RawHeaders, RawSecretValue, RawTls};
 use crate::config::secret::{trim_trailing_newlines, Secret, SecretSource};
@@ -79,36 +79,13 @@ impl Resolver<'_> {
         url: Option<&Url>,
         raw: RawHttp,
     ) -> Result<Http> {
-        let key = |k: &str| {
-            let mut p = owner.to_vec();
-            p.push(Seg::from(k));
-            p
-        };
+        let key = |k: &str| child(owner, k);
         let headers = match raw.headers {
             Some(h) => self.headers(&key("headers"), who, h)?,
             None => Vec::new(),
         };
-        let bearer_token = match (raw.bearer_token_env, raw.bearer_token_file) {
-            (Some(_), Some(_)) => {
-                return Err(self.error(
-                    &key("bearer_token_file"),
-                    At::Key,
-                    format!("{who}: give `bearer_token_env` or `bearer_token_file`, not both"),
-                ))
-            }
-            (Some(var), None) => {
-                if var.is_empty() || var.contains(['=', '\0']) {
-                    return Err(self.error(
-                        &key("bearer_token_env"),
-                        At::Value,
-                        format!("{who}: `bearer_token_env` must name an environment variable"),
-                    ));
-                }
-                Some(SecretSource::Env(var))
-            }
-            (None, Some(file)) => Some(SecretSource::File(self.file_path(file))),
-            (None, None) => None,
-        };
+        let bearer_token =
+            self.bearer_token(owner, who, raw.bearer_token_env, raw.bearer_token_file)?;
         if bearer_token.is_some()
             && headers
                 .iter()
@@ -127,39 +104,9 @@ impl Resolver<'_> {
                 ),
             ));
         }
-        let raw_tls = raw.tls.unwrap_or_default();
-        let tls = TlsConfig {
-            ca_file: raw_tls.ca_file.map(|p| self.file_path(p)),
-            insecure_skip_verify: raw_tls.insecure_skip_verify.unwrap_or(false),
-        };
-        let tls_key = key("tls");
-        if tls.insecure_skip_verify {
-            let mut p = tls_key.clone();
-            p.push(Seg::from("insecure_skip_verify"));
-            self.warn(
-                &p,
-                At::Key,
-                format!("{who}: TLS CERTIFICATE VERIFICATION IS OFF (insecure_skip_verify): anyone on the network path can impersonate this server and read the credentials sent to it"),
-            );
-        }
+        let tls = self.tls(owner, who, raw.tls.unwrap_or_default());
         if let Some(url) = url {
-            let plain = url.scheme() == "http" && !is_loopback(url);
-            if plain && bearer_token.is_some() {
-                self.warn(
-                    &key("url"),
-                    At::Value,
-                    format!(
-                        "{who}: the bearer token is sent over plain http:// to a non-loopback host"
-                    ),
-                );
-            }
-            if url.scheme() == "http" && (tls.ca_file.is_some() || tls.insecure_skip_verify) {
-                self.warn(
-                    &tls_key,
-                    At::Key,
-                    format!("{who}: `tls` has no effect on an http:// URL"),
-                );
-            }
+            self.warn_plain_http(owner, who, url, bearer_token.is_some(), &tls);
         }
         Ok(Http {
             transport: raw.transport.unwrap_or_default(),
@@ -170,6 +117,82 @@ impl Resolver<'_> {
         })
     }
 
+    /// `bearer_token_env` or `bearer_token_file`, at most one.
+    fn bearer_token(
+        &self,
+        owner: &[Seg],
+        who: &str,
+        env: Option<String>,
+        file: Option<PathBuf>,
+    ) -> Result<Option<SecretSource>> {
+        match (env, file) {
+            (Some(_), Some(_)) => Err(self.error(
+                &child(owner, "bearer_token_file"),
+                At::Key,
+                format!("{who}: give `bearer_token_env` or `bearer_token_file`, not both"),
+            )),
+            (Some(var), None) => {
+                if var.is_empty() || var.contains(['=', '\0']) {
+                    return Err(self.error(
+                        &child(owner, "bearer_token_env"),
+                        At::Value,
+                        format!("{who}: `bearer_token_env` must name an environment variable"),
+                    ));
+                }
+                Ok(Some(SecretSource::Env(var)))
+            }
+            (None, Some(file)) => Ok(Some(SecretSource::File(self.file_path(file)))),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// `tls:`, warning loudly when verification is off.
+    fn tls(&mut self, owner: &[Seg], who: &str, raw: RawTls) -> TlsConfig {
+        let tls = TlsConfig {
+            ca_file: raw.ca_file.map(|p| self.file_path(p)),
+            insecure_skip_verify: raw.insecure_skip_verify.unwrap_or(false),
+        };
+        if tls.insecure_skip_verify {
+            self.warn(
+                &child(&child(owner, "tls"), "insecure_skip_verify"),
+                At::Key,
+                format!("{who}: TLS CERTIFICATE VERIFICATION IS OFF (insecure_skip_verify): anyone on the network path can impersonate this server and read the credentials sent to it"),
+            );
+        }
+        tls
+    }
+
+    /// Warnings for an http:// URL: a bearer token sent in the clear to
+    /// another host, and `tls` settings that cannot apply.
+    fn warn_plain_http(
+        &mut self,
+        owner: &[Seg],
+        who: &str,
+        url: &Url,
+        bearer_token: bool,
+        tls: &TlsConfig,
+    ) {
+        if url.scheme() != "http" {
+            return;
+        }
+        if bearer_token && !is_loopback(url) {
+            self.warn(
+                &child(owner, "url"),
+                At::Value,
+                format!(
+                    "{who}: the bearer token is sent over plain http:// to a non-loopback host"
+                ),
+            );
+        }
+        if tls.ca_file.is_some() || tls.insecure_skip_verify {
+            self.warn(
+                &child(owner, "tls"),
+                At::Key,
+                format!("{who}: `tls` has no effect on an http:// URL"),
+            );
+        }
+    }
+
     pub(super) fn headers(
         &mut self,
         at: &[Seg],
@@ -178,8 +201,7 @@ impl Resolver<'_> {
     ) -> Result<Vec<(String, Secret)>> {
         let mut out: Vec<(String, Secret)> = Vec::with_capacity(raw.0.len());
         for (name, value) in raw.0 {
-            let mut p = at.to_vec();
-            p.push(Seg::from(&name));
+            let p = child(at, &name);
             if name.is_empty() || !name.bytes().all(is_header_name_byte) {
                 return Err(self.error(
                     &p,

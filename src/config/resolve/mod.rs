@@ -3,6 +3,37 @@
 //! value cannot check on its own. Errors and warnings point at the offending
 //! YAML node (see `locate.rs`).
 
+/// The limit keys of a `RawGlobal`, `RawTarget` or `RawModule` (same names
+/// in each) as [`RawLimits`].
+macro_rules! raw_limits {
+    ($raw:expr) => {
+        RawLimits {
+            timeout: $raw.timeout.map(|x| x.0),
+            page_timeout: $raw.page_timeout.map(|x| x.0),
+            connect_timeout: $raw.connect_timeout.map(|x| x.0),
+            max_pages: $raw.max_pages,
+            max_items: $raw.max_items,
+            max_response_bytes: $raw.max_response_bytes.map(|x| x.0),
+            invalid_cursor_restarts: $raw.invalid_cursor_restarts,
+        }
+    };
+}
+
+/// The HTTP keys of a `RawTarget` or `RawModule` (same names in both),
+/// taken out of it as a `RawHttp`.
+macro_rules! raw_http {
+    ($raw:expr) => {
+        RawHttp {
+            transport: $raw.transport.take(),
+            headers: $raw.headers.take(),
+            bearer_token_env: $raw.bearer_token_env.take(),
+            bearer_token_file: $raw.bearer_token_file.take(),
+            tls: $raw.tls.take(),
+            max_redirects: $raw.max_redirects.take(),
+        }
+    };
+}
+
 mod http;
 mod sections;
 mod target;
@@ -175,28 +206,11 @@ impl<'a> Resolver<'a> {
                 )
             })?,
         };
-        let base = Limits {
-            timeout: default::TIMEOUT,
-            page_timeout: default::PAGE_TIMEOUT,
-            connect_timeout: default::CONNECT_TIMEOUT,
-            max_pages: default::MAX_PAGES,
-            max_items: default::MAX_ITEMS,
-            max_response_bytes: default::MAX_RESPONSE_BYTES,
-            invalid_cursor_restarts: default::INVALID_CURSOR_RESTARTS,
-        };
         let limits = self.limits(
             &yaml_path!["global"],
             "`global`",
-            base,
-            RawLimits {
-                timeout: g.timeout.map(|d| d.0),
-                page_timeout: g.page_timeout.map(|d| d.0),
-                connect_timeout: g.connect_timeout.map(|d| d.0),
-                max_pages: g.max_pages,
-                max_items: g.max_items,
-                max_response_bytes: g.max_response_bytes.map(|b| b.0),
-                invalid_cursor_restarts: g.invalid_cursor_restarts,
-            },
+            built_in_limits(),
+            raw_limits!(g),
         )?;
         let schedule = g.schedule.map_or(Schedule::Every(default::EVERY), |s| s.0);
         let conformance = self.conformance(
@@ -251,10 +265,8 @@ impl<'a> Resolver<'a> {
         };
         let every = raw.every.map_or(base.every, |d| d.0);
         if every < default::CONFORMANCE_MIN_EVERY {
-            let mut p = at.to_vec();
-            p.push(Seg::from("every"));
             return Err(self.error(
-                &p,
+                &child(at, "every"),
                 At::Value,
                 format!("{who}: `conformance.every` must be at least 1s"),
             ));
@@ -267,11 +279,7 @@ impl<'a> Resolver<'a> {
 
     /// Merge `raw` over `base`; every bound must be positive.
     fn limits(&mut self, owner: &[Seg], who: &str, base: Limits, raw: RawLimits) -> Result<Limits> {
-        let key = |k: &str| {
-            let mut p = owner.to_vec();
-            p.push(Seg::from(k));
-            p
-        };
+        let key = |k: &str| child(owner, k);
         let zero = |this: &Self, k: &str| {
             this.error(
                 &key(k),
@@ -330,10 +338,8 @@ impl<'a> Resolver<'a> {
     fn check_jitter(&mut self, owner: &[Seg], who: &str, schedule: &Schedule, jitter: Duration) {
         if let Some(period) = schedule.period() {
             if jitter >= period {
-                let mut p = owner.to_vec();
-                p.push(Seg::from("jitter"));
                 self.warn(
-                    &p,
+                    &child(owner, "jitter"),
                     At::Key,
                     format!(
                         "{who}: jitter ({}) is not shorter than the poll period ({}); polls will drift and may be skipped",
@@ -436,5 +442,25 @@ impl<'a> Resolver<'a> {
         version: Option<&str>,
     ) -> Result<Option<ProtocolVersion>> {
         version.map(|v| self.protocol_version(at, v)).transpose()
+    }
+}
+
+/// `at` with one more key.
+fn child(at: &[Seg], key: &str) -> Vec<Seg> {
+    let mut p = at.to_vec();
+    p.push(Seg::from(key));
+    p
+}
+
+/// The limits where neither `global:` nor a target or module says otherwise.
+fn built_in_limits() -> Limits {
+    Limits {
+        timeout: default::TIMEOUT,
+        page_timeout: default::PAGE_TIMEOUT,
+        connect_timeout: default::CONNECT_TIMEOUT,
+        max_pages: default::MAX_PAGES,
+        max_items: default::MAX_ITEMS,
+        max_response_bytes: default::MAX_RESPONSE_BYTES,
+        invalid_cursor_restarts: default::INVALID_CURSOR_RESTARTS,
     }
 }

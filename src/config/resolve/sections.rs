@@ -11,7 +11,12 @@ use url::Url;
 const MAX_HISTORY: usize = 10_000;
 
 impl Resolver<'_> {
-    pub(super) fn module(&mut self, name: &str, m: RawModule, d: &Defaults) -> Result<ProbeModule> {
+    pub(super) fn module(
+        &mut self,
+        name: &str,
+        mut m: RawModule,
+        d: &Defaults,
+    ) -> Result<ProbeModule> {
         let owner = yaml_path!["modules", name];
         let key = |k: &str| yaml_path!["modules", name, k];
         let who = format!("module `{name}`");
@@ -23,22 +28,7 @@ impl Resolver<'_> {
                 format!("{who}: {LITERAL_TOKEN}"),
             ));
         }
-        if m.allow.is_empty() {
-            return Err(self.error(
-                &key("allow"),
-                At::Value,
-                format!("{who}: `allow` is empty, so nothing could be probed with it"),
-            ));
-        }
-        for (j, pattern) in m.allow.iter().enumerate() {
-            if let Err(why) = crate::config::allow::AllowPattern::parse(pattern) {
-                return Err(self.error(
-                    &yaml_path!["modules", name, "allow", j],
-                    At::Value,
-                    format!("{who}: allow pattern {pattern:?} {why} (write scheme://host[:port]/path-prefix, so that it cannot match other hosts)"),
-                ));
-            }
-        }
+        self.check_allow(name, &who, &m.allow)?;
         if m.max_redirects.is_some_and(|n| n > 0) {
             self.warn(
                 &key("max_redirects"),
@@ -48,33 +38,8 @@ impl Resolver<'_> {
         }
         let protocol_version = self
             .optional_protocol_version(&key("protocol_version"), m.protocol_version.as_deref())?;
-        let http = self.http(
-            &owner,
-            &who,
-            None,
-            RawHttp {
-                transport: m.transport,
-                headers: m.headers,
-                bearer_token_env: m.bearer_token_env,
-                bearer_token_file: m.bearer_token_file,
-                tls: m.tls,
-                max_redirects: m.max_redirects,
-            },
-        )?;
-        let limits = self.limits(
-            &owner,
-            &who,
-            d.limits(),
-            RawLimits {
-                timeout: m.timeout.map(|x| x.0),
-                page_timeout: m.page_timeout.map(|x| x.0),
-                connect_timeout: m.connect_timeout.map(|x| x.0),
-                max_pages: m.max_pages,
-                max_items: m.max_items,
-                max_response_bytes: m.max_response_bytes.map(|x| x.0),
-                invalid_cursor_restarts: m.invalid_cursor_restarts,
-            },
-        )?;
+        let http = self.http(&owner, &who, None, raw_http!(m))?;
+        let limits = self.limits(&owner, &who, d.limits(), raw_limits!(m))?;
         let kinds = match m.kinds {
             Some(kinds) => self.kinds(&key("kinds"), kinds)?,
             None => d.kinds.clone(),
@@ -93,6 +58,27 @@ impl Resolver<'_> {
             // Filled in once every section is resolved.
             known_secrets: mcp_wire::secrets::SecretScrubber::default(),
         })
+    }
+
+    /// A module's `allow:`: not empty, every pattern pinned to one origin.
+    fn check_allow(&self, name: &str, who: &str, allow: &[String]) -> Result<()> {
+        if allow.is_empty() {
+            return Err(self.error(
+                &yaml_path!["modules", name, "allow"],
+                At::Value,
+                format!("{who}: `allow` is empty, so nothing could be probed with it"),
+            ));
+        }
+        for (j, pattern) in allow.iter().enumerate() {
+            if let Err(why) = crate::config::allow::AllowPattern::parse(pattern) {
+                return Err(self.error(
+                    &yaml_path!["modules", name, "allow", j],
+                    At::Value,
+                    format!("{who}: allow pattern {pattern:?} {why} (write scheme://host[:port]/path-prefix, so that it cannot match other hosts)"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn tracing(&mut self, t: RawTracing) -> Result<TracingConfig> {

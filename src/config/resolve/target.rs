@@ -1,8 +1,8 @@
 //! One target: its endpoint, kinds, limits, and its references to others.
 
 use super::http::RawHttp;
-use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
-use crate::config::locate::{yaml_path, At};
+use super::{child, RawLimits, Resolver, Result, LITERAL_TOKEN};
+use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::name_map::{NameMap, NameRewrite};
 use crate::config::raw::{
     OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawTarget,
@@ -16,7 +16,7 @@ impl Resolver<'_> {
     pub(super) fn target(
         &mut self,
         i: usize,
-        t: RawTarget,
+        mut t: RawTarget,
         d: &Defaults,
     ) -> Result<(TargetConfig, Vec<RawReference>)> {
         let owner = yaml_path!["targets", i];
@@ -31,133 +31,20 @@ impl Resolver<'_> {
         }
         let protocol_version = self
             .optional_protocol_version(&key("protocol_version"), t.protocol_version.as_deref())?;
-        let protocols = self.protocols(i, &who, t.protocols, protocol_version.is_some())?;
-
-        let endpoint = match (t.url, t.command) {
-            (Some(_), Some(_)) => {
-                return Err(self.error(
-                    &key("command"),
-                    At::Key,
-                    format!("{who} has both `url` and `command`: give `url` for an HTTP server or `command` for a stdio server, not both"),
-                ))
-            }
-            (None, None) => {
-                return Err(self.error(
-                    &owner,
-                    At::Value,
-                    format!("{who} needs `url` (an HTTP server) or `command` (a stdio server)"),
-                ))
-            }
-            (Some(url), None) => {
-                self.refuse_keys(
-                    i,
-                    &who,
-                    &[
-                        (t.args.is_some(), "args"),
-                        (t.env.is_some(), "env"),
-                        (t.cwd.is_some(), "cwd"),
-                        (t.inherit_env.is_some(), "inherit_env"),
-                    ],
-                    "applies to stdio targets (with `command`), not to a `url`",
-                )?;
-                let url = self.url(&key("url"), &who, &url)?;
-                let http = self.http(
-                    &owner,
-                    &who,
-                    Some(&url),
-                    RawHttp {
-                        transport: t.transport,
-                        headers: t.headers,
-                        bearer_token_env: t.bearer_token_env,
-                        bearer_token_file: t.bearer_token_file,
-                        tls: t.tls,
-                        max_redirects: t.max_redirects,
-                    },
-                )?;
-                EndpointConfig::Http {
-                    url,
-                    transport: http.transport,
-                    headers: http.headers,
-                    bearer_token: http.bearer_token,
-                    tls: http.tls,
-                    max_redirects: http.max_redirects,
-                }
-            }
-            (None, Some(command)) => {
-                self.refuse_keys(
-                    i,
-                    &who,
-                    &[
-                        (t.transport.is_some(), "transport"),
-                        (t.headers.is_some(), "headers"),
-                        (t.bearer_token_env.is_some(), "bearer_token_env"),
-                        (t.bearer_token_file.is_some(), "bearer_token_file"),
-                        (t.tls.is_some(), "tls"),
-                        (t.max_redirects.is_some(), "max_redirects"),
-                    ],
-                    "applies to HTTP targets (with `url`), not to a `command`",
-                )?;
-                if command.trim().is_empty() {
-                    return Err(self.error(&key("command"), At::Value, format!("{who}: `command` is empty")));
-                }
-                let env = self.child_env(i, &who, t.env.unwrap_or_default())?;
-                EndpointConfig::Stdio {
-                    command,
-                    args: t.args.unwrap_or_default(),
-                    env,
-                    cwd: t.cwd.map(|p| self.file_path(p)),
-                    inherit_env: t.inherit_env.unwrap_or(false),
-                }
-            }
-        };
-
-        let kinds = match t.kinds {
+        let protocols = self.protocols(i, &who, t.protocols.take(), protocol_version.is_some())?;
+        let endpoint = self.endpoint(i, &who, &mut t)?;
+        let kinds = match t.kinds.take() {
             Some(kinds) => self.kinds(&key("kinds"), kinds)?,
             None => d.kinds.clone(),
         };
-        let forced_kinds = t.forced_kinds.unwrap_or_default();
-        self.no_duplicate_kinds(&key("forced_kinds"), &forced_kinds)?;
-        for (j, kind) in forced_kinds.iter().enumerate() {
-            if !kinds.contains(kind) {
-                return Err(self.error(
-                    &yaml_path!["targets", i, "forced_kinds", j],
-                    At::Value,
-                    format!("{who}: forced kind `{kind}` is not in this target's `kinds`"),
-                ));
-            }
-        }
-        let expect = t.expect.unwrap_or_default();
-        for kind in expect.keys() {
-            if !kinds.contains(kind) {
-                return Err(self.error(
-                    &yaml_path!["targets", i, "expect", kind.label()],
-                    At::Key,
-                    format!(
-                        "{who}: `expect` names `{kind}`, which is not in this target's `kinds`"
-                    ),
-                ));
-            }
-        }
-
-        let limits = self.limits(
-            &owner,
-            &who,
-            d.limits(),
-            RawLimits {
-                timeout: t.timeout.map(|x| x.0),
-                page_timeout: t.page_timeout.map(|x| x.0),
-                connect_timeout: t.connect_timeout.map(|x| x.0),
-                max_pages: t.max_pages,
-                max_items: t.max_items,
-                max_response_bytes: t.max_response_bytes.map(|x| x.0),
-                invalid_cursor_restarts: t.invalid_cursor_restarts,
-            },
-        )?;
+        let forced_kinds = self.forced_kinds(i, &who, t.forced_kinds.take(), &kinds)?;
+        let expect = self.expect(i, &who, t.expect.take(), &kinds)?;
+        let limits = self.limits(&owner, &who, d.limits(), raw_limits!(t))?;
         let conformance = self.conformance(
             &yaml_path!["targets", i, "conformance"],
             &who,
             d.conformance,
-            t.conformance,
+            t.conformance.take(),
         )?;
         let overridden = t.schedule.is_some() || t.jitter.is_some();
         let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
@@ -191,6 +78,137 @@ impl Resolver<'_> {
         Ok((target, t.reference.unwrap_or_default()))
     }
 
+    /// `url` (HTTP) or `command` (stdio), with the keys of that kind of
+    /// endpoint taken out of `t`; a key of the other kind is an error.
+    fn endpoint(&mut self, i: usize, who: &str, t: &mut RawTarget) -> Result<EndpointConfig> {
+        match (t.url.take(), t.command.take()) {
+            (Some(_), Some(_)) => Err(self.error(
+                &yaml_path!["targets", i, "command"],
+                At::Key,
+                format!("{who} has both `url` and `command`: give `url` for an HTTP server or `command` for a stdio server, not both"),
+            )),
+            (None, None) => Err(self.error(
+                &yaml_path!["targets", i],
+                At::Value,
+                format!("{who} needs `url` (an HTTP server) or `command` (a stdio server)"),
+            )),
+            (Some(url), None) => self.http_endpoint(i, who, &url, t),
+            (None, Some(command)) => self.stdio_endpoint(i, who, command, t),
+        }
+    }
+
+    fn http_endpoint(
+        &mut self,
+        i: usize,
+        who: &str,
+        url: &str,
+        t: &mut RawTarget,
+    ) -> Result<EndpointConfig> {
+        self.refuse_keys(
+            i,
+            who,
+            &[
+                (t.args.is_some(), "args"),
+                (t.env.is_some(), "env"),
+                (t.cwd.is_some(), "cwd"),
+                (t.inherit_env.is_some(), "inherit_env"),
+            ],
+            "applies to stdio targets (with `command`), not to a `url`",
+        )?;
+        let url = self.url(&yaml_path!["targets", i, "url"], who, url)?;
+        let http = self.http(&yaml_path!["targets", i], who, Some(&url), raw_http!(t))?;
+        Ok(EndpointConfig::Http {
+            url,
+            transport: http.transport,
+            headers: http.headers,
+            bearer_token: http.bearer_token,
+            tls: http.tls,
+            max_redirects: http.max_redirects,
+        })
+    }
+
+    fn stdio_endpoint(
+        &self,
+        i: usize,
+        who: &str,
+        command: String,
+        t: &mut RawTarget,
+    ) -> Result<EndpointConfig> {
+        self.refuse_keys(
+            i,
+            who,
+            &[
+                (t.transport.is_some(), "transport"),
+                (t.headers.is_some(), "headers"),
+                (t.bearer_token_env.is_some(), "bearer_token_env"),
+                (t.bearer_token_file.is_some(), "bearer_token_file"),
+                (t.tls.is_some(), "tls"),
+                (t.max_redirects.is_some(), "max_redirects"),
+            ],
+            "applies to HTTP targets (with `url`), not to a `command`",
+        )?;
+        if command.trim().is_empty() {
+            return Err(self.error(
+                &yaml_path!["targets", i, "command"],
+                At::Value,
+                format!("{who}: `command` is empty"),
+            ));
+        }
+        let env = self.child_env(i, who, t.env.take().unwrap_or_default())?;
+        Ok(EndpointConfig::Stdio {
+            command,
+            args: t.args.take().unwrap_or_default(),
+            env,
+            cwd: t.cwd.take().map(|p| self.file_path(p)),
+            inherit_env: t.inherit_env.unwrap_or(false),
+        })
+    }
+
+    /// `forced_kinds:`, each one of the target's `kinds`, none twice.
+    fn forced_kinds(
+        &self,
+        i: usize,
+        who: &str,
+        raw: Option<Vec<Kind>>,
+        kinds: &[Kind],
+    ) -> Result<Vec<Kind>> {
+        let forced_kinds = raw.unwrap_or_default();
+        self.no_duplicate_kinds(&yaml_path!["targets", i, "forced_kinds"], &forced_kinds)?;
+        for (j, kind) in forced_kinds.iter().enumerate() {
+            if !kinds.contains(kind) {
+                return Err(self.error(
+                    &yaml_path!["targets", i, "forced_kinds", j],
+                    At::Value,
+                    format!("{who}: forced kind `{kind}` is not in this target's `kinds`"),
+                ));
+            }
+        }
+        Ok(forced_kinds)
+    }
+
+    /// `expect:`, naming only the target's `kinds`.
+    fn expect(
+        &self,
+        i: usize,
+        who: &str,
+        raw: Option<BTreeMap<Kind, u64>>,
+        kinds: &[Kind],
+    ) -> Result<BTreeMap<Kind, u64>> {
+        let expect = raw.unwrap_or_default();
+        for kind in expect.keys() {
+            if !kinds.contains(kind) {
+                return Err(self.error(
+                    &yaml_path!["targets", i, "expect", kind.label()],
+                    At::Key,
+                    format!(
+                        "{who}: `expect` names `{kind}`, which is not in this target's `kinds`"
+                    ),
+                ));
+            }
+        }
+        Ok(expect)
+    }
+
     /// `protocols:` checked and ordered newest first (the primary first).
     fn protocols(
         &self,
@@ -217,7 +235,7 @@ impl Resolver<'_> {
         let mut versions = Vec::with_capacity(written.len());
         for (j, v) in written.iter().enumerate() {
             let mut vat = at.to_vec();
-            vat.push(crate::config::locate::Seg::Index(j));
+            vat.push(Seg::Index(j));
             let version = self.protocol_version(&vat, v)?;
             if versions.contains(&version) {
                 return Err(self.error(
@@ -240,17 +258,8 @@ impl Resolver<'_> {
     }
 
     /// One kind's `map:` entry of a reference, compiled.
-    fn name_map(
-        &self,
-        at: &[crate::config::locate::Seg],
-        who: &str,
-        raw: RawNameMap,
-    ) -> Result<NameMap> {
-        let key = |k: &str| {
-            let mut p = at.to_vec();
-            p.push(crate::config::locate::Seg::Key(k.to_string()));
-            p
-        };
+    fn name_map(&self, at: &[Seg], who: &str, raw: RawNameMap) -> Result<NameMap> {
+        let key = |k: &str| child(at, k);
         for (value, name) in [
             (&raw.strip_prefix, "strip_prefix"),
             (&raw.prefix, "prefix"),
@@ -355,90 +364,10 @@ impl Resolver<'_> {
         let who = format!("target `{}`", this.name);
         let mut out: Vec<ReferenceConfig> = Vec::with_capacity(refs.len());
         for (j, r) in refs.into_iter().enumerate() {
-            let key = |k: &str| yaml_path!["targets", i, "reference", j, k];
-            if r.target == this.name {
-                return Err(self.error(
-                    &key("target"),
-                    At::Value,
-                    format!("{who} references itself; `reference` names the origin servers a gateway must contain"),
-                ));
-            }
-            let Some(other) = targets.iter().find(|t| t.name == r.target) else {
-                return Err(self.error(
-                    &key("target"),
-                    At::Value,
-                    format!("{who} references unknown target `{}`", r.target),
-                ));
-            };
-            if out.iter().any(|o| o.target == r.target) {
-                return Err(self.error(
-                    &key("target"),
-                    At::Value,
-                    format!("{who} references target `{}` twice", r.target),
-                ));
-            }
-            let kinds = match r.kinds {
-                Some(kinds) => {
-                    let kinds = self.kinds(&key("kinds"), kinds)?;
-                    for (k, kind) in kinds.iter().enumerate() {
-                        if !this.kinds.contains(kind) || !other.kinds.contains(kind) {
-                            return Err(self.error(
-                                &yaml_path!["targets", i, "reference", j, "kinds", k],
-                                At::Value,
-                                format!("{who}: kind `{kind}` must be listed by both `{}` and `{}` to be compared", this.name, other.name),
-                            ));
-                        }
-                    }
-                    kinds
-                }
-                None => {
-                    let common: Vec<Kind> = this
-                        .kinds
-                        .iter()
-                        .copied()
-                        .filter(|k| other.kinds.contains(k))
-                        .collect();
-                    if common.is_empty() {
-                        return Err(self.error(
-                            &key("target"),
-                            At::Value,
-                            format!(
-                                "{who} and `{}` list no kind in common; nothing to compare",
-                                other.name
-                            ),
-                        ));
-                    }
-                    common
-                }
-            };
-            if r.prefix.as_deref() == Some("") {
-                return Err(self.error(
-                    &key("prefix"),
-                    At::Value,
-                    format!("{who}: `prefix` is empty; leave it out instead"),
-                ));
-            }
-            let mut map = std::collections::BTreeMap::new();
-            if let Some(raw_map) = r.map {
-                if r.prefix.is_some() {
-                    return Err(self.error(
-                        &key("map"),
-                        At::Key,
-                        format!("{who}: give `prefix` (every kind) or `map` (per kind), not both"),
-                    ));
-                }
-                for (kind, raw) in raw_map {
-                    let at = yaml_path!["targets", i, "reference", j, "map", kind.label()];
-                    if !kinds.contains(&kind) {
-                        return Err(self.error(
-                            &at,
-                            At::Key,
-                            format!("{who}: `map` names `{kind}`, which this reference does not compare"),
-                        ));
-                    }
-                    map.insert(kind, self.name_map(&at, &who, raw)?);
-                }
-            }
+            let at = yaml_path!["targets", i, "reference", j];
+            let other = self.referenced_target(&at, &who, this, &r.target, targets, &out)?;
+            let kinds = self.reference_kinds(&at, &who, this, other, r.kinds)?;
+            let map = self.reference_map(&at, &who, &kinds, r.prefix.as_deref(), r.map)?;
             out.push(ReferenceConfig {
                 target: r.target,
                 kinds,
@@ -447,5 +376,130 @@ impl Resolver<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// The target a reference names: another configured target, named once.
+    fn referenced_target<'t>(
+        &self,
+        at: &[Seg],
+        who: &str,
+        this: &TargetConfig,
+        name: &str,
+        targets: &'t [TargetConfig],
+        earlier: &[ReferenceConfig],
+    ) -> Result<&'t TargetConfig> {
+        let key = child(at, "target");
+        if name == this.name {
+            return Err(self.error(
+                &key,
+                At::Value,
+                format!("{who} references itself; `reference` names the origin servers a gateway must contain"),
+            ));
+        }
+        let Some(other) = targets.iter().find(|t| t.name == name) else {
+            return Err(self.error(
+                &key,
+                At::Value,
+                format!("{who} references unknown target `{name}`"),
+            ));
+        };
+        if earlier.iter().any(|o| o.target == name) {
+            return Err(self.error(
+                &key,
+                At::Value,
+                format!("{who} references target `{name}` twice"),
+            ));
+        }
+        Ok(other)
+    }
+
+    /// The kinds a reference compares: those given (each listed by both
+    /// targets), else every kind the two have in common.
+    fn reference_kinds(
+        &self,
+        at: &[Seg],
+        who: &str,
+        this: &TargetConfig,
+        other: &TargetConfig,
+        raw: Option<Vec<Kind>>,
+    ) -> Result<Vec<Kind>> {
+        let Some(raw) = raw else {
+            let common: Vec<Kind> = this
+                .kinds
+                .iter()
+                .copied()
+                .filter(|k| other.kinds.contains(k))
+                .collect();
+            if common.is_empty() {
+                return Err(self.error(
+                    &child(at, "target"),
+                    At::Value,
+                    format!(
+                        "{who} and `{}` list no kind in common; nothing to compare",
+                        other.name
+                    ),
+                ));
+            }
+            return Ok(common);
+        };
+        let kinds_at = child(at, "kinds");
+        let kinds = self.kinds(&kinds_at, raw)?;
+        for (k, kind) in kinds.iter().enumerate() {
+            if !this.kinds.contains(kind) || !other.kinds.contains(kind) {
+                let mut kind_at = kinds_at.clone();
+                kind_at.push(Seg::Index(k));
+                return Err(self.error(
+                    &kind_at,
+                    At::Value,
+                    format!(
+                        "{who}: kind `{kind}` must be listed by both `{}` and `{}` to be compared",
+                        this.name, other.name
+                    ),
+                ));
+            }
+        }
+        Ok(kinds)
+    }
+
+    /// A reference's renaming: `prefix` for every kind or `map` per kind
+    /// (compared kinds only), not both.
+    fn reference_map(
+        &self,
+        at: &[Seg],
+        who: &str,
+        kinds: &[Kind],
+        prefix: Option<&str>,
+        raw: Option<BTreeMap<Kind, RawNameMap>>,
+    ) -> Result<BTreeMap<Kind, NameMap>> {
+        if prefix == Some("") {
+            return Err(self.error(
+                &child(at, "prefix"),
+                At::Value,
+                format!("{who}: `prefix` is empty; leave it out instead"),
+            ));
+        }
+        let mut map = BTreeMap::new();
+        let Some(raw_map) = raw else {
+            return Ok(map);
+        };
+        if prefix.is_some() {
+            return Err(self.error(
+                &child(at, "map"),
+                At::Key,
+                format!("{who}: give `prefix` (every kind) or `map` (per kind), not both"),
+            ));
+        }
+        for (kind, raw) in raw_map {
+            let kind_at = child(&child(at, "map"), kind.label());
+            if !kinds.contains(&kind) {
+                return Err(self.error(
+                    &kind_at,
+                    At::Key,
+                    format!("{who}: `map` names `{kind}`, which this reference does not compare"),
+                ));
+            }
+            map.insert(kind, self.name_map(&kind_at, who, raw)?);
+        }
+        Ok(map)
     }
 }
