@@ -13,7 +13,7 @@ use super::names as attr;
 use super::redact::{host_only, safe_item_name};
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{HandshakeRecord, PollReport, SessionFailure};
-use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord};
+use mcp_listing::{CursorState, Guard, Kind, ListingReport, Outcome, PageRecord};
 use opentelemetry::trace::{
     Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
 };
@@ -299,138 +299,17 @@ impl Builder<'_> {
         start: SystemTime,
         end: SystemTime,
     ) -> SpanData {
-        let mut attrs = vec![
-            KeyValue::new(attr::MCP_LISTING_KIND, l.kind.label()),
-            KeyValue::new(attr::PAGINATION_OUTCOME, l.outcome.label()),
-            KeyValue::new(attr::PAGINATION_PAGES, i64::from(l.final_pages)),
-            KeyValue::new(attr::PAGINATION_REQUESTS, i64::from(l.requests())),
-            KeyValue::new(attr::PAGINATION_RAW_ITEMS, l.raw_items as i64),
-            KeyValue::new(attr::PAGINATION_UNIQUE_ITEMS, l.unique_items as i64),
-            KeyValue::new(attr::PAGINATION_DUPLICATE_ITEMS, l.duplicate_items as i64),
-            KeyValue::new(attr::PAGINATION_INVALID_ITEMS, l.invalid_items as i64),
-            KeyValue::new(
-                attr::PAGINATION_INVALID_CURSOR_ERRORS,
-                i64::from(l.invalid_cursor_errors),
-            ),
-            KeyValue::new(attr::PAGINATION_RESTARTS, l.restarts.len() as i64),
-            KeyValue::new(
-                attr::PAGINATION_LIST_CHANGED,
-                i64::from(l.list_changed_notifications),
-            ),
-        ];
-        if let Some(reason) = l.reason {
-            attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.label()));
-        }
-        if let Some(ttl) = l.ttl_ms {
-            attrs.push(KeyValue::new(attr::PAGINATION_TTL_MS, ttl as i64));
-        }
-        if let Some(scope) = &l.cache_scope {
-            attrs.push(KeyValue::new(
-                attr::PAGINATION_CACHE_SCOPE,
-                truncate(scope, MAX_SERVER_STRING),
-            ));
-        }
-        if let Some(d) = diff.filter(|d| d.had_baseline) {
-            attrs.push(KeyValue::new(
-                attr::PAGINATION_ADDED_ITEMS,
-                d.added.len() as i64,
-            ));
-            attrs.push(KeyValue::new(
-                attr::PAGINATION_REMOVED_ITEMS,
-                d.removed.len() as i64,
-            ));
-            attrs.push(KeyValue::new(
-                attr::PAGINATION_SILENT_SHRINK,
-                d.silent_shrink,
-            ));
-        }
-
-        let status = match l.outcome {
-            Outcome::Complete | Outcome::Unsupported => Status::Unset,
-            Outcome::Aborted(guard) => {
-                attrs.push(KeyValue::new(attr::ERROR_TYPE, guard.label()));
-                Status::error(guard.label())
-            }
-            Outcome::Error(kind) => {
-                attrs.push(KeyValue::new(attr::ERROR_TYPE, kind.label()));
-                if let Some(code) = l.rpc_error_code {
-                    attrs.push(KeyValue::new(
-                        attr::RPC_RESPONSE_STATUS_CODE,
-                        code.to_string(),
-                    ));
-                }
-                if let Some(code) = l.http_status {
-                    attrs.push(KeyValue::new(
-                        attr::HTTP_RESPONSE_STATUS_CODE,
-                        i64::from(code),
-                    ));
-                }
-                Status::error(kind.label())
-            }
-        };
-
-        let mut events = Vec::new();
-        for restart in &l.restarts {
-            // At the end of the page whose answer caused the restart.
-            let at = l
-                .pages
-                .iter()
-                .find(|p| p.index == restart.at_page)
-                .map(|p| end_of(p.started, p.duration))
-                .unwrap_or(start);
-            events.push(Event::new(
-                "mcp.pagination.restart",
-                at,
-                vec![
-                    KeyValue::new(attr::PAGINATION_RESTART_REASON, restart.reason.label()),
-                    KeyValue::new(attr::PAGINATION_PAGE_INDEX, i64::from(restart.at_page)),
-                ],
-                0,
-            ));
-        }
+        // Diff attributes and events only where there was a baseline.
+        let diff = diff.filter(|d| d.had_baseline);
+        let mut attrs = listing_attributes(l, diff);
+        let status = listing_status(l, &mut attrs);
+        let mut events = restart_events(l, start);
         if let Outcome::Aborted(guard) = l.outcome {
-            let mut ev = vec![KeyValue::new(attr::PAGINATION_GUARD, guard.label())];
-            if let Some(last) = l.pages.last() {
-                ev.push(KeyValue::new(
-                    attr::PAGINATION_PAGE_INDEX,
-                    i64::from(last.index),
-                ));
-            }
-            events.push(Event::new("mcp.pagination.abort", end, ev, 0));
+            events.push(abort_event(l, guard, end));
         }
-        if let Some(d) = diff.filter(|d| d.had_baseline) {
-            if !d.removed.is_empty() {
-                events.push(names_event(
-                    "mcp.pagination.items_removed",
-                    l.kind,
-                    &d.removed,
-                    end,
-                ));
-            }
-            if !d.added.is_empty() {
-                events.push(names_event(
-                    "mcp.pagination.items_added",
-                    l.kind,
-                    &d.added,
-                    end,
-                ));
-            }
-            if d.changed_items > 0 {
-                // `name (class: rule)`, so a trace shows what broke.
-                let named: Vec<String> = d
-                    .changed
-                    .iter()
-                    .map(|c| format!("{} ({}: {})", c.name, c.class.label(), c.rule))
-                    .collect();
-                events.push(names_event(
-                    "mcp.pagination.items_changed",
-                    l.kind,
-                    &named,
-                    end,
-                ));
-            }
+        if let Some(d) = diff {
+            events.extend(diff_events(l.kind, d, end));
         }
-
         self.span(
             format!("mcp.listing {}", l.kind.label()),
             SpanKind::Internal,
@@ -508,6 +387,160 @@ impl Builder<'_> {
             status,
         )
     }
+}
+
+/// A listing span's counts, server hints and (with a baseline) churn.
+fn listing_attributes(l: &ListingReport, diff: Option<&KindDiff>) -> Vec<KeyValue> {
+    let mut attrs = vec![
+        KeyValue::new(attr::MCP_LISTING_KIND, l.kind.label()),
+        KeyValue::new(attr::PAGINATION_OUTCOME, l.outcome.label()),
+        KeyValue::new(attr::PAGINATION_PAGES, i64::from(l.final_pages)),
+        KeyValue::new(attr::PAGINATION_REQUESTS, i64::from(l.requests())),
+        KeyValue::new(attr::PAGINATION_RAW_ITEMS, l.raw_items as i64),
+        KeyValue::new(attr::PAGINATION_UNIQUE_ITEMS, l.unique_items as i64),
+        KeyValue::new(attr::PAGINATION_DUPLICATE_ITEMS, l.duplicate_items as i64),
+        KeyValue::new(attr::PAGINATION_INVALID_ITEMS, l.invalid_items as i64),
+        KeyValue::new(
+            attr::PAGINATION_INVALID_CURSOR_ERRORS,
+            i64::from(l.invalid_cursor_errors),
+        ),
+        KeyValue::new(attr::PAGINATION_RESTARTS, l.restarts.len() as i64),
+        KeyValue::new(
+            attr::PAGINATION_LIST_CHANGED,
+            i64::from(l.list_changed_notifications),
+        ),
+    ];
+    if let Some(reason) = l.reason {
+        attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.label()));
+    }
+    if let Some(ttl) = l.ttl_ms {
+        attrs.push(KeyValue::new(attr::PAGINATION_TTL_MS, ttl as i64));
+    }
+    if let Some(scope) = &l.cache_scope {
+        attrs.push(KeyValue::new(
+            attr::PAGINATION_CACHE_SCOPE,
+            truncate(scope, MAX_SERVER_STRING),
+        ));
+    }
+    if let Some(d) = diff {
+        attrs.push(KeyValue::new(
+            attr::PAGINATION_ADDED_ITEMS,
+            d.added.len() as i64,
+        ));
+        attrs.push(KeyValue::new(
+            attr::PAGINATION_REMOVED_ITEMS,
+            d.removed.len() as i64,
+        ));
+        attrs.push(KeyValue::new(
+            attr::PAGINATION_SILENT_SHRINK,
+            d.silent_shrink,
+        ));
+    }
+    attrs
+}
+
+/// Unset for a complete (or unsupported) listing; otherwise an error
+/// named by the guard or the error kind, with its `error.type` and codes
+/// added to `attrs`.
+fn listing_status(l: &ListingReport, attrs: &mut Vec<KeyValue>) -> Status {
+    match l.outcome {
+        Outcome::Complete | Outcome::Unsupported => Status::Unset,
+        Outcome::Aborted(guard) => {
+            attrs.push(KeyValue::new(attr::ERROR_TYPE, guard.label()));
+            Status::error(guard.label())
+        }
+        Outcome::Error(kind) => {
+            attrs.push(KeyValue::new(attr::ERROR_TYPE, kind.label()));
+            if let Some(code) = l.rpc_error_code {
+                attrs.push(KeyValue::new(
+                    attr::RPC_RESPONSE_STATUS_CODE,
+                    code.to_string(),
+                ));
+            }
+            if let Some(code) = l.http_status {
+                attrs.push(KeyValue::new(
+                    attr::HTTP_RESPONSE_STATUS_CODE,
+                    i64::from(code),
+                ));
+            }
+            Status::error(kind.label())
+        }
+    }
+}
+
+/// One event per restart, at the end of the page whose answer caused it
+/// (the listing's start when that page is unknown).
+fn restart_events(l: &ListingReport, start: SystemTime) -> Vec<Event> {
+    l.restarts
+        .iter()
+        .map(|restart| {
+            let at = l
+                .pages
+                .iter()
+                .find(|p| p.index == restart.at_page)
+                .map(|p| end_of(p.started, p.duration))
+                .unwrap_or(start);
+            Event::new(
+                "mcp.pagination.restart",
+                at,
+                vec![
+                    KeyValue::new(attr::PAGINATION_RESTART_REASON, restart.reason.label()),
+                    KeyValue::new(attr::PAGINATION_PAGE_INDEX, i64::from(restart.at_page)),
+                ],
+                0,
+            )
+        })
+        .collect()
+}
+
+/// The guard that stopped the walk, at the listing's end, with the last
+/// page's index.
+fn abort_event(l: &ListingReport, guard: Guard, end: SystemTime) -> Event {
+    let mut attrs = vec![KeyValue::new(attr::PAGINATION_GUARD, guard.label())];
+    if let Some(last) = l.pages.last() {
+        attrs.push(KeyValue::new(
+            attr::PAGINATION_PAGE_INDEX,
+            i64::from(last.index),
+        ));
+    }
+    Event::new("mcp.pagination.abort", end, attrs, 0)
+}
+
+/// The names removed, added and changed since the baseline, at the
+/// listing's end; an event only for what happened.
+fn diff_events(kind: Kind, d: &KindDiff, end: SystemTime) -> Vec<Event> {
+    let mut events = Vec::new();
+    if !d.removed.is_empty() {
+        events.push(names_event(
+            "mcp.pagination.items_removed",
+            kind,
+            &d.removed,
+            end,
+        ));
+    }
+    if !d.added.is_empty() {
+        events.push(names_event(
+            "mcp.pagination.items_added",
+            kind,
+            &d.added,
+            end,
+        ));
+    }
+    if d.changed_items > 0 {
+        // `name (class: rule)`, so a trace shows what broke.
+        let named: Vec<String> = d
+            .changed
+            .iter()
+            .map(|c| format!("{} ({}: {})", c.name, c.class.label(), c.rule))
+            .collect();
+        events.push(names_event(
+            "mcp.pagination.items_changed",
+            kind,
+            &named,
+            end,
+        ));
+    }
+    events
 }
 
 /// At most `MAX_NAMES_PER_EVENT` names, plus how many were left out.

@@ -82,50 +82,11 @@ pub fn resolve(
     }
 
     let protocol = resolve_protocol(cfg, &env)?;
-
-    // Config first, then the signal-specific variable (used as-is, per the
-    // OTLP exporter spec), then the generic base variable.
-    let cfg_endpoint = cfg
-        .endpoint
-        .as_deref()
-        .map(str::trim)
-        .filter(|e| !e.is_empty());
-    let endpoint = if let Some(base) = cfg_endpoint {
-        with_traces_path(check_url(base, "tracing.endpoint")?, protocol)
-    } else if let Some(full) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
-        check_url(&full, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")?;
-        full
-    } else if let Some(base) = env("OTEL_EXPORTER_OTLP_ENDPOINT") {
-        with_traces_path(check_url(&base, "OTEL_EXPORTER_OTLP_ENDPOINT")?, protocol)
-    } else {
+    let Some(endpoint) = resolve_endpoint(cfg, &env, protocol)? else {
         return Ok(None);
     };
-
-    for (name, _) in &cfg.headers {
-        let valid = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
-        if !valid {
-            return Err(TracingError::InvalidHeader(name.clone()));
-        }
-    }
-
-    let service_name = cfg
-        .service_name
-        .clone()
-        .filter(|s| !s.trim().is_empty())
-        .or_else(|| env("OTEL_SERVICE_NAME"))
-        .or_else(|| {
-            env("OTEL_RESOURCE_ATTRIBUTES").and_then(|attrs| {
-                attrs.split(',').find_map(|kv| {
-                    let (k, v) = kv.split_once('=')?;
-                    (k.trim() == "service.name" && !v.trim().is_empty())
-                        .then(|| v.trim().to_string())
-                })
-            })
-        })
-        .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
+    check_header_names(&cfg.headers)?;
+    let service_name = resolve_service_name(cfg, &env);
 
     let sampler = match cfg.sample_ratio {
         Some(ratio) => Sampler::ratio(ratio, "tracing.sample_ratio")?,
@@ -152,6 +113,65 @@ pub fn resolve(
         max_queue_spans,
         max_batch_spans,
     }))
+}
+
+/// Config first, then the signal-specific variable (used as-is, per the
+/// OTLP exporter spec), then the generic base variable; `None` when none
+/// is set.
+fn resolve_endpoint(
+    cfg: &TraceSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+    protocol: OtlpProtocol,
+) -> Result<Option<String>, TracingError> {
+    let cfg_endpoint = cfg
+        .endpoint
+        .as_deref()
+        .map(str::trim)
+        .filter(|e| !e.is_empty());
+    let endpoint = if let Some(base) = cfg_endpoint {
+        with_traces_path(check_url(base, "tracing.endpoint")?, protocol)
+    } else if let Some(full) = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        check_url(&full, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")?;
+        full
+    } else if let Some(base) = env("OTEL_EXPORTER_OTLP_ENDPOINT") {
+        with_traces_path(check_url(&base, "OTEL_EXPORTER_OTLP_ENDPOINT")?, protocol)
+    } else {
+        return Ok(None);
+    };
+    Ok(Some(endpoint))
+}
+
+/// Header names safe to send as gRPC metadata and HTTP headers alike.
+fn check_header_names(headers: &[(String, String)]) -> Result<(), TracingError> {
+    for (name, _) in headers {
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !valid {
+            return Err(TracingError::InvalidHeader(name.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Config, then `OTEL_SERVICE_NAME`, then `service.name` in
+/// `OTEL_RESOURCE_ATTRIBUTES`, then our default.
+fn resolve_service_name(cfg: &TraceSettings, env: &dyn Fn(&str) -> Option<String>) -> String {
+    cfg.service_name
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| env("OTEL_SERVICE_NAME"))
+        .or_else(|| {
+            env("OTEL_RESOURCE_ATTRIBUTES").and_then(|attrs| {
+                attrs.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    (k.trim() == "service.name" && !v.trim().is_empty())
+                        .then(|| v.trim().to_string())
+                })
+            })
+        })
+        .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string())
 }
 
 fn resolve_protocol(
