@@ -160,41 +160,7 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
         };
         TargetBuilder::stdio(PROBE_TARGET_NAME, command, rest, &Default::default(), None)
     } else {
-        let url = args
-            .url
-            .clone()
-            .ok_or("--url, --stdio or --config.file is required")?;
-        let mut headers = Vec::new();
-        for h in &args.headers {
-            let (k, v) = h
-                .split_once(':')
-                .ok_or_else(|| format!("--header {h:?} is not `Name: value`"))?;
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
-        let bearer_token = match (&args.bearer_token_file, &args.bearer_token_env) {
-            (Some(f), _) => Some(
-                std::fs::read_to_string(f)
-                    .map_err(|e| format!("reading --bearer-token-file {}: {e}", f.display()))?
-                    .trim()
-                    .to_string(),
-            ),
-            (None, Some(var)) => Some(
-                std::env::var(var).map_err(|_| format!("--bearer-token-env: {var} is not set"))?,
-            ),
-            (None, None) => None,
-        };
-        TargetBuilder::http(
-            PROBE_TARGET_NAME,
-            HttpEndpoint {
-                url,
-                headers,
-                bearer_token,
-                ca_file: args.ca_file.clone(),
-                insecure_skip_verify: false,
-                max_redirects: crate::config::default::MAX_REDIRECTS,
-                mode: args.transport,
-            },
-        )
+        TargetBuilder::http(PROBE_TARGET_NAME, http_endpoint(args)?)
     };
     let protocol = match &args.protocol {
         Some(v) => Some(v.parse::<ProtocolVersion>().map_err(|_| {
@@ -231,6 +197,46 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
             },
         )
         .build())
+}
+
+/// `--url` with its headers, bearer token and TLS flags.
+fn http_endpoint(args: &ProbeArgs) -> Result<HttpEndpoint, String> {
+    let url = args
+        .url
+        .clone()
+        .ok_or("--url, --stdio or --config.file is required")?;
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| format!("--header {h:?} is not `Name: value`"))?;
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok(HttpEndpoint {
+        url,
+        headers,
+        bearer_token: bearer_token(args)?,
+        ca_file: args.ca_file.clone(),
+        insecure_skip_verify: false,
+        max_redirects: crate::config::default::MAX_REDIRECTS,
+        mode: args.transport,
+    })
+}
+
+/// `--bearer-token-file` (read now, trimmed), else `--bearer-token-env`.
+fn bearer_token(args: &ProbeArgs) -> Result<Option<String>, String> {
+    match (&args.bearer_token_file, &args.bearer_token_env) {
+        (Some(f), _) => Ok(Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("reading --bearer-token-file {}: {e}", f.display()))?
+                .trim()
+                .to_string(),
+        )),
+        (None, Some(var)) => std::env::var(var)
+            .map(Some)
+            .map_err(|_| format!("--bearer-token-env: {var} is not set")),
+        (None, None) => Ok(None),
+    }
 }
 
 /// The report with its verdict, in the shape of `/api/targets`: `verdict`

@@ -1,7 +1,7 @@
 //! `mcp-exporter [serve]`: load the config, start pollers and the web server.
 
 use crate::baseline::BaselineStore;
-use crate::config;
+use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
@@ -9,11 +9,14 @@ use crate::telemetry::metrics::{
     register_external_url, ConformanceMetrics, ExporterMetrics, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
+use crate::web::server::{Server, ServerSettings};
+use crate::web::web_config::WebServerConfig;
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
@@ -84,95 +87,32 @@ fn default_external_url(local: &std::net::SocketAddr) -> String {
     }
 }
 
+/// Why serving could not start: printed as `mcp-exporter: MESSAGE`, exit
+/// status 2.
+struct Unstartable(String);
+
 pub async fn main(args: ServeArgs) -> ExitCode {
-    let loaded = match config::load_file(&args.config_file) {
-        Ok(l) => l,
-        Err(e) => {
-            tracing::error!("{e}");
-            eprintln!("mcp-exporter: {e}");
-            return ExitCode::from(2);
+    match serve(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Unstartable(message)) => {
+            eprintln!("mcp-exporter: {message}");
+            ExitCode::from(2)
         }
-    };
-    for w in &loaded.warnings {
-        tracing::warn!("{w}");
     }
-    let tc = &loaded.config.tracing;
-    let settings = TraceSettings {
-        endpoint: tc.endpoint.clone(),
-        protocol: tc.protocol,
-        headers: tc
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.expose().to_string()))
-            .collect(),
-        service_name: tc.service_name.clone(),
-        sample_ratio: tc.sample_ratio,
-    };
-    let traces = match TraceSink::from_settings(&settings) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("mcp-exporter: tracing: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let (baselines, problems) = BaselineStore::open(loaded.config.defaults.state_dir.as_deref());
-    for p in problems {
-        tracing::warn!(error = %p, "baseline not loaded");
-    }
+}
+
+/// Load, build the sinks and the web server, bind, start polling, serve
+/// until a shutdown signal.
+async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
+    let loaded = load_config(&args.config_file)?;
+    let traces = trace_sink(&loaded.config.tracing)?;
     let mut registry = Registry::default();
-    let metrics = TargetMetrics::new(&mut registry);
-    let exporter = ExporterMetrics::new(
-        &mut registry,
-        env!("CARGO_PKG_VERSION"),
-        option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
-    );
-    ExporterMetrics::register_stdio_orphans_killed(
-        &mut registry,
-        mcp_wire::transport::process_tree::orphans_killed,
-    );
-    exporter.config_reloaded(true, unix_now());
-    let history = loaded.config.web.history;
-    let sinks = Sinks {
-        baselines: Mutex::new(baselines),
-        metrics,
-        exporter,
-        traces: traces.clone(),
-        status: StatusStore::new(history),
-        event_window: args.event_window,
-        conformance: ConformanceMetrics::register(&mut registry),
-    };
-    let web_config = match &args.web_config_file {
-        Some(path) => match crate::web::web_config::WebServerConfig::load(path) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("mcp-exporter: --web.config.file: {e}");
-                return ExitCode::from(2);
-            }
-        },
-        None => Default::default(),
-    };
-    let mut server_settings = crate::web::server::ServerSettings::new(web_config);
-    if let Some(n) = args.max_connections {
-        server_settings.max_connections = n.max(1);
-    }
-    let server = match crate::web::server::Server::new(server_settings) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mcp-exporter: --web.config.file: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let sinks = sinks(&loaded, traces.clone(), args.event_window, &mut registry);
+    let server = web_server(&args)?;
     let service = Service::new(loaded, args.config_file.clone(), args.shard, sinks);
-    let listener = match tokio::net::TcpListener::bind(&args.listen_address).await {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!(
-                "mcp-exporter: cannot listen on {}: {e}",
-                args.listen_address
-            );
-            return ExitCode::from(2);
-        }
-    };
+    let listener = tokio::net::TcpListener::bind(&args.listen_address)
+        .await
+        .map_err(|e| Unstartable(format!("cannot listen on {}: {e}", args.listen_address)))?;
     let bound = listener.local_addr().ok();
     let local = bound
         .map(|a| a.to_string())
@@ -203,7 +143,85 @@ pub async fn main(args: ServeArgs) -> ExitCode {
     server.serve(listener, app, shutdown_signal()).await;
     service.stop();
     traces.shutdown().await;
-    ExitCode::SUCCESS
+    Ok(())
+}
+
+/// The configuration file, its warnings logged.
+fn load_config(path: &Path) -> Result<LoadedConfig, Unstartable> {
+    let loaded = config::load_file(path).map_err(|e| {
+        tracing::error!("{e}");
+        Unstartable(e.to_string())
+    })?;
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    Ok(loaded)
+}
+
+/// The OTLP span sink the `tracing:` section asks for (disabled without
+/// an endpoint anywhere).
+fn trace_sink(tc: &TracingConfig) -> Result<TraceSink, Unstartable> {
+    let settings = TraceSettings {
+        endpoint: tc.endpoint.clone(),
+        protocol: tc.protocol,
+        headers: tc
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+            .collect(),
+        service_name: tc.service_name.clone(),
+        sample_ratio: tc.sample_ratio,
+    };
+    TraceSink::from_settings(&settings).map_err(|e| Unstartable(format!("tracing: {e}")))
+}
+
+/// Every sink of the scheduled polls, their families registered in
+/// `registry`; baselines that cannot be read are logged and left out.
+fn sinks(
+    loaded: &LoadedConfig,
+    traces: TraceSink,
+    event_window: Duration,
+    registry: &mut Registry,
+) -> Sinks {
+    let (baselines, problems) = BaselineStore::open(loaded.config.defaults.state_dir.as_deref());
+    for p in problems {
+        tracing::warn!(error = %p, "baseline not loaded");
+    }
+    let metrics = TargetMetrics::new(registry);
+    let exporter = ExporterMetrics::new(
+        registry,
+        env!("CARGO_PKG_VERSION"),
+        option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
+    );
+    ExporterMetrics::register_stdio_orphans_killed(
+        registry,
+        mcp_wire::transport::process_tree::orphans_killed,
+    );
+    exporter.config_reloaded(true, unix_now());
+    Sinks {
+        baselines: Mutex::new(baselines),
+        metrics,
+        exporter,
+        traces,
+        status: StatusStore::new(loaded.config.web.history),
+        event_window,
+        conformance: ConformanceMetrics::register(registry),
+    }
+}
+
+/// Our HTTP(S) server: `--web.config.file` (TLS, basic auth) and the
+/// connection cap.
+fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
+    let web_config = match &args.web_config_file {
+        Some(path) => WebServerConfig::load(path)
+            .map_err(|e| Unstartable(format!("--web.config.file: {e}")))?,
+        None => Default::default(),
+    };
+    let mut server_settings = ServerSettings::new(web_config);
+    if let Some(n) = args.max_connections {
+        server_settings.max_connections = n.max(1);
+    }
+    Server::new(server_settings).map_err(|e| Unstartable(format!("--web.config.file: {e}")))
 }
 
 async fn reload_on_sighup(service: Arc<Service>) {
