@@ -10,7 +10,7 @@ use mcp_conformance::run::SubscriptionObservation;
 use mcp_conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
 use mcp_listing::{Kind, ListingReport, Outcome, WalkLimits};
 use mcp_wire::session::subscriptions::AckProbe;
-use mcp_wire::session::{Session, SessionOptions};
+use mcp_wire::session::{ConnectFailure, Session, SessionOptions};
 use serde_json::Value;
 
 /// Run every rule against `target`.
@@ -24,64 +24,9 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     };
     let mut session = match Session::connect(&target.endpoint, opts).await {
         Ok(s) => s,
-        Err(failure) => {
-            let detail = target.secrets.scrub(&failure.error.to_string());
-            let rules = target
-                .kinds
-                .iter()
-                .map(|&k| {
-                    RuleResult::fail(
-                        mcp_conformance::rule::LISTING_COMPLETE,
-                        k,
-                        format!(
-                            "no session ({}): {detail}",
-                            error_kind(&failure.error).label()
-                        ),
-                    )
-                })
-                .collect();
-            let mut report = ConformanceReport::new(&target.name, rules);
-            report.transport = Some(failure.transport);
-            report.session_error = Some(detail);
-            return report;
-        }
+        Err(failure) => return no_session(target, &failure),
     };
-    let limits = WalkLimits {
-        modern: session.modern,
-        ..target.walk.clone()
-    };
-    let mut ack: Option<AckProbe> = None;
-    let mut rules = Vec::new();
-    for &kind in &target.kinds {
-        let capability = session.capabilities.get(kind.capability());
-        let advertised = capability
-            .filter(|c| !c.is_null())
-            .map(|c| c.get("listChanged").and_then(Value::as_bool) == Some(true));
-        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
-            rules.extend(evaluate(&unsupported(kind)));
-            continue;
-        }
-        let _ = session.drain_notifications();
-        let mut obs = observe_kind(
-            &mut SessionPager {
-                session: &mut session,
-            },
-            kind,
-            &limits,
-            advertised,
-        )
-        .await;
-        for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
-            scrub_listing(&mut listed.report, &target.secrets);
-        }
-        if session.modern && advertised == Some(true) {
-            if ack.is_none() {
-                ack = Some(session.probe_subscription().await);
-            }
-            obs.subscription = ack.as_ref().map(|a| subscription_for(kind, a));
-        }
-        rules.extend(evaluate(&obs));
-    }
+    let mut rules = check_every_kind(&mut session, target).await;
     // The rules quote what pages said (item names of a repeated or garbage
     // cursor's page, two listings' differences): server-supplied strings
     // that may echo a credential we sent.
@@ -98,6 +43,65 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     report.protocol_version = Some(target.secrets.scrub(&protocol));
     report.transport = Some(transport);
     report
+}
+
+/// Without a session every kind fails `listing_complete`, saying why.
+fn no_session(target: &PollTarget, failure: &ConnectFailure) -> ConformanceReport {
+    let detail = target.secrets.scrub(&failure.error.to_string());
+    let rules = target
+        .kinds
+        .iter()
+        .map(|&k| {
+            RuleResult::fail(
+                mcp_conformance::rule::LISTING_COMPLETE,
+                k,
+                format!(
+                    "no session ({}): {detail}",
+                    error_kind(&failure.error).label()
+                ),
+            )
+        })
+        .collect();
+    let mut report = ConformanceReport::new(&target.name, rules);
+    report.transport = Some(failure.transport);
+    report.session_error = Some(detail);
+    report
+}
+
+/// Observe every enabled kind on the session (an unadvertised kind, unless
+/// forced, only as unsupported) and evaluate the rules; the
+/// `subscriptions/listen` probe runs once, for the first kind that
+/// advertises `listChanged` on a modern session.
+async fn check_every_kind(session: &mut Session, target: &PollTarget) -> Vec<RuleResult> {
+    let limits = WalkLimits {
+        modern: session.modern,
+        ..target.walk.clone()
+    };
+    let mut ack: Option<AckProbe> = None;
+    let mut rules = Vec::new();
+    for &kind in &target.kinds {
+        let capability = session.capabilities.get(kind.capability());
+        let advertised = capability
+            .filter(|c| !c.is_null())
+            .map(|c| c.get("listChanged").and_then(Value::as_bool) == Some(true));
+        if !session.advertises(kind.capability()) && !target.forced_kinds.contains(&kind) {
+            rules.extend(evaluate(&unsupported(kind)));
+            continue;
+        }
+        let _ = session.drain_notifications();
+        let mut obs = observe_kind(&mut SessionPager { session }, kind, &limits, advertised).await;
+        for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
+            scrub_listing(&mut listed.report, &target.secrets);
+        }
+        if session.modern && advertised == Some(true) {
+            if ack.is_none() {
+                ack = Some(session.probe_subscription().await);
+            }
+            obs.subscription = ack.as_ref().map(|a| subscription_for(kind, a));
+        }
+        rules.extend(evaluate(&obs));
+    }
+    rules
 }
 
 fn unsupported(kind: Kind) -> mcp_conformance::KindObservations {

@@ -4,13 +4,24 @@
 //! both of which sit above `poll`.
 
 use super::report::PollReport;
-use mcp_listing::Outcome;
+use mcp_listing::{ListingReport, Outcome, PageRecord};
 use std::fmt::Write as _;
 use std::time::Duration;
 
 /// The human view: a header, then per kind a page table and a verdict.
 pub fn render(r: &PollReport) -> String {
     let mut out = String::new();
+    header(&mut out, r);
+    for l in &r.listings {
+        let _ = writeln!(out);
+        listing(&mut out, l);
+        page_table(&mut out, &l.pages);
+    }
+    out
+}
+
+/// Server, protocol, handshakes, time to ready, session failure, rate limit.
+fn header(out: &mut String, r: &PollReport) {
     let server = r
         .server
         .as_ref()
@@ -44,85 +55,89 @@ pub fn render(r: &PollReport) -> String {
             wait.as_secs_f64()
         );
     }
-    for l in &r.listings {
-        let _ = writeln!(out);
-        let verdict = match (l.outcome, &l.reason) {
-            (Outcome::Complete, None) => "complete".to_string(),
-            (o, Some(reason)) => format!("{} ({reason})", o.label()),
-            (o, None) => o.label().to_string(),
-        };
+}
+
+/// One kind's outcome and counts, its detail, restarts and duplicates.
+fn listing(out: &mut String, l: &ListingReport) {
+    let verdict = match (l.outcome, &l.reason) {
+        (Outcome::Complete, None) => "complete".to_string(),
+        (o, Some(reason)) => format!("{} ({reason})", o.label()),
+        (o, None) => o.label().to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "{}: {} · {} page(s) · {} raw / {} unique / {} duplicate(s){}",
+        l.kind,
+        verdict,
+        l.final_pages,
+        l.raw_items,
+        l.unique_items,
+        l.duplicate_items,
+        if l.invalid_items > 0 {
+            format!(" · {} without identity key", l.invalid_items)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(d) = &l.detail {
+        let _ = writeln!(out, "  {d}");
+    }
+    if !l.restarts.is_empty() {
+        let list: Vec<String> = l
+            .restarts
+            .iter()
+            .map(|r| format!("{} at page {}", r.reason.label(), r.at_page))
+            .collect();
+        let _ = writeln!(out, "  restarts: {}", list.join(", "));
+    }
+    if !l.duplicate_names.is_empty() {
+        let shown: Vec<&str> = l
+            .duplicate_names
+            .iter()
+            .take(10)
+            .map(String::as_str)
+            .collect();
+        let more = l.duplicate_names.len().saturating_sub(10);
         let _ = writeln!(
             out,
-            "{}: {} · {} page(s) · {} raw / {} unique / {} duplicate(s){}",
-            l.kind,
-            verdict,
-            l.final_pages,
-            l.raw_items,
-            l.unique_items,
-            l.duplicate_items,
-            if l.invalid_items > 0 {
-                format!(" · {} without identity key", l.invalid_items)
+            "  duplicates: {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" (+{more} more)")
             } else {
                 String::new()
             }
         );
-        if let Some(d) = &l.detail {
-            let _ = writeln!(out, "  {d}");
-        }
-        if !l.restarts.is_empty() {
-            let list: Vec<String> = l
-                .restarts
-                .iter()
-                .map(|r| format!("{} at page {}", r.reason.label(), r.at_page))
-                .collect();
-            let _ = writeln!(out, "  restarts: {}", list.join(", "));
-        }
-        if !l.duplicate_names.is_empty() {
-            let shown: Vec<&str> = l
-                .duplicate_names
-                .iter()
-                .take(10)
-                .map(String::as_str)
-                .collect();
-            let more = l.duplicate_names.len().saturating_sub(10);
-            let _ = writeln!(
-                out,
-                "  duplicates: {}{}",
-                shown.join(", "),
-                if more > 0 {
-                    format!(" (+{more} more)")
-                } else {
-                    String::new()
-                }
-            );
-        }
-        if l.pages.is_empty() {
-            continue;
-        }
-        let header = format!(
-            "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9}  {:<10}  {:<10}",
-            "page", "attempt", "items", "new", "ms", "sent", "next"
-        );
-        let _ = writeln!(out, "{}", header.trim_end());
-        for p in &l.pages {
-            let next = match &p.error {
-                Some(e) => format!("error: {e}"),
-                None => p.next_cursor.display(),
-            };
-            let row = format!(
-                "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9.2}  {:<10}  {:<10}",
-                p.index,
-                p.attempt,
-                p.items,
-                p.new_items,
-                ms(p.duration),
-                p.sent_cursor.as_deref().unwrap_or("-"),
-                next
-            );
-            let _ = writeln!(out, "{}", row.trim_end());
-        }
     }
-    out
+}
+
+/// One row per page (nothing without pages), cursors as short hashes.
+fn page_table(out: &mut String, pages: &[PageRecord]) {
+    if pages.is_empty() {
+        return;
+    }
+    let header = format!(
+        "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9}  {:<10}  {:<10}",
+        "page", "attempt", "items", "new", "ms", "sent", "next"
+    );
+    let _ = writeln!(out, "{}", header.trim_end());
+    for p in pages {
+        let next = match &p.error {
+            Some(e) => format!("error: {e}"),
+            None => p.next_cursor.display(),
+        };
+        let row = format!(
+            "  {:>4}  {:>7}  {:>5}  {:>5}  {:>9.2}  {:<10}  {:<10}",
+            p.index,
+            p.attempt,
+            p.items,
+            p.new_items,
+            ms(p.duration),
+            p.sent_cursor.as_deref().unwrap_or("-"),
+            next
+        );
+        let _ = writeln!(out, "{}", row.trim_end());
+    }
 }
 
 fn ms(d: Duration) -> f64 {

@@ -10,7 +10,7 @@ use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
 use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
-use mcp_wire::session::{Endpoint, Session, SessionOptions, TraceIds};
+use mcp_wire::session::{ConnectFailure, Endpoint, Session, SessionOptions, TraceIds};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Per-poll inputs that are not configuration.
@@ -174,43 +174,11 @@ async fn poll_open_unscrubbed(
             (report.server_address, report.server_port) = mcp_wire::transport::server_address(url);
         }
     }
-    let opts = SessionOptions {
-        protocol: target.protocol,
-        era_hint: ctx.era_hint,
-        limits: target.transport.clone(),
-        request_timeout: target.walk.page_timeout,
-        trace: ctx
-            .trace
-            .filter(|_| ctx.propagate_trace_context)
-            .map(|t| TraceIds {
-                trace_id: t.trace_id.to_string(),
-                sampled: t.sampled,
-            }),
-    };
-
-    let mut session = match Session::connect(&target.endpoint, opts).await {
+    let mut session = match Session::connect(&target.endpoint, session_options(target, &ctx)).await
+    {
         Ok(s) => s,
         Err(failure) => {
-            let detail = failure.error.to_string();
-            let mut failed = PollReport::failed(
-                &target.name,
-                failure.transport,
-                report.started,
-                &target.kinds,
-                SessionFailure {
-                    error: error_kind(&failure.error),
-                    detail: detail.clone(),
-                    http_status: http_status(&failure.error),
-                },
-                &format!("session not established: {detail}"),
-            );
-            failed.handshakes = failure.handshakes.iter().map(handshake_record).collect();
-            failed.session_retry_after = retry_after(&failure.error);
-            failed.stderr_tail = failure.close.stderr_tail;
-            failed.server_address = report.server_address;
-            failed.server_port = report.server_port;
-            failed.trace_id = report.trace_id;
-            failed.poll_span_id = report.poll_span_id;
+            let mut failed = session_failed(target, &report, failure);
             failed.duration = t0.elapsed();
             return (failed, None);
         }
@@ -222,8 +190,72 @@ async fn poll_open_unscrubbed(
         name: session.server_name.clone().unwrap_or_default(),
         version: session.server_version.clone().unwrap_or_default(),
     });
+    list_every_kind(&mut session, target, &mut report).await;
+    if super::report::all_complete(&report.listings) {
+        report.time_to_ready = Some(t0.elapsed());
+    }
+    report.handshakes = session.handshakes.iter().map(handshake_record).collect();
+    report.session_id = session.session_id().map(str::to_string);
+    report.stdout_defects = session.stdout_defects;
+    report.server_requests = session.server_requests;
+    report.duration = t0.elapsed();
+    (report, Some(session))
+}
 
-    let limits = walk_limits(&session, target);
+/// How the session connects: the target's protocol and limits, and the
+/// poll's trace when it is propagated.
+fn session_options(target: &PollTarget, ctx: &PollContext) -> SessionOptions {
+    SessionOptions {
+        protocol: target.protocol,
+        era_hint: ctx.era_hint,
+        limits: target.transport.clone(),
+        request_timeout: target.walk.page_timeout,
+        trace: ctx
+            .trace
+            .filter(|_| ctx.propagate_trace_context)
+            .map(|t| TraceIds {
+                trace_id: t.trace_id.to_string(),
+                sampled: t.sampled,
+            }),
+    }
+}
+
+/// The report of a poll whose session was not established: every kind
+/// failed with the session's error; what `started` already knew (address,
+/// trace) is kept.
+fn session_failed(
+    target: &PollTarget,
+    started: &PollReport,
+    failure: ConnectFailure,
+) -> PollReport {
+    let detail = failure.error.to_string();
+    let mut failed = PollReport::failed(
+        &target.name,
+        failure.transport,
+        started.started,
+        &target.kinds,
+        SessionFailure {
+            error: error_kind(&failure.error),
+            detail: detail.clone(),
+            http_status: http_status(&failure.error),
+        },
+        &format!("session not established: {detail}"),
+    );
+    failed.handshakes = failure.handshakes.iter().map(handshake_record).collect();
+    failed.session_retry_after = retry_after(&failure.error);
+    failed.stderr_tail = failure.close.stderr_tail;
+    failed.server_address = started.server_address.clone();
+    failed.server_port = started.server_port;
+    failed.trace_id = started.trace_id;
+    failed.poll_span_id = started.poll_span_id;
+    failed
+}
+
+/// Walk every enabled kind on the session, in order: a kind the server
+/// does not advertise is unsupported unless forced; a complete listing may
+/// get the garbage-cursor check.
+async fn list_every_kind(session: &mut Session, target: &PollTarget, report: &mut PollReport) {
+    let limits = walk_limits(session, target);
     for &kind in &target.kinds {
         if !session.advertises(kind.capability()) {
             if !target.forced_kinds.contains(&kind) {
@@ -236,29 +268,13 @@ async fn poll_open_unscrubbed(
         }
         // Notifications that arrived between listings belong to no walk.
         let _ = session.drain_notifications();
-        let listing = walk(
-            &mut SessionPager {
-                session: &mut session,
-            },
-            kind,
-            &limits,
-        )
-        .await;
+        let listing = walk(&mut SessionPager { session }, kind, &limits).await;
         if garbage_cursor::wanted(target.garbage_cursor_check, &listing) {
-            let check = invalid_cursor_check(&mut session, &listing, limits.page_timeout).await;
+            let check = invalid_cursor_check(session, &listing, limits.page_timeout).await;
             report.garbage_cursor_checks.push(check);
         }
         report.listings.push(listing);
     }
-    if super::report::all_complete(&report.listings) {
-        report.time_to_ready = Some(t0.elapsed());
-    }
-    report.handshakes = session.handshakes.iter().map(handshake_record).collect();
-    report.session_id = session.session_id().map(str::to_string);
-    report.stdout_defects = session.stdout_defects;
-    report.server_requests = session.server_requests;
-    report.duration = t0.elapsed();
-    (report, Some(session))
 }
 
 fn handshake_record(h: &mcp_wire::session::Handshake) -> HandshakeRecord {
