@@ -60,6 +60,46 @@ fn backoff_ticks(failures: u32) -> u32 {
     }
 }
 
+/// `tick` moved on by the ticks to let pass after `failures` consecutive
+/// failed polls, but never to a tick more than `cap` after `now`.
+fn backed_off(
+    schedule: &Schedule,
+    mut tick: DateTime<Utc>,
+    now: DateTime<Utc>,
+    failures: u32,
+    cap: Duration,
+) -> DateTime<Utc> {
+    let cap = chrono::Duration::from_std(cap).unwrap_or(chrono::Duration::MAX);
+    for _ in 0..backoff_ticks(failures) {
+        match next_tick(schedule, tick) {
+            Some(t) if t - now <= cap => tick = t,
+            _ => break,
+        }
+    }
+    tick
+}
+
+/// Ticks after `tick` whose poll (a jitter after the tick) came due before
+/// `done`, bounded: with single-flight they were not started.
+fn missed_ticks(
+    schedule: &Schedule,
+    tick: DateTime<Utc>,
+    jitter: Duration,
+    done: DateTime<Utc>,
+) -> u64 {
+    let jitter = chrono::Duration::from_std(jitter).unwrap_or_default();
+    let mut missed = 0u64;
+    let mut t = tick;
+    while let Some(n) = next_tick(schedule, t) {
+        if n + jitter > done || missed > 10_000 {
+            break;
+        }
+        missed += 1;
+        t = n;
+    }
+    missed
+}
+
 /// The next poll's time after a server asked to wait (`Retry-After` with
 /// HTTP 429): not before `done + retry_after`, the wait capped at `cap`
 /// (`backoff_max`), so a server cannot park a target for a day.
@@ -109,20 +149,12 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             next_due_tick(&target.schedule, now, jitter)
         };
         first = false;
-        let Some(mut tick) = scheduled else {
+        let Some(tick) = scheduled else {
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
             std::future::pending::<()>().await;
             return;
         };
-        let mut skip = backoff_ticks(failures);
-        let cap = chrono::Duration::from_std(shared.backoff_max()).unwrap_or(chrono::Duration::MAX);
-        while skip > 0 {
-            match next_tick(&target.schedule, tick) {
-                Some(t) if t - now <= cap => tick = t,
-                _ => break,
-            }
-            skip -= 1;
-        }
+        let tick = backed_off(&target.schedule, tick, now, failures, shared.backoff_max());
         let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
         if let Some((done, wait)) = asked_to_wait.take() {
             fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
@@ -131,13 +163,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             .sinks
             .status
             .next_poll(&target.name, fire_at.timestamp_millis() as f64 / 1000.0);
-        let wait = (fire_at - Utc::now()).to_std().unwrap_or_default();
-        let deadline = tokio::time::Instant::now() + wait;
-        if let Some(mut w) = watching.take() {
-            watch_until(&mut w, deadline, &target, &shared).await;
-            w.session.close().await;
-        }
-        tokio::time::sleep_until(deadline).await;
+        wait_watching(fire_at, watching.take(), &target, &shared).await;
 
         let (report, session) =
             poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
@@ -167,17 +193,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
-        let done = Utc::now();
-        let jitter_c = chrono::Duration::from_std(jitter).unwrap_or_default();
-        let mut missed = 0u64;
-        let mut t = tick;
-        while let Some(n) = next_tick(&target.schedule, t) {
-            if n + jitter_c > done || missed > 10_000 {
-                break;
-            }
-            missed += 1;
-            t = n;
-        }
+        let missed = missed_ticks(&target.schedule, tick, jitter, Utc::now());
         if missed > 0 {
             for _ in 0..missed {
                 shared.sinks.exporter.poll_skipped(&target.name);
@@ -185,6 +201,23 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             shared.sinks.status.skipped(&target.name, missed);
         }
     }
+}
+
+/// Sleep until `fire_at`; meanwhile watch the last poll's session, if one
+/// was kept open, and close it before the next poll.
+async fn wait_watching(
+    fire_at: DateTime<Utc>,
+    watching: Option<Watch>,
+    target: &TargetConfig,
+    shared: &Shared,
+) {
+    let wait = (fire_at - Utc::now()).to_std().unwrap_or_default();
+    let deadline = tokio::time::Instant::now() + wait;
+    if let Some(mut w) = watching {
+        watch_until(&mut w, deadline, target, shared).await;
+        w.session.close().await;
+    }
+    tokio::time::sleep_until(deadline).await;
 }
 
 /// One conformance run under the concurrency cap and its hard bound. A run
