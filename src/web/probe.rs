@@ -5,6 +5,7 @@
 
 use super::probe_budget::Refused;
 use super::AppState;
+use crate::config::{Config, TargetConfig};
 use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
 use crate::sinks::probe_answer;
 use axum::extract::{Query, State};
@@ -50,45 +51,11 @@ pub async fn probe(
     headers: HeaderMap,
 ) -> Response {
     let gzip = super::compression::accepts_gzip(&headers);
-    let Some(target_param) = q.target else {
-        return bad(StatusCode::BAD_REQUEST, "target parameter is missing");
-    };
     let loaded = app.service.config();
-    let config = &loaded.config;
-    let mut target = match &q.module {
-        Some(m) => {
-            let Some(module) = config.modules.get(m) else {
-                return bad(StatusCode::BAD_REQUEST, "unknown module");
-            };
-            let Ok(url) = url::Url::parse(&target_param) else {
-                return bad(StatusCode::BAD_REQUEST, "target is not a URL");
-            };
-            if !module.allows(&url) {
-                return bad(
-                    StatusCode::FORBIDDEN,
-                    "target URL is not allowed by the module",
-                );
-            }
-            // The label is the module's name, never the URL.
-            module.target_for(m.clone(), url, &config.defaults)
-        }
-        None => match config.target(&target_param) {
-            Some(t) => t.clone(),
-            None => return bad(StatusCode::NOT_FOUND, "unknown target"),
-        },
+    let mut target = match requested_target(&loaded.config, &q) {
+        Ok(t) => t,
+        Err(refusal) => return refusal,
     };
-    if target.is_stdio() {
-        return bad(
-            StatusCode::BAD_REQUEST,
-            "stdio targets are polled on their schedule only: a probe request never starts a process",
-        );
-    }
-    if let Some(k) = &q.kind {
-        match k.parse::<Kind>() {
-            Ok(kind) => target.kinds = vec![kind],
-            Err(e) => return bad(StatusCode::BAD_REQUEST, &e.to_string()),
-        }
-    }
     // Finish inside Prometheus' scrape timeout: the budget starts now, so
     // time spent queued for a probe slot comes out of it.
     let budget = super::scrape_timeout::probe_budget(
@@ -102,14 +69,7 @@ pub async fn probe(
         Ok(slot) => slot,
         Err(refused) => return busy(refused),
     };
-    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-    // `protocols:` polls once per version, one after another: each gets
-    // its share, so the whole answer still fits.
-    let left = left / target.protocols.len().max(1) as u32;
-    let per_kind = left / target.kinds.len().max(1) as u32;
-    target.limits.timeout = target.limits.timeout.min(per_kind);
-    target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
-    target.limits.connect_timeout = target.limits.connect_timeout.min(left);
+    let left = fit_to_budget(&mut target, deadline);
 
     // Failures are data here too: an unreadable token or a poll past its
     // budget still answers 200 with `mcp_up 0`, so the scrape keeps its series.
@@ -139,4 +99,63 @@ pub async fn probe(
         Ok(body) => super::metrics_response(Bytes::from(body), false),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }
+}
+
+/// The target a request may probe: a configured one by name, or a URL a
+/// configured module allows (labelled with the module's name); never a
+/// stdio target. `kind=` narrows it to one kind. Otherwise the answer that
+/// refuses the request.
+fn requested_target(config: &Config, q: &ProbeQuery) -> Result<TargetConfig, Response> {
+    let Some(target_param) = &q.target else {
+        return Err(bad(StatusCode::BAD_REQUEST, "target parameter is missing"));
+    };
+    let mut target = match &q.module {
+        Some(m) => {
+            let Some(module) = config.modules.get(m) else {
+                return Err(bad(StatusCode::BAD_REQUEST, "unknown module"));
+            };
+            let Ok(url) = url::Url::parse(target_param) else {
+                return Err(bad(StatusCode::BAD_REQUEST, "target is not a URL"));
+            };
+            if !module.allows(&url) {
+                return Err(bad(
+                    StatusCode::FORBIDDEN,
+                    "target URL is not allowed by the module",
+                ));
+            }
+            // The label is the module's name, never the URL.
+            module.target_for(m.clone(), url, &config.defaults)
+        }
+        None => match config.target(target_param) {
+            Some(t) => t.clone(),
+            None => return Err(bad(StatusCode::NOT_FOUND, "unknown target")),
+        },
+    };
+    if target.is_stdio() {
+        return Err(bad(
+            StatusCode::BAD_REQUEST,
+            "stdio targets are polled on their schedule only: a probe request never starts a process",
+        ));
+    }
+    if let Some(k) = &q.kind {
+        match k.parse::<Kind>() {
+            Ok(kind) => target.kinds = vec![kind],
+            Err(e) => return Err(bad(StatusCode::BAD_REQUEST, &e.to_string())),
+        }
+    }
+    Ok(target)
+}
+
+/// Cut the target's timeouts to what is left until `deadline`, shared by
+/// its protocol versions and kinds; returns the time one version's poll has.
+fn fit_to_budget(target: &mut TargetConfig, deadline: tokio::time::Instant) -> Duration {
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    // `protocols:` polls once per version, one after another: each gets
+    // its share, so the whole answer still fits.
+    let left = left / target.protocols.len().max(1) as u32;
+    let per_kind = left / target.kinds.len().max(1) as u32;
+    target.limits.timeout = target.limits.timeout.min(per_kind);
+    target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
+    target.limits.connect_timeout = target.limits.connect_timeout.min(left);
+    left
 }

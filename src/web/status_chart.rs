@@ -27,27 +27,69 @@ fn colour(kind: Kind) -> &'static str {
 
 /// The chart, or a sentence when no complete listing is kept yet.
 pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
-    let all = || points.values().flat_map(|v| v.iter());
-    let Some(t0) = all().map(|p| p.at_unix_seconds).reduce(f64::min) else {
+    let Some(scale) = Scale::of(points) else {
         return "<p class=\"muted\">No complete listing yet.</p>".to_string();
     };
-    let t1 = all().map(|p| p.at_unix_seconds).fold(t0, f64::max);
-    let max_items = all().map(|p| p.unique_items).max().unwrap_or(0).max(1);
-    let span = (t1 - t0).max(1.0);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let x = |t: f64| LEFT + (t - t0) / span * plot_w;
-    let y = |v: u64| TOP + plot_h - (v as f64 / f64::from(max_items)) * plot_h;
-
     let mut s = String::new();
     let _ = write!(
         s,
         "<svg class=\"chart\" role=\"img\" aria-label=\"unique items per kind over time\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\" font-family=\"system-ui,sans-serif\">"
     );
-    // Axes and three horizontal guides.
+    axes(&mut s, &scale);
+    for (kind, pts) in points {
+        if pts.is_empty() {
+            continue;
+        }
+        line(&mut s, &scale, *kind, pts);
+        for p in pts {
+            marks(&mut s, &scale, *kind, p);
+        }
+    }
+    s.push_str("</svg>");
+    legend(&mut s, points.keys());
+    s
+}
+
+/// Time and item count to chart coordinates: the kept history spans the
+/// width, 0 to the largest count the height.
+struct Scale {
+    t0: f64,
+    t1: f64,
+    span: f64,
+    max_items: u32,
+}
+
+impl Scale {
+    /// `None` without a single point.
+    fn of(points: &BTreeMap<Kind, VecDeque<Point>>) -> Option<Scale> {
+        let all = || points.values().flat_map(|v| v.iter());
+        let t0 = all().map(|p| p.at_unix_seconds).reduce(f64::min)?;
+        let t1 = all().map(|p| p.at_unix_seconds).fold(t0, f64::max);
+        let max_items = all().map(|p| p.unique_items).max().unwrap_or(0).max(1);
+        Some(Scale {
+            t0,
+            t1,
+            span: (t1 - t0).max(1.0),
+            max_items,
+        })
+    }
+
+    fn x(&self, t: f64) -> f64 {
+        let plot_w = WIDTH - LEFT - RIGHT;
+        LEFT + (t - self.t0) / self.span * plot_w
+    }
+
+    fn y(&self, v: u64) -> f64 {
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        TOP + plot_h - (v as f64 / f64::from(self.max_items)) * plot_h
+    }
+}
+
+/// Three horizontal guides with their counts, and the first and last time.
+fn axes(s: &mut String, scale: &Scale) {
     for step in 0..=2u64 {
-        let v = u64::from(max_items) * step / 2;
-        let yy = y(v);
+        let v = u64::from(scale.max_items) * step / 2;
+        let yy = scale.y(v);
         let _ = write!(
             s,
             "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#e3e6ea\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{v}</text>",
@@ -60,61 +102,67 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
         s,
         "<text x=\"{LEFT}\" y=\"{:.1}\" fill=\"#6b7280\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{}</text>",
         HEIGHT - 8.0,
-        esc(&clock(t0)),
+        esc(&clock(scale.t0)),
         WIDTH - RIGHT,
         HEIGHT - 8.0,
-        esc(&clock(t1))
+        esc(&clock(scale.t1))
     );
-    for (kind, pts) in points {
-        if pts.is_empty() {
-            continue;
-        }
-        let c = colour(*kind);
-        let path: Vec<String> = pts
-            .iter()
-            .map(|p| {
-                format!(
-                    "{:.1},{:.1}",
-                    x(p.at_unix_seconds),
-                    y(u64::from(p.unique_items))
-                )
-            })
-            .collect();
+}
+
+/// One kind's unique items over time.
+fn line(s: &mut String, scale: &Scale, kind: Kind, pts: &VecDeque<Point>) {
+    let path: Vec<String> = pts
+        .iter()
+        .map(|p| {
+            format!(
+                "{:.1},{:.1}",
+                scale.x(p.at_unix_seconds),
+                scale.y(u64::from(p.unique_items))
+            )
+        })
+        .collect();
+    let _ = write!(
+        s,
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+        colour(kind),
+        path.join(" "),
+        kind
+    );
+}
+
+/// A point's mark (shrink, growth, churn) and its list_changed ring.
+fn marks(s: &mut String, scale: &Scale, kind: Kind, p: &Point) {
+    let (px, py) = (
+        scale.x(p.at_unix_seconds),
+        scale.y(u64::from(p.unique_items)),
+    );
+    let when = esc(&clock(p.at_unix_seconds));
+    if let Some(mark) = p.mark {
+        let (shape, fill, what) = match mark {
+            Mark::SilentShrink => (triangle_down(px, py), "#b3261e", "silent shrink"),
+            Mark::Shrink => (triangle_down(px, py), "#9a6700", "announced shrink"),
+            Mark::Growth => (triangle_up(px, py), "#0a7d32", "growth"),
+            Mark::Churn => (diamond(px, py), "#6b7280", "names changed"),
+        };
         let _ = write!(
             s,
-            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
-            path.join(" "),
-            kind
+            "<polygon class=\"mark {}\" points=\"{shape}\" fill=\"{fill}\"><title>{kind} {what} to {} at {when}</title></polygon>",
+            what.replace(' ', "-"),
+            p.unique_items
         );
-        for p in pts {
-            let (px, py) = (x(p.at_unix_seconds), y(u64::from(p.unique_items)));
-            let when = esc(&clock(p.at_unix_seconds));
-            if let Some(mark) = p.mark {
-                let (shape, fill, what) = match mark {
-                    Mark::SilentShrink => (triangle_down(px, py), "#b3261e", "silent shrink"),
-                    Mark::Shrink => (triangle_down(px, py), "#9a6700", "announced shrink"),
-                    Mark::Growth => (triangle_up(px, py), "#0a7d32", "growth"),
-                    Mark::Churn => (diamond(px, py), "#6b7280", "names changed"),
-                };
-                let _ = write!(
-                    s,
-                    "<polygon class=\"mark {}\" points=\"{shape}\" fill=\"{fill}\"><title>{kind} {what} to {} at {when}</title></polygon>",
-                    what.replace(' ', "-"),
-                    p.unique_items
-                );
-            }
-            if p.list_changed {
-                let _ = write!(
-                    s,
-                    "<circle class=\"mark list-changed\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"6\" fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"1.5\"><title>{kind} list_changed at {when}</title></circle>"
-                );
-            }
-        }
     }
-    s.push_str("</svg>");
-    // The legend is HTML so it reads without the SVG.
+    if p.list_changed {
+        let _ = write!(
+            s,
+            "<circle class=\"mark list-changed\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"6\" fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"1.5\"><title>{kind} list_changed at {when}</title></circle>"
+        );
+    }
+}
+
+/// The legend is HTML so it reads without the SVG.
+fn legend<'a>(s: &mut String, kinds: impl Iterator<Item = &'a Kind>) {
     s.push_str("<p class=\"legend\">");
-    for kind in points.keys() {
+    for kind in kinds {
         let _ = write!(
             s,
             "<span style=\"color:{}\">━ {kind}</span> ",
@@ -122,7 +170,6 @@ pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
         );
     }
     s.push_str("<span style=\"color:#b3261e\">▼ silent shrink</span> <span style=\"color:#9a6700\">▼ announced shrink</span> <span style=\"color:#0a7d32\">▲ growth</span> <span style=\"color:#1f6feb\">○ list_changed</span></p>");
-    s
 }
 
 fn triangle_down(x: f64, y: f64) -> String {

@@ -8,7 +8,7 @@ use super::status_sections::{
 };
 use super::AppState;
 use crate::poll::unix_now;
-use crate::sinks::status::TargetStatus;
+use crate::sinks::status::{KindSummary, PollSummary, TargetStatus};
 use crate::verdict::{ago, Health};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -70,6 +70,26 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
         count("healthy"),
         count("pending")
     );
+    filter_form(&mut b, &q);
+    b.push_str("<table class=\"targets\"><tr><th>target</th><th>verdict</th><th>first reason (worst first)</th><th>catalogue (unique items, trend)</th><th>last poll</th><th>next poll</th></tr>");
+    let mut shown = 0;
+    for t in targets.iter().filter(|t| keep(t, &q)) {
+        shown += 1;
+        target_row(&mut b, t, now);
+    }
+    b.push_str("</table>");
+    if shown < targets.len() {
+        let _ = write!(
+            b,
+            "<p class=\"muted\">{shown} of {} target(s) shown. <a href=\"/\">Show all</a></p>",
+            targets.len()
+        );
+    }
+    Html(page("mcp-exporter", &b))
+}
+
+/// The verdict and name filter, a plain GET form showing the current query.
+fn filter_form(b: &mut String, q: &IndexQuery) {
     let selected = q.level.as_deref().unwrap_or("all");
     b.push_str(
         "<form class=\"filter\" method=\"get\" action=\"/\"><label>verdict <select name=\"level\">",
@@ -93,78 +113,69 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
         "</select></label> <label>name <input name=\"q\" value=\"{}\" size=\"16\"></label> <button type=\"submit\">filter</button></form>",
         esc(q.q.as_deref().unwrap_or(""))
     );
-    b.push_str("<table class=\"targets\"><tr><th>target</th><th>verdict</th><th>first reason (worst first)</th><th>catalogue (unique items, trend)</th><th>last poll</th><th>next poll</th></tr>");
-    let mut shown = 0;
-    for t in targets.iter().filter(|t| keep(t, &q)) {
-        shown += 1;
-        let last = t.history.front();
-        let (verdict, reason) = match &t.catalogue.verdict {
-            None => (
-                "<span class=\"verdict muted\">pending</span>".to_string(),
-                "<span class=\"muted\">not polled yet</span>".to_string(),
+}
+
+/// One target's row: verdict and since when, first reason, catalogue sizes
+/// with their trend, last and next poll.
+fn target_row(b: &mut String, t: &TargetStatus, now: f64) {
+    let last = t.history.front();
+    let (verdict, reason) = match &t.catalogue.verdict {
+        None => (
+            "<span class=\"verdict muted\">pending</span>".to_string(),
+            "<span class=\"muted\">not polled yet</span>".to_string(),
+        ),
+        Some(v) => (
+            format!(
+                "{}{}",
+                badge(v.overall.level),
+                t.catalogue
+                    .level_since_unix_seconds
+                    .map(|s| format!("<br><span class=\"muted\">for {}</span>", ago(now - s)))
+                    .unwrap_or_default()
             ),
-            Some(v) => (
-                format!(
-                    "{}{}",
-                    badge(v.overall.level),
-                    t.catalogue
-                        .level_since_unix_seconds
-                        .map(|s| format!("<br><span class=\"muted\">for {}</span>", ago(now - s)))
-                        .unwrap_or_default()
-                ),
-                first_reason(&v.overall),
-            ),
-        };
-        let mut sizes = String::new();
-        for (kind, trend) in &t.trend {
-            let _ = write!(
-                sizes,
-                "{}: <b>{}</b> <span class=\"spark\">{}</span><br>",
-                kind,
-                trend.back().copied().unwrap_or(0),
-                sparkline(trend.iter())
-            );
-        }
-        let age = last
-            .map(|p| format!("{} ago", ago(now - p.started_unix_seconds)))
-            .unwrap_or_else(|| "-".into());
-        let next = t
-            .next_poll_unix_seconds
-            .map(|n| {
-                if n > now {
-                    format!("in {}", ago(n - now))
-                } else {
-                    "due".into()
-                }
-            })
-            .unwrap_or_else(|| "-".into());
-        // A server that answered HTTP 429 with Retry-After moved the next poll.
-        let next = match last.and_then(|p| p.retry_after_seconds) {
-            Some(wait) => format!(
-                "{next}<br><span class=\"muted\">Retry-After {}</span>",
-                ago(wait)
-            ),
-            None => next,
-        };
+            first_reason(&v.overall),
+        ),
+    };
+    let mut sizes = String::new();
+    for (kind, trend) in &t.trend {
         let _ = write!(
-            b,
-            "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
-            esc(&t.name),
-            level_word(t),
-            path_segment(&t.name),
-            esc(&t.name),
-            esc(&t.endpoint)
+            sizes,
+            "{}: <b>{}</b> <span class=\"spark\">{}</span><br>",
+            kind,
+            trend.back().copied().unwrap_or(0),
+            sparkline(trend.iter())
         );
     }
-    b.push_str("</table>");
-    if shown < targets.len() {
-        let _ = write!(
-            b,
-            "<p class=\"muted\">{shown} of {} target(s) shown. <a href=\"/\">Show all</a></p>",
-            targets.len()
-        );
-    }
-    Html(page("mcp-exporter", &b))
+    let age = last
+        .map(|p| format!("{} ago", ago(now - p.started_unix_seconds)))
+        .unwrap_or_else(|| "-".into());
+    let next = t
+        .next_poll_unix_seconds
+        .map(|n| {
+            if n > now {
+                format!("in {}", ago(n - now))
+            } else {
+                "due".into()
+            }
+        })
+        .unwrap_or_else(|| "-".into());
+    // A server that answered HTTP 429 with Retry-After moved the next poll.
+    let next = match last.and_then(|p| p.retry_after_seconds) {
+        Some(wait) => format!(
+            "{next}<br><span class=\"muted\">Retry-After {}</span>",
+            ago(wait)
+        ),
+        None => next,
+    };
+    let _ = write!(
+        b,
+        "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
+        esc(&t.name),
+        level_word(t),
+        path_segment(&t.name),
+        esc(&t.name),
+        esc(&t.endpoint)
+    );
 }
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
@@ -210,83 +221,7 @@ fn render_target(t: &TargetStatus) -> String {
         t.history.len()
     );
     for (i, p) in t.history.iter().enumerate() {
-        let when =
-            chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
-                .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
-                .unwrap_or_default();
-        let _ = write!(
-            b,
-            "<h3>{} {}</h3><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
-            if i == 0 { "Latest poll" } else { "Poll" },
-            esc(&when),
-            if p.up {
-                "<span class=\"ok\">up</span>"
-            } else {
-                "<span class=\"bad\">down</span>"
-            },
-            esc(p.protocol_version.as_deref().unwrap_or("-")),
-            esc(p.transport.label()),
-            p.duration_seconds * 1000.0,
-            p.time_to_ready_seconds
-                .map(|s| format!(" · ready in {:.1} ms", s * 1000.0))
-                .unwrap_or_default(),
-            p.trace_id
-                .map(|id| format!(" · trace <code>{id}</code>"))
-                .unwrap_or_default()
-        );
-        if let Some(e) = &p.session_error {
-            let _ = write!(b, "<p class=\"bad\">{}</p>", esc(e));
-        }
-        b.push_str("<table><tr><th>kind</th><th>outcome</th><th class=\"num\">pages</th><th class=\"num\">requests</th><th class=\"num\">raw</th><th class=\"num\">unique</th><th class=\"num\">dupes</th><th class=\"num\">-32602</th><th>added / removed</th><th>pages (items · ms · next)</th></tr>");
-        for k in &p.kinds {
-            let pages: Vec<String> = k
-                .page_detail
-                .iter()
-                .map(|pg| {
-                    format!(
-                        "#{}{} {}·{:.1}·{}",
-                        pg.index,
-                        if pg.attempt > 0 {
-                            format!("/a{}", pg.attempt)
-                        } else {
-                            String::new()
-                        },
-                        pg.items,
-                        pg.ms,
-                        esc(&pg.next)
-                    )
-                })
-                .collect();
-            let churn = format!(
-                "{}{}",
-                if k.added.is_empty() {
-                    String::new()
-                } else {
-                    format!("+ {}<br>", esc(&k.added.join(", ")))
-                },
-                if k.removed.is_empty() {
-                    String::new()
-                } else {
-                    format!("− {}", esc(&k.removed.join(", ")))
-                }
-            );
-            let _ = write!(
-                b,
-                "<tr><td>{}</td><td>{}{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{churn}</td><td class=\"muted\">{}</td></tr>",
-                k.kind,
-                esc(k.outcome),
-                k.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
-                k.detail.as_deref().map(|d| format!("<br><span class=\"muted\">{}</span>", esc(d))).unwrap_or_default(),
-                k.pages,
-                k.requests,
-                k.raw_items,
-                k.unique_items,
-                k.duplicate_items,
-                k.invalid_cursor_errors,
-                pages.join("<br>")
-            );
-        }
-        b.push_str("</table>");
+        recent_poll(&mut b, p, i == 0);
     }
     if let Some(tail) = &t.stderr_tail {
         let _ = write!(
@@ -296,6 +231,92 @@ fn render_target(t: &TargetStatus) -> String {
         );
     }
     b
+}
+
+/// One recent poll: when, up or down, protocol, timing and trace, its
+/// session error, and a row per kind.
+fn recent_poll(b: &mut String, p: &PollSummary, latest: bool) {
+    let when = chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
+        .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_default();
+    let _ = write!(
+        b,
+        "<h3>{} {}</h3><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
+        if latest { "Latest poll" } else { "Poll" },
+        esc(&when),
+        if p.up {
+            "<span class=\"ok\">up</span>"
+        } else {
+            "<span class=\"bad\">down</span>"
+        },
+        esc(p.protocol_version.as_deref().unwrap_or("-")),
+        esc(p.transport.label()),
+        p.duration_seconds * 1000.0,
+        p.time_to_ready_seconds
+            .map(|s| format!(" · ready in {:.1} ms", s * 1000.0))
+            .unwrap_or_default(),
+        p.trace_id
+            .map(|id| format!(" · trace <code>{id}</code>"))
+            .unwrap_or_default()
+    );
+    if let Some(e) = &p.session_error {
+        let _ = write!(b, "<p class=\"bad\">{}</p>", esc(e));
+    }
+    b.push_str("<table><tr><th>kind</th><th>outcome</th><th class=\"num\">pages</th><th class=\"num\">requests</th><th class=\"num\">raw</th><th class=\"num\">unique</th><th class=\"num\">dupes</th><th class=\"num\">-32602</th><th>added / removed</th><th>pages (items · ms · next)</th></tr>");
+    for k in &p.kinds {
+        kind_row(b, k);
+    }
+    b.push_str("</table>");
+}
+
+/// One kind of a recent poll: outcome, counts, churn, and its pages.
+fn kind_row(b: &mut String, k: &KindSummary) {
+    let pages: Vec<String> = k
+        .page_detail
+        .iter()
+        .map(|pg| {
+            format!(
+                "#{}{} {}·{:.1}·{}",
+                pg.index,
+                if pg.attempt > 0 {
+                    format!("/a{}", pg.attempt)
+                } else {
+                    String::new()
+                },
+                pg.items,
+                pg.ms,
+                esc(&pg.next)
+            )
+        })
+        .collect();
+    let churn = format!(
+        "{}{}",
+        if k.added.is_empty() {
+            String::new()
+        } else {
+            format!("+ {}<br>", esc(&k.added.join(", ")))
+        },
+        if k.removed.is_empty() {
+            String::new()
+        } else {
+            format!("− {}", esc(&k.removed.join(", ")))
+        }
+    );
+    let _ = write!(
+        b,
+        "<tr><td>{}</td><td>{}{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{churn}</td><td class=\"muted\">{}</td></tr>",
+        k.kind,
+        esc(k.outcome),
+        k.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
+        k.detail.as_deref().map(|d| format!("<br><span class=\"muted\">{}</span>", esc(d))).unwrap_or_default(),
+        k.pages,
+        k.requests,
+        k.raw_items,
+        k.unique_items,
+        k.duplicate_items,
+        k.invalid_cursor_errors,
+        pages.join("<br>")
+    );
 }
 
 #[cfg(test)]

@@ -97,85 +97,27 @@ impl WebServerConfig {
             path: shown.clone(),
             source,
         })?;
-        let invalid = |message: String| WebConfigError::Invalid {
-            path: shown.clone(),
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, base).map_err(|message| WebConfigError::Invalid {
+            path: shown,
             message,
-        };
+        })
+    }
+
+    /// The file's text; relative paths are resolved against `base`. The
+    /// error is the message to show after the file's path.
+    fn parse(text: &str, base: &Path) -> Result<WebServerConfig, String> {
         let raw: RawWebConfig = if text.trim().is_empty() {
             RawWebConfig::default()
         } else {
-            yaml_serde::from_str(&text)
-                .map_err(|e| invalid(crate::config::sanitize_parser_message(&e.to_string())))?
+            yaml_serde::from_str(text)
+                .map_err(|e| crate::config::sanitize_parser_message(&e.to_string()))?
         };
-        let base = path.parent().unwrap_or(Path::new("."));
-        let resolve = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
-        let tls = match raw.tls_server_config {
-            None => None,
-            Some(t) => {
-                let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
-                    return Err(invalid(
-                        "tls_server_config needs both `cert_file` and `key_file`".into(),
-                    ));
-                };
-                let client_auth = match t.client_auth_type.as_deref().unwrap_or("NoClientCert") {
-                    "NoClientCert" => ClientAuth::None,
-                    "VerifyClientCertIfGiven" => ClientAuth::VerifyIfGiven,
-                    "RequireAndVerifyClientCert" => ClientAuth::RequireAndVerify,
-                    "RequestClientCert" | "RequireAnyClientCert" => {
-                        return Err(invalid("tls_server_config.client_auth_type: `RequestClientCert` and `RequireAnyClientCert` accept unverified certificates and are not supported; use `VerifyClientCertIfGiven` or `RequireAndVerifyClientCert`".into()))
-                    }
-                    _ => return Err(invalid("tls_server_config.client_auth_type: expected one of `NoClientCert`, `VerifyClientCertIfGiven`, `RequireAndVerifyClientCert`".into())),
-                };
-                if client_auth != ClientAuth::None && t.client_ca_file.is_none() {
-                    return Err(invalid(
-                        "tls_server_config: verifying client certificates needs `client_ca_file`"
-                            .into(),
-                    ));
-                }
-                let version = |v: Option<&str>, default: TlsVersion, key: &str| {
-                    match v {
-                    None => Ok(default),
-                    Some("TLS12") => Ok(TlsVersion::Tls12),
-                    Some("TLS13") => Ok(TlsVersion::Tls13),
-                    Some("TLS10" | "TLS11") => Err(invalid(format!(
-                        "tls_server_config.{key}: TLS 1.0 and 1.1 are not supported; use `TLS12` or `TLS13`"
-                    ))),
-                    Some(_) => Err(invalid(format!(
-                        "tls_server_config.{key}: expected `TLS12` or `TLS13`"
-                    ))),
-                }
-                };
-                let min_version =
-                    version(t.min_version.as_deref(), TlsVersion::Tls12, "min_version")?;
-                let max_version =
-                    version(t.max_version.as_deref(), TlsVersion::Tls13, "max_version")?;
-                if min_version == TlsVersion::Tls13 && max_version == TlsVersion::Tls12 {
-                    return Err(invalid(
-                        "tls_server_config: `min_version` is above `max_version`".into(),
-                    ));
-                }
-                Some(TlsServerSettings {
-                    cert_file: resolve(cert),
-                    key_file: resolve(key),
-                    client_auth,
-                    client_ca_file: t.client_ca_file.map(resolve),
-                    min_version,
-                    max_version,
-                })
-            }
-        };
-        for (user, hash) in &raw.basic_auth_users {
-            if user.is_empty() || user.contains(':') {
-                return Err(invalid(
-                    "basic_auth_users: a user name must be non-empty and hold no `:`".into(),
-                ));
-            }
-            if hash.parse::<bcrypt::HashParts>().is_err() {
-                return Err(invalid(format!(
-                    "basic_auth_users.{user}: expected a bcrypt hash (e.g. from `htpasswd -nBC 10 \"\" | tr -d ':'`)"
-                )));
-            }
-        }
+        let tls = raw
+            .tls_server_config
+            .map(|t| tls_settings(t, base))
+            .transpose()?;
+        check_basic_auth_users(&raw.basic_auth_users)?;
         let headers = raw
             .http_server_config
             .map(|h| {
@@ -189,4 +131,74 @@ impl WebServerConfig {
             headers,
         })
     }
+}
+
+/// `tls_server_config`: certificate and key, client certificates (only
+/// modes that verify them), TLS 1.2 or later.
+fn tls_settings(t: RawTls, base: &Path) -> Result<TlsServerSettings, String> {
+    let resolve = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+    let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
+        return Err("tls_server_config needs both `cert_file` and `key_file`".into());
+    };
+    let client_auth = client_auth(t.client_auth_type.as_deref())?;
+    if client_auth != ClientAuth::None && t.client_ca_file.is_none() {
+        return Err(
+            "tls_server_config: verifying client certificates needs `client_ca_file`".into(),
+        );
+    }
+    let min_version = tls_version(t.min_version.as_deref(), TlsVersion::Tls12, "min_version")?;
+    let max_version = tls_version(t.max_version.as_deref(), TlsVersion::Tls13, "max_version")?;
+    if min_version == TlsVersion::Tls13 && max_version == TlsVersion::Tls12 {
+        return Err("tls_server_config: `min_version` is above `max_version`".into());
+    }
+    Ok(TlsServerSettings {
+        cert_file: resolve(cert),
+        key_file: resolve(key),
+        client_auth,
+        client_ca_file: t.client_ca_file.map(resolve),
+        min_version,
+        max_version,
+    })
+}
+
+/// `client_auth_type`, `NoClientCert` when absent.
+fn client_auth(name: Option<&str>) -> Result<ClientAuth, String> {
+    match name.unwrap_or("NoClientCert") {
+        "NoClientCert" => Ok(ClientAuth::None),
+        "VerifyClientCertIfGiven" => Ok(ClientAuth::VerifyIfGiven),
+        "RequireAndVerifyClientCert" => Ok(ClientAuth::RequireAndVerify),
+        "RequestClientCert" | "RequireAnyClientCert" => Err("tls_server_config.client_auth_type: `RequestClientCert` and `RequireAnyClientCert` accept unverified certificates and are not supported; use `VerifyClientCertIfGiven` or `RequireAndVerifyClientCert`".into()),
+        _ => Err("tls_server_config.client_auth_type: expected one of `NoClientCert`, `VerifyClientCertIfGiven`, `RequireAndVerifyClientCert`".into()),
+    }
+}
+
+/// `min_version` / `max_version` (named by `key`), `default` when absent.
+fn tls_version(v: Option<&str>, default: TlsVersion, key: &str) -> Result<TlsVersion, String> {
+    match v {
+        None => Ok(default),
+        Some("TLS12") => Ok(TlsVersion::Tls12),
+        Some("TLS13") => Ok(TlsVersion::Tls13),
+        Some("TLS10" | "TLS11") => Err(format!(
+            "tls_server_config.{key}: TLS 1.0 and 1.1 are not supported; use `TLS12` or `TLS13`"
+        )),
+        Some(_) => Err(format!(
+            "tls_server_config.{key}: expected `TLS12` or `TLS13`"
+        )),
+    }
+}
+
+/// User names a basic auth header can carry, each with a bcrypt hash. The
+/// messages never quote a hash.
+fn check_basic_auth_users(users: &BTreeMap<String, String>) -> Result<(), String> {
+    for (user, hash) in users {
+        if user.is_empty() || user.contains(':') {
+            return Err("basic_auth_users: a user name must be non-empty and hold no `:`".into());
+        }
+        if hash.parse::<bcrypt::HashParts>().is_err() {
+            return Err(format!(
+                "basic_auth_users.{user}: expected a bcrypt hash (e.g. from `htpasswd -nBC 10 \"\" | tr -d ':'`)"
+            ));
+        }
+    }
+    Ok(())
 }
