@@ -128,48 +128,76 @@ impl CatalogueHistory {
             });
         }
         for k in &obs.kinds {
-            let l = k.listing;
-            match l.outcome {
-                Outcome::Complete => self.push_point(l, k.change.as_ref(), at),
-                Outcome::Unsupported => {}
-                Outcome::Aborted(_) | Outcome::Error(_) if obs.session_error.is_none() => self
-                    .push_failure(Failure {
-                        at_unix_seconds: at,
-                        kind: Some(l.kind),
-                        outcome: l.outcome.label(),
-                        reason: l.reason,
-                        detail: l.detail.clone(),
-                        page_index: failure_page(l),
-                    }),
-                Outcome::Aborted(_) | Outcome::Error(_) => {}
-            }
-            if let Some(c) = &k.change {
-                self.changes.push_front(c.clone());
-            }
-            if l.outcome == Outcome::Complete {
-                if k.reference_gaps.is_empty() {
-                    self.reference.remove(&l.kind);
-                } else {
-                    let capped = k
-                        .reference_gaps
-                        .iter()
-                        .map(|g| ReferenceGap {
-                            missing: g
-                                .missing
-                                .iter()
-                                .take(MAX_NAMES_PER_CHANGE)
-                                .cloned()
-                                .collect(),
-                            ..g.clone()
-                        })
-                        .collect();
-                    self.reference.insert(l.kind, capped);
-                }
-            }
+            self.record_kind(k, at, obs.session_error.is_some());
         }
         self.changes.truncate(MAX_CHANGES);
+        let verdict = self.judge_poll(obs, event_window);
+        let verdict = match (&self.verdict, partial) {
+            (Some(before), true) => before.updated_with(verdict),
+            _ => verdict,
+        };
+        let previous: Option<Health> = self.verdict.as_ref().map(|v| v.overall.level);
+        if previous != Some(verdict.overall.level) {
+            self.level_since_unix_seconds = Some(at);
+        }
+        self.verdict.insert(verdict)
+    }
+
+    /// One kind of a poll: a complete listing's chart point and reference
+    /// gaps, a failed one's failure (unless the session failed, which is
+    /// kept once for the poll), its change.
+    fn record_kind(&mut self, k: &KindObservation<'_>, at: f64, session_failed: bool) {
+        let l = k.listing;
+        match l.outcome {
+            Outcome::Complete => self.push_point(l, k.change.as_ref(), at),
+            Outcome::Unsupported => {}
+            Outcome::Aborted(_) | Outcome::Error(_) if !session_failed => {
+                self.push_failure(Failure {
+                    at_unix_seconds: at,
+                    kind: Some(l.kind),
+                    outcome: l.outcome.label(),
+                    reason: l.reason,
+                    detail: l.detail.clone(),
+                    page_index: failure_page(l),
+                })
+            }
+            Outcome::Aborted(_) | Outcome::Error(_) => {}
+        }
+        if let Some(c) = &k.change {
+            self.changes.push_front(c.clone());
+        }
+        if l.outcome == Outcome::Complete {
+            self.set_reference_gaps(l.kind, &k.reference_gaps);
+        }
+    }
+
+    /// The gaps of a complete listing against its references, each list of
+    /// names capped; none drops the kind's entry.
+    fn set_reference_gaps(&mut self, kind: Kind, gaps: &[ReferenceGap]) {
+        if gaps.is_empty() {
+            self.reference.remove(&kind);
+            return;
+        }
+        let capped = gaps
+            .iter()
+            .map(|g| ReferenceGap {
+                missing: g
+                    .missing
+                    .iter()
+                    .take(MAX_NAMES_PER_CHANGE)
+                    .cloned()
+                    .collect(),
+                ..g.clone()
+            })
+            .collect();
+        self.reference.insert(kind, capped);
+    }
+
+    /// The verdict of this poll's kinds, with the kept change log and
+    /// conformance result.
+    fn judge_poll(&self, obs: &Observation<'_>, event_window: Duration) -> TargetVerdict {
         let changes: Vec<Change> = self.changes.iter().cloned().collect();
-        let verdict = judge(&TargetInput {
+        judge(&TargetInput {
             session_error: obs.session_error.clone(),
             kinds: obs
                 .kinds
@@ -184,19 +212,10 @@ impl CatalogueHistory {
                 })
                 .collect(),
             changes: &changes,
-            now_unix_seconds: at,
+            now_unix_seconds: obs.at_unix_seconds,
             event_window,
             conformance: self.conformance.as_ref(),
-        });
-        let verdict = match (&self.verdict, partial) {
-            (Some(before), true) => before.updated_with(verdict),
-            _ => verdict,
-        };
-        let previous: Option<Health> = self.verdict.as_ref().map(|v| v.overall.level);
-        if previous != Some(verdict.overall.level) {
-            self.level_since_unix_seconds = Some(at);
-        }
-        self.verdict.insert(verdict)
+        })
     }
 
     /// Keep a conformance run's result (`None`: forget it) and re-judge the

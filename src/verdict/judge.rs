@@ -113,27 +113,7 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
     // States: they hold for the listing just made. Counts of an incomplete
     // walk say nothing about the catalogue, so only complete ones are judged.
     if l.outcome == Outcome::Complete {
-        if let Some(min) = k.expected_min {
-            if l.unique_items < min {
-                out.push(reasons::below_expected(kind, l.unique_items, min));
-            }
-        }
-        for gap in &k.reference_gaps {
-            if gap.missing_total > 0 {
-                out.push(reasons::reference_missing(kind, gap));
-            }
-        }
-        if l.unique_items == 0 && k.empty_is_suspect {
-            out.push(reasons::empty_but_advertised(kind));
-        }
-        if l.duplicate_items > 0 {
-            out.push(reasons::duplicates(kind, l));
-        }
-        if let Some(r) = k.garbage_cursor {
-            if r == "silent_restart" || r == "accepted" {
-                out.push(reasons::garbage_cursor(kind, r));
-            }
-        }
+        complete_listing_reasons(k, &mut out);
     }
     // The other protocol versions: judged whatever the primary listing did.
     for gap in &k.protocol_gaps {
@@ -157,7 +137,41 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
     {
         out.push(r);
     }
-    // Events: a silent shrink keeps the kind degraded for the window.
+    out.extend(silent_shrinks(input, kind));
+    out
+}
+
+/// What a complete listing's catalogue says: fewer items than expected,
+/// items a reference has, empty though advertised, duplicates, a garbage
+/// cursor not refused.
+fn complete_listing_reasons(k: &KindInput<'_>, out: &mut Vec<Reason>) {
+    let l = k.listing;
+    let kind = l.kind;
+    if let Some(min) = k.expected_min {
+        if l.unique_items < min {
+            out.push(reasons::below_expected(kind, l.unique_items, min));
+        }
+    }
+    for gap in &k.reference_gaps {
+        if gap.missing_total > 0 {
+            out.push(reasons::reference_missing(kind, gap));
+        }
+    }
+    if l.unique_items == 0 && k.empty_is_suspect {
+        out.push(reasons::empty_but_advertised(kind));
+    }
+    if l.duplicate_items > 0 {
+        out.push(reasons::duplicates(kind, l));
+    }
+    if let Some(r) = k.garbage_cursor {
+        if r == "silent_restart" || r == "accepted" {
+            out.push(reasons::garbage_cursor(kind, r));
+        }
+    }
+}
+
+/// Events: a silent shrink keeps the kind degraded for the window.
+fn silent_shrinks(input: &TargetInput<'_>, kind: Kind) -> Option<Reason> {
     let window = input.event_window.as_secs_f64();
     let mut shrinks: Vec<&Change> = input
         .changes
@@ -169,14 +183,14 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
                 && c.at_unix_seconds <= input.now_unix_seconds + 1.0
         })
         .collect();
-    if !shrinks.is_empty() {
-        shrinks.sort_by(|a, b| a.at_unix_seconds.total_cmp(&b.at_unix_seconds));
-        out.push(reasons::silent_shrinks(
-            kind,
-            &shrinks,
-            input.now_unix_seconds,
-            input.event_window,
-        ));
+    if shrinks.is_empty() {
+        return None;
     }
-    out
+    shrinks.sort_by(|a, b| a.at_unix_seconds.total_cmp(&b.at_unix_seconds));
+    Some(reasons::silent_shrinks(
+        kind,
+        &shrinks,
+        input.now_unix_seconds,
+        input.event_window,
+    ))
 }
