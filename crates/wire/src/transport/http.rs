@@ -272,89 +272,110 @@ impl HttpTransport {
                     if !event.id.is_empty() {
                         last_event_id = Some(event.id.clone());
                     }
-                    // Priming events carry an id and no data.
-                    if event.data.trim().is_empty() {
-                        continue;
-                    }
-                    let value: Value = match serde_json::from_str(&event.data) {
-                        Ok(v) => v,
-                        Err(_) => {
-                            ex.defects += 1;
-                            self.pending_defects += 1;
-                            continue;
-                        }
-                    };
-                    match route(value, id, ex) {
-                        Routed::Answer(result) => {
+                    match self.on_event(&event.data, id, ex).await {
+                        EventStep::Wait => {}
+                        EventStep::Answered(result) => {
                             ex.bytes = counter.get();
                             ex.outcome = result;
                             return;
                         }
-                        Routed::Reply(answer) => {
-                            if let Err(e) = self.notify("", answer).await {
-                                ex.outcome = Err(e);
-                                return;
-                            }
-                        }
-                        Routed::Recorded => {}
-                    }
-                }
-                Some(Err(SseReadError::TooLarge)) => {
-                    ex.bytes = counter.get();
-                    ex.outcome = Err(ExchangeError::TooLarge { limit: self.limit });
-                    return;
-                }
-                Some(Err(SseReadError::Parse(e))) => {
-                    ex.outcome = Err(ExchangeError::Malformed(format!("SSE stream: {e}")));
-                    return;
-                }
-                // The connection broke mid-stream: the server crashed or
-                // a proxy cut it. Resumption is for streams the server
-                // ends on purpose.
-                Some(Err(SseReadError::Body(e))) => {
-                    ex.outcome = Err(if ex.defects > 0 {
-                        ExchangeError::Malformed(format!(
-                            "SSE stream broke after {} event(s) that are not JSON-RPC",
-                            ex.defects
-                        ))
-                    } else {
-                        ExchangeError::transport(format!("SSE stream broke: {e}"))
-                    });
-                    return;
-                }
-                // The server ended the stream before our response: resume
-                // where it stopped if it gave event ids.
-                None => {
-                    if ex.defects > 0 {
-                        ex.outcome = Err(ExchangeError::Malformed(format!(
-                            "SSE stream ended after {} event(s) that are not JSON-RPC",
-                            ex.defects
-                        )));
-                        return;
-                    }
-                    let Some(last) = last_event_id.clone() else {
-                        ex.outcome = Err(ExchangeError::transport(
-                            "SSE stream ended before the response",
-                        ));
-                        return;
-                    };
-                    if resumptions >= MAX_RESUMPTIONS {
-                        ex.outcome = Err(ExchangeError::transport(format!(
-                            "SSE stream ended before the response after {MAX_RESUMPTIONS} resumptions"
-                        )));
-                        return;
-                    }
-                    resumptions += 1;
-                    match self.resume(&last).await {
-                        Ok(resp) => events = sse_body::events(resp, self.limit, counter.clone()),
-                        Err(e) => {
+                        EventStep::Failed(e) => {
                             ex.outcome = Err(e);
                             return;
                         }
                     }
                 }
+                Some(Err(e)) => {
+                    if matches!(e, SseReadError::TooLarge) {
+                        ex.bytes = counter.get();
+                    }
+                    ex.outcome = Err(self.stream_error(e, ex.defects));
+                    return;
+                }
+                // The server ended the stream before our response: resume
+                // where it stopped if it gave event ids.
+                None => {
+                    let resumed = match self
+                        .resume_ended(last_event_id.as_deref(), resumptions, ex.defects)
+                        .await
+                    {
+                        Ok(resp) => resp,
+                        Err(e) => {
+                            ex.outcome = Err(e);
+                            return;
+                        }
+                    };
+                    resumptions += 1;
+                    events = sse_body::events(resumed, self.limit, counter.clone());
+                }
             }
         }
+    }
+
+    /// One event's data: our answer ends the exchange, a server request is
+    /// answered, anything else is recorded (data that is not JSON as a
+    /// defect) and the stream read on.
+    async fn on_event(&mut self, data: &str, id: i64, ex: &mut Exchange) -> EventStep {
+        // Priming events carry an id and no data.
+        if data.trim().is_empty() {
+            return EventStep::Wait;
+        }
+        let Ok(value) = serde_json::from_str::<Value>(data) else {
+            ex.defects += 1;
+            self.pending_defects += 1;
+            return EventStep::Wait;
+        };
+        match route(value, id, ex) {
+            Routed::Answer(result) => EventStep::Answered(result),
+            Routed::Reply(answer) => match self.notify("", answer).await {
+                Ok(()) => EventStep::Wait,
+                Err(e) => EventStep::Failed(e),
+            },
+            Routed::Recorded => EventStep::Wait,
+        }
+    }
+
+    /// The error a stream that could not be read ends the exchange with;
+    /// `defects`: events so far that were not JSON-RPC.
+    fn stream_error(&self, e: SseReadError, defects: u32) -> ExchangeError {
+        match e {
+            SseReadError::TooLarge => ExchangeError::TooLarge { limit: self.limit },
+            SseReadError::Parse(e) => ExchangeError::Malformed(format!("SSE stream: {e}")),
+            // The connection broke mid-stream: the server crashed or a
+            // proxy cut it. Resumption is for streams the server ends on
+            // purpose.
+            SseReadError::Body(_) if defects > 0 => ExchangeError::Malformed(format!(
+                "SSE stream broke after {defects} event(s) that are not JSON-RPC"
+            )),
+            SseReadError::Body(e) => ExchangeError::transport(format!("SSE stream broke: {e}")),
+        }
+    }
+
+    /// The stream the server ended before our response, resumed from its
+    /// last event id: not when it sent no ids, sent events that are not
+    /// JSON-RPC, or was resumed `MAX_RESUMPTIONS` times already.
+    async fn resume_ended(
+        &self,
+        last_event_id: Option<&str>,
+        resumptions: u32,
+        defects: u32,
+    ) -> Result<HttpResponse, ExchangeError> {
+        if defects > 0 {
+            return Err(ExchangeError::Malformed(format!(
+                "SSE stream ended after {defects} event(s) that are not JSON-RPC"
+            )));
+        }
+        let Some(last) = last_event_id else {
+            return Err(ExchangeError::transport(
+                "SSE stream ended before the response",
+            ));
+        };
+        if resumptions >= MAX_RESUMPTIONS {
+            return Err(ExchangeError::transport(format!(
+                "SSE stream ended before the response after {MAX_RESUMPTIONS} resumptions"
+            )));
+        }
+        self.resume(last).await
     }
 
     /// Wait for the next notification on the standing GET stream, opening
@@ -524,4 +545,14 @@ fn status_error(status: StatusCode, had_session: bool) -> ExchangeError {
             http_status: Some(code),
         },
     }
+}
+
+/// What one SSE event did to a request's exchange.
+enum EventStep {
+    /// Read on.
+    Wait,
+    /// Our response (or its error): the exchange is over.
+    Answered(Result<Value, ExchangeError>),
+    /// Answering a server request failed: the exchange is over.
+    Failed(ExchangeError),
 }

@@ -117,81 +117,116 @@ impl HttpClient {
         headers: HeaderMap,
         body: Bytes,
     ) -> Result<HttpResponse, ExchangeError> {
-        let mut url = url.clone();
-        let mut method = method;
-        let mut body = body;
-        let mut headers = headers;
-        let mut body_dropped = false;
+        let mut out = Outgoing {
+            method,
+            url: url.clone(),
+            headers,
+            body,
+            body_dropped: false,
+        };
         for _ in 0..=self.max_redirects {
-            let mut req = Request::builder()
-                .method(method.clone())
-                .uri(url.as_str())
-                .body(Full::new(body.clone()))
-                .map_err(|e| ExchangeError::transport(format!("building the request: {e}")))?;
-            let h = req.headers_mut();
-            for (k, v) in self.default_headers.iter() {
-                if !(body_dropped && BODY_HEADERS.contains(k)) {
-                    h.insert(k, v.clone());
-                }
-            }
-            for (k, v) in headers.iter() {
-                h.insert(k, v.clone());
-            }
-            h.insert(
-                http::header::USER_AGENT,
-                HeaderValue::from_static(concat!("mcp-exporter/", env!("CARGO_PKG_VERSION"))),
-            );
             let resp = self
                 .client
-                .request(req)
+                .request(self.build(&out)?)
                 .await
                 .map_err(|e| ExchangeError::transport(describe_client_error(&e)))?;
             let (parts, incoming) = resp.into_parts();
-            if parts.status.is_redirection() {
-                let Some(location) = parts
-                    .headers
-                    .get(http::header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                else {
+            match redirect_target(&out.url, &parts)? {
+                Some(next) => out.redirect(parts.status, next),
+                None => {
                     return Ok(HttpResponse {
                         status: parts.status,
                         headers: parts.headers,
                         body: incoming,
-                    });
-                };
-                let next = url
-                    .join(location)
-                    .map_err(|_| ExchangeError::transport("redirect to an invalid URL"))?;
-                if next.origin() != url.origin() {
-                    return Err(ExchangeError::Transport {
-                        message: "refused a redirect to another origin".into(),
-                        http_status: Some(parts.status.as_u16()),
-                    });
+                    })
                 }
-                // 301/302/303 turn a POST into a GET, as browsers do; 307/308 keep it.
-                if matches!(parts.status.as_u16(), 301..=303) && method != Method::GET {
-                    method = Method::GET;
-                    body = Bytes::new();
-                    // The body is gone, so are the headers that describe it.
-                    for name in BODY_HEADERS {
-                        headers.remove(name);
-                    }
-                    body_dropped = true;
-                }
-                url = next;
-                continue;
             }
-            return Ok(HttpResponse {
-                status: parts.status,
-                headers: parts.headers,
-                body: incoming,
-            });
         }
         Err(ExchangeError::transport(format!(
             "more than {} redirects",
             self.max_redirects
         )))
     }
+
+    /// The request with the client's default headers (not those that
+    /// describe a body a redirect dropped), its own, and our User-Agent.
+    fn build(&self, out: &Outgoing) -> Result<Request<Full<Bytes>>, ExchangeError> {
+        let mut req = Request::builder()
+            .method(out.method.clone())
+            .uri(out.url.as_str())
+            .body(Full::new(out.body.clone()))
+            .map_err(|e| ExchangeError::transport(format!("building the request: {e}")))?;
+        let h = req.headers_mut();
+        for (k, v) in self.default_headers.iter() {
+            if !(out.body_dropped && BODY_HEADERS.contains(k)) {
+                h.insert(k, v.clone());
+            }
+        }
+        for (k, v) in out.headers.iter() {
+            h.insert(k, v.clone());
+        }
+        h.insert(
+            http::header::USER_AGENT,
+            HeaderValue::from_static(concat!("mcp-exporter/", env!("CARGO_PKG_VERSION"))),
+        );
+        Ok(req)
+    }
+}
+
+/// A request as it goes out now: a redirect may change each part.
+struct Outgoing {
+    method: Method,
+    url: url::Url,
+    headers: HeaderMap,
+    body: Bytes,
+    /// A redirect turned the request into a GET without its body.
+    body_dropped: bool,
+}
+
+impl Outgoing {
+    /// Follow a redirect to `next`: 301/302/303 turn a POST into a GET, as
+    /// browsers do; 307/308 keep it.
+    fn redirect(&mut self, status: StatusCode, next: url::Url) {
+        if matches!(status.as_u16(), 301..=303) && self.method != Method::GET {
+            self.method = Method::GET;
+            self.body = Bytes::new();
+            // The body is gone, so are the headers that describe it.
+            for name in BODY_HEADERS {
+                self.headers.remove(name);
+            }
+            self.body_dropped = true;
+        }
+        self.url = next;
+    }
+}
+
+/// Where a redirect answer sends us, resolved against `url`: `None` when
+/// the answer is not a redirect or has no `Location` (it is the response);
+/// an error for an invalid URL or another origin.
+fn redirect_target(
+    url: &url::Url,
+    parts: &http::response::Parts,
+) -> Result<Option<url::Url>, ExchangeError> {
+    if !parts.status.is_redirection() {
+        return Ok(None);
+    }
+    let Some(location) = parts
+        .headers
+        .get(http::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Ok(None);
+    };
+    let next = url
+        .join(location)
+        .map_err(|_| ExchangeError::transport("redirect to an invalid URL"))?;
+    if next.origin() != url.origin() {
+        return Err(ExchangeError::Transport {
+            message: "refused a redirect to another origin".into(),
+            http_status: Some(parts.status.as_u16()),
+        });
+    }
+    Ok(Some(next))
 }
 
 /// Headers describing a request body (RFC 9110 §15.4: dropped when a

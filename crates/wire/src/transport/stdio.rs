@@ -16,7 +16,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 /// How to start the server.
@@ -75,36 +75,64 @@ pub struct StdioTransport {
     exited: bool,
 }
 
+/// The server's command: a minimal environment unless `inherit_env`, the
+/// tree tag every descendant inherits, piped stdio, its own process group.
+fn command(spec: &StdioSpec, tree_tag: &str) -> Command {
+    let mut cmd = Command::new(&spec.command);
+    if !spec.inherit_env {
+        cmd.env_clear();
+        for name in MINIMAL_ENV {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+    }
+    cmd.args(&spec.args)
+        .envs(&spec.env)
+        .env(TREE_TAG_VAR, tree_tag)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Own process group: launchers like npx or uvx start grandchildren
+    // that must die with the server.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    cmd
+}
+
+/// Drain stderr in the background, keeping its last `keep` bytes (plus a
+/// margin, so that a secret straddling the start of the tail is seen whole
+/// and scrubbed before the cut).
+fn keep_stderr_tail(
+    stderr: ChildStderr,
+    keep: usize,
+    scrubber: &SecretScrubber,
+) -> (Arc<Mutex<StderrTail>>, tokio::task::JoinHandle<()>) {
+    let margin = scrubber.longest().saturating_sub(1);
+    let tail = Arc::new(Mutex::new(StderrTail {
+        bytes: VecDeque::with_capacity(keep.saturating_add(margin).min(1 << 20)),
+        cut: false,
+    }));
+    let reader = tokio::spawn(drain_stderr(
+        stderr,
+        tail.clone(),
+        keep.saturating_add(margin),
+    ));
+    (tail, reader)
+}
+
 impl StdioTransport {
     pub async fn spawn(
         spec: &StdioSpec,
         max_response_bytes: u64,
         stderr_tail_bytes: usize,
     ) -> Result<StdioTransport, ExchangeError> {
-        let mut cmd = Command::new(&spec.command);
-        if !spec.inherit_env {
-            cmd.env_clear();
-            for name in MINIMAL_ENV {
-                if let Some(value) = std::env::var_os(name) {
-                    cmd.env(name, value);
-                }
-            }
-        }
         let tree_tag = new_tag();
-        cmd.args(&spec.args)
-            .envs(&spec.env)
-            .env(TREE_TAG_VAR, &tree_tag)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Own process group: launchers like npx or uvx start grandchildren
-        // that must die with the server.
-        #[cfg(unix)]
-        cmd.process_group(0);
-        if let Some(cwd) = &spec.cwd {
-            cmd.current_dir(cwd);
-        }
+        let mut cmd = command(spec, &tree_tag);
         let mut child = match cmd.spawn() {
             Ok(child) => child,
             Err(e) => {
@@ -122,7 +150,7 @@ impl StdioTransport {
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            // Unreachable (all three are piped above); the child is killed
+            // Unreachable (`command` pipes all three); the child is killed
             // on drop and tokio reaps it.
             if let Some(pid) = pid {
                 forget_leader(pid);
@@ -132,18 +160,7 @@ impl StdioTransport {
         };
         let (tx, rx) = mpsc::channel(256);
         let stdout_reader = tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
-        // Keep a secret's length more than asked, so that a secret straddling
-        // the start of the tail is seen whole and scrubbed before the cut.
-        let margin = spec.scrubber.longest().saturating_sub(1);
-        let tail = Arc::new(Mutex::new(StderrTail {
-            bytes: VecDeque::with_capacity(stderr_tail_bytes.saturating_add(margin).min(1 << 20)),
-            cut: false,
-        }));
-        let stderr_reader = tokio::spawn(drain_stderr(
-            stderr,
-            tail.clone(),
-            stderr_tail_bytes.saturating_add(margin),
-        ));
+        let (tail, stderr_reader) = keep_stderr_tail(stderr, stderr_tail_bytes, &spec.scrubber);
         Ok(StdioTransport {
             child: Some(child),
             pid,
@@ -466,11 +483,7 @@ struct StderrTail {
     cut: bool,
 }
 
-async fn drain_stderr(
-    stderr: tokio::process::ChildStderr,
-    tail: Arc<Mutex<StderrTail>>,
-    keep: usize,
-) {
+async fn drain_stderr(stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>, keep: usize) {
     let mut reader = BufReader::new(stderr);
     let mut buf = [0u8; 8192];
     loop {
