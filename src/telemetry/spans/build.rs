@@ -267,12 +267,7 @@ impl Builder<'_> {
         let status = match failure {
             Some(f) => {
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, f.error.label()));
-                if let Some(code) = f.http_status {
-                    attrs.push(KeyValue::new(
-                        attr::HTTP_RESPONSE_STATUS_CODE,
-                        i64::from(code),
-                    ));
-                }
+                push_response_codes(&mut attrs, None, f.http_status);
                 Status::error(f.error.label())
             }
             None => Status::Unset,
@@ -359,18 +354,7 @@ impl Builder<'_> {
                 };
                 attrs.push(KeyValue::new(attr::ERROR_TYPE, error_type));
                 attrs.push(KeyValue::new(attr::PAGINATION_ERROR, error.label()));
-                if let Some(code) = p.rpc_code {
-                    attrs.push(KeyValue::new(
-                        attr::RPC_RESPONSE_STATUS_CODE,
-                        code.to_string(),
-                    ));
-                }
-                if let Some(code) = p.http_status {
-                    attrs.push(KeyValue::new(
-                        attr::HTTP_RESPONSE_STATUS_CODE,
-                        i64::from(code),
-                    ));
-                }
+                push_response_codes(&mut attrs, p.rpc_code, p.http_status);
                 Status::error(error.label())
             }
             None => Status::Unset,
@@ -451,20 +435,25 @@ fn listing_status(l: &ListingReport, attrs: &mut Vec<KeyValue>) -> Status {
         }
         Outcome::Error(kind) => {
             attrs.push(KeyValue::new(attr::ERROR_TYPE, kind.label()));
-            if let Some(code) = l.rpc_error_code {
-                attrs.push(KeyValue::new(
-                    attr::RPC_RESPONSE_STATUS_CODE,
-                    code.to_string(),
-                ));
-            }
-            if let Some(code) = l.http_status {
-                attrs.push(KeyValue::new(
-                    attr::HTTP_RESPONSE_STATUS_CODE,
-                    i64::from(code),
-                ));
-            }
+            push_response_codes(attrs, l.rpc_error_code, l.http_status);
             Status::error(kind.label())
         }
+    }
+}
+
+/// The JSON-RPC error code and HTTP status of a failed request, when known.
+fn push_response_codes(attrs: &mut Vec<KeyValue>, rpc_code: Option<i64>, http_status: Option<u16>) {
+    if let Some(code) = rpc_code {
+        attrs.push(KeyValue::new(
+            attr::RPC_RESPONSE_STATUS_CODE,
+            code.to_string(),
+        ));
+    }
+    if let Some(code) = http_status {
+        attrs.push(KeyValue::new(
+            attr::HTTP_RESPONSE_STATUS_CODE,
+            i64::from(code),
+        ));
     }
 }
 
