@@ -54,7 +54,7 @@ pub async fn probe(
     let loaded = app.service.config();
     let mut target = match requested_target(&loaded.config, &q) {
         Ok(t) => t,
-        Err(refusal) => return refusal,
+        Err((status, why)) => return bad(status, &why),
     };
     // Finish inside Prometheus' scrape timeout: the budget starts now, so
     // time spent queued for a probe slot comes out of it.
@@ -103,24 +103,27 @@ pub async fn probe(
 
 /// The target a request may probe: a configured one by name, or a URL a
 /// configured module allows (labelled with the module's name); never a
-/// stdio target. `kind=` narrows it to one kind. Otherwise the answer that
-/// refuses the request.
-fn requested_target(config: &Config, q: &ProbeQuery) -> Result<TargetConfig, Response> {
+/// stdio target. `kind=` narrows it to one kind. Otherwise the status and
+/// message that refuse the request.
+fn requested_target(config: &Config, q: &ProbeQuery) -> Result<TargetConfig, (StatusCode, String)> {
     let Some(target_param) = &q.target else {
-        return Err(bad(StatusCode::BAD_REQUEST, "target parameter is missing"));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "target parameter is missing".into(),
+        ));
     };
     let mut target = match &q.module {
         Some(m) => {
             let Some(module) = config.modules.get(m) else {
-                return Err(bad(StatusCode::BAD_REQUEST, "unknown module"));
+                return Err((StatusCode::BAD_REQUEST, "unknown module".into()));
             };
             let Ok(url) = url::Url::parse(target_param) else {
-                return Err(bad(StatusCode::BAD_REQUEST, "target is not a URL"));
+                return Err((StatusCode::BAD_REQUEST, "target is not a URL".into()));
             };
             if !module.allows(&url) {
-                return Err(bad(
+                return Err((
                     StatusCode::FORBIDDEN,
-                    "target URL is not allowed by the module",
+                    "target URL is not allowed by the module".into(),
                 ));
             }
             // The label is the module's name, never the URL.
@@ -128,19 +131,16 @@ fn requested_target(config: &Config, q: &ProbeQuery) -> Result<TargetConfig, Res
         }
         None => match config.target(target_param) {
             Some(t) => t.clone(),
-            None => return Err(bad(StatusCode::NOT_FOUND, "unknown target")),
+            None => return Err((StatusCode::NOT_FOUND, "unknown target".into())),
         },
     };
     if target.is_stdio() {
-        return Err(bad(
-            StatusCode::BAD_REQUEST,
-            "stdio targets are polled on their schedule only: a probe request never starts a process",
-        ));
+        return Err((StatusCode::BAD_REQUEST, "stdio targets are polled on their schedule only: a probe request never starts a process".into()));
     }
     if let Some(k) = &q.kind {
         match k.parse::<Kind>() {
             Ok(kind) => target.kinds = vec![kind],
-            Err(e) => return Err(bad(StatusCode::BAD_REQUEST, &e.to_string())),
+            Err(e) => return Err((StatusCode::BAD_REQUEST, e.to_string())),
         }
     }
     Ok(target)
