@@ -1,9 +1,10 @@
 //! mcp-exporter: lists MCP servers to completion and reports how the walk went.
 //!
-//! Layers (see docs/architecture.md): `mcp` speaks the wire, `listing` walks
-//! cursors into a pure `ListingReport`, `poll` turns one target into a
-//! `PollReport`, `poller` schedules polls, `sinks` fans each report out to
-//! `baseline`, `telemetry` and the status store, and `web` serves them.
+//! The application floor of the workspace (docs/architecture.md): the crate
+//! `mcp_wire` speaks the wire and `mcp_listing` walks cursors into a pure
+//! `ListingReport`; here `poll` turns one target into a `PollReport`,
+//! `poller` schedules polls, `sinks` fans each report out to `baseline`,
+//! `verdict`, `telemetry` and the status store, and `web` serves them.
 
 pub mod baseline;
 pub mod cli;
