@@ -1,32 +1,20 @@
 //! The attack list of docs/security.md, each against a real exporter
 //! process and real sockets or children. Counts, never timings.
 
-mod common;
-#[path = "common/simulator.rs"]
-mod simulator;
-
-use common::{http_get, wait_for, Proc};
+use mcp_testkit::process::{finish, run_exporter};
+use mcp_testkit::{
+    alive, listing, probe_json, sample, scenarios_simulator, ClosedPort, Exporter, Proc,
+};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn exporter_with_env(config: &Path, env: &[(&str, &str)]) -> Proc {
-    Proc::start_with_env(
-        &[
-            "--config.file",
-            config.to_str().unwrap(),
-            "--web.listen-address",
-            "127.0.0.1:0",
-        ],
-        env,
-    )
-}
-
 /// `/api/targets/NAME` once the target has a failed poll with a stderr tail.
-fn target_with_tail(exp: &Proc, name: &str) -> String {
-    wait_for(LIMIT, &format!("{name} with a stderr tail"), || {
-        let (status, body) = http_get(&format!("{}/api/targets/{name}", exp.url));
+fn target_with_tail(exp: &Exporter, name: &str) -> String {
+    exp.wait(LIMIT, &format!("{name} with a stderr tail"), || {
+        let (status, body) = exp.get(&format!("/api/targets/{name}"));
         (status == 200 && body.contains("stderr_tail\":\"")).then_some(body)
     })
 }
@@ -36,17 +24,14 @@ fn target_with_tail(exp: &Proc, name: &str) -> String {
 /// secret the configuration knows.
 #[test]
 fn stdio_child_gets_minimal_env_and_tails_are_scrubbed() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        r#"global:
+    let closed = ClosedPort::new();
+    let config = r#"global:
   schedule: {every: 1s}
   jitter: 0s
   stderr_tail_bytes: 64KiB
 targets:
   - name: http_target
-    url: http://127.0.0.1:9/mcp
+    url: CLOSED
     bearer_token_env: HARDEN_TOK
     schedule: {every: 1h}
   - name: printer
@@ -57,11 +42,11 @@ targets:
     command: sh
     args: ['-c', 'echo "seen: $HARDEN_TOK" >&2; exit 1']
     inherit_env: true
-"#,
-    )
-    .unwrap();
-    let exp = exporter_with_env(
-        &cfg,
+"#
+    .replace("CLOSED", &closed.url("/mcp"));
+    let exp = Exporter::start_with(
+        &config,
+        &[],
         &[
             ("HARDEN_TOK", "tok-of-the-http-target-5150"),
             ("HARDEN_OTHER", "unrelated-exporter-variable"),
@@ -88,11 +73,8 @@ targets:
 /// part of itself behind.
 #[test]
 fn secret_straddling_the_tail_start_is_scrubbed() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
     // The tail keeps 70 bytes: the last 10 of the 30-byte secret and 60 zeros.
-    std::fs::write(
-        &cfg,
+    let exp = Exporter::start(
         r#"global:
   schedule: {every: 1s}
   jitter: 0s
@@ -103,9 +85,7 @@ targets:
     args: ['-c', 'printf "%s%060d" "$API_KEY" 0 >&2; exit 1']
     env: {API_KEY: straddling-secret-Q0123456789}
 "#,
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[]);
+    );
     let body = target_with_tail(&exp, "straddle");
     assert!(body.contains("000000"), "{body}");
     assert!(
@@ -117,14 +97,11 @@ targets:
 /// Item 4: hostile scrape-timeout headers answer a probe, never panic.
 #[test]
 fn hostile_scrape_timeout_headers_do_not_panic() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        "targets:\n- name: down\n  url: http://127.0.0.1:9/mcp\n  schedule: {every: 1h}\n  connect_timeout: 1s\n",
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[]);
+    let closed = ClosedPort::new();
+    let exp = Exporter::start(&format!(
+        "targets:\n- name: down\n  url: {}\n  schedule: {{every: 1h}}\n  connect_timeout: 1s\n",
+        closed.url("/mcp")
+    ));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -133,7 +110,7 @@ fn hostile_scrape_timeout_headers_do_not_panic() {
     for value in ["inf", "1e30", "NaN", "-3", "garbage", "1e308"] {
         let status = rt.block_on(async {
             client
-                .get(format!("{}/probe?target=down", exp.url))
+                .get(exp.at("/probe?target=down"))
                 .header("X-Prometheus-Scrape-Timeout-Seconds", value)
                 .timeout(LIMIT)
                 .send()
@@ -145,26 +122,20 @@ fn hostile_scrape_timeout_headers_do_not_panic() {
     assert!(!exp.stderr().contains("panicked"), "{}", exp.stderr());
 }
 
-fn check_config(text: &str) -> (Option<i32>, String, String) {
+/// `check-config` of `text` (which it never polls): exit code and stderr.
+fn check_config(text: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     std::fs::write(&cfg, text).unwrap();
-    let out = std::process::Command::new(common::bin())
-        .args(["check-config", "--config.file", cfg.to_str().unwrap()])
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = run_exporter(&["check-config", "--config.file", cfg.to_str().unwrap()]);
+    (out.code(), out.stderr)
 }
 
 /// Item 5: a config error names the key and the expected type, never the
 /// value, and a huge garbage file gives a short message.
 #[test]
 fn config_errors_never_quote_values_and_are_short() {
-    let (code, _, err) = check_config(
+    let (code, err) = check_config(
         "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    headers: \"X-Api-Key: key-leak-31337\"\n",
     );
     assert_eq!(code, Some(1));
@@ -174,7 +145,7 @@ fn config_errors_never_quote_values_and_are_short() {
 
     let garbage = "garbage-without-structure ".repeat(4 << 20 >> 5);
     assert!(garbage.len() > 3 << 20);
-    let (code, _, err) = check_config(&garbage);
+    let (code, err) = check_config(&garbage);
     assert_eq!(code, Some(1));
     assert!(err.len() < 8192, "{} bytes of error", err.len());
     assert!(!err.contains("garbage-without-structure garbage"), "{err}");
@@ -193,17 +164,18 @@ fn closed_stdout_is_not_a_panic() {
         ));
     }
     std::fs::write(&cfg, text).unwrap();
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = std::process::Command::new(mcp_testkit::exporter_bin())
         .args(["check-config", "--config.file", cfg.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
+        .process_group(0)
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    assert_ne!(out.status.code(), Some(101), "{err}");
+    let out = finish(child, "check-config with its stdout closed");
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert_ne!(out.code(), Some(101), "{}", out.stderr);
 }
 
 /// One request as a recording server saw it.
@@ -295,12 +267,9 @@ fn redirects_never_leave_the_allow_list() {
             not_found()
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
     let port = server.port;
-    std::fs::write(
-        &cfg,
-        format!(
+    let exp = Exporter::start_with(
+        &format!(
             r#"targets:
   - name: redirected
     url: http://127.0.0.1:{port}/a/mcp
@@ -313,12 +282,11 @@ modules:
     transport: streamable-http
 "#
         ),
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[("MODULE_TOK", "module-token-4242")]);
-    let (status, _) = http_get(&format!(
-        "{}/probe?module=m&target=http://127.0.0.1:{port}/m/mcp",
-        exp.url
+        &[],
+        &[("MODULE_TOK", "module-token-4242")],
+    );
+    let (status, _) = exp.get(&format!(
+        "/probe?module=m&target=http://127.0.0.1:{port}/m/mcp"
     ));
     assert_eq!(status, 200);
     let seen = server.seen();
@@ -328,7 +296,7 @@ modules:
         "followed the redirect out of the allow-list: {seen:?}"
     );
 
-    let (status, _) = http_get(&format!("{}/probe?target=redirected", exp.url));
+    let (status, _) = exp.get("/probe?target=redirected");
     assert_eq!(status, 200);
     let seen = server.seen();
     let followed: Vec<&Seen> = seen.iter().filter(|s| s.path == "/b/mcp").collect();
@@ -347,15 +315,10 @@ modules:
 #[test]
 fn wildcard_allow_patterns_match_parts() {
     let server = Recorder::start(|_, _| not_found());
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
+    let exp = Exporter::start(
         "modules:\n  m:\n    allow: [\"http://127.0.0.*/m/\"]\n    transport: streamable-http\n",
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[]);
-    let probe = |target: &str| http_get(&format!("{}/probe?module=m&target={target}", exp.url)).0;
+    );
+    let probe = |target: &str| exp.get(&format!("/probe?module=m&target={target}")).0;
     assert_eq!(
         probe(&format!("http://127.0.0.1:{}/m/mcp", server.port)),
         403
@@ -369,22 +332,14 @@ fn wildcard_allow_patterns_match_parts() {
 /// re-scanned the buffer per chunk took 845 s of CPU here for 24 MiB.)
 #[test]
 fn huge_sse_line_hits_the_byte_cap() {
-    use std::io::{BufRead, BufReader};
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sse_drip_server.py");
-    let mut server = std::process::Command::new("python3")
-        .args([script, "25165824"])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.trim().trim_start_matches("listening on ").to_string();
-    let (_, report) = common::probe_json(&["--url", &format!("{url}/mcp"), "--kind", "tools"]);
-    let _ = server.kill();
-    let _ = server.wait();
-    let tools = common::listing(&report, "tools");
+    let server = Proc::start_argv(
+        "sse_drip_server.py",
+        &["python3".into(), script.into(), "25165824".into()],
+        &[],
+    );
+    let (_, report) = probe_json(&["--url", &server.at("/mcp"), "--kind", "tools"]);
+    let tools = listing(&report, "tools");
     assert_eq!(tools["reason"], "response_too_large", "{tools}");
 }
 
@@ -428,18 +383,14 @@ fn notification_flood_keeps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("flood.py");
     std::fs::write(&script, FLOOD_SERVER).unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
+    let exp = Exporter::start(
+        &format!(
             "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  page_timeout: 5m\n  timeout: 5m\ntargets:\n  - name: flood\n    command: python3\n    args: [{:?}, \"500000\"]\n    kinds: [tools]\n",
             script.display().to_string()
         ),
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[]);
-    let body = wait_for(Duration::from_secs(300), "a complete flood listing", || {
-        let (_, body) = http_get(&format!("{}/api/targets/flood", exp.url));
+    );
+    let body = exp.wait(Duration::from_secs(300), "a complete flood listing", || {
+        let (_, body) = exp.get("/api/targets/flood");
         body.contains("\"outcome\":\"complete\"").then_some(body)
     });
     assert!(body.contains("\"unique_items\":1"), "{body}");
@@ -447,22 +398,18 @@ fn notification_flood_keeps_nothing() {
     assert!(peak_mib < 100, "peak RSS {peak_mib} MiB");
 }
 
-/// Processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> usize {
+/// Live processes whose command line holds `marker`.
+fn pids_with(marker: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.parse::<u32>().is_ok())
-                && common::alive(e.file_name().to_str().unwrap().parse().unwrap())
-        })
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline"))
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
         })
-        .count()
+        .collect()
 }
 
 fn open_fds(pid: u32) -> usize {
@@ -471,27 +418,23 @@ fn open_fds(pid: u32) -> usize {
         .count()
 }
 
-fn polls(exp: &Proc, name: &str) -> u64 {
-    let (_, body) = http_get(&format!("{}/api/targets/{name}", exp.url));
-    serde_json::from_str::<serde_json::Value>(&body)
-        .ok()
-        .and_then(|v| v["polls"].as_u64())
-        .unwrap_or(0)
+/// An exporter polling one stdio "server" that is the shell script
+/// `script` (in single quotes: it must not contain one), every second,
+/// with short timeouts.
+fn shell_server(name: &str, script: &str) -> Exporter {
+    Exporter::start(&format!(
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: {name}\n    command: sh\n    args: ['-c', '{script}']\n    kinds: [tools]\n"
+    ))
 }
 
-/// A config polling one stdio "server" that is the shell script `script`
-/// (in single quotes: it must not contain one), every second, with short
-/// timeouts.
-fn shell_server_config(dir: &std::path::Path, name: &str, script: &str) -> std::path::PathBuf {
-    let cfg = dir.join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: {name}\n    command: sh\n    args: ['-c', '{script}']\n    kinds: [tools]\n"
-        ),
-    )
-    .unwrap();
-    cfg
+/// SIGKILL to every process whose command line holds `marker`.
+fn kill_marked(marker: &str) {
+    for pid in pids_with(marker) {
+        // SAFETY: kill(2) takes no pointers; the pids carry this test's marker.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGKILL);
+        }
+    }
 }
 
 /// Item 6: a server whose grandchild escapes with `setsid` and keeps our
@@ -499,24 +442,18 @@ fn shell_server_config(dir: &std::path::Path, name: &str, script: &str) -> std::
 #[test]
 fn setsid_grandchildren_are_killed_and_pipes_closed() {
     let marker = format!("31{}", std::process::id());
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = shell_server_config(
-        dir.path(),
-        "escaper",
-        &format!("setsid sleep {marker} & exit 1"),
-    );
-    let exp = exporter_with_env(&cfg, &[]);
-    wait_for(LIMIT, "3 polls", || {
-        (polls(&exp, "escaper") >= 3).then_some(())
+    let exp = shell_server("escaper", &format!("setsid sleep {marker} & exit 1"));
+    exp.wait(LIMIT, "3 polls", || {
+        (exp.polls("escaper") >= 3).then_some(())
     });
     let fds_early = open_fds(exp.pid());
-    let early = polls(&exp, "escaper");
-    wait_for(LIMIT, "10 more polls", || {
-        (polls(&exp, "escaper") >= early + 10).then_some(())
+    let early = exp.polls("escaper");
+    exp.wait(LIMIT, "10 more polls", || {
+        (exp.polls("escaper") >= early + 10).then_some(())
     });
     let fds_late = open_fds(exp.pid());
     // At most the grandchild of a poll running right now.
-    let alive = processes_with(&marker);
+    let alive = pids_with(&marker).len();
     assert!(alive <= 1, "{alive} escaped grandchildren alive");
     assert!(
         fds_late <= fds_early + 4,
@@ -534,23 +471,18 @@ fn setsid_grandchildren_are_killed_and_pipes_closed() {
 fn setsid_grandchildren_mid_exec_are_killed_too() {
     const PER_POLL: usize = 8;
     let marker = format!("32{}", std::process::id());
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = shell_server_config(
-        dir.path(),
+    let exp = shell_server(
         "storm",
         &format!("for i in 1 2 3 4 5 6 7 8; do setsid sh -c \"sleep {marker}; :\" & done; exit 1"),
     );
-    let exp = exporter_with_env(&cfg, &[]);
-    wait_for(LIMIT, "20 polls", || {
-        (polls(&exp, "storm") >= 20).then_some(())
+    exp.wait(LIMIT, "20 polls", || {
+        (exp.polls("storm") >= 20).then_some(())
     });
     // At most the grandchildren of a poll running right now (each is a
     // shell and its sleep).
-    let alive = processes_with(&marker);
+    let alive = pids_with(&marker).len();
     drop(exp);
-    let _ = std::process::Command::new("pkill")
-        .args(["-f", &format!("sleep {marker}")])
-        .status();
+    kill_marked(&format!("sleep {marker}"));
     assert!(
         alive <= 2 * PER_POLL,
         "{alive} escaped processes alive after 20 polls of {PER_POLL} grandchildren each"
@@ -558,10 +490,9 @@ fn setsid_grandchildren_mid_exec_are_killed_too() {
 }
 
 /// `mcp_exporter_probes_refused_total{reason}` from `/metrics`.
-fn probes_refused(exp: &Proc, reason: &str) -> f64 {
-    let (_, text) = http_get(&format!("{}/metrics", exp.url));
-    common::sample(
-        &text,
+fn probes_refused(exp: &Exporter, reason: &str) -> f64 {
+    sample(
+        &exp.metrics(),
         "mcp_exporter_probes_refused_total",
         &[("reason", reason)],
     )
@@ -579,49 +510,29 @@ fn probe_flood_never_starves_scheduled_polls() {
     const FLOOD: usize = 40;
     const PROBE_SLOTS: usize = 2;
     const PROBE_QUEUE: usize = 4;
-    let dir = tempfile::tempdir().unwrap();
-    let scenarios = dir.path().join("s.yaml");
-    std::fs::write(
-        &scenarios,
-        "servers:\n  - name: ok\n    scenario: healthy\n  - name: stuck\n    scenario: hang\n    page: 1\n    kinds: tools\n",
-    )
-    .unwrap();
-    let sim = simulator::HttpSim::start(
+    let (sim, _scenarios) = scenarios_simulator(
+        "  - name: ok\n    scenario: healthy\n  - name: stuck\n    scenario: hang\n    page: 1\n    kinds: tools\n",
+    );
+    let base = &sim.url;
+    let exp = Exporter::start_with(
+        &format!(
+            "global:\n  concurrency: 2\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: ok\n    url: {base}/mcp/ok\n    transport: streamable-http\nmodules:\n  m:\n    allow: [\"{base}/mcp/\"]\n    transport: streamable-http\n"
+        ),
         &[
-            "--scenarios",
-            scenarios.to_str().unwrap(),
-            "--transport",
-            "http",
+            "--probe.concurrency",
+            &PROBE_SLOTS.to_string(),
+            "--probe.queue",
+            &PROBE_QUEUE.to_string(),
         ],
         &[],
     );
-    let base = sim.base.trim_end_matches('/').trim_end_matches("/mcp");
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  concurrency: 2\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: ok\n    url: {base}/mcp/ok\n    transport: streamable-http\nmodules:\n  m:\n    allow: [\"{base}/mcp/\"]\n    transport: streamable-http\n"
-        ),
-    )
-    .unwrap();
-    let exp = Proc::start(&[
-        "--config.file",
-        cfg.to_str().unwrap(),
-        "--web.listen-address",
-        "127.0.0.1:0",
-        "--probe.concurrency",
-        &PROBE_SLOTS.to_string(),
-        "--probe.queue",
-        &PROBE_QUEUE.to_string(),
-    ]);
-    wait_for(LIMIT, "a first poll of ok", || {
-        (polls(&exp, "ok") >= 1).then_some(())
+    exp.wait(LIMIT, "a first poll of ok", || {
+        (exp.polls("ok") >= 1).then_some(())
     });
 
-    let url = format!(
-        "{}/probe?module=m&target={base}/mcp/stuck&kind=tools",
-        exp.url
-    );
+    let url = exp.at(&format!(
+        "/probe?module=m&target={base}/mcp/stuck&kind=tools"
+    ));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -680,9 +591,9 @@ fn probe_flood_never_starves_scheduled_polls() {
             })
         })
         .collect();
-    let before = polls(&exp, "ok");
-    wait_for(LIMIT, "5 polls of ok during the flood", || {
-        (polls(&exp, "ok") >= before + 5).then_some(())
+    let before = exp.polls("ok");
+    exp.wait(LIMIT, "5 polls of ok during the flood", || {
+        (exp.polls("ok") >= before + 5).then_some(())
     });
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent: u64 = rt.block_on(async {
@@ -693,7 +604,7 @@ fn probe_flood_never_starves_scheduled_polls() {
         n
     });
     assert!(sent >= FLOOD as u64, "the flood sent {sent} probes");
-    let (_, body) = http_get(&format!("{}/api/targets/ok", exp.url));
+    let (_, body) = exp.get("/api/targets/ok");
     assert!(body.contains("\"outcome\":\"complete\""), "{body}");
     assert!(!exp.stderr().contains("panicked"), "{}", exp.stderr());
 }
@@ -724,42 +635,31 @@ fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
 #[test]
 fn server_echoed_secrets_are_scrubbed_everywhere() {
     const CANARY: &str = "canary-token-7c1f9e";
-    let sim = simulator::HttpSim::start(
-        &[
-            "--scenario",
-            "healthy",
-            "--transport",
-            "http",
-            "--items",
-            "3",
-            "--page-size",
-            "2",
-            "--echo-header",
-            "Authorization",
-        ],
-        &[],
-    );
-    let url = format!(
-        "{}/mcp",
-        sim.base.trim_end_matches('/').trim_end_matches("/mcp")
-    );
+    let sim = Proc::start(&[
+        "simulate",
+        "--scenario",
+        "healthy",
+        "--transport",
+        "http",
+        "--items",
+        "3",
+        "--page-size",
+        "2",
+        "--echo-header",
+        "Authorization",
+    ]);
+    let url = sim.at("/mcp");
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{CANARY}\n")).unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  schedule: {{every: 1h}}\n  state_dir: {}\ntargets:\n  - name: echo\n    url: {url}\n    transport: streamable-http\n    bearer_token_file: {}\n",
-            state.display(),
-            token_file.display()
-        ),
-    )
-    .unwrap();
-    let exp = exporter_with_env(&cfg, &[]);
-    let api = wait_for(LIMIT, "a complete poll of echo", || {
-        let (_, body) = http_get(&format!("{}/api/targets/echo", exp.url));
+    let exp = Exporter::start(&format!(
+        "global:\n  schedule: {{every: 1h}}\n  state_dir: {}\ntargets:\n  - name: echo\n    url: {url}\n    transport: streamable-http\n    bearer_token_file: {}\n",
+        state.display(),
+        token_file.display()
+    ));
+    let api = exp.wait(LIMIT, "a complete poll of echo", || {
+        let (_, body) = exp.get("/api/targets/echo");
         body.contains("\"outcome\":\"complete\"").then_some(body)
     });
     // The server did echo: what it echoed is there, scrubbed.
@@ -774,7 +674,7 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
         "/probe?target=echo",
         "/probe?target=echo&debug=true",
     ] {
-        let (status, body) = http_get(&format!("{}{path}", exp.url));
+        let (status, body) = exp.get(path);
         assert_eq!(status, 200, "{path}: {body}");
         seen.push((path.to_string(), body));
     }
@@ -793,20 +693,17 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
         seen.push((path.display().to_string(), text));
     }
 
-    let out = std::process::Command::new(common::bin())
-        .args([
-            "probe",
-            "--json",
-            "--url",
-            &url,
-            "--transport",
-            "streamable-http",
-        ])
-        .arg("--bearer-token-file")
-        .arg(&token_file)
-        .output()
-        .unwrap();
-    let json = String::from_utf8_lossy(&out.stdout).into_owned();
+    let out = run_exporter(&[
+        "probe",
+        "--json",
+        "--url",
+        &url,
+        "--transport",
+        "streamable-http",
+        "--bearer-token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    let json = out.stdout;
     assert!(json.contains("Bearer <redacted>"), "{json}");
     seen.push(("probe --json".to_string(), json));
     seen.push(("exporter stderr".to_string(), exp.stderr()));

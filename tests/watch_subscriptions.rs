@@ -2,10 +2,8 @@
 //! simulator over real sockets and pipes: the wire client's subscription
 //! (acknowledgement, ids, misbehaving streams) and watch mode's re-list.
 
-mod common;
-
-use common::{bin, http_get, sample, wait_for, Proc};
 use mcp_listing::HttpMode;
+use mcp_testkit::{exporter_bin, sample, Exporter, Proc};
 use mcp_wire::session::{Endpoint, Session, SessionOptions};
 use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::stdio::StdioSpec;
@@ -88,7 +86,7 @@ async fn http_subscription_is_acknowledged_and_delivers_list_changed() {
 #[tokio::test]
 async fn stdio_subscription_delivers_list_changed() {
     let endpoint = Endpoint::Stdio(StdioSpec {
-        command: bin().display().to_string(),
+        command: exporter_bin().display().to_string(),
         args: GROW_EVERY_SECOND.iter().map(|s| s.to_string()).collect(),
         env: Default::default(),
         cwd: None,
@@ -151,43 +149,35 @@ async fn a_dying_stream_is_reopened() {
     }
 }
 
-fn watch_config(dir: &std::path::Path, target: &str) -> std::path::PathBuf {
-    let cfg = dir.join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  watch_list_changed: true\ntargets:\n  - name: watched\n{target}"
-        ),
-    )
-    .unwrap();
-    cfg
+/// Watch mode on target `watched`: `target` is its YAML after the name.
+fn watching(target: &str) -> Exporter {
+    Exporter::start(&format!(
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  watch_list_changed: true\ntargets:\n  - name: watched\n{target}"
+    ))
 }
 
 /// The scheduled poll at start lists once; the next tick is an hour away,
 /// so every later listing is a re-list after a subscription notification.
-fn assert_relists_follow_notifications(exp: &Proc) {
+/// Counts only, whatever the timing: a re-list may lag its change, and
+/// notifications close together are handled by one re-list.
+fn assert_relists_follow_notifications(exp: &Exporter) {
     let t = [("target", "watched"), ("kind", "tools")];
-    let text = wait_for(Duration::from_secs(60), "three re-lists", || {
-        let (_, text) = http_get(&format!("{}/metrics", exp.url));
-        sample(&text, "mcp_listings_total", &t)
-            .filter(|v| *v >= 4.0)
-            .map(|_| text)
+    let text = exp.wait_metrics(Duration::from_secs(60), "three re-lists", |text| {
+        sample(text, "mcp_listings_total", &t).is_some_and(|v| v >= 4.0)
     });
-    let listings = sample(&text, "mcp_listings_total", &t).unwrap();
-    let notifications = sample(&text, "mcp_list_changed_notifications_total", &t).unwrap();
-    let added = sample(&text, "mcp_listing_items_added_total", &t).unwrap();
-    assert_eq!(
-        listings,
-        notifications + 1.0,
-        "one re-list per notification"
+    let value = |name| sample(&text, name, &t).unwrap_or_else(|| panic!("no {name}: {text}"));
+    let relists = value("mcp_listings_total") - 1.0;
+    let notifications = value("mcp_list_changed_notifications_total");
+    let added = value("mcp_listing_items_added_total");
+    let items = value("mcp_listing_items");
+    assert!(
+        relists <= notifications,
+        "{relists} re-lists, only {notifications} notifications"
     );
-    // The catalogue grows by one every 2 s; a re-list that lagged its
-    // change by more than that would see two new tools and break the count.
-    assert_eq!(
-        added,
-        listings - 1.0,
-        "each re-list saw exactly one new tool"
-    );
+    // Each re-list came after a change it announced, so saw one more.
+    assert!(added >= relists, "{added} added in {relists} re-lists");
+    // The first listing may already have one more: no addition counted twice.
+    assert!(items >= 20.0 + added, "{items} listed, {added} added");
 }
 
 #[test]
@@ -206,32 +196,15 @@ fn watch_mode_relists_on_subscription_notifications_over_http() {
         "--kinds",
         "tools",
     ]);
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = watch_config(dir.path(), &format!("    url: {}/mcp\n", sim.url));
-    let exp = Proc::start(&[
-        "--config.file",
-        cfg.to_str().unwrap(),
-        "--web.listen-address",
-        "127.0.0.1:0",
-    ]);
+    let exp = watching(&format!("    url: {}/mcp\n", sim.url));
     assert_relists_follow_notifications(&exp);
 }
 
 #[test]
 fn watch_mode_relists_on_subscription_notifications_over_stdio() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = watch_config(
-        dir.path(),
-        &format!(
-            "    command: {}\n    args: [simulate, --scenario, grow, --protocol, \"2026-07-28\", --notify, --after-seconds, \"2\", --kinds, tools]\n",
-            bin().display()
-        ),
-    );
-    let exp = Proc::start(&[
-        "--config.file",
-        cfg.to_str().unwrap(),
-        "--web.listen-address",
-        "127.0.0.1:0",
-    ]);
+    let exp = watching(&format!(
+        "    command: {}\n    args: [simulate, --scenario, grow, --protocol, \"2026-07-28\", --notify, --after-seconds, \"2\", --kinds, tools]\n",
+        exporter_bin().display()
+    ));
     assert_relists_follow_notifications(&exp);
 }

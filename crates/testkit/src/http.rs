@@ -1,0 +1,107 @@
+//! Blocking HTTP for tests that talk to a process on loopback.
+
+use std::time::Duration;
+
+/// A bound on one request (a hang, not a measurement).
+const REQUEST_DEADLINE: Duration = Duration::from_secs(60);
+
+/// GET `url`: the status and the body.
+pub fn http_get(url: &str) -> (u16, String) {
+    request(reqwest::Method::GET, url)
+}
+
+/// POST `url` with an empty body: the status and the body.
+pub fn http_post(url: &str) -> (u16, String) {
+    request(reqwest::Method::POST, url)
+}
+
+/// GET `url`, which must answer 200: the body.
+pub fn http_get_ok(url: &str) -> String {
+    let (status, body) = http_get(url);
+    assert_eq!(status, 200, "GET {url}: {body}");
+    body
+}
+
+fn request(method: reqwest::Method, url: &str) -> (u16, String) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async {
+        let resp = reqwest::Client::new()
+            .request(method.clone(), url)
+            .timeout(REQUEST_DEADLINE)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    })
+}
+
+/// An answer read by [`raw_get`].
+pub struct RawResponse {
+    pub status: u16,
+    /// Header names lower-cased, with their values.
+    pub headers: Vec<(String, String)>,
+    /// The body as sent (never decoded).
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// One HTTP/1.0 GET to `address` (`127.0.0.1:PORT`) with extra request
+/// headers, read to the end: HTTP/1.0, so the body is never chunked, and
+/// nothing is decoded or followed. Err names what failed (connect, send,
+/// read or parse), for callers that poll until a server is up.
+pub fn raw_get(address: &str, path: &str, headers: &[(&str, &str)]) -> Result<RawResponse, String> {
+    use std::io::{Read, Write};
+    let mut stream =
+        std::net::TcpStream::connect(address).map_err(|e| format!("connect {address}: {e}"))?;
+    stream
+        .set_read_timeout(Some(REQUEST_DEADLINE))
+        .map_err(|e| e.to_string())?;
+    let mut request = format!("GET {path} HTTP/1.0\r\nHost: {address}\r\n");
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| format!("send to {address}: {e}"))?;
+    let mut raw = Vec::new();
+    stream
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("read from {address}: {e}"))?;
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| format!("no end of headers in the answer from {address}"))?;
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("bad status line from {address}: {head}"))?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Ok(RawResponse {
+        status,
+        headers,
+        body: raw[split + 4..].to_vec(),
+    })
+}
