@@ -5,12 +5,14 @@
 //! includes this file), so the committed corpora are replayed through
 //! exactly the code the fuzzer ran. Only the library's public API and its
 //! ordinary dependencies are used here. Each function must return for every
-//! input; a panic (ours or the library's) is a crash.
+//! input; a panic (ours or the library's) is a crash. Each also says what
+//! the input gave, so the replay can hold every seed to its outcome (the
+//! fuzzer ignores it).
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mcp_exporter::config;
-use mcp_listing::{walk, Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::{walk, Kind, Outcome, PageError, PageResult, Pager, WalkLimits};
 use mcp_wire::jsonrpc::{self, Incoming};
 use mcp_wire::transport::sse_body::{self, ByteCounter, SseReadError};
 use serde_json::Value;
@@ -27,28 +29,46 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
     RUNTIME.with(|rt| rt.block_on(future))
 }
 
+/// What a transport made of one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Message {
+    NotJson,
+    Result,
+    ErrorAnswer,
+    Request,
+    Notification,
+    /// JSON, but not a JSON-RPC message.
+    Invalid,
+}
+
 /// A message as a transport receives it (one stdio line, one SSE `data`,
 /// one JSON body): parse, classify, and do what the transport does next.
-pub fn jsonrpc_message(data: &[u8]) {
+pub fn jsonrpc_message(data: &[u8]) -> Message {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
-        return;
+        return Message::NotJson;
     };
     match jsonrpc::classify(value) {
         Incoming::Response { id, result } => {
             let _ = jsonrpc::id_matches(&id, 1);
-            if let Err(e) = result {
-                assert!(e.message.chars().count() <= 512, "error message not capped");
+            match result {
+                Ok(_) => Message::Result,
+                Err(e) => {
+                    assert!(e.message.chars().count() <= 512, "error message not capped");
+                    Message::ErrorAnswer
+                }
             }
         }
         Incoming::Request { id, method, .. } => {
             let answer = jsonrpc::answer_server_request(&id, &method);
             let parsed: Value = serde_json::from_slice(&answer).expect("our answer is always JSON");
             assert_eq!(parsed["id"], id, "the answer echoes the request id");
+            Message::Request
         }
         Incoming::Notification { method, .. } => {
             let _ = jsonrpc::notification(&method, None);
+            Message::Notification
         }
-        Incoming::Invalid(_) => {}
+        Incoming::Invalid(_) => Message::Invalid,
     }
 }
 
@@ -60,12 +80,21 @@ fn chunks(data: &[u8]) -> Vec<Bytes> {
         .collect()
 }
 
+/// What an SSE body gave: the events read, and whether the byte cap
+/// stopped the read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseRead {
+    pub events: u64,
+    pub too_large: bool,
+}
+
 /// An HTTP response body read as SSE with a byte cap. The first two bytes
-/// set the cap (so the cap path is reached), the rest is the body.
-pub fn sse_body(data: &[u8]) {
+/// set the cap (so the cap path is reached), the rest is the body. None
+/// for an input too short to hold the cap.
+pub fn sse_body(data: &[u8]) -> Option<SseRead> {
     let (limit, body) = match data {
         [hi, lo, rest @ ..] => (u64::from(u16::from_be_bytes([*hi, *lo])), rest),
-        _ => return,
+        _ => return None,
     };
     let body_chunks = chunks(body);
     let total: u64 = body_chunks.iter().map(|c| c.len() as u64).sum();
@@ -100,20 +129,34 @@ pub fn sse_body(data: &[u8]) {
     );
     // An event needs at least a newline to end it.
     assert!(ok <= total, "more events than bytes");
+    Some(SseRead {
+        events: ok,
+        too_large,
+    })
+}
+
+/// What the loader made of a configuration file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigText {
+    NotUtf8,
+    Loaded,
+    Rejected,
 }
 
 /// A configuration file's text through the loader, and its error message.
-pub fn config_text(data: &[u8]) {
+pub fn config_text(data: &[u8]) -> ConfigText {
     let Ok(text) = std::str::from_utf8(data) else {
-        return;
+        return ConfigText::NotUtf8;
     };
     match config::load_str(text, "fuzz.yaml") {
         Ok(loaded) => {
             let _ = loaded.config.defaults.limits();
+            ConfigText::Loaded
         }
         Err(err) => {
             let _ = err.to_string();
             let _ = err.position();
+            ConfigText::Rejected
         }
     }
 }
@@ -203,11 +246,10 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
 
 /// The walker over an arbitrary page sequence. First byte: limits (kind,
 /// modern, max_pages 1..=16); then one page per line (see [`scripted`]).
-/// It must end within its page bounds and report consistent counts.
-pub fn walk_pages(data: &[u8]) {
-    let Some((&head, body)) = data.split_first() else {
-        return;
-    };
+/// It must end within its page bounds and report consistent counts. The
+/// walk's outcome; None for an input without a page.
+pub fn walk_pages(data: &[u8]) -> Option<Outcome> {
+    let (&head, body) = data.split_first()?;
     let kind = Kind::ALL[usize::from(head & 0b11)];
     let limits = WalkLimits {
         max_pages: u32::from((head >> 3) & 0b1111) + 1,
@@ -221,7 +263,7 @@ pub fn walk_pages(data: &[u8]) {
         .map(scripted)
         .collect();
     if script.is_empty() {
-        return;
+        return None;
     }
     let mut pager = ScriptPager {
         script,
@@ -253,4 +295,5 @@ pub fn walk_pages(data: &[u8]) {
             "complete past item_cap"
         );
     }
+    Some(report.outcome)
 }

@@ -3,4 +3,6 @@
 
 mod harness;
 
-pub use harness::{config_text, jsonrpc_message, sse_body, walk_pages};
+pub use harness::{
+    config_text, jsonrpc_message, sse_body, walk_pages, ConfigText, Message, SseRead,
+};
