@@ -3,10 +3,9 @@
 //! pages, items, names and outcome, as docs/simulator.md says a correct
 //! client reports them.
 
-mod common;
-
-use common::{listing, names, page_items, probe_json, Proc};
-use serde_json::Value;
+use mcp_testkit::process::run_exporter;
+use mcp_testkit::{alive, exporter_bin, listing, names, page_items, probe_json, Proc};
+use serde_json::{json, Value};
 use std::io::Write;
 
 /// What one tools listing must look like.
@@ -30,16 +29,20 @@ const fn complete(pages: &'static [u64], unique: u64, raw: u64) -> Expect {
     }
 }
 
-const fn failed(
-    outcome: &'static str,
-    reason: &'static str,
-    pages: &'static [u64],
-    unique: u64,
-    raw: u64,
-) -> Expect {
+const fn aborted(guard: &'static str, pages: &'static [u64], unique: u64, raw: u64) -> Expect {
     Expect {
-        outcome,
-        reason: Some(reason),
+        outcome: "aborted",
+        reason: Some(guard),
+        pages,
+        unique,
+        raw,
+    }
+}
+
+const fn error(label: &'static str, pages: &'static [u64], unique: u64, raw: u64) -> Expect {
+    Expect {
+        outcome: "error",
+        reason: Some(label),
         pages,
         unique,
         raw,
@@ -48,18 +51,6 @@ const fn failed(
 
 fn tool_names(range: std::ops::RangeInclusive<u32>) -> Vec<String> {
     range.map(|n| format!("tool-{n:03}")).collect()
-}
-
-fn check(mode: &str, scenario: &str, report: &Value, e: Expect) {
-    let l = listing(report, "tools");
-    let ctx = format!("{scenario} over {mode}: {l}");
-    assert_eq!(l["outcome"], e.outcome, "{ctx}");
-    assert_eq!(l["reason"].as_str(), e.reason, "{ctx}");
-    assert_eq!(page_items(l), e.pages, "{ctx}");
-    assert_eq!(l["unique_items"], e.unique, "{ctx}");
-    assert_eq!(l["raw_items"], e.raw, "{ctx}");
-    assert_eq!(l["duplicate_items"], e.raw - e.unique, "{ctx}");
-    assert_eq!(names(l).len() as u64, e.unique, "{ctx}");
 }
 
 /// Scenario name, extra YAML keys for the virtual server, extra probe
@@ -73,251 +64,106 @@ struct Case {
     only: &'static [&'static str],
 }
 
-const ALL: &[&str] = &[];
+/// A case for every transport.
+const fn case(
+    scenario: &'static str,
+    knobs: &'static str,
+    probe: &'static [&'static str],
+    expect: Expect,
+) -> Case {
+    Case {
+        scenario,
+        knobs,
+        probe,
+        expect,
+        only: &[],
+    }
+}
 
+impl Case {
+    /// This case only over `modes`.
+    const fn only(self, modes: &'static [&'static str]) -> Case {
+        Case {
+            only: modes,
+            ..self
+        }
+    }
+
+    fn applies(&self, mode: &str) -> bool {
+        self.only.is_empty() || self.only.contains(&mode)
+    }
+
+    /// A knob's value (`delay_ms: 300` gives 300 for `delay_ms`).
+    fn knob(&self, name: &str) -> Option<f64> {
+        self.knobs.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().parse().ok())?
+        })
+    }
+}
+
+const FOUR_PAGES_OF_FIVE: &[u64] = &[5, 5, 5, 5];
+
+/// The table: one row per case (laid out by hand, hence no rustfmt).
+#[rustfmt::skip]
 fn cases() -> Vec<Case> {
+    let none: &[&str] = &[];
+    let timeout_1s: &[&str] = &["--timeout", "1s"];
+    let blank_end = Expect { reason: Some("blank_cursor"), ..complete(&[5], 5, 5) };
     vec![
-        Case {
-            scenario: "healthy",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "single-page",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[20], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "truncate",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5], 15, 15),
-            only: ALL,
-        },
-        Case {
-            scenario: "shrink",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "grow",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "overlap",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5, 4], 20, 24),
-            only: ALL,
-        },
-        Case {
-            scenario: "repeat-cursor",
-            knobs: "",
-            probe: &[],
-            expect: failed("aborted", "cursor_cycle", &[5, 5], 10, 10),
-            only: ALL,
-        },
-        Case {
-            scenario: "cycle",
-            knobs: "",
-            probe: &[],
-            expect: failed("aborted", "cursor_cycle", &[5, 5, 5], 15, 15),
-            only: ALL,
-        },
-        Case {
-            scenario: "endless",
-            knobs: "",
-            probe: &["--max-pages", "10"],
-            expect: failed("aborted", "page_cap", &[5; 10], 20, 50),
-            only: ALL,
-        },
-        Case {
-            scenario: "endless",
-            knobs: "",
-            probe: &["--max-items", "12"],
-            expect: failed("aborted", "item_cap", &[5, 5, 5], 15, 15),
-            only: ALL,
-        },
-        Case {
-            scenario: "blank-cursor",
-            knobs: "",
-            probe: &[],
-            expect: Expect {
-                outcome: "complete",
-                reason: Some("blank_cursor"),
-                pages: &[5],
-                unique: 5,
-                raw: 5,
-            },
-            only: ALL,
-        },
-        Case {
-            scenario: "null-cursor",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "number-cursor",
-            knobs: "",
-            probe: &[],
-            expect: failed("error", "malformed_result", &[5], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "stale-cursor",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 0, 5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "stale-cursor",
-            knobs: "times: 2",
-            probe: &[],
-            expect: failed("error", "invalid_cursor", &[5, 0, 5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "silent-restart",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5, 5], 20, 25),
-            only: ALL,
-        },
-        Case {
-            scenario: "slow-page",
-            knobs: "delay_ms: 300",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "hang",
-            knobs: "",
-            probe: &["--timeout", "1s"],
-            expect: failed("error", "timeout", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "drip",
-            knobs: "delay_ms: 2\nchunk_bytes: 64",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "drip",
-            knobs: "delay_ms: 200",
-            probe: &["--timeout", "1s"],
-            expect: failed("error", "timeout", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "oversize",
-            knobs: "size_mib: 2",
-            probe: &["--max-response-bytes", "1000000"],
-            expect: failed("error", "response_too_large", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "oversize",
-            knobs: "size_mib: 2",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "malformed",
-            knobs: "",
-            probe: &["--timeout", "1s"],
-            expect: failed("error", "malformed_result", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "wrong-shape",
-            knobs: "",
-            probe: &[],
-            expect: failed("error", "malformed_result", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "missing-keys",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 16, 16),
-            only: ALL,
-        },
-        Case {
-            scenario: "crash",
-            knobs: "",
-            probe: &[],
-            expect: failed("error", "transport_error", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "rpc-error",
-            knobs: "",
-            probe: &[],
-            expect: failed("error", "rpc_error", &[5, 0], 5, 5),
-            only: ALL,
-        },
-        Case {
-            scenario: "list-changed-storm",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5, 5], 20, 20),
-            only: &["stdio", "http-sse", "sse"],
-        },
-        Case {
-            scenario: "list-changed-storm",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: &["http-json"],
-        },
-        Case {
-            scenario: "reorder",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
-        Case {
-            scenario: "protocol-2026",
-            knobs: "",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: &["stdio", "http-json", "http-sse"],
-        },
-        Case {
-            scenario: "session-expiry",
-            knobs: "expire_after: 5",
-            probe: &[],
-            expect: complete(&[5, 5, 5, 5], 20, 20),
-            only: ALL,
-        },
+        case("healthy", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("single-page", "", none, complete(&[20], 20, 20)),
+        case("truncate", "", none, complete(&[5, 5, 5], 15, 15)),
+        case("shrink", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("grow", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("overlap", "", none, complete(&[5, 5, 5, 5, 4], 20, 24)),
+        case("repeat-cursor", "", none, aborted("cursor_cycle", &[5, 5], 10, 10)),
+        case("cycle", "", none, aborted("cursor_cycle", &[5, 5, 5], 15, 15)),
+        case("endless", "", &["--max-pages", "10"], aborted("page_cap", &[5; 10], 20, 50)),
+        case("endless", "", &["--max-items", "12"], aborted("item_cap", &[5, 5, 5], 15, 15)),
+        case("blank-cursor", "", none, blank_end),
+        case("null-cursor", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("number-cursor", "", none, error("malformed_result", &[5], 5, 5)),
+        case("stale-cursor", "", none, complete(&[5, 0, 5, 5, 5, 5], 20, 20)),
+        case("stale-cursor", "times: 2", none, error("invalid_cursor", &[5, 0, 5, 0], 5, 5)),
+        case("silent-restart", "", none, complete(&[5, 5, 5, 5, 5], 20, 25)),
+        case("slow-page", "delay_ms: 300", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("hang", "", timeout_1s, error("timeout", &[5, 0], 5, 5)),
+        case("drip", "delay_ms: 2\nchunk_bytes: 64", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("drip", "delay_ms: 200", timeout_1s, error("timeout", &[5, 0], 5, 5)),
+        case("oversize", "size_mib: 2", &["--max-response-bytes", "1000000"],
+             error("response_too_large", &[5, 0], 5, 5)),
+        case("oversize", "size_mib: 2", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("malformed", "", timeout_1s, error("malformed_result", &[5, 0], 5, 5)),
+        case("wrong-shape", "", none, error("malformed_result", &[5, 0], 5, 5)),
+        case("missing-keys", "", none, complete(FOUR_PAGES_OF_FIVE, 16, 16)),
+        case("crash", "", none, error("transport_error", &[5, 0], 5, 5)),
+        case("rpc-error", "", none, error("rpc_error", &[5, 0], 5, 5)),
+        case("list-changed-storm", "", none, complete(&[5, 5, 5, 5, 5], 20, 20))
+            .only(&["stdio", "http-sse", "sse"]),
+        case("list-changed-storm", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20))
+            .only(&["http-json"]),
+        case("reorder", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
+        case("protocol-2026", "", none, complete(FOUR_PAGES_OF_FIVE, 20, 20))
+            .only(&["stdio", "http-json", "http-sse"]),
+        case("session-expiry", "expire_after: 5", none, complete(FOUR_PAGES_OF_FIVE, 20, 20)),
     ]
 }
 
-fn applies(case: &Case, mode: &str) -> bool {
-    case.only.is_empty() || case.only.contains(&mode)
+/// Pages, counts and names every case has.
+fn check_counts(ctx: &str, l: &Value, e: Expect) {
+    assert_eq!(l["outcome"], e.outcome, "{ctx}");
+    assert_eq!(l["reason"].as_str(), e.reason, "{ctx}");
+    assert_eq!(page_items(l), e.pages, "{ctx}");
+    assert_eq!(l["unique_items"], e.unique, "{ctx}");
+    assert_eq!(l["raw_items"], e.raw, "{ctx}");
+    assert_eq!(l["duplicate_items"], e.raw - e.unique, "{ctx}");
+    assert_eq!(names(l).len() as u64, e.unique, "{ctx}");
 }
 
 /// Per-case details beyond pages and counts.
-fn check_details(mode: &str, case: &Case, report: &Value) {
+fn check_details(mode: &str, case: &Case, report: &Value, ctx: &str) {
     let l = listing(report, "tools");
-    let ctx = format!("{} over {mode}: {l}", case.scenario);
     match (case.scenario, case.knobs) {
         ("healthy", _) | ("shrink", _) | ("reorder", _) => {
             assert_eq!(names(l), tool_names(1..=20), "{ctx}")
@@ -325,12 +171,12 @@ fn check_details(mode: &str, case: &Case, report: &Value) {
         ("truncate", _) => assert_eq!(names(l), tool_names(1..=15), "{ctx}"),
         ("overlap", _) => assert_eq!(
             l["duplicate_names"],
-            serde_json::json!(["tool-005", "tool-009", "tool-013", "tool-017"]),
+            json!(["tool-005", "tool-009", "tool-013", "tool-017"]),
             "{ctx}"
         ),
         ("silent-restart", _) => assert_eq!(
             l["duplicate_names"],
-            serde_json::json!(["tool-001", "tool-002", "tool-003", "tool-004", "tool-005"]),
+            json!(["tool-001", "tool-002", "tool-003", "tool-004", "tool-005"]),
             "{ctx}"
         ),
         ("null-cursor", _) => assert_eq!(l["pages"][3]["next_cursor"]["state"], "null", "{ctx}"),
@@ -343,7 +189,7 @@ fn check_details(mode: &str, case: &Case, report: &Value) {
             assert_eq!(l["final_pages"], 4, "{ctx}");
             assert_eq!(
                 l["restarts"],
-                serde_json::json!([{"reason": "invalid_cursor", "at_page": 1}]),
+                json!([{"reason": "invalid_cursor", "at_page": 1}]),
                 "{ctx}"
             );
         }
@@ -353,12 +199,19 @@ fn check_details(mode: &str, case: &Case, report: &Value) {
             assert!(!names(l).contains(&"tool-005".to_string()), "{ctx}");
         }
         ("rpc-error", _) => assert_eq!(l["rpc_error_code"], -32603, "{ctx}"),
-        ("slow-page", _) => assert!(l["pages"][1]["seconds"].as_f64().unwrap() >= 0.3, "{ctx}"),
+        ("slow-page", _) => {
+            // An ordering, not a timing: the answer cannot come before the
+            // server's delay has passed, so the page's own reported time
+            // holds it, however slow the machine.
+            let delay = case.knob("delay_ms").expect("slow-page has a delay") / 1000.0;
+            let seconds = l["pages"][1]["seconds"].as_f64().unwrap_or(0.0);
+            assert!(seconds >= delay, "{ctx}");
+        }
         ("list-changed-storm", _) if mode != "http-json" => {
             assert_eq!(l["final_pages"], 4, "{ctx}");
             assert_eq!(
                 l["restarts"],
-                serde_json::json!([{"reason": "list_changed", "at_page": 0}]),
+                json!([{"reason": "list_changed", "at_page": 0}]),
                 "{ctx}"
             );
             assert_eq!(l["list_changed_notifications"], 5, "{ctx}");
@@ -373,12 +226,29 @@ fn check_details(mode: &str, case: &Case, report: &Value) {
     }
 }
 
-fn expected_exit(e: &Expect) -> i32 {
-    if e.outcome == "complete" {
-        0
-    } else {
-        1
-    }
+/// Probes one case with `target` (the flags that name the server) and
+/// checks everything it must report; Err names the case.
+fn probe_case(mode: &str, case: &Case, target: &[&str]) -> Result<(), String> {
+    let mut args = vec!["--kind", "tools"];
+    args.extend_from_slice(case.probe);
+    args.extend_from_slice(target);
+    let (code, report) = probe_json(&args);
+    let checked = std::panic::catch_unwind(|| {
+        let ctx = format!(
+            "{} over {mode}: {}",
+            case.scenario,
+            listing(&report, "tools")
+        );
+        check_counts(&ctx, listing(&report, "tools"), case.expect);
+        check_details(mode, case, &report, &ctx);
+        let exit = if case.expect.outcome == "complete" {
+            0
+        } else {
+            1
+        };
+        assert_eq!(code, exit, "exit code; {ctx}");
+    });
+    checked.map_err(|_| format!("{} {}", case.scenario, case.knobs))
 }
 
 /// One simulator process serving every case as a virtual server.
@@ -403,29 +273,15 @@ fn run_http_mode(mode: &str, transport: &str, response: &str, path: &str) {
         "--scenarios",
         file.path().to_str().unwrap(),
     ]);
-    let mut failures = Vec::new();
-    for (i, case) in cases().iter().enumerate() {
-        if !applies(case, mode) {
-            continue;
-        }
-        let url = format!("{}/{path}/case{i}", sim.url);
-        let mut args = vec!["--url", url.as_str(), "--kind", "tools"];
-        args.extend_from_slice(case.probe);
-        let (code, report) = probe_json(&args);
-        let result = std::panic::catch_unwind(|| {
-            check(mode, case.scenario, &report, case.expect);
-            check_details(mode, case, &report);
-            assert_eq!(
-                code,
-                expected_exit(&case.expect),
-                "exit code of {} over {mode}",
-                case.scenario
-            );
-        });
-        if result.is_err() {
-            failures.push(format!("{} {}", case.scenario, case.knobs));
-        }
-    }
+    let failures: Vec<String> = cases()
+        .iter()
+        .enumerate()
+        .filter(|(_, case)| case.applies(mode))
+        .filter_map(|(i, case)| {
+            let url = sim.at(&format!("/{path}/case{i}"));
+            probe_case(mode, case, &["--url", &url]).err()
+        })
+        .collect();
     assert!(failures.is_empty(), "failed over {mode}: {failures:?}");
 }
 
@@ -446,44 +302,26 @@ fn every_scenario_over_legacy_sse() {
 
 #[test]
 fn every_scenario_over_stdio() {
-    let bin = common::bin();
+    let bin = exporter_bin();
     let bin = bin.to_str().unwrap();
-    let mut failures = Vec::new();
-    for case in cases() {
-        if !applies(&case, "stdio") {
-            continue;
-        }
-        let mut args: Vec<String> = vec!["--kind".into(), "tools".into()];
-        args.extend(case.probe.iter().map(|s| s.to_string()));
-        args.extend([
-            "--stdio".into(),
-            "--".into(),
-            bin.into(),
-            "simulate".into(),
-            "--scenario".into(),
-            case.scenario.into(),
-        ]);
-        for line in case.knobs.lines() {
-            let (k, v) = line.split_once(':').unwrap();
-            args.push(format!("--{}", k.trim().replace('_', "-")));
-            args.push(v.trim().to_string());
-        }
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, report) = probe_json(&refs);
-        let result = std::panic::catch_unwind(|| {
-            check("stdio", case.scenario, &report, case.expect);
-            check_details("stdio", &case, &report);
-            assert_eq!(
-                code,
-                expected_exit(&case.expect),
-                "exit code of {}",
-                case.scenario
-            );
-        });
-        if result.is_err() {
-            failures.push(format!("{} {}", case.scenario, case.knobs));
-        }
-    }
+    let failures: Vec<String> = cases()
+        .iter()
+        .filter(|case| case.applies("stdio"))
+        .filter_map(|case| {
+            let mut server: Vec<String> = ["--stdio", "--", bin, "simulate", "--scenario"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            server.push(case.scenario.into());
+            for line in case.knobs.lines() {
+                let (k, v) = line.split_once(':').unwrap();
+                server.push(format!("--{}", k.trim().replace('_', "-")));
+                server.push(v.trim().to_string());
+            }
+            let server: Vec<&str> = server.iter().map(String::as_str).collect();
+            probe_case("stdio", case, &server).err()
+        })
+        .collect();
     assert!(failures.is_empty(), "failed over stdio: {failures:?}");
 }
 
@@ -500,7 +338,7 @@ fn all_four_kinds_are_listed_with_their_identity_keys() {
         "--page-size",
         "3",
     ]);
-    let (code, report) = probe_json(&["--url", &format!("{}/mcp", sim.url)]);
+    let (code, report) = probe_json(&["--url", &sim.at("/mcp")]);
     assert_eq!(code, 0);
     for (kind, first) in [
         ("tools", "tool-001"),
@@ -542,7 +380,7 @@ fn session_expiry_reinitialises_and_restarts_from_page_one() {
     assert_eq!(page_items(prompts), vec![5, 5, 0, 5, 5, 5, 5]);
     assert_eq!(
         prompts["restarts"],
-        serde_json::json!([{"reason": "session_expired", "at_page": 2}])
+        json!([{"reason": "session_expired", "at_page": 2}])
     );
     assert_eq!(prompts["final_pages"], 4);
     assert_eq!(report["handshakes"].as_array().unwrap().len(), 2);
@@ -563,7 +401,7 @@ fn auth_needs_the_bearer_token_and_never_prints_it() {
         ],
         &[("SIM_TOKEN", token)],
     );
-    let url = format!("{}/mcp", sim.url);
+    let url = sim.at("/mcp");
     let (code, report) = probe_json(&["--url", &url, "--kind", "tools"]);
     assert_eq!(code, 1);
     assert_eq!(report["session_error"]["error"], "unauthorized");
@@ -572,28 +410,17 @@ fn auth_needs_the_bearer_token_and_never_prints_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("token");
     std::fs::write(&file, format!("{token}\n")).unwrap();
-    let out = std::process::Command::new(common::bin())
-        .args([
-            "probe",
-            "--url",
-            &url,
-            "--kind",
-            "tools",
-            "--bearer-token-file",
-            file.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_exporter(&[
+        "probe",
+        "--url",
+        &url,
+        "--kind",
+        "tools",
+        "--bearer-token-file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(out.success(), "{}", out.describe());
+    let text = out.output();
     assert!(text.contains("tools: complete"), "{text}");
     assert!(!text.contains(token));
 }
@@ -606,9 +433,8 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
     let script = format!(
         "echo $$ > {}; exec {} simulate --scenario hang --page 1",
         pidfile.display(),
-        common::bin().display()
+        exporter_bin().display()
     );
-    let start = std::time::Instant::now();
     let (code, report) = probe_json(&[
         "--kind",
         "tools",
@@ -622,13 +448,12 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
     ]);
     assert_eq!(code, 1);
     assert_eq!(listing(&report, "tools")["reason"], "timeout");
-    assert!(start.elapsed() < std::time::Duration::from_secs(30));
     let pid: u32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    assert!(!common::alive(pid), "server process {pid} outlived probe");
+    assert!(!alive(pid), "server process {pid} outlived probe");
 
     // HTTP: the same deadline holds.
     let sim = Proc::start(&[
@@ -644,7 +469,7 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
     ]);
     let (code, report) = probe_json(&[
         "--url",
-        &format!("{}/mcp", sim.url),
+        &sim.at("/mcp"),
         "--kind",
         "tools",
         "--timeout",
@@ -657,18 +482,9 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
 #[test]
 fn human_output_shows_every_page() {
     let sim = Proc::start(&["simulate", "--transport", "http", "--scenario", "overlap"]);
-    let out = std::process::Command::new(common::bin())
-        .args([
-            "probe",
-            "--url",
-            &format!("{}/mcp", sim.url),
-            "--kind",
-            "tools",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success());
+    let out = run_exporter(&["probe", "--url", &sim.at("/mcp"), "--kind", "tools"]);
+    let text = &out.stdout;
+    assert!(out.success(), "{}", out.describe());
     assert!(
         text.contains("tools: complete · 5 page(s) · 24 raw / 20 unique / 4 duplicate(s)"),
         "{text}"
@@ -688,22 +504,17 @@ fn human_output_shows_every_page() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = std::process::Command::new(common::bin())
-        .args([
-            "probe",
-            "--url",
-            "http://127.0.0.1:1/mcp",
-            "--protocol",
-            "1999-01-01",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let out = std::process::Command::new(common::bin())
-        .args(["probe"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // Refused before any connection: the URL is never tried.
+    let out = run_exporter(&[
+        "probe",
+        "--url",
+        "http://127.0.0.1:1/mcp",
+        "--protocol",
+        "1999-01-01",
+    ]);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+    let out = run_exporter(&["probe"]);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
 }
 
 // ------------------------------------------------- docs/reliability.md
@@ -759,7 +570,7 @@ fn fault_matrix() -> String {
     for (title, group) in rows {
         let per_mode: Vec<Option<&Case>> = MODES
             .iter()
-            .map(|(m, _)| group.iter().copied().find(|c| applies(c, m)))
+            .map(|(m, _)| group.iter().copied().find(|c| c.applies(m)))
             .collect();
         let cells: Vec<String> = per_mode
             .iter()
@@ -795,10 +606,12 @@ fn fault_matrix() -> String {
 }
 
 /// docs/reliability.md's fault matrix is exactly what these tests check.
-/// `UPDATE_DOCS=1 cargo test --test probe_simulator fault_matrix` rewrites it.
+/// `UPDATE_DOCS=1 cargo test --test probe_simulator fault_matrix` rewrites
+/// a stale one, and still fails: a green run always means the committed
+/// docs match.
 #[test]
 fn fault_matrix_in_docs_matches_the_cases() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reliability.md");
+    let path = mcp_testkit::repo_path("docs/reliability.md");
     let doc = std::fs::read_to_string(&path).unwrap();
     let start = doc.find(MATRIX_BEGIN).expect("fault-matrix begin marker") + MATRIX_BEGIN.len();
     let end = start
@@ -806,16 +619,18 @@ fn fault_matrix_in_docs_matches_the_cases() {
             .find(MATRIX_END)
             .expect("fault-matrix end marker");
     let table = fault_matrix();
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        std::fs::write(&path, format!("{}{table}{}", &doc[..start], &doc[end..])).unwrap();
-        return;
-    }
     let stale = doc[start..end]
         .lines()
         .zip(table.lines())
         .find(|(doc_line, line)| doc_line != line);
-    assert!(
-        stale.is_none() && doc[start..end].lines().count() == table.lines().count(),
-        "docs/reliability.md's fault matrix is stale (run UPDATE_DOCS=1 cargo test --test probe_simulator fault_matrix); first difference: {stale:?}"
+    if stale.is_none() && doc[start..end].lines().count() == table.lines().count() {
+        return;
+    }
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &doc[..start], &doc[end..])).unwrap();
+        panic!("docs/reliability.md's fault matrix was stale and is rewritten: review and commit it, then run again without UPDATE_DOCS; first difference was {stale:?}");
+    }
+    panic!(
+        "docs/reliability.md's fault matrix is stale (UPDATE_DOCS=1 cargo test --test probe_simulator fault_matrix rewrites it); first difference: {stale:?}"
     );
 }
