@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real MCP SDK servers and gateways that tests/interop.rs and
-# tests/gateways.rs run, pinned, into folders under tests/peers (all git-ignored):
+# tests/gateway_*.rs run, pinned, into folders under tests/peers (all git-ignored):
 #
 #   tests/peers/node_modules       npm ci from the committed package-lock.json:
 #                                  @modelcontextprotocol/server-everything, the

@@ -11,24 +11,21 @@
 //! Every test starts real processes, runs the real binary and parses its
 //! `--json` report; the table below is peer × transport × protocol. A test
 //! whose peer is not installed is skipped loudly; set `INTEROP_REQUIRE_PEERS=1`
-//! to make that a failure instead. `INTEROP_EXPORTER_BIN` runs the tests
-//! against another build of the binary. docs/interop.md explains each cell.
+//! to make that a failure instead. docs/interop.md explains each cell. The
+//! MCP conformance suite's client scenarios are in
+//! tests/interop_conformance_suite.rs.
 
-#[path = "common/peers.rs"]
-mod peers;
-
-use peers::*;
+use mcp_testkit::peers::{run_probe, start_http_peer, Peer, PROBE_REQUEST_TIMEOUT};
+use mcp_testkit::process::run_leaving_nothing;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::process::Command;
 
-impl Peer {
-    /// What the peer lists (the assertions' data).
-    fn catalogue(self) -> Vec<KindExpect> {
-        match self {
-            Peer::Everything => everything_catalogue(),
-            Peer::TypeScript | Peer::Python | Peer::Rmcp => paginating_catalogue(),
-        }
+/// What the peer lists (the assertions' data).
+fn catalogue(peer: Peer) -> Vec<KindExpect> {
+    match peer {
+        Peer::Everything => everything_catalogue(),
+        Peer::TypeScript | Peer::Python | Peer::Rmcp => paginating_catalogue(),
     }
 }
 
@@ -186,7 +183,7 @@ impl Cell {
 /// Runs one cell: start the peer (HTTP) or let the probe start it (stdio),
 /// probe all four kinds, and check every page and name.
 fn run_cell(cell: &Cell) {
-    if !peer_installed(cell.peer, cell.name) {
+    if !cell.peer.installed(cell.name) {
         return;
     }
     let mut args: Vec<String> = vec![
@@ -207,12 +204,12 @@ fn run_cell(cell: &Cell) {
         }
         Via::StreamableHttp => {
             let server = start_http_peer(cell.peer, false);
-            args.extend(["--url".into(), format!("{}/mcp", server.base_url)]);
+            args.extend(["--url".into(), server.at("/mcp")]);
             Some(server)
         }
         Via::LegacySse | Via::LegacySseDetected => {
             let server = start_http_peer(cell.peer, true);
-            args.extend(["--url".into(), format!("{}/sse", server.base_url)]);
+            args.extend(["--url".into(), server.at("/sse")]);
             if matches!(cell.via, Via::LegacySse) {
                 args.extend(["--transport".into(), "sse".into()]);
             }
@@ -233,7 +230,7 @@ fn run_cell(cell: &Cell) {
     let listings = report["listings"]
         .as_array()
         .unwrap_or_else(|| panic!("no listings; {context}"));
-    let expected = cell.peer.catalogue();
+    let expected = catalogue(cell.peer);
     let kinds: Vec<&str> = listings
         .iter()
         .map(|l| l["kind"].as_str().unwrap_or("?"))
@@ -450,7 +447,7 @@ fn ts_stdio_args(extra: &[&str]) -> Vec<String> {
 /// `page_cap` after 4 requests and exit code 1.
 #[test]
 fn typescript_page_cap_boundary() {
-    if !peer_installed(Peer::TypeScript, "typescript_page_cap_boundary") {
+    if !Peer::TypeScript.installed("typescript_page_cap_boundary") {
         return;
     }
     let (code, report, finished) = run_probe(
@@ -485,7 +482,7 @@ fn typescript_page_cap_boundary() {
 /// `--kind` selects exactly the kinds asked for, in that order.
 #[test]
 fn typescript_selected_kinds_only() {
-    if !peer_installed(Peer::TypeScript, "typescript_selected_kinds_only") {
+    if !Peer::TypeScript.installed("typescript_selected_kinds_only") {
         return;
     }
     let args = ts_stdio_args(&["--kind", "resource_templates", "--kind", "prompts"]);
@@ -505,10 +502,7 @@ fn typescript_selected_kinds_only() {
 /// listing is an error, exit code 1, and the probe reaps the server.
 #[test]
 fn typescript_forced_modern_protocol_fails_cleanly() {
-    if !peer_installed(
-        Peer::TypeScript,
-        "typescript_forced_modern_protocol_fails_cleanly",
-    ) {
+    if !Peer::TypeScript.installed("typescript_forced_modern_protocol_fails_cleanly") {
         return;
     }
     let mut args: Vec<String> = [
@@ -556,9 +550,9 @@ fn usage_errors_exit_2() {
             "http://127.0.0.1:9/mcp",
         ],
     ] {
-        let mut command = Command::new(exporter_bin());
+        let mut command = Command::new(mcp_testkit::exporter_bin());
         command.arg("probe").args(&args);
-        let finished = run_to_completion(command, "usage error");
+        let finished = run_leaving_nothing(command, "usage error");
         assert_eq!(
             finished.code(),
             Some(2),
@@ -566,212 +560,4 @@ fn usage_errors_exit_2() {
             finished.describe()
         );
     }
-}
-
-// ---------------------------------------------------------------------------
-// MCP conformance suite (client scenarios), @modelcontextprotocol/conformance 0.1.13
-// ---------------------------------------------------------------------------
-
-/// Runs one client scenario of the conformance suite with the probe as the
-/// client. The suite starts its scenario server, then runs `--command` split
-/// on spaces with the server URL appended, so the command ends in `--url`.
-/// Returns the suite's checks and the probe's own JSON report.
-fn run_conformance(
-    scenario: &str,
-    probe_flags: &[&str],
-    test: &str,
-) -> Option<(Finished, Vec<Value>, Value)> {
-    let suite =
-        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    if !suite.exists() {
-        let message = format!(
-            "interop test {test} SKIPPED: conformance suite not installed ({} missing); run scripts/install-peers.sh",
-            suite.display()
-        );
-        if std::env::var_os("INTEROP_REQUIRE_PEERS").is_some() {
-            panic!("{message}");
-        }
-        eprintln!("\n========\n{message}\n========\n");
-        return None;
-    }
-    let bin = exporter_bin();
-    let bin = bin.to_str().expect("binary path is UTF-8");
-    assert!(
-        !bin.contains(' '),
-        "the conformance suite splits --command on spaces; {bin:?} has one"
-    );
-    let mut client = vec![bin, "probe", "--json", "--timeout", PROBE_REQUEST_TIMEOUT];
-    client.extend(probe_flags);
-    client.push("--url");
-    let output_dir = tempfile::tempdir().expect("temp dir");
-    let mut command = Command::new("node");
-    command
-        .arg(&suite)
-        .args([
-            "client",
-            "--scenario",
-            scenario,
-            "--timeout",
-            "60000",
-            "--command",
-            &client.join(" "),
-            "--output-dir",
-        ])
-        .arg(output_dir.path())
-        .current_dir(Peer::peers_dir())
-        .env("NO_COLOR", "1");
-    let finished = run_to_completion(command, &format!("conformance {scenario}"));
-    // The suite writes <output-dir>/<scenario>-<timestamp>/{checks.json,stdout.txt,stderr.txt}.
-    let result_dir = std::fs::read_dir(output_dir.path())
-        .expect("read output dir")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.join("checks.json").exists())
-        .unwrap_or_else(|| panic!("conformance wrote no checks.json\n{}", finished.describe()));
-    let checks: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(result_dir.join("checks.json")).expect("checks.json"),
-    )
-    .expect("checks.json is a JSON array");
-    let probe_stdout = std::fs::read_to_string(result_dir.join("stdout.txt")).expect("stdout.txt");
-    let report: Value = serde_json::from_str(&probe_stdout).unwrap_or_else(|e| {
-        panic!(
-            "the probe's stdout under the conformance suite is not JSON ({e}):\n{probe_stdout}\n{}",
-            finished.describe()
-        )
-    });
-    Some((finished, checks, report))
-}
-
-/// The `initialize` scenario: a plain-JSON HTTP server at `http://localhost:PORT`
-/// (no path) that records the client's `initialize` (protocolVersion must be
-/// 2025-06-18 or 2025-11-25; clientInfo name and version present), answers
-/// `tools/list` with no tools and everything else with `{}`, and advertises no
-/// capabilities. It passes when that check succeeded, no check failed or
-/// warned, and the client exited 0.
-fn conformance_initialize(probe_flags: &[&str], sent: &str, test: &str) {
-    let Some((finished, checks, report)) = run_conformance("initialize", probe_flags, test) else {
-        return;
-    };
-    let context = format!(
-        "checks: {}\n{}",
-        serde_json::to_string_pretty(&checks).unwrap_or_default(),
-        finished.describe()
-    );
-    assert_eq!(
-        finished.code(),
-        Some(0),
-        "the conformance suite did not pass; {context}"
-    );
-    for check in &checks {
-        assert!(
-            check["status"] == "SUCCESS" || check["status"] == "INFO",
-            "check {} is {}; {context}",
-            check["id"],
-            check["status"]
-        );
-    }
-    // An empty check list also "passes" the suite: insist the handshake was seen.
-    let init = checks
-        .iter()
-        .find(|c| c["id"] == "mcp-client-initialization")
-        .unwrap_or_else(|| {
-            panic!("the scenario server never saw an initialize request; {context}")
-        });
-    assert_eq!(init["status"], "SUCCESS", "{context}");
-    assert_eq!(init["details"]["protocolVersionSent"], sent, "{context}");
-    assert_eq!(init["details"]["clientName"], "mcp-exporter", "{context}");
-
-    assert_eq!(report["server"]["name"], "test-server", "{context}");
-    assert_eq!(report["protocol_version"], sent, "{context}");
-    assert_eq!(report["transport"], "streamable_http", "{context}");
-    // The scenario server advertises no capabilities: nothing is listed.
-    let outcomes: Vec<&str> = report["listings"]
-        .as_array()
-        .expect("listings")
-        .iter()
-        .filter_map(|l| l["outcome"].as_str())
-        .collect();
-    assert_eq!(outcomes, ["unsupported"; 4], "{context}");
-}
-
-#[test]
-fn conformance_initialize_negotiated() {
-    conformance_initialize(&[], "2025-11-25", "conformance_initialize_negotiated");
-}
-
-#[test]
-fn conformance_initialize_2025_11_25() {
-    conformance_initialize(
-        &["--protocol", "2025-11-25"],
-        "2025-11-25",
-        "conformance_initialize_2025_11_25",
-    );
-}
-
-#[test]
-fn conformance_initialize_2025_06_18() {
-    conformance_initialize(
-        &["--protocol", "2025-06-18"],
-        "2025-06-18",
-        "conformance_initialize_2025_06_18",
-    );
-}
-
-/// The client scenarios of the pinned suite, each judged in docs/interop.md
-/// (only `initialize` applies to a client that initializes and lists). A
-/// new suite version with other scenarios fails here until they are judged.
-#[test]
-fn conformance_client_scenarios_are_the_judged_ones() {
-    let suite =
-        Peer::peers_dir().join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    if !suite.exists() {
-        let message = format!(
-            "interop test conformance_client_scenarios_are_the_judged_ones SKIPPED: {} missing; run scripts/install-peers.sh",
-            suite.display()
-        );
-        assert!(
-            std::env::var_os("INTEROP_REQUIRE_PEERS").is_none(),
-            "{message}"
-        );
-        eprintln!("\n========\n{message}\n========\n");
-        return;
-    }
-    let mut command = Command::new("node");
-    command
-        .arg(&suite)
-        .args(["list", "--client"])
-        .env("NO_COLOR", "1");
-    let finished = run_to_completion(command, "conformance list --client");
-    assert_eq!(finished.code(), Some(0), "{}", finished.describe());
-    let listed: Vec<&str> = finished
-        .stdout
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("- "))
-        .collect();
-    let judged = [
-        "initialize",
-        "tools_call",
-        "elicitation-sep1034-client-defaults",
-        "sse-retry",
-        "auth/metadata-default",
-        "auth/metadata-var1",
-        "auth/metadata-var2",
-        "auth/metadata-var3",
-        "auth/basic-cimd",
-        "auth/scope-from-www-authenticate",
-        "auth/scope-from-scopes-supported",
-        "auth/scope-omitted-when-undefined",
-        "auth/scope-step-up",
-        "auth/scope-retry-limit",
-        "auth/token-endpoint-auth-basic",
-        "auth/token-endpoint-auth-post",
-        "auth/token-endpoint-auth-none",
-        "auth/resource-mismatch",
-        "auth/pre-registration",
-        "auth/2025-03-26-oauth-metadata-backcompat",
-        "auth/2025-03-26-oauth-endpoint-fallback",
-        "auth/client-credentials-jwt",
-        "auth/client-credentials-basic",
-    ];
-    assert_eq!(listed, judged, "{}", finished.describe());
 }

@@ -4,18 +4,28 @@
 //! loopback socket: `initialize` and the first `tools/list` page succeed,
 //! a continuation page (or, in one mode, the handshake) gets 429.
 
-#[path = "common/zoo.rs"]
-mod zoo;
-
+use mcp_testkit::exporter::api_target;
+use mcp_testkit::process::run_exporter;
+use mcp_testkit::{probe_json, sample, Exporter};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
-use zoo::{api_target, exporter_bin, probe, sample, Exporter};
+use std::time::{Duration, SystemTime};
+
+/// Rounding of the exporter's reported seconds (milliseconds at worst):
+/// the only slack in comparisons of its timestamps with ours.
+const ROUNDING: f64 = 0.01;
+
+/// The clock the exporter reads too, as Unix seconds.
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs_f64()
+}
 
 #[derive(Clone, Copy)]
 enum Refuse {
@@ -142,8 +152,8 @@ fn tools(report: &Value) -> &Value {
 #[test]
 fn a_429_page_is_rate_limited_with_its_retry_after_in_json_and_text() {
     let server = rate_limiter(Refuse::Continuation, "120".into());
-    let (code, report) = probe(&["--kind", "tools", "--url", &server.url]);
-    assert_eq!(code, Some(1), "{report}");
+    let (code, report) = probe_json(&["--kind", "tools", "--url", &server.url]);
+    assert_eq!(code, 1, "{report}");
     let l = tools(&report);
     assert_eq!(l["outcome"], "error", "{report}");
     assert_eq!(l["reason"], "rate_limited", "{report}");
@@ -151,11 +161,8 @@ fn a_429_page_is_rate_limited_with_its_retry_after_in_json_and_text() {
     assert_eq!(l["retry_after_seconds"], 120.0);
     assert_eq!(l["pages"][1]["error"], "rate_limited");
 
-    let out = Command::new(exporter_bin())
-        .args(["probe", "--kind", "tools", "--url", &server.url])
-        .output()
-        .expect("run probe");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = run_exporter(&["probe", "--kind", "tools", "--url", &server.url]);
+    let text = &out.stdout;
     assert!(
         text.contains("rate limited: the server asked to wait 120 s (Retry-After)"),
         "{text}"
@@ -163,23 +170,32 @@ fn a_429_page_is_rate_limited_with_its_retry_after_in_json_and_text() {
     assert!(text.contains("error (rate_limited)"), "{text}");
 }
 
+/// An ordering of clock readings, not a timing: the probe read the date
+/// between `before` and `after`, so the wait it reports is the date less
+/// some moment in between, however long the probe took.
 #[test]
 fn retry_after_as_an_http_date_is_read() {
     let at = chrono::Utc::now() + chrono::Duration::seconds(90);
     let date = at.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    // Whole seconds on the wire.
+    let asked = at.timestamp() as f64;
     let server = rate_limiter(Refuse::Continuation, date);
-    let (_, report) = probe(&["--kind", "tools", "--url", &server.url]);
+    let before = unix_now();
+    let (_, report) = probe_json(&["--kind", "tools", "--url", &server.url]);
+    let after = unix_now();
     let wait = tools(&report)["retry_after_seconds"]
         .as_f64()
         .unwrap_or_else(|| panic!("no retry_after_seconds in {report}"));
-    // Whole seconds on the wire: the date is 89–90 s ahead when read.
-    assert!((80.0..=90.0).contains(&wait), "{wait} in {report}");
+    assert!(
+        asked - after - ROUNDING <= wait && wait <= asked - before + ROUNDING,
+        "{wait} s is not the date less a moment of the probe ({before}..{after}); {report}"
+    );
 }
 
 #[test]
 fn a_429_handshake_is_rate_limited_and_not_retried_as_initialize() {
     let server = rate_limiter(Refuse::Handshake, "30".into());
-    let (_, report) = probe(&["--kind", "tools", "--url", &server.url]);
+    let (_, report) = probe_json(&["--kind", "tools", "--url", &server.url]);
     assert_eq!(report["session_error"]["error"], "rate_limited", "{report}");
     assert_eq!(report["session_retry_after_seconds"], 30.0, "{report}");
     // Refused for load, not for the version: no fallback request.
@@ -188,7 +204,8 @@ fn a_429_handshake_is_rate_limited_and_not_retried_as_initialize() {
 
 /// Scheduled every 3 s; the server asks for 120 s, `backoff_max` caps the
 /// wait at 30 s. Without Retry-After the next poll would be one backoff
-/// tick (≈ 6 s) after the failed one; beyond the cap, 120 s.
+/// tick (≈ 6 s) after the failed one; beyond the cap, 120 s. Orderings of
+/// the exporter's own timestamps and of when we read them, not timings.
 #[test]
 fn the_scheduler_waits_as_asked_within_backoff_max() {
     let server = rate_limiter(Refuse::Continuation, "120".into());
@@ -210,16 +227,25 @@ fn the_scheduler_waits_as_asked_within_backoff_max() {
             }
         },
     );
+    let read_at = unix_now();
     let t = api_target(&api, "limited");
-    let started = t["history"][0]["started_unix_seconds"]
-        .as_f64()
-        .unwrap_or(0.0);
-    let next = t["next_poll_unix_seconds"].as_f64().unwrap_or(0.0);
-    assert_eq!(t["history"][0]["retry_after_seconds"], 120.0, "{t}");
-    let gap = next - started;
+    let poll = &t["history"][0];
+    assert_eq!(poll["retry_after_seconds"], 120.0, "{t}");
+    let seconds = |v: &Value| {
+        v.as_f64()
+            .unwrap_or_else(|| panic!("not a number: {v} in {t}"))
+    };
+    let ended = seconds(&poll["started_unix_seconds"]) + seconds(&poll["duration_seconds"]);
+    let next = seconds(&t["next_poll_unix_seconds"]);
+    // The next poll waits out the cap after the 429 poll ended …
     assert!(
-        (29.0..60.0).contains(&gap),
-        "next poll {gap:.1} s after the 429 poll: {t}"
+        next >= ended + 30.0 - ROUNDING,
+        "next poll {next}, the 429 poll ended {ended}: {t}"
+    );
+    // … and no longer: it was set when that poll ended, before we read it.
+    assert!(
+        next <= read_at + 30.0 + ROUNDING,
+        "next poll {next}, read at {read_at}: {t}"
     );
     // One poll so far: one first page and one refused continuation.
     assert_eq!(server.seen.tools_list.load(Ordering::SeqCst), 2);
@@ -238,6 +264,6 @@ fn the_scheduler_waits_as_asked_within_backoff_max() {
         "{text}"
     );
     // The status page shows the wait.
-    let page = zoo::http_get(&format!("{}/", exporter.server.url));
+    let (_, page) = exporter.get("/");
     assert!(page.contains("Retry-After 2m"), "{page}");
 }

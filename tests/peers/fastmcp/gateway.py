@@ -1,5 +1,5 @@
 """FastMCP (PyPI `fastmcp`) as a gateway in front of MCP origins, for mcp-exporter's
-gateway tests (tests/gateways.rs). Serves Streamable HTTP at /mcp on 127.0.0.1.
+gateway tests (tests/gateway_*.rs). Serves Streamable HTTP at /mcp on 127.0.0.1.
 
     .venv/bin/python gateway.py proxy URL                  create_proxy(URL)
     .venv/bin/python gateway.py mount NAME=URL [NAME=URL]  a FastMCP server mounting
