@@ -8,15 +8,10 @@
 //! Needs `prometheus` and `prometheus-alertmanager` (Debian packages;
 //! scripts/install-test-deps.sh).
 
-#[path = "common/alertmanager.rs"]
-mod alertmanager;
-mod common;
-#[path = "common/prometheus.rs"]
-mod prometheus;
-
-use alertmanager::{webhook_config, Alertmanager, Webhook};
-use common::{http_get, wait_for, Proc};
-use prometheus::{Prometheus, PrometheusSetup};
+use mcp_testkit::alertmanager::{amtool_binary, webhook_config, Alertmanager, Webhook};
+use mcp_testkit::process::run;
+use mcp_testkit::prometheus::{Prometheus, PrometheusSetup};
+use mcp_testkit::{repo_file, repo_path, scenarios_simulator, Exporter};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
@@ -24,13 +19,9 @@ use std::time::Duration;
 const EXTERNAL_URL: &str = "https://mcp-status.example.test/exporter";
 const NOTIFY_WAIT: Duration = Duration::from_secs(90);
 
-fn repo(path: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
 /// The shipped rules with every `for:` set to 0s.
 fn fast_rules(dir: &Path) -> std::path::PathBuf {
-    let rules = std::fs::read_to_string(repo("alerts/mcp-exporter.rules.yaml")).expect("rules");
+    let rules = repo_file("alerts/mcp-exporter.rules.yaml");
     let fast: String = rules
         .lines()
         .map(|l| {
@@ -48,8 +39,7 @@ fn fast_rules(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-const SCENARIOS: &str = r#"servers:
-  - name: shrinking
+const SCENARIOS: &str = r#"  - name: shrinking
     scenario: shrink
     after_listings: 2
   - name: origin
@@ -62,8 +52,8 @@ const SCENARIOS: &str = r#"servers:
     page_size: 8
 "#;
 
-fn exporter_config(sim: &str, state: &Path) -> String {
-    let state = serde_json::to_string(&state.display().to_string()).expect("path");
+fn exporter_config(sim: &str, dir: &Path) -> String {
+    let state = serde_json::to_string(&dir.join("state").display().to_string()).expect("path");
     format!(
         r#"global:
   schedule: {{ every: 1s }}
@@ -93,78 +83,81 @@ fn annotation<'a>(a: &'a Value, k: &str) -> &'a str {
     a["annotations"][k].as_str().unwrap_or("")
 }
 
+/// Everything on the way from a poll to a person, and what each saw.
+struct Stack {
+    webhook: Webhook,
+    am: Alertmanager,
+    prom: Prometheus,
+    exporter: Exporter,
+    _rules: tempfile::TempDir,
+}
+
+impl Stack {
+    /// The exporter polls `sim` (it says where people find it, without the
+    /// trailing slash); Prometheus scrapes it with the fast rules and sends
+    /// to Alertmanager, which sends to the webhook.
+    fn start(sim: &str) -> Stack {
+        let exporter = Exporter::start_with_dir(
+            |dir| exporter_config(sim, dir),
+            &["--web.external-url", &format!("{EXTERNAL_URL}/")],
+            &[],
+        );
+        let metrics =
+            exporter.wait_metrics(Duration::from_secs(30), "the external URL series", |m| {
+                m.contains("mcp_exporter_external_url_info")
+            });
+        assert!(
+            metrics.contains(&format!(
+                "mcp_exporter_external_url_info{{external_url=\"{EXTERNAL_URL}\"}} 1"
+            )),
+            "{metrics}"
+        );
+        let rules = tempfile::tempdir().expect("temp dir");
+        let webhook = Webhook::start();
+        let am = Alertmanager::start(&webhook_config(&webhook.url()));
+        let prom = Prometheus::start(
+            &PrometheusSetup::new()
+                .scrape("mcp-exporter", exporter.url().trim_start_matches("http://"))
+                .rules(fast_rules(rules.path()))
+                .alertmanager(&am.address()),
+        );
+        Stack {
+            webhook,
+            am,
+            prom,
+            exporter,
+            _rules: rules,
+        }
+    }
+
+    /// The firing notification of `alertname` with `labels`, or a failure
+    /// showing what every part saw.
+    fn firing(&self, alertname: &str, labels: &[(&str, &str)]) -> Value {
+        self.webhook
+            .wait_firing(NOTIFY_WAIT, alertname, labels)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no firing {alertname} notification with {labels:?}\nwebhook got: {:#}\nAlertmanager holds: {}\nPrometheus alerts: {:?}\nAlertmanager log:\n{}\nPrometheus log:\n{}\nexporter log:\n{}",
+                    Value::Array(self.webhook.notifications()),
+                    self.am.alerts(),
+                    self.prom.alerts(),
+                    self.am.log(),
+                    self.prom.log(),
+                    self.exporter.stderr()
+                )
+            })
+    }
+}
+
 #[test]
 fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("scenarios.yaml"), SCENARIOS).expect("scenarios");
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--listen",
-        "127.0.0.1:0",
-        "--scenarios",
-        dir.path().join("scenarios.yaml").to_str().expect("utf-8"),
-    ]);
-    let state = dir.path().join("state");
-    std::fs::write(
-        dir.path().join("exporter.yaml"),
-        exporter_config(sim.url.trim_end_matches('/'), &state),
-    )
-    .expect("exporter config");
-    let exporter = Proc::start(&[
-        "--config.file",
-        dir.path().join("exporter.yaml").to_str().expect("utf-8"),
-        "--web.listen-address",
-        "127.0.0.1:0",
-        "--web.external-url",
-        &format!("{EXTERNAL_URL}/"),
-    ]);
-    let exporter_address = exporter
-        .url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_string();
-    // The exporter says where people find it, without the trailing slash.
-    let metrics = wait_for(Duration::from_secs(30), "the external URL series", || {
-        let (_, m) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
-        m.contains("mcp_exporter_external_url_info").then_some(m)
-    });
-    assert!(
-        metrics.contains(&format!(
-            "mcp_exporter_external_url_info{{external_url=\"{EXTERNAL_URL}\"}} 1"
-        )),
-        "{metrics}"
+    let (sim, _scenarios) = scenarios_simulator(SCENARIOS);
+    let stack = Stack::start(&sim.url);
+
+    let shrink = stack.firing(
+        "McpListingSilentlyShrank",
+        &[("target", "shrinking"), ("kind", "tools")],
     );
-
-    let webhook = Webhook::start();
-    let am = Alertmanager::start(&webhook_config(&webhook.url()));
-    let prom = Prometheus::start(
-        &PrometheusSetup::new()
-            .scrape("mcp-exporter", &exporter_address)
-            .rules(fast_rules(dir.path()))
-            .alertmanager(&am.address()),
-    );
-
-    let fail = |what: &str| -> ! {
-        panic!(
-            "{what}\nwebhook got: {:#}\nAlertmanager holds: {}\nPrometheus alerts: {:?}\nAlertmanager log:\n{}\nPrometheus log:\n{}\nexporter log:\n{}",
-            Value::Array(webhook.notifications()),
-            am.alerts(),
-            prom.alerts(),
-            am.log(),
-            prom.log(),
-            exporter.stderr()
-        )
-    };
-
-    let shrink = webhook
-        .wait_firing(
-            NOTIFY_WAIT,
-            "McpListingSilentlyShrank",
-            &[("target", "shrinking"), ("kind", "tools")],
-        )
-        .unwrap_or_else(|| fail("no firing McpListingSilentlyShrank notification for shrinking"));
     assert_eq!(label(&shrink, "severity"), "critical", "{shrink:#}");
     assert_eq!(label(&shrink, "job"), "mcp-exporter", "{shrink:#}");
     assert!(
@@ -186,17 +179,14 @@ fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
         "{shrink:#}"
     );
 
-    let gap = webhook
-        .wait_firing(
-            NOTIFY_WAIT,
-            "McpGatewayMissingOriginItems",
-            &[
-                ("target", "gateway"),
-                ("kind", "tools"),
-                ("reference", "origin"),
-            ],
-        )
-        .unwrap_or_else(|| fail("no firing McpGatewayMissingOriginItems notification for gateway"));
+    let gap = stack.firing(
+        "McpGatewayMissingOriginItems",
+        &[
+            ("target", "gateway"),
+            ("kind", "tools"),
+            ("reference", "origin"),
+        ],
+    );
     assert_eq!(label(&gap, "severity"), "critical", "{gap:#}");
     assert!(
         annotation(&gap, "description")
@@ -215,22 +205,17 @@ fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
 
     // The status page the link names exists on the exporter (under its own
     // address; the external URL is where a proxy publishes it).
-    let (status, page) = http_get(&format!(
-        "{}/targets/shrinking",
-        exporter.url.trim_end_matches('/')
-    ));
+    let (status, page) = stack.exporter.get("/targets/shrinking");
     assert_eq!(status, 200);
     assert!(page.contains("degraded"), "{page}");
     // The origin itself is quiet: nothing fired for it.
+    let alerts = stack.webhook.alerts();
     assert!(
-        !webhook
-            .alerts()
-            .iter()
-            .any(|a| label(a, "target") == "origin"
-                && a["status"] == "firing"
-                && label(a, "alertname") != "McpInvalidCursorSilentRestart"),
+        !alerts.iter().any(|a| label(a, "target") == "origin"
+            && a["status"] == "firing"
+            && label(a, "alertname") != "McpInvalidCursorSilentRestart"),
         "{:#}",
-        Value::Array(webhook.alerts())
+        Value::Array(alerts.clone())
     );
 }
 
@@ -238,20 +223,18 @@ fn a_silent_shrink_and_a_gateway_gap_reach_the_webhook_with_links() {
 /// `amtool check-config` (which also parses the template it loads).
 #[test]
 fn the_example_alertmanager_config_is_valid() {
-    let amtool = ["/usr/bin/amtool"]
-        .into_iter()
-        .map(std::path::PathBuf::from)
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| std::path::PathBuf::from("amtool"));
+    let amtool = amtool_binary().unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().expect("temp dir");
     for secret in ["slack-webhook-url", "smtp-password"] {
         std::fs::write(dir.path().join(secret), "example\n").expect("secret file");
     }
-    let config = std::fs::read_to_string(repo("deploy/alertmanager.yml"))
+    let config = std::fs::read_to_string(repo_path("deploy/alertmanager.yml"))
         .expect("deploy/alertmanager.yml")
         .replace(
             "/etc/alertmanager/templates/alertmanager-mcp.tmpl",
-            &repo("deploy/alertmanager-mcp.tmpl").display().to_string(),
+            &repo_path("deploy/alertmanager-mcp.tmpl")
+                .display()
+                .to_string(),
         )
         .replace(
             "/etc/alertmanager/secrets/",
@@ -259,21 +242,10 @@ fn the_example_alertmanager_config_is_valid() {
         );
     let path = dir.path().join("alertmanager.yml");
     std::fs::write(&path, config).expect("write config");
-    let out = std::process::Command::new(&amtool)
-        .arg("check-config")
-        .arg(&path)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run {} (Debian package prometheus-alertmanager): {e}",
-                amtool.display()
-            )
-        });
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
+    let mut command = std::process::Command::new(&amtool);
+    command.arg("check-config").arg(&path);
+    let out = run(command, "amtool check-config");
+    let text = out.output();
+    assert!(out.success(), "{text}");
     assert!(text.contains("1 templates"), "{text}");
 }

@@ -15,17 +15,19 @@
 //! A reload that turns conformance off drops the target's series, result
 //! and reason; unchanged targets keep theirs.
 
-mod common;
-#[path = "common/demo.rs"]
-mod demo;
-
-use common::{bin, http_get, sample, wait_for, Proc};
-use demo::reason;
+use mcp_testkit::demo::reason;
+use mcp_testkit::exporter::api_target;
+use mcp_testkit::process::run_exporter;
+use mcp_testkit::{exporter_bin, sample, Exporter, Proc};
 use serde_json::Value;
 use std::time::Duration;
 
+const LIMIT: Duration = Duration::from_secs(120);
+/// The targets whose conformance is checked.
+const CHECKED: [&str; 3] = ["no-cache-hints", "unstable-cursor", "clean"];
+
 fn config(no_cache_hints_checked: bool) -> String {
-    let b = serde_json::to_string(&bin().display().to_string()).expect("path");
+    let b = serde_json::to_string(&exporter_bin().display().to_string()).expect("path");
     let target = |name: &str, sim: &str, conformance: bool| {
         let args: Vec<String> = std::iter::once("simulate")
             .chain(sim.split_whitespace())
@@ -58,25 +60,6 @@ fn config(no_cache_hints_checked: bool) -> String {
     )
 }
 
-fn api(exporter: &Proc) -> Vec<Value> {
-    let (status, body) = http_get(&format!(
-        "{}/api/targets",
-        exporter.url.trim_end_matches('/')
-    ));
-    assert_eq!(status, 200, "{body}");
-    serde_json::from_str::<Value>(&body)
-        .expect("JSON")
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
-fn by_name<'a>(all: &'a [Value], name: &str) -> &'a Value {
-    all.iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no target {name}"))
-}
-
 fn failing_rules(t: &Value) -> Vec<String> {
     t["conformance"]["failures"]
         .as_array()
@@ -88,40 +71,42 @@ fn failing_rules(t: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// `polls` of target `name` in `/api/targets`.
+fn polls(all: &[Value], name: &str) -> u64 {
+    api_target(all, name)["polls"].as_u64().unwrap_or(0)
+}
+
 #[test]
 fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("conformance.yaml");
-    std::fs::write(&path, config(true)).expect("write config");
-    let exporter = Proc::start(&[
-        "--config.file",
-        path.to_str().expect("utf-8"),
-        "--web.listen-address",
-        "127.0.0.1:0",
-        "--web.enable-lifecycle",
-    ]);
-    let polled_at_least = |n: u64| {
-        let all = api(&exporter);
-        let polled = ["no-cache-hints", "unstable-cursor", "clean", "off"]
-            .iter()
-            .all(|name| by_name(&all, name)["polls"].as_u64() >= Some(n));
-        let checked = ["no-cache-hints", "unstable-cursor", "clean"]
-            .iter()
-            .all(|name| !by_name(&all, name)["conformance"].is_null());
-        (polled && checked).then_some(all)
-    };
-    let first = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_for(
-            Duration::from_secs(120),
-            "a first poll of every target and a first conformance run",
-            || polled_at_least(1),
-        )
-    }))
-    .unwrap_or_else(|_| panic!("exporter log:\n{}", exporter.stderr()));
+    let exporter = Exporter::start_with(&config(true), &["--web.enable-lifecycle"], &[]);
+    let first = exporter.wait_api(
+        LIMIT,
+        "a first poll of every target and a first conformance run",
+        |all| {
+            let polled = CHECKED
+                .iter()
+                .chain(&["off"])
+                .all(|name| polls(all, name) >= 1);
+            let checked = CHECKED
+                .iter()
+                .all(|name| !api_target(all, name)["conformance"].is_null());
+            polled && checked
+        },
+    );
+    verdicts_come_from_the_first_run(&first);
+    failing_rules_only_are_series(&exporter.metrics());
+    let (_, page) = exporter.get("/targets/no-cache-hints");
+    assert!(page.contains("Pagination conformance"), "{page}");
+    assert!(page.contains("cache-scope"), "{page}");
+    let later = one_run_per_every(&exporter, &first);
+    turned_off_by_a_reload_its_results_go(&exporter, &later);
+    removed_by_a_reload_no_series_is_left(&exporter);
+}
 
-    // The run comes after the first poll and is judged at once: the verdict
-    // says it without waiting for the next poll.
-    let faulty = by_name(&first, "no-cache-hints");
+/// The run comes after the first poll and is judged at once: the verdict
+/// says it without waiting for the next poll.
+fn verdicts_come_from_the_first_run(first: &[Value]) {
+    let faulty = api_target(first, "no-cache-hints");
     assert_eq!(faulty["verdict"]["level"], "degraded", "{faulty:#}");
     let r = reason(&faulty["verdict"], "conformance_failed", Some("tools"))
         .unwrap_or_else(|| panic!("no conformance_failed: {faulty:#}"));
@@ -138,12 +123,12 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
     assert_eq!(failing_rules(faulty), ["cache-ttl", "cache-scope"]);
     assert_eq!(faulty["conformance"]["protocol_version"], "2026-07-28");
 
-    let should = by_name(&first, "unstable-cursor");
+    let should = api_target(first, "unstable-cursor");
     assert_eq!(should["verdict"]["level"], "healthy", "{should:#}");
     assert_eq!(failing_rules(should), ["cursor-stable"]);
     assert_eq!(should["conformance"]["failures"][0]["level"], "SHOULD");
 
-    let clean = by_name(&first, "clean");
+    let clean = api_target(first, "clean");
     assert_eq!(clean["verdict"]["level"], "healthy", "{clean:#}");
     assert_eq!(failing_rules(clean), Vec::<String>::new());
     assert!(
@@ -151,27 +136,25 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         "{clean:#}"
     );
 
-    let off = by_name(&first, "off");
+    let off = api_target(first, "off");
     assert_eq!(off["conformance"], Value::Null, "{off:#}");
     assert_eq!(off["verdict"]["level"], "healthy", "{off:#}");
+}
 
-    // Failing rules only, as series.
-    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+/// Failing rules only, as series.
+fn failing_rules_only_are_series(metrics: &str) {
     let failure = |target: &str, rule: &str, level: &str| {
-        sample(
-            &metrics,
-            "mcp_conformance_failures",
-            &[
-                ("target", target),
-                ("kind", "tools"),
-                ("rule", rule),
-                ("level", level),
-            ],
-        )
+        let labels = [
+            ("target", target),
+            ("kind", "tools"),
+            ("rule", rule),
+            ("level", level),
+        ];
+        sample(metrics, "mcp_conformance_failures", &labels)
     };
     let failing = |target: &str| {
         sample(
-            &metrics,
+            metrics,
             "mcp_conformance_rules_failing",
             &[("target", target)],
         )
@@ -200,68 +183,54 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         .filter(|l| l.starts_with("mcp_conformance_failures{"))
         .collect();
     assert_eq!(series.len(), 3, "{series:#?}");
+    let verdict = [("target", "no-cache-hints"), ("kind", "tools")];
     assert_eq!(
-        sample(
-            &metrics,
-            "mcp_verdict",
-            &[("target", "no-cache-hints"), ("kind", "tools")]
-        ),
+        sample(metrics, "mcp_verdict", &verdict),
         Some(1.0),
         "{metrics}"
     );
+}
 
-    // The target page shows the failing rules.
-    let (_, page) = http_get(&format!(
-        "{}/targets/no-cache-hints",
-        exporter.url.trim_end_matches('/')
-    ));
-    assert!(page.contains("Pagination conformance"), "{page}");
-    assert!(page.contains("cache-scope"), "{page}");
-
-    // Bounded in cost: three more polls, still the first run.
-    let later = wait_for(Duration::from_secs(120), "three more polls", || {
-        let all = api(&exporter);
-        ["no-cache-hints", "unstable-cursor", "clean"]
+/// Bounded in cost, by counting: three more polls, and each target's
+/// conformance result is still the first run's (one run per `every`, not
+/// per poll). The result holds between runs.
+fn one_run_per_every(exporter: &Exporter, first: &[Value]) -> Vec<Value> {
+    let later = exporter.wait_api(LIMIT, "three more polls", |all| {
+        CHECKED
             .iter()
-            .all(|name| {
-                by_name(&all, name)["polls"].as_u64()
-                    >= by_name(&first, name)["polls"].as_u64().map(|p| p + 3)
-            })
-            .then_some(all)
+            .all(|name| polls(all, name) >= polls(first, name) + 3)
     });
-    for name in ["no-cache-hints", "unstable-cursor", "clean"] {
+    for name in CHECKED {
         assert_eq!(
-            by_name(&later, name)["conformance"]["at_unix_seconds"],
-            by_name(&first, name)["conformance"]["at_unix_seconds"],
+            api_target(&later, name)["conformance"]["at_unix_seconds"],
+            api_target(first, name)["conformance"]["at_unix_seconds"],
             "{name} ran its conformance rules again within `every`"
         );
     }
-    // The result holds between runs.
     assert_eq!(
-        by_name(&later, "no-cache-hints")["verdict"]["level"],
+        api_target(&later, "no-cache-hints")["verdict"]["level"],
         "degraded"
     );
+    later
+}
 
-    // Turned off by a reload: its series, its result and its reason go.
-    std::fs::write(&path, config(false)).expect("rewrite config");
-    let (status, body) =
-        common::http_post(&format!("{}/-/reload", exporter.url.trim_end_matches('/')));
+/// Turned off by a reload: its series, its result and its reason go;
+/// unchanged targets keep theirs.
+fn turned_off_by_a_reload_its_results_go(exporter: &Exporter, later: &[Value]) {
+    let (status, body) = exporter.reload(&config(false));
     assert_eq!(status, 200, "{body}");
-    let polls = by_name(&later, "no-cache-hints")["polls"]
-        .as_u64()
-        .unwrap_or(0);
-    let off = wait_for(Duration::from_secs(120), "a poll after the reload", || {
-        let all = api(&exporter);
-        let t = by_name(&all, "no-cache-hints").clone();
-        (t["polls"].as_u64() > Some(polls) && t["conformance"].is_null()).then_some(t)
+    let before = polls(later, "no-cache-hints");
+    let reloaded = exporter.wait_api(LIMIT, "a poll after the reload", |all| {
+        let t = api_target(all, "no-cache-hints");
+        polls(all, "no-cache-hints") > before && t["conformance"].is_null()
     });
-    let off = wait_for(Duration::from_secs(120), "the verdict without it", || {
-        let all = api(&exporter);
-        let t = by_name(&all, "no-cache-hints").clone();
-        (t["polls"].as_u64() > off["polls"].as_u64()).then_some(t)
+    let after_reload = polls(&reloaded, "no-cache-hints");
+    let off = exporter.wait_api(LIMIT, "the verdict without it", |all| {
+        polls(all, "no-cache-hints") > after_reload
     });
+    let off = api_target(&off, "no-cache-hints");
     assert_eq!(off["verdict"]["level"], "healthy", "{off:#}");
-    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    let metrics = exporter.metrics();
     assert!(
         !metrics.contains(r#"mcp_conformance_failures{target="no-cache-hints""#)
             && !metrics.contains(r#"mcp_conformance_rules_failing{target="no-cache-hints""#),
@@ -276,32 +245,23 @@ fn opted_in_targets_get_failing_rules_as_series_verdict_and_api() {
         Some(1.0),
         "an unchanged target keeps its results"
     );
+}
 
-    // Removed by a reload: not one series of it is left (forgetting its
-    // conformance re-judges its verdict; that must not recreate
-    // `mcp_verdict` after the target's series were dropped).
-    std::fs::write(
-        &path,
-        config(false).replace(
-            "  - name: unstable-cursor\n",
-            "  - name: unstable-cursor-renamed\n",
-        ),
-    )
-    .expect("rewrite config");
-    let (status, body) =
-        common::http_post(&format!("{}/-/reload", exporter.url.trim_end_matches('/')));
-    assert_eq!(status, 200, "{body}");
-    wait_for(
-        Duration::from_secs(120),
-        "the renamed target's first poll",
-        || {
-            let all = api(&exporter);
-            all.iter()
-                .any(|t| t["name"] == "unstable-cursor-renamed" && t["polls"].as_u64() >= Some(1))
-                .then_some(())
-        },
+/// Removed by a reload: not one series of it is left (forgetting its
+/// conformance re-judges its verdict; that must not recreate
+/// `mcp_verdict` after the target's series were dropped).
+fn removed_by_a_reload_no_series_is_left(exporter: &Exporter) {
+    let renamed = config(false).replace(
+        "  - name: unstable-cursor\n",
+        "  - name: unstable-cursor-renamed\n",
     );
-    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    let (status, body) = exporter.reload(&renamed);
+    assert_eq!(status, 200, "{body}");
+    exporter.wait_api(LIMIT, "the renamed target's first poll", |all| {
+        all.iter()
+            .any(|t| t["name"] == "unstable-cursor-renamed" && t["polls"].as_u64() >= Some(1))
+    });
+    let metrics = exporter.metrics();
     let left: Vec<&str> = metrics
         .lines()
         .filter(|l| l.contains(r#"target="unstable-cursor""#))
@@ -318,16 +278,13 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
         "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    conformance: {enabled: true, every: 0s}\n",
     )
     .expect("write");
-    let out = std::process::Command::new(bin())
-        .args([
-            "check-config",
-            "--config.file",
-            path.to_str().expect("utf-8"),
-        ])
-        .output()
-        .expect("run check-config");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let out = run_exporter(&[
+        "check-config",
+        "--config.file",
+        path.to_str().expect("utf-8"),
+    ]);
+    let err = &out.stderr;
+    assert_eq!(out.code(), Some(1), "{err}");
     assert!(err.contains(":4:"), "{err}");
     assert!(err.contains("conformance.every"), "{err}");
 }
@@ -368,18 +325,15 @@ fn echoed_credentials_never_reach_conformance_evidence() {
         // A fresh server per run: some scenarios misbehave once per process.
         for json in [true, false] {
             let sim = echoing(scenario);
-            let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
-            let mut cmd = std::process::Command::new(bin());
-            cmd.args(["check", "--kind", "tools", "--url", &url])
-                .arg("--bearer-token-file")
-                .arg(&token)
-                .arg("--junit")
-                .arg(&junit);
+            let url = sim.at("/mcp");
+            let mut args = vec!["check", "--kind", "tools", "--url", &url];
+            args.extend(["--bearer-token-file", token.to_str().unwrap()]);
+            args.extend(["--junit", junit.to_str().unwrap()]);
             if json {
-                cmd.arg("--json");
+                args.push("--json");
             }
-            let out = cmd.output().expect("run check");
-            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let out = run_exporter(&args);
+            let stdout = out.stdout.clone();
             // The server did echo, into the evidence of the failing rule.
             let failing = stdout
                 .lines()
@@ -392,37 +346,25 @@ fn echoed_credentials_never_reach_conformance_evidence() {
                 "{scenario}: {stdout}"
             );
             seen.push(stdout);
-            seen.push(String::from_utf8_lossy(&out.stderr).to_string());
+            seen.push(out.stderr);
             seen.push(std::fs::read_to_string(&junit).expect("junit"));
         }
     }
 
     let sim = echoing("silent-restart");
-    let url = format!("{}/mcp", sim.url.trim_end_matches('/'));
-    let config = dir.path().join("c.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    url: {url}\n    bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
-            token.display()
-        ),
-    )
-    .expect("write config");
-    let exporter = Proc::start(&[
-        "--config.file",
-        config.to_str().expect("utf-8"),
-        "--web.listen-address",
-        "127.0.0.1:0",
-    ]);
-    let base = exporter.url.trim_end_matches('/').to_string();
-    let api = wait_for(Duration::from_secs(120), "a conformance result", || {
-        let (_, body) = http_get(&format!("{base}/api/targets/echo"));
+    let exporter = Exporter::start(&format!(
+        "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    url: {}\n    bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
+        sim.at("/mcp"),
+        token.display()
+    ));
+    let api = exporter.wait(LIMIT, "a conformance result", || {
+        let (_, body) = exporter.get("/api/targets/echo");
         body.contains("cursor-invalid").then_some(body)
     });
     assert!(api.contains("<redacted>"), "{api}");
     seen.push(api);
     for path in ["/targets/echo", "/metrics"] {
-        seen.push(http_get(&format!("{base}{path}")).1);
+        seen.push(exporter.get(path).1);
     }
     for text in &seen {
         assert!(!text.contains(CANARY), "the token leaked: {text}");
@@ -433,34 +375,21 @@ fn echoed_credentials_never_reach_conformance_evidence() {
 /// and `mcp_verdict` change as soon as the run after the first poll ends.
 #[test]
 fn a_run_changes_the_verdict_without_waiting_for_a_poll() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("hourly.yaml");
-    let b = serde_json::to_string(&bin().display().to_string()).expect("path");
-    std::fs::write(
-        &path,
-        format!(
-            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    command: {b}\n    args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
-        ),
-    )
-    .expect("write config");
-    let exporter = Proc::start(&[
-        "--config.file",
-        path.to_str().expect("utf-8"),
-        "--web.listen-address",
-        "127.0.0.1:0",
-    ]);
-    let t = wait_for(Duration::from_secs(120), "the conformance run", || {
-        let all = api(&exporter);
-        let t = by_name(&all, "hourly").clone();
-        (!t["conformance"].is_null()).then_some(t)
+    let b = serde_json::to_string(&exporter_bin().display().to_string()).expect("path");
+    let exporter = Exporter::start(&format!(
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    command: {b}\n    args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
+    ));
+    let all = exporter.wait_api(LIMIT, "the conformance run", |all| {
+        !api_target(all, "hourly")["conformance"].is_null()
     });
+    let t = api_target(&all, "hourly");
     assert_eq!(t["polls"], 1, "{t:#}");
     assert_eq!(t["verdict"]["level"], "degraded", "{t:#}");
     assert!(
         reason(&t["verdict"], "conformance_failed", Some("tools")).is_some(),
         "{t:#}"
     );
-    let (_, metrics) = http_get(&format!("{}/metrics", exporter.url.trim_end_matches('/')));
+    let metrics = exporter.metrics();
     assert_eq!(
         sample(
             &metrics,

@@ -1,11 +1,9 @@
 //! `mcp-exporter check` against the simulator: every row of the verdict
 //! table in docs/conformance.md, the JUnit file, the exit statuses.
 
-mod common;
-
-use common::{bin, Proc};
+use mcp_testkit::process::run_exporter;
+use mcp_testkit::{exporter_bin, repo_file, ClosedPort, Proc};
 use std::collections::BTreeSet;
-use std::process::Command;
 
 struct Row {
     args: Vec<String>,
@@ -15,8 +13,7 @@ struct Row {
 
 /// The rows between the `verdicts` markers of docs/conformance.md.
 fn table() -> Vec<Row> {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/conformance.md"))
-        .expect("docs/conformance.md");
+    let doc = repo_file("docs/conformance.md");
     let start = doc.find("<!-- verdicts:begin -->").expect("begin marker");
     let end = doc.find("<!-- verdicts:end -->").expect("end marker");
     doc[start..end]
@@ -45,20 +42,17 @@ fn table() -> Vec<Row> {
         .collect()
 }
 
+/// `check CHECK_ARGS -- mcp-exporter simulate SIM_ARGS`: exit code, the
+/// JSON it printed (Null when it printed none) and its stdout.
 fn check(check_args: &[&str], sim_args: &[String]) -> (i32, serde_json::Value, String) {
-    let b = bin();
-    let out = Command::new(&b)
-        .arg("check")
-        .args(check_args)
-        .arg("--")
-        .arg(&b)
-        .arg("simulate")
-        .args(sim_args)
-        .output()
-        .expect("run check");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let json = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
-    (out.status.code().unwrap_or(-1), json, text)
+    let bin = exporter_bin();
+    let mut args = vec!["check"];
+    args.extend_from_slice(check_args);
+    args.extend(["--", bin.to_str().unwrap(), "simulate"]);
+    args.extend(sim_args.iter().map(String::as_str));
+    let out = run_exporter(&args);
+    let json = serde_json::from_str(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.code().unwrap_or(-1), json, out.stdout)
 }
 
 const FLAGS: [&str; 9] = [
@@ -178,26 +172,28 @@ fn the_table_view_names_failures_with_evidence() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = Command::new(bin())
-        .args(["check", "--stdio"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let out = Command::new(bin()).args(["check"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = run_exporter(&["check", "--stdio"]);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
+    let out = run_exporter(&["check"]);
+    assert_eq!(out.code(), Some(2), "{}", out.describe());
 }
 
 #[test]
 fn no_session_is_exit_1_and_a_junit_error() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("x.xml");
-    let out = Command::new(bin())
-        .args(["check", "--json", "--timeout", "2s", "--junit"])
-        .arg(&junit)
-        .args(["--url", "http://127.0.0.1:9/mcp"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let closed = ClosedPort::new();
+    let out = run_exporter(&[
+        "check",
+        "--json",
+        "--timeout",
+        "2s",
+        "--junit",
+        junit.to_str().unwrap(),
+        "--url",
+        &closed.url("/mcp"),
+    ]);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert!(doc.descendants().any(|n| n.has_tag_name("error")));
@@ -214,12 +210,8 @@ fn modern_http_server_with_subscriptions_runs_clean() {
         "--response",
         "sse",
     ]);
-    let out = Command::new(bin())
-        .args(["check", "--json", "--url"])
-        .arg(format!("{}/mcp", sim.url))
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = run_exporter(&["check", "--json", "--url", &sim.at("/mcp")]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["protocol_version"], "2026-07-28");
     let fails: Vec<_> = json["rules"]
         .as_array()
@@ -235,14 +227,13 @@ fn modern_http_server_with_subscriptions_runs_clean() {
         .filter(|r| r["id"] == "subscription-ack" && r["verdict"] == "pass")
         .count();
     assert_eq!(acks, 4, "each kind's filter acknowledged");
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.code(), Some(0));
 }
 
 /// The README's `check` example is what `check` prints.
 #[test]
 fn the_readme_check_example_is_what_check_prints() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = repo_file("README.md");
     let command = "$ mcp-exporter check --kind tools --stdio -- mcp-exporter simulate --scenario no-cache-hints --protocol 2026-07-28\n";
     let start = readme.find(command).expect("the check example") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("its exit status");

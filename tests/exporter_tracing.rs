@@ -2,60 +2,32 @@
 //! histograms' exemplars point at exported traces, secrets and cursors never
 //! leave, and a dead collector changes nothing about polling.
 
-mod common;
-#[path = "common/otlp.rs"]
-mod otlp;
-
-use common::{http_get, sample, wait_for, Proc};
+use mcp_testkit::exporter::scenarios_simulator_with_env;
+use mcp_testkit::otlp::{OtlpReceiver, ReceivedSpan};
+use mcp_testkit::{sample, wait_for, ClosedPort, Exporter, Proc};
 use std::collections::HashSet;
-use std::io::Write;
 use std::time::Duration;
 
 const TOKEN: &str = "tracing-secret-token-0815";
 
 fn sim() -> (Proc, tempfile::NamedTempFile) {
-    let mut f = tempfile::NamedTempFile::new().unwrap();
-    write!(
-        f,
-        "servers:\n  - {{name: ok, scenario: healthy}}\n  - {{name: cyc, scenario: cycle}}\n  - {{name: stale, scenario: stale-cursor, times: 1000}}\n  - {{name: locked, scenario: auth, token_env: SIM_TOKEN}}\n"
-    )
-    .unwrap();
-    let p = Proc::start_with_env(
-        &[
-            "simulate",
-            "--transport",
-            "http",
-            "--scenarios",
-            f.path().to_str().unwrap(),
-        ],
+    scenarios_simulator_with_env(
+        "  - {name: ok, scenario: healthy}\n  - {name: cyc, scenario: cycle}\n  - {name: stale, scenario: stale-cursor, times: 1000}\n  - {name: locked, scenario: auth, token_env: SIM_TOKEN}\n",
         &[("SIM_TOKEN", TOKEN)],
-    );
-    (p, f)
+    )
 }
 
-fn exporter(sim_url: &str, env: &[(&str, &str)]) -> (Proc, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("c.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
+fn exporter(sim_url: &str, env: &[(&str, &str)]) -> Exporter {
+    let mut all_env = vec![("SIM_TOKEN", TOKEN)];
+    all_env.extend_from_slice(env);
+    Exporter::start_with(
+        &format!(
             "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - {{name: ok, url: \"{u}/mcp/ok\"}}\n  - {{name: cyc, url: \"{u}/mcp/cyc\"}}\n  - {{name: stale, url: \"{u}/mcp/stale\"}}\n  - {{name: locked, url: \"{u}/mcp/locked\", bearer_token_env: SIM_TOKEN}}\n",
             u = sim_url
         ),
-    )
-    .unwrap();
-    let mut all_env = vec![("SIM_TOKEN", TOKEN)];
-    all_env.extend_from_slice(env);
-    let p = Proc::start_with_env(
-        &[
-            "--config.file",
-            cfg.to_str().unwrap(),
-            "--web.listen-address",
-            "127.0.0.1:0",
-        ],
+        &[],
         &all_env,
-    );
-    (p, dir)
+    )
 }
 
 /// Trace ids of every exemplar in an OpenMetrics text.
@@ -72,14 +44,14 @@ fn check_protocol(protocol: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let receiver = rt.block_on(async {
         if protocol == "grpc" {
-            otlp::OtlpReceiver::grpc().await
+            OtlpReceiver::grpc().await
         } else {
-            otlp::OtlpReceiver::http().await
+            OtlpReceiver::http().await
         }
     });
     let (sim, _f) = sim();
     let endpoint = receiver.endpoint();
-    let (exp, _dir) = exporter(
+    let exp = exporter(
         &sim.url,
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
@@ -97,7 +69,7 @@ fn check_protocol(protocol: &str) {
             .collect();
         (targets.len() == 4 && spans.len() > 40).then_some(spans)
     });
-    let by_id: std::collections::HashMap<String, &otlp::ReceivedSpan> =
+    let by_id: std::collections::HashMap<String, &ReceivedSpan> =
         spans.iter().map(|s| (s.span_id(), s)).collect();
 
     // Page spans are CLIENT spans named by the method, under a listing
@@ -149,7 +121,7 @@ fn check_protocol(protocol: &str) {
     }
 
     // Every exemplar in /metrics names a trace the collector received.
-    let (_, text) = http_get(&format!("{}/metrics", exp.url));
+    let text = exp.metrics();
     let exemplars = exemplar_trace_ids(&text);
     assert!(!exemplars.is_empty(), "no exemplars in:\n{text}");
     let exported: HashSet<String> = receiver.spans().iter().map(|s| s.trace_id()).collect();
@@ -180,27 +152,16 @@ fn spans_and_exemplars_over_grpc() {
 
 #[test]
 fn an_unreachable_collector_does_not_disturb_polling() {
-    // Bind and drop: nothing listens on this port any more.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let endpoint = format!("http://127.0.0.1:{port}");
+    let collector = ClosedPort::new();
+    let endpoint = collector.url("");
     let (sim, _f) = sim();
-    let (exp, _dir) = exporter(
+    let exp = exporter(
         &sim.url,
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str())],
     );
-    let text = wait_for(Duration::from_secs(60), "five polls of `ok`", || {
-        let (_, text) = http_get(&format!("{}/metrics", exp.url));
-        sample(
-            &text,
-            "mcp_listings_total",
-            &[("target", "ok"), ("kind", "tools")],
-        )
-        .filter(|v| *v >= 5.0)
-        .map(|_| text)
+    let ok_tools = [("target", "ok"), ("kind", "tools")];
+    let text = exp.wait_metrics(Duration::from_secs(60), "five polls of `ok`", |text| {
+        sample(text, "mcp_listings_total", &ok_tools).is_some_and(|v| v >= 5.0)
     });
     assert_eq!(sample(&text, "mcp_up", &[("target", "ok")]), Some(1.0));
     assert_eq!(

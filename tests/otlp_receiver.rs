@@ -3,9 +3,6 @@
 //! attributes, the exact ids the session sent in `traceparent`, and that no
 //! cursor, credential or other secret leaves the process.
 
-#[path = "common/otlp.rs"]
-mod otlp;
-
 use mcp_exporter::baseline::{KindDiff, PolledTarget};
 use mcp_exporter::config::OtlpProtocol;
 use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
@@ -16,9 +13,10 @@ use mcp_listing::report::{Restart, RestartReason};
 use mcp_listing::{
     CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, TransportKind,
 };
+use mcp_testkit::otlp::{find_attr, OtlpReceiver, ReceivedSpan};
+use mcp_testkit::ClosedPort;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use opentelemetry_proto::tonic::trace::v1::status::StatusCode;
-use otlp::{OtlpReceiver, ReceivedSpan};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
@@ -430,14 +428,14 @@ async fn export_three_scenarios(receiver: &OtlpReceiver, protocol: &str) {
         .event("mcp.pagination.items_removed")
         .expect("removed event");
     assert_eq!(
-        otlp::find_attr(&removed.attributes, "mcp.pagination.item_count").as_deref(),
+        find_attr(&removed.attributes, "mcp.pagination.item_count").as_deref(),
         Some("60")
     );
     assert_eq!(
-        otlp::find_attr(&removed.attributes, "mcp.pagination.item_names_omitted").as_deref(),
+        find_attr(&removed.attributes, "mcp.pagination.item_names_omitted").as_deref(),
         Some("10")
     );
-    let names = otlp::find_attr(&removed.attributes, "mcp.pagination.item_names").unwrap();
+    let names = find_attr(&removed.attributes, "mcp.pagination.item_names").unwrap();
     assert!(
         names.starts_with("[gone00,gone01,") && names.ends_with("gone49]"),
         "{names}"
@@ -446,7 +444,7 @@ async fn export_three_scenarios(receiver: &OtlpReceiver, protocol: &str) {
         .event("mcp.pagination.items_added")
         .expect("added event");
     assert_eq!(
-        otlp::find_attr(&added.attributes, "mcp.pagination.item_names").as_deref(),
+        find_attr(&added.attributes, "mcp.pagination.item_names").as_deref(),
         Some("[fresh]")
     );
     check_pages(&t, tools, &p.report.listings[0]);
@@ -458,7 +456,7 @@ async fn export_three_scenarios(receiver: &OtlpReceiver, protocol: &str) {
     check_pages(&t, resources, &p.report.listings[1]);
     let removed = resources.event("mcp.pagination.items_removed").unwrap();
     assert_eq!(
-        otlp::find_attr(&removed.attributes, "mcp.pagination.item_names").as_deref(),
+        find_attr(&removed.attributes, "mcp.pagination.item_names").as_deref(),
         Some("[postgres://db.internal/x]"),
         "resource URIs lose credentials and query"
     );
@@ -482,11 +480,11 @@ async fn export_three_scenarios(receiver: &OtlpReceiver, protocol: &str) {
     assert!(is_error(tools));
     let abort = tools.event("mcp.pagination.abort").expect("abort event");
     assert_eq!(
-        otlp::find_attr(&abort.attributes, "mcp.pagination.guard").as_deref(),
+        find_attr(&abort.attributes, "mcp.pagination.guard").as_deref(),
         Some("cursor_cycle")
     );
     assert_eq!(
-        otlp::find_attr(&abort.attributes, "mcp.pagination.page_index").as_deref(),
+        find_attr(&abort.attributes, "mcp.pagination.page_index").as_deref(),
         Some("2")
     );
     check_pages(&t, tools, &p.report.listings[0]);
@@ -526,11 +524,11 @@ async fn export_three_scenarios(receiver: &OtlpReceiver, protocol: &str) {
         .event("mcp.pagination.restart")
         .expect("restart event");
     assert_eq!(
-        otlp::find_attr(&restart.attributes, "mcp.pagination.restart.reason").as_deref(),
+        find_attr(&restart.attributes, "mcp.pagination.restart.reason").as_deref(),
         Some("invalid_cursor")
     );
     assert_eq!(
-        otlp::find_attr(&restart.attributes, "mcp.pagination.page_index").as_deref(),
+        find_attr(&restart.attributes, "mcp.pagination.page_index").as_deref(),
         Some("1")
     );
     check_pages(&t, prompts, &p.report.listings[0]);
@@ -634,19 +632,12 @@ async fn untraced_polls_and_disabled_sinks_send_nothing() {
         .all(|s| Some(s.trace_id()) == traced.report.trace_id.map(|t| t.to_string())));
 }
 
-async fn closed_port() -> u16 {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    port
-}
-
 /// With the collector unreachable, export_poll returns at once every time
 /// and the lost spans are counted; nothing waits on the dead collector.
 async fn unreachable_collector(protocol: &str) {
-    let port = closed_port().await;
+    let collector = ClosedPort::new();
     let cfg = TraceSettings {
-        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        endpoint: Some(collector.url("")),
         protocol: Some(protocol.parse().expect("an OTLP protocol")),
         ..Default::default()
     };

@@ -15,17 +15,16 @@
 //!
 //! Needs `/usr/bin/prometheus` (Debian package `prometheus`, or `$PROMETHEUS`).
 
-#[path = "common/prometheus.rs"]
-mod prometheus;
-
-use prometheus::{http_get, Prometheus, PrometheusSetup};
+use mcp_testkit::http::raw_get;
+use mcp_testkit::ports::free_port;
+use mcp_testkit::prometheus::{Prometheus, PrometheusSetup};
+use mcp_testkit::{exporter_bin, repo_file, repo_path, Proc};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const EXPORTER: &str = env!("CARGO_BIN_EXE_mcp-exporter");
 /// Scrape job name; McpExporterAbsent matches `mcp-exporter.*`.
 const JOB: &str = "mcp-exporter";
 const DASHBOARDS: [&str; 2] = ["dashboards/mcp-fleet.json", "dashboards/mcp-target.json"];
@@ -52,7 +51,7 @@ const ALERT_WAIT: Duration = Duration::from_secs(90);
 /// versions one after the other while its catalogue grows after every
 /// listing, so the first version listed lacks the item the second sees.
 fn exporter_config(state_dir: &Path, shrink_server: &str, faults_server: &str) -> String {
-    let exe = serde_json::to_string(EXPORTER).expect("path serialises");
+    let exe = serde_json::to_string(&exporter_bin()).expect("path serialises");
     let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
     format!(
         r#"global:
@@ -69,7 +68,7 @@ targets:
     expect: {{ tools: 1 }}
     metrics: {{ detail: true }}
   - name: shrinking
-    url: "http://{shrink_server}/mcp"
+    url: "{shrink_server}/mcp"
     expect: {{ tools: 1 }}
     reference:
       - target: healthy
@@ -77,7 +76,7 @@ targets:
         faults = FAULTS
             .iter()
             .map(|(name, _, extra)| format!(
-                "  - name: {name}\n    url: \"http://{faults_server}/mcp/{name}\"\n    kinds: [tools]\n{extra}"
+                "  - name: {name}\n    url: \"{faults_server}/mcp/{name}\"\n    kinds: [tools]\n{extra}"
             ))
             .collect::<String>()
     )
@@ -110,54 +109,28 @@ const FAULTS: [(&str, &str, &str); 8] = [
 /// its selectors): the faulty servers above make them true.
 const ALERTS_WITH_DATA: [&str; 2] = ["McpProtocolCatalogueDiffers", "McpConformanceMustFailure"];
 
-/// The simulator serving [`FAULTS`] on `port`.
-fn start_faults_server(port: u16) -> Process {
-    let listen = format!("127.0.0.1:{port}");
+/// `mcp-exporter simulate --transport http ARGS` on a port of its choosing.
+fn simulator(args: &[&str]) -> Proc {
+    let mut all = vec!["simulate", "--transport", "http", "--listen", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    Proc::start(&all)
+}
+
+/// The simulator serving [`FAULTS`]; the scenario file lives as long as it.
+fn start_faults_server() -> (Proc, tempfile::NamedTempFile) {
     let servers: String = FAULTS
         .iter()
         .map(|(name, knobs, _)| format!("  - {{name: {name}, {knobs}}}\n"))
         .collect();
-    let mut p = Process::spawn(
-        &[
-            "simulate".to_string(),
-            "--transport".to_string(),
-            "http".to_string(),
-            "--listen".to_string(),
-            listen.clone(),
-        ],
-        |dir| {
-            let file = dir.join("servers.yaml");
-            std::fs::write(&file, format!("servers:\n{servers}")).expect("write scenarios");
-            vec!["--scenarios".to_string(), file.display().to_string()]
-        },
-    );
-    let up = wait_until(&mut p, Duration::from_secs(30), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(
-        up,
-        "the faults simulator did not listen on {listen}; its log:\n{}",
-        p.log()
-    );
-    p
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), format!("servers:\n{servers}")).expect("write scenarios");
+    let sim = simulator(&["--scenarios", file.path().to_str().expect("utf-8")]);
+    (sim, file)
 }
 
-/// Command line of the long-lived shrinking simulator.
-fn shrink_server_args(listen: &str) -> Vec<String> {
-    [
-        "simulate",
-        "--transport",
-        "http",
-        "--listen",
-        listen,
-        "--scenario",
-        "shrink",
-        "--after-listings",
-        "2",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// The long-lived shrinking simulator.
+fn start_shrink_server() -> Proc {
+    simulator(&["--scenario", "shrink", "--after-listings", "2"])
 }
 
 /// A child process killed (SIGTERM, then SIGKILL) on drop, its stderr kept
@@ -173,13 +146,13 @@ impl Process {
         let mut all: Vec<String> = args.to_vec();
         all.extend(setup(dir.path()));
         let log = std::fs::File::create(dir.path().join("stderr.log")).expect("stderr log");
-        let child = Command::new(EXPORTER)
+        let child = Command::new(exporter_bin())
             .args(&all)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(log))
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {EXPORTER} {all:?}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot run mcp-exporter {all:?}: {e}"));
         Process { child, dir }
     }
 
@@ -228,52 +201,58 @@ fn wait_until(process: &mut Process, limit: Duration, mut ready: impl FnMut() ->
     false
 }
 
-/// The long-lived shrinking MCP server (HTTP) on `port`.
-fn start_shrink_server(port: u16) -> Process {
-    let listen = format!("127.0.0.1:{port}");
-    let mut p = Process::spawn(&shrink_server_args(&listen), |_| Vec::new());
-    let up = wait_until(&mut p, Duration::from_secs(30), || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(
-        up,
-        "the shrink simulator did not listen on {listen}; its log:\n{}",
-        p.log()
-    );
-    p
-}
-
-/// The exporter on `port` with `config` (given its state directory);
-/// waits for `/metrics`.
-fn start_exporter(port: u16, config: impl FnOnce(&Path) -> String) -> Process {
+/// The exporter on `port` with `config` (given its state directory), once
+/// it serves `/metrics`; Err with its log when it exits or never does.
+fn try_start_exporter(port: u16, config: &dyn Fn(&Path) -> String) -> Result<Process, String> {
     let mut p = Process::spawn(&[], |dir| {
         let state = dir.join("state");
         std::fs::create_dir_all(&state).expect("state dir");
         let path = dir.join("config.yaml");
         std::fs::write(&path, config(&state)).expect("write exporter config");
-        let config = path;
         vec![
             "--config.file".to_string(),
-            config.display().to_string(),
+            path.display().to_string(),
             "--web.listen-address".to_string(),
             format!("127.0.0.1:{port}"),
         ]
     });
-    let up = wait_until(
-        &mut p,
-        Duration::from_secs(60),
-        || matches!(http_get(port, "/metrics"), Ok((200, body)) if String::from_utf8_lossy(&body).contains("mcp_up")),
-    );
-    assert!(
-        up,
-        "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
-        p.log()
-    );
-    p
+    let address = format!("127.0.0.1:{port}");
+    let up = wait_until(&mut p, Duration::from_secs(60), || {
+        raw_get(&address, "/metrics", &[])
+            .is_ok_and(|r| r.status == 200 && r.text().contains("mcp_up"))
+    });
+    if up {
+        Ok(p)
+    } else {
+        Err(format!(
+            "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
+            p.log()
+        ))
+    }
 }
 
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+/// Prometheus scraping the exporter, started first so its first scrape
+/// sees the pre-created zeros and every later increase. It must be told
+/// the exporter's port before the exporter binds it, so the port is one
+/// that was free a moment before: when another process took it meanwhile,
+/// both start again on a new one (three times).
+fn prometheus_then_exporter(
+    setup: impl Fn(PrometheusSetup) -> PrometheusSetup,
+    config: &dyn Fn(&Path) -> String,
+) -> (Prometheus, Process) {
+    let mut failures = Vec::new();
+    for _attempt in 0..3 {
+        let port = free_port();
+        let prom = Prometheus::start(&setup(
+            PrometheusSetup::new().scrape(JOB, &format!("127.0.0.1:{port}")),
+        ));
+        match try_start_exporter(port, config) {
+            Ok(exporter) => return (prom, exporter),
+            Err(e) if e.contains("in use") => failures.push(e),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("{}", failures.join("\n\n"));
 }
 
 /// One PromQL expression shipped in a dashboard or the rule file.
@@ -286,12 +265,8 @@ struct Shipped {
     must_return_data: bool,
 }
 
-fn read(path: &str) -> String {
-    std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("read {path}: {e}"))
-}
-
 fn dashboard_json(path: &str) -> Value {
-    serde_json::from_str(&read(path)).unwrap_or_else(|e| panic!("parse {path}: {e}"))
+    serde_json::from_str(&repo_file(path)).unwrap_or_else(|e| panic!("parse {path}: {e}"))
 }
 
 fn dashboard_expressions() -> Vec<Shipped> {
@@ -364,7 +339,7 @@ fn variable_queries() -> Vec<(String, String, String)> {
 
 fn rule_expressions() -> Vec<Shipped> {
     let v: yaml_serde::Value =
-        yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
+        yaml_serde::from_str(&repo_file(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
     let mut out = Vec::new();
     for g in v["groups"].as_sequence().expect("groups").iter() {
         for r in g["rules"].as_sequence().expect("rules").iter() {
@@ -578,25 +553,13 @@ fn diagnostics(prom: &Prometheus, exporter: &Process) -> String {
 
 #[test]
 fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
-    // Prometheus first, so its first scrape sees the pre-created zeros and
-    // every later increase (the shrink scenario starts within seconds).
-    let exporter_port = prometheus::free_port();
-    let prom = Prometheus::start(
-        &PrometheusSetup::new()
-            .scrape(JOB, &format!("127.0.0.1:{exporter_port}"))
-            .rules(repo(RULES)),
-    );
-    let shrink_port = prometheus::free_port();
-    let _shrink_server = start_shrink_server(shrink_port);
-    let faults_port = prometheus::free_port();
-    let _faults_server = start_faults_server(faults_port);
-    let exporter = start_exporter(exporter_port, |state| {
-        exporter_config(
-            state,
-            &format!("127.0.0.1:{shrink_port}"),
-            &format!("127.0.0.1:{faults_port}"),
-        )
-    });
+    let shrink_server = start_shrink_server();
+    let (faults_server, _scenarios) = start_faults_server();
+    // Prometheus first: the shrink scenario starts within seconds.
+    let (prom, exporter) =
+        prometheus_then_exporter(|setup| setup.rules(repo_path(RULES)), &|state| {
+            exporter_config(state, &shrink_server.url, &faults_server.url)
+        });
 
     let mut shipped = dashboard_expressions();
     shipped.extend(rule_expressions());
@@ -666,7 +629,7 @@ fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
 
 /// The budget docs/metrics.md states: "**N samples per target**".
 fn documented_budget() -> usize {
-    let doc = read("docs/metrics.md");
+    let doc = repo_file("docs/metrics.md");
     let marker = " samples per target**";
     let end = doc
         .find(marker)
@@ -688,35 +651,13 @@ const OPTIONAL: &str = "mcp_server_info|mcp_listing_expected_min_items|mcp_refer
 /// series as docs/metrics.md states, and at most 80.
 #[test]
 fn a_target_stays_within_the_per_target_sample_budget() {
-    let exporter_port = prometheus::free_port();
-    let prom = Prometheus::start(
-        &PrometheusSetup::new().scrape(JOB, &format!("127.0.0.1:{exporter_port}")),
-    );
-    let sim_port = prometheus::free_port();
-    let mut sim = Process::spawn(
-        &[
-            "simulate".to_string(),
-            "--transport".to_string(),
-            "http".to_string(),
-            "--listen".to_string(),
-            format!("127.0.0.1:{sim_port}"),
-            "--scenario".to_string(),
-            "healthy".to_string(),
-        ],
-        |_| Vec::new(),
-    );
-    assert!(
-        wait_until(&mut sim, Duration::from_secs(30), || {
-            std::net::TcpStream::connect(("127.0.0.1", sim_port)).is_ok()
-        }),
-        "the simulator did not listen; its log:\n{}",
-        sim.log()
-    );
-    let exporter = start_exporter(exporter_port, |state| {
+    let sim = simulator(&["--scenario", "healthy"]);
+    let (prom, exporter) = prometheus_then_exporter(|setup| setup, &|state| {
         format!(
-            "global:\n  schedule: {{ every: 1s }}\n  jitter: 0s\n  state_dir: {}\ntargets:\n  - name: plain\n    url: \"http://127.0.0.1:{sim_port}/mcp\"\n",
-            serde_json::to_string(&state.display().to_string()).expect("path serialises")
-        )
+                "global:\n  schedule: {{ every: 1s }}\n  jitter: 0s\n  state_dir: {}\ntargets:\n  - name: plain\n    url: \"{}/mcp\"\n",
+                serde_json::to_string(&state.display().to_string()).expect("path serialises"),
+                sim.url
+            )
     });
     let per_target = format!(r#"{{job="{JOB}", target="plain", __name__!~"{OPTIONAL}"}}"#);
     let count = |p: &Prometheus| -> Option<usize> {

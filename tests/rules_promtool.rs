@@ -4,9 +4,9 @@
 //! rely on, and every dashboard panel is wired to `${datasource}` with a unit
 //! and a description. Needs promtool (Debian package `prometheus`).
 
-#[path = "common/prometheus.rs"]
-mod prometheus;
-
+use mcp_testkit::process::run;
+use mcp_testkit::prometheus::promtool_binary;
+use mcp_testkit::{repo_file, repo_path};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,14 +45,6 @@ const DASHBOARD_UIDS: [(&str, &str); 2] = [
     ("mcp-target.json", "mcp-target"),
 ];
 
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
-fn read(path: &str) -> String {
-    std::fs::read_to_string(repo(path)).unwrap_or_else(|e| panic!("read {path}: {e}"))
-}
-
 #[derive(Deserialize)]
 struct RuleFile {
     groups: Vec<Group>,
@@ -77,7 +69,7 @@ struct Rule {
 
 fn rules() -> Vec<Rule> {
     let file: RuleFile =
-        yaml_serde::from_str(&read(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
+        yaml_serde::from_str(&repo_file(RULES)).unwrap_or_else(|e| panic!("parse {RULES}: {e}"));
     assert!(!file.groups.is_empty(), "{RULES} has no groups");
     file.groups
         .into_iter()
@@ -87,7 +79,7 @@ fn rules() -> Vec<Rule> {
 }
 
 fn rule_test_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo(RULE_TESTS_DIR))
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_path(RULE_TESTS_DIR))
         .unwrap_or_else(|e| panic!("list {RULE_TESTS_DIR}: {e}"))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
@@ -101,25 +93,24 @@ fn rule_test_files() -> Vec<PathBuf> {
 }
 
 fn run_promtool(args: &[&std::ffi::OsStr]) {
-    let promtool = prometheus::promtool_binary().unwrap_or_else(|e| panic!("{e}"));
-    let out = Command::new(&promtool)
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", promtool.display()));
+    let promtool = promtool_binary().unwrap_or_else(|e| panic!("{e}"));
+    let mut command = Command::new(&promtool);
+    command.args(args).current_dir(repo_path(""));
+    let out = run(command, &format!("promtool {args:?}"));
     assert!(
-        out.status.success(),
-        "promtool {:?} failed ({}):\n{}\n{}",
-        args,
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        out.success(),
+        "promtool {args:?} failed: {}",
+        out.describe()
     );
 }
 
 #[test]
 fn promtool_check_rules_accepts_the_rule_file() {
-    run_promtool(&["check".as_ref(), "rules".as_ref(), repo(RULES).as_os_str()]);
+    run_promtool(&[
+        "check".as_ref(),
+        "rules".as_ref(),
+        repo_path(RULES).as_os_str(),
+    ]);
 }
 
 #[test]
@@ -145,7 +136,7 @@ fn github_anchor(heading: &str) -> String {
 }
 
 fn runbook_anchors() -> BTreeSet<String> {
-    read(RUNBOOKS)
+    repo_file(RUNBOOKS)
         .lines()
         .filter_map(|l| l.strip_prefix("## "))
         .map(github_anchor)
@@ -314,8 +305,8 @@ fn dashboards() -> Vec<(String, Value)> {
         .iter()
         .map(|(file, _)| {
             let path = format!("{DASHBOARDS_DIR}/{file}");
-            let v: Value =
-                serde_json::from_str(&read(&path)).unwrap_or_else(|e| panic!("parse {path}: {e}"));
+            let v: Value = serde_json::from_str(&repo_file(&path))
+                .unwrap_or_else(|e| panic!("parse {path}: {e}"));
             (file.to_string(), v)
         })
         .collect()
@@ -482,7 +473,7 @@ fn every_dashboard_panel_has_unit_description_and_uses_the_datasource_variable()
 
 #[test]
 fn grafana_provisioning_example_points_at_the_dashboards() {
-    let provider = read("deploy/grafana/provisioning/dashboards/mcp-exporter.yaml");
+    let provider = repo_file("deploy/grafana/provisioning/dashboards/mcp-exporter.yaml");
     let v: yaml_serde::Value = yaml_serde::from_str(&provider).expect("provider YAML parses");
     let providers = v["providers"].as_sequence().expect("providers list");
     assert!(
@@ -491,7 +482,7 @@ fn grafana_provisioning_example_points_at_the_dashboards() {
             .any(|p| p["type"].as_str() == Some("file") && p["options"]["path"].as_str().is_some()),
         "no file provider with options.path"
     );
-    let ds = read("deploy/grafana/provisioning/datasources/mcp-exporter.yaml");
+    let ds = repo_file("deploy/grafana/provisioning/datasources/mcp-exporter.yaml");
     let v: yaml_serde::Value = yaml_serde::from_str(&ds).expect("datasource YAML parses");
     let list = v["datasources"].as_sequence().expect("datasources list");
     assert!(
@@ -526,7 +517,7 @@ fn registered_names() -> BTreeSet<String> {
         }
     }
     let mut out = BTreeSet::new();
-    walk(&repo("src"), &mut out);
+    walk(&repo_path("src"), &mut out);
     out
 }
 
@@ -563,11 +554,12 @@ fn every_series_named_in_docs_rules_and_dashboards_exists_in_the_code() {
         "alerts/README.md".into(),
         RULES.into(),
     ];
-    files.extend(
-        rule_test_files()
-            .iter()
-            .map(|p| p.strip_prefix(repo("")).unwrap_or(p).display().to_string()),
-    );
+    files.extend(rule_test_files().iter().map(|p| {
+        p.strip_prefix(repo_path(""))
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    }));
     files.extend(
         DASHBOARD_UIDS
             .iter()
@@ -575,7 +567,7 @@ fn every_series_named_in_docs_rules_and_dashboards_exists_in_the_code() {
     );
     let mut unknown = Vec::new();
     for file in &files {
-        for name in mentioned_names(&read(file)) {
+        for name in mentioned_names(&repo_file(file)) {
             if !exposed(&name) {
                 unknown.push(format!("{file}: {name}"));
             }

@@ -1,7 +1,7 @@
 """A Streamable HTTP MCP server whose tools/list answer is one SSE data line
 of argv[1] bytes, written 16 KiB at a time, never ended (tests/hardening.rs)."""
 import json, sys, time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOTAL = int(sys.argv[1])  # bytes of the huge data line
 CHUNK = 16 * 1024
@@ -34,6 +34,9 @@ class H(BaseHTTPRequestHandler):
         body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}).encode()
         self.send_response(400); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
 
-srv = HTTPServer(("127.0.0.1", 0), H)
+# One thread per connection: the client may open a second connection while
+# the first is idle in its pool, and a one-connection server would never
+# read the request on it.
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
 print("listening on http://127.0.0.1:%d" % srv.server_address[1], file=sys.stderr, flush=True)
 srv.serve_forever()

@@ -10,14 +10,8 @@
 //!
 //! Needs Debian's `chromium` (scripts/install-test-deps.sh).
 
-#[path = "common/chromium.rs"]
-mod chromium;
-mod common;
-#[path = "common/demo.rs"]
-mod demo;
-
-use chromium::{dump_dom, screenshot, visible_text};
-use demo::{reason, Demo};
+use mcp_testkit::chromium::{dump_dom, screenshot, visible_text};
+use mcp_testkit::demo::{reason, Demo};
 
 fn text_of(demo: &Demo, path: &str) -> (String, String) {
     let url = demo.url(path);

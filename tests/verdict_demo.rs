@@ -10,12 +10,9 @@
 //! - `cycling` and `stale-cursor` are down with guard or error and page;
 //! - `healthy` and `origin` are healthy.
 
-mod common;
-#[path = "common/demo.rs"]
-mod demo;
-
-use common::{bin, http_get, sample};
-use demo::{reason, Demo};
+use mcp_testkit::demo::{reason, Demo};
+use mcp_testkit::process::run_exporter;
+use mcp_testkit::{http_get, probe_json, repo_file, sample, Proc};
 use serde_json::Value;
 
 fn message(r: Option<&Value>) -> String {
@@ -157,7 +154,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         "{}/mcp/overlapping",
         demo.simulator.url.trim_end_matches('/')
     );
-    let (code, report) = common::probe_json(&["--url", &url, "--kind", "tools"]);
+    let (code, report) = probe_json(&["--url", &url, "--kind", "tools"]);
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["verdict"]["level"], "degraded", "{report:#}");
     assert!(reason(&report["verdict"], "duplicate_items", Some("tools")).is_some());
@@ -165,11 +162,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     let tools = &report["kinds"]["tools"]["verdict"];
     assert_eq!(tools["level"], "degraded", "{report:#}");
     assert!(reason(tools, "duplicate_items", Some("tools")).is_some());
-    let text = std::process::Command::new(bin())
-        .args(["probe", "--url", &url, "--kind", "tools"])
-        .output()
-        .expect("run probe");
-    let text = String::from_utf8_lossy(&text.stdout);
+    let text = run_exporter(&["probe", "--url", &url, "--kind", "tools"]).stdout;
     assert!(text.contains("verdict: degraded"), "{text}");
     assert!(text.contains("duplicate_items"), "{text}");
 }
@@ -178,15 +171,14 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
 /// `simulate --transport http --scenario cycle`, milliseconds aside.
 #[test]
 fn the_readme_probe_example_is_what_probe_prints() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
+    let readme = repo_file("README.md");
     let command =
         "$ mcp-exporter probe --url http://127.0.0.1:9741/mcp --kind tools --kind prompts\n";
     let start = readme.find(command).expect("the probe example") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("its exit status");
     let documented = &readme[start..end];
 
-    let sim = common::Proc::start(&[
+    let sim = Proc::start(&[
         "simulate",
         "--transport",
         "http",
@@ -195,16 +187,19 @@ fn the_readme_probe_example_is_what_probe_prints() {
         "--listen",
         "127.0.0.1:0",
     ]);
-    let out = std::process::Command::new(bin())
-        .args(["probe", "--url"])
-        .arg(format!("{}/mcp", sim.url.trim_end_matches('/')))
-        .args(["--kind", "tools", "--kind", "prompts"])
-        .output()
-        .expect("run probe");
-    assert_eq!(out.status.code(), Some(1));
-    let printed = String::from_utf8_lossy(&out.stdout);
+    let out = run_exporter(&[
+        "probe",
+        "--url",
+        &sim.at("/mcp"),
+        "--kind",
+        "tools",
+        "--kind",
+        "prompts",
+    ]);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    let printed = &out.stdout;
     assert_eq!(
-        without_milliseconds(&printed),
+        without_milliseconds(printed),
         without_milliseconds(documented),
         "README.md's probe example is out of date; it printed:\n{printed}"
     );

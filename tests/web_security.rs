@@ -2,9 +2,7 @@
 //! certificates), basic auth, the lifecycle gate, and idle connections
 //! under a low fd limit. Real processes, real TLS, a real client.
 
-mod common;
-
-use common::{wait_for, Proc};
+use mcp_testkit::{http_get, http_post, wait_for, ClosedPort, Exporter, Proc};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
 };
@@ -43,26 +41,16 @@ impl Ca {
     }
 }
 
-fn config_file(dir: &Path) -> std::path::PathBuf {
-    let cfg = dir.join("c.yaml");
-    std::fs::write(
-        &cfg,
-        "targets:\n  - name: down\n    url: http://127.0.0.1:9/mcp\n    schedule: {every: 1h}\n",
+/// An exporter with `flags` whose one target is down (its port refuses).
+fn exporter(closed: &ClosedPort, flags: &[&str]) -> Exporter {
+    Exporter::start_with(
+        &format!(
+            "targets:\n  - name: down\n    url: {}\n    schedule: {{every: 1h}}\n",
+            closed.url("/mcp")
+        ),
+        flags,
+        &[],
     )
-    .unwrap();
-    cfg
-}
-
-fn exporter(dir: &Path, extra: &[&str]) -> Proc {
-    let cfg = config_file(dir);
-    let mut args = vec![
-        "--config.file",
-        cfg.to_str().unwrap(),
-        "--web.listen-address",
-        "127.0.0.1:0",
-    ];
-    args.extend_from_slice(extra);
-    Proc::start(&args)
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -112,9 +100,10 @@ fn tls_with_client_certificates_and_basic_auth() {
         ),
     )
     .unwrap();
-    let exp = exporter(dir.path(), &["--web.config.file", web.to_str().unwrap()]);
-    assert!(exp.url.starts_with("https://"), "{}", exp.url);
-    let metrics = format!("{}/metrics", exp.url);
+    let closed = ClosedPort::new();
+    let exp = exporter(&closed, &["--web.config.file", web.to_str().unwrap()]);
+    assert!(exp.url().starts_with("https://"), "{}", exp.url());
+    let metrics = exp.at("/metrics");
 
     let (ccert, ckey) = client_ca.leaf(ExtendedKeyUsagePurpose::ClientAuth);
     let with_cert = client_trusting(&ca, Some((&ccert, &ckey)));
@@ -131,10 +120,7 @@ fn tls_with_client_certificates_and_basic_auth() {
         Some(401)
     );
     assert_eq!(get(&with_cert, &metrics, None), Some(401));
-    assert_eq!(
-        get(&with_cert, &format!("{}/-/healthy", exp.url), None),
-        Some(401)
-    );
+    assert_eq!(get(&with_cert, &exp.at("/-/healthy"), None), Some(401));
 
     // No client certificate, or one from another CA: no HTTP at all.
     let without_cert = client_trusting(&ca, None);
@@ -177,8 +163,9 @@ fn renewed_certificates_are_picked_up_without_restart() {
         "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n",
     )
     .unwrap();
-    let exp = exporter(dir.path(), &["--web.config.file", web.to_str().unwrap()]);
-    let healthy = format!("{}/-/healthy", exp.url);
+    let closed = ClosedPort::new();
+    let exp = exporter(&closed, &["--web.config.file", web.to_str().unwrap()]);
+    let healthy = exp.at("/-/healthy");
     assert_eq!(
         get(&client_trusting(&old_ca, None), &healthy, None),
         Some(200)
@@ -196,13 +183,12 @@ fn renewed_certificates_are_picked_up_without_restart() {
 
 #[test]
 fn reload_over_http_needs_the_lifecycle_flag() {
-    let dir = tempfile::tempdir().unwrap();
-    let exp = exporter(dir.path(), &[]);
-    let (status, body) = common::http_post(&format!("{}/-/reload", exp.url));
+    let closed = ClosedPort::new();
+    let exp = exporter(&closed, &[]);
+    let (status, body) = http_post(&exp.at("/-/reload"));
     assert_eq!(status, 403, "{body}");
-    let dir = tempfile::tempdir().unwrap();
-    let exp = exporter(dir.path(), &["--web.enable-lifecycle"]);
-    let (status, body) = common::http_post(&format!("{}/-/reload", exp.url));
+    let exp = exporter(&closed, &["--web.enable-lifecycle"]);
+    let (status, body) = http_post(&exp.at("/-/reload"));
     assert_eq!(status, 200, "{body}");
 }
 
@@ -230,8 +216,8 @@ fn idle_connections_do_not_exhaust_fds() {
     )
     .unwrap();
     let exp = low_fd_exporter(&cfg);
-    let polls = |exp: &LowFd| -> u64 {
-        let (_, body) = common::http_get(&format!("{}/api/targets/healthy", exp.url));
+    let polls = |exp: &Proc| -> u64 {
+        let (_, body) = http_get(&exp.at("/api/targets/healthy"));
         serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v["polls"].as_u64())
@@ -254,58 +240,27 @@ fn idle_connections_do_not_exhaust_fds() {
     }
     assert!(held.len() >= 1000, "only {} connections opened", held.len());
     let before = polls(&exp);
-    let (status, body) = common::http_get(&format!("{}/-/healthy", exp.url));
+    let (status, body) = http_get(&exp.at("/-/healthy"));
     assert_eq!(status, 200, "{body}");
     wait_for(LIMIT, "3 more polls while the connections are held", || {
         (polls(&exp) >= before + 3).then_some(())
     });
-    let (_, body) = common::http_get(&format!("{}/api/targets/healthy", exp.url));
+    let (_, body) = http_get(&exp.at("/api/targets/healthy"));
     assert!(!body.contains("Too many open files"), "{body}");
     drop(held);
 }
 
 /// The exporter under `ulimit -n 1024`, killed on drop.
-struct LowFd {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for LowFd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn low_fd_exporter(cfg: &Path) -> LowFd {
-    use std::io::{BufRead, BufReader};
-    let mut child = std::process::Command::new("sh")
-        .args([
-            "-c",
-            "ulimit -n 1024 && exec \"$0\" \"$@\"",
-            common::bin().to_str().unwrap(),
-            "--config.file",
-            cfg.to_str().unwrap(),
-            "--web.listen-address",
-            "127.0.0.1:0",
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Some(i) = line.find("listening on ") {
-                let _ = tx.send(line[i + "listening on ".len()..].trim().to_string());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("listening line");
-    LowFd { child, url }
+fn low_fd_exporter(cfg: &Path) -> Proc {
+    let mut command = std::process::Command::new("sh");
+    command.args([
+        "-c",
+        "ulimit -n 1024 && exec \"$0\" \"$@\"",
+        mcp_testkit::exporter_bin().to_str().unwrap(),
+        "--config.file",
+        cfg.to_str().unwrap(),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    Proc::spawn("mcp-exporter under ulimit -n 1024", command)
 }
