@@ -9,8 +9,8 @@
 //! Run: `cargo bench --bench scrape_storm` (about a minute; the test suite
 //! only checks that polling goes on during a storm, by counting).
 
+use mcp_testkit::exporter::Fleet;
 use mcp_testkit::http::raw_get;
-use mcp_testkit::{sample, scenarios_simulator, Exporter};
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,39 +23,21 @@ const SPELL: Duration = Duration::from_secs(10);
 const HELD: f64 = 0.7;
 
 /// Listings of every target so far, from one gzipped scrape.
-fn listings_done(address: &str) -> f64 {
+fn listings_done(fleet: &Fleet, address: &str) -> f64 {
     let r = raw_get(address, "/metrics", &[("Accept-Encoding", "gzip")]).expect("a scrape");
     let mut text = String::new();
     flate2::read::GzDecoder::new(&r.body[..])
         .read_to_string(&mut text)
         .expect("a gzip body");
-    (1..=TARGETS)
-        .map(|i| {
-            sample(
-                &text,
-                "mcp_listings_total",
-                &[("target", &format!("t-{i:04}")), ("kind", "tools")],
-            )
-            .unwrap_or(0.0)
-        })
-        .sum()
+    fleet.listings(&text).iter().sum()
 }
 
 fn main() {
-    let (sim, _scenarios) = scenarios_simulator(&format!(
-        "  - {{name: t, count: {TARGETS}, scenario: healthy}}\n"
-    ));
-    let mut config = "global:\n  schedule: {every: 10s}\n  jitter: 10s\n  concurrency: 32\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n".to_string();
-    for i in 1..=TARGETS {
-        config.push_str(&format!(
-            "  - name: t-{i:04}\n    url: {}/mcp/t-{i:04}\n",
-            sim.url
-        ));
-    }
-    let exp = Exporter::start(&config);
+    let fleet = Fleet::start(TARGETS);
+    let exp = &fleet.exporter;
     let address = exp.url().trim_start_matches("http://").to_string();
     exp.wait(Duration::from_secs(120), "every target polled once", || {
-        (listings_done(&address) >= TARGETS as f64).then_some(())
+        (listings_done(&fleet, &address) >= TARGETS as f64).then_some(())
     });
 
     let storm = Arc::new(AtomicBool::new(false));
@@ -80,13 +62,13 @@ fn main() {
         .collect();
     let (mut quiet, mut stormy) = (0.0, 0.0);
     for _ in 0..ROUNDS {
-        let start = listings_done(&address);
+        let start = listings_done(&fleet, &address);
         std::thread::sleep(SPELL);
-        let middle = listings_done(&address);
+        let middle = listings_done(&fleet, &address);
         storm.store(true, Ordering::Relaxed);
         std::thread::sleep(SPELL);
         storm.store(false, Ordering::Relaxed);
-        let end = listings_done(&address);
+        let end = listings_done(&fleet, &address);
         quiet += middle - start;
         stormy += end - middle;
     }

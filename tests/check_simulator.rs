@@ -2,7 +2,8 @@
 //! table in docs/conformance.md, the JUnit file, the exit statuses.
 
 use mcp_testkit::process::run_exporter;
-use mcp_testkit::{exporter_bin, repo_file, ClosedPort, Proc};
+use mcp_testkit::simulator::http_scenario;
+use mcp_testkit::{exporter_bin, repo_file, ClosedPort};
 use std::collections::BTreeSet;
 
 struct Row {
@@ -201,15 +202,7 @@ fn no_session_is_exit_1_and_a_junit_error() {
 
 #[test]
 fn modern_http_server_with_subscriptions_runs_clean() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "protocol-2026",
-        "--response",
-        "sse",
-    ]);
+    let sim = http_scenario("protocol-2026", &["--response", "sse"]);
     let out = run_exporter(&["check", "--json", "--url", &sim.at("/mcp")]);
     let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(json["protocol_version"], "2026-07-28");

@@ -11,9 +11,9 @@
 
 use mcp_testkit::exporter::api_target;
 use mcp_testkit::gateways::{
-    cases_of, expect, fastmcp_gateway, listings, missing, npm_mcp_proxy, probe, reason_codes,
-    reference, run_cases, s, seen, serve, start_each, stdio_target, tools, up, url_target, Case,
-    Seen, CYCLE, FASTMCP_PYTHON, HEALTHY, NPM_MCP_PROXY, SERVE_LIMIT, STALE,
+    behind, expect, fastmcp_gateway, gateway_cases, listings, missing, npm_mcp_proxy, probe,
+    reason_codes, reference, run_cases, s, seen, serve, start_each, stdio_target, tools, up,
+    url_target, Case, Seen, CYCLE, FASTMCP_PYTHON, HEALTHY, NPM_MCP_PROXY, SERVE_LIMIT, STALE,
 };
 use mcp_testkit::peers::installed;
 use mcp_testkit::{listing, sample, scenarios_simulator, Proc};
@@ -21,6 +21,11 @@ use std::collections::BTreeMap;
 
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
+
+/// An `rpc_error` with `code` at 2026-07-28, nothing listed.
+fn rpc_error(code: i64) -> Seen {
+    expect(MODERN, "error", Some("rpc_error"), 0, 0, Some(code))
+}
 
 // ---------------------------------------------------------------------------
 // npm mcp-proxy: merges pages, 64-page limit
@@ -33,50 +38,38 @@ fn zoo_npm_mcp_proxy_merges_pages() {
     }
     // Its SDK 2 front answers 2026-07-28 (`--modern` is on by default) and
     // speaks 2025-era to the stdio origin.
-    let scenarios: Vec<(&str, &str, Seen)> = vec![
-        (
+    let merged = |name, origin, want| behind(name, origin, "/mcp", want);
+    let scenarios = vec![
+        merged(
             "healthy",
             HEALTHY,
             expect(MODERN, "complete", None, 20, 1, None),
         ),
         // The gateway walks the loop itself until its page limit.
-        (
-            "cycle",
-            CYCLE,
-            expect(MODERN, "error", Some("rpc_error"), 0, 0, Some(-32603)),
-        ),
+        merged("cycle", CYCLE, rpc_error(-32603)),
         // The origin's -32602 on page 2 comes back as the answer to our page 1
         // (no cursor sent): `invalid_params`, not `invalid_cursor`.
-        (
+        merged(
             "stale-cursor",
             STALE,
             expect(MODERN, "error", Some("invalid_params"), 0, 0, Some(-32602)),
         ),
         // 64 upstream pages: the limit, still whole.
-        (
+        merged(
             "320 items (64 pages)",
             "--scenario healthy --items 320",
             expect(MODERN, "complete", None, 320, 1, None),
         ),
         // 65 upstream pages: -32603 "exceeded listMaxPages (64)".
-        (
+        merged(
             "325 items (65 pages)",
             "--scenario healthy --items 325",
-            expect(MODERN, "error", Some("rpc_error"), 0, 0, Some(-32603)),
+            rpc_error(-32603),
         ),
-        (
-            "endless",
-            "--scenario endless",
-            expect(MODERN, "error", Some("rpc_error"), 0, 0, Some(-32603)),
-        ),
+        merged("endless", "--scenario endless", rpc_error(-32603)),
     ];
-    let origins: Vec<&str> = scenarios.iter().map(|(_, origin, _)| *origin).collect();
-    let gateways = start_each(&origins, npm_mcp_proxy);
-    let expected = scenarios
-        .into_iter()
-        .map(|(name, _, want)| (name, want))
-        .collect();
-    run_cases(&cases_of("npm mcp-proxy", "/mcp", expected, &gateways));
+    let (cases, _gateways) = gateway_cases("npm mcp-proxy", scenarios, npm_mcp_proxy);
+    run_cases(&cases);
 
     let healthy = npm_mcp_proxy(HEALTHY);
     let exporter = serve(&format!(

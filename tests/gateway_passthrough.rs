@@ -17,9 +17,9 @@
 //! `INTEROP_REQUIRE_PEERS=1`.
 
 use mcp_testkit::gateways::{
-    cases_of, expect, in_parallel, listings, missing, probe, pypi_mcp_proxy, reference, run_cases,
-    s, seen, serve, stdio_target, supergateway, up, url_target, Case, Job, Seen, SgMode, CYCLE,
-    HEALTHY, PYPI_MCP_PROXY, PYTHON_V1, SERVE_LIMIT, STALE, SUPERGATEWAY,
+    behind, expect, gateway_cases, listings, missing, probe, pypi_mcp_proxy, reference, run_cases,
+    s, seen, serve, stdio_target, supergateway, up, url_target, Behind, SgMode, CYCLE, HEALTHY,
+    PYPI_MCP_PROXY, PYTHON_V1, SERVE_LIMIT, STALE, SUPERGATEWAY,
 };
 use mcp_testkit::peers::{installed, peer_path};
 use mcp_testkit::{listing, names, sample, Exporter, Proc};
@@ -109,8 +109,12 @@ fn mcp1_fastmcp_scheduled_is_up() {
 /// 260 pages of 5, through a pass-through gateway.
 const BIG: &str = "--scenario healthy --items 1300";
 
-/// What supergateway in `mode` reports for each origin scenario.
-fn supergateway_scenarios(mode: SgMode) -> Vec<(&'static str, &'static str, Seen)> {
+/// The origins behind supergateway in `mode`, and what it reports.
+fn supergateway_scenarios(mode: SgMode) -> Vec<Behind> {
+    let endpoint = match mode {
+        SgMode::Sse => "/sse",
+        _ => "/mcp",
+    };
     let stale = match mode {
         // One origin process per request: every continuation meets a fresh
         // origin whose first continuation is refused, so the restart fails too.
@@ -119,19 +123,35 @@ fn supergateway_scenarios(mode: SgMode) -> Vec<(&'static str, &'static str, Seen
         // -32602 once, restart, complete.
         _ => expect(LEGACY, "complete", None, 20, 4, Some(-32602)),
     };
+    let mut scenarios = passed_through(endpoint);
+    scenarios.push(behind("stale-cursor", STALE, endpoint, stale));
+    if matches!(mode, SgMode::Sse) {
+        scenarios.push(behind(
+            "1300 items (260 pages)",
+            BIG,
+            endpoint,
+            expect(LEGACY, "complete", None, 1300, 260, None),
+        ));
+    }
+    scenarios
+}
+
+/// A healthy and a cycling origin, as a pass-through gateway shows them.
+fn passed_through(endpoint: &'static str) -> Vec<Behind> {
     vec![
-        (
+        behind(
             "healthy",
             HEALTHY,
+            endpoint,
             expect(LEGACY, "complete", None, 20, 4, None),
         ),
         // The loop is the origin's and it reaches the exporter intact.
-        (
+        behind(
             "cycle",
             CYCLE,
+            endpoint,
             expect(LEGACY, "aborted", Some("cursor_cycle"), 15, 3, None),
         ),
-        ("stale-cursor", STALE, stale),
     ]
 }
 
@@ -143,36 +163,14 @@ fn zoo_supergateway_passes_pages_through() {
     let mut cases = Vec::new();
     let mut gateways = Vec::new();
     for mode in [SgMode::Sse, SgMode::Stateless, SgMode::Stateful] {
-        let endpoint = match mode {
-            SgMode::Sse => "/sse",
-            _ => "/mcp",
-        };
-        let scenarios = supergateway_scenarios(mode);
-        let started = in_parallel(
-            scenarios
-                .iter()
-                .map(|&(_, origin, _)| Box::new(move || supergateway(mode, origin)) as Job)
-                .collect(),
-        );
-        let expected = scenarios
-            .into_iter()
-            .map(|(name, _, want)| (name, want))
-            .collect();
-        cases.extend(cases_of(
+        let (started_cases, started) = gateway_cases(
             &format!("supergateway {mode:?}"),
-            endpoint,
-            expected,
-            &started,
-        ));
+            supergateway_scenarios(mode),
+            |origin| supergateway(mode, origin),
+        );
+        cases.extend(started_cases);
         gateways.extend(started);
     }
-    let big = supergateway(SgMode::Sse, BIG);
-    cases.push(Case {
-        name: s("supergateway Sse × 1300 items (260 pages)"),
-        url: big.at("/sse"),
-        flags: vec![],
-        expect: expect(LEGACY, "complete", None, 1300, 260, None),
-    });
     run_cases(&cases);
     supergateway_hides_nothing_from_a_reference();
 }
@@ -225,44 +223,13 @@ fn zoo_pypi_mcp_proxy_passes_pages_through() {
     if !installed("zoo_pypi_mcp_proxy_passes_pages_through", &[PYPI_MCP_PROXY]) {
         return;
     }
-    let scenarios = vec![
-        (
-            "healthy",
-            HEALTHY,
-            expect(LEGACY, "complete", None, 20, 4, None),
-        ),
-        (
-            "cycle",
-            CYCLE,
-            expect(LEGACY, "aborted", Some("cursor_cycle"), 15, 3, None),
-        ),
-        (
-            "stale-cursor",
-            STALE,
-            expect(LEGACY, "complete", None, 20, 4, Some(-32602)),
-        ),
-    ];
-    let mut started = in_parallel(
-        scenarios
-            .iter()
-            .map(|&(_, origin, _)| Box::new(move || pypi_mcp_proxy(origin)) as Job)
-            .chain([Box::new(|| pypi_mcp_proxy(STALE)) as Job])
-            .collect(),
-    );
-    let sse = started.pop().expect("the SSE gateway");
     // Streamable HTTP, negotiated: the stateful `mcp` 1.x front that made
     // the exporter fail before the negotiation fix.
-    let expected = scenarios
-        .into_iter()
-        .map(|(name, _, want)| (name, want))
-        .collect();
-    let mut cases = cases_of("PyPI mcp-proxy /mcp", "/mcp", expected, &started);
+    let mut scenarios = passed_through("/mcp");
+    let stale = expect(LEGACY, "complete", None, 20, 4, Some(-32602));
+    scenarios.push(behind("stale-cursor", STALE, "/mcp", stale.clone()));
     // Legacy SSE front of a fresh gateway (its origin's stale count is fresh too).
-    cases.push(Case {
-        name: s("PyPI mcp-proxy /sse × stale-cursor"),
-        url: sse.at("/sse"),
-        flags: vec![],
-        expect: expect(LEGACY, "complete", None, 20, 4, Some(-32602)),
-    });
+    scenarios.push(behind("stale-cursor", STALE, "/sse", stale));
+    let (cases, _gateways) = gateway_cases("PyPI mcp-proxy", scenarios, pypi_mcp_proxy);
     run_cases(&cases);
 }

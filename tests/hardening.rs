@@ -2,6 +2,7 @@
 //! process and real sockets or children. Counts, never timings.
 
 use mcp_testkit::process::{finish, run_exporter};
+use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::{
     alive, listing, probe_json, sample, scenarios_simulator, ClosedPort, Exporter, Proc,
 };
@@ -635,19 +636,17 @@ fn files_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
 #[test]
 fn server_echoed_secrets_are_scrubbed_everywhere() {
     const CANARY: &str = "canary-token-7c1f9e";
-    let sim = Proc::start(&[
-        "simulate",
-        "--scenario",
+    let sim = http_scenario(
         "healthy",
-        "--transport",
-        "http",
-        "--items",
-        "3",
-        "--page-size",
-        "2",
-        "--echo-header",
-        "Authorization",
-    ]);
+        &[
+            "--items",
+            "3",
+            "--page-size",
+            "2",
+            "--echo-header",
+            "Authorization",
+        ],
+    );
     let url = sim.at("/mcp");
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");

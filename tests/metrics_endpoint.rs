@@ -3,6 +3,7 @@
 //! starve scheduled polling (docs/security.md attack list, item 13).
 //! Counts, never timings.
 
+use mcp_testkit::exporter::Fleet;
 use mcp_testkit::http::{raw_get, RawResponse};
 use mcp_testkit::{sample, scenarios_simulator, Exporter};
 use std::io::Read;
@@ -145,20 +146,6 @@ fn detail_histograms_follow_the_configuration_across_reloads() {
     assert_eq!(sample(&text, "mcp_up", &[("target", "a")]), Some(1.0));
 }
 
-/// Listings so far of each target `t-0001` … (one tools listing per poll).
-fn listings_per_target(text: &str, targets: usize) -> Vec<f64> {
-    (1..=targets)
-        .map(|i| {
-            sample(
-                text,
-                "mcp_listings_total",
-                &[("target", &format!("t-{i:04}")), ("kind", "tools")],
-            )
-            .unwrap_or(0.0)
-        })
-        .collect()
-}
-
 /// Item 13: ten scrapers in tight loops against a 200-target exporter must
 /// not starve its schedule. Before the fix every scrape rendered the whole
 /// registry on the runtime's worker threads, so polls waited behind renders.
@@ -174,19 +161,9 @@ fn concurrent_scrapers_do_not_starve_polling() {
     const SCRAPERS: usize = 10;
     const SCRAPES_FIRST: u64 = 100;
 
-    let (sim, _f) = scenarios_simulator(&format!(
-        "  - {{name: t, count: {TARGETS}, scenario: healthy}}\n"
-    ));
-    let mut config = "global:\n  schedule: {every: 10s}\n  jitter: 10s\n  concurrency: 32\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n".to_string();
-    for i in 1..=TARGETS {
-        config.push_str(&format!(
-            "  - name: t-{i:04}\n    url: {}/mcp/t-{i:04}\n",
-            sim.url
-        ));
-    }
-    let exp = Exporter::start(&config);
-    let listings =
-        || listings_per_target(&gunzip(&get(&exp, "/metrics", Some("gzip")).body), TARGETS);
+    let fleet = Fleet::start(TARGETS);
+    let exp = &fleet.exporter;
+    let listings = || fleet.listings(&gunzip(&get(exp, "/metrics", Some("gzip")).body));
     exp.wait(LIMIT, "every target polled once", || {
         listings().iter().all(|&n| n >= 1.0).then_some(())
     });

@@ -4,6 +4,7 @@
 //! client reports them.
 
 use mcp_testkit::process::run_exporter;
+use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::{alive, exporter_bin, listing, names, page_items, probe_json, Proc};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -327,17 +328,7 @@ fn every_scenario_over_stdio() {
 
 #[test]
 fn all_four_kinds_are_listed_with_their_identity_keys() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "healthy",
-        "--items",
-        "7",
-        "--page-size",
-        "3",
-    ]);
+    let sim = http_scenario("healthy", &["--items", "7", "--page-size", "3"]);
     let (code, report) = probe_json(&["--url", &sim.at("/mcp")]);
     assert_eq!(code, 0);
     for (kind, first) in [
@@ -358,15 +349,7 @@ fn all_four_kinds_are_listed_with_their_identity_keys() {
 
 #[test]
 fn session_expiry_reinitialises_and_restarts_from_page_one() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "session-expiry",
-        "--expire-after",
-        "6",
-    ]);
+    let sim = http_scenario("session-expiry", &["--expire-after", "6"]);
     let (code, report) = probe_json(&[
         "--url",
         &format!("{}/mcp", sim.url),
@@ -456,17 +439,7 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
     assert!(!alive(pid), "server process {pid} outlived probe");
 
     // HTTP: the same deadline holds.
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "hang",
-        "--page",
-        "1",
-        "--response",
-        "sse",
-    ]);
+    let sim = http_scenario("hang", &["--page", "1", "--response", "sse"]);
     let (code, report) = probe_json(&[
         "--url",
         &sim.at("/mcp"),
@@ -481,7 +454,7 @@ fn a_server_that_never_answers_times_out_and_leaves_no_process() {
 
 #[test]
 fn human_output_shows_every_page() {
-    let sim = Proc::start(&["simulate", "--transport", "http", "--scenario", "overlap"]);
+    let sim = http_scenario("overlap", &[]);
     let out = run_exporter(&["probe", "--url", &sim.at("/mcp"), "--kind", "tools"]);
     let text = &out.stdout;
     assert!(out.success(), "{}", out.describe());

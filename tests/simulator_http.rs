@@ -4,9 +4,16 @@
 //! from a plain HTTP client. Every child is killed when its guard drops.
 
 use mcp_listing::Kind;
-use mcp_testkit::simulator::{numbered, sse_events, HttpClient, WAIT};
+use mcp_testkit::simulator::{follow, http_scenario, numbered, sse_events, HttpClient, WAIT};
 use mcp_testkit::Proc;
 use serde_json::{json, Value};
+
+/// A client of the simulator's endpoint at `path`, initialized.
+async fn initialized(sim: &Proc, path: &str) -> HttpClient {
+    let mut c = HttpClient::new(sim.at(path));
+    c.init().await;
+    c
+}
 
 /// `mcp-exporter simulate ARGS` serving HTTP, once it listens.
 fn http_sim(args: &[&str]) -> Proc {
@@ -17,7 +24,7 @@ fn http_sim(args: &[&str]) -> Proc {
 
 #[tokio::test]
 async fn http_json_sessions_and_healthy_walk() {
-    let sim = http_sim(&["--scenario", "healthy", "--transport", "http"]);
+    let sim = http_scenario("healthy", &[]);
     let url = format!("{}/mcp", sim.url);
     let mut c = HttpClient::new(url.clone());
 
@@ -56,18 +63,9 @@ async fn http_json_sessions_and_healthy_walk() {
 #[tokio::test]
 async fn http_json_notifications_go_to_the_standing_get_stream() {
     use futures_util::StreamExt;
-    let sim = http_sim(&[
-        "--scenario",
-        "shrink",
-        "--notify",
-        "--transport",
-        "http",
-        "--kinds",
-        "tools",
-    ]);
+    let sim = http_scenario("shrink", &["--notify", "--kinds", "tools"]);
     let url = format!("{}/mcp", sim.url);
-    let mut c = HttpClient::new(url.clone());
-    c.init().await;
+    let mut c = initialized(&sim, "/mcp").await;
     let resp = c
         .http
         .get(&url)
@@ -104,16 +102,8 @@ async fn http_json_notifications_go_to_the_standing_get_stream() {
 
 #[tokio::test]
 async fn http_sse_answers_prime_first_and_carry_notifications() {
-    let sim = http_sim(&[
-        "--scenario",
-        "list-changed-storm",
-        "--transport",
-        "http",
-        "--response",
-        "sse",
-    ]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    c.init().await;
+    let sim = http_scenario("list-changed-storm", &["--response", "sse"]);
+    let mut c = initialized(&sim, "/mcp").await;
     let w = c.walk(Kind::Tools, 50).await;
     assert_eq!(w.sizes(), [5, 5, 5, 5]);
     assert_eq!(w.notes.len(), 4);
@@ -135,18 +125,8 @@ async fn http_sse_answers_prime_first_and_carry_notifications() {
 #[tokio::test]
 async fn http_faults_drip_oversize_crash() {
     // Drip: page 2 arrives in many small chunks and still parses.
-    let sim = http_sim(&[
-        "--scenario",
-        "drip",
-        "--transport",
-        "http",
-        "--delay-ms",
-        "5",
-        "--chunk-bytes",
-        "64",
-    ]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    c.init().await;
+    let sim = http_scenario("drip", &["--delay-ms", "5", "--chunk-bytes", "64"]);
+    let mut c = initialized(&sim, "/mcp").await;
     let (_, _, p1) = c.call("tools/list", json!({})).await;
     c.next_id += 1;
     let body = json!({"jsonrpc": "2.0", "id": c.next_id, "method": "tools/list",
@@ -165,16 +145,8 @@ async fn http_faults_drip_oversize_crash() {
     assert_eq!(page["result"]["tools"][0]["name"], "tool-006");
 
     // Oversize: page 2 is at least --size-mib.
-    let sim = http_sim(&[
-        "--scenario",
-        "oversize",
-        "--transport",
-        "http",
-        "--size-mib",
-        "1",
-    ]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    c.init().await;
+    let sim = http_scenario("oversize", &["--size-mib", "1"]);
+    let mut c = initialized(&sim, "/mcp").await;
     let (_, _, p1) = c.call("tools/list", json!({})).await;
     assert!(p1.to_string().len() < 10_000);
     let (_, _, p2) = c
@@ -186,9 +158,8 @@ async fn http_faults_drip_oversize_crash() {
     assert!(p2.to_string().len() >= 1024 * 1024);
 
     // Crash: the connection is cut during page 2.
-    let sim = http_sim(&["--scenario", "crash", "--transport", "http"]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    c.init().await;
+    let sim = http_scenario("crash", &[]);
+    let mut c = initialized(&sim, "/mcp").await;
     let (_, _, p1) = c.call("tools/list", json!({})).await;
     let body = json!({"jsonrpc": "2.0", "id": 50, "method": "tools/list",
                       "params": {"cursor": p1["result"]["nextCursor"].clone()}});
@@ -208,16 +179,8 @@ async fn http_faults_drip_oversize_crash() {
 
 #[tokio::test]
 async fn http_session_expiry_and_auth() {
-    let sim = http_sim(&[
-        "--scenario",
-        "session-expiry",
-        "--transport",
-        "http",
-        "--expire-after",
-        "2",
-    ]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    c.init().await;
+    let sim = http_scenario("session-expiry", &["--expire-after", "2"]);
+    let mut c = initialized(&sim, "/mcp").await;
     let w = c.walk(Kind::Tools, 50).await;
     assert_eq!(w.sizes(), [5, 5]);
     let (status, _, _) = c.call("tools/list", json!({})).await;
@@ -239,23 +202,14 @@ async fn http_session_expiry_and_auth() {
         ],
         &[("SIM_TOKEN", "s3cret")],
     );
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
-    let resp = c
-        .post(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
-            &[],
-        )
-        .await;
+    let mut c = HttpClient::new(sim.at("/mcp"));
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let resp = c.post(&initialize, &[]).await;
     assert_eq!(resp.status().as_u16(), 401);
     let challenge = resp.headers()["www-authenticate"].to_str().unwrap();
     assert!(challenge.starts_with("Bearer ") && challenge.contains("resource_metadata="));
     c.token = Some("wrong".into());
-    let resp = c
-        .post(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),
-            &[],
-        )
-        .await;
+    let resp = c.post(&initialize, &[]).await;
     assert_eq!(resp.status().as_u16(), 401);
     c.token = Some("s3cret".into());
     c.init().await;
@@ -264,7 +218,7 @@ async fn http_session_expiry_and_auth() {
 
 #[tokio::test]
 async fn http_protocol_2026_checks_headers_and_meta() {
-    let sim = http_sim(&["--scenario", "protocol-2026", "--transport", "http"]);
+    let sim = http_scenario("protocol-2026", &[]);
     let mut c = HttpClient::new(format!("{}/mcp", sim.url));
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}});
@@ -309,25 +263,18 @@ async fn http_protocol_2026_checks_headers_and_meta() {
         "no _meta"
     );
 
-    let mut got = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..10 {
+    let got = follow(Kind::Tools, async |cursor| {
         let mut params = json!({"_meta": meta});
-        if let Some(cur) = &cursor {
-            params["cursor"] = json!(cur);
+        if let Some(cursor) = cursor {
+            params["cursor"] = json!(cursor);
         }
         let (status, _, v) = c
             .call_with("tools/list", params, &modern("tools/list"))
             .await;
         assert_eq!(status, 200, "{v}");
-        for t in v["result"]["tools"].as_array().unwrap() {
-            got.push(t["name"].as_str().unwrap().to_string());
-        }
-        match v["result"].get("nextCursor").and_then(Value::as_str) {
-            Some(n) => cursor = Some(n.to_string()),
-            None => break,
-        }
-    }
+        v
+    })
+    .await;
     assert_eq!(got, numbered("tool-", 1..=20));
 }
 
@@ -391,30 +338,23 @@ async fn legacy_sse_transport_answers_on_the_stream() {
         202
     );
 
-    let mut got = Vec::new();
-    let mut cursor: Option<String> = None;
-    for id in 2..20 {
-        let params = match &cursor {
+    let mut id = 1;
+    let got = follow(Kind::Prompts, async |cursor| {
+        id += 1;
+        let params = match cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        assert_eq!(
-            post(json!({"jsonrpc": "2.0", "id": id, "method": "prompts/list", "params": params}))
-                .await,
-            202
-        );
+        let request =
+            json!({"jsonrpc": "2.0", "id": id, "method": "prompts/list", "params": params});
+        assert_eq!(post(request).await, 202);
         let (event, data) = next_event().await;
         assert_eq!(event, "message");
         let v: Value = serde_json::from_str(&data).unwrap();
         assert_eq!(v["id"], id);
-        for p in v["result"]["prompts"].as_array().unwrap() {
-            got.push(p["name"].as_str().unwrap().to_string());
-        }
-        match v["result"].get("nextCursor").and_then(Value::as_str) {
-            Some(n) => cursor = Some(n.to_string()),
-            None => break,
-        }
-    }
+        v
+    })
+    .await;
     assert_eq!(got, numbered("prompt-", 1..=20));
 }
 
@@ -429,13 +369,11 @@ async fn scenarios_file_serves_many_virtual_servers() {
     .unwrap();
     let sim = http_sim(&["--transport", "http", "--scenarios", path.to_str().unwrap()]);
     for name in ["fleet-0001", "fleet-0150", "fleet-0300"] {
-        let mut c = HttpClient::new(format!("{}/mcp/{name}", sim.url));
-        c.init().await;
+        let mut c = initialized(&sim, &format!("/mcp/{name}")).await;
         let w = c.walk(Kind::Resources, 50).await;
         assert_eq!(w.sizes(), [3, 3, 2], "{name}");
     }
-    let mut c = HttpClient::new(format!("{}/mcp/broken", sim.url));
-    c.init().await;
+    let mut c = initialized(&sim, "/mcp/broken").await;
     assert_eq!(c.walk(Kind::Tools, 50).await.sizes(), [3, 3]);
 
     // A session belongs to its server.

@@ -4,7 +4,7 @@
 //! Every child is killed when its guard drops.
 
 use mcp_listing::Kind;
-use mcp_testkit::simulator::{numbered, run_stdio, stdio_walk, StdioSim, WAIT};
+use mcp_testkit::simulator::{numbered, page_of, run_stdio, stdio_walk, StdioSim, WAIT};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -344,14 +344,13 @@ fn stdio_protocol_2026_is_stateless_with_blank_and_constant_cursors() {
         let r = &page["result"];
         assert_eq!(r["resultType"], "complete");
         assert!(r["ttlMs"].is_u64() && r["cacheScope"].is_string());
-        for t in r["tools"].as_array().unwrap() {
-            got.push(t["name"].as_str().unwrap().to_string());
-        }
         cursors.push(r.get("nextCursor").cloned());
-        match r.get("nextCursor").and_then(Value::as_str) {
-            Some(c) => cursor = Some(c.to_string()),
+        let (names, next) = page_of(&page, Kind::Tools);
+        got.extend(names);
+        cursor = match next {
+            Some(next) => Some(next),
             None => break,
-        }
+        };
     }
     assert_eq!(got, numbered("tool-", 1..=20));
     assert_eq!(

@@ -5,8 +5,8 @@
 use mcp_listing::{
     walk, ErrorKind, Guard, Kind, ListingReport, Outcome, PageError, PageResult, Pager, WalkLimits,
 };
+use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::simulator::{numbered, StdioSim};
-use mcp_testkit::Proc;
 use serde_json::{json, Value};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -99,11 +99,29 @@ async fn legacy(args: &[&str]) -> ListingReport {
     report(args, WalkLimits::default()).await
 }
 
+/// The default limits changed by `set`.
+fn limits(set: impl FnOnce(&mut WalkLimits)) -> WalkLimits {
+    let mut limits = WalkLimits::default();
+    set(&mut limits);
+    limits
+}
+
 fn modern() -> WalkLimits {
-    WalkLimits {
-        modern: true,
-        ..WalkLimits::default()
-    }
+    limits(|l| l.modern = true)
+}
+
+/// `scenario` served and walked at 2026-07-28.
+async fn modern_walk(scenario: &str) -> ListingReport {
+    report(
+        &["--scenario", scenario, "--protocol", "2026-07-28"],
+        modern(),
+    )
+    .await
+}
+
+/// How a walk ended and after how many page requests.
+fn end(r: &ListingReport) -> (Outcome, u32) {
+    (r.outcome, r.requests())
 }
 
 fn items(r: &ListingReport) -> Vec<u32> {
@@ -146,19 +164,9 @@ async fn whole_listings_complete_with_their_counts() {
 #[tokio::test(flavor = "multi_thread")]
 async fn loops_and_caps_abort_with_their_guard() {
     let r = legacy(&["--scenario", "repeat-cursor"]).await;
-    assert_eq!(
-        (r.outcome, r.requests()),
-        (Outcome::Aborted(Guard::CursorCycle), 2)
-    );
-    let r = report(
-        &["--scenario", "repeat-cursor", "--protocol", "2026-07-28"],
-        modern(),
-    )
-    .await;
-    assert_eq!(
-        (r.outcome, r.requests()),
-        (Outcome::Aborted(Guard::NoProgress), 3)
-    );
+    assert_eq!(end(&r), (Outcome::Aborted(Guard::CursorCycle), 2));
+    let r = modern_walk("repeat-cursor").await;
+    assert_eq!(end(&r), (Outcome::Aborted(Guard::NoProgress), 3));
     assert_eq!((r.raw_items, r.unique_items), (15, 10));
 
     let r = legacy(&["--scenario", "cycle"]).await;
@@ -166,34 +174,19 @@ async fn loops_and_caps_abort_with_their_guard() {
         (r.outcome, r.requests(), r.unique_items),
         (Outcome::Aborted(Guard::CursorCycle), 3, 15)
     );
-    let r = report(
-        &["--scenario", "cycle", "--protocol", "2026-07-28"],
-        modern(),
-    )
-    .await;
+    let r = modern_walk("cycle").await;
     assert_eq!(
         (r.outcome, r.requests(), r.raw_items),
         (Outcome::Aborted(Guard::NoProgress), 4, 20)
     );
 
-    let limits = WalkLimits {
-        max_pages: 10,
-        ..WalkLimits::default()
-    };
-    let r = report(&["--scenario", "endless"], limits).await;
+    let r = report(&["--scenario", "endless"], limits(|l| l.max_pages = 10)).await;
     assert_eq!(
         (r.outcome, r.requests(), r.raw_items, r.unique_items),
         (Outcome::Aborted(Guard::PageCap), 10, 50, 20)
     );
-    let limits = WalkLimits {
-        max_items: 12,
-        ..WalkLimits::default()
-    };
-    let r = report(&["--scenario", "endless"], limits).await;
-    assert_eq!(
-        (r.outcome, r.requests()),
-        (Outcome::Aborted(Guard::ItemCap), 3)
-    );
+    let r = report(&["--scenario", "endless"], limits(|l| l.max_items = 12)).await;
+    assert_eq!(end(&r), (Outcome::Aborted(Guard::ItemCap), 3));
 }
 
 /// How a page's cursor ends a listing: blank, null or not a string.
@@ -208,23 +201,16 @@ async fn cursor_ends_are_read_by_protocol() {
             5
         )
     );
-    let r = report(
-        &["--scenario", "blank-cursor", "--protocol", "2026-07-28"],
-        modern(),
-    )
-    .await;
+    let r = modern_walk("blank-cursor").await;
     assert_eq!(
         (r.outcome, r.requests(), r.duplicate_items),
         (Outcome::Aborted(Guard::NoProgress), 2, 5)
     );
 
     let r = legacy(&["--scenario", "null-cursor"]).await;
-    assert_eq!((r.outcome, r.requests()), (Outcome::Complete, 4));
+    assert_eq!(end(&r), (Outcome::Complete, 4));
     let r = legacy(&["--scenario", "number-cursor"]).await;
-    assert_eq!(
-        (r.outcome, r.requests()),
-        (Outcome::Error(ErrorKind::MalformedResult), 1)
-    );
+    assert_eq!(end(&r), (Outcome::Error(ErrorKind::MalformedResult), 1));
 }
 
 /// -32602, a silent restart and a list_changed storm restart the walk
@@ -283,15 +269,10 @@ async fn faults_end_as_their_error() {
             "{scenario}"
         );
     }
-    let limits = WalkLimits {
-        page_timeout: Duration::from_millis(300),
-        ..WalkLimits::default()
-    };
-    let r = report(&["--scenario", "hang"], limits).await;
-    assert_eq!(
-        (r.outcome, r.requests()),
-        (Outcome::Error(ErrorKind::Timeout), 2)
-    );
+    // A bound on waiting: the page never comes.
+    let quick = limits(|l| l.page_timeout = Duration::from_millis(300));
+    let r = report(&["--scenario", "hang"], quick).await;
+    assert_eq!(end(&r), (Outcome::Error(ErrorKind::Timeout), 2));
 }
 
 /// The 2026-07-28 walk: stateless, with its caching hints.
@@ -432,13 +413,7 @@ impl Pager for HttpPager {
 #[tokio::test(flavor = "multi_thread")]
 async fn session_expiry_restarts_later_kinds_as_documented() {
     use mcp_listing::report::RestartReason;
-    let sim = Proc::start(&[
-        "simulate",
-        "--scenario",
-        "session-expiry",
-        "--transport",
-        "http",
-    ]);
+    let sim = http_scenario("session-expiry", &[]);
     let mut pager = HttpPager {
         http: reqwest::Client::new(),
         url: format!("{}/mcp", sim.url),
@@ -464,15 +439,7 @@ async fn session_expiry_restarts_later_kinds_as_documented() {
 
     // Fewer list requests than one listing needs: the renewed session
     // expires too.
-    let sim = Proc::start(&[
-        "simulate",
-        "--scenario",
-        "session-expiry",
-        "--transport",
-        "http",
-        "--expire-after",
-        "3",
-    ]);
+    let sim = http_scenario("session-expiry", &["--expire-after", "3"]);
     pager.url = format!("{}/mcp", sim.url);
     pager.initialize().await;
     let r = walk(&mut pager, Kind::Tools, &limits).await;

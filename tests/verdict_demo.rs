@@ -12,7 +12,8 @@
 
 use mcp_testkit::demo::{reason, Demo};
 use mcp_testkit::process::run_exporter;
-use mcp_testkit::{http_get, probe_json, repo_file, sample, Proc};
+use mcp_testkit::simulator::http_scenario;
+use mcp_testkit::{http_get, probe_json, repo_file, sample};
 use serde_json::Value;
 
 fn message(r: Option<&Value>) -> String {
@@ -178,15 +179,7 @@ fn the_readme_probe_example_is_what_probe_prints() {
     let end = start + readme[start..].find("$ echo $?").expect("its exit status");
     let documented = &readme[start..end];
 
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "cycle",
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let sim = http_scenario("cycle", &[]);
     let out = run_exporter(&[
         "probe",
         "--url",

@@ -3,6 +3,7 @@
 //! (acknowledgement, ids, misbehaving streams) and watch mode's re-list.
 
 use mcp_listing::HttpMode;
+use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::{exporter_bin, sample, Exporter, Proc};
 use mcp_wire::session::{Endpoint, Session, SessionOptions};
 use mcp_wire::transport::http::HttpSpec;
@@ -182,20 +183,18 @@ fn assert_relists_follow_notifications(exp: &Exporter) {
 
 #[test]
 fn watch_mode_relists_on_subscription_notifications_over_http() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
+    let sim = http_scenario(
         "grow",
-        "--protocol",
-        "2026-07-28",
-        "--notify",
-        "--after-seconds",
-        "2",
-        "--kinds",
-        "tools",
-    ]);
+        &[
+            "--protocol",
+            "2026-07-28",
+            "--notify",
+            "--after-seconds",
+            "2",
+            "--kinds",
+            "tools",
+        ],
+    );
     let exp = watching(&format!("    url: {}/mcp\n", sim.url));
     assert_relists_follow_notifications(&exp);
 }

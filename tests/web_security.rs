@@ -2,6 +2,7 @@
 //! certificates), basic auth, the lifecycle gate, and idle connections
 //! under a low fd limit. Real processes, real TLS, a real client.
 
+use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::{http_get, http_post, wait_for, ClosedPort, Exporter, Proc};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
@@ -196,15 +197,7 @@ fn reload_over_http_needs_the_lifecycle_flag() {
 /// take nothing down: `/-/healthy` answers and polls go on.
 #[test]
 fn idle_connections_do_not_exhaust_fds() {
-    let sim = Proc::start(&[
-        "simulate",
-        "--transport",
-        "http",
-        "--scenario",
-        "healthy",
-        "--kinds",
-        "tools",
-    ]);
+    let sim = http_scenario("healthy", &["--kinds", "tools"]);
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.yaml");
     std::fs::write(

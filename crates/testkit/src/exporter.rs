@@ -183,3 +183,48 @@ pub fn scenarios_simulator_with_env(
     );
     (sim, file)
 }
+
+/// Healthy virtual servers `t-0001`, `t-0002`, … on one simulator, and an
+/// exporter polling their tools every 10 s (jitter 10 s, 32 at a time, no
+/// garbage-cursor probe): a fleet for load tests.
+pub struct Fleet {
+    pub exporter: Exporter,
+    pub targets: usize,
+    _sim: Proc,
+    _scenarios: tempfile::NamedTempFile,
+}
+
+impl Fleet {
+    pub fn start(targets: usize) -> Fleet {
+        let (sim, scenarios) = scenarios_simulator(&format!(
+            "  - {{name: t, count: {targets}, scenario: healthy}}\n"
+        ));
+        let mut config = "global:\n  schedule: {every: 10s}\n  jitter: 10s\n  concurrency: 32\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n".to_string();
+        for i in 1..=targets {
+            config.push_str(&format!(
+                "  - name: t-{i:04}\n    url: {}/mcp/t-{i:04}\n",
+                sim.url
+            ));
+        }
+        Fleet {
+            exporter: Exporter::start(&config),
+            targets,
+            _sim: sim,
+            _scenarios: scenarios,
+        }
+    }
+
+    /// Tools listings so far of each target, in order, from scraped text.
+    pub fn listings(&self, text: &str) -> Vec<f64> {
+        (1..=self.targets)
+            .map(|i| {
+                crate::metrics::sample(
+                    text,
+                    "mcp_listings_total",
+                    &[("target", &format!("t-{i:04}")), ("kind", "tools")],
+                )
+                .unwrap_or(0.0)
+            })
+            .collect()
+    }
+}

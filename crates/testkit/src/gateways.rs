@@ -122,23 +122,51 @@ pub fn run_cases(cases: &[Case]) {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// One case per started gateway: `endpoint` of each, named `title × name`.
-pub fn cases_of(
+/// One origin scenario behind a gateway: a name for the case, the
+/// origin's `simulate` flags, the gateway's endpoint to probe (`/mcp`,
+/// `/sse`), and what the exporter must report through it.
+pub struct Behind {
+    pub name: &'static str,
+    pub origin: &'static str,
+    pub endpoint: &'static str,
+    pub expect: Seen,
+}
+
+pub fn behind(
+    name: &'static str,
+    origin: &'static str,
+    endpoint: &'static str,
+    expect: Seen,
+) -> Behind {
+    Behind {
+        name,
+        origin,
+        endpoint,
+        expect,
+    }
+}
+
+/// Starts one gateway per scenario with `start` (in parallel) and makes
+/// each a case, named `title endpoint × name`; the gateways live as long
+/// as the returned handles.
+pub fn gateway_cases(
     title: &str,
-    endpoint: &str,
-    scenarios: Vec<(&str, Seen)>,
-    gateways: &[Proc],
-) -> Vec<Case> {
-    scenarios
+    scenarios: Vec<Behind>,
+    start: impl Fn(&str) -> Proc + Sync,
+) -> (Vec<Case>, Vec<Proc>) {
+    let origins: Vec<&str> = scenarios.iter().map(|b| b.origin).collect();
+    let gateways = start_each(&origins, start);
+    let cases = scenarios
         .into_iter()
-        .zip(gateways)
-        .map(|((name, want), gateway)| Case {
-            name: format!("{title} × {name}"),
-            url: gateway.at(endpoint),
+        .zip(&gateways)
+        .map(|(b, gateway)| Case {
+            name: format!("{title} {} × {}", b.endpoint, b.name),
+            url: gateway.at(b.endpoint),
             flags: vec![],
-            expect: want,
+            expect: b.expect,
         })
-        .collect()
+        .collect();
+    (cases, gateways)
 }
 
 // ---------------------------------------------------------------------------
@@ -163,7 +191,8 @@ pub fn in_parallel<T: Send>(jobs: Vec<Box<dyn FnOnce() -> T + Send + '_>>) -> Ve
 }
 
 /// Starts one gateway per origin, in parallel.
-pub fn start_each(origins: &[&str], start: fn(&str) -> Proc) -> Vec<Proc> {
+pub fn start_each(origins: &[&str], start: impl Fn(&str) -> Proc + Sync) -> Vec<Proc> {
+    let start = &start;
     in_parallel(
         origins
             .iter()

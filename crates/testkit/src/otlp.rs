@@ -119,6 +119,9 @@ impl Store {
     }
 }
 
+/// Completes when the receiver drops.
+type Stopped = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 pub struct OtlpReceiver {
     pub addr: SocketAddr,
     store: Arc<Store>,
@@ -128,61 +131,62 @@ pub struct OtlpReceiver {
 impl OtlpReceiver {
     /// HTTP/protobuf receiver; export to `endpoint()` with `http/protobuf`.
     pub async fn http() -> OtlpReceiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let store = Arc::new(Store::default());
-        let route_store = store.clone();
-        let app = axum::Router::new().route(
-            "/v1/traces",
-            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-                let store = route_store.clone();
-                async move {
-                    let request = match ExportTraceServiceRequest::decode(body) {
-                        Ok(r) => r,
-                        Err(_) => return (StatusCode::BAD_REQUEST, Vec::new()),
-                    };
-                    let headers = lowercased(&headers);
-                    store.push(Received { headers, request });
-                    (
-                        StatusCode::OK,
-                        ExportTraceServiceResponse::default().encode_to_vec(),
-                    )
-                }
-            }),
-        );
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
+        OtlpReceiver::serve(|listener, store, stopped| async move {
+            let app = axum::Router::new().route(
+                "/v1/traces",
+                axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                    let store = store.clone();
+                    async move {
+                        let request = match ExportTraceServiceRequest::decode(body) {
+                            Ok(r) => r,
+                            Err(_) => return (StatusCode::BAD_REQUEST, Vec::new()),
+                        };
+                        let headers = lowercased(&headers);
+                        store.push(Received { headers, request });
+                        (
+                            StatusCode::OK,
+                            ExportTraceServiceResponse::default().encode_to_vec(),
+                        )
+                    }
+                }),
+            );
             let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
+                .with_graceful_shutdown(stopped)
                 .await;
-        });
-        OtlpReceiver {
-            addr,
-            store,
-            stop: Some(stop),
-        }
+        })
+        .await
     }
 
     /// gRPC receiver; export to `endpoint()` with `grpc`.
     pub async fn grpc() -> OtlpReceiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let store = Arc::new(Store::default());
-        let service = TraceServiceServer::new(GrpcTraces {
-            store: store.clone(),
-        });
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(async move {
+        OtlpReceiver::serve(|listener, store, stopped| async move {
             let incoming = tonic::transport::server::TcpIncoming::from(listener);
             let _ = tonic::transport::Server::builder()
-                .add_service(service)
-                .serve_with_incoming_shutdown(incoming, async {
-                    let _ = stopped.await;
-                })
+                .add_service(TraceServiceServer::new(GrpcTraces { store }))
+                .serve_with_incoming_shutdown(incoming, stopped)
                 .await;
+        })
+        .await
+    }
+
+    /// Binds 127.0.0.1:0 and runs `server` on it, filling a new store, until
+    /// the receiver drops (the future it is given completes then).
+    async fn serve<F>(
+        server: impl FnOnce(tokio::net::TcpListener, Arc<Store>, Stopped) -> F,
+    ) -> OtlpReceiver
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0 for the receiver");
+        let addr = listener.local_addr().expect("its address");
+        let store = Arc::new(Store::default());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let stopped: Stopped = Box::pin(async move {
+            let _ = stopped.await;
         });
+        tokio::spawn(server(listener, store.clone(), stopped));
         OtlpReceiver {
             addr,
             store,

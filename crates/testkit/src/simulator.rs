@@ -12,6 +12,14 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// `mcp-exporter simulate --scenario SCENARIO --transport http FLAGS…` on a
+/// port of its choosing, once it listens.
+pub fn http_scenario(scenario: &str, flags: &[&str]) -> crate::Proc {
+    let mut args = vec!["simulate", "--scenario", scenario, "--transport", "http"];
+    args.extend_from_slice(flags);
+    crate::Proc::start(&args)
+}
+
 /// Generous: only a hung or broken simulator takes this long.
 pub const WAIT: Duration = Duration::from_secs(20);
 
@@ -195,6 +203,44 @@ pub fn stdio_walk(sim: &mut StdioSim, kind: Kind, max_pages: usize) -> Walk {
         id_key,
         max_pages,
     )
+}
+
+/// One raw answer's page of `kind`: the identity keys of its items (those
+/// that have one), and the next cursor when it is a string.
+pub fn page_of(answer: &Value, kind: Kind) -> (Vec<String>, Option<String>) {
+    let result = &answer["result"];
+    let names = result[kind.array_field()]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {} array in {answer}", kind.array_field()))
+        .iter()
+        .filter_map(|item| item.get(kind.identity_key()).and_then(Value::as_str))
+        .map(String::from)
+        .collect();
+    let next = result
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(String::from);
+    (names, next)
+}
+
+/// Follows `nextCursor` through `fetch` (the answer to one page request
+/// for a cursor, None for the first page) until a page has none: every
+/// identity key of `kind`, in order. More than 50 pages fail the test.
+pub async fn follow(
+    kind: Kind,
+    mut fetch: impl AsyncFnMut(Option<String>) -> Value,
+) -> Vec<String> {
+    let mut got = Vec::new();
+    let mut cursor = None;
+    for _ in 0..50 {
+        let (names, next) = page_of(&fetch(cursor.take()).await, kind);
+        got.extend(names);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return got,
+        }
+    }
+    panic!("still a nextCursor after 50 pages of {kind}: {got:?}")
 }
 
 /// `PREFIX001`, `PREFIX002`, …: the simulator's item names.
