@@ -273,7 +273,7 @@ fn stdio_hang_slow_and_crash() {
         !after.iter().any(|v| v["id"] == hung),
         "the hung page was answered: {after:?}"
     );
-    assert!(sim.child.wait().unwrap().success());
+    assert!(sim.exit_status().success());
 
     // Slow page: a later request is answered before the slow one. An
     // ordering: the slow page waits an hour, so it cannot come first.
@@ -294,7 +294,7 @@ fn stdio_hang_slow_and_crash() {
     let mut sim = StdioSim::start(&["--scenario", "crash"]);
     sim.init();
     send_page_two(&mut sim);
-    let status = sim.child.wait().unwrap();
+    let status = sim.exit_status();
     assert_eq!(status.code(), Some(3));
     assert!(
         sim.lines.recv_timeout(WAIT).is_err(),
@@ -307,7 +307,7 @@ fn stdio_exits_on_stdin_eof() {
     let mut sim = StdioSim::start(&["--scenario", "healthy"]);
     sim.init();
     drop(sim.stdin.take());
-    let status = sim.child.wait().unwrap();
+    let status = sim.exit_status();
     assert!(status.success());
 }
 

@@ -106,6 +106,24 @@ impl StdioSim {
     }
 }
 
+impl StdioSim {
+    /// Its exit status once it exits by itself; killed, failing the test,
+    /// if it has not after [`WAIT`].
+    pub fn exit_status(&mut self) -> std::process::ExitStatus {
+        let since = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait on our own child") {
+                return status;
+            }
+            if since.elapsed() > WAIT {
+                let _ = self.child.kill();
+                panic!("the simulator did not exit within {WAIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for StdioSim {
     fn drop(&mut self) {
         let _ = self.child.kill();
