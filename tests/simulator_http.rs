@@ -4,13 +4,13 @@
 //! from a plain HTTP client. Every child is killed when its guard drops.
 
 use mcp_listing::Kind;
-use mcp_testkit::simulator::{follow, http_scenario, numbered, sse_events, HttpClient, WAIT};
+use mcp_testkit::simulator::{follow, http_scenario, numbered, sse_events, SessionClient, WAIT};
 use mcp_testkit::Proc;
 use serde_json::{json, Value};
 
 /// A client of the simulator's endpoint at `path`, initialized.
-async fn initialized(sim: &Proc, path: &str) -> HttpClient {
-    let mut c = HttpClient::new(sim.at(path));
+async fn initialized(sim: &Proc, path: &str) -> SessionClient {
+    let mut c = SessionClient::new(sim.at(path));
     c.init().await;
     c
 }
@@ -26,7 +26,7 @@ fn http_sim(args: &[&str]) -> Proc {
 async fn http_json_sessions_and_healthy_walk() {
     let sim = http_scenario("healthy", &[]);
     let url = format!("{}/mcp", sim.url);
-    let mut c = HttpClient::new(url.clone());
+    let mut c = SessionClient::new(url.clone());
 
     // Before initialize: server/discover is an unknown method.
     let (status, _, v) = c.call("server/discover", json!({})).await;
@@ -43,7 +43,7 @@ async fn http_json_sessions_and_healthy_walk() {
     let get = reqwest::get(&url).await.unwrap();
     assert_eq!(get.status().as_u16(), 400);
 
-    let mut stranger = HttpClient::new(url.clone());
+    let mut stranger = SessionClient::new(url.clone());
     stranger.session = Some("not-a-session".into());
     let (status, _, _) = stranger.call("tools/list", json!({})).await;
     assert_eq!(status, 404);
@@ -202,7 +202,7 @@ async fn http_session_expiry_and_auth() {
         ],
         &[("SIM_TOKEN", "s3cret")],
     );
-    let mut c = HttpClient::new(sim.at("/mcp"));
+    let mut c = SessionClient::new(sim.at("/mcp"));
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
     let resp = c.post(&initialize, &[]).await;
     assert_eq!(resp.status().as_u16(), 401);
@@ -219,7 +219,7 @@ async fn http_session_expiry_and_auth() {
 #[tokio::test]
 async fn http_protocol_2026_checks_headers_and_meta() {
     let sim = http_scenario("protocol-2026", &[]);
-    let mut c = HttpClient::new(format!("{}/mcp", sim.url));
+    let mut c = SessionClient::new(format!("{}/mcp", sim.url));
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}});
     let modern = |m: &'static str| [("mcp-method", m), ("mcp-protocol-version", "2026-07-28")];
@@ -377,7 +377,7 @@ async fn scenarios_file_serves_many_virtual_servers() {
     assert_eq!(c.walk(Kind::Tools, 50).await.sizes(), [3, 3]);
 
     // A session belongs to its server.
-    let mut other = HttpClient::new(format!("{}/mcp/fleet-0002", sim.url));
+    let mut other = SessionClient::new(format!("{}/mcp/fleet-0002", sim.url));
     other.session = c.session.clone();
     let (status, _, _) = other.call("tools/list", json!({})).await;
     assert_eq!(status, 404);

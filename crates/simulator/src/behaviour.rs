@@ -102,7 +102,7 @@ pub trait Behaviour: Sync {
     }
 
     /// What the page says about the next one.
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         page.usual_next()
     }
 
@@ -127,26 +127,26 @@ pub enum Fault {
 }
 
 /// What a page says about the next one.
-pub enum NextCursor {
+pub enum NextCursorReply {
     Absent,
     Null,
     Str(String),
     Number(u32),
 }
 
-impl NextCursor {
+impl NextCursorReply {
     /// Does a client stop here (the listing is complete)?
     pub fn ends_listing(&self) -> bool {
-        matches!(self, NextCursor::Absent | NextCursor::Null)
+        matches!(self, NextCursorReply::Absent | NextCursorReply::Null)
     }
 
     /// The `nextCursor` field of the result, if it has one.
     pub fn field(self) -> Option<Value> {
         match self {
-            NextCursor::Absent => None,
-            NextCursor::Null => Some(Value::Null),
-            NextCursor::Str(s) => Some(Value::String(s)),
-            NextCursor::Number(n) => Some(Value::from(n)),
+            NextCursorReply::Absent => None,
+            NextCursorReply::Null => Some(Value::Null),
+            NextCursorReply::Str(s) => Some(Value::String(s)),
+            NextCursorReply::Number(n) => Some(Value::from(n)),
         }
     }
 }
@@ -265,17 +265,17 @@ impl Page<'_> {
     }
 
     /// The healthy `nextCursor`: to the next page while there is one.
-    pub fn usual_next(&self) -> NextCursor {
+    pub fn usual_next(&self) -> NextCursorReply {
         if self.more() {
             self.cursor_to(self.end())
         } else {
-            NextCursor::Absent
+            NextCursorReply::Absent
         }
     }
 
     /// A cursor to `offset` of this page's catalogue generation.
-    pub fn cursor_to(&self, offset: u32) -> NextCursor {
-        NextCursor::Str(self.signed_by(self.listing.key, offset))
+    pub fn cursor_to(&self, offset: u32) -> NextCursorReply {
+        NextCursorReply::Str(self.signed_by(self.listing.key, offset))
     }
 
     /// `offset` of this page's generation, signed by `key`. The issue time

@@ -23,7 +23,7 @@ pub enum ResponseMode {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub enum SimulatorConfigError {
     #[error("unknown scenario {0:?} (see docs/simulator.md for the list)")]
     UnknownScenario(String),
     #[error("unknown kind {0:?} in --kinds (tools, prompts, resources, resource_templates)")]
@@ -232,11 +232,11 @@ pub const DEFAULT_ITEMS: u32 = 20;
 pub const DEFAULT_PAGE_SIZE: u32 = 5;
 
 impl ServerConfig {
-    pub fn resolve(k: &Knobs, default_name: &str) -> Result<ServerConfig, ConfigError> {
+    pub fn resolve(k: &Knobs, default_name: &str) -> Result<ServerConfig, SimulatorConfigError> {
         let scenario = scenario(k)?;
         let page_size = k.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         if page_size == 0 {
-            return Err(ConfigError::Invalid(
+            return Err(SimulatorConfigError::Invalid(
                 "--page-size must be at least 1".into(),
             ));
         }
@@ -245,7 +245,7 @@ impl ServerConfig {
         let kinds = faulty_kinds(k)?;
         let overlap = k.overlap.unwrap_or(1);
         if scenario == Scenario::Overlap && overlap >= page_size {
-            return Err(ConfigError::Invalid(
+            return Err(SimulatorConfigError::Invalid(
                 "--overlap must be smaller than --page-size".into(),
             ));
         }
@@ -293,38 +293,43 @@ impl ServerConfig {
     }
 }
 
-fn scenario(k: &Knobs) -> Result<Scenario, ConfigError> {
+fn scenario(k: &Knobs) -> Result<Scenario, SimulatorConfigError> {
     let name = k
         .scenario
         .as_deref()
-        .ok_or_else(|| ConfigError::Invalid("--scenario is required".into()))?;
+        .ok_or_else(|| SimulatorConfigError::Invalid("--scenario is required".into()))?;
     name.parse()
-        .map_err(|_| ConfigError::UnknownScenario(name.to_string()))
+        .map_err(|_| SimulatorConfigError::UnknownScenario(name.to_string()))
 }
 
 /// The forced protocol version, if any: protocol-2026 forces the modern one.
-fn protocol(k: &Knobs, scenario: Scenario) -> Result<Option<String>, ConfigError> {
+fn protocol(k: &Knobs, scenario: Scenario) -> Result<Option<String>, SimulatorConfigError> {
     match (&k.protocol, scenario) {
         (Some(p), _) if p != MODERN_VERSION && !LEGACY_VERSIONS.contains(&p.as_str()) => {
-            Err(ConfigError::UnknownProtocol(p.clone()))
+            Err(SimulatorConfigError::UnknownProtocol(p.clone()))
         }
-        (Some(p), Scenario::Protocol2026) if p != MODERN_VERSION => Err(ConfigError::Invalid(
-            "scenario protocol-2026 needs --protocol 2026-07-28 (or none)".into(),
-        )),
+        (Some(p), Scenario::Protocol2026) if p != MODERN_VERSION => {
+            Err(SimulatorConfigError::Invalid(
+                "scenario protocol-2026 needs --protocol 2026-07-28 (or none)".into(),
+            ))
+        }
         (None, Scenario::Protocol2026) => Ok(Some(MODERN_VERSION.to_string())),
         (p, _) => Ok(p.clone()),
     }
 }
 
 /// The kinds `--kinds` names (all four without it).
-fn faulty_kinds(k: &Knobs) -> Result<Vec<Kind>, ConfigError> {
+fn faulty_kinds(k: &Knobs) -> Result<Vec<Kind>, SimulatorConfigError> {
     let Some(list) = &k.kinds else {
         return Ok(Kind::ALL.to_vec());
     };
     list.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse().map_err(|_| ConfigError::UnknownKind(s.into())))
+        .map(|s| {
+            s.parse()
+                .map_err(|_| SimulatorConfigError::UnknownKind(s.into()))
+        })
         .collect()
 }
 
@@ -344,30 +349,30 @@ fn change_every(k: &Knobs) -> ChangeEvery {
     }
 }
 
-fn read_token(k: &Knobs) -> Result<String, ConfigError> {
+fn read_token(k: &Knobs) -> Result<String, SimulatorConfigError> {
     if let Some(var) = &k.token_env {
         return match std::env::var(var) {
             Ok(t) if !t.trim().is_empty() => Ok(t.trim().to_string()),
-            _ => Err(ConfigError::Invalid(format!(
+            _ => Err(SimulatorConfigError::Invalid(format!(
                 "scenario auth: environment variable {var} is unset or empty"
             ))),
         };
     }
     if let Some(path) = &k.token_file {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| SimulatorConfigError::Read {
             path: path.clone(),
             source,
         })?;
         let t = text.trim();
         if t.is_empty() {
-            return Err(ConfigError::Invalid(format!(
+            return Err(SimulatorConfigError::Invalid(format!(
                 "scenario auth: {} is empty",
                 path.display()
             )));
         }
         return Ok(t.to_string());
     }
-    Err(ConfigError::Invalid(
+    Err(SimulatorConfigError::Invalid(
         "scenario auth needs --token-env VAR or --token-file FILE".into(),
     ))
 }
@@ -387,26 +392,26 @@ pub const MAX_SERVERS: usize = 100_000;
 
 /// Load the scenarios file into one config per virtual server, expanding
 /// `count:` entries. `cli` knobs sit below the file's `defaults:`.
-pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, SimulatorConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SimulatorConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let file: ScenariosFile = yaml_serde::from_str(&text).map_err(|source| ConfigError::Yaml {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file: ScenariosFile =
+        yaml_serde::from_str(&text).map_err(|source| SimulatorConfigError::Yaml {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let base = file.defaults.over(cli);
     let mut out = Vec::new();
     let mut names = std::collections::HashSet::new();
     for entry in file.servers {
         let knobs = entry.over(&base);
-        let name = knobs
-            .name
-            .clone()
-            .ok_or_else(|| ConfigError::Invalid("every server entry needs a name".into()))?;
+        let name = knobs.name.clone().ok_or_else(|| {
+            SimulatorConfigError::Invalid("every server entry needs a name".into())
+        })?;
         if !valid_name(&name) {
-            return Err(ConfigError::Invalid(format!(
+            return Err(SimulatorConfigError::Invalid(format!(
                 "server name {name:?}: use letters, digits, '-', '_' or '.'"
             )));
         }
@@ -418,7 +423,7 @@ pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, Con
             (1..=count).map(|i| format!("{name}-{i:0width$}")).collect()
         };
         if out.len() + expanded.len() > MAX_SERVERS {
-            return Err(ConfigError::Invalid(format!(
+            return Err(SimulatorConfigError::Invalid(format!(
                 "more than {MAX_SERVERS} virtual servers"
             )));
         }
@@ -426,7 +431,9 @@ pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, Con
         let template = ServerConfig::resolve(&knobs, &name)?;
         for n in expanded {
             if !names.insert(n.clone()) {
-                return Err(ConfigError::Invalid(format!("duplicate server name {n:?}")));
+                return Err(SimulatorConfigError::Invalid(format!(
+                    "duplicate server name {n:?}"
+                )));
             }
             let mut cfg = template.clone();
             cfg.name = n;
@@ -434,7 +441,7 @@ pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, Con
         }
     }
     if out.is_empty() {
-        return Err(ConfigError::Invalid(
+        return Err(SimulatorConfigError::Invalid(
             "the scenarios file lists no servers".into(),
         ));
     }

@@ -1,6 +1,6 @@
 //! Raw-wire harness of the simulator: `mcp-exporter simulate` children
 //! driven with hand-written JSON-RPC over stdio ([`StdioSim`]) and HTTP
-//! ([`HttpClient`] against a [`Proc`](crate::Proc) serving
+//! ([`SessionClient`] against a [`Proc`](crate::Proc) serving
 //! `simulate --transport http`), and a minimal wire walker ([`Walk`]) that
 //! checks the simulator independently of the crate's own walker. Every
 //! child is killed when its guard drops.
@@ -295,7 +295,7 @@ pub fn sse_events(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-pub struct HttpClient {
+pub struct SessionClient {
     pub http: reqwest::Client,
     pub url: String,
     pub session: Option<String>,
@@ -303,9 +303,9 @@ pub struct HttpClient {
     pub next_id: i64,
 }
 
-impl HttpClient {
-    pub fn new(url: String) -> HttpClient {
-        HttpClient {
+impl SessionClient {
+    pub fn new(url: String) -> SessionClient {
+        SessionClient {
             http: reqwest::Client::new(),
             url,
             session: None,

@@ -4,7 +4,7 @@
 //! (protocol-2026 forces the modern protocol, auth reads its token,
 //! slow-page and drip default their delays, stale-cursor by age).
 
-use super::{Behaviour, Fault, Listing, NextCursor, Page, Rejected, Start};
+use super::{Behaviour, Fault, Listing, NextCursorReply, Page, Rejected, Start};
 use crate::catalogue;
 use crate::config::ServerConfig;
 use crate::cursor::CursorData;
@@ -40,7 +40,7 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::WrongShape => &WrongShape,
         Scenario::MissingKeys => &MissingKeys,
         Scenario::Crash => &Crash,
-        Scenario::RpcError => &RpcError,
+        Scenario::RpcError => &ErrorPage,
         Scenario::SessionExpiry => &SessionExpiry,
         Scenario::Auth => &Auth,
         Scenario::ListChangedStorm => &ListChangedStorm,
@@ -68,19 +68,19 @@ impl Behaviour for SinglePage {
     fn page_size(&self, _cfg: &ServerConfig, len: u32) -> u32 {
         len.max(1)
     }
-    fn next_cursor(&self, _page: &Page) -> NextCursor {
-        NextCursor::Absent
+    fn next_cursor(&self, _page: &Page) -> NextCursorReply {
+        NextCursorReply::Absent
     }
 }
 
 /// `nextCursor` disappears one page before the end.
 pub struct Truncate;
 impl Behaviour for Truncate {
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if page.more() && page.end().saturating_add(page.cfg().page_size) < page.len {
             page.cursor_to(page.end())
         } else {
-            NextCursor::Absent
+            NextCursorReply::Absent
         }
     }
 }
@@ -104,11 +104,11 @@ impl Behaviour for Overlap {
         // config.rs keeps --overlap below --page-size.
         (cfg.page_size - cfg.overlap).max(1)
     }
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if page.more() {
             page.cursor_to(page.start.offset + page.stride)
         } else {
-            NextCursor::Absent
+            NextCursorReply::Absent
         }
     }
 }
@@ -116,7 +116,7 @@ impl Behaviour for Overlap {
 /// From page 2 on, `nextCursor` is the cursor just sent (A → A).
 pub struct RepeatCursor;
 impl Behaviour for RepeatCursor {
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if page.number >= 2 {
             page.cursor_to(page.start.offset)
         } else {
@@ -128,7 +128,7 @@ impl Behaviour for RepeatCursor {
 /// Page 3 points back to page 2 (A → B → A).
 pub struct Cycle;
 impl Behaviour for Cycle {
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         match page.number {
             2 => page.cursor_to(page.end()),
             n if n >= 3 => page.cursor_to(page.cfg().page_size),
@@ -148,7 +148,7 @@ impl Behaviour for Endless {
             .map(|i| i % page.len)
             .collect()
     }
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         page.cursor_to(page.end())
     }
 }
@@ -159,19 +159,19 @@ impl Behaviour for BlankCursor {
     fn own_cursor(&self, listing: &Listing, cursor: &Value) -> Option<Result<Start, Rejected>> {
         (cursor.as_str() == Some("")).then(|| Ok(listing.start_at(0)))
     }
-    fn next_cursor(&self, _page: &Page) -> NextCursor {
-        NextCursor::Str(String::new())
+    fn next_cursor(&self, _page: &Page) -> NextCursorReply {
+        NextCursorReply::Str(String::new())
     }
 }
 
 /// The last page says `"nextCursor": null`.
 pub struct NullCursor;
 impl Behaviour for NullCursor {
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if page.more() {
             page.usual_next()
         } else {
-            NextCursor::Null
+            NextCursorReply::Null
         }
     }
 }
@@ -190,11 +190,11 @@ impl Behaviour for NumberCursor {
                 .ok_or("Invalid params: bad cursor"),
         )
     }
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if page.more() {
-            NextCursor::Number(page.end())
+            NextCursorReply::Number(page.end())
         } else {
-            NextCursor::Absent
+            NextCursorReply::Absent
         }
     }
 }
@@ -237,9 +237,9 @@ impl Behaviour for SilentRestart {
             ..listing.start_at(0)
         })
     }
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if !page.more() {
-            return NextCursor::Absent;
+            return NextCursorReply::Absent;
         }
         let before_restart = page.number + 1 == page.cfg().page.max(2) && !page.start.after_restart;
         let key = if before_restart {
@@ -247,7 +247,7 @@ impl Behaviour for SilentRestart {
         } else {
             page.listing.key
         };
-        NextCursor::Str(page.signed_by(key, page.end()))
+        NextCursorReply::Str(page.signed_by(key, page.end()))
     }
 }
 
@@ -344,8 +344,8 @@ impl Behaviour for Crash {
 }
 
 /// Page `--page` is a JSON-RPC error with `--code`.
-pub struct RpcError;
-impl Behaviour for RpcError {
+pub struct ErrorPage;
+impl Behaviour for ErrorPage {
     fn fault(&self, page: &Page, id: &Value) -> Fault {
         let answer = error(id, page.cfg().code, "Simulated server error");
         Fault::Instead(Body::Json(answer))
@@ -401,12 +401,12 @@ impl Behaviour for Protocol2026 {
             _ => None,
         }
     }
-    fn next_cursor(&self, page: &Page) -> NextCursor {
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
         if !page.more() {
-            return NextCursor::Absent;
+            return NextCursorReply::Absent;
         }
         page.listing.counters(|c| c.tail = page.end());
-        NextCursor::Str(if page.start.offset == 0 {
+        NextCursorReply::Str(if page.start.offset == 0 {
             String::new()
         } else {
             TAIL_CURSOR.to_string()
