@@ -1,10 +1,14 @@
-//! What both HTTP transports share: the virtual servers by name, the session
-//! tables of Streamable HTTP and legacy HTTP+SSE, and the answers both give
-//! alike (no such server, 401, a JSON body).
+//! What both HTTP transports share: the virtual servers by name, the
+//! registry listing them, the session tables of Streamable HTTP and legacy
+//! HTTP+SSE, and the answers both give alike (no such server, 401, a JSON
+//! body).
 
 use super::config::ServerConfig;
 use super::engine::{SessionState, VirtualServer};
+use super::registry::config::SimulatedRegistryConfig;
+use super::registry::SimulatedRegistry;
 use super::wire::Step;
+use super::ServingMode;
 use axum::body::Bytes;
 use axum::extract::Query;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -48,6 +52,8 @@ pub struct SseSession {
 pub struct App {
     /// Keyed by name; the single-server mode uses "" (served at `/mcp`).
     pub servers: HashMap<String, Arc<VirtualServer>>,
+    /// The registry listing them.
+    pub registry: SimulatedRegistry,
     pub sessions: Mutex<HashMap<String, HttpSession>>,
     pub sse_sessions: Mutex<HashMap<String, SseSession>>,
     counter: AtomicU64,
@@ -62,7 +68,18 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl App {
     /// One virtual server per config: by name, or at "" when `single`.
-    pub fn new(configs: Vec<ServerConfig>, single: bool, opts: HttpOptions) -> App {
+    pub fn new(
+        configs: Vec<ServerConfig>,
+        registry: SimulatedRegistryConfig,
+        single: bool,
+        opts: HttpOptions,
+    ) -> App {
+        let mode = if opts.legacy_sse {
+            ServingMode::Sse
+        } else {
+            ServingMode::Http
+        };
+        let registry = SimulatedRegistry::new(registry, &configs, single, mode, opts.seed);
         let servers = configs
             .into_iter()
             .map(|c| {
@@ -76,6 +93,7 @@ impl App {
             .collect();
         App {
             servers,
+            registry,
             sessions: Mutex::new(HashMap::new()),
             sse_sessions: Mutex::new(HashMap::new()),
             counter: AtomicU64::new(0),

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::registry::config::{RegistryKnobs, RegistryKnobsError, SimulatedRegistryConfig};
 use super::scenario::Scenario;
 
 /// Protocol versions that negotiate with an `initialize` handshake.
@@ -37,6 +38,8 @@ pub enum SimulatorConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Registry(#[from] RegistryKnobsError),
     #[error("{path}: {source}")]
     Yaml {
         path: PathBuf,
@@ -384,6 +387,16 @@ struct ScenariosFile {
     #[serde(default)]
     defaults: Knobs,
     servers: Vec<Knobs>,
+    /// The registry served over the virtual servers.
+    #[serde(default)]
+    registry: RegistryKnobs,
+}
+
+/// What a `--scenarios` file resolves to.
+#[derive(Debug)]
+pub struct Scenarios {
+    pub servers: Vec<ServerConfig>,
+    pub registry: SimulatedRegistryConfig,
 }
 
 /// Upper bound on virtual servers: each costs a few hundred bytes, but a
@@ -392,7 +405,7 @@ pub const MAX_SERVERS: usize = 100_000;
 
 /// Load the scenarios file into one config per virtual server, expanding
 /// `count:` entries. `cli` knobs sit below the file's `defaults:`.
-pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, SimulatorConfigError> {
+pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Scenarios, SimulatorConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| SimulatorConfigError::Read {
         path: path.to_path_buf(),
         source,
@@ -445,7 +458,10 @@ pub fn load_scenarios(path: &Path, cli: &Knobs) -> Result<Vec<ServerConfig>, Sim
             "the scenarios file lists no servers".into(),
         ));
     }
-    Ok(out)
+    Ok(Scenarios {
+        servers: out,
+        registry: file.registry.resolve()?,
+    })
 }
 
 fn valid_name(name: &str) -> bool {
@@ -488,7 +504,7 @@ mod tests {
             "defaults:\n  items: 7\nservers:\n  - name: one\n    scenario: healthy\n  - name: fleet\n    count: 3\n    scenario: cycle\n    page_size: 2\n",
         )
         .unwrap();
-        let cfgs = load_scenarios(&path, &Knobs::default()).unwrap();
+        let cfgs = load_scenarios(&path, &Knobs::default()).unwrap().servers;
         let names: Vec<_> = cfgs.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["one", "fleet-0001", "fleet-0002", "fleet-0003"]);
         assert_eq!(cfgs[0].items, 7);

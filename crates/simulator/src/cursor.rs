@@ -22,7 +22,10 @@ pub struct CursorKey {
     secret: [u8; 32],
 }
 
-const LEN: usize = 1 + 4 + 4 + 4 + 4;
+/// Kind, offset, generation, issue time.
+const BODY: usize = 1 + 4 + 4 + 4;
+/// The keyed check's bytes.
+const TAG: usize = 4;
 
 impl CursorKey {
     /// `epoch` separates key generations: silent-restart hands out cursors
@@ -38,7 +41,7 @@ impl CursorKey {
         }
     }
 
-    fn tag(&self, body: &[u8]) -> [u8; 4] {
+    fn tag(&self, body: &[u8]) -> [u8; TAG] {
         let mut h = Sha256::new();
         h.update(self.secret);
         h.update(body);
@@ -46,21 +49,39 @@ impl CursorKey {
         [d[0], d[1], d[2], d[3]]
     }
 
+    /// `body` and its keyed check, base64url: an opaque token only this
+    /// key can make or read back.
+    pub fn seal(&self, body: &[u8]) -> String {
+        let mut raw = body.to_vec();
+        raw.extend_from_slice(&self.tag(body));
+        base64url(&raw)
+    }
+
+    /// The body of a token [`seal`](Self::seal) made with this key; `None`
+    /// for anything else.
+    pub fn open(&self, s: &str) -> Option<Vec<u8>> {
+        let mut raw = unbase64url(s)?;
+        let body_len = raw.len().checked_sub(TAG)?;
+        if self.tag(&raw[..body_len]) != raw[body_len..] {
+            return None;
+        }
+        raw.truncate(body_len);
+        Some(raw)
+    }
+
     pub fn encode(&self, c: CursorData) -> String {
-        let mut raw = [0u8; LEN];
+        let mut raw = [0u8; BODY];
         raw[0] = kind_byte(c.kind);
         raw[1..5].copy_from_slice(&c.offset.to_be_bytes());
         raw[5..9].copy_from_slice(&c.generation.to_be_bytes());
         raw[9..13].copy_from_slice(&c.issued_ms.to_be_bytes());
-        let tag = self.tag(&raw[..13]);
-        raw[13..].copy_from_slice(&tag);
-        base64url(&raw)
+        self.seal(&raw)
     }
 
     /// `None` for anything this key did not sign.
     pub fn decode(&self, s: &str) -> Option<CursorData> {
-        let raw = unbase64url(s)?;
-        if raw.len() != LEN || self.tag(&raw[..13]) != raw[13..] {
+        let raw = self.open(s)?;
+        if raw.len() != BODY {
             return None;
         }
         let word = |i: usize| u32::from_be_bytes([raw[i], raw[i + 1], raw[i + 2], raw[i + 3]]);

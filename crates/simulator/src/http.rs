@@ -8,6 +8,7 @@ use super::app::{authorised, host, json_response, lock, App, HttpOptions, HttpSe
 use super::behaviour::scenarios;
 use super::config::{ResponseMode, ServerConfig};
 use super::engine::{SessionState, VirtualServer, META_VERSION};
+use super::registry::config::SimulatedRegistryConfig;
 use super::reply::{
     error, Body as ReplyBody, Reply, HEADER_MISMATCH, INVALID_REQUEST, METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -16,7 +17,7 @@ use super::sse;
 use super::subscriptions;
 use super::wire::{self, Step, HANG_FOR};
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -24,6 +25,7 @@ use axum::Router;
 use futures_util::StreamExt;
 use mcp_listing::kind::Kind;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,11 +36,16 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// Notifications queued per standing stream before new ones are dropped.
 const STREAM_QUEUE: usize = 64;
 
-pub async fn serve(configs: Vec<ServerConfig>, single: bool, opts: HttpOptions) -> ExitCode {
+pub async fn serve(
+    configs: Vec<ServerConfig>,
+    registry: SimulatedRegistryConfig,
+    single: bool,
+    opts: HttpOptions,
+) -> ExitCode {
     let Some((listener, addr)) = bind(&opts.listen).await else {
         return ExitCode::from(2);
     };
-    let app = Arc::new(App::new(configs, single, opts.clone()));
+    let app = Arc::new(App::new(configs, registry, single, opts.clone()));
     let sweeper = spawn_sweeper(Arc::clone(&app));
     let router = routes(opts.legacy_sse).with_state(app);
     eprintln!("listening on http://{addr}");
@@ -94,12 +101,16 @@ fn spawn_sweeper(app: Arc<App>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// The endpoints of one transport, beside the protected-resource document.
+/// The endpoints of one transport, beside the protected-resource document
+/// and the registry.
 fn routes(legacy_sse: bool) -> Router<Arc<App>> {
-    let router = Router::new().route(
-        "/.well-known/oauth-protected-resource",
-        get(protected_resource),
-    );
+    let router = Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(protected_resource),
+        )
+        .route("/v0.1/servers", get(registry_list))
+        .route("/v0/servers", get(registry_list));
     if legacy_sse {
         router
             .route("/sse", get(sse::open_default))
@@ -200,6 +211,22 @@ async fn protected_resource(headers: HeaderMap) -> Response {
         "bearer_methods_supported": ["header"],
     }))
     .into_response()
+}
+
+/// The registry's server list (both API paths answer alike).
+async fn registry_list(
+    State(app): AppState,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let base = format!("http://{}", host(&headers));
+    let answer = app
+        .registry
+        .list(&query, &base, headers.keys().map(|k| k.as_str()));
+    if !answer.delay.is_zero() {
+        tokio::time::sleep(answer.delay).await;
+    }
+    json_response(answer.status, &answer.body)
 }
 
 fn is_list_method(method: &str) -> bool {

@@ -7,8 +7,9 @@
 //! scenario), `config` (knobs, YAML), `engine` + `pages` (what to answer),
 //! `reply` (what to write), `catalogue` + `cursor` (items and opaque
 //! cursors), `per_kind`, `wire` (timed writes), `subscriptions` (2026-07-28
-//! `subscriptions/listen` streams), and one file per transport: `stdio`,
-//! `http`, `sse`.
+//! `subscriptions/listen` streams), one file per transport: `stdio`,
+//! `http`, `sse`, and `registry` (the MCP Registry list API over the
+//! virtual servers, served beside them over HTTP).
 
 mod app;
 mod behaviour;
@@ -20,6 +21,7 @@ mod engine;
 mod http;
 mod pages;
 mod per_kind;
+mod registry;
 mod reply;
 pub mod scenario;
 mod sse;
@@ -28,6 +30,7 @@ mod subscriptions;
 mod wire;
 
 use config::{Knobs, ServerConfig};
+use registry::config::RegistryKnobs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -72,14 +75,18 @@ pub struct SimulateArgs {
 }
 
 pub async fn main(args: SimulateArgs) -> ExitCode {
-    let (configs, single) = match &args.scenarios {
+    let (configs, registry, single) = match &args.scenarios {
         Some(path) => match config::load_scenarios(path, &args.knobs) {
-            Ok(c) => (c, false),
+            Ok(c) => (c.servers, c.registry, false),
             Err(e) => return usage_error(&e.to_string()),
         },
-        None => match ServerConfig::resolve(&args.knobs, "default") {
-            Ok(c) => (vec![c], true),
-            Err(e) => return usage_error(&e.to_string()),
+        None => match (
+            ServerConfig::resolve(&args.knobs, "default"),
+            RegistryKnobs::default().resolve(),
+        ) {
+            (Ok(c), Ok(registry)) => (vec![c], registry, true),
+            (Err(e), _) => return usage_error(&e.to_string()),
+            (_, Err(e)) => return usage_error(&e.to_string()),
         },
     };
     match args.transport {
@@ -101,7 +108,7 @@ pub async fn main(args: SimulateArgs) -> ExitCode {
                 max_sessions: args.max_sessions.max(1),
                 seed: args.knobs.seed.unwrap_or(0),
             };
-            http::serve(configs, single, opts).await
+            http::serve(configs, registry, single, opts).await
         }
     }
 }
