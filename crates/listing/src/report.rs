@@ -232,10 +232,11 @@ pub struct Restart {
     pub at_page: u32,
 }
 
-/// Everything one listing of one kind produced.
+/// Everything one listing of one kind produced. `S` is what was listed:
+/// an MCP [`Kind`] unless said otherwise (see [`crate::shape::PageShape`]).
 #[derive(Debug, Clone, Serialize)]
-pub struct ListingReport {
-    pub kind: Kind,
+pub struct ListingReport<S = Kind> {
+    pub kind: S,
     pub outcome: Outcome,
     /// The guard or error behind the outcome; `blank_cursor` for a legacy
     /// listing ended by `""`.
@@ -278,8 +279,8 @@ pub struct ListingReport {
     pub fingerprints: BTreeMap<String, ItemFingerprint>,
 }
 
-impl ListingReport {
-    pub fn empty(kind: Kind, outcome: Outcome) -> Self {
+impl<S> ListingReport<S> {
+    pub fn empty(kind: S, outcome: Outcome) -> Self {
         ListingReport {
             kind,
             outcome,

@@ -3,12 +3,13 @@
 //! whatever the pager returns into a [`ListingReport`].
 
 use super::cursor::short_hash;
-use super::fingerprint::{fingerprint, ItemFingerprint, MAX_SHAPES_PER_LISTING};
+use super::fingerprint::{ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
     CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart,
     RestartReason,
 };
+use super::shape::PageShape;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
@@ -102,13 +103,14 @@ impl PageError {
 }
 
 /// Fetches one page of one kind. Implemented by the MCP session; tests
-/// implement it with scripted pages.
-pub trait Pager {
+/// implement it with scripted pages. `S` is the catalogue's page shape:
+/// an MCP [`Kind`] unless said otherwise (a registry of servers is another).
+pub trait Pager<S: PageShape = Kind> {
     /// Send `method` with `cursor` (None = first page) and wait at most
     /// `timeout` for the answer.
     fn fetch_page(
         &mut self,
-        kind: Kind,
+        kind: S,
         cursor: Option<&str>,
         timeout: Duration,
     ) -> impl Future<Output = PageResult> + Send;
@@ -168,7 +170,12 @@ enum Step {
 }
 
 /// Walk `kind` to completion (or to a guard or error) through `pager`.
-pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> ListingReport {
+/// Generic over the page shape: every guard applies whatever the catalogue.
+pub async fn walk<S: PageShape, P: Pager<S>>(
+    pager: &mut P,
+    kind: S,
+    limits: &WalkLimits,
+) -> ListingReport<S> {
     let started = Instant::now();
     let deadline = started + limits.listing_timeout;
     let mut walk = Walk::new(kind, limits);
@@ -199,10 +206,10 @@ pub async fn walk<P: Pager>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> L
 
 /// A walk in progress: the report so far, the current attempt, and the
 /// cursor the next request sends.
-struct Walk<'a> {
-    kind: Kind,
+struct Walk<'a, S: PageShape> {
+    kind: S,
     limits: &'a WalkLimits,
-    report: ListingReport,
+    report: ListingReport<S>,
     attempt: Attempt,
     /// `None` asks for the first page.
     cursor: Option<String>,
@@ -210,8 +217,8 @@ struct Walk<'a> {
     page_index: u32,
 }
 
-impl<'a> Walk<'a> {
-    fn new(kind: Kind, limits: &'a WalkLimits) -> Walk<'a> {
+impl<'a, S: PageShape> Walk<'a, S> {
+    fn new(kind: S, limits: &'a WalkLimits) -> Walk<'a, S> {
         Walk {
             kind,
             limits,
@@ -306,7 +313,7 @@ impl<'a> Walk<'a> {
 
     /// The report of a walk that ended with `outcome`: its items are the
     /// last attempt's.
-    fn finish(self, outcome: Outcome, duration: Duration) -> ListingReport {
+    fn finish(self, outcome: Outcome, duration: Duration) -> ListingReport<S> {
         let Walk {
             mut report,
             attempt,
@@ -338,8 +345,8 @@ fn record_failure(record: &mut PageRecord, err: &PageError, continuation: bool) 
     record.http_status = err.http_status();
 }
 
-fn step_on_error(
-    report: &mut ListingReport,
+fn step_on_error<S>(
+    report: &mut ListingReport<S>,
     err: &PageError,
     continuation: bool,
     index: u32,
@@ -398,7 +405,7 @@ impl Stop {
         }
     }
 
-    fn end(self, report: &mut ListingReport) -> Step {
+    fn end<S>(self, report: &mut ListingReport<S>) -> Step {
         report.detail = Some(self.detail);
         Step::Done(self.outcome)
     }
@@ -408,11 +415,11 @@ impl Stop {
 /// shape, its items, what it says about the next page (rules 1-3), the
 /// item cap (rule 5, on every page, the last one included), a repeated
 /// cursor (rule 4), the page cap (rule 5).
-fn step_on_page(
-    report: &mut ListingReport,
+fn step_on_page<S: PageShape>(
+    report: &mut ListingReport<S>,
     attempt: &mut Attempt,
     record: &mut PageRecord,
-    kind: Kind,
+    kind: S,
     result: &Value,
     limits: &WalkLimits,
 ) -> Result<Step, Stop> {
@@ -426,7 +433,7 @@ fn step_on_page(
             .map(str::to_string);
     }
     count_items(attempt, record, kind, items);
-    let next = next_cursor(report, record, obj, limits)?;
+    let next = next_cursor(report, record, kind.next_cursor(obj), limits)?;
     if attempt.seen.len() as u64 > limits.max_items {
         let detail = format!("more than {} unique items", limits.max_items);
         return Err(Stop::guard(Guard::ItemCap, detail));
@@ -446,7 +453,10 @@ fn step_on_page(
 }
 
 /// The result object and its array of items, if the page has that shape.
-fn page_items(kind: Kind, result: &Value) -> Result<(&Map<String, Value>, &[Value]), Stop> {
+fn page_items<S: PageShape>(
+    kind: S,
+    result: &Value,
+) -> Result<(&Map<String, Value>, &[Value]), Stop> {
     let Some(obj) = result.as_object() else {
         return Err(Stop::malformed("result is not an object".into()));
     };
@@ -466,22 +476,26 @@ fn page_items(kind: Kind, result: &Value) -> Result<(&Map<String, Value>, &[Valu
 
 /// Count the page's items into the attempt: raw, new, duplicate, and
 /// invalid (no identity key); the first occurrence of a key is kept.
-fn count_items(attempt: &mut Attempt, record: &mut PageRecord, kind: Kind, items: &[Value]) {
+fn count_items<S: PageShape>(
+    attempt: &mut Attempt,
+    record: &mut PageRecord,
+    kind: S,
+    items: &[Value],
+) {
     record.items = items.len() as u32;
-    let key = kind.identity_key();
     for item in items {
-        match item.get(key).and_then(Value::as_str) {
+        match kind.identity(item) {
             Some(id) => {
                 attempt.raw += 1;
-                if attempt.seen.contains(id) {
-                    attempt.duplicates.insert(id.to_string());
+                if attempt.seen.contains(id.as_ref()) {
+                    attempt.duplicates.insert(id.into_owned());
                 } else {
-                    attempt.seen.insert(id.to_string());
                     record.new_items += 1;
                     let with_shape = attempt.fingerprints.len() < MAX_SHAPES_PER_LISTING;
-                    attempt
-                        .fingerprints
-                        .insert(id.to_string(), fingerprint(kind, item, with_shape));
+                    if let Some(print) = kind.fingerprint(item, with_shape) {
+                        attempt.fingerprints.insert(id.to_string(), print);
+                    }
+                    attempt.seen.insert(id.into_owned());
                 }
             }
             None => attempt.invalid_items += 1,
@@ -489,15 +503,16 @@ fn count_items(attempt: &mut Attempt, record: &mut PageRecord, kind: Kind, items
     }
 }
 
-/// Rules 1-3: what the page says about the next one. `None` ends the
-/// listing; a `nextCursor` that is not a string is malformed.
-fn next_cursor(
-    report: &mut ListingReport,
+/// Rules 1-3: what the page says about the next one (`written`, where the
+/// page's shape keeps it). `None` ends the listing; a `nextCursor` that is
+/// not a string is malformed.
+fn next_cursor<S>(
+    report: &mut ListingReport<S>,
     record: &mut PageRecord,
-    obj: &Map<String, Value>,
+    written: Option<&Value>,
     limits: &WalkLimits,
 ) -> Result<Option<String>, Stop> {
-    match obj.get("nextCursor") {
+    match written {
         None => {
             record.next_cursor = CursorState::Absent;
             Ok(None)

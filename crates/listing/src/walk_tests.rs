@@ -513,3 +513,98 @@ async fn http_429_is_rate_limited_with_its_retry_after() {
     // No retry inside the walk: the scheduler's backoff waits.
     assert_eq!(r.requests(), 2);
 }
+
+/// A catalogue of another shape: items under `entries`, identified by
+/// `id`, the cursor under `meta.next` (as a registry of servers keeps it).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+struct Nested;
+
+impl PageShape for Nested {
+    fn array_field(self) -> &'static str {
+        "entries"
+    }
+    fn identity(self, item: &Value) -> Option<std::borrow::Cow<'_, str>> {
+        item.get("id")
+            .and_then(Value::as_str)
+            .map(std::borrow::Cow::Borrowed)
+    }
+    fn next_cursor(self, page: &Map<String, Value>) -> Option<&Value> {
+        page.get("meta").and_then(|m| m.get("next"))
+    }
+    fn fingerprint(self, _item: &Value, _with_shape: bool) -> Option<ItemFingerprint> {
+        None
+    }
+}
+
+/// Answers `Nested` pages by cursor.
+struct NestedScript(HashMap<Option<String>, Value>);
+
+impl Pager<Nested> for NestedScript {
+    async fn fetch_page(
+        &mut self,
+        _kind: Nested,
+        cursor: Option<&str>,
+        _timeout: Duration,
+    ) -> PageResult {
+        let outcome = self
+            .0
+            .get(&cursor.map(str::to_string))
+            .cloned()
+            .ok_or_else(|| PageError::Malformed("unknown cursor".into()));
+        PageResult {
+            outcome,
+            request_id: 0,
+            bytes: 10,
+            duration: Duration::from_millis(1),
+            started: SystemTime::now(),
+            span_id: None,
+            list_changed: 0,
+        }
+    }
+}
+
+fn nested(ids: &[&str], next: Value) -> Value {
+    let entries: Vec<Value> = ids.iter().map(|i| json!({"id": i})).collect();
+    json!({"entries": entries, "meta": {"next": next}})
+}
+
+#[tokio::test]
+async fn another_shape_gets_every_guard() {
+    // Complete, ended by an empty cursor (a legacy-era end).
+    let mut s = NestedScript(HashMap::from([
+        (None, nested(&["a", "b"], json!("c1"))),
+        (Some("c1".into()), nested(&["b", "c"], json!(""))),
+    ]));
+    let r = walk(&mut s, Nested, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Complete);
+    assert_eq!(r.names, vec!["a", "b", "c"]);
+    assert_eq!(r.duplicate_names, vec!["b"]);
+    assert!(r.fingerprints.is_empty());
+    // A cycle A -> B -> A.
+    let mut s = NestedScript(HashMap::from([
+        (None, nested(&["a"], json!("A"))),
+        (Some("A".into()), nested(&["b"], json!("B"))),
+        (Some("B".into()), nested(&["c"], json!("A"))),
+    ]));
+    let r = walk(&mut s, Nested, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
+    assert_eq!(r.requests(), 3);
+    // A cursor that is not a string; no `meta` at all ends the walk.
+    let mut s = NestedScript(HashMap::from([(None, nested(&["a"], json!(7)))]));
+    let r = walk(&mut s, Nested, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
+    let mut s = NestedScript(HashMap::from([(None, json!({"entries": []}))]));
+    assert_eq!(walk(&mut s, Nested, &legacy()).await.outcome, Outcome::Complete);
+    // The page cap.
+    let limits = WalkLimits {
+        max_pages: 2,
+        ..legacy()
+    };
+    let mut s = NestedScript(HashMap::from([
+        (None, nested(&["a"], json!("1"))),
+        (Some("1".into()), nested(&["b"], json!("2"))),
+        (Some("2".into()), nested(&["c"], json!("3"))),
+    ]));
+    let r = walk(&mut s, Nested, &limits).await;
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
+}
