@@ -1,6 +1,7 @@
 //! Every secret value a configuration knows, gathered once at load into one
 //! [`SecretScrubber`] that each target and module shares.
 
+use super::sources::SourceKind;
 use super::types::{Config, EndpointConfig};
 use mcp_wire::secrets::SecretScrubber;
 
@@ -33,6 +34,21 @@ pub(super) fn attach(config: &mut Config) {
         values.extend(m.headers.iter().map(|(_, v)| v.expose().to_string()));
         values.extend(
             m.bearer_token
+                .as_ref()
+                .and_then(|s| s.read().ok())
+                .map(|s| s.expose().to_string()),
+        );
+    }
+    for source in &config.discovery {
+        let endpoint = match &source.kind {
+            SourceKind::FileSd { .. } => continue,
+            SourceKind::HttpSd(endpoint) => endpoint,
+            SourceKind::Registry(registry) => &registry.endpoint,
+        };
+        values.extend(endpoint.headers.iter().map(|(_, v)| v.expose().to_string()));
+        values.extend(
+            endpoint
+                .bearer_token
                 .as_ref()
                 .and_then(|s| s.read().ok())
                 .map(|s| s.expose().to_string()),

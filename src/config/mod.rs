@@ -17,6 +17,7 @@ mod raw;
 mod resolve;
 mod schedule;
 mod secret;
+mod sources;
 mod types;
 
 pub use error::ConfigError;
@@ -24,6 +25,10 @@ pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
+pub use sources::{
+    check_file_pattern, check_label, is_label_name, source_default, RegistrySource, SourceConfig,
+    SourceEndpoint, SourceKind,
+};
 pub use types::{
     default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
     ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
@@ -139,5 +144,7 @@ fn duplicate_key_position(text: &str, message: &str) -> Option<(usize, usize)> {
     locate::locate_nth(text, &segs, locate::At::Key, 1)
 }
 
+#[cfg(test)]
+mod sources_tests;
 #[cfg(test)]
 mod tests;

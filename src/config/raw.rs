@@ -16,7 +16,7 @@ use std::time::Duration;
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys global, targets, modules, tracing, web"
+    expecting = "a mapping with keys global, targets, modules, discovery, tracing, web"
 )]
 pub(super) struct RawFile {
     #[serde(default)]
@@ -25,6 +25,8 @@ pub(super) struct RawFile {
     pub targets: Vec<RawTarget>,
     #[serde(default)]
     pub modules: OrderedMap<RawModule>,
+    #[serde(default)]
+    pub discovery: Vec<RawSource>,
     #[serde(default)]
     pub tracing: RawTracing,
     #[serde(default)]
@@ -53,6 +55,7 @@ pub(super) struct RawGlobal {
     pub stderr_tail_bytes: Option<ByteSize>,
     pub metrics: Option<RawMetrics>,
     pub conformance: Option<RawConformance>,
+    pub baseline_retention: Option<RawDuration>,
 }
 
 /// `conformance: {enabled: true, every: 1h}`: the pagination rules of
@@ -221,6 +224,85 @@ pub(super) struct RawModule {
     pub max_items: Option<u64>,
     pub max_response_bytes: Option<ByteSize>,
     pub invalid_cursor_restarts: Option<u32>,
+}
+
+/// One `discovery:` source: a name, the module its targets are bound to,
+/// exactly one of `file_sd`, `http_sd`, `registry`, and what its targets
+/// get besides the module.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a discovery source mapping (name, module, and one of file_sd, http_sd, registry)"
+)]
+pub(super) struct RawSource {
+    pub name: String,
+    pub module: String,
+    pub file_sd: Option<RawFileSd>,
+    pub http_sd: Option<RawHttpSd>,
+    pub registry: Option<RawRegistry>,
+    pub schedule: Option<RawSchedule>,
+    pub jitter: Option<RawDuration>,
+    pub expect: Option<BTreeMap<Kind, u64>>,
+    pub labels: Option<OrderedMap<String>>,
+    pub max_targets: Option<usize>,
+}
+
+/// `file_sd: {files: [GLOB, ...], refresh_interval: 5m}`.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {files: [\"/etc/mcp-exporter/targets/*.json\"], refresh_interval: 5m}"
+)]
+pub(super) struct RawFileSd {
+    pub files: Vec<String>,
+    pub refresh_interval: Option<RawDuration>,
+    pub max_file_bytes: Option<ByteSize>,
+}
+
+/// `http_sd: {url: URL, refresh_interval: 1m, ...}`: the endpoint's own
+/// credentials and TLS, never a module's.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {url: URL, refresh_interval: 1m}"
+)]
+pub(super) struct RawHttpSd {
+    pub url: String,
+    pub refresh_interval: Option<RawDuration>,
+    pub headers: Option<RawHeaders>,
+    pub bearer_token_env: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    #[serde(default)]
+    pub bearer_token: Present,
+    pub tls: Option<RawTls>,
+    pub timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_response_bytes: Option<ByteSize>,
+}
+
+/// `registry: {url: URL, refresh_interval: 1h, search: S, limit: 100}`: a
+/// registry of MCP servers, walked page by page behind the walker's guards.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {url: URL, refresh_interval: 1h, search: \"\", limit: 100}"
+)]
+pub(super) struct RawRegistry {
+    pub url: String,
+    pub refresh_interval: Option<RawDuration>,
+    pub search: Option<String>,
+    pub limit: Option<u32>,
+    pub headers: Option<RawHeaders>,
+    pub bearer_token_env: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    #[serde(default)]
+    pub bearer_token: Present,
+    pub tls: Option<RawTls>,
+    pub timeout: Option<RawDuration>,
+    pub page_timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_pages: Option<u32>,
+    pub max_response_bytes: Option<ByteSize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,6 +5,7 @@
 use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
+use super::sources::SourceConfig;
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
@@ -21,8 +22,10 @@ pub struct Config {
     pub defaults: Defaults,
     /// In file order.
     pub targets: Vec<TargetConfig>,
-    /// For `/probe?module=M&target=URL`.
+    /// For `/probe?module=M&target=URL`, and what binds discovered targets.
     pub modules: BTreeMap<String, ProbeModule>,
+    /// `discovery:` sources, in file order (an earlier source wins a name).
+    pub discovery: Vec<SourceConfig>,
     pub tracing: TracingConfig,
     pub web: WebConfig,
     /// Every secret value this configuration knows (all targets, modules and
@@ -65,6 +68,10 @@ pub struct Defaults {
     /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
     pub metrics_detail: bool,
     pub conformance: ConformanceConfig,
+    /// How long the baselines of a target that left (a reload removed it,
+    /// or its source no longer lists it) are kept, so one that comes back
+    /// does not report its whole catalogue as new.
+    pub baseline_retention: Duration,
 }
 
 /// Serve-mode conformance: `check`'s rules for a scheduled target, opt-in
@@ -126,6 +133,7 @@ pub mod default {
     pub const CONFORMANCE_EVERY: Duration = Duration::from_secs(3600);
     /// The shortest accepted `conformance.every`.
     pub const CONFORMANCE_MIN_EVERY: Duration = Duration::from_secs(1);
+    pub const BASELINE_RETENTION: Duration = Duration::from_secs(24 * 3600);
 }
 
 /// Bounds on one listing; see DESIGN.md "The walker's contract".

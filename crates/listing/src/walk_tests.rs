@@ -594,7 +594,10 @@ async fn another_shape_gets_every_guard() {
     let r = walk(&mut s, Nested, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
     let mut s = NestedScript(HashMap::from([(None, json!({"entries": []}))]));
-    assert_eq!(walk(&mut s, Nested, &legacy()).await.outcome, Outcome::Complete);
+    assert_eq!(
+        walk(&mut s, Nested, &legacy()).await.outcome,
+        Outcome::Complete
+    );
     // The page cap.
     let limits = WalkLimits {
         max_pages: 2,

@@ -34,6 +34,7 @@ macro_rules! raw_http {
     };
 }
 
+mod discovery;
 mod http;
 mod sections;
 mod target;
@@ -154,6 +155,7 @@ impl<'a> Resolver<'a> {
             let resolved = self.module(&name, module, &defaults)?;
             modules.insert(name, resolved);
         }
+        let discovery = self.sources(raw.discovery, &modules, &defaults)?;
         let tracing = self.tracing(raw.tracing)?;
         let web = self.web(raw.web)?;
         if targets.is_empty() && modules.is_empty() {
@@ -167,6 +169,7 @@ impl<'a> Resolver<'a> {
             defaults,
             targets,
             modules,
+            discovery,
             tracing,
             web,
             known_secrets: Default::default(),
@@ -248,6 +251,9 @@ impl<'a> Resolver<'a> {
                 .and_then(|m| m.detail)
                 .unwrap_or(default::METRICS_DETAIL),
             conformance,
+            baseline_retention: g
+                .baseline_retention
+                .map_or(default::BASELINE_RETENTION, |d| d.0),
         })
     }
 
