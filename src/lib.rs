@@ -9,9 +9,9 @@
 pub mod baseline;
 pub mod cli;
 pub mod config;
+pub mod discovery;
 pub mod poll;
 pub mod poller;
-
 pub mod sinks;
 pub mod telemetry;
 pub mod verdict;

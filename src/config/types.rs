@@ -194,6 +194,12 @@ pub struct TargetConfig {
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
+    /// The `discovery:` source that yielded this target; `None` for a
+    /// `targets:` entry (and a `/probe` module target).
+    pub source: Option<String>,
+    /// A discovered target's labels (its source's, then its group's), shown
+    /// once on `mcp_target_info`; empty for others.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl TargetConfig {
@@ -368,6 +374,8 @@ impl ProbeModule {
             // `/probe` answers from one poll; conformance runs are scheduled only.
             conformance: ConformanceConfig::default(),
             known_secrets: self.known_secrets.clone(),
+            source: None,
+            labels: BTreeMap::new(),
         }
     }
 }

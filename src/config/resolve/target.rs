@@ -74,6 +74,8 @@ impl Resolver<'_> {
             conformance,
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
+            source: None,
+            labels: BTreeMap::new(),
         };
         Ok((target, t.reference.unwrap_or_default()))
     }

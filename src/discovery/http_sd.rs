@@ -1,0 +1,92 @@
+//! `http_sd`: the Prometheus target-group list over HTTP(S). Every refresh
+//! GETs the whole list (no increments) with
+//! `X-Prometheus-Refresh-Interval-Seconds`; only `200` with
+//! `application/json` is a list, `[]` an empty one.
+
+use super::entry::admit_all;
+use super::fetch::Fetcher;
+use super::refresh::{Failure, Refresh, SkipList};
+use super::sd_format::{parse_groups, Format, FormatError};
+use super::Source;
+use crate::config::{ProbeModule, SourceConfig, SourceEndpoint, SourceKind};
+use http::{HeaderMap, HeaderValue};
+use mcp_listing::ErrorKind;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// The header Prometheus sends, so an endpoint can tell how often we ask.
+pub const REFRESH_HEADER: &str = "x-prometheus-refresh-interval-seconds";
+
+pub struct HttpSd {
+    source: Arc<SourceConfig>,
+    endpoint: SourceEndpoint,
+    module: ProbeModule,
+}
+
+impl HttpSd {
+    /// `None` when `source` is not an `http_sd` source.
+    pub fn new(source: Arc<SourceConfig>, module: ProbeModule) -> Option<HttpSd> {
+        let SourceKind::HttpSd(endpoint) = &source.kind else {
+            return None;
+        };
+        Some(HttpSd {
+            endpoint: endpoint.clone(),
+            source: source.clone(),
+            module,
+        })
+    }
+}
+
+impl Source for HttpSd {
+    async fn refresh(&mut self) -> Refresh {
+        let started = SystemTime::now();
+        let fetcher = match Fetcher::new(&self.endpoint) {
+            Ok(f) => f,
+            Err((failure, why)) => return Refresh::failed(failure, why, started),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            REFRESH_HEADER,
+            HeaderValue::from(self.source.refresh_interval.as_secs()),
+        );
+        let fetched = fetcher
+            .get(&self.endpoint.url, headers, self.endpoint.timeout)
+            .await;
+        let answer = match fetched.outcome {
+            Ok(answer) => answer,
+            Err(e) => {
+                let detail = match e.http_status() {
+                    Some(status) => format!("the endpoint answered HTTP {status}"),
+                    None => e.to_string(),
+                };
+                return Refresh::failed(Failure::Error(e.error_kind()), detail, started);
+            }
+        };
+        let malformed =
+            |why: String| Refresh::failed(Failure::Error(ErrorKind::MalformedResult), why, started);
+        if !answer.content_type.starts_with("application/json") {
+            return malformed(format!(
+                "the answer's Content-Type is {:?}, not application/json",
+                answer.content_type.chars().take(64).collect::<String>()
+            ));
+        }
+        let origin = self
+            .endpoint
+            .url
+            .host_str()
+            .unwrap_or("endpoint")
+            .to_string();
+        match parse_groups(&answer.body, Format::Json, &origin, self.source.max_targets) {
+            Ok(candidates) => {
+                let (entries, skipped) = admit_all(candidates, &self.module, SkipList::default());
+                Refresh::complete(entries, skipped, started)
+            }
+            Err(FormatError::Malformed(why)) => malformed(why),
+            Err(FormatError::TooMany { max, .. }) => Refresh::failed(
+                Failure::TooManyTargets,
+                format!("the list holds more than max_targets ({max}) entries"),
+                started,
+            ),
+        }
+    }
+}

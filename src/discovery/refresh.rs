@@ -1,0 +1,168 @@
+//! What one refresh of one source produced: plain data, like a walker's
+//! `ListingReport`. A refresh that did not complete carries no list; the
+//! source's last good list stays in force (`status.rs`).
+
+use super::entry::{Entry, SkipReason, Skipped};
+use mcp_listing::{ErrorKind, Guard};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+/// Skipped entries kept with their details per refresh; past it only
+/// counted (by reason), so a list of a million bad entries stays small.
+pub const MAX_SKIPPED_KEPT: usize = 200;
+
+/// Why a refresh failed, in the walker's words where the walker's words
+/// fit (a registry walk's guards and errors, an HTTP answer's errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Failure {
+    /// The registry walk was stopped by a guard (outcome `aborted`).
+    Guard(Guard),
+    /// A request or an answer failed (outcome `error`): timeout,
+    /// transport_error, unauthorized, rate_limited, response_too_large,
+    /// malformed_result, invalid_cursor, ...
+    Error(ErrorKind),
+    /// A file could not be read as a regular file (missing, a FIFO, a
+    /// symbolic link, no permission).
+    Unreadable,
+    /// The list held more targets than the source's `max_targets`.
+    TooManyTargets,
+}
+
+impl Failure {
+    /// The `reason` label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Failure::Guard(g) => g.label(),
+            Failure::Error(e) => e.label(),
+            Failure::Unreadable => "unreadable",
+            Failure::TooManyTargets => "too_many_targets",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// How a refresh ended: `complete`, `aborted` or `error`, as a walk ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshOutcome {
+    Complete,
+    Failed(Failure),
+}
+
+impl RefreshOutcome {
+    /// `complete`, `aborted` (a guard stopped a registry walk) or `error`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RefreshOutcome::Complete => "complete",
+            RefreshOutcome::Failed(Failure::Guard(_)) => "aborted",
+            RefreshOutcome::Failed(_) => "error",
+        }
+    }
+
+    /// Every outcome label, for pre-created series.
+    pub const LABELS: [&'static str; 3] = ["complete", "aborted", "error"];
+
+    pub fn failure(self) -> Option<Failure> {
+        match self {
+            RefreshOutcome::Complete => None,
+            RefreshOutcome::Failed(f) => Some(f),
+        }
+    }
+}
+
+/// A registry walk's numbers (the walker's report, summarised).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WalkStats {
+    /// Pages of the final attempt.
+    pub pages: u32,
+    /// Page requests sent, restarts included.
+    pub requests: u32,
+    /// Unique entries the walk listed.
+    pub items: u64,
+    /// Entries listed more than once across pages.
+    pub duplicate_items: u64,
+    /// Restarts after the registry rejected a cursor.
+    pub restarts: u32,
+    /// `/v0/servers` answered because `/v0.1/servers` does not exist.
+    pub fell_back_to_v0: bool,
+}
+
+/// One refresh of one source.
+#[derive(Debug, Clone)]
+pub struct Refresh {
+    pub outcome: RefreshOutcome,
+    /// Why it failed, for people: bounded, without cursors or secrets.
+    pub detail: Option<String>,
+    /// The whole list; empty unless the refresh completed.
+    pub entries: Vec<Entry>,
+    /// Entries left out, with the first [`MAX_SKIPPED_KEPT`] explained.
+    pub skipped: SkipList,
+    pub started: SystemTime,
+    pub duration: Duration,
+    /// Registry sources only.
+    pub walk: Option<WalkStats>,
+}
+
+impl Refresh {
+    /// A refresh that failed with `failure` (no list).
+    pub fn failed(failure: Failure, detail: String, started: SystemTime) -> Refresh {
+        Refresh {
+            outcome: RefreshOutcome::Failed(failure),
+            detail: Some(detail),
+            entries: Vec::new(),
+            skipped: SkipList::default(),
+            started,
+            duration: started.elapsed().unwrap_or_default(),
+            walk: None,
+        }
+    }
+
+    /// A complete refresh: `entries` is the whole list.
+    pub fn complete(entries: Vec<Entry>, skipped: SkipList, started: SystemTime) -> Refresh {
+        Refresh {
+            outcome: RefreshOutcome::Complete,
+            detail: None,
+            entries,
+            skipped,
+            started,
+            duration: started.elapsed().unwrap_or_default(),
+            walk: None,
+        }
+    }
+}
+
+/// Entries left out: every one counted by reason, the first few kept.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SkipList {
+    pub counts: BTreeMap<SkipReason, u64>,
+    /// The first [`MAX_SKIPPED_KEPT`], in list order.
+    pub entries: Vec<Skipped>,
+}
+
+impl SkipList {
+    pub fn push(&mut self, skipped: Skipped) {
+        *self.counts.entry(skipped.reason).or_default() += 1;
+        if self.entries.len() < MAX_SKIPPED_KEPT {
+            self.entries.push(skipped);
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// `other`'s skips after this list's.
+    pub fn extend(&mut self, other: &SkipList) {
+        for (reason, n) in &other.counts {
+            *self.counts.entry(*reason).or_default() += n;
+        }
+        let room = MAX_SKIPPED_KEPT.saturating_sub(self.entries.len());
+        self.entries
+            .extend(other.entries.iter().take(room).cloned());
+    }
+}

@@ -1,0 +1,164 @@
+//! What is kept of each source between refreshes: its last good list (in
+//! force until a refresh completes again — never drop a fleet because the
+//! inventory hiccuped), how its last refresh went, and what it left out.
+//! `/api/sources` and the status page show it as it is here.
+
+use super::entry::Entry;
+use super::fleet::Fleet;
+use super::refresh::{Refresh, SkipList, WalkStats};
+use crate::config::{Config, SourceConfig};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// How one refresh went, for people.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefreshSummary {
+    pub outcome: &'static str,
+    /// The guard or error of a refresh that did not complete.
+    pub reason: Option<&'static str>,
+    pub detail: Option<String>,
+    pub started_unix_seconds: f64,
+    pub duration_seconds: f64,
+    /// Entries the list held (before names and modules were checked
+    /// against other sources).
+    pub entries: usize,
+    /// A registry walk's pages, requests and items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub walk: Option<WalkStats>,
+}
+
+/// One source as `/api/sources` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceStatus {
+    pub name: String,
+    /// `file_sd`, `http_sd` or `registry`.
+    pub kind: &'static str,
+    pub module: String,
+    pub refresh_interval_seconds: f64,
+    pub refreshes: u64,
+    /// `null` until the first refresh finished.
+    pub last_refresh: Option<RefreshSummary>,
+    pub last_success_unix_seconds: Option<f64>,
+    pub consecutive_failures: u32,
+    /// The last refresh failed and the list of an earlier one is in force.
+    pub keeps_last_good_list: bool,
+    /// Targets the source yields now (after names were checked against
+    /// static targets and earlier sources).
+    pub targets: usize,
+    /// Entries left out of the list in force, each with its reason.
+    pub skipped: SkipList,
+    /// The list in force.
+    #[serde(skip)]
+    pub list: Vec<Entry>,
+    /// What the list's own refresh left out (before the fleet step).
+    #[serde(skip)]
+    own_skipped: SkipList,
+}
+
+impl SourceStatus {
+    fn new(source: &SourceConfig) -> SourceStatus {
+        SourceStatus {
+            name: source.name.clone(),
+            kind: source.kind.label(),
+            module: source.module.clone(),
+            refresh_interval_seconds: source.refresh_interval.as_secs_f64(),
+            refreshes: 0,
+            last_refresh: None,
+            last_success_unix_seconds: None,
+            consecutive_failures: 0,
+            keeps_last_good_list: false,
+            targets: 0,
+            skipped: SkipList::default(),
+            list: Vec::new(),
+            own_skipped: SkipList::default(),
+        }
+    }
+}
+
+/// Every configured source, in `discovery:` order.
+#[derive(Debug, Default)]
+pub struct Sources {
+    sources: Vec<SourceStatus>,
+}
+
+impl Sources {
+    /// Match a (re)loaded configuration: new sources start empty, removed
+    /// ones are forgotten, a source whose kind of list and location are
+    /// unchanged keeps its list (a module or schedule change re-binds it).
+    /// `same_list(name)` says whether the source's list is unchanged.
+    pub fn configure(&mut self, config: &Config, same_list: impl Fn(&str) -> bool) {
+        let mut old: HashMap<String, SourceStatus> = self
+            .sources
+            .drain(..)
+            .map(|s| (s.name.clone(), s))
+            .collect();
+        for source in &config.discovery {
+            let mut status = match old.remove(&source.name) {
+                Some(kept) if same_list(&source.name) => kept,
+                _ => SourceStatus::new(source),
+            };
+            status.kind = source.kind.label();
+            status.module = source.module.clone();
+            status.refresh_interval_seconds = source.refresh_interval.as_secs_f64();
+            self.sources.push(status);
+        }
+    }
+
+    /// Take a refresh of `name`: a complete one replaces the list, any
+    /// other leaves the list in force and says so.
+    pub fn apply(&mut self, name: &str, refresh: &Refresh, now_unix_seconds: f64) {
+        let Some(s) = self.sources.iter_mut().find(|s| s.name == name) else {
+            return;
+        };
+        s.refreshes += 1;
+        s.last_refresh = Some(RefreshSummary {
+            outcome: refresh.outcome.label(),
+            reason: refresh.outcome.failure().map(|f| f.label()),
+            detail: refresh.detail.clone(),
+            started_unix_seconds: crate::poll::unix_seconds(refresh.started),
+            duration_seconds: refresh.duration.as_secs_f64(),
+            entries: refresh.entries.len() + refresh.skipped.total() as usize,
+            walk: refresh.walk,
+        });
+        if refresh.outcome.failure().is_none() {
+            s.list = refresh.entries.clone();
+            s.own_skipped = refresh.skipped.clone();
+            s.last_success_unix_seconds = Some(now_unix_seconds);
+            s.consecutive_failures = 0;
+            s.keeps_last_good_list = false;
+        } else {
+            s.consecutive_failures = s.consecutive_failures.saturating_add(1);
+            s.keeps_last_good_list = s.last_success_unix_seconds.is_some();
+        }
+    }
+
+    /// Every source's list in force.
+    pub fn lists(&self) -> HashMap<String, Vec<Entry>> {
+        self.sources
+            .iter()
+            .map(|s| (s.name.clone(), s.list.clone()))
+            .collect()
+    }
+
+    /// What the fleet step made of the lists: targets per source and the
+    /// entries it left out.
+    pub fn set_fleet(&mut self, fleet: &Fleet) {
+        for s in &mut self.sources {
+            s.targets = fleet.yielded.get(&s.name).copied().unwrap_or(0);
+            let mut skipped = s.own_skipped.clone();
+            if let Some(more) = fleet.skipped.get(&s.name) {
+                skipped.extend(more);
+            }
+            s.skipped = skipped;
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&SourceStatus> {
+        self.sources.iter().find(|s| s.name == name)
+    }
+
+    /// Every source, in `discovery:` order.
+    pub fn all(&self) -> &[SourceStatus] {
+        &self.sources
+    }
+}
