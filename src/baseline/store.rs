@@ -5,9 +5,10 @@ use super::diff::BaselineKey;
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::Kind;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
@@ -81,6 +82,9 @@ pub struct BaselineStore {
     /// Files of an unknown version that could not be moved aside: never
     /// replaced by a write of ours.
     stuck: Vec<PathBuf>,
+    /// Targets with baselines that are not polled now, and since when
+    /// (Unix seconds): kept for the retention, then dropped.
+    departed: HashMap<String, f64>,
 }
 
 impl BaselineStore {
@@ -91,6 +95,7 @@ impl BaselineStore {
             dir: dir.map(|d| d.join("baselines")),
             baselines: HashMap::new(),
             stuck: Vec::new(),
+            departed: HashMap::new(),
         };
         let mut problems = Vec::new();
         let Some(dir) = store.dir.clone() else {
@@ -194,6 +199,48 @@ impl BaselineStore {
         self.baselines
             .get(&(target.to_string(), kind))
             .is_some_and(|b| b.names == names && &b.fingerprints == fingerprints)
+    }
+
+    /// Note which targets are polled now (`active`). The baselines of one
+    /// that is not are kept for `retention` after it left — a target that
+    /// flaps out of a discovery list and back does not report its whole
+    /// catalogue as new — then dropped, in memory and on disk. Baselines
+    /// read at start for targets no longer configured count as left at the
+    /// first call. Returns the targets whose baselines were dropped.
+    pub fn track_presence(
+        &mut self,
+        active: &HashSet<&str>,
+        now_unix_seconds: f64,
+        retention: Duration,
+    ) -> Vec<String> {
+        let held: HashSet<&str> = self.baselines.keys().map(|(t, _)| t.as_str()).collect();
+        self.departed
+            .retain(|t, _| held.contains(t.as_str()) && !active.contains(t.as_str()));
+        let mut expired = Vec::new();
+        for target in held {
+            if active.contains(target) {
+                continue;
+            }
+            let left = *self
+                .departed
+                .entry(target.to_string())
+                .or_insert(now_unix_seconds);
+            if now_unix_seconds - left >= retention.as_secs_f64() {
+                expired.push(target.to_string());
+            }
+        }
+        for target in &expired {
+            self.departed.remove(target);
+            self.baselines.retain(|(t, _), _| t != target);
+            if let Some(dir) = &self.dir {
+                let path = dir.join(file_name(target));
+                if !self.stuck.contains(&path) {
+                    // Gone already is as good as removed.
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+        expired
     }
 
     /// Write one target's baselines atomically.
@@ -351,6 +398,35 @@ mod tests {
         assert_eq!(again.names("gw:1", Kind::Prompts).unwrap(), ["p"]);
         // Not persisted.
         assert!(again.names("other", Kind::Tools).is_none());
+    }
+
+    #[test]
+    fn a_departed_targets_baselines_are_kept_for_the_retention_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = BaselineStore::open(Some(dir.path()));
+        let day = Duration::from_secs(86_400);
+        store.set("flappy", Kind::Tools, vec!["a".into()], 1.0);
+        store.set("gone", Kind::Tools, vec!["b".into()], 1.0);
+        store.persist("gone").unwrap();
+        let both = HashSet::from(["flappy", "gone"]);
+        assert!(store.track_presence(&both, 1000.0, day).is_empty());
+        // Both leave; flappy comes back within the day and keeps its names.
+        assert!(store
+            .track_presence(&HashSet::new(), 2000.0, day)
+            .is_empty());
+        let flappy = HashSet::from(["flappy"]);
+        assert!(store.track_presence(&flappy, 3000.0, day).is_empty());
+        assert_eq!(store.names("flappy", Kind::Tools).unwrap(), ["a"]);
+        // A day after it left, gone's baselines go, in memory and on disk.
+        let dropped = store.track_presence(&flappy, 2000.0 + 86_400.0, day);
+        assert_eq!(dropped, vec!["gone".to_string()]);
+        assert!(store.names("gone", Kind::Tools).is_none());
+        assert!(!dir
+            .path()
+            .join("baselines")
+            .join(file_name("gone"))
+            .exists());
+        assert_eq!(store.names("flappy", Kind::Tools).unwrap(), ["a"]);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::telemetry::metrics::{
-    register_external_url, ConformanceMetrics, ExporterMetrics, TargetMetrics,
+    register_external_url, ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -206,6 +206,7 @@ fn sinks(
         status: StatusStore::new(loaded.config.web.history),
         event_window,
         conformance: ConformanceMetrics::register(registry),
+        discovery: DiscoveryMetrics::register(registry),
     }
 }
 

@@ -105,10 +105,11 @@ impl Sources {
     }
 
     /// Take a refresh of `name`: a complete one replaces the list, any
-    /// other leaves the list in force and says so.
-    pub fn apply(&mut self, name: &str, refresh: &Refresh, now_unix_seconds: f64) {
+    /// other leaves the list in force and says so. Returns whether the
+    /// refresh left out other entries (by reason) than the list before.
+    pub fn apply(&mut self, name: &str, refresh: &Refresh, now_unix_seconds: f64) -> bool {
         let Some(s) = self.sources.iter_mut().find(|s| s.name == name) else {
-            return;
+            return false;
         };
         s.refreshes += 1;
         s.last_refresh = Some(RefreshSummary {
@@ -121,14 +122,17 @@ impl Sources {
             walk: refresh.walk,
         });
         if refresh.outcome.failure().is_none() {
+            let changed = s.own_skipped.counts != refresh.skipped.counts;
             s.list = refresh.entries.clone();
             s.own_skipped = refresh.skipped.clone();
             s.last_success_unix_seconds = Some(now_unix_seconds);
             s.consecutive_failures = 0;
             s.keeps_last_good_list = false;
+            changed
         } else {
             s.consecutive_failures = s.consecutive_failures.saturating_add(1);
             s.keeps_last_good_list = s.last_success_unix_seconds.is_some();
+            false
         }
     }
 

@@ -2,9 +2,10 @@
 //! cap, shards, reloads and watch mode. Calls `poll` and hands every report
 //! to the one sink fan-out.
 //!
-//! Imports go one way: `service` → `schedule` → `watch` → `shared`
-//! (and `shard`).
+//! Imports go one way: `service` → {`discovered`, `schedule`} → `watch` →
+//! `shared` (and `shard`); `discovered` runs the discovery sources.
 
+pub mod discovered;
 pub mod schedule;
 pub mod service;
 pub mod shard;

@@ -1,15 +1,20 @@
-//! The running exporter: the loaded config, one task per target, reloads.
+//! The running exporter: the loaded config, its discovery sources, one
+//! task per target (static or discovered), reloads.
 
+use super::discovered::{Applied, Discovery};
 use super::schedule::run_target;
 use super::shard::Shard;
 use super::shared::Shared;
-use crate::config::{self, Config, LoadedConfig, TargetConfig};
+use crate::config::{self, LoadedConfig, TargetConfig};
+use crate::discovery::runner::Update;
+use crate::discovery::status::SourceStatus;
 use crate::poll::unix_now;
-use crate::sinks::{Sinks, StatusStore};
+use crate::sinks::{Sinks, StatusStore, TargetDescription};
 use crate::telemetry::events::ConfigReloadFailed;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// A running target loop and the config it runs with.
@@ -29,6 +34,7 @@ pub struct Service {
     current: RwLock<Arc<LoadedConfig>>,
     tasks: Mutex<HashMap<String, TargetTask>>,
     reload_lock: tokio::sync::Mutex<()>,
+    discovery: Discovery,
 }
 
 impl Service {
@@ -46,6 +52,7 @@ impl Service {
             current: RwLock::new(Arc::new(loaded)),
             tasks: Mutex::new(HashMap::new()),
             reload_lock: tokio::sync::Mutex::new(()),
+            discovery: Discovery::default(),
         })
     }
 
@@ -61,62 +68,134 @@ impl Service {
         }
     }
 
-    /// Targets this replica polls.
-    fn my_targets<'a>(&self, config: &'a Config) -> Vec<&'a TargetConfig> {
-        config
-            .targets
-            .iter()
-            .filter(|t| self.shard.is_none_or(|s| s.keeps(&t.name)))
-            .collect()
-    }
-
-    /// Start (or, after a reload, reconcile) one task per target: unchanged
-    /// targets keep running, changed ones restart, removed ones stop.
+    /// Start (or, after a reload, reconcile) the discovery sources and one
+    /// task per target.
     pub fn start(self: &Arc<Self>) {
         let config = self.config();
-        let mine: Vec<TargetConfig> = self
-            .my_targets(&config.config)
-            .into_iter()
-            .cloned()
-            .collect();
+        self.discovery
+            .configure(&config.config, &self.shared.sinks.discovery);
+        if let Some(updates) = self.discovery.take_updates() {
+            tokio::spawn(self.clone().follow_discovery(updates));
+        }
+        self.reconcile();
+    }
+
+    /// One task per target this replica polls — the static ones and what
+    /// every source yields now: unchanged targets keep running, changed
+    /// ones restart, removed ones stop and every series of theirs goes at
+    /// once (their baselines stay for `baseline_retention`).
+    fn reconcile(self: &Arc<Self>) {
+        let config = self.config();
+        let config = &config.config;
         let mut tasks = match self.tasks.lock() {
             Ok(t) => t,
             Err(p) => p.into_inner(),
         };
+        let fleet = self.discovery.fleet(config);
+        for s in self.discovery.sources() {
+            self.shared
+                .sinks
+                .discovery
+                .set_yield(&s.name, s.targets, &s.skipped);
+        }
+        let mine: Vec<TargetConfig> = config
+            .targets
+            .iter()
+            .cloned()
+            .chain(fleet.targets)
+            .filter(|t| self.shard.is_none_or(|s| s.keeps(&t.name)))
+            .collect();
+        let by_name: HashMap<&str, &TargetConfig> =
+            mine.iter().map(|t| (t.name.as_str(), t)).collect();
+        let sinks = &self.shared.sinks;
         tasks.retain(|name, (cfg, handle)| {
-            let keep = mine.iter().any(|t| t == cfg.as_ref());
+            let keep = by_name
+                .get(name.as_str())
+                .is_some_and(|t| *t == cfg.as_ref());
             if !keep {
                 handle.abort();
-                if !mine.iter().any(|t| &t.name == name) {
+                if !by_name.contains_key(name.as_str()) {
                     // Conformance first: forgetting it re-judges the
                     // verdict, which must not outlive the target's series.
-                    self.shared.sinks.forget_conformance(name);
-                    self.shared.sinks.metrics.forget_target(name);
-                    self.shared.sinks.exporter.forget_target(name);
+                    sinks.forget_conformance(name);
+                    sinks.metrics.forget_target(name);
+                    sinks.exporter.forget_target(name);
+                    sinks.discovery.forget_target(name);
                 }
             }
             keep
         });
-        self.shared.sinks.status.set_targets(
+        sinks.status.set_targets(
             &mine
                 .iter()
-                .map(|t| (t.name.clone(), describe_endpoint(t), t.schedule.describe()))
+                .map(|t| TargetDescription {
+                    name: t.name.clone(),
+                    endpoint: describe_endpoint(t),
+                    schedule: t.schedule.describe(),
+                    source: t.source.clone(),
+                })
                 .collect::<Vec<_>>(),
         );
-        for t in mine {
+        for t in &mine {
             if tasks.contains_key(&t.name) {
                 continue;
             }
-            self.shared
-                .sinks
+            sinks
                 .metrics
                 .register_target(&t.name, &t.kinds, t.metrics_detail);
-            self.shared.sinks.exporter.register_target(&t.name);
-            let t = Arc::new(t);
+            sinks.exporter.register_target(&t.name);
+            match &t.source {
+                Some(source) => sinks.discovery.set_target_info(&t.name, source, &t.labels),
+                None => sinks.discovery.forget_target(&t.name),
+            }
+            let t = Arc::new(t.clone());
             let handle = tokio::spawn(run_target(t.clone(), self.shared.clone()));
             tasks.insert(t.name.clone(), (t, handle));
         }
-        self.shared.sinks.exporter.set_targets(tasks.len() as i64);
+        sinks.exporter.set_targets(tasks.len() as i64);
+        let active: HashSet<&str> = by_name.keys().copied().collect();
+        let dropped = sinks
+            .baselines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .track_presence(&active, unix_now(), config.defaults.baseline_retention);
+        for target in dropped {
+            tracing::info!(target_name = %target, "baselines dropped: the target left more than baseline_retention ago");
+        }
+    }
+
+    /// Take every source's refreshes as they come: count and log each, keep
+    /// the lists, and reconcile the targets they make.
+    async fn follow_discovery(self: Arc<Self>, mut updates: mpsc::Receiver<Update>) {
+        while let Some(first) = updates.recv().await {
+            let mut batch = vec![first];
+            while let Ok(more) = updates.try_recv() {
+                batch.push(more);
+            }
+            let mut changed = false;
+            for mut update in batch {
+                let known = &self.config().config.known_secrets;
+                update.refresh.detail = update.refresh.detail.map(|d| known.scrub(&d));
+                let Some(applied) = self.discovery.apply(&update, unix_now()) else {
+                    continue;
+                };
+                self.shared.sinks.discovery.record(
+                    &update.source,
+                    &update.refresh,
+                    applied.consecutive_failures,
+                );
+                log_refresh(&update, &applied);
+                changed = true;
+            }
+            if changed {
+                self.reconcile();
+            }
+        }
+    }
+
+    /// Every discovery source as `/api/sources` shows it.
+    pub fn sources(&self) -> Vec<SourceStatus> {
+        self.discovery.sources()
     }
 
     /// Re-read the config file. An invalid file keeps the running config
@@ -148,8 +227,10 @@ impl Service {
         Ok(ReloadOutcome::Applied)
     }
 
-    /// Stop every target task (their children are killed on drop).
+    /// Stop every source loop and target task (their children are killed
+    /// on drop).
     pub fn stop(&self) {
+        self.discovery.stop();
         if let Ok(mut tasks) = self.tasks.lock() {
             for (_, (_, h)) in tasks.drain() {
                 h.abort();
@@ -169,5 +250,43 @@ pub fn describe_endpoint(t: &TargetConfig) -> String {
             transport.label()
         ),
         config::EndpointConfig::Stdio { command, .. } => format!("stdio: {command}"),
+    }
+}
+
+/// A refresh in the log: a failure as a warning (the last good list stays),
+/// a complete one at debug, and what it left out whenever that changed.
+fn log_refresh(update: &Update, applied: &Applied) {
+    let r = &update.refresh;
+    match r.outcome.failure() {
+        Some(failure) => tracing::warn!(
+            source = %update.source,
+            outcome = r.outcome.label(),
+            reason = failure.label(),
+            detail = r.detail.as_deref().unwrap_or(""),
+            consecutive_failures = applied.consecutive_failures,
+            "discovery refresh failed; the source's last good list stays in force"
+        ),
+        None => tracing::debug!(
+            source = %update.source,
+            entries = r.entries.len(),
+            "discovery refresh complete"
+        ),
+    }
+    if applied.skips_changed && r.skipped.total() > 0 {
+        let by_reason: Vec<String> = r
+            .skipped
+            .counts
+            .iter()
+            .map(|(reason, n)| format!("{reason}: {n}"))
+            .collect();
+        tracing::warn!(
+            source = %update.source,
+            skipped = r.skipped.total(),
+            reasons = %by_reason.join(", "),
+            "discovery entries left out (each one and why: /api/sources)"
+        );
+        for s in r.skipped.entries.iter().take(5) {
+            tracing::info!(source = %update.source, entry = %s.entry, origin = %s.origin, reason = %s.reason, detail = %s.detail, "discovery entry left out");
+        }
     }
 }

@@ -8,7 +8,9 @@ use super::verdict::{observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PendingWrite, PolledTarget};
 use crate::config::TargetConfig;
 use crate::poll::{unix_now, PollReport, RelistReport};
-use crate::telemetry::metrics::{ConformanceMetrics, ExporterMetrics, TargetMetrics};
+use crate::telemetry::metrics::{
+    ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
+};
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::{CatalogueHistory, TargetVerdict};
 use mcp_conformance::ConformanceReport;
@@ -26,6 +28,8 @@ pub struct Sinks {
     pub event_window: Duration,
     /// Failing rules of serve-mode conformance runs.
     pub conformance: ConformanceMetrics,
+    /// The discovery sources' refreshes and discovered targets' labels.
+    pub discovery: DiscoveryMetrics,
 }
 
 impl Sinks {

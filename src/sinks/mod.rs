@@ -12,4 +12,4 @@ pub mod status;
 pub mod verdict;
 
 pub use fanout::{Fanout, Sinks};
-pub use status::{PollSummary, StatusStore, TargetStatus};
+pub use status::{PollSummary, StatusStore, TargetDescription, TargetStatus};

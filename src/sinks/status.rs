@@ -134,12 +134,25 @@ impl PollSummary {
     }
 }
 
+/// A configured or discovered target as the status store lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetDescription {
+    pub name: String,
+    /// Host (never path, query or credentials) and transport, or the command.
+    pub endpoint: String,
+    pub schedule: String,
+    /// The discovery source that yields it; `None` for `targets:` entries.
+    pub source: Option<String>,
+}
+
 /// What the status page shows for one target.
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetStatus {
     pub name: String,
     pub endpoint: String,
     pub schedule: String,
+    /// The discovery source that yields it; `null` for `targets:` entries.
+    pub source: Option<String>,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
     pub polls: u64,
@@ -173,15 +186,19 @@ impl StatusStore {
         }
     }
 
-    /// Make the set of targets match a (re)loaded config.
-    pub fn set_targets(&self, targets: &[(String, String, String)]) {
+    /// Make the set of targets match a (re)loaded config and what the
+    /// discovery sources yield now.
+    pub fn set_targets(&self, targets: &[TargetDescription]) {
         let mut map = self.write();
-        map.retain(|name, _| targets.iter().any(|(n, _, _)| n == name));
-        for (name, endpoint, schedule) in targets {
-            let entry = map.entry(name.clone()).or_insert_with(|| TargetStatus {
-                name: name.clone(),
+        let names: std::collections::HashSet<&str> =
+            targets.iter().map(|t| t.name.as_str()).collect();
+        map.retain(|name, _| names.contains(name.as_str()));
+        for t in targets {
+            let entry = map.entry(t.name.clone()).or_insert_with(|| TargetStatus {
+                name: t.name.clone(),
                 endpoint: String::new(),
                 schedule: String::new(),
+                source: None,
                 server_name: None,
                 server_version: None,
                 polls: 0,
@@ -193,8 +210,9 @@ impl StatusStore {
                 stderr_tail: None,
                 catalogue: CatalogueHistory::default(),
             });
-            entry.endpoint = endpoint.clone();
-            entry.schedule = schedule.clone();
+            entry.endpoint = t.endpoint.clone();
+            entry.schedule = t.schedule.clone();
+            entry.source = t.source.clone();
         }
     }
 

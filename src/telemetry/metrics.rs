@@ -7,6 +7,7 @@
 //! registered with one, so families are registered without those suffixes.
 
 mod buckets;
+mod discovery;
 mod exporter;
 mod families;
 mod group;
@@ -16,6 +17,7 @@ mod target;
 mod tests;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
+pub use discovery::DiscoveryMetrics;
 pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
 pub use group::conformance::ConformanceMetrics;
 pub use labels::MAX_SERVER_LABEL_CHARS;

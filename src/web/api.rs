@@ -1,6 +1,7 @@
 //! `/api/targets`: per target its verdict, per kind the same verdict object,
 //! the change log, failures, the reference comparison, the chart points and
-//! recent polls. docs/api.md describes every field.
+//! recent polls; `/api/sources`: every discovery source, its last refresh
+//! and what it leaves out. docs/api.md describes every field.
 
 use super::AppState;
 use crate::sinks::status::TargetStatus;
@@ -116,4 +117,9 @@ pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Re
         Some(t) => Json(TargetView::of(&t)).into_response(),
         None => (StatusCode::NOT_FOUND, "no such target\n").into_response(),
     }
+}
+
+/// Every discovery source, in `discovery:` order.
+pub async fn sources(State(app): State<AppState>) -> Response {
+    Json(app.service.sources()).into_response()
 }

@@ -74,4 +74,5 @@ h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}\
 .verdict{display:inline-block;padding:1px 8px;border-radius:10px;border:1px solid currentColor;font-weight:600}\
 .counts span{margin-right:4px}.filter{margin:6px 0 4px}.filter select,.filter input,.filter button{font:inherit}\
 td.reason{max-width:520px}.legend{margin:2px 0 10px;font-size:12px}.legend span{margin-right:12px}\
-svg.chart{background:#fff;max-width:100%;height:auto}h3{margin:16px 0 4px;font-size:15px}";
+svg.chart{background:#fff;max-width:100%;height:auto}h3{margin:16px 0 4px;font-size:15px}\
+tr.group th{background:#dfe3e9;font-weight:400}";

@@ -15,6 +15,7 @@ mod status_conformance;
 mod status_page;
 mod status_protocols;
 mod status_sections;
+mod status_sources;
 mod tls;
 pub mod web_config;
 
@@ -65,6 +66,7 @@ pub fn router(state: AppState) -> Router {
         .route("/-/reload", post(reload).put(reload))
         .route("/api/targets", get(api::targets))
         .route("/api/targets/{name}", get(api::target))
+        .route("/api/sources", get(api::sources))
         .route("/", get(status_page::index))
         .route("/targets/{name}", get(status_page::target))
         .with_state(state)

@@ -70,12 +70,37 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
         count("healthy"),
         count("pending")
     );
+    let sources = app.service.sources();
+    b.push_str(&super::status_sources::section(&sources, now));
     filter_form(&mut b, &q);
     b.push_str("<table class=\"targets\"><tr><th>target</th><th>verdict</th><th>first reason (worst first)</th><th>catalogue (unique items, trend)</th><th>last poll</th><th>next poll</th></tr>");
     let mut shown = 0;
-    for t in targets.iter().filter(|t| keep(t, &q)) {
-        shown += 1;
-        target_row(&mut b, t, now);
+    // Grouped by where they come from: `targets:` first, then each source
+    // in `discovery:` order; worst first within a group.
+    let groups = std::iter::once(None).chain(sources.iter().map(|s| Some(s.name.as_str())));
+    for group in groups {
+        let rows: Vec<&TargetStatus> = targets
+            .iter()
+            .filter(|t| t.source.as_deref() == group && keep(t, &q))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        if !sources.is_empty() {
+            let title = match group {
+                None => "static targets (<code>targets:</code>)".to_string(),
+                Some(name) => format!("discovered by <b>{}</b>", esc(name)),
+            };
+            let _ = write!(
+                b,
+                "<tr class=\"group\"><th colspan=\"6\">{title} · {}</th></tr>",
+                rows.len()
+            );
+        }
+        for t in rows {
+            shown += 1;
+            target_row(&mut b, t, now);
+        }
     }
     b.push_str("</table>");
     if shown < targets.len() {
@@ -193,9 +218,13 @@ fn render_target(t: &TargetStatus) -> String {
     let mut b = String::new();
     let _ = write!(
         b,
-        "<h1>{}</h1><p><span class=\"muted\">{}</span> · {} · {} poll(s), {} skipped · {} consecutive failure(s)</p>",
+        "<h1>{}</h1><p><span class=\"muted\">{}</span>{} · {} · {} poll(s), {} skipped · {} consecutive failure(s)</p>",
         esc(&t.name),
         esc(&t.endpoint),
+        t.source
+            .as_deref()
+            .map(|s| format!(" · discovered by <b>{}</b>", esc(s)))
+            .unwrap_or_default(),
         esc(&t.schedule),
         t.polls,
         t.skipped_polls,
@@ -332,7 +361,12 @@ mod tests {
     #[test]
     fn pending_targets_sort_between_degraded_and_healthy_and_filter() {
         let store = crate::sinks::status::StatusStore::new(5);
-        store.set_targets(&[("b".into(), "u".into(), "s".into())]);
+        store.set_targets(&[crate::sinks::TargetDescription {
+            name: "b".into(),
+            endpoint: "u".into(),
+            schedule: "s".into(),
+            source: None,
+        }]);
         let t = store.get("b").unwrap();
         assert_eq!(rank(&t), 2);
         assert_eq!(level_word(&t), "pending");
