@@ -43,6 +43,11 @@ FORBIDDEN = [
     ("src/poll/", "crate::telemetry"),
     ("src/poll/", "crate::baseline"),
     ("src/poll/", "crate::web"),
+    ("src/discovery/", "crate::poller"),
+    ("src/discovery/", "crate::sinks"),
+    ("src/discovery/", "crate::telemetry"),
+    ("src/discovery/", "crate::baseline"),
+    ("src/discovery/", "crate::web"),
 ]
 
 # Crates of the workspace whose paths are checked against FORBIDDEN.

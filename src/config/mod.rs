@@ -18,6 +18,7 @@ mod resolve;
 mod schedule;
 mod secret;
 mod sources;
+mod tls;
 mod types;
 
 pub use error::ConfigError;

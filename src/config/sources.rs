@@ -4,7 +4,7 @@
 
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
-use super::types::TlsConfig;
+use super::tls::TlsConfig;
 use mcp_listing::Kind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -6,6 +6,7 @@ use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
 use super::sources::SourceConfig;
+pub use super::tls::TlsConfig;
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
@@ -233,13 +234,6 @@ impl ReferenceConfig {
             .cloned()
             .unwrap_or_else(|| NameMap::prefix(self.prefix.clone()))
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TlsConfig {
-    /// Extra CA bundle (PEM) trusted for this server.
-    pub ca_file: Option<PathBuf>,
-    pub insecure_skip_verify: bool,
 }
 
 #[derive(Clone, PartialEq)]

@@ -3,7 +3,6 @@
 //! a usable name, valid labels, inside its module's `allow`), and why an
 //! entry was left out when it was.
 
-use super::refresh::SkipList;
 use crate::config::{check_label, source_default, ProbeModule, MAX_NAME_LEN};
 use mcp_listing::HttpMode;
 use serde::Serialize;
@@ -97,6 +96,41 @@ impl Skipped {
             reason,
             detail: shown(&detail.into()),
         }
+    }
+}
+
+/// Skipped entries kept with their details per refresh; past it only
+/// counted (by reason), so a list of a million bad entries stays small.
+pub const MAX_SKIPPED_KEPT: usize = 200;
+
+/// Entries left out: every one counted by reason, the first few kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SkipList {
+    pub counts: BTreeMap<SkipReason, u64>,
+    /// The first [`MAX_SKIPPED_KEPT`], in list order.
+    pub entries: Vec<Skipped>,
+}
+
+impl SkipList {
+    pub fn push(&mut self, skipped: Skipped) {
+        *self.counts.entry(skipped.reason).or_default() += 1;
+        if self.entries.len() < MAX_SKIPPED_KEPT {
+            self.entries.push(skipped);
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    /// `other`'s skips after this list's.
+    pub fn extend(&mut self, other: &SkipList) {
+        for (reason, n) in &other.counts {
+            *self.counts.entry(*reason).or_default() += n;
+        }
+        let room = MAX_SKIPPED_KEPT.saturating_sub(self.entries.len());
+        self.entries
+            .extend(other.entries.iter().take(room).cloned());
     }
 }
 

@@ -9,8 +9,9 @@
 //! and read up to `max_file_bytes`. Symbolic links are followed, unlike
 //! for the files we own: Kubernetes mounts a ConfigMap's files as links.
 
+use super::entry::SkipList;
 use super::entry::{admit_all, Candidate};
-use super::refresh::{Failure, Refresh, SkipList};
+use super::refresh::{Failure, Refresh};
 use super::sd_format::{parse_groups, Format, FormatError};
 use super::Source;
 use crate::config::{ProbeModule, SourceConfig, SourceKind};

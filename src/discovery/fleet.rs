@@ -6,8 +6,8 @@
 //! credential of `global`, another module or a static target, and never a
 //! process (modules are HTTP only).
 
+use super::entry::SkipList;
 use super::entry::{Entry, SkipReason, Skipped};
-use super::refresh::SkipList;
 use crate::config::{Config, EndpointConfig, ProbeModule, SourceConfig, TargetConfig};
 use mcp_listing::HttpMode;
 use std::collections::{BTreeMap, HashMap};

@@ -4,8 +4,9 @@
 //! `application/json` is a list, `[]` an empty one.
 
 use super::entry::admit_all;
+use super::entry::SkipList;
 use super::fetch::Fetcher;
-use super::refresh::{Failure, Refresh, SkipList};
+use super::refresh::{Failure, Refresh};
 use super::sd_format::{parse_groups, Format, FormatError};
 use super::Source;
 use crate::config::{ProbeModule, SourceConfig, SourceEndpoint, SourceKind};

@@ -23,8 +23,8 @@ pub mod runner;
 pub mod sd_format;
 pub mod status;
 
-pub use entry::{Entry, SkipReason, Skipped};
-pub use refresh::{Failure, Refresh, RefreshOutcome, SkipList, WalkStats};
+pub use entry::{Entry, SkipList, SkipReason, Skipped};
+pub use refresh::{Failure, Refresh, RefreshOutcome, WalkStats};
 
 use std::future::Future;
 

@@ -2,15 +2,10 @@
 //! `ListingReport`. A refresh that did not complete carries no list; the
 //! source's last good list stays in force (`status.rs`).
 
-use super::entry::{Entry, SkipReason, Skipped};
+use super::entry::{Entry, SkipList};
 use mcp_listing::{ErrorKind, Guard};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, SystemTime};
-
-/// Skipped entries kept with their details per refresh; past it only
-/// counted (by reason), so a list of a million bad entries stays small.
-pub const MAX_SKIPPED_KEPT: usize = 200;
 
 /// Why a refresh failed, in the walker's words where the walker's words
 /// fit (a registry walk's guards and errors, an HTTP answer's errors).
@@ -100,7 +95,7 @@ pub struct Refresh {
     pub detail: Option<String>,
     /// The whole list; empty unless the refresh completed.
     pub entries: Vec<Entry>,
-    /// Entries left out, with the first [`MAX_SKIPPED_KEPT`] explained.
+    /// Entries left out, the first few explained.
     pub skipped: SkipList,
     pub started: SystemTime,
     pub duration: Duration,
@@ -133,36 +128,5 @@ impl Refresh {
             duration: started.elapsed().unwrap_or_default(),
             walk: None,
         }
-    }
-}
-
-/// Entries left out: every one counted by reason, the first few kept.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct SkipList {
-    pub counts: BTreeMap<SkipReason, u64>,
-    /// The first [`MAX_SKIPPED_KEPT`], in list order.
-    pub entries: Vec<Skipped>,
-}
-
-impl SkipList {
-    pub fn push(&mut self, skipped: Skipped) {
-        *self.counts.entry(skipped.reason).or_default() += 1;
-        if self.entries.len() < MAX_SKIPPED_KEPT {
-            self.entries.push(skipped);
-        }
-    }
-
-    pub fn total(&self) -> u64 {
-        self.counts.values().sum()
-    }
-
-    /// `other`'s skips after this list's.
-    pub fn extend(&mut self, other: &SkipList) {
-        for (reason, n) in &other.counts {
-            *self.counts.entry(*reason).or_default() += n;
-        }
-        let room = MAX_SKIPPED_KEPT.saturating_sub(self.entries.len());
-        self.entries
-            .extend(other.entries.iter().take(room).cloned());
     }
 }

@@ -6,9 +6,10 @@
 //! One target per server entry, named by the entry's `name`, from its
 //! first `streamable-http` remote, else its first `sse` remote.
 
+use super::entry::SkipList;
 use super::entry::{admit_all, Candidate, SkipReason, Skipped};
 use super::fetch::Fetcher;
-use super::refresh::{Failure, Refresh, SkipList, WalkStats};
+use super::refresh::{Failure, Refresh, WalkStats};
 use super::Source;
 use crate::config::{ProbeModule, RegistrySource, SourceConfig, SourceKind};
 use http::HeaderMap;

@@ -4,8 +4,9 @@
 //! `/api/sources` and the status page show it as it is here.
 
 use super::entry::Entry;
+use super::entry::SkipList;
 use super::fleet::Fleet;
-use super::refresh::{Refresh, SkipList, WalkStats};
+use super::refresh::{Refresh, WalkStats};
 use crate::config::{Config, SourceConfig};
 use serde::Serialize;
 use std::collections::HashMap;
