@@ -1,7 +1,7 @@
 //! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
-use mcp_exporter::cli::{check, check_config, logging, probe, serve};
+use mcp_exporter::cli::{check, check_config, discover, logging, probe, serve};
 use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 
@@ -33,6 +33,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Validate a configuration file.
     CheckConfig(check_config::CheckConfigArgs),
+    /// Refresh every discovery source once and show what it would yield and leave out, without polling.
+    Discover(discover::DiscoverArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
     Simulate(mcp_simulator::SimulateArgs),
 }
@@ -52,7 +54,7 @@ fn main() -> ExitCode {
     };
     if !matches!(
         cli.command,
-        Some(Command::CheckConfig(_)) | Some(Command::Simulate(_))
+        Some(Command::CheckConfig(_)) | Some(Command::Simulate(_)) | Some(Command::Discover(_))
     ) {
         // Orphans of stdio servers' trees become our children, to be killed
         // when their server closes (see process_tree).
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Some(Command::Probe(args)) => runtime.block_on(probe::main(args)),
         Some(Command::Check(args)) => runtime.block_on(check::main(args)),
         Some(Command::CheckConfig(args)) => check_config::main(args),
+        Some(Command::Discover(args)) => runtime.block_on(discover::main(args)),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_simulator::main(args)),
     }
 }

@@ -22,10 +22,11 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
             let mut out = String::new();
             let _ = writeln!(
                 out,
-                "{}: OK, {} target(s), {} module(s), checksum {}",
+                "{}: OK, {} target(s), {} module(s), {} discovery source(s), checksum {}",
                 args.config_file.display(),
                 loaded.config.targets.len(),
                 loaded.config.modules.len(),
+                loaded.config.discovery.len(),
                 &loaded.checksum[..12.min(loaded.checksum.len())]
             );
             for t in &loaded.config.targets {
@@ -43,6 +44,18 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                     } else {
                         String::new()
                     }
+                );
+            }
+            for s in &loaded.config.discovery {
+                let _ = writeln!(
+                    out,
+                    "  source {}: {} · module {} · refresh every {} · at most {} target(s) · {}",
+                    s.name,
+                    s.kind.label(),
+                    s.module,
+                    humantime::format_duration(s.refresh_interval),
+                    s.max_targets,
+                    s.schedule.describe()
                 );
             }
             print_stdout(&out);

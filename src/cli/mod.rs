@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod check_config;
+pub mod discover;
 pub mod logging;
 pub mod probe;
 pub mod serve;

@@ -292,9 +292,15 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// At most [`MAX_SHOWN_CHARS`] characters, control characters escaped.
 fn shown(text: &str) -> String {
+    shown_text(text, MAX_SHOWN_CHARS)
+}
+
+/// At most `max` characters of `text`, control characters escaped: what
+/// a list or an answer says, fit for a log line, a page or JSON.
+pub fn shown_text(text: &str, max: usize) -> String {
     let mut out = String::new();
     for (i, c) in text.chars().enumerate() {
-        if i == MAX_SHOWN_CHARS {
+        if i == max {
             out.push('…');
             break;
         }

@@ -14,7 +14,7 @@ use super::entry::{admit_all, Candidate};
 use super::refresh::{Failure, Refresh};
 use super::sd_format::{parse_groups, Format, FormatError};
 use super::Source;
-use crate::config::{ProbeModule, SourceConfig, SourceKind};
+use crate::config::{ProbeModule, SourceConfig};
 use mcp_listing::ErrorKind;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -43,22 +43,20 @@ struct Stamp {
 }
 
 impl FileSd {
-    /// `None` when `source` is not a `file_sd` source.
-    pub fn new(source: Arc<SourceConfig>, module: ProbeModule) -> Option<FileSd> {
-        let SourceKind::FileSd {
-            files,
+    /// `source`, whose `file_sd` settings are `files` and `max_file_bytes`.
+    pub fn new(
+        source: Arc<SourceConfig>,
+        module: ProbeModule,
+        files: Vec<PathBuf>,
+        max_file_bytes: u64,
+    ) -> FileSd {
+        FileSd {
+            patterns: files,
             max_file_bytes,
-        } = &source.kind
-        else {
-            return None;
-        };
-        Some(FileSd {
-            patterns: files.clone(),
-            max_file_bytes: *max_file_bytes,
-            source: source.clone(),
+            source,
             module,
             stamps: None,
-        })
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use super::fetch::Fetcher;
 use super::refresh::{Failure, Refresh};
 use super::sd_format::{parse_groups, Format, FormatError};
 use super::Source;
-use crate::config::{ProbeModule, SourceConfig, SourceEndpoint, SourceKind};
+use crate::config::{ProbeModule, SourceConfig, SourceEndpoint};
 use http::{HeaderMap, HeaderValue};
 use mcp_listing::ErrorKind;
 use std::sync::Arc;
@@ -25,16 +25,13 @@ pub struct HttpSd {
 }
 
 impl HttpSd {
-    /// `None` when `source` is not an `http_sd` source.
-    pub fn new(source: Arc<SourceConfig>, module: ProbeModule) -> Option<HttpSd> {
-        let SourceKind::HttpSd(endpoint) = &source.kind else {
-            return None;
-        };
-        Some(HttpSd {
-            endpoint: endpoint.clone(),
-            source: source.clone(),
+    /// `source`, whose `http_sd` endpoint is `endpoint`.
+    pub fn new(source: Arc<SourceConfig>, module: ProbeModule, endpoint: SourceEndpoint) -> HttpSd {
+        HttpSd {
+            endpoint,
+            source,
             module,
-        })
+        }
     }
 }
 

@@ -2,10 +2,13 @@
 //! `ListingReport`. A refresh that did not complete carries no list; the
 //! source's last good list stays in force (`status.rs`).
 
-use super::entry::{Entry, SkipList};
+use super::entry::{shown_text, Entry, SkipList};
 use mcp_listing::{ErrorKind, Guard};
 use std::fmt;
 use std::time::{Duration, SystemTime};
+
+/// Longest detail kept of a failed refresh.
+const MAX_DETAIL_CHARS: usize = 500;
 
 /// Why a refresh failed, in the walker's words where the walker's words
 /// fit (a registry walk's guards and errors, an HTTP answer's errors).
@@ -104,11 +107,12 @@ pub struct Refresh {
 }
 
 impl Refresh {
-    /// A refresh that failed with `failure` (no list).
+    /// A refresh that failed with `failure` (no list); `detail` is kept
+    /// bounded, control characters escaped.
     pub fn failed(failure: Failure, detail: String, started: SystemTime) -> Refresh {
         Refresh {
             outcome: RefreshOutcome::Failed(failure),
-            detail: Some(detail),
+            detail: Some(shown_text(&detail, MAX_DETAIL_CHARS)),
             entries: Vec::new(),
             skipped: SkipList::default(),
             started,

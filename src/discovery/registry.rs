@@ -11,7 +11,7 @@ use super::entry::{admit_all, Candidate, SkipReason, Skipped};
 use super::fetch::Fetcher;
 use super::refresh::{Failure, Refresh, WalkStats};
 use super::Source;
-use crate::config::{ProbeModule, RegistrySource, SourceConfig, SourceKind};
+use crate::config::{ProbeModule, RegistrySource, SourceConfig};
 use http::HeaderMap;
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::walk::INVALID_PARAMS;
@@ -73,16 +73,17 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// `None` when `source` is not a registry source.
-    pub fn new(source: Arc<SourceConfig>, module: ProbeModule) -> Option<Registry> {
-        let SourceKind::Registry(registry) = &source.kind else {
-            return None;
-        };
-        Some(Registry {
-            registry: registry.clone(),
-            source: source.clone(),
+    /// `source`, whose registry settings are `registry`.
+    pub fn new(
+        source: Arc<SourceConfig>,
+        module: ProbeModule,
+        registry: RegistrySource,
+    ) -> Registry {
+        Registry {
+            registry,
+            source,
             module,
-        })
+        }
     }
 
     fn limits(&self) -> WalkLimits {

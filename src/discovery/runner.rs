@@ -8,7 +8,7 @@ use super::http_sd::HttpSd;
 use super::refresh::Refresh;
 use super::registry::Registry;
 use super::Source;
-use crate::config::{ProbeModule, SourceConfig};
+use crate::config::{ProbeModule, SourceConfig, SourceKind};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -34,20 +34,61 @@ pub fn spawn(
     module: ProbeModule,
     generation: u64,
     updates: mpsc::Sender<Update>,
-) -> Option<JoinHandle<()>> {
+) -> JoinHandle<()> {
     let looped = Looped {
         name: source.name.clone(),
         every: source.refresh_interval,
         generation,
         updates,
     };
-    if let Some(s) = FileSd::new(source.clone(), module.clone()) {
-        return Some(tokio::spawn(looped.run(s)));
+    tokio::spawn(looped.run(AnySource::open(source, module)))
+}
+
+/// One refresh of `source` now, bound to `module` (`discover`).
+pub async fn refresh_once(source: Arc<SourceConfig>, module: ProbeModule) -> Refresh {
+    AnySource::open(source, module).refresh().await
+}
+
+/// The source kind a configured source is.
+enum AnySource {
+    FileSd(FileSd),
+    HttpSd(HttpSd),
+    Registry(Registry),
+}
+
+impl AnySource {
+    fn open(source: Arc<SourceConfig>, module: ProbeModule) -> AnySource {
+        match source.kind.clone() {
+            SourceKind::FileSd {
+                files,
+                max_file_bytes,
+            } => AnySource::FileSd(FileSd::new(source, module, files, max_file_bytes)),
+            SourceKind::HttpSd(endpoint) => {
+                AnySource::HttpSd(HttpSd::new(source, module, endpoint))
+            }
+            SourceKind::Registry(registry) => {
+                AnySource::Registry(Registry::new(source, module, registry))
+            }
+        }
     }
-    if let Some(s) = HttpSd::new(source.clone(), module.clone()) {
-        return Some(tokio::spawn(looped.run(s)));
+}
+
+impl Source for AnySource {
+    async fn refresh(&mut self) -> Refresh {
+        match self {
+            AnySource::FileSd(s) => s.refresh().await,
+            AnySource::HttpSd(s) => s.refresh().await,
+            AnySource::Registry(s) => s.refresh().await,
+        }
     }
-    Registry::new(source, module).map(|s| tokio::spawn(looped.run(s)))
+
+    async fn changed(&mut self) -> bool {
+        match self {
+            AnySource::FileSd(s) => s.changed().await,
+            AnySource::HttpSd(s) => s.changed().await,
+            AnySource::Registry(s) => s.changed().await,
+        }
+    }
 }
 
 struct Looped {

@@ -89,22 +89,21 @@ impl Discovery {
             metrics.register_source(&source.name);
             let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
             let source = Arc::new(source.clone());
-            if let Some(handle) = runner::spawn(
+            let handle = runner::spawn(
                 source.clone(),
                 module.clone(),
                 generation,
                 self.updates.clone(),
-            ) {
-                loops.insert(
-                    source.name.clone(),
-                    Loop {
-                        source,
-                        module: module.clone(),
-                        generation,
-                        handle,
-                    },
-                );
-            }
+            );
+            loops.insert(
+                source.name.clone(),
+                Loop {
+                    source,
+                    module: module.clone(),
+                    generation,
+                    handle,
+                },
+            );
         }
     }
 
