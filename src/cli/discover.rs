@@ -97,7 +97,7 @@ async fn discover(config: &Config) -> (Sources, Vec<config::TargetConfig>) {
         refreshes.push((source.name.clone(), task));
     }
     let mut sources = Sources::default();
-    sources.configure(config, |_| false);
+    sources.configure(config);
     for (name, task) in refreshes {
         if let Ok(mut refresh) = task.await {
             refresh.detail = refresh.detail.map(|d| config.known_secrets.scrub(&d));

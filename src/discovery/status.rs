@@ -84,20 +84,19 @@ pub struct Sources {
 
 impl Sources {
     /// Match a (re)loaded configuration: new sources start empty, removed
-    /// ones are forgotten, a source whose kind of list and location are
-    /// unchanged keeps its list (a module or schedule change re-binds it).
-    /// `same_list(name)` says whether the source's list is unchanged.
-    pub fn configure(&mut self, config: &Config, same_list: impl Fn(&str) -> bool) {
+    /// ones are forgotten, and a source that stays keeps its list in force
+    /// until its first complete refresh under the new configuration (the
+    /// list is bound to the new module at once).
+    pub fn configure(&mut self, config: &Config) {
         let mut old: HashMap<String, SourceStatus> = self
             .sources
             .drain(..)
             .map(|s| (s.name.clone(), s))
             .collect();
         for source in &config.discovery {
-            let mut status = match old.remove(&source.name) {
-                Some(kept) if same_list(&source.name) => kept,
-                _ => SourceStatus::new(source),
-            };
+            let mut status = old
+                .remove(&source.name)
+                .unwrap_or_else(|| SourceStatus::new(source));
             status.kind = source.kind.label();
             status.module = source.module.clone();
             status.refresh_interval_seconds = source.refresh_interval.as_secs_f64();

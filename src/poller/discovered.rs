@@ -9,7 +9,7 @@ use crate::discovery::fleet::{self, Fleet};
 use crate::discovery::runner::{self, Update};
 use crate::discovery::status::{SourceStatus, Sources};
 use crate::telemetry::metrics::DiscoveryMetrics;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc;
@@ -56,19 +56,15 @@ impl Default for Discovery {
 }
 
 impl Discovery {
-    /// Match `config`: unchanged sources keep running (and their lists), a
-    /// changed one restarts (keeping its list while its kind and location
-    /// are unchanged), a removed one stops and its series go.
+    /// Match `config`: unchanged sources keep running, a changed one
+    /// restarts (its list stays in force until it completes a refresh), a
+    /// removed one stops and its series go.
     pub fn configure(&self, config: &Config, metrics: &DiscoveryMetrics) {
         let mut loops = lock(&self.loops);
-        let mut same_list: HashSet<String> = HashSet::new();
         loops.retain(|name, running| {
             let now = config.discovery.iter().find(|s| &s.name == name);
             let module = now.and_then(|s| config.modules.get(&s.module));
             let keep = matches!((now, module), (Some(s), Some(m)) if *running.source == *s && running.module == *m);
-            if now.is_some_and(|s| s.kind == running.source.kind) {
-                same_list.insert(name.clone());
-            }
             if !keep {
                 running.handle.abort();
                 if now.is_none() {
@@ -77,7 +73,7 @@ impl Discovery {
             }
             keep
         });
-        lock(&self.sources).configure(config, |name| same_list.contains(name));
+        lock(&self.sources).configure(config);
         for source in &config.discovery {
             if loops.contains_key(&source.name) {
                 continue;

@@ -108,23 +108,32 @@ impl Service {
         let by_name: HashMap<&str, &TargetConfig> =
             mine.iter().map(|t| (t.name.as_str(), t)).collect();
         let sinks = &self.shared.sinks;
-        tasks.retain(|name, (cfg, handle)| {
-            let keep = by_name
-                .get(name.as_str())
-                .is_some_and(|t| *t == cfg.as_ref());
-            if !keep {
-                handle.abort();
-                if !by_name.contains_key(name.as_str()) {
-                    // Conformance first: forgetting it re-judges the
-                    // verdict, which must not outlive the target's series.
-                    sinks.forget_conformance(name);
-                    sinks.metrics.forget_target(name);
-                    sinks.exporter.forget_target(name);
-                    sinks.discovery.forget_target(name);
-                }
+        let stale: Vec<String> = tasks
+            .iter()
+            .filter(|(name, (cfg, _))| {
+                by_name
+                    .get(name.as_str())
+                    .is_none_or(|t| *t != cfg.as_ref())
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            let Some((_, handle)) = tasks.remove(&name) else {
+                continue;
+            };
+            handle.abort();
+            if !by_name.contains_key(name.as_str()) {
+                self.forget(&name);
+                // A poll that was past its last await when aborted still
+                // hands its report to the sinks: forget again once the task
+                // has stopped, unless the target is back by then.
+                let service = self.clone();
+                tokio::spawn(async move {
+                    let _ = handle.await;
+                    service.forget_if_gone(&name);
+                });
             }
-            keep
-        });
+        }
         sinks.status.set_targets(
             &mine
                 .iter()
@@ -161,6 +170,28 @@ impl Service {
             .track_presence(&active, unix_now(), config.defaults.baseline_retention);
         for target in dropped {
             tracing::info!(target_name = %target, "baselines dropped: the target left more than baseline_retention ago");
+        }
+    }
+
+    /// Drop every series of a target that left.
+    fn forget(&self, name: &str) {
+        let sinks = &self.shared.sinks;
+        // Conformance first: forgetting it re-judges the verdict, which
+        // must not outlive the target's series.
+        sinks.forget_conformance(name);
+        sinks.metrics.forget_target(name);
+        sinks.exporter.forget_target(name);
+        sinks.discovery.forget_target(name);
+    }
+
+    /// [`Service::forget`], unless the target has been started again.
+    fn forget_if_gone(&self, name: &str) {
+        let tasks = match self.tasks.lock() {
+            Ok(t) => t,
+            Err(p) => p.into_inner(),
+        };
+        if !tasks.contains_key(name) {
+            self.forget(name);
         }
     }
 

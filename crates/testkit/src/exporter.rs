@@ -99,6 +99,13 @@ impl Exporter {
         all.as_array().cloned().unwrap_or_default()
     }
 
+    /// `/api/sources`: every discovery source.
+    pub fn api_sources(&self) -> Vec<Value> {
+        let body = http_get_ok(&self.at("/api/sources"));
+        let all: Value = serde_json::from_str(&body).expect("/api/sources is JSON");
+        all.as_array().cloned().unwrap_or_default()
+    }
+
     /// `/api/targets/NAME`.
     pub fn api_target(&self, name: &str) -> Value {
         let body = http_get_ok(&self.at(&format!("/api/targets/{name}")));

@@ -29,6 +29,7 @@ pub mod probe;
 pub mod process;
 pub mod prometheus;
 pub mod simulator;
+pub mod stub;
 pub mod tools;
 
 pub use exporter::{scenarios_simulator, Exporter};
