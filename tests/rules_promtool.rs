@@ -22,7 +22,7 @@ const RUNBOOK_BASE: &str =
     "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
 const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
 /// Alerts the project promises (docs/runbooks.md explains each).
-const REQUIRED_ALERTS: [&str; 15] = [
+const REQUIRED_ALERTS: [&str; 16] = [
     "McpListingSilentlyShrank",
     "McpListingShrank",
     "McpListingBelowExpected",
@@ -36,6 +36,7 @@ const REQUIRED_ALERTS: [&str; 15] = [
     "McpGatewayMissingOriginItems",
     "McpProtocolCatalogueDiffers",
     "McpConformanceMustFailure",
+    "McpDiscoverySourceFailing",
     "McpExporterConfigReloadFailed",
     "McpExporterAbsent",
 ];
