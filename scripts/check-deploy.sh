@@ -56,12 +56,14 @@ def err(msg): errors.append(msg)
 # Which kinds each file must hold (all of them, nothing else).
 expected = {
     "configmap.yaml": ["ConfigMap"],
+    "targets-configmap.yaml": ["ConfigMap"],
     "pvc.yaml": ["PersistentVolumeClaim"],
     "deployment.yaml": ["Deployment"],
     "service.yaml": ["Service"],
     "servicemonitor.yaml": ["ServiceMonitor"],
     "probe.yaml": ["Probe"],
     "secret.example.yaml": ["Secret"],
+    "web-config.example.yaml": ["Secret"],
     "sharded-statefulset.yaml": ["Service", "StatefulSet"],
     "kustomization.yaml": ["Kustomization"],
 }
@@ -119,7 +121,7 @@ for extra in ("secret.example.yaml", "sharded-statefulset.yaml"):
     if extra in res:
         err(f"kustomization.yaml must not list {extra}")
 for f in docs:
-    if f not in res and f not in ("kustomization.yaml", "secret.example.yaml", "sharded-statefulset.yaml"):
+    if f not in res and f not in ("kustomization.yaml", "secret.example.yaml", "web-config.example.yaml", "sharded-statefulset.yaml"):
         err(f"{f} is in neither kustomization.yaml nor the known extras")
 
 # The exporter config inside the ConfigMap.
@@ -136,6 +138,18 @@ if re.search(r"^\s*-?\s*bearer_token\s*:", cfg_text, re.M):
 http_targets = [t for t in cfg.get("targets", []) if t.get("url") and t.get("bearer_token_file")]
 if len(http_targets) < 2:
     err("configmap.yaml: expected at least two HTTP targets with bearer_token_file")
+
+targets_cm = one("targets-configmap.yaml", "ConfigMap").get("metadata", {}).get("name")
+for name, text in (one("targets-configmap.yaml", "ConfigMap").get("data") or {}).items():
+    try:
+        groups = json.loads(text)
+    except ValueError as e:
+        err(f"targets-configmap.yaml: {name} is not JSON: {e}"); continue
+    if not isinstance(groups, list) or not all(isinstance(g, dict) and isinstance(g.get("targets"), list) for g in groups):
+        err(f"targets-configmap.yaml: {name} is not a list of target groups")
+for source in cfg.get("discovery") or []:
+    if source.get("module") not in (cfg.get("modules") or {}):
+        err(f"configmap.yaml: discovery source {source.get('name')} names no module")
 
 svc = one("service.yaml", "Service")
 svc_ports = {p.get("name"): p for p in (svc.get("spec") or {}).get("ports", [])}
@@ -185,6 +199,12 @@ def check_pod(rel, workload, state_claim):
     for f in token_files:
         if not f.startswith(tok.rstrip("/") + "/"):
             err(f"{rel}: bearer_token_file {f} is not under the Secret mount {tok}")
+    # Every file_sd pattern lies under a mount of the targets ConfigMap.
+    for source in cfg.get("discovery") or []:
+        for pattern in (source.get("file_sd") or {}).get("files", []):
+            under = [m for m in mounts.values() if pattern.startswith(m.get("mountPath", "?").rstrip("/") + "/")]
+            if not any((vols.get(m["name"], {}).get("configMap") or {}).get("name") == targets_cm for m in under):
+                err(f"{rel}: file_sd pattern {pattern} is not under a mount of the ConfigMap {targets_cm}")
     if mounts.get("state", {}).get("mountPath") != state_dir:
         err(f"{rel}: state volume not mounted at global.state_dir ({state_dir})")
     if state_claim and (vols.get("state", {}).get("persistentVolumeClaim") or {}).get("claimName") != state_claim:
