@@ -555,6 +555,10 @@ fn docs_mention_every_key() {
         "targets: [{name: a, command: s, schedule: {zz: 1}}]\n",
         "targets: [{name: a, url: \"https://a.invalid/\", headers: {X: {zz: 1}}}]\n",
         "modules: {m: {zz: 1}}\n",
+        "discovery: [{name: a, zz: 1}]\n",
+        "discovery: [{name: a, module: m, file_sd: {zz: 1}}]\n",
+        "discovery: [{name: a, module: m, http_sd: {zz: 1}}]\n",
+        "discovery: [{name: a, module: m, registry: {zz: 1}}]\n",
         "tracing: {zz: 1}\n",
         "web: {zz: 1}\n",
     ];
