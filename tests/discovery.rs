@@ -679,3 +679,70 @@ fn a_registry_is_walked_with_the_walkers_guards_and_its_rules() {
     assert_eq!(s["last_refresh"]["walk"]["restarts"], 1, "{s}");
     assert_eq!(s["targets"], 3, "{s}");
 }
+
+#[test]
+fn the_simulators_registry_yields_its_fleet_and_a_cursor_cycle_keeps_the_last_good_list() {
+    // Healthy for the first complete walk, then page 2 hands back page 1's
+    // cursor; a request with an Authorization header would get 400.
+    let scenarios = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        scenarios.path(),
+        "servers:\n  - {name: fleet, count: 3, scenario: healthy}\nregistry:\n  page_size: 2\n  fault: cursor-cycle\n  page: 2\n  after_walks: 1\n  decoys: {not-latest: 1, deleted: 1, deprecated: 1, no-remote: 1, url-variable: 1, required-header: 1}\n  forbid_headers: [Authorization]\n",
+    )
+    .unwrap();
+    let sim = mcp_testkit::Proc::start(&[
+        "simulate",
+        "--transport",
+        "http",
+        "--scenarios",
+        scenarios.path().to_str().unwrap(),
+    ]);
+    let exp = Exporter::start_with_dir(
+        |d| {
+            format!(
+                "{}discovery:\n  - name: sim-registry\n    module: sim\n    registry: {{url: \"{}\", refresh_interval: 1s, limit: 2}}\n",
+                head(&sim.url, &d.join("state")),
+                sim.url
+            )
+        },
+        &[],
+        &[],
+    );
+    let fleet: Vec<String> = (1..=3)
+        .map(|i| format!("io.github.sim/fleet-{i:04}"))
+        .collect();
+    exp.wait_metrics(LIMIT, "the registry's fleet polled", |t| {
+        fleet.iter().all(|n| polls(t, n) >= 1.0)
+    });
+    let s = exp.wait(LIMIT, "the cursor cycle after the first walk", || {
+        let s = next_refresh(&exp, "sim-registry");
+        (s["last_refresh"]["reason"] == "cursor_cycle").then_some(s)
+    });
+    assert_eq!(s["last_refresh"]["outcome"], "aborted", "{s}");
+    assert!(s["keeps_last_good_list"].as_bool().unwrap(), "{s}");
+    assert_eq!(s["targets"], 3, "{s}");
+    let counts = &s["skipped"]["counts"];
+    for (reason, n) in [
+        ("not_latest", 1),
+        ("not_active", 2),
+        ("no_remote", 1),
+        ("url_variable", 1),
+        ("required_header", 1),
+    ] {
+        assert_eq!(counts[reason], n, "{reason}: {s}");
+    }
+    assert_eq!(names(&exp), fleet.iter().cloned().collect::<BTreeSet<_>>());
+    let before = polls(&exp.metrics(), &fleet[0]);
+    let text = exp.wait_metrics(LIMIT, "the last good list still polled", |t| {
+        polls(t, &fleet[0]) > before
+    });
+    assert!(
+        sample(
+            &text,
+            "mcp_discovery_refresh_failures_total",
+            &[("source", "sim-registry"), ("reason", "cursor_cycle")]
+        )
+        .is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+}
