@@ -50,6 +50,19 @@ pub fn jitter_for(name: &str, max: Duration) -> Duration {
     Duration::from_millis(h % (max.as_millis().max(1) as u64))
 }
 
+/// How long after its start a target's first poll comes. A static target
+/// polls after its jitter, so a started exporter shows values within
+/// seconds. A discovered one is placed by its jitter inside its whole
+/// period (a stable offset from its name): a source that brings two
+/// thousand targets at once spreads their first polls over the period
+/// instead of bursting them (a cron schedule: over its jitter).
+pub fn first_poll_delay(target: &TargetConfig) -> Duration {
+    match (&target.source, target.schedule.period()) {
+        (Some(_), Some(period)) => jitter_for(&target.name, period.max(target.jitter)),
+        _ => jitter_for(&target.name, target.jitter),
+    }
+}
+
 /// Ticks to let pass after `failures` consecutive failed polls: 0, 1, 3, 7…
 /// doubling, bounded in time by `backoff_max`.
 fn backoff_ticks(failures: u32) -> u32 {
@@ -148,6 +161,11 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         } else {
             next_due_tick(&target.schedule, now, jitter)
         };
+        let delay = if first {
+            first_poll_delay(&target)
+        } else {
+            jitter
+        };
         first = false;
         let Some(tick) = scheduled else {
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
@@ -155,7 +173,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             return;
         };
         let tick = backed_off(&target.schedule, tick, now, failures, shared.backoff_max());
-        let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+        let mut fire_at = tick + chrono::Duration::from_std(delay).unwrap_or_default();
         if let Some((done, wait)) = asked_to_wait.take() {
             fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
         }
@@ -299,6 +317,27 @@ mod tests {
         let spread: std::collections::HashSet<_> =
             (0..50).map(|i| jitter_for(&format!("t{i}"), max)).collect();
         assert!(spread.len() > 10);
+    }
+
+    #[test]
+    fn discovered_targets_first_polls_spread_over_their_period() {
+        let loaded = crate::config::load_str(
+            "global:\n  schedule: {every: 60s}\n  jitter: 2s\ntargets:\n  - {name: s, url: \"https://s.invalid/\"}\n",
+            "t.yaml",
+        )
+        .unwrap();
+        let mut t = loaded.config.targets[0].clone();
+        assert!(first_poll_delay(&t) < Duration::from_secs(2));
+        t.source = Some("fleet".into());
+        let delays: Vec<Duration> = (0..200)
+            .map(|i| {
+                t.name = format!("t{i}");
+                first_poll_delay(&t)
+            })
+            .collect();
+        assert!(delays.iter().all(|d| *d < Duration::from_secs(60)));
+        // Spread over the period, not bunched within the 2 s jitter.
+        assert!(delays.iter().filter(|d| **d >= Duration::from_secs(30)).count() > 50);
     }
 
     #[test]
