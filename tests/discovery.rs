@@ -283,6 +283,9 @@ fn bad_file_sd_input_is_explained_and_loses_nothing() {
     assert!(names(&exp).contains("a"));
 }
 
+/// How a stub answers every request from now on.
+type Answer = Box<dyn Fn() -> StubResponse + Send + Sync>;
+
 /// An `http_sd` answer listing `targets` (single-target groups).
 fn sd_list(sim: &str, targets: &[&str]) -> String {
     let groups: Vec<Value> = targets
@@ -328,7 +331,7 @@ fn http_sd_lists_are_fetched_whole_and_bad_answers_keep_the_last_good_list() {
             .collect();
         format!("[{{\"targets\": [{}]}}]", urls.join(","))
     };
-    let cases: Vec<(&str, Box<dyn Fn() -> StubResponse + Send + Sync>)> = vec![
+    let cases: Vec<(&str, Answer)> = vec![
         (
             "malformed_result",
             Box::new(|| StubResponse::json("<html>no</html>")),

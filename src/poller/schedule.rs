@@ -337,7 +337,13 @@ mod tests {
             .collect();
         assert!(delays.iter().all(|d| *d < Duration::from_secs(60)));
         // Spread over the period, not bunched within the 2 s jitter.
-        assert!(delays.iter().filter(|d| **d >= Duration::from_secs(30)).count() > 50);
+        assert!(
+            delays
+                .iter()
+                .filter(|d| **d >= Duration::from_secs(30))
+                .count()
+                > 50
+        );
     }
 
     #[test]
