@@ -238,8 +238,8 @@ pub(super) struct RawSource {
     pub name: String,
     pub module: String,
     pub file_sd: Option<RawFileSd>,
-    pub http_sd: Option<RawHttpSd>,
-    pub registry: Option<RawRegistry>,
+    pub http_sd: Option<RawSourceHttp>,
+    pub registry: Option<RawSourceHttp>,
     pub schedule: Option<RawSchedule>,
     pub jitter: Option<RawDuration>,
     pub expect: Option<BTreeMap<Kind, u64>>,
@@ -259,14 +259,15 @@ pub(super) struct RawFileSd {
     pub max_file_bytes: Option<ByteSize>,
 }
 
-/// `http_sd: {url: URL, refresh_interval: 1m, ...}`: the endpoint's own
-/// credentials and TLS, never a module's.
+/// `http_sd:` or `registry:`: an HTTP endpoint a source asks, with its own
+/// credentials and TLS, never a module's. `search`, `limit`,
+/// `page_timeout` and `max_pages` are a registry's only (resolving says so).
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping like {url: URL, refresh_interval: 1m}"
 )]
-pub(super) struct RawHttpSd {
+pub(super) struct RawSourceHttp {
     pub url: String,
     pub refresh_interval: Option<RawDuration>,
     pub headers: Option<RawHeaders>,
@@ -275,34 +276,15 @@ pub(super) struct RawHttpSd {
     #[serde(default)]
     pub bearer_token: Present,
     pub tls: Option<RawTls>,
+    /// `http_sd`: one answer; a registry: its whole walk.
     pub timeout: Option<RawDuration>,
     pub connect_timeout: Option<RawDuration>,
     pub max_response_bytes: Option<ByteSize>,
-}
-
-/// `registry: {url: URL, refresh_interval: 1h, search: S, limit: 100}`: a
-/// registry of MCP servers, walked page by page behind the walker's guards.
-#[derive(Debug, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping like {url: URL, refresh_interval: 1h, search: \"\", limit: 100}"
-)]
-pub(super) struct RawRegistry {
-    pub url: String,
-    pub refresh_interval: Option<RawDuration>,
+    // A registry's only.
     pub search: Option<String>,
     pub limit: Option<u32>,
-    pub headers: Option<RawHeaders>,
-    pub bearer_token_env: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    #[serde(default)]
-    pub bearer_token: Present,
-    pub tls: Option<RawTls>,
-    pub timeout: Option<RawDuration>,
     pub page_timeout: Option<RawDuration>,
-    pub connect_timeout: Option<RawDuration>,
     pub max_pages: Option<u32>,
-    pub max_response_bytes: Option<ByteSize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -169,6 +169,12 @@ fn bad_values_point_at_themselves() {
         "`max_targets` must be at least 1",
     );
     assert_err(
+        "  - name: a\n    module: internal\n    http_sd: {url: \"https://inv.invalid/\", limit: 5}\n",
+        4,
+        44,
+        "`limit` is a key of `registry`, not of `http_sd`",
+    );
+    assert_err(
         "  - name: a\n    module: internal\n    file_sd: {files: [\"a.json\"], refresh: 5m}\n",
         4,
         34,

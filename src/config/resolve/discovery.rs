@@ -4,7 +4,7 @@
 use super::http::RawHttp;
 use super::{child, Resolver, Result, LITERAL_TOKEN};
 use crate::config::locate::{locate, yaml_path, At, Seg};
-use crate::config::raw::{OrderedMap, RawFileSd, RawHttpSd, RawRegistry, RawSource};
+use crate::config::raw::{OrderedMap, RawDuration, RawFileSd, RawSource, RawSourceHttp};
 use crate::config::sources::{
     check_file_pattern, check_label, source_default, RegistrySource, SourceConfig, SourceEndpoint,
     SourceKind,
@@ -135,8 +135,8 @@ impl Resolver<'_> {
         i: usize,
         who: &str,
         file_sd: Option<RawFileSd>,
-        http_sd: Option<RawHttpSd>,
-        registry: Option<RawRegistry>,
+        http_sd: Option<RawSourceHttp>,
+        registry: Option<RawSourceHttp>,
     ) -> Result<(SourceKind, Duration)> {
         let owner = yaml_path!["discovery", i];
         let given = [
@@ -175,7 +175,7 @@ impl Resolver<'_> {
         &self,
         at: &[Seg],
         who: &str,
-        raw: Option<super::super::raw::RawDuration>,
+        raw: Option<RawDuration>,
         default: Duration,
     ) -> Result<Duration> {
         let every = raw.map_or(default, |d| d.0);
@@ -230,44 +230,28 @@ impl Resolver<'_> {
         ))
     }
 
-    fn http_sd(&mut self, i: usize, who: &str, mut h: RawHttpSd) -> Result<(SourceKind, Duration)> {
+    fn http_sd(
+        &mut self,
+        i: usize,
+        who: &str,
+        mut h: RawSourceHttp,
+    ) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "http_sd"];
-        if h.bearer_token.0 {
+        let registry_only = [
+            ("search", h.search.is_some()),
+            ("limit", h.limit.is_some()),
+            ("page_timeout", h.page_timeout.is_some()),
+            ("max_pages", h.max_pages.is_some()),
+        ];
+        if let Some((key, _)) = registry_only.iter().find(|(_, given)| *given) {
             return Err(self.error(
-                &child(&at, "bearer_token"),
+                &child(&at, key),
                 At::Key,
-                format!("{who}: {LITERAL_TOKEN}"),
+                format!("{who}: `{key}` is a key of `registry`, not of `http_sd`"),
             ));
         }
-        let url = self.url(&child(&at, "url"), who, &h.url)?;
-        let http = self.http(&at, who, Some(&url), source_http!(h))?;
-        let max_response_bytes = self.positive_bytes(
-            &child(&at, "max_response_bytes"),
-            who,
-            "max_response_bytes",
-            h.max_response_bytes.map(|b| b.0),
-        )?;
-        let endpoint = SourceEndpoint {
-            url,
-            headers: http.headers,
-            bearer_token: http.bearer_token,
-            tls: http.tls,
-            timeout: self.positive_duration(
-                &at,
-                who,
-                "timeout",
-                h.timeout,
-                source_default::HTTP_TIMEOUT,
-            )?,
-            connect_timeout: self.positive_duration(
-                &at,
-                who,
-                "connect_timeout",
-                h.connect_timeout,
-                source_default::CONNECT_TIMEOUT,
-            )?,
-            max_response_bytes,
-        };
+        let one_answer = (h.timeout, source_default::HTTP_TIMEOUT);
+        let endpoint = self.source_endpoint(&at, who, &mut h, "timeout", one_answer)?;
         let every = self.refresh_interval(
             &at,
             who,
@@ -281,18 +265,12 @@ impl Resolver<'_> {
         &mut self,
         i: usize,
         who: &str,
-        mut r: RawRegistry,
+        mut r: RawSourceHttp,
     ) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "registry"];
-        if r.bearer_token.0 {
-            return Err(self.error(
-                &child(&at, "bearer_token"),
-                At::Key,
-                format!("{who}: {LITERAL_TOKEN}"),
-            ));
-        }
-        let url = self.url(&child(&at, "url"), who, &r.url)?;
-        if url.query().is_some() || url.fragment().is_some() {
+        let one_page = (r.page_timeout, source_default::REGISTRY_PAGE_TIMEOUT);
+        let endpoint = self.source_endpoint(&at, who, &mut r, "page_timeout", one_page)?;
+        if endpoint.url.query().is_some() || endpoint.url.fragment().is_some() {
             return Err(self.error(
                 &child(&at, "url"),
                 At::Value,
@@ -318,34 +296,6 @@ impl Resolver<'_> {
                 format!("{who}: `max_pages` must be greater than zero"),
             ));
         }
-        let http = self.http(&at, who, Some(&url), source_http!(r))?;
-        let max_response_bytes = self.positive_bytes(
-            &child(&at, "max_response_bytes"),
-            who,
-            "max_response_bytes",
-            r.max_response_bytes.map(|b| b.0),
-        )?;
-        let endpoint = SourceEndpoint {
-            url,
-            headers: http.headers,
-            bearer_token: http.bearer_token,
-            tls: http.tls,
-            timeout: self.positive_duration(
-                &at,
-                who,
-                "page_timeout",
-                r.page_timeout,
-                source_default::REGISTRY_PAGE_TIMEOUT,
-            )?,
-            connect_timeout: self.positive_duration(
-                &at,
-                who,
-                "connect_timeout",
-                r.connect_timeout,
-                source_default::CONNECT_TIMEOUT,
-            )?,
-            max_response_bytes,
-        };
         let walk_timeout = self.positive_duration(
             &at,
             who,
@@ -371,12 +321,54 @@ impl Resolver<'_> {
         ))
     }
 
+    /// A source's HTTP endpoint: its URL, its own credentials and TLS, its
+    /// byte cap, and `answer_key` (with its value and default) bounding one
+    /// answer.
+    fn source_endpoint(
+        &mut self,
+        at: &[Seg],
+        who: &str,
+        raw: &mut RawSourceHttp,
+        answer_key: &str,
+        (answer_timeout, answer_default): (Option<RawDuration>, Duration),
+    ) -> Result<SourceEndpoint> {
+        if raw.bearer_token.0 {
+            return Err(self.error(
+                &child(at, "bearer_token"),
+                At::Key,
+                format!("{who}: {LITERAL_TOKEN}"),
+            ));
+        }
+        let url = self.url(&child(at, "url"), who, &raw.url)?;
+        let http = self.http(at, who, Some(&url), source_http!(raw))?;
+        Ok(SourceEndpoint {
+            url,
+            headers: http.headers,
+            bearer_token: http.bearer_token,
+            tls: http.tls,
+            timeout: self.positive_duration(at, who, answer_key, answer_timeout, answer_default)?,
+            connect_timeout: self.positive_duration(
+                at,
+                who,
+                "connect_timeout",
+                raw.connect_timeout,
+                source_default::CONNECT_TIMEOUT,
+            )?,
+            max_response_bytes: self.positive_bytes(
+                &child(at, "max_response_bytes"),
+                who,
+                "max_response_bytes",
+                raw.max_response_bytes.map(|b| b.0),
+            )?,
+        })
+    }
+
     fn positive_duration(
         &self,
         owner: &[Seg],
         who: &str,
         key: &str,
-        raw: Option<super::super::raw::RawDuration>,
+        raw: Option<RawDuration>,
         default: Duration,
     ) -> Result<Duration> {
         let d = raw.map_or(default, |d| d.0);
