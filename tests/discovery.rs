@@ -125,6 +125,11 @@ fn file_sd_targets_come_and_go_and_a_flap_keeps_the_baseline() {
     let api = exp.api_targets();
     let b = mcp_testkit::exporter::api_target(&api, "b");
     assert_eq!(b["source"], "fleet");
+    // The status page shows the source and groups its targets.
+    let (status, page) = exp.get("/");
+    assert_eq!(status, 200);
+    assert!(page.contains("Discovery sources"), "{page}");
+    assert!(page.contains("discovered by <b>fleet</b>"), "{page}");
 
     // b leaves, c arrives: b's series are gone from a real scrape at once.
     write_groups(&file, &sim.url, &["a", "c"]);
@@ -735,6 +740,12 @@ fn the_simulators_registry_yields_its_fleet_and_a_cursor_cycle_keeps_the_last_go
         assert_eq!(counts[reason], n, "{reason}: {s}");
     }
     assert_eq!(names(&exp), fleet.iter().cloned().collect::<BTreeSet<_>>());
+    // A registry name holds a `/`: one path segment, percent-encoded.
+    let (status, page) = exp.get("/targets/io.github.sim%2Ffleet-0001");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("discovered by <b>sim-registry</b>"), "{page}");
+    let (status, body) = exp.get("/api/targets/io.github.sim%2Ffleet-0001");
+    assert_eq!(status, 200, "{body}");
     let before = polls(&exp.metrics(), &fleet[0]);
     let text = exp.wait_metrics(LIMIT, "the last good list still polled", |t| {
         polls(t, &fleet[0]) > before
