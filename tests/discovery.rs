@@ -760,3 +760,56 @@ fn the_simulators_registry_yields_its_fleet_and_a_cursor_cycle_keeps_the_last_go
         "{text}"
     );
 }
+
+#[test]
+fn discover_prints_what_every_source_would_yield_without_polling() {
+    let host = Stub::start(|_| StubResponse::with(404, "text/plain", "no"));
+    let dir = tempfile::tempdir().unwrap();
+    let list = json!([
+        {"targets": [format!("{}/mcp", host.url())], "labels": {"name": "found"}},
+        {"targets": ["ftp://127.0.0.1/x"], "labels": {"name": "ftp"}},
+    ]);
+    std::fs::write(dir.path().join("a.json"), list.to_string()).unwrap();
+    let registry = Stub::start(|_| StubResponse::with(500, "text/plain", "down"));
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "modules:\n  m:\n    allow: [\"{}/\"]\ndiscovery:\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"*.json\"]}}\n  - name: public\n    module: m\n    registry: {{url: \"{}\"}}\n",
+            host.url(),
+            registry.url()
+        ),
+    )
+    .unwrap();
+    let discover = |json: bool| {
+        let mut c = std::process::Command::new(mcp_testkit::exporter_bin());
+        c.args(["discover", "--config.file", config.to_str().unwrap()]);
+        if json {
+            c.arg("--json");
+        }
+        mcp_testkit::run(c, "discover")
+    };
+    let text = discover(false);
+    // The registry fails: exit 1, and both sources are shown.
+    assert_eq!(text.code(), Some(1), "{}", text.stderr);
+    assert!(
+        text.stdout.contains("fleet (file_sd, module m): complete"),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("    found  "), "{}", text.stdout);
+    assert!(text.stdout.contains("ftp  not_http:"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("public (registry, module m): error (transport_error)"),
+        "{}",
+        text.stdout
+    );
+    let json = discover(true);
+    let all: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(all[0]["target_list"][0][0], "found");
+    assert_eq!(all[0]["skipped"]["counts"]["not_http"], 1);
+    assert_eq!(all[1]["last_refresh"]["reason"], "transport_error");
+    // Nothing was polled.
+    assert!(host.requests().is_empty(), "{:?}", host.requests());
+}
