@@ -289,7 +289,7 @@ fn bad_file_sd_input_is_explained_and_loses_nothing() {
 }
 
 /// How a stub answers every request from now on.
-type Answer = Box<dyn Fn() -> StubResponse + Send + Sync>;
+type StubAnswer = Box<dyn Fn() -> StubResponse + Send + Sync>;
 
 /// An `http_sd` answer listing `targets` (single-target groups).
 fn sd_list(sim: &str, targets: &[&str]) -> String {
@@ -336,7 +336,7 @@ fn http_sd_lists_are_fetched_whole_and_bad_answers_keep_the_last_good_list() {
             .collect();
         format!("[{{\"targets\": [{}]}}]", urls.join(","))
     };
-    let cases: Vec<(&str, Answer)> = vec![
+    let cases: Vec<(&str, StubAnswer)> = vec![
         (
             "malformed_result",
             Box::new(|| StubResponse::json("<html>no</html>")),
@@ -522,7 +522,7 @@ fn server(name: &str, url: &str) -> Value {
 
 /// What the registry stub does wrong, switched while the exporter runs.
 #[derive(Clone, Copy, PartialEq)]
-enum Fault {
+enum RegistryFault {
     None,
     /// The third page hands back the second page's cursor.
     CursorCycle,
@@ -532,7 +532,7 @@ enum Fault {
 
 /// A registry serving `entries` `limit` at a time on `/v0/servers` only
 /// (the walk falls back to it); cursors are the next index.
-fn registry_stub(entries: Vec<Value>, fault: Arc<Mutex<Fault>>) -> Stub {
+fn registry_stub(entries: Vec<Value>, fault: Arc<Mutex<RegistryFault>>) -> Stub {
     Stub::start(move |r| {
         if r.path != "/v0/servers" {
             return StubResponse::with(404, "text/plain", "not found");
@@ -541,7 +541,7 @@ fn registry_stub(entries: Vec<Value>, fault: Arc<Mutex<Fault>>) -> Stub {
             .param("cursor")
             .map_or(0, |c| c.parse().unwrap_or(usize::MAX));
         let fault = *fault.lock().unwrap();
-        if r.param("cursor").is_some() && fault == Fault::RefusesItsCursors {
+        if r.param("cursor").is_some() && fault == RegistryFault::RefusesItsCursors {
             return StubResponse::with(400, "application/json", "{\"error\": \"bad cursor\"}");
         }
         let limit: usize = r.param("limit").and_then(|l| l.parse().ok()).unwrap_or(100);
@@ -550,7 +550,7 @@ fn registry_stub(entries: Vec<Value>, fault: Arc<Mutex<Fault>>) -> Stub {
         }
         let page: Vec<Value> = entries.iter().skip(at).take(limit).cloned().collect();
         let mut next = (at + limit < entries.len()).then(|| (at + limit).to_string());
-        if fault == Fault::CursorCycle && at == 2 * limit {
+        if fault == RegistryFault::CursorCycle && at == 2 * limit {
             next = Some(limit.to_string());
         }
         StubResponse::json(
@@ -588,7 +588,7 @@ fn a_registry_is_walked_with_the_walkers_guards_and_its_rules() {
         server("io.example/elsewhere", "https://elsewhere.invalid/mcp"),
         sse_only,
     ];
-    let fault = Arc::new(Mutex::new(Fault::None));
+    let fault = Arc::new(Mutex::new(RegistryFault::None));
     let registry = registry_stub(entries, fault.clone());
     let exp = Exporter::start_with_dir(
         |d| {
@@ -649,7 +649,7 @@ fn a_registry_is_walked_with_the_walkers_guards_and_its_rules() {
     );
 
     // Cursors that cycle: aborted by the walker's guard, the list kept.
-    *fault.lock().unwrap() = Fault::CursorCycle;
+    *fault.lock().unwrap() = RegistryFault::CursorCycle;
     let s = exp.wait(LIMIT, "the cursor cycle", || {
         let s = next_refresh(&exp, "public");
         (s["last_refresh"]["reason"] == "cursor_cycle").then_some(s)
@@ -679,7 +679,7 @@ fn a_registry_is_walked_with_the_walkers_guards_and_its_rules() {
 
     // A registry that refuses the cursors it hands out: invalid_cursor
     // after one restart from the first page; the list kept.
-    *fault.lock().unwrap() = Fault::RefusesItsCursors;
+    *fault.lock().unwrap() = RegistryFault::RefusesItsCursors;
     let s = exp.wait(LIMIT, "refused cursors", || {
         let s = next_refresh(&exp, "public");
         (s["last_refresh"]["reason"] == "invalid_cursor").then_some(s)

@@ -4,7 +4,7 @@
 //! reading at. Failures are the walker's `PageError`s, so a registry page
 //! and an `http_sd` answer fail in the same words as an MCP page.
 
-use super::refresh::Failure;
+use super::refresh::RefreshFailure;
 use crate::config::SourceEndpoint;
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH};
@@ -24,7 +24,7 @@ pub struct Fetcher {
 
 /// A 200 answer, read whole (at most the byte cap).
 #[derive(Debug)]
-pub struct Answer {
+pub struct SourceAnswer {
     pub content_type: String,
     pub body: Bytes,
 }
@@ -32,7 +32,7 @@ pub struct Answer {
 /// One GET: the answer or why there is none, and what it cost.
 #[derive(Debug)]
 pub struct Fetched {
-    pub outcome: Result<Answer, PageError>,
+    pub outcome: Result<SourceAnswer, PageError>,
     /// Body bytes read.
     pub bytes: u64,
     pub duration: Duration,
@@ -42,13 +42,13 @@ pub struct Fetched {
 impl Fetcher {
     /// The source endpoint's client; fails when its token cannot be read
     /// or its TLS settings cannot be built.
-    pub fn new(endpoint: &SourceEndpoint) -> Result<Fetcher, (Failure, String)> {
+    pub fn new(endpoint: &SourceEndpoint) -> Result<Fetcher, (RefreshFailure, String)> {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         for (name, value) in &endpoint.headers {
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
                 (
-                    Failure::Unreadable,
+                    RefreshFailure::Unreadable,
                     format!("header {name:?} is not a valid header name"),
                 )
             })?;
@@ -57,7 +57,7 @@ impl Fetcher {
         if let Some(source) = &endpoint.bearer_token {
             let token = source
                 .read()
-                .map_err(|e| (Failure::Unreadable, e.to_string()))?;
+                .map_err(|e| (RefreshFailure::Unreadable, e.to_string()))?;
             headers.insert(
                 AUTHORIZATION,
                 sensitive(&format!("Bearer {}", token.expose()))?,
@@ -74,7 +74,7 @@ impl Fetcher {
         })
         .map_err(|e| {
             (
-                Failure::Error(mcp_listing::ErrorKind::TransportError),
+                RefreshFailure::Error(mcp_listing::ErrorKind::TransportError),
                 e.to_string(),
             )
         })?;
@@ -110,7 +110,7 @@ impl Fetcher {
         url: &Url,
         extra: HeaderMap,
         bytes: &mut u64,
-    ) -> Result<Answer, PageError> {
+    ) -> Result<SourceAnswer, PageError> {
         let mut response = self
             .client
             .send(Method::GET, url, extra, Bytes::new())
@@ -142,7 +142,7 @@ impl Fetcher {
             });
         }
         let body = read_capped(&mut response, self.max_bytes, bytes).await?;
-        Ok(Answer {
+        Ok(SourceAnswer {
             content_type: response.content_type(),
             body,
         })
@@ -173,10 +173,10 @@ async fn read_capped(
 }
 
 /// A header value marked sensitive (kept out of hyper's debug output).
-fn sensitive(value: &str) -> Result<HeaderValue, (Failure, String)> {
+fn sensitive(value: &str) -> Result<HeaderValue, (RefreshFailure, String)> {
     let mut v = HeaderValue::from_str(value).map_err(|_| {
         (
-            Failure::Unreadable,
+            RefreshFailure::Unreadable,
             "a header value holds characters a header cannot".to_string(),
         )
     })?;

@@ -11,9 +11,9 @@
 
 use super::entry::SkipList;
 use super::entry::{admit_all, Candidate};
-use super::refresh::{Failure, Refresh};
+use super::refresh::{Refresh, RefreshFailure};
 use super::sd_format::{parse_groups, Format, FormatError};
-use super::Source;
+use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig};
 use mcp_listing::ErrorKind;
 use std::io::Read;
@@ -60,7 +60,7 @@ impl FileSd {
     }
 }
 
-impl Source for FileSd {
+impl DiscoverySource for FileSd {
     async fn refresh(&mut self) -> Refresh {
         let started = SystemTime::now();
         let patterns = self.patterns.clone();
@@ -75,7 +75,7 @@ impl Source for FileSd {
             Ok(done) => done,
             Err(e) => {
                 return Refresh::failed(
-                    Failure::Unreadable,
+                    RefreshFailure::Unreadable,
                     format!("the file reader stopped: {e}"),
                     started,
                 )
@@ -108,7 +108,7 @@ fn read_all(
     patterns: &[PathBuf],
     cap: u64,
     max_targets: usize,
-) -> Result<Vec<Candidate>, (Failure, String)> {
+) -> Result<Vec<Candidate>, (RefreshFailure, String)> {
     let mut out = Vec::new();
     for path in expand_all(patterns)? {
         let shown = path.display().to_string();
@@ -119,13 +119,13 @@ fn read_all(
             Ok(mut candidates) => out.append(&mut candidates),
             Err(FormatError::Malformed(why)) => {
                 return Err((
-                    Failure::Error(ErrorKind::MalformedResult),
+                    RefreshFailure::Error(ErrorKind::MalformedResult),
                     format!("{shown}: {why}"),
                 ))
             }
             Err(FormatError::TooMany { .. }) => {
                 return Err((
-                    Failure::TooManyTargets,
+                    RefreshFailure::TooManyTargets,
                     format!(
                         "the files hold more than max_targets ({max_targets}) entries (at {shown})"
                     ),
@@ -137,7 +137,7 @@ fn read_all(
 }
 
 /// The files matching every pattern, sorted per pattern, each once.
-fn expand_all(patterns: &[PathBuf]) -> Result<Vec<PathBuf>, (Failure, String)> {
+fn expand_all(patterns: &[PathBuf]) -> Result<Vec<PathBuf>, (RefreshFailure, String)> {
     let mut out: Vec<PathBuf> = Vec::new();
     for pattern in patterns {
         for path in expand(pattern)? {
@@ -151,10 +151,10 @@ fn expand_all(patterns: &[PathBuf]) -> Result<Vec<PathBuf>, (Failure, String)> {
 
 /// The files one pattern names: itself when it has no `*`, else the
 /// entries of its folder whose names match, sorted.
-fn expand(pattern: &Path) -> Result<Vec<PathBuf>, (Failure, String)> {
+fn expand(pattern: &Path) -> Result<Vec<PathBuf>, (RefreshFailure, String)> {
     let Some(name) = pattern.file_name().and_then(|n| n.to_str()) else {
         return Err((
-            Failure::Unreadable,
+            RefreshFailure::Unreadable,
             format!("{}: not a file name", pattern.display()),
         ));
     };
@@ -165,8 +165,12 @@ fn expand(pattern: &Path) -> Result<Vec<PathBuf>, (Failure, String)> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let listing = std::fs::read_dir(&dir)
-        .map_err(|e| (Failure::Unreadable, format!("{}: {e}", dir.display())))?;
+    let listing = std::fs::read_dir(&dir).map_err(|e| {
+        (
+            RefreshFailure::Unreadable,
+            format!("{}: {e}", dir.display()),
+        )
+    })?;
     let mut found = Vec::new();
     for entry in listing.flatten() {
         let file_name = entry.file_name();
@@ -180,7 +184,7 @@ fn expand(pattern: &Path) -> Result<Vec<PathBuf>, (Failure, String)> {
             found.push(entry.path());
             if found.len() > MAX_FILES {
                 return Err((
-                    Failure::Unreadable,
+                    RefreshFailure::Unreadable,
                     format!("{} matches more than {MAX_FILES} files", pattern.display()),
                 ));
             }
@@ -191,7 +195,7 @@ fn expand(pattern: &Path) -> Result<Vec<PathBuf>, (Failure, String)> {
 }
 
 /// `stat` of every matching file, for the cheap change check.
-fn stamps(patterns: &[PathBuf]) -> Result<Vec<Stamp>, (Failure, String)> {
+fn stamps(patterns: &[PathBuf]) -> Result<Vec<Stamp>, (RefreshFailure, String)> {
     use std::os::unix::fs::MetadataExt;
     expand_all(patterns).map(|paths| {
         paths
@@ -212,23 +216,26 @@ fn stamps(patterns: &[PathBuf]) -> Result<Vec<Stamp>, (Failure, String)> {
 /// The whole file, if it is a regular file of at most `cap` bytes: opened
 /// without blocking (a FIFO answers at once), checked after opening (what
 /// was checked is what is read).
-pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, (Failure, String)> {
+pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, (RefreshFailure, String)> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| (Failure::Unreadable, format!("{shown}: {e}")))?;
+        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
     let meta = file
         .metadata()
-        .map_err(|e| (Failure::Unreadable, format!("{shown}: {e}")))?;
+        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
     if !meta.is_file() {
-        return Err((Failure::Unreadable, format!("{shown}: not a regular file")));
+        return Err((
+            RefreshFailure::Unreadable,
+            format!("{shown}: not a regular file"),
+        ));
     }
     let too_large = || {
         (
-            Failure::Error(ErrorKind::ResponseTooLarge),
+            RefreshFailure::Error(ErrorKind::ResponseTooLarge),
             format!("{shown}: larger than max_file_bytes ({cap} bytes)"),
         )
     };
@@ -238,7 +245,7 @@ pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, (Failure, String)>
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(cap + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| (Failure::Unreadable, format!("{shown}: {e}")))?;
+        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
     if bytes.len() as u64 > cap {
         // It grew while we read it.
         return Err(too_large());
@@ -289,15 +296,15 @@ mod tests {
         // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let (failure, why) = read_regular(&fifo, 100).unwrap_err();
-        assert_eq!(failure, Failure::Unreadable);
+        assert_eq!(failure, RefreshFailure::Unreadable);
         assert!(why.contains("not a regular file"), "{why}");
         let big = dir.path().join("big.json");
         let f = std::fs::File::create(&big).unwrap();
         f.set_len(100 << 20).unwrap();
         let (failure, _) = read_regular(&big, 1 << 20).unwrap_err();
-        assert_eq!(failure, Failure::Error(ErrorKind::ResponseTooLarge));
+        assert_eq!(failure, RefreshFailure::Error(ErrorKind::ResponseTooLarge));
         let (failure, _) = read_regular(&dir.path().join("missing.json"), 10).unwrap_err();
-        assert_eq!(failure, Failure::Unreadable);
+        assert_eq!(failure, RefreshFailure::Unreadable);
         let link = dir.path().join("link.json");
         std::fs::write(dir.path().join("real.json"), "[]").unwrap();
         std::os::unix::fs::symlink(dir.path().join("real.json"), &link).unwrap();

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// The discovered targets of every source.
 #[derive(Debug, Default)]
-pub struct Fleet {
+pub struct DiscoveredFleet {
     /// Bound targets, in source order then list order.
     pub targets: Vec<TargetConfig>,
     /// Per source: the entries its list holds that this step left out
@@ -26,13 +26,13 @@ pub struct Fleet {
 
 /// Bind every source's list (`lists`: source name → its current entries)
 /// to its module. Sources are taken in `config.discovery` order.
-pub fn assemble(config: &Config, lists: &HashMap<String, Vec<Entry>>) -> Fleet {
+pub fn assemble(config: &Config, lists: &HashMap<String, Vec<Entry>>) -> DiscoveredFleet {
     let mut taken: HashMap<&str, Option<&str>> = config
         .targets
         .iter()
         .map(|t| (t.name.as_str(), None))
         .collect();
-    let mut fleet = Fleet::default();
+    let mut fleet = DiscoveredFleet::default();
     for source in &config.discovery {
         let mut skipped = SkipList::default();
         let mut yielded = 0;

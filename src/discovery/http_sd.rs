@@ -6,9 +6,9 @@
 use super::entry::admit_all;
 use super::entry::SkipList;
 use super::fetch::Fetcher;
-use super::refresh::{Failure, Refresh};
+use super::refresh::{Refresh, RefreshFailure};
 use super::sd_format::{parse_groups, Format, FormatError};
-use super::Source;
+use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig, SourceEndpoint};
 use http::{HeaderMap, HeaderValue};
 use mcp_listing::ErrorKind;
@@ -35,7 +35,7 @@ impl HttpSd {
     }
 }
 
-impl Source for HttpSd {
+impl DiscoverySource for HttpSd {
     async fn refresh(&mut self) -> Refresh {
         let started = SystemTime::now();
         let fetcher = match Fetcher::new(&self.endpoint) {
@@ -57,11 +57,16 @@ impl Source for HttpSd {
                     Some(status) => format!("the endpoint answered HTTP {status}"),
                     None => e.to_string(),
                 };
-                return Refresh::failed(Failure::Error(e.error_kind()), detail, started);
+                return Refresh::failed(RefreshFailure::Error(e.error_kind()), detail, started);
             }
         };
-        let malformed =
-            |why: String| Refresh::failed(Failure::Error(ErrorKind::MalformedResult), why, started);
+        let malformed = |why: String| {
+            Refresh::failed(
+                RefreshFailure::Error(ErrorKind::MalformedResult),
+                why,
+                started,
+            )
+        };
         if !answer.content_type.starts_with("application/json") {
             return malformed(format!(
                 "the answer's Content-Type is {:?}, not application/json",
@@ -81,7 +86,7 @@ impl Source for HttpSd {
             }
             Err(FormatError::Malformed(why)) => malformed(why),
             Err(FormatError::TooMany { max, .. }) => Refresh::failed(
-                Failure::TooManyTargets,
+                RefreshFailure::TooManyTargets,
                 format!("the list holds more than max_targets ({max}) entries"),
                 started,
             ),

@@ -1,6 +1,6 @@
 //! Targets from where a fleet keeps them: Prometheus `file_sd` files, an
 //! `http_sd` endpoint, a registry of MCP servers. Each source kind is one
-//! file behind one trait, [`Source`] (as blackbox_exporter keeps one prober
+//! file behind one trait, [`DiscoverySource`] (as blackbox_exporter keeps one prober
 //! per file): it produces its whole list now, as a plain [`Refresh`]. What
 //! every entry must pass is `entry.rs`; turning lists into bound targets
 //! (duplicates, the module's settings) is `fleet.rs`; the refresh loop is
@@ -24,12 +24,12 @@ pub mod sd_format;
 pub mod status;
 
 pub use entry::{Entry, SkipList, SkipReason, Skipped};
-pub use refresh::{Failure, Refresh, RefreshOutcome, WalkStats};
+pub use refresh::{Refresh, RefreshFailure, RefreshOutcome, WalkStats};
 
 use std::future::Future;
 
 /// One source kind: its whole list, now.
-pub trait Source: Send {
+pub trait DiscoverySource: Send {
     /// Read, fetch or walk the list once. Bounded in time and bytes; every
     /// failure is data (the refresh's outcome), never a panic.
     fn refresh(&mut self) -> impl Future<Output = Refresh> + Send;

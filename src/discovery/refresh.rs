@@ -13,7 +13,7 @@ const MAX_DETAIL_CHARS: usize = 500;
 /// Why a refresh failed, in the walker's words where the walker's words
 /// fit (a registry walk's guards and errors, an HTTP answer's errors).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Failure {
+pub enum RefreshFailure {
     /// The registry walk was stopped by a guard (outcome `aborted`).
     Guard(Guard),
     /// A request or an answer failed (outcome `error`): timeout,
@@ -27,19 +27,19 @@ pub enum Failure {
     TooManyTargets,
 }
 
-impl Failure {
+impl RefreshFailure {
     /// The `reason` label.
     pub fn label(self) -> &'static str {
         match self {
-            Failure::Guard(g) => g.label(),
-            Failure::Error(e) => e.label(),
-            Failure::Unreadable => "unreadable",
-            Failure::TooManyTargets => "too_many_targets",
+            RefreshFailure::Guard(g) => g.label(),
+            RefreshFailure::Error(e) => e.label(),
+            RefreshFailure::Unreadable => "unreadable",
+            RefreshFailure::TooManyTargets => "too_many_targets",
         }
     }
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for RefreshFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.label())
     }
@@ -49,7 +49,7 @@ impl fmt::Display for Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefreshOutcome {
     Complete,
-    Failed(Failure),
+    Failed(RefreshFailure),
 }
 
 impl RefreshOutcome {
@@ -57,7 +57,7 @@ impl RefreshOutcome {
     pub fn label(self) -> &'static str {
         match self {
             RefreshOutcome::Complete => "complete",
-            RefreshOutcome::Failed(Failure::Guard(_)) => "aborted",
+            RefreshOutcome::Failed(RefreshFailure::Guard(_)) => "aborted",
             RefreshOutcome::Failed(_) => "error",
         }
     }
@@ -65,7 +65,7 @@ impl RefreshOutcome {
     /// Every outcome label, for pre-created series.
     pub const LABELS: [&'static str; 3] = ["complete", "aborted", "error"];
 
-    pub fn failure(self) -> Option<Failure> {
+    pub fn failure(self) -> Option<RefreshFailure> {
         match self {
             RefreshOutcome::Complete => None,
             RefreshOutcome::Failed(f) => Some(f),
@@ -109,7 +109,7 @@ pub struct Refresh {
 impl Refresh {
     /// A refresh that failed with `failure` (no list); `detail` is kept
     /// bounded, control characters escaped.
-    pub fn failed(failure: Failure, detail: String, started: SystemTime) -> Refresh {
+    pub fn failed(failure: RefreshFailure, detail: String, started: SystemTime) -> Refresh {
         Refresh {
             outcome: RefreshOutcome::Failed(failure),
             detail: Some(shown_text(&detail, MAX_DETAIL_CHARS)),

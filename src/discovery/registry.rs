@@ -9,8 +9,8 @@
 use super::entry::SkipList;
 use super::entry::{admit_all, Candidate, SkipReason, Skipped};
 use super::fetch::Fetcher;
-use super::refresh::{Failure, Refresh, WalkStats};
-use super::Source;
+use super::refresh::{Refresh, RefreshFailure, WalkStats};
+use super::DiscoverySource;
 use crate::config::{ProbeModule, RegistrySource, SourceConfig};
 use http::HeaderMap;
 use mcp_listing::fingerprint::ItemFingerprint;
@@ -66,20 +66,20 @@ impl PageShape for RegistryPage {
     }
 }
 
-pub struct Registry {
+pub struct McpRegistry {
     source: Arc<SourceConfig>,
     registry: RegistrySource,
     module: ProbeModule,
 }
 
-impl Registry {
+impl McpRegistry {
     /// `source`, whose registry settings are `registry`.
     pub fn new(
         source: Arc<SourceConfig>,
         module: ProbeModule,
         registry: RegistrySource,
-    ) -> Registry {
-        Registry {
+    ) -> McpRegistry {
+        McpRegistry {
             registry,
             source,
             module,
@@ -102,7 +102,7 @@ impl Registry {
     }
 }
 
-impl Source for Registry {
+impl DiscoverySource for McpRegistry {
     async fn refresh(&mut self) -> Refresh {
         let started = SystemTime::now();
         let fetcher = match Fetcher::new(&self.registry.endpoint) {
@@ -128,14 +128,14 @@ impl Source for Registry {
         let mut refresh = match report.outcome {
             Outcome::Complete => self.complete(&report, pager.entries, started),
             Outcome::Aborted(guard) => {
-                Refresh::failed(Failure::Guard(guard), walk_detail(&report), started)
+                Refresh::failed(RefreshFailure::Guard(guard), walk_detail(&report), started)
             }
             Outcome::Error(error) => {
-                Refresh::failed(Failure::Error(error), walk_detail(&report), started)
+                Refresh::failed(RefreshFailure::Error(error), walk_detail(&report), started)
             }
             // Never produced by a walk; counted as malformed if it were.
             Outcome::Unsupported => Refresh::failed(
-                Failure::Error(mcp_listing::ErrorKind::MalformedResult),
+                RefreshFailure::Error(mcp_listing::ErrorKind::MalformedResult),
                 "the walk reported no listing".into(),
                 started,
             ),
@@ -145,7 +145,7 @@ impl Source for Registry {
     }
 }
 
-impl Registry {
+impl McpRegistry {
     /// The targets of a complete walk: each entry the walk listed (its
     /// first occurrence), checked against the registry's rules and then
     /// every entry's rules.
@@ -172,7 +172,7 @@ impl Registry {
         }
         if candidates.len() > self.source.max_targets {
             return Refresh::failed(
-                Failure::TooManyTargets,
+                RefreshFailure::TooManyTargets,
                 format!(
                     "the registry lists {} servers with a remote, more than max_targets ({})",
                     candidates.len(),

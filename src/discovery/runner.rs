@@ -6,8 +6,8 @@
 use super::file_sd::FileSd;
 use super::http_sd::HttpSd;
 use super::refresh::Refresh;
-use super::registry::Registry;
-use super::Source;
+use super::registry::McpRegistry;
+use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig, SourceKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +53,7 @@ pub async fn refresh_once(source: Arc<SourceConfig>, module: ProbeModule) -> Ref
 enum AnySource {
     FileSd(FileSd),
     HttpSd(HttpSd),
-    Registry(Registry),
+    Registry(McpRegistry),
 }
 
 impl AnySource {
@@ -67,13 +67,13 @@ impl AnySource {
                 AnySource::HttpSd(HttpSd::new(source, module, endpoint))
             }
             SourceKind::Registry(registry) => {
-                AnySource::Registry(Registry::new(source, module, registry))
+                AnySource::Registry(McpRegistry::new(source, module, registry))
             }
         }
     }
 }
 
-impl Source for AnySource {
+impl DiscoverySource for AnySource {
     async fn refresh(&mut self) -> Refresh {
         match self {
             AnySource::FileSd(s) => s.refresh().await,
@@ -99,7 +99,7 @@ struct Looped {
 }
 
 impl Looped {
-    async fn run<S: Source>(self, mut source: S) {
+    async fn run<S: DiscoverySource>(self, mut source: S) {
         loop {
             let refresh = source.refresh().await;
             let update = Update {

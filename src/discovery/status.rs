@@ -5,7 +5,7 @@
 
 use super::entry::Entry;
 use super::entry::SkipList;
-use super::fleet::Fleet;
+use super::fleet::DiscoveredFleet;
 use super::refresh::{Refresh, WalkStats};
 use crate::config::{Config, SourceConfig};
 use serde::Serialize;
@@ -146,7 +146,7 @@ impl Sources {
 
     /// What the fleet step made of the lists: targets per source and the
     /// entries it left out.
-    pub fn set_fleet(&mut self, fleet: &Fleet) {
+    pub fn set_fleet(&mut self, fleet: &DiscoveredFleet) {
         for s in &mut self.sources {
             s.targets = fleet.yielded.get(&s.name).copied().unwrap_or(0);
             let mut skipped = s.own_skipped.clone();

@@ -5,7 +5,7 @@
 //! as it reconciles a reload.
 
 use crate::config::{Config, ProbeModule, SourceConfig};
-use crate::discovery::fleet::{self, Fleet};
+use crate::discovery::fleet::{self, DiscoveredFleet};
 use crate::discovery::runner::{self, Update};
 use crate::discovery::status::{SourceStatus, Sources};
 use crate::telemetry::metrics::DiscoveryMetrics;
@@ -125,7 +125,7 @@ impl Discovery {
 
     /// The discovered targets of every source's list in force, bound for
     /// `config`; each source's yield is kept for `/api/sources`.
-    pub fn fleet(&self, config: &Config) -> Fleet {
+    pub fn fleet(&self, config: &Config) -> DiscoveredFleet {
         let mut sources = lock(&self.sources);
         let fleet = fleet::assemble(config, &sources.lists());
         sources.set_fleet(&fleet);

@@ -48,11 +48,11 @@ pub struct DiscoveryMetrics {
     /// Series with a reason (skips, failures) per source, and each
     /// target's info labels: what `forget_*` must remove. Updates run
     /// under this lock.
-    kept: Mutex<Kept>,
+    kept: Mutex<KeptSeries>,
 }
 
 #[derive(Debug, Default)]
-struct Kept {
+struct KeptSeries {
     skipped: HashMap<String, BTreeSet<SourceReasonLabels>>,
     failures: HashMap<String, BTreeSet<SourceReasonLabels>>,
     info: HashMap<String, InfoLabels>,
@@ -71,7 +71,7 @@ impl DiscoveryMetrics {
             registry_pages: Family::default(),
             registry_items: Family::default(),
             target_info: Family::default(),
-            kept: Mutex::new(Kept::default()),
+            kept: Mutex::new(KeptSeries::default()),
         };
         r.register(
             "mcp_discovery_targets",
@@ -267,7 +267,7 @@ impl DiscoveryMetrics {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Kept> {
+    fn lock(&self) -> MutexGuard<'_, KeptSeries> {
         // Each update is a whole insert or remove: usable after a panic.
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
