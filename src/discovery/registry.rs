@@ -440,3 +440,49 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_registry_page_is_read_where_the_api_keeps_things() {
+        let page = json!({
+            "servers": [{"server": {"name": "io.x/a", "version": "2.0.0"}}, {"server": {"name": "io.x/b"}}, {}],
+            "metadata": {"nextCursor": "c2", "count": 3}
+        });
+        let servers = page["servers"].as_array().unwrap();
+        assert_eq!(
+            RegistryPage.identity(&servers[0]).as_deref(),
+            Some("io.x/a@2.0.0")
+        );
+        assert_eq!(
+            RegistryPage.identity(&servers[1]).as_deref(),
+            Some("io.x/b")
+        );
+        assert_eq!(RegistryPage.identity(&servers[2]), None);
+        let obj = page.as_object().unwrap();
+        assert_eq!(RegistryPage.next_cursor(obj), Some(&json!("c2")));
+        assert_eq!(RegistryPage.next_cursor(&Map::new()), None);
+    }
+
+    #[test]
+    fn streamable_http_wins_over_sse_and_required_headers_are_kept() {
+        let remotes = json!([
+            {"type": "sse", "url": "https://h.invalid/sse"},
+            {"type": "streamable-http", "url": "https://h.invalid/mcp",
+             "headers": [{"name": "X-Key", "isRequired": true}, {"name": "X-Opt", "isRequired": false}]}
+        ]);
+        let r = pick_remote(remotes.as_array().unwrap()).unwrap();
+        assert_eq!(r.url, "https://h.invalid/mcp");
+        assert_eq!(r.transport, HttpMode::StreamableHttp);
+        assert_eq!(r.required_headers, vec!["X-Key".to_string()]);
+        let sse = json!([{"type": "sse", "url": "https://h.invalid/sse"}]);
+        assert_eq!(
+            pick_remote(sse.as_array().unwrap()).unwrap().transport,
+            HttpMode::Sse
+        );
+        assert!(pick_remote(&[json!({"type": "stdio"})]).is_none());
+    }
+}
