@@ -72,7 +72,17 @@ targets:
     expect: {{ tools: 1 }}
     reference:
       - target: healthy
-{faults}"#,
+{faults}modules:
+  nowhere:
+    allow: ["{faults_server}/nowhere/"]
+    kinds: [tools]
+# The faults simulator's registry: every entry is left out (not_allowed),
+# so the discovery panels have data without polling anything twice.
+discovery:
+  - name: sim-registry
+    module: nowhere
+    registry: {{ url: "{faults_server}", refresh_interval: 1s, limit: 3 }}
+"#,
         faults = FAULTS
             .iter()
             .map(|(name, _, extra)| format!(
@@ -123,7 +133,11 @@ fn start_faults_server() -> (Proc, tempfile::NamedTempFile) {
         .map(|(name, knobs, _)| format!("  - {{name: {name}, {knobs}}}\n"))
         .collect();
     let file = tempfile::NamedTempFile::new().expect("temp file");
-    std::fs::write(file.path(), format!("servers:\n{servers}")).expect("write scenarios");
+    // Its registry lists them three a page: the first walk completes, then
+    // page 2 hands back page 1's cursor (the discovery panels' failures).
+    let registry = "registry:\n  page_size: 3\n  fault: cursor-cycle\n  page: 2\n  after_walks: 1\n";
+    std::fs::write(file.path(), format!("servers:\n{servers}{registry}"))
+        .expect("write scenarios");
     let sim = simulator(&["--scenarios", file.path().to_str().expect("utf-8")]);
     (sim, file)
 }
@@ -385,6 +399,8 @@ fn substitute(expr: &str) -> String {
         ("$target", ".+"),
         ("${kind}", ".+"),
         ("$kind", ".+"),
+        ("${source}", ".+"),
+        ("$source", ".+"),
     ];
     let mut out = expr.to_string();
     for (from, to) in pairs {
