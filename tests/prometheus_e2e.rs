@@ -135,9 +135,9 @@ fn start_faults_server() -> (Proc, tempfile::NamedTempFile) {
     let file = tempfile::NamedTempFile::new().expect("temp file");
     // Its registry lists them three a page: the first walk completes, then
     // page 2 hands back page 1's cursor (the discovery panels' failures).
-    let registry = "registry:\n  page_size: 3\n  fault: cursor-cycle\n  page: 2\n  after_walks: 1\n";
-    std::fs::write(file.path(), format!("servers:\n{servers}{registry}"))
-        .expect("write scenarios");
+    let registry =
+        "registry:\n  page_size: 3\n  fault: cursor-cycle\n  page: 2\n  after_walks: 1\n";
+    std::fs::write(file.path(), format!("servers:\n{servers}{registry}")).expect("write scenarios");
     let sim = simulator(&["--scenarios", file.path().to_str().expect("utf-8")]);
     (sim, file)
 }
