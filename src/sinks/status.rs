@@ -3,7 +3,7 @@
 
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{unix_now, unix_seconds, TraceId};
-use crate::verdict::history::Observation;
+use crate::verdict::history::{capped_names, Observation};
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
 use mcp_listing::{EndReason, Kind, TransportKind};
 use serde::Serialize;
@@ -25,6 +25,9 @@ pub struct KindSummary {
     pub duplicate_items: u64,
     pub invalid_cursor_errors: u32,
     pub restarts: usize,
+    /// Names added and removed since the previous complete listing, the
+    /// first 200 within 8 KiB each (`capped_names`): one churning poll
+    /// cannot bloat memory.
     pub added: Vec<String>,
     pub removed: Vec<String>,
     pub silent_shrink: bool,
@@ -48,9 +51,6 @@ pub struct PageSummary {
     pub ms: f64,
     pub next: String,
 }
-
-/// Names removed/added are capped so one churny poll cannot bloat memory.
-const MAX_NAMES_KEPT: usize = 200;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PollSummary {
@@ -105,8 +105,8 @@ impl PollSummary {
                         duplicate_items: l.duplicate_items,
                         invalid_cursor_errors: l.invalid_cursor_errors,
                         restarts: l.restarts.len(),
-                        added: diff.added.iter().take(MAX_NAMES_KEPT).cloned().collect(),
-                        removed: diff.removed.iter().take(MAX_NAMES_KEPT).cloned().collect(),
+                        added: capped_names(&diff.added),
+                        removed: capped_names(&diff.removed),
                         silent_shrink: diff.silent_shrink,
                         changed_items: diff.changed_items,
                         changed: diff.changed.clone(),

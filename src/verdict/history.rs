@@ -306,8 +306,8 @@ impl Change {
             at_unix_seconds,
             from: previous_items,
             to: current_items,
-            added: capped(added),
-            removed: capped(removed),
+            added: capped_names(added),
+            removed: capped_names(removed),
             added_total: added.len() as u64,
             removed_total: removed.len() as u64,
             announced,
@@ -317,8 +317,9 @@ impl Change {
 }
 
 /// The first names of `names` within [`MAX_NAMES_PER_CHANGE`] and
-/// [`MAX_NAME_BYTES_PER_CHANGE`].
-fn capped(names: &[String]) -> Vec<String> {
+/// [`MAX_NAME_BYTES_PER_CHANGE`]: what a change entry (or a poll's summary)
+/// keeps of the names added or removed.
+pub fn capped_names(names: &[String]) -> Vec<String> {
     let mut bytes = 0;
     names
         .iter()
