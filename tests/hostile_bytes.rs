@@ -58,26 +58,23 @@ fn fresh_mebibyte_cursors_are_kept_as_digests() {
     // 80 pages of a fresh 1 MiB cursor each: keeping them would take
     // 80 MiB; digests take 16 bytes a page. (The listing deadline is
     // raised: a loaded machine may take minutes to move 80 MiB.)
-    let (probe, peak) = against_simulator(
-        &[
-            "probe",
-            "--json",
-            "--kind",
-            "tools",
-            "--max-pages",
-            "80",
-            "--listing-timeout",
-            "10m",
-        ],
-        &[
-            "--scenario",
-            "huge-cursor",
-            "--size-mib",
-            "1",
-            "--kinds",
-            "tools",
-        ],
-    );
+    let simulate = [
+        "--scenario",
+        "huge-cursor",
+        "--size-mib",
+        "1",
+        "--kinds",
+        "tools",
+    ];
+    let walk = [
+        "--kind",
+        "tools",
+        "--max-pages",
+        "80",
+        "--listing-timeout",
+        "10m",
+    ];
+    let (probe, peak) = against_simulator(&[&["probe", "--json"][..], &walk].concat(), &simulate);
     let report: Value = serde_json::from_str(&probe.stdout).unwrap_or_else(|e| {
         panic!("probe --json: {e}\n{}", probe.describe());
     });
@@ -86,26 +83,7 @@ fn fresh_mebibyte_cursors_are_kept_as_digests() {
     assert_eq!(tools["reason"], "page_cap");
     assert_within_rss_budget(peak, "probe, huge-cursor");
 
-    let (check, peak) = against_simulator(
-        &[
-            "check",
-            "--json",
-            "--kind",
-            "tools",
-            "--max-pages",
-            "80",
-            "--listing-timeout",
-            "10m",
-        ],
-        &[
-            "--scenario",
-            "huge-cursor",
-            "--size-mib",
-            "1",
-            "--kinds",
-            "tools",
-        ],
-    );
+    let (check, peak) = against_simulator(&[&["check", "--json"][..], &walk].concat(), &simulate);
     assert_eq!(check.code(), Some(1), "{}", check.describe());
     assert_within_rss_budget(peak, "check, huge-cursor");
 }

@@ -181,10 +181,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         if let Some((done, wait)) = asked_to_wait.take() {
             fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
         }
-        shared.sinks.status.next_poll(
-            &target.name,
-            Some(fire_at.timestamp_millis() as f64 / 1000.0),
-        );
+        shared.sinks.status.next_poll(&target.name, Some(fire_at));
         wait_watching(fire_at, watching.take(), &target, &shared).await;
 
         let (report, session) =

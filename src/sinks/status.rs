@@ -298,9 +298,9 @@ impl StatusStore {
 
     /// When the target is polled next; `None` when its schedule never
     /// fires again (the API shows `null`, not a time gone by).
-    pub fn next_poll(&self, target: &str, unix_seconds: Option<f64>) {
+    pub fn next_poll(&self, target: &str, at: Option<chrono::DateTime<chrono::Utc>>) {
         if let Some(s) = self.write().get_mut(target) {
-            s.next_poll_unix_seconds = unix_seconds;
+            s.next_poll_unix_seconds = at.map(|t| t.timestamp_millis() as f64 / 1000.0);
         }
     }
 
