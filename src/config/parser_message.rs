@@ -39,7 +39,7 @@ pub fn sanitize(message: &str) -> String {
         if let Some(i) = out[after..].rfind("`, expected ") {
             let key = &out[after..after + i];
             if key.len() > MAX_KEY_BYTES {
-                let short = cap_to(key, MAX_KEY_BYTES);
+                let short = mcp_listing::text::prefix(key, MAX_KEY_BYTES);
                 out = format!(
                     "{}unknown field `{short}…{}",
                     &out[..start],
@@ -51,20 +51,10 @@ pub fn sanitize(message: &str) -> String {
     cap(&out)
 }
 
-/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary (the
+/// one cut, `mcp_listing::text`).
 pub fn cap(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE_BYTES {
-        return message.to_string();
-    }
-    format!("{}…", cap_to(message, MAX_MESSAGE_BYTES))
-}
-
-fn cap_to(text: &str, bytes: usize) -> &str {
-    let mut end = bytes.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    mcp_listing::text::cut(message, MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// The type of a serde `Unexpected` description, without its value.
