@@ -56,10 +56,15 @@ pub async fn main(args: CheckArgs) -> ExitCode {
 /// The human view: one line per rule and kind, failures with evidence.
 pub fn render(r: &ConformanceReport) -> String {
     let mut out = String::new();
+    // A configured target is named; a command-line one has no name to give.
+    let subject = if r.target == CHECK_TARGET_NAME {
+        String::new()
+    } else {
+        format!(" of {}", r.target)
+    };
     let _ = writeln!(
         out,
-        "check {} · protocol {} · transport {}",
-        r.target,
+        "pagination check{subject} · protocol {} · transport {}",
         r.protocol_version.as_deref().unwrap_or("-"),
         r.transport.map_or("-", |t| t.label())
     );

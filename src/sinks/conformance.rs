@@ -73,7 +73,7 @@ mod tests {
         let first = &r.failures[0];
         assert_eq!(first.message.chars().count(), MAX_TEXT_CHARS + 1);
         assert!(first.message.ends_with('…'));
-        assert!(first.evidence.starts_with("listing 1 · page 0 · items xxx"));
+        assert!(first.evidence.starts_with("listing 1 · page 1 · items xxx"));
         assert_eq!(first.evidence.chars().count(), MAX_TEXT_CHARS + 1);
     }
 }
