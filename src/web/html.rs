@@ -32,15 +32,17 @@ pub fn path_segment(s: &str) -> String {
     out
 }
 
-/// A unicode sparkline of recent values.
+/// A unicode sparkline of recent values; values that never changed draw
+/// a flat line, not a row of bars.
 pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    const FLAT: char = '─';
     let max = values.clone().copied().max().unwrap_or(0);
     let min = values.clone().copied().min().unwrap_or(0);
     values
         .map(|&v| {
             if max == min {
-                BARS[3]
+                FLAT
             } else {
                 BARS[(((v - min) * 7) / (max - min)) as usize]
             }
@@ -76,3 +78,14 @@ h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}\
 td.reason{max-width:520px}.legend{margin:2px 0 10px;font-size:12px}.legend span{margin-right:12px}\
 svg.chart{background:#fff;max-width:100%;height:auto}h3{margin:16px 0 4px;font-size:15px}\
 tr.group th{background:#dfe3e9;font-weight:400}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flat_trend_is_a_flat_line() {
+        assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
+        assert_eq!(sparkline([0u64, 7].iter()), "▁█");
+    }
+}
