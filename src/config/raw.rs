@@ -307,7 +307,7 @@ pub(super) struct RawWeb {
 }
 
 /// `expect: {tools: 14, page_latency: 500ms}`: the minimum of unique items
-/// per kind, and the median page latency above which pages are slow.
+/// per kind, and the page latency above which a page is slow.
 #[derive(Debug, Default)]
 pub(super) struct RawExpect {
     pub items: BTreeMap<Kind, u64>,

@@ -207,7 +207,7 @@ pub struct TargetConfig {
     pub propagate_trace_context: bool,
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
-    /// `expect: {page_latency:}`: a listing whose median page took longer
+    /// `expect: {page_latency:}`: a listing with a page that took longer
     /// is `degraded` (`slow_pages`).
     pub expect_page_latency: Option<Duration>,
     pub reference: Vec<ReferenceConfig>,
