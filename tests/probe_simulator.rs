@@ -459,7 +459,7 @@ fn human_output_shows_every_page() {
     let text = &out.stdout;
     assert!(out.success(), "{}", out.describe());
     assert!(
-        text.contains("tools: complete · 5 page(s) · 24 raw / 20 unique / 4 duplicate(s)"),
+        text.contains("tools: complete · 5 pages · 24 raw / 20 unique / 4 duplicate(s)"),
         "{text}"
     );
     assert!(
@@ -605,5 +605,44 @@ fn fault_matrix_in_docs_matches_the_cases() {
     }
     panic!(
         "docs/reliability.md's fault matrix is stale (UPDATE_DOCS=1 cargo test --test probe_simulator fault_matrix rewrites it); first difference: {stale:?}"
+    );
+}
+
+/// The README's `probe` example is what `probe` prints, timings aside.
+#[test]
+fn the_readme_probe_example_is_what_probe_prints() {
+    let readme = mcp_testkit::repo_file("README.md");
+    let command =
+        "$ mcp-exporter probe --url http://127.0.0.1:9741/mcp --kind tools --kind prompts\n";
+    assert!(
+        readme.contains(
+            "$ mcp-exporter simulate --transport http --listen 127.0.0.1:9741 --scenario cycle &\n"
+        ),
+        "the example's server is not the one this test starts"
+    );
+    let start = readme.find(command).expect("the probe example") + command.len();
+    let end = start + readme[start..].find("$ echo $?").expect("its exit status");
+    let sim = http_scenario("cycle", &[]);
+    let out = run_exporter(&[
+        "probe",
+        "--url",
+        &sim.at("/mcp"),
+        "--kind",
+        "tools",
+        "--kind",
+        "prompts",
+    ]);
+    assert_eq!(out.code(), Some(1), "{}", out.describe());
+    let timings = regex::Regex::new(r"\d+\.\d+").expect("regex");
+    let lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| timings.replace_all(l.trim_end(), "T").into_owned())
+            .collect()
+    };
+    assert_eq!(
+        lines(&out.stdout),
+        lines(&readme[start..end]),
+        "README.md's probe example is out of date; it printed:\n{}",
+        out.stdout
     );
 }

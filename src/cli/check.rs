@@ -58,10 +58,15 @@ pub async fn main(args: CheckArgs) -> ExitCode {
 /// control characters in whatever a server put into a field are escaped.
 pub fn render(r: &ConformanceReport) -> String {
     let mut out = String::new();
+    // A configured target is named; a command-line one has no name to give.
+    let subject = if r.target == CHECK_TARGET_NAME {
+        String::new()
+    } else {
+        format!(" of {}", shown(&r.target))
+    };
     let _ = writeln!(
         out,
-        "check {} · protocol {} · transport {}",
-        shown(&r.target),
+        "pagination check{subject} · protocol {} · transport {}",
         shown(r.protocol_version.as_deref().unwrap_or("-")),
         r.transport.map_or("-", |t| t.label())
     );

@@ -12,12 +12,14 @@ mod error;
 mod known_secrets;
 mod locate;
 mod name_map;
+mod parse_errors;
 mod parser_message;
 mod raw;
 mod resolve;
 mod schedule;
 mod secret;
 mod sources;
+mod suggest;
 mod tls;
 mod types;
 
@@ -78,7 +80,7 @@ fn load(text: &str, origin: &str, base_dir: Option<&Path>) -> Result<LoadedConfi
         // An empty document is null to the YAML parser; treat it as `{}`.
         raw::RawFile::default()
     } else {
-        yaml_serde::from_str(text).map_err(|e| parse_error(text, origin, e))?
+        parse_errors::parse(text, origin)?
     };
     let mut resolver = resolve::Resolver::new(text, origin, base_dir);
     let config = resolver.resolve(raw)?;
@@ -99,52 +101,6 @@ fn is_blank(text: &str) -> bool {
         let l = l.trim();
         l.is_empty() || l.starts_with('#') || l == "---"
     })
-}
-
-/// The parser's own message, with its "at line L column C" moved to the front.
-fn parse_error(text: &str, origin: &str, err: yaml_serde::Error) -> ConfigError {
-    let message = err.to_string();
-    match err.location() {
-        Some(loc) => {
-            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-            let message = message.replacen(&suffix, "", 1);
-            // The parser reports a duplicate key at its mapping; point at
-            // the second occurrence of the key instead.
-            let (line, column) =
-                duplicate_key_position(text, &message).unwrap_or((loc.line(), loc.column()));
-            ConfigError::At {
-                origin: origin.to_string(),
-                line,
-                column,
-                // Never the value written (it may be a secret), never megabytes.
-                message: parser_message::sanitize(&message),
-            }
-        }
-        None => ConfigError::Invalid {
-            origin: origin.to_string(),
-            message: parser_message::sanitize(&message),
-        },
-    }
-}
-
-/// Position of the second `key` in "PATH: duplicate field `key`" or
-/// "PATH: duplicate entry with key \"key\"" messages.
-fn duplicate_key_position(text: &str, message: &str) -> Option<(usize, usize)> {
-    let (path, rest) = match message.strip_prefix("duplicate ") {
-        Some(rest) => (".", rest),
-        None => message.split_once(": duplicate ")?,
-    };
-    let key = rest
-        .strip_prefix("field `")
-        .and_then(|r| r.split_once('`'))
-        .or_else(|| {
-            rest.strip_prefix("entry with key \"")
-                .and_then(|r| r.split_once('"'))
-        })?
-        .0;
-    let mut segs = locate::parse_parser_path(path)?;
-    segs.push(locate::Seg::Key(key.to_string()));
-    locate::locate_nth(text, &segs, locate::At::Key, 1)
 }
 
 #[cfg(test)]

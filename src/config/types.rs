@@ -156,7 +156,7 @@ pub mod default {
     pub const BASELINE_RETENTION: Duration = Duration::from_secs(24 * 3600);
 }
 
-/// Bounds on one listing; see DESIGN.md "The walker's contract".
+/// Bounds on one listing; see docs/guards.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub timeout: Duration,
@@ -207,6 +207,9 @@ pub struct TargetConfig {
     pub propagate_trace_context: bool,
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
+    /// `expect: {page_latency:}`: a listing with a page that took longer
+    /// is `degraded` (`slow_pages`).
+    pub expect_page_latency: Option<Duration>,
     pub reference: Vec<ReferenceConfig>,
     /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
     pub metrics_detail: bool,
@@ -382,6 +385,7 @@ impl ProbeModule {
             watch_list_changed: false,
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
+            expect_page_latency: None,
             reference: Vec::new(),
             metrics_detail: defaults.metrics_detail,
             // `/probe` answers from one poll; conformance runs are scheduled only.

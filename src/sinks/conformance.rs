@@ -71,7 +71,7 @@ mod tests {
         let first = &r.failures[0];
         assert!(first.message.len() <= MAX_TEXT_BYTES);
         assert!(first.message.ends_with('…'));
-        assert!(first.evidence.starts_with("listing 1 · page 0 · items xxx"));
+        assert!(first.evidence.starts_with("listing 1 · page 1 · items xxx"));
         assert!(first.evidence.len() <= MAX_TEXT_BYTES);
     }
 }

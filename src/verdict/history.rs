@@ -81,6 +81,8 @@ pub struct KindObservation<'a> {
     pub protocol_gaps: Vec<ProtocolGap>,
     /// See `KindInput::empty_is_suspect`.
     pub empty_is_suspect: bool,
+    /// See `KindInput::page_latency`.
+    pub page_latency: Option<Duration>,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -213,6 +215,7 @@ impl CatalogueHistory {
                     garbage_cursor: k.garbage_cursor,
                     protocol_gaps: k.protocol_gaps.clone(),
                     empty_is_suspect: k.empty_is_suspect,
+                    page_latency: k.page_latency,
                 })
                 .collect(),
             changes: &changes,
@@ -373,6 +376,7 @@ mod tests {
                 garbage_cursor: None,
                 protocol_gaps: Vec::new(),
                 empty_is_suspect: false,
+                page_latency: None,
             }],
         }
     }

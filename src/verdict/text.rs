@@ -48,6 +48,7 @@ mod tests {
                 garbage_cursor: None,
                 protocol_gaps: Vec::new(),
                 empty_is_suspect: false,
+                page_latency: None,
             }],
             changes: &[],
             now_unix_seconds: 0.0,

@@ -39,15 +39,17 @@ pub fn path_segment(s: &str) -> String {
     out
 }
 
-/// A unicode sparkline of recent values.
+/// A unicode sparkline of recent values; values that never changed draw
+/// a flat line, not a row of bars.
 pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    const FLAT: char = '─';
     let max = values.clone().copied().max().unwrap_or(0);
     let min = values.clone().copied().min().unwrap_or(0);
     values
         .map(|&v| {
             if max == min {
-                BARS[3]
+                FLAT
             } else {
                 BARS[(((v - min) * 7) / (max - min)) as usize]
             }
@@ -94,5 +96,11 @@ mod tests {
             esc("<b>\u{1b}[2J\r\u{7}</b>\nok"),
             "&lt;b&gt;\\x1b[2J\\r\\x07&lt;/b&gt;\nok"
         );
+    }
+
+    #[test]
+    fn a_flat_trend_is_a_flat_line() {
+        assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
+        assert_eq!(sparkline([0u64, 7].iter()), "▁█");
     }
 }

@@ -72,7 +72,12 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
         return RuleResult::pass(
             rule::LISTING_COMPLETE,
             k,
-            format!("{} items in {} pages", r.unique_items, r.final_pages),
+            format!(
+                "{} items in {} page{}",
+                r.unique_items,
+                r.final_pages,
+                if r.final_pages == 1 { "" } else { "s" }
+            ),
         );
     }
     let why = r.reason.map_or(r.outcome.label(), EndReason::label);

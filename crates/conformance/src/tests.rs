@@ -291,7 +291,7 @@ async fn a_cycle_fails_cursor_cycle() {
         .find(|x| x.id == "cursor-cycle")
         .unwrap()
         .evidence;
-    assert_eq!(ev.page, Some(2));
+    assert_eq!(ev.page, Some(3), "page 3 (index 2) repeated a cursor");
     assert!(ev.cursor_hash.is_some());
 }
 

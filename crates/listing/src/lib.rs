@@ -15,7 +15,9 @@ pub mod walk;
 
 pub use kind::Kind;
 pub use labelled::UnknownLabel;
-pub use report::{CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord};
+pub use report::{
+    page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
+};
 pub use shape::PageShape;
 pub use transport::{HttpMode, TransportKind};
 pub use version::ProtocolVersion;

@@ -1,13 +1,13 @@
 //! The guarded walk over `nextCursor`. Pure logic over a [`Pager`]: it owns
-//! every termination rule (DESIGN.md, "The walker's contract") and turns
+//! every termination rule (docs/guards.md) and turns
 //! whatever the pager returns into a [`ListingReport`].
 
 use super::cursor::{short_hash, CursorDigest};
 use super::fingerprint::{ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
-    CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart,
-    RestartReason,
+    page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
+    Restart, RestartReason,
 };
 use super::shape::PageShape;
 use super::text;
@@ -370,7 +370,8 @@ fn step_on_error<S>(
                     return Step::Restart(RestartReason::InvalidCursor);
                 }
                 report.detail = Some(format!(
-                    "-32602 for the cursor of page {index} after {} restart(s)",
+                    "-32602 for the cursor of page {} after {} restart(s)",
+                    page_number(index),
                     limits.invalid_cursor_restarts
                 ));
             }
@@ -574,7 +575,7 @@ fn check_repeat(
             Guard::CursorCycle,
             format!(
                 "page {} returned a cursor already sent in this walk",
-                record.index
+                page_number(record.index)
             ),
         ));
     }
@@ -583,7 +584,7 @@ fn check_repeat(
             Guard::NoProgress,
             format!(
                 "page {} repeated a cursor and brought no new items",
-                record.index
+                page_number(record.index)
             ),
         ));
     }

@@ -95,7 +95,9 @@ impl Resolver<'_> {
         if overridden {
             self.check_schedule(&owner, &who, &schedule, jitter);
         }
-        let expect = s.expect.unwrap_or_default();
+        let raw_expect = s.expect.unwrap_or_default();
+        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
+        let expect = raw_expect.items;
         if let Some(kind) = expect.keys().find(|k| !module.kinds.contains(k)) {
             return Err(self.error(
                 &yaml_path!["discovery", i, "expect", kind.label()],
@@ -123,6 +125,7 @@ impl Resolver<'_> {
             max_targets,
             schedule,
             jitter,
+            expect_page_latency,
             expect,
             labels,
         })
