@@ -8,4 +8,4 @@ mod store;
 
 pub use compare::{compare, PolledTarget, ReferenceUnion};
 pub use diff::{diff, missing_from, BaselineKey, KindDiff};
-pub use store::{BaselineError, BaselineStore, PendingWrite};
+pub use store::{BaselineError, BaselinePrints, BaselineStore, PendingWrite};

@@ -33,7 +33,7 @@ pub fn path_segment(s: &str) -> String {
 }
 
 /// A unicode sparkline of recent values.
-pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
+pub fn sparkline<'a>(values: impl Iterator<Item = &'a u32> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     let max = values.clone().copied().max().unwrap_or(0);
     let min = values.clone().copied().min().unwrap_or(0);
@@ -42,7 +42,7 @@ pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
             if max == min {
                 BARS[3]
             } else {
-                BARS[(((v - min) * 7) / (max - min)) as usize]
+                BARS[((u64::from(v - min) * 7) / u64::from(max - min)) as usize]
             }
         })
         .collect()
