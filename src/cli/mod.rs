@@ -21,9 +21,10 @@ mcp-exporter: no configuration to serve (no mcp-exporter.yaml in this folder).
 Configuration keys: docs/configuration.md; an example: config/example.yaml.
 ";
 
-/// Parse `30s`, `1m30s`, `500ms`.
+/// Parse `30s`, `1m30s`, `500ms`, at most `config::MAX_DURATION` (a
+/// flag past it is a usage error, exit 2).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
+    crate::config::parse_duration(s)
 }
 
 /// Write `text` to stdout. A reader that went away (`... | head -2`) is the

@@ -6,7 +6,8 @@ use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::telemetry::metrics::{
-    register_external_url, ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
+    register_external_url, register_process_metrics, ConformanceMetrics, DiscoveryMetrics,
+    ExporterMetrics, RenderMetrics, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -123,6 +124,8 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
         (None, None) => format!("http://{local}"),
     };
     register_external_url(&mut registry, &external_url);
+    register_process_metrics(&mut registry);
+    let render_metrics = RenderMetrics::register(&mut registry);
     let probe_budget = Arc::new(crate::web::probe_budget::ProbeBudget::new(
         args.probe_concurrency,
         args.probe_queue,
@@ -137,6 +140,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     let app = router(AppState::new(
         service.clone(),
         Arc::new(registry),
+        render_metrics,
         args.enable_lifecycle,
         probe_budget,
     ));

@@ -32,9 +32,11 @@ pub use sources::{
     check_file_pattern, check_label, is_label_name, source_default, RegistrySource, SourceConfig,
     SourceEndpoint, SourceKind,
 };
+pub use types::parse_duration;
 pub use types::{
     default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
-    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
+    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_DURATION,
+    MAX_NAME_LEN,
 };
 
 use sha2::{Digest, Sha256};

@@ -46,7 +46,7 @@ pub fn sanitize(message: &str) -> String {
             let expected = &out[after + i + 1..];
             let hint = did_you_mean(key, expected);
             let shown = if key.len() > MAX_KEY_BYTES {
-                format!("{}…", cap_to(key, MAX_KEY_BYTES))
+                format!("{}…", mcp_listing::text::prefix(key, MAX_KEY_BYTES))
             } else {
                 key.to_string()
             };
@@ -70,20 +70,10 @@ fn did_you_mean(written: &str, expected: &str) -> String {
     }
 }
 
-/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary (the
+/// one cut, `mcp_listing::text`).
 pub fn cap(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE_BYTES {
-        return message.to_string();
-    }
-    format!("{}…", cap_to(message, MAX_MESSAGE_BYTES))
-}
-
-fn cap_to(text: &str, bytes: usize) -> &str {
-    let mut end = bytes.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    mcp_listing::text::cut(message, MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// The type of a serde `Unexpected` description, without its value.

@@ -383,11 +383,7 @@ impl Visitor<'_> for DurationVisitor {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
-        let d = humantime::parse_duration(s.trim()).map_err(|e| {
-            E::custom(format!(
-                "invalid duration {s:?}: {e} (write e.g. 30s, 1m30s or 500ms)"
-            ))
-        })?;
+        let d = super::types::parse_duration(s).map_err(E::custom)?;
         if d < self.min {
             return Err(E::custom(format!(
                 "duration {s:?} is too short: at least {} is needed",

@@ -18,6 +18,25 @@ use url::Url;
 /// Longest accepted target or module name.
 pub const MAX_NAME_LEN: usize = 128;
 
+/// Longest duration the configuration and the command line accept (a year
+/// and a day): every timeout, period, jitter and retention is below it, so
+/// no arithmetic on one can overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// A duration as written (`30s`, `1m30s`, `500ms`), refused past
+/// [`MAX_DURATION`]. The message never quotes the value.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("invalid duration: {e} (write e.g. 30s, 1m30s or 500ms)"))?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "duration too long: at most {} (a year and a day)",
+            humantime::format_duration(MAX_DURATION)
+        ));
+    }
+    Ok(d)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub defaults: Defaults,

@@ -1,9 +1,12 @@
 //! A poll report as text for people: the header (server, protocol,
 //! handshakes, time to ready), then per kind its outcome and a page table
 //! with cursors as short hashes. Shown by `probe` and `/probe?debug=true`,
-//! both of which sit above `poll`.
+//! both of which sit above `poll`. Every server-supplied field is shown
+//! with its control characters escaped (`mcp_listing::text`): a name
+//! cannot clear the terminal or start a line of its own.
 
 use super::report::PollReport;
+use mcp_listing::text::escape_controls as shown;
 use mcp_listing::{page_number, ErrorKind, ListingReport, Outcome, PageRecord, TransportKind};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -30,13 +33,13 @@ fn header(out: &mut String, r: &PollReport) {
     let server = r
         .server
         .as_ref()
-        .map(|s| format!("{} {}", s.name, s.version))
+        .map(|s| format!("{} {}", shown(&s.name), shown(&s.version)))
         .unwrap_or_else(|| "-".into());
     let _ = writeln!(out, "server     {server}");
     let _ = writeln!(
         out,
         "protocol   {} over {}",
-        r.protocol_version.as_deref().unwrap_or("-"),
+        shown(r.protocol_version.as_deref().unwrap_or("-")),
         r.transport.label()
     );
     for (i, h) in r.handshakes.iter().enumerate() {
@@ -114,7 +117,7 @@ fn listing(out: &mut String, l: &ListingReport) {
         }
     );
     if let Some(d) = &l.detail {
-        let _ = writeln!(out, "  {d}");
+        let _ = writeln!(out, "  {}", shown(d));
     }
     if !l.restarts.is_empty() {
         let list: Vec<String> = l
@@ -125,17 +128,17 @@ fn listing(out: &mut String, l: &ListingReport) {
         let _ = writeln!(out, "  restarts: {}", list.join(", "));
     }
     if !l.duplicate_names.is_empty() {
-        let shown: Vec<&str> = l
+        let names: Vec<String> = l
             .duplicate_names
             .iter()
             .take(10)
-            .map(String::as_str)
+            .map(|n| shown(n).into_owned())
             .collect();
         let more = l.duplicate_names.len().saturating_sub(10);
         let _ = writeln!(
             out,
             "  duplicates: {}{}",
-            shown.join(", "),
+            names.join(", "),
             if more > 0 {
                 format!(" (+{more} more)")
             } else {

@@ -296,9 +296,11 @@ impl StatusStore {
         }
     }
 
-    pub fn next_poll(&self, target: &str, unix_seconds: f64) {
+    /// When the target is polled next; `None` when its schedule never
+    /// fires again (the API shows `null`, not a time gone by).
+    pub fn next_poll(&self, target: &str, unix_seconds: Option<f64>) {
         if let Some(s) = self.write().get_mut(target) {
-            s.next_poll_unix_seconds = Some(unix_seconds);
+            s.next_poll_unix_seconds = unix_seconds;
         }
     }
 

@@ -1,6 +1,7 @@
 //! gzip for `/metrics` and `/probe`, when the request's `Accept-Encoding`
 //! allows it (Prometheus always sends `gzip`).
 
+use super::negotiation::offers;
 use axum::http::header::{HeaderMap, ACCEPT_ENCODING};
 use bytes::Bytes;
 use flate2::write::GzEncoder;
@@ -9,25 +10,9 @@ use std::io::Write;
 
 /// Whether `Accept-Encoding` lists `gzip` (or `*`) with a non-zero q-value.
 pub fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(ACCEPT_ENCODING)
+    offers(headers, &ACCEPT_ENCODING)
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|item| {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            let wanted = coding.eq_ignore_ascii_case("gzip") || coding == "*";
-            wanted && parts.all(|p| !is_zero_q(p))
-        })
-}
-
-/// `q=0` (or `q=0.0`, `q=0.000`) refuses the coding.
-fn is_zero_q(param: &str) -> bool {
-    let Some((key, value)) = param.split_once('=') else {
-        return false;
-    };
-    key.trim().eq_ignore_ascii_case("q") && value.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+        .any(|o| (o.value.eq_ignore_ascii_case("gzip") || o.value == "*") && o.q > 0.0)
 }
 
 /// The body gzipped at the fastest level: scrapes are frequent and text

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-/// Escape text for HTML element content and attribute values.
+/// Escape text for HTML element content and attribute values; control
+/// characters other than newline and tab (which a stderr tail keeps) are
+/// shown as `\x1b`, `\r`, … (`mcp_listing::text::escape_controls`).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -12,6 +14,11 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {
+                let mut buf = [0u8; 4];
+                out.push_str(&mcp_listing::text::escape_controls(c.encode_utf8(&mut buf)));
+            }
             c => out.push(c),
         }
     }
@@ -87,5 +94,13 @@ mod tests {
     fn a_flat_trend_is_a_flat_line() {
         assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
         assert_eq!(sparkline([0u64, 7].iter()), "▁█");
+    }
+
+    #[test]
+    fn escapes_markup_and_shows_control_characters() {
+        assert_eq!(
+            esc("<b>\u{1b}[2J\r\u{7}</b>\nok"),
+            "&lt;b&gt;\\x1b[2J\\r\\x07&lt;/b&gt;\nok"
+        );
     }
 }

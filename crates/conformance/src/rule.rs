@@ -251,7 +251,14 @@ impl Evidence {
         self.items = items
             .into_iter()
             .take(MAX_EVIDENCE_ITEMS)
-            .map(Into::into)
+            .map(|item| {
+                let item: String = item.into();
+                if item.len() <= mcp_listing::text::MAX_NAME_BYTES {
+                    item
+                } else {
+                    mcp_listing::text::name(&item).into_owned()
+                }
+            })
             .collect();
         self
     }

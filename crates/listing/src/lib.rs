@@ -8,6 +8,7 @@ pub mod kind;
 pub mod labelled;
 pub mod report;
 pub mod shape;
+pub mod text;
 pub mod transport;
 pub mod version;
 pub mod walk;

@@ -93,7 +93,7 @@ impl Resolver<'_> {
         let schedule = s.schedule.map_or_else(|| d.schedule.clone(), |x| x.0);
         let jitter = s.jitter.map_or(d.jitter, |x| x.0);
         if overridden {
-            self.check_jitter(&owner, &who, &schedule, jitter);
+            self.check_schedule(&owner, &who, &schedule, jitter);
         }
         let raw_expect = s.expect.unwrap_or_default();
         let expect_page_latency = raw_expect.page_latency.map(|d| d.0);

@@ -52,7 +52,7 @@ impl Resolver<'_> {
         let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
         let jitter = t.jitter.map_or(d.jitter, |x| x.0);
         if overridden {
-            self.check_jitter(&owner, &who, &schedule, jitter);
+            self.check_schedule(&owner, &who, &schedule, jitter);
         }
 
         let target = TargetConfig {
