@@ -45,10 +45,16 @@ impl VerdictLevelChanged<'_> {
             .first_reason
             .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
         let worse = self.from.map_or(0, Health::gauge_value) < self.to.gauge_value();
-        if worse {
-            tracing::warn!(target_name = %self.target, from, to, code, reason, "verdict changed: {from} → {to}");
-        } else {
-            tracing::info!(target_name = %self.target, from, to, "verdict changed: {from} → {to}");
+        match (worse, self.first_reason.is_some()) {
+            (true, _) => {
+                tracing::warn!(target_name = %self.target, from, to, code, reason, "verdict changed: {from} → {to}")
+            }
+            (false, true) => {
+                tracing::info!(target_name = %self.target, from, to, code, reason, "verdict changed: {from} → {to}")
+            }
+            (false, false) => {
+                tracing::info!(target_name = %self.target, from, to, "verdict changed: {from} → {to}")
+            }
         }
     }
 }
