@@ -62,12 +62,11 @@ pub fn render(r: &ConformanceReport) -> String {
     let subject = if r.target == CHECK_TARGET_NAME {
         String::new()
     } else {
-        format!(" of {}", r.target)
+        format!(" of {}", shown(&r.target))
     };
     let _ = writeln!(
         out,
-        "pagination check{} · protocol {} · transport {}",
-        shown(&subject),
+        "pagination check{subject} · protocol {} · transport {}",
         shown(r.protocol_version.as_deref().unwrap_or("-")),
         r.transport.map_or("-", |t| t.label())
     );

@@ -91,16 +91,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_flat_trend_is_a_flat_line() {
-        assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
-        assert_eq!(sparkline([0u64, 7].iter()), "▁█");
-    }
-
-    #[test]
     fn escapes_markup_and_shows_control_characters() {
         assert_eq!(
             esc("<b>\u{1b}[2J\r\u{7}</b>\nok"),
             "&lt;b&gt;\\x1b[2J\\r\\x07&lt;/b&gt;\nok"
         );
+    }
+
+    #[test]
+    fn a_flat_trend_is_a_flat_line() {
+        assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
+        assert_eq!(sparkline([0u64, 7].iter()), "▁█");
     }
 }
