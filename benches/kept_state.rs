@@ -31,7 +31,6 @@ use mcp_listing::{walk, Kind, Pager, TransportKind, WalkLimits};
 use prometheus_client::registry::Registry;
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -57,7 +56,10 @@ unsafe impl GlobalAlloc for Counting {
         System.alloc_zeroed(layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         System.realloc(ptr, layout, new_size)
     }
 }
@@ -153,7 +155,9 @@ async fn poll(target: &str, generation: u32) -> PollReport {
     report.duration = Duration::from_millis(45);
     let limits = WalkLimits::default();
     for kind in Kind::ALL {
-        report.listings.push(walk(&mut catalogue, kind, &limits).await);
+        report
+            .listings
+            .push(walk(&mut catalogue, kind, &limits).await);
     }
     report
 }
@@ -224,10 +228,13 @@ fn main() {
         event_window: mcp_exporter::verdict::DEFAULT_EVENT_WINDOW,
         conformance: ConformanceMetrics::register(&mut registry),
         discovery: DiscoveryMetrics::register(&mut registry),
+        levels: Default::default(),
     };
     let shared = Arc::new(Shared::new(sinks, &loaded.config.defaults));
     let sinks = &shared.sinks;
-    let names: Vec<String> = (0..args.targets).map(|i| format!("target-{i:05}")).collect();
+    let names: Vec<String> = (0..args.targets)
+        .map(|i| format!("target-{i:05}"))
+        .collect();
     let mut b = Breakdown::default();
 
     // What the service keeps per target before any poll: its config (the
@@ -281,10 +288,8 @@ fn main() {
                 &polled,
             );
             let verdict = kept(&mut b.history, || {
-                let obs = observation(&polled, &t.expect, &sizes);
-                sinks
-                    .status
-                    .judge(&obs, &t.name, sinks.event_window, false)
+                let obs = observation(&polled, &t.expect, t.expect_page_latency, &sizes);
+                sinks.status.judge(&obs, &t.name, sinks.event_window, false)
             })
             .expect("a known target");
             kept(&mut b.registry, || {
