@@ -8,7 +8,8 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=MCP_EXPORTER_REVISION");
-    if std::env::var_os("MCP_EXPORTER_REVISION").is_some() {
+    // Set and not empty (an unset `ARG` of a Dockerfile may arrive empty).
+    if std::env::var_os("MCP_EXPORTER_REVISION").is_some_and(|r| !r.is_empty()) {
         return;
     }
     let Some(revision) = git(&["rev-parse", "HEAD"]) else {

@@ -142,6 +142,32 @@ fn kind_is_honoured_for_a_configured_target() {
     // The expectation of a kind not listed is not judged.
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(report["verdict"]["level"], "healthy", "{report:#}");
+
+    // `check` takes the same flags: its rules judge tools only.
+    let out = run_exporter(&[
+        "check",
+        "--config.file",
+        &path,
+        "--target",
+        "local",
+        "--kind",
+        "tools",
+        "--json",
+    ]);
+    let checked: serde_json::Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("check --json: {e}\n{}", out.describe()));
+    let rule_kinds: std::collections::BTreeSet<&str> = checked["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|r| r["kind"].as_str())
+        .collect();
+    assert_eq!(
+        rule_kinds,
+        std::collections::BTreeSet::from(["tools"]),
+        "{}",
+        out.describe()
+    );
 }
 
 #[test]

@@ -29,10 +29,12 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The demo with its target directory (and baselines) in `target_dir`.
 fn demo_command(target_dir: &Path, sim_port: u16, listen: &str) -> Command {
     let mut command = Command::new(repo_path("scripts/demo"));
     command
         .env("CARGO_TARGET_DIR", target_dir)
+        .env("DEMO_STATE_DIR", target_dir.join("state"))
         .env("DEMO_BUILD", "0")
         .env("DEMO_SIM_PORT", sim_port.to_string())
         .env("DEMO_LISTEN", listen);
@@ -72,6 +74,12 @@ fn the_demo_serves_its_status_page_with_cargo_target_dir_elsewhere() {
                 .find(|t| t["name"] == "healthy")?;
             (healthy["verdict"]["level"] == "healthy").then_some(())
         },
+    );
+    // Baselines go where DEMO_STATE_DIR says, not into the repository.
+    mcp_testkit::wait_for(
+        std::time::Duration::from_secs(30),
+        "baselines in DEMO_STATE_DIR",
+        || target_dir.path().join("state").is_dir().then_some(()),
     );
 }
 

@@ -203,6 +203,13 @@ fn the_readme_probe_example_is_what_probe_prints() {
     let start = readme.find(command).expect("the probe example") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("its exit status");
     let documented = &readme[start..end];
+    // The example starts its server on the port the probe names.
+    assert!(
+        readme.contains(
+            "$ mcp-exporter simulate --transport http --listen 127.0.0.1:9741 --scenario cycle &\n"
+        ),
+        "the README's probe example does not start the server it probes"
+    );
 
     let sim = http_scenario("cycle", &[]);
     let out = run_exporter(&[

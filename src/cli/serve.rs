@@ -193,7 +193,9 @@ fn sinks(
     let exporter = ExporterMetrics::new(
         registry,
         env!("CARGO_PKG_VERSION"),
-        option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
+        option_env!("MCP_EXPORTER_REVISION")
+            .filter(|r| !r.is_empty())
+            .unwrap_or("unknown"),
     );
     ExporterMetrics::register_stdio_orphans_killed(
         registry,

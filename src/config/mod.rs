@@ -5,7 +5,9 @@
 //! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
 //! checks the rules (`target.rs`, `http.rs`, `sections.rs` for modules,
 //! tracing and web), `locate.rs` finds a node's position for errors,
-//! `types.rs` is the resolved result.
+//! `parse_errors.rs` gathers every parse error of a file in one run,
+//! `suggest.rs` names the key or value meant, `types.rs` is the resolved
+//! result.
 
 mod allow;
 mod error;

@@ -39,16 +39,24 @@ pub struct VerdictLevelChanged<'a> {
 
 impl VerdictLevelChanged<'_> {
     pub fn emit(self) {
-        let from = self.from.map_or("none", Health::label);
         let to = self.to.label();
+        let summary = match self.from {
+            Some(from) => format!("verdict changed: {} → {to}", from.label()),
+            None => format!("first verdict: {to}"),
+        };
+        let from = self.from.map_or("none", Health::label);
         let (code, reason) = self
             .first_reason
             .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
         let worse = self.from.map_or(0, Health::gauge_value) < self.to.gauge_value();
-        if worse {
-            tracing::warn!(target_name = %self.target, from, to, code, reason, "verdict changed: {from} → {to}");
-        } else {
-            tracing::info!(target_name = %self.target, from, to, "verdict changed: {from} → {to}");
+        match (worse, self.first_reason.is_some()) {
+            (true, _) => {
+                tracing::warn!(target_name = %self.target, from, to, code, reason, "{summary}")
+            }
+            (false, true) => {
+                tracing::info!(target_name = %self.target, from, to, code, reason, "{summary}")
+            }
+            (false, false) => tracing::info!(target_name = %self.target, from, to, "{summary}"),
         }
     }
 }
