@@ -199,7 +199,7 @@ fn walker_corpus() {
     );
 }
 
-/// The corpora directory holds exactly the four targets above: a new fuzz
+/// The corpora directory holds exactly the targets replayed here: a new fuzz
 /// target must get its replay here too.
 #[test]
 fn every_corpus_is_replayed() {
@@ -214,7 +214,10 @@ fn every_corpus_is_replayed() {
         })
         .collect();
     names.sort();
-    assert_eq!(names, ["config", "jsonrpc", "sse_body", "walker"]);
+    assert_eq!(
+        names,
+        ["config", "jsonrpc", "sse_body", "state_file", "walker"]
+    );
 }
 
 #[test]

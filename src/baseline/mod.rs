@@ -9,5 +9,6 @@ mod store;
 pub use compare::{compare, PolledTarget, ReferenceUnion};
 pub use diff::{diff, missing_from, BaselineKey, KindDiff};
 pub use store::{
-    parse_state_file, BaselineError, BaselineStore, PendingWrite, MAX_STATE_FILE_BYTES,
+    parse_state_file, BaselineError, BaselinePrints, BaselineStore, PendingWrite,
+    MAX_STATE_FILE_BYTES,
 };

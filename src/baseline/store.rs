@@ -57,16 +57,105 @@ struct VersionOnly {
     version: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One kind's last complete listing, in memory: each name once.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "KindBaselineFile")]
 struct KindBaseline {
+    /// Sorted, unique.
     names: Vec<String>,
     /// When these names were stored; an identical later listing does not
     /// restamp (or rewrite) them.
     observed_unix_seconds: f64,
     /// Per item, what callers depend on as short hashes (item-content
-    /// drift); absent in files written before drift was kept.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// drift): `fingerprints[i]` is `names[i]`'s, so no name is kept twice.
+    /// Empty when none were kept (files written before drift was kept).
+    fingerprints: Vec<Option<ItemFingerprint>>,
+}
+
+/// [`KindBaseline`] as the file holds it: fingerprints keyed by name.
+#[derive(Deserialize)]
+struct KindBaselineFile {
+    names: Vec<String>,
+    observed_unix_seconds: f64,
+    #[serde(default)]
     fingerprints: BTreeMap<String, ItemFingerprint>,
+}
+
+impl From<KindBaselineFile> for KindBaseline {
+    fn from(mut f: KindBaselineFile) -> KindBaseline {
+        f.names.sort();
+        f.names.dedup();
+        KindBaseline::new(f.names, f.observed_unix_seconds, f.fingerprints)
+    }
+}
+
+impl KindBaseline {
+    /// `names` sorted and unique; fingerprints of other names are left out.
+    fn new(
+        names: Vec<String>,
+        observed_unix_seconds: f64,
+        mut by_name: BTreeMap<String, ItemFingerprint>,
+    ) -> KindBaseline {
+        let fingerprints = if by_name.is_empty() {
+            Vec::new()
+        } else {
+            names.iter().map(|n| by_name.remove(n)).collect()
+        };
+        KindBaseline {
+            names,
+            observed_unix_seconds,
+            fingerprints,
+        }
+    }
+
+    fn fingerprint(&self, name: &str) -> Option<&ItemFingerprint> {
+        let i = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()?;
+        self.fingerprints.get(i)?.as_ref()
+    }
+
+    /// Whether `names` and `by_name` are what this baseline holds.
+    fn holds(&self, names: &[String], by_name: &BTreeMap<String, ItemFingerprint>) -> bool {
+        self.names == names
+            && by_name.len() == self.fingerprints.iter().flatten().count()
+            && by_name.iter().all(|(n, f)| self.fingerprint(n) == Some(f))
+    }
+}
+
+/// Written as the file has always held it: fingerprints a map by name.
+impl Serialize for KindBaseline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct ByName<'a>(&'a KindBaseline);
+        impl Serialize for ByName<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_map(
+                    self.0
+                        .names
+                        .iter()
+                        .zip(&self.0.fingerprints)
+                        .filter_map(|(n, f)| f.as_ref().map(|f| (n, f))),
+                )
+            }
+        }
+        let with_prints = self.fingerprints.iter().any(Option::is_some);
+        let mut st = s.serialize_struct("KindBaseline", 2 + usize::from(with_prints))?;
+        st.serialize_field("names", &self.names)?;
+        st.serialize_field("observed_unix_seconds", &self.observed_unix_seconds)?;
+        if with_prints {
+            st.serialize_field("fingerprints", &ByName(self))?;
+        }
+        st.end()
+    }
+}
+
+/// One kind's item fingerprints in a baseline, looked up by name.
+#[derive(Debug, Clone, Copy)]
+pub struct BaselinePrints<'a>(&'a KindBaseline);
+
+impl<'a> BaselinePrints<'a> {
+    pub fn get(&self, name: &str) -> Option<&'a ItemFingerprint> {
+        self.0.fingerprint(name)
+    }
 }
 
 /// A file as read (its `version` was checked by [`VersionOnly`] first).
@@ -178,39 +267,27 @@ impl BaselineStore {
             .map(|b| b.names.as_slice())
     }
 
-    /// Replace a baseline in memory.
-    pub fn set(&mut self, target: &str, kind: Kind, names: Vec<String>, unix_seconds: f64) {
-        self.baselines.insert(
-            (target.to_string(), kind),
-            KindBaseline {
-                names,
-                observed_unix_seconds: unix_seconds,
-                fingerprints: BTreeMap::new(),
-            },
-        );
-    }
-
-    /// The item fingerprints of a baseline (empty when none were kept).
-    pub fn fingerprints(
-        &self,
-        target: &str,
-        kind: Kind,
-    ) -> Option<&BTreeMap<String, ItemFingerprint>> {
-        self.baselines
-            .get(&(target.to_string(), kind))
-            .map(|b| &b.fingerprints)
-    }
-
-    /// Keep `fingerprints` with a baseline set by [`BaselineStore::set`].
-    pub fn set_fingerprints(
+    /// Replace a baseline in memory: `names` sorted and unique (a
+    /// listing's names are), with their fingerprints (possibly none).
+    pub fn set(
         &mut self,
         target: &str,
         kind: Kind,
+        names: Vec<String>,
         fingerprints: BTreeMap<String, ItemFingerprint>,
+        unix_seconds: f64,
     ) {
-        if let Some(b) = self.baselines.get_mut(&(target.to_string(), kind)) {
-            b.fingerprints = fingerprints;
-        }
+        self.baselines.insert(
+            (target.to_string(), kind),
+            KindBaseline::new(names, unix_seconds, fingerprints),
+        );
+    }
+
+    /// The item fingerprints of a baseline (none found when none were kept).
+    pub fn fingerprints(&self, target: &str, kind: Kind) -> Option<BaselinePrints<'_>> {
+        self.baselines
+            .get(&(target.to_string(), kind))
+            .map(BaselinePrints)
     }
 
     /// Whether `names` and `fingerprints` are what the baseline holds
@@ -224,7 +301,7 @@ impl BaselineStore {
     ) -> bool {
         self.baselines
             .get(&(target.to_string(), kind))
-            .is_some_and(|b| b.names == names && &b.fingerprints == fingerprints)
+            .is_some_and(|b| b.holds(names, fingerprints))
     }
 
     /// Note which targets are polled now (`active`). The baselines of one
@@ -429,9 +506,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
-        store.set("gw:1", Kind::Tools, vec!["a".into(), "b".into()], 1.0);
-        store.set("gw:1", Kind::Prompts, vec!["p".into()], 1.0);
-        store.set("other", Kind::Tools, vec!["x".into()], 1.0);
+        store.set(
+            "gw:1",
+            Kind::Tools,
+            vec!["a".into(), "b".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set(
+            "gw:1",
+            Kind::Prompts,
+            vec!["p".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set("other", Kind::Tools, vec!["x".into()], BTreeMap::new(), 1.0);
         store.persist("gw:1").unwrap();
         let (again, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
@@ -446,8 +535,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = BaselineStore::open(Some(dir.path()));
         let day = Duration::from_secs(86_400);
-        store.set("flappy", Kind::Tools, vec!["a".into()], 1.0);
-        store.set("gone", Kind::Tools, vec!["b".into()], 1.0);
+        store.set(
+            "flappy",
+            Kind::Tools,
+            vec!["a".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set("gone", Kind::Tools, vec!["b".into()], BTreeMap::new(), 1.0);
         store.persist("gone").unwrap();
         let both = HashSet::from(["flappy", "gone"]);
         assert!(store.track_presence(&both, 1000.0, day).is_empty());
@@ -485,7 +580,7 @@ mod tests {
         let kept = baselines.join(format!("{name}.unknown-version-7"));
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         // Our next write goes to the usual name; the kept file is untouched.
-        store.set("gw", Kind::Tools, vec!["a".into()], 1.0);
+        store.set("gw", Kind::Tools, vec!["a".into()], BTreeMap::new(), 1.0);
         store.persist("gw").unwrap();
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         let (again, problems) = BaselineStore::open(Some(dir.path()));

@@ -145,7 +145,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
         probe_budget,
     ));
     server.serve(listener, app, shutdown_signal()).await;
-    service.stop();
+    service.shut_down().await;
     traces.shutdown().await;
     Ok(())
 }

@@ -9,7 +9,6 @@
 use super::report::PollReport;
 use mcp_listing::{text, ListingReport};
 use mcp_wire::secrets::SecretScrubber;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// Scrub `report` in place, then cut every echoed server string to
 /// [`text::MAX_ECHO_BYTES`] (after scrubbing, so no secret straddles a cut).
@@ -84,11 +83,12 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
     }
     for fp in listing.fingerprints.values_mut() {
         if let Some(shape) = &mut fp.shape {
-            shape.properties = scrub_keys(std::mem::take(&mut shape.properties), secrets);
-            shape.required = std::mem::take(&mut shape.required)
-                .into_iter()
-                .map(|r| secrets.scrub(&r))
-                .collect::<BTreeSet<_>>();
+            for (name, types) in std::mem::take(&mut shape.properties) {
+                shape.insert_property(secrets.scrub(&name), types);
+            }
+            for name in std::mem::take(&mut shape.required) {
+                shape.insert_required(secrets.scrub(&name));
+            }
         }
     }
 }
@@ -104,12 +104,6 @@ fn scrub_opt(text: &mut Option<String>, secrets: &SecretScrubber) {
     if let Some(t) = text {
         scrub(t, secrets);
     }
-}
-
-fn scrub_keys<V>(map: BTreeMap<String, V>, secrets: &SecretScrubber) -> BTreeMap<String, V> {
-    map.into_iter()
-        .map(|(k, v)| (secrets.scrub(&k), v))
-        .collect()
 }
 
 #[cfg(test)]
@@ -139,7 +133,7 @@ mod tests {
             echo.clone(),
             mcp_listing::fingerprint::ItemFingerprint {
                 digest: 0,
-                parts: Vec::new(),
+                parts: Default::default(),
                 shape: None,
             },
         );

@@ -41,7 +41,7 @@ pub fn path_segment(s: &str) -> String {
 
 /// A unicode sparkline of recent values; values that never changed draw
 /// a flat line, not a row of bars.
-pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
+pub fn sparkline<'a>(values: impl Iterator<Item = &'a u32> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     const FLAT: char = '─';
     let max = values.clone().copied().max().unwrap_or(0);
@@ -51,7 +51,7 @@ pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
             if max == min {
                 FLAT
             } else {
-                BARS[(((v - min) * 7) / (max - min)) as usize]
+                BARS[((u64::from(v - min) * 7) / u64::from(max - min)) as usize]
             }
         })
         .collect()
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn a_flat_trend_is_a_flat_line() {
-        assert_eq!(sparkline([20u64, 20, 20].iter()), "───");
-        assert_eq!(sparkline([0u64, 7].iter()), "▁█");
+        assert_eq!(sparkline([20u32, 20, 20].iter()), "───");
+        assert_eq!(sparkline([0u32, 7].iter()), "▁█");
     }
 }

@@ -9,8 +9,11 @@
 //!   of one core however often it is asked for, and a small registry
 //!   (fast render) is re-rendered for nearly every scrape.
 //! - One cache slot per exposition format (OpenMetrics, Prometheus text),
-//!   each with its gzip made on first demand: at most one encode per format
-//!   and one compression per encode run at a time, whoever scrapes.
+//!   each with its gzip: at most one encode per format and one compression
+//!   per encode run at a time, whoever scrapes. A render made for a gzip
+//!   request (Prometheus always asks) is compressed on a second thread while
+//!   it is encoded, so compression adds little to the render's time; a
+//!   render made for a plain request is compressed on first demand.
 //! - Encoding and compression run on the blocking pool, never on the
 //!   runtime's workers that drive polls; the registry's family locks are
 //!   read locks, taken one family at a time.
@@ -78,10 +81,11 @@ impl ScrapeCache {
     /// The registry's text in `format` (gzipped if `gzip`), rendered for
     /// this request or shared with requests of the same moment.
     pub async fn get(&self, format: Exposition, gzip: bool) -> Result<Bytes, RenderError> {
-        let rendered = self.rendered(format, Instant::now()).await?;
+        let rendered = self.rendered(format, gzip, Instant::now()).await?;
         if !gzip {
             return Ok(rendered.plain.clone());
         }
+        // A render made for a plain request: its gzip on first demand.
         let plain = rendered.plain.clone();
         let (took, bytes) = (rendered.took, rendered.plain.len());
         let packed = rendered
@@ -98,9 +102,12 @@ impl ScrapeCache {
         Ok(packed.clone())
     }
 
+    /// A render fresh for a request that arrived at `arrived`: the last one,
+    /// or a new one (compressed while it is encoded when `gzip`).
     async fn rendered(
         &self,
         format: Exposition,
+        gzip: bool,
         arrived: Instant,
     ) -> Result<Arc<Rendered>, RenderError> {
         let mut last = self.last[format.index()].lock().await;
@@ -113,9 +120,16 @@ impl ScrapeCache {
             .map_or(64 * 1024, |r| r.plain.len() + r.plain.len() / 8);
         let registry = self.registry.clone();
         let started = Instant::now();
-        let text = tokio::task::spawn_blocking(move || {
-            let mut out = String::with_capacity(capacity);
-            format.encode_into(&mut out, &registry).map(|()| out)
+        let (plain, packed) = tokio::task::spawn_blocking(move || {
+            if gzip {
+                compression::text_and_gzip(capacity, |out| format.encode_into(out, &registry))
+                    .map(|(plain, packed)| (plain, Some(packed)))
+            } else {
+                let mut out = String::with_capacity(capacity);
+                format
+                    .encode_into(&mut out, &registry)
+                    .map(|()| (Bytes::from(out), None))
+            }
         })
         .await
         .map_err(|_| RenderError::Task)?
@@ -123,8 +137,8 @@ impl ScrapeCache {
         let rendered = Arc::new(Rendered {
             started,
             took: started.elapsed(),
-            plain: Bytes::from(text),
-            gzip: OnceCell::new(),
+            plain,
+            gzip: OnceCell::new_with(packed),
         });
         self.metrics.rendered(rendered.took, rendered.plain.len());
         *last = Some(rendered.clone());

@@ -43,12 +43,18 @@ impl Exposition {
         }
     }
 
-    /// The whole registry in this format, appended to `out`.
-    pub fn encode_into(self, out: &mut String, registry: &Registry) -> Result<(), std::fmt::Error> {
+    /// The whole registry in this format, written to `out`.
+    pub fn encode_into<W: std::fmt::Write + ?Sized>(
+        self,
+        mut out: &mut W,
+        registry: &Registry,
+    ) -> Result<(), std::fmt::Error> {
         match self {
-            Exposition::OpenMetrics => prometheus_client::encoding::text::encode(out, registry),
+            Exposition::OpenMetrics => {
+                prometheus_client::encoding::text::encode(&mut out, registry)
+            }
             Exposition::PrometheusText => {
-                prometheus_client::encoding::prometheus_text::encode(out, registry)
+                prometheus_client::encoding::prometheus_text::encode(&mut out, registry)
             }
         }
     }
