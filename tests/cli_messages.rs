@@ -124,14 +124,15 @@ fn kind_is_honoured_for_a_configured_target() {
         "targets:\n  - name: local\n    command: {}\n    args: [simulate, --scenario, healthy, --items, \"6\", --page-size, \"4\"]\n    expect: {{prompts: 40}}\n",
         serde_json::to_string(&bin.display().to_string()).expect("path as YAML")
     ));
-    let (code, report) = mcp_testkit::probe_json(&[
+    let only_tools = [
         "--config.file",
         &path,
         "--target",
         "local",
         "--kind",
         "tools",
-    ]);
+    ];
+    let (code, report) = mcp_testkit::probe_json(&only_tools);
     let kinds: Vec<&str> = report["listings"]
         .as_array()
         .expect("listings")
@@ -144,16 +145,7 @@ fn kind_is_honoured_for_a_configured_target() {
     assert_eq!(report["verdict"]["level"], "healthy", "{report:#}");
 
     // `check` takes the same flags: its rules judge tools only.
-    let out = run_exporter(&[
-        "check",
-        "--config.file",
-        &path,
-        "--target",
-        "local",
-        "--kind",
-        "tools",
-        "--json",
-    ]);
+    let out = run_exporter(&[&["check"], &only_tools[..], &["--json"]].concat());
     let checked: serde_json::Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("check --json: {e}\n{}", out.describe()));
     let rule_kinds: std::collections::BTreeSet<&str> = checked["rules"]
