@@ -20,7 +20,14 @@ struct Cli {
     /// exporters name it; `RUST_LOG` overrides it).
     #[arg(long = "log.level", value_enum, default_value = "info", global = true)]
     log_level: logging::LogLevel,
-    #[arg(long = "log.format", value_enum, default_value = "text", global = true)]
+    /// Output format of log messages: `logfmt` as Prometheus exporters
+    /// write it, `json`, or `text` (tracing's, for people at a terminal).
+    #[arg(
+        long = "log.format",
+        value_enum,
+        default_value = "logfmt",
+        global = true
+    )]
     log_format: logging::LogFormat,
 }
 

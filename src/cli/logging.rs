@@ -1,11 +1,17 @@
-//! Log output: text or JSON on stderr, level from `--log.level`.
+//! Log output on stderr: `--log.format` (logfmt, JSON or tracing's text),
+//! level from `--log.level`.
 
+use crate::cli::logfmt::{Logfmt, LogfmtFields};
 use tracing_subscriber::{fmt, EnvFilter};
 
+/// `--log.format`: Prometheus exporters' `logfmt` (the default, as theirs)
+/// and `json`, and `text`, tracing's format for people, kept for those who
+/// chose it before logfmt existed here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
-    Text,
+    Logfmt,
     Json,
+    Text,
 }
 
 /// `--log.level`: Prometheus exporters' four, and `trace` below them.
@@ -38,13 +44,18 @@ pub fn init(level: LogLevel, format: LogFormat) {
             "{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn"
         ))
     });
-    // Colour only for a person at a terminal, never into files or journald.
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    // Colour only for a person at a terminal reading `text`, never into
+    // files or journald, never inside logfmt or JSON values.
+    let ansi = format == LogFormat::Text && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(ansi);
     let _ = match format {
+        LogFormat::Logfmt => builder
+            .event_format(Logfmt)
+            .fmt_fields(LogfmtFields)
+            .try_init(),
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };

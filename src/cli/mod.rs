@@ -3,6 +3,7 @@
 pub mod check;
 pub mod check_config;
 pub mod discover;
+pub mod logfmt;
 pub mod logging;
 pub mod probe;
 pub mod serve;

@@ -10,6 +10,7 @@
 //!   `scripts/install-peers.sh`;
 //! - [`prometheus`], [`alertmanager`], [`chromium`], [`otlp`]: the real
 //!   systems the end-to-end tests talk to;
+//! - [`logfmt`]: a strict reader of the exporter's `--log.format logfmt` lines;
 //! - [`ports`]: a port that refuses connections for as long as it is held.
 //!
 //! A dev-dependency of the application only: it runs the `mcp-exporter`
@@ -21,6 +22,7 @@ pub mod demo;
 pub mod exporter;
 pub mod gateways;
 pub mod http;
+pub mod logfmt;
 pub mod metrics;
 pub mod otlp;
 pub mod peers;
