@@ -1,7 +1,8 @@
 //! What a person reads from the command line when something is off: config
 //! errors with the key meant, all at once and once only, warnings about
 //! what would fail at the first poll, a short usage without arguments, a
-//! refused connection said once with a hint.
+//! refused connection said once with a hint, log flags as Prometheus
+//! exporters take them.
 
 use mcp_testkit::process::run_exporter;
 use mcp_testkit::ClosedPort;
@@ -203,4 +204,36 @@ fn build_info_carries_the_revision_built_from() {
         Some(1.0),
         "{metrics}"
     );
+}
+
+#[test]
+fn log_flags_take_prometheus_values_and_suggest_for_a_typo() {
+    for (flag, typo, meant) in [
+        ("--log.format", "lgofmt", "logfmt"),
+        ("--log.level", "warning", "warn"),
+    ] {
+        let out = run_exporter(&[flag, typo, "check-config", "--config.file", "x.yaml"]);
+        assert_eq!(out.code(), Some(2), "{}", out.describe());
+        assert!(
+            out.stderr
+                .contains(&format!("a similar value exists: '{meant}'")),
+            "{}",
+            out.describe()
+        );
+    }
+    let (_dir, path) = write_config("targets:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n");
+    for format in ["logfmt", "json", "text"] {
+        for level in ["debug", "info", "warn", "error"] {
+            let out = run_exporter(&[
+                "check-config",
+                "--config.file",
+                &path,
+                "--log.format",
+                format,
+                "--log.level",
+                level,
+            ]);
+            assert_eq!(out.code(), Some(0), "{format} {level}: {}", out.describe());
+        }
+    }
 }

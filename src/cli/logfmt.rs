@@ -51,12 +51,7 @@ where
         event.record(&mut fields);
 
         let mut line = String::with_capacity(128 + fields.pairs.len());
-        let _ = write!(
-            line,
-            "time={} level={}",
-            chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ"),
-            level_name(*meta.level())
-        );
+        let _ = write!(line, "time={} level={}", now(), level_name(*meta.level()));
         if let (Some(file), Some(number)) = (meta.file(), meta.line()) {
             line.push_str(" source=");
             push_value(&mut line, &format!("{}:{number}", short_source(file)));
@@ -90,6 +85,20 @@ impl<'writer> FormatFields<'writer> for LogfmtFields {
         fields.record(&mut pairs);
         writer.write_str(pairs.pairs.strip_prefix(' ').unwrap_or_default())
     }
+}
+
+/// The line announcing where `serve` listens, written whatever the level
+/// (see `logging::announce_listening`).
+pub fn listening_line(url: &str) -> String {
+    let mut line = format!("time={} level=info msg=\"listening on\" url=", now());
+    push_value(&mut line, url);
+    line.push('\n');
+    line
+}
+
+/// Now as Prometheus exporters write it, in UTC to the millisecond.
+fn now() -> impl fmt::Display {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ")
 }
 
 /// Prometheus exporters' level names (lower case), and `trace` below them.

@@ -36,8 +36,24 @@ impl LogLevel {
     }
 }
 
+/// The format [`init`] installed, for [`announce_listening`].
+static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
+
+/// Say where `serve` listens, whatever `--log.level`: tests and scripts
+/// read it to find a port the OS chose. `listening on URL` in `text` and
+/// `json`; in `logfmt` a logfmt line (`msg="listening on" url=URL`), so
+/// every line a log pipeline reads parses.
+pub fn announce_listening(url: &str) {
+    let line = match FORMAT.get() {
+        Some(LogFormat::Logfmt) => crate::cli::logfmt::listening_line(url),
+        _ => format!("listening on {url}\n"),
+    };
+    crate::cli::print_stderr(&line);
+}
+
 /// Install the global subscriber. `RUST_LOG` overrides `level` when set.
 pub fn init(level: LogLevel, format: LogFormat) {
+    let _ = FORMAT.set(format);
     let level = level.directive();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new(format!(

@@ -133,8 +133,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     ));
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
-    // Tests and scripts read this line to find a port chosen by the OS.
-    eprintln!("listening on {}://{local}", server.scheme());
+    crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
 
     tokio::spawn(reload_on_sighup(service.clone()));
     let app = router(AppState::new(

@@ -21,7 +21,12 @@ pub const RUN_DEADLINE: Duration = Duration::from_secs(150);
 pub const GROUP_EXIT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What a server's stderr says once it listens; the address follows.
-const LISTENING: [&str; 2] = ["listening on ", "Uvicorn running on "];
+/// (`mcp-exporter --log.format logfmt` writes it as a logfmt line.)
+const LISTENING: [&str; 3] = [
+    "msg=\"listening on\" url=",
+    "listening on ",
+    "Uvicorn running on ",
+];
 
 /// Sends `signal` to the process group `pgid` (a child started here).
 pub fn kill_group(pgid: u32, signal: i32) {
