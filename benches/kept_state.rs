@@ -31,7 +31,6 @@ use mcp_listing::{walk, Kind, Pager, TransportKind, WalkLimits};
 use prometheus_client::registry::Registry;
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
