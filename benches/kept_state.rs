@@ -232,6 +232,7 @@ fn main() {
         event_window: mcp_exporter::verdict::DEFAULT_EVENT_WINDOW,
         conformance: ConformanceMetrics::register(&mut registry),
         discovery: DiscoveryMetrics::register(&mut registry),
+        levels: Default::default(),
     };
     let shared = Arc::new(Shared::new(sinks, &loaded.config.defaults));
     let sinks = &shared.sinks;
@@ -291,7 +292,7 @@ fn main() {
                 &polled,
             );
             let verdict = kept(&mut b.history, || {
-                let obs = observation(&polled, &t.expect, &sizes);
+                let obs = observation(&polled, &t.expect, t.expect_page_latency, &sizes);
                 sinks.status.judge(&obs, &t.name, sinks.event_window, false)
             })
             .expect("a known target");

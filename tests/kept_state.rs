@@ -133,7 +133,7 @@ fn a_target_polled_1000_times_with_a_changing_catalogue_keeps_its_documented_siz
     for n in 1..=1000u32 {
         let (polled, _) = baseline::compare(&mut baselines, report(n), &[], n as f64);
         let sizes = reference_sizes(&baselines, &polled);
-        let obs = observation(&polled, &expect, &sizes);
+        let obs = observation(&polled, &expect, None, &sizes);
         status
             .judge(&obs, TARGET, DEFAULT_EVENT_WINDOW, false)
             .expect("a known target");

@@ -22,7 +22,7 @@ const RUNBOOK_BASE: &str =
     "https://github.com/mcp-exporter/mcp-exporter/blob/main/docs/runbooks.md#";
 const SEVERITIES: [&str; 3] = ["critical", "warning", "info"];
 /// Alerts the project promises (docs/runbooks.md explains each).
-const REQUIRED_ALERTS: [&str; 16] = [
+const REQUIRED_ALERTS: [&str; 18] = [
     "McpListingSilentlyShrank",
     "McpListingShrank",
     "McpListingBelowExpected",
@@ -38,6 +38,8 @@ const REQUIRED_ALERTS: [&str; 16] = [
     "McpConformanceMustFailure",
     "McpDiscoverySourceFailing",
     "McpExporterConfigReloadFailed",
+    "McpExporterMetricsRenderSlow",
+    "McpExporterMemoryPerTargetGrowing",
     "McpExporterAbsent",
 ];
 /// Dashboard uids are links in alerts and docs; they must not change.

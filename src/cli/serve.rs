@@ -6,7 +6,8 @@ use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::telemetry::metrics::{
-    register_external_url, ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
+    register_external_url, register_process_metrics, ConformanceMetrics, DiscoveryMetrics,
+    ExporterMetrics, RenderMetrics, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -21,7 +22,7 @@ use std::time::Duration;
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Configuration file.
-    #[arg(long = "config.file", default_value = "mcp-exporter.yaml")]
+    #[arg(short = 'c', long = "config.file", default_value = "mcp-exporter.yaml")]
     pub config_file: PathBuf,
     /// Address for /metrics, /probe, the status page and the API.
     #[arg(long = "web.listen-address", default_value = "0.0.0.0:9733")]
@@ -123,6 +124,8 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
         (None, None) => format!("http://{local}"),
     };
     register_external_url(&mut registry, &external_url);
+    register_process_metrics(&mut registry);
+    let render_metrics = RenderMetrics::register(&mut registry);
     let probe_budget = Arc::new(crate::web::probe_budget::ProbeBudget::new(
         args.probe_concurrency,
         args.probe_queue,
@@ -137,6 +140,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     let app = router(AppState::new(
         service.clone(),
         Arc::new(registry),
+        render_metrics,
         args.enable_lifecycle,
         probe_budget,
     ));
@@ -146,12 +150,10 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     Ok(())
 }
 
-/// The configuration file, its warnings logged.
+/// The configuration file, its warnings logged; its errors are printed
+/// once, by [`main`].
 fn load_config(path: &Path) -> Result<LoadedConfig, Unstartable> {
-    let loaded = config::load_file(path).map_err(|e| {
-        tracing::error!("{e}");
-        Unstartable(e.to_string())
-    })?;
+    let loaded = config::load_file(path).map_err(|e| Unstartable(e.to_string()))?;
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
@@ -191,7 +193,9 @@ fn sinks(
     let exporter = ExporterMetrics::new(
         registry,
         env!("CARGO_PKG_VERSION"),
-        option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
+        option_env!("MCP_EXPORTER_REVISION")
+            .filter(|r| !r.is_empty())
+            .unwrap_or("unknown"),
     );
     ExporterMetrics::register_stdio_orphans_killed(
         registry,
@@ -207,6 +211,7 @@ fn sinks(
         event_window,
         conformance: ConformanceMetrics::register(registry),
         discovery: DiscoveryMetrics::register(registry),
+        levels: Default::default(),
     }
 }
 

@@ -158,10 +158,13 @@ pub fn honour_retry_after(
 /// guarantees a wedged poll can never hold its slot forever.
 pub fn poll_deadline(t: &TargetConfig) -> Duration {
     let kinds = t.kinds.len().max(1) as u32;
-    t.limits.connect_timeout
-        + t.limits.page_timeout * 2
-        + t.limits.timeout * kinds
-        + Duration::from_secs(10)
+    // Saturating: configured durations are bounded at load, but a bound
+    // must never be what panics.
+    t.limits
+        .connect_timeout
+        .saturating_add(t.limits.page_timeout.saturating_mul(2))
+        .saturating_add(t.limits.timeout.saturating_mul(kinds))
+        .saturating_add(Duration::from_secs(10))
 }
 
 /// One target's loop; `first_spread` places its first poll (see
@@ -195,6 +198,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         };
         first = false;
         let Some(tick) = scheduled else {
+            shared.sinks.status.next_poll(&target.name, None);
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
             std::future::pending::<()>().await;
             return;
@@ -204,10 +208,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         if let Some((done, wait)) = asked_to_wait.take() {
             fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
         }
-        shared
-            .sinks
-            .status
-            .next_poll(&target.name, fire_at.timestamp_millis() as f64 / 1000.0);
+        shared.sinks.status.next_poll(&target.name, Some(fire_at));
         wait_watching(fire_at, watching.take(), &target, &shared).await;
 
         let Some(slot) = shared

@@ -188,6 +188,7 @@ impl Service {
         sinks.metrics.forget_target(name);
         sinks.exporter.forget_target(name);
         sinks.discovery.forget_target(name);
+        sinks.levels.forget(name);
     }
 
     /// [`Service::forget`], unless the target has been started again.
@@ -289,14 +290,37 @@ impl Service {
 pub fn describe_endpoint(t: &TargetConfig) -> String {
     match &t.endpoint {
         config::EndpointConfig::Http { url, transport, .. } => format!(
-            "{}://{}{} ({})",
+            "{}://{}{}{} ({})",
             url.scheme(),
             url.host_str().unwrap_or("?"),
             url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+            shown_path(url, t),
             transport.label()
         ),
         config::EndpointConfig::Stdio { command, .. } => format!("stdio: {command}"),
     }
+}
+
+/// Longest URL path shown, in bytes (cut with `…`).
+const MAX_SHOWN_PATH_BYTES: usize = 64;
+
+/// The URL's path, which tells targets on one host apart: the secrets the
+/// configuration knows scrubbed, bounded; never the query (where API keys
+/// travel) nor credentials.
+fn shown_path(url: &url::Url, t: &TargetConfig) -> String {
+    let path = url.path();
+    if path == "/" {
+        return String::new();
+    }
+    let scrubbed = t.known_secrets.scrub(path);
+    if scrubbed.len() <= MAX_SHOWN_PATH_BYTES {
+        return scrubbed;
+    }
+    let mut end = MAX_SHOWN_PATH_BYTES;
+    while !scrubbed.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &scrubbed[..end])
 }
 
 /// A refresh in the log: a failure as a warning (the last good list stays),

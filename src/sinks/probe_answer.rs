@@ -5,19 +5,21 @@
 use super::fanout::Fanout;
 use crate::config::TargetConfig;
 use crate::poll::PollReport;
-use crate::telemetry::metrics::{encode, TargetMetrics};
+use crate::telemetry::metrics::{Exposition, TargetMetrics};
 use crate::verdict::TargetVerdict;
 use prometheus_client::registry::Registry;
 
-pub use crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE;
-
-/// The OpenMetrics text of one probed target.
-pub fn render(report: PollReport, target: &TargetConfig) -> Result<String, std::fmt::Error> {
+/// The metrics text of one probed target, in `format`.
+pub fn render(
+    report: PollReport,
+    target: &TargetConfig,
+    format: Exposition,
+) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::default();
     let metrics = TargetMetrics::for_probe(&mut registry);
     metrics.register_target(&target.name, &target.kinds, target.metrics_detail);
     Fanout::metrics_only(&metrics).poll(report, target, 0);
-    encode(&registry)
+    format.encode(&registry)
 }
 
 /// `/probe?debug=true`: the human report of one probe — its verdict, then

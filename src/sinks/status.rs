@@ -3,7 +3,7 @@
 
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{unix_now, unix_seconds, TraceId};
-use crate::verdict::history::Observation;
+use crate::verdict::history::{capped_names, Observation};
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
 use mcp_listing::{EndReason, Kind, Outcome, TransportKind};
 use serde::Serialize;
@@ -39,6 +39,9 @@ pub struct KindSummary {
 /// The lists of a [`KindSummary`]; mostly empty.
 #[derive(Debug, Clone, Default)]
 struct KindLists {
+    /// Names added and removed since the previous complete listing, the
+    /// first 200 within 8 KiB each (`capped_names`): one churning poll
+    /// cannot bloat memory.
     added: Vec<String>,
     removed: Vec<String>,
     changed: Vec<mcp_listing::fingerprint::ItemChange>,
@@ -130,8 +133,6 @@ pub struct PageSummary {
 /// Complete listings per kind on a target's sparkline.
 pub const TREND_POINTS: usize = 60;
 
-/// Names removed/added are capped so one churny poll cannot bloat memory.
-const MAX_NAMES_KEPT: usize = 200;
 /// Page records kept for the latest poll, per kind.
 const MAX_PAGES_KEPT: usize = 1000;
 
@@ -179,8 +180,8 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
     let empty = KindDiff::default();
     let diff = p.diffs.get(&l.kind).unwrap_or(&empty);
     let lists = KindLists {
-        added: diff.added.iter().take(MAX_NAMES_KEPT).cloned().collect(),
-        removed: diff.removed.iter().take(MAX_NAMES_KEPT).cloned().collect(),
+        added: capped_names(&diff.added),
+        removed: capped_names(&diff.removed),
         changed: diff.changed.clone(),
         reference_union: p.reference_union.get(&l.kind).cloned(),
         page_detail: l
@@ -393,9 +394,11 @@ impl StatusStore {
         }
     }
 
-    pub fn next_poll(&self, target: &str, unix_seconds: f64) {
+    /// When the target is polled next; `None` when its schedule never
+    /// fires again (the API shows `null`, not a time gone by).
+    pub fn next_poll(&self, target: &str, at: Option<chrono::DateTime<chrono::Utc>>) {
         if let Some(s) = self.write().get_mut(target) {
-            s.next_poll_unix_seconds = Some(unix_seconds);
+            s.next_poll_unix_seconds = at.map(|t| t.timestamp_millis() as f64 / 1000.0);
         }
     }
 

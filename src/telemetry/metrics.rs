@@ -1,7 +1,8 @@
 //! The Prometheus sink: turns [`PolledTarget`](crate::baseline::PolledTarget)
 //! reports into prometheus-client families and encodes them as OpenMetrics
-//! text (with exemplars). Every series is listed in docs/metrics.md; the names
-//! are the contract of DESIGN.md "Metrics".
+//! text (with exemplars) or the Prometheus text format 0.0.4
+//! ([`Exposition`]). Every series is listed in docs/metrics.md, whose names
+//! are the contract dashboards and alerts rely on.
 //!
 //! prometheus-client appends `_total` to counters and the unit to families
 //! registered with one, so families are registered without those suffixes.
@@ -9,9 +10,12 @@
 mod buckets;
 mod discovery;
 mod exporter;
+mod exposition;
 mod families;
 mod group;
 mod labels;
+mod process;
+mod render;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -19,19 +23,16 @@ mod tests;
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 pub use discovery::DiscoveryMetrics;
 pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
+pub use exposition::{Exposition, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};
 pub use group::conformance::ConformanceMetrics;
 pub use labels::MAX_SERVER_LABEL_CHARS;
+pub use process::register_process_metrics;
+pub use render::RenderMetrics;
 pub use target::TargetMetrics;
 
 use prometheus_client::registry::Registry;
 
-/// The Content-Type of [`encode`]'s output; prometheus-client sets none.
-pub const OPENMETRICS_CONTENT_TYPE: &str =
-    "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
 /// The whole registry as OpenMetrics text, ending with `# EOF`.
 pub fn encode(registry: &Registry) -> Result<String, std::fmt::Error> {
-    let mut out = String::with_capacity(16 * 1024);
-    prometheus_client::encoding::text::encode(&mut out, registry)?;
-    Ok(out)
+    Exposition::OpenMetrics.encode(registry)
 }

@@ -21,6 +21,10 @@ pub const MAX_POINTS: usize = 360;
 pub const MAX_CHANGES: usize = 100;
 /// Names kept per change entry and direction (added / removed).
 pub const MAX_NAMES_PER_CHANGE: usize = 200;
+/// Bytes of names kept per change entry and direction: names of up to 256
+/// bytes (`mcp_listing::text::MAX_NAME_BYTES`) fill it before the count
+/// does, so 100 entries of a server churning long names stay under 1.6 MiB.
+pub const MAX_NAME_BYTES_PER_CHANGE: usize = 8 * 1024;
 /// Failures kept, all kinds together; polls do not push them out.
 pub const MAX_FAILURES: usize = 50;
 
@@ -87,6 +91,8 @@ pub struct KindObservation<'a> {
     pub protocol_gaps: Vec<ProtocolGap>,
     /// See `KindInput::empty_is_suspect`.
     pub empty_is_suspect: bool,
+    /// See `KindInput::page_latency`.
+    pub page_latency: Option<Duration>,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -219,6 +225,7 @@ impl CatalogueHistory {
                     garbage_cursor: k.garbage_cursor,
                     protocol_gaps: k.protocol_gaps.clone(),
                     empty_is_suspect: k.empty_is_suspect,
+                    page_latency: k.page_latency,
                 })
                 .collect(),
             changes: &changes,
@@ -323,8 +330,8 @@ impl Change {
             at_unix_seconds,
             from: previous_items,
             to: current_items,
-            added: added.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
-            removed: removed.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
+            added: capped_names(added),
+            removed: capped_names(removed),
             added_total: added.len() as u64,
             removed_total: removed.len() as u64,
             announced,
@@ -333,10 +340,43 @@ impl Change {
     }
 }
 
+/// The first names of `names` within [`MAX_NAMES_PER_CHANGE`] and
+/// [`MAX_NAME_BYTES_PER_CHANGE`]: what a change entry (or a poll's summary)
+/// keeps of the names added or removed.
+pub fn capped_names(names: &[String]) -> Vec<String> {
+    let mut bytes = 0;
+    names
+        .iter()
+        .take(MAX_NAMES_PER_CHANGE)
+        .take_while(|n| {
+            bytes += n.len();
+            bytes <= MAX_NAME_BYTES_PER_CHANGE
+        })
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::verdict::{Code, DEFAULT_EVENT_WINDOW};
+
+    #[test]
+    fn change_names_are_bounded_in_bytes_as_well_as_count() {
+        let long: Vec<String> = (0..200)
+            .map(|i| format!("{i:03}{}", "n".repeat(253)))
+            .collect();
+        let c = Change::from_diff(Kind::Tools, 0.0, 200, 200, &long, &long, false, false)
+            .expect("a change");
+        let kept: usize = c.added.iter().map(String::len).sum();
+        assert!(kept <= MAX_NAME_BYTES_PER_CHANGE, "{kept}");
+        assert_eq!(c.added.len(), MAX_NAME_BYTES_PER_CHANGE / 256);
+        assert_eq!(c.added_total, 200);
+        let short: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+        let c = Change::from_diff(Kind::Tools, 0.0, 0, 300, &short, &[], false, false)
+            .expect("a change");
+        assert_eq!(c.added.len(), MAX_NAMES_PER_CHANGE);
+    }
     use mcp_listing::ErrorKind;
 
     fn complete(n: u64) -> ListingReport {
@@ -357,6 +397,7 @@ mod tests {
                 garbage_cursor: None,
                 protocol_gaps: Vec::new(),
                 empty_is_suspect: false,
+                page_latency: None,
             }],
         }
     }

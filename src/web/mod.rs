@@ -5,6 +5,7 @@ mod api;
 mod basic_auth;
 mod compression;
 mod html;
+mod negotiation;
 mod probe;
 pub mod probe_budget;
 mod scrape_cache;
@@ -20,6 +21,7 @@ mod tls;
 pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};
+use crate::telemetry::metrics::{Exposition, RenderMetrics};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -45,12 +47,13 @@ impl AppState {
     pub fn new(
         service: Arc<Service>,
         registry: Arc<Registry>,
+        render_metrics: RenderMetrics,
         lifecycle: bool,
         probe_budget: Arc<probe_budget::ProbeBudget>,
     ) -> AppState {
         AppState {
             service,
-            scrapes: Arc::new(ScrapeCache::new(registry)),
+            scrapes: Arc::new(ScrapeCache::new(registry, render_metrics)),
             lifecycle,
             probe_budget,
         }
@@ -74,21 +77,20 @@ pub fn router(state: AppState) -> Router {
 
 async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Response {
     let gzip = compression::accepts_gzip(&headers);
-    match app.scrapes.get(gzip).await {
-        Ok(body) => metrics_response(body, gzip),
+    let format = negotiation::exposition_for(&headers);
+    match app.scrapes.get(format, gzip).await {
+        Ok(body) => metrics_response(body, format, gzip),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
     }
 }
 
-/// OpenMetrics text, with `Content-Encoding: gzip` when `gzipped`.
-fn metrics_response(body: Bytes, gzipped: bool) -> Response {
+/// Metrics text in `format`, with `Content-Encoding: gzip` when `gzipped`.
+/// The answer depends on both request headers: caches must key on them.
+fn metrics_response(body: Bytes, format: Exposition, gzipped: bool) -> Response {
     let mut response = (
         [
-            (
-                header::CONTENT_TYPE,
-                crate::telemetry::metrics::OPENMETRICS_CONTENT_TYPE,
-            ),
-            (header::VARY, "Accept-Encoding"),
+            (header::CONTENT_TYPE, format.content_type()),
+            (header::VARY, "Accept, Accept-Encoding"),
         ],
         body,
     )

@@ -51,6 +51,7 @@ pub async fn probe(
     headers: HeaderMap,
 ) -> Response {
     let gzip = super::compression::accepts_gzip(&headers);
+    let format = super::negotiation::exposition_for(&headers);
     let loaded = app.service.config();
     let mut target = match requested_target(&loaded.config, &q) {
         Ok(t) => t,
@@ -90,13 +91,13 @@ pub async fn probe(
         let body = probe_answer::debug(report, &target);
         return ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response();
     }
-    match probe_answer::render(report, &target) {
+    match probe_answer::render(report, &target, format) {
         // A probe answer is one target's series (a few kB): compressing it
         // inline costs less than a hop to the blocking pool.
         Ok(body) if gzip => {
-            super::metrics_response(super::compression::gzip(body.as_bytes()), true)
+            super::metrics_response(super::compression::gzip(body.as_bytes()), format, true)
         }
-        Ok(body) => super::metrics_response(Bytes::from(body), false),
+        Ok(body) => super::metrics_response(Bytes::from(body), format, false),
         Err(_) => bad(StatusCode::INTERNAL_SERVER_ERROR, "encoding metrics failed"),
     }
 }

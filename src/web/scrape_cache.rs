@@ -8,13 +8,22 @@
 //!   duration after it started, so rendering takes at most about a fifth
 //!   of one core however often it is asked for, and a small registry
 //!   (fast render) is re-rendered for nearly every scrape.
+//! - One cache slot per exposition format (OpenMetrics, Prometheus text),
+//!   each with its gzip: at most one encode per format and one compression
+//!   per encode run at a time, whoever scrapes. A render made for a gzip
+//!   request (Prometheus always asks) is compressed on a second thread while
+//!   it is encoded, so compression adds little to the render's time; a
+//!   render made for a plain request is compressed on first demand.
 //! - Encoding and compression run on the blocking pool, never on the
 //!   runtime's workers that drive polls; the registry's family locks are
 //!   read locks, taken one family at a time.
+//! - Each fresh render sets `mcp_exporter_metrics_render_seconds` and
+//!   `mcp_exporter_metrics_response_bytes` ([`RenderMetrics`]).
 //! - The bytes are reference-counted: every response holds the same
 //!   buffer, so memory per scrape is a handle, not a copy.
 
 use super::compression;
+use crate::telemetry::metrics::{Exposition, RenderMetrics};
 use bytes::Bytes;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
@@ -35,7 +44,7 @@ pub enum RenderError {
     Task,
 }
 
-/// One render: the OpenMetrics text, and its gzip made on first demand.
+/// One render: the text in one format, and its gzip made on first demand.
 #[derive(Debug)]
 struct Rendered {
     started: Instant,
@@ -55,38 +64,53 @@ impl Rendered {
 #[derive(Debug)]
 pub struct ScrapeCache {
     registry: Arc<Registry>,
-    last: Mutex<Option<Arc<Rendered>>>,
+    metrics: RenderMetrics,
+    /// The last render of each format, by [`Exposition::index`].
+    last: [Mutex<Option<Arc<Rendered>>>; Exposition::ALL.len()],
 }
 
 impl ScrapeCache {
-    pub fn new(registry: Arc<Registry>) -> ScrapeCache {
+    pub fn new(registry: Arc<Registry>, metrics: RenderMetrics) -> ScrapeCache {
         ScrapeCache {
             registry,
-            last: Mutex::new(None),
+            metrics,
+            last: Default::default(),
         }
     }
 
-    /// The registry's text (gzipped if `gzip`), rendered for this request
-    /// or shared with requests of the same moment.
-    pub async fn get(&self, gzip: bool) -> Result<Bytes, RenderError> {
-        let rendered = self.rendered(Instant::now()).await?;
+    /// The registry's text in `format` (gzipped if `gzip`), rendered for
+    /// this request or shared with requests of the same moment.
+    pub async fn get(&self, format: Exposition, gzip: bool) -> Result<Bytes, RenderError> {
+        let rendered = self.rendered(format, gzip, Instant::now()).await?;
         if !gzip {
             return Ok(rendered.plain.clone());
         }
+        // A render made for a plain request: its gzip on first demand.
         let plain = rendered.plain.clone();
+        let (took, bytes) = (rendered.took, rendered.plain.len());
         let packed = rendered
             .gzip
             .get_or_try_init(|| async move {
-                tokio::task::spawn_blocking(move || compression::gzip(&plain))
+                let started = Instant::now();
+                let packed = tokio::task::spawn_blocking(move || compression::gzip(&plain))
                     .await
-                    .map_err(|_| RenderError::Task)
+                    .map_err(|_| RenderError::Task)?;
+                self.metrics.rendered(took + started.elapsed(), bytes);
+                Ok(packed)
             })
             .await?;
         Ok(packed.clone())
     }
 
-    async fn rendered(&self, arrived: Instant) -> Result<Arc<Rendered>, RenderError> {
-        let mut last = self.last.lock().await;
+    /// A render fresh for a request that arrived at `arrived`: the last one,
+    /// or a new one (compressed while it is encoded when `gzip`).
+    async fn rendered(
+        &self,
+        format: Exposition,
+        gzip: bool,
+        arrived: Instant,
+    ) -> Result<Arc<Rendered>, RenderError> {
+        let mut last = self.last[format.index()].lock().await;
         if let Some(r) = last.as_ref().filter(|r| r.fresh_for(arrived)) {
             return Ok(r.clone());
         }
@@ -96,9 +120,16 @@ impl ScrapeCache {
             .map_or(64 * 1024, |r| r.plain.len() + r.plain.len() / 8);
         let registry = self.registry.clone();
         let started = Instant::now();
-        let text = tokio::task::spawn_blocking(move || {
-            let mut out = String::with_capacity(capacity);
-            prometheus_client::encoding::text::encode(&mut out, &registry).map(|()| out)
+        let (plain, packed) = tokio::task::spawn_blocking(move || {
+            if gzip {
+                compression::text_and_gzip(capacity, |out| format.encode_into(out, &registry))
+                    .map(|(plain, packed)| (plain, Some(packed)))
+            } else {
+                let mut out = String::with_capacity(capacity);
+                format
+                    .encode_into(&mut out, &registry)
+                    .map(|()| (Bytes::from(out), None))
+            }
         })
         .await
         .map_err(|_| RenderError::Task)?
@@ -106,9 +137,10 @@ impl ScrapeCache {
         let rendered = Arc::new(Rendered {
             started,
             took: started.elapsed(),
-            plain: Bytes::from(text),
-            gzip: OnceCell::new(),
+            plain,
+            gzip: OnceCell::new_with(packed),
         });
+        self.metrics.rendered(rendered.took, rendered.plain.len());
         *last = Some(rendered.clone());
         Ok(rendered)
     }
@@ -141,10 +173,36 @@ mod tests {
         let mut registry = Registry::default();
         let g: prometheus_client::metrics::gauge::Gauge = Default::default();
         registry.register("g", "a gauge", g.clone());
-        let cache = Arc::new(ScrapeCache::new(Arc::new(registry)));
-        let a = cache.get(false).await.unwrap();
+        let cache = Arc::new(ScrapeCache::new(
+            Arc::new(registry),
+            RenderMetrics::default(),
+        ));
+        let a = cache.get(Exposition::OpenMetrics, false).await.unwrap();
         assert!(String::from_utf8_lossy(&a).ends_with("# EOF\n"));
-        let zipped = cache.get(true).await.unwrap();
+        let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
         assert_eq!(&zipped[..2], &[0x1f, 0x8b], "gzip magic");
+    }
+
+    #[tokio::test]
+    async fn each_format_has_its_own_render() {
+        let mut registry = Registry::default();
+        let c: prometheus_client::metrics::counter::Counter = Default::default();
+        registry.register("c", "a counter", c.clone());
+        let mut own = Registry::default();
+        let metrics = RenderMetrics::register(&mut own);
+        let cache = ScrapeCache::new(Arc::new(registry), metrics);
+        let open = cache.get(Exposition::OpenMetrics, false).await.unwrap();
+        let text = cache.get(Exposition::PrometheusText, false).await.unwrap();
+        assert!(String::from_utf8_lossy(&open).contains("# TYPE c counter\n"));
+        assert!(String::from_utf8_lossy(&text).contains("# TYPE c_total counter\n"));
+        assert!(!String::from_utf8_lossy(&text).contains("# EOF"));
+        let own = Exposition::PrometheusText.encode(&own).unwrap();
+        assert!(
+            own.contains(&format!(
+                "mcp_exporter_metrics_response_bytes {}\n",
+                text.len()
+            )),
+            "{own}"
+        );
     }
 }

@@ -306,9 +306,10 @@ fn kind_row(b: &mut String, k: &KindSummary) {
         .map(|pg| {
             format!(
                 "#{}{} {}·{:.1}·{}",
-                pg.index,
+                mcp_listing::page_number(pg.index),
                 if pg.attempt > 0 {
-                    format!("/a{}", pg.attempt)
+                    // Attempts counted from 1, as the verdict's "(attempt 2)".
+                    format!("/a{}", pg.attempt + 1)
                 } else {
                     String::new()
                 },

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 /// Properties of one schema summary kept; the rest are left out (and the
 /// summary marked truncated, so a classifier does not invent removals).
 pub const MAX_SHAPE_PROPERTIES: usize = 32;
-/// Longest property name kept, in characters.
+/// Longest property name (and type name) kept, in bytes; cut by
+/// [`crate::text::cut`].
 pub const MAX_PROPERTY_NAME: usize = 64;
 /// Items per listing that keep a schema summary; beyond this only digests
 /// are kept and a changed item is classified `unknown`.
@@ -258,7 +259,7 @@ pub fn template_parameters(template: &str) -> Vec<String> {
 }
 
 fn bounded(s: &str) -> String {
-    s.chars().take(MAX_PROPERTY_NAME).collect()
+    crate::text::cut(s, MAX_PROPERTY_NAME).into_owned()
 }
 
 /// Summarise an object schema's top level.
@@ -308,11 +309,12 @@ pub fn arguments_shape(args: &Value) -> SchemaShape {
 /// The JSON types a property schema allows, sorted; empty means any.
 fn types_of(prop: &Value) -> Vec<String> {
     let mut out: Vec<String> = match prop.get("type") {
-        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::String(t)) => vec![bounded(t)],
         Some(Value::Array(ts)) => ts
             .iter()
             .filter_map(Value::as_str)
-            .map(str::to_string)
+            .take(MAX_SHAPE_PROPERTIES)
+            .map(bounded)
             .collect(),
         _ => Vec::new(),
     };

@@ -1,8 +1,9 @@
 //! `mcp-exporter` serving a configuration on loopback, and the one-process
 //! HTTP simulator most serve tests poll.
 
-use crate::http::{http_get, http_get_ok, http_post};
+use crate::http::{http_get, http_get_accepting, http_get_ok, http_post};
 use crate::process::{wait_for, Proc};
+use crate::prometheus::PROMETHEUS_ACCEPT;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -87,9 +88,13 @@ impl Exporter {
         http_post(&self.at("/-/reload"))
     }
 
-    /// `/metrics`, which must answer 200.
+    /// `/metrics` as Prometheus gets it (OpenMetrics, asked for in
+    /// `Accept`), which must answer 200.
     pub fn metrics(&self) -> String {
-        http_get_ok(&self.at("/metrics"))
+        let url = self.at("/metrics");
+        let (status, body) = http_get_accepting(&url, PROMETHEUS_ACCEPT);
+        assert_eq!(status, 200, "GET {url}: {body}");
+        body
     }
 
     /// `/api/targets`: every target.

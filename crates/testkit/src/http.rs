@@ -10,6 +10,11 @@ pub fn http_get(url: &str) -> (u16, String) {
     request(reqwest::Method::GET, url)
 }
 
+/// GET `url` with an `Accept` header: the status and the body.
+pub fn http_get_accepting(url: &str, accept: &str) -> (u16, String) {
+    send(reqwest::Method::GET, url, Some(accept))
+}
+
 /// POST `url` with an empty body: the status and the body.
 pub fn http_post(url: &str) -> (u16, String) {
     request(reqwest::Method::POST, url)
@@ -23,14 +28,22 @@ pub fn http_get_ok(url: &str) -> String {
 }
 
 fn request(method: reqwest::Method, url: &str) -> (u16, String) {
+    send(method, url, None)
+}
+
+fn send(method: reqwest::Method, url: &str, accept: Option<&str>) -> (u16, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a current-thread runtime");
     rt.block_on(async {
-        let resp = reqwest::Client::new()
+        let mut request = reqwest::Client::new()
             .request(method.clone(), url)
-            .timeout(REQUEST_DEADLINE)
+            .timeout(REQUEST_DEADLINE);
+        if let Some(accept) = accept {
+            request = request.header(reqwest::header::ACCEPT, accept);
+        }
+        let resp = request
             .send()
             .await
             .unwrap_or_else(|e| panic!("{method} {url}: {e}"));

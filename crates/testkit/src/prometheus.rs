@@ -8,6 +8,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The `Accept` header Prometheus 2.x scrapes with (OpenMetrics first).
+pub const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
 const INSTALL: &str = "on Debian `apt-get install prometheus` (ships prometheus and promtool)";
 
 /// `$PROMETHEUS`, `/usr/bin/prometheus`, then `prometheus` on `$PATH`.
@@ -18,6 +21,22 @@ pub fn prometheus_binary() -> Result<PathBuf, String> {
 /// `$PROMTOOL`, `/usr/bin/promtool`, then `promtool` on `$PATH`.
 pub fn promtool_binary() -> Result<PathBuf, String> {
     system_binary("PROMTOOL", &["promtool"], INSTALL)
+}
+
+/// `promtool check metrics` of `text` (the lint exporter pipelines run):
+/// what it finished with. promtool reads the text on its stdin.
+pub fn promtool_check_metrics(text: &str) -> Result<crate::Finished, String> {
+    let promtool = promtool_binary()?;
+    let mut file = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| e.to_string())?;
+    // `run` gives the command an empty stdin: a shell redirects the file.
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg("exec \"$0\" check metrics < \"$1\"")
+        .arg(&promtool)
+        .arg(file.path());
+    Ok(crate::run(command, "promtool check metrics"))
 }
 
 /// What the temporary Prometheus scrapes and evaluates.

@@ -54,13 +54,13 @@ pub fn forget_leader(pid: u32) {
 }
 
 #[derive(Default)]
-struct Registry {
+struct LiveChildren {
     live_tags: HashSet<String>,
     leaders: HashSet<u32>,
 }
 
-fn registry() -> MutexGuard<'static, Registry> {
-    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+fn registry() -> MutexGuard<'static, LiveChildren> {
+    static REGISTRY: OnceLock<Mutex<LiveChildren>> = OnceLock::new();
     let lock = REGISTRY.get_or_init(Mutex::default);
     // The sets stay consistent even if a holder panicked mid-way: each
     // operation is a single insert or remove.

@@ -1,0 +1,41 @@
+//! What the last `/metrics` render cost (`mcp_exporter_metrics_render_*`,
+//! `mcp_exporter_metrics_response_bytes`): the exporter's own scrape cost,
+//! which grows with the fleet and is alerted on when it drifts
+//! (alerts/mcp-exporter.rules.yaml, `McpExporterMetricsRenderSlow`).
+
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+/// Handles on the render families; clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct RenderMetrics {
+    seconds: Gauge<f64, AtomicU64>,
+    bytes: Gauge,
+}
+
+impl RenderMetrics {
+    pub fn register(registry: &mut Registry) -> RenderMetrics {
+        let m = RenderMetrics::default();
+        registry.register_with_unit(
+            "mcp_exporter_metrics_render",
+            "Time the last fresh /metrics body took to produce: encoding, plus compression when the scraper asked for gzip",
+            Unit::Seconds,
+            m.seconds.clone(),
+        );
+        registry.register_with_unit(
+            "mcp_exporter_metrics_response",
+            "Size of the last fresh /metrics body before compression",
+            Unit::Bytes,
+            m.bytes.clone(),
+        );
+        m
+    }
+
+    /// A render took `took` and made `bytes` of text.
+    pub fn rendered(&self, took: Duration, bytes: usize) {
+        self.seconds.set(took.as_secs_f64());
+        self.bytes.set(i64::try_from(bytes).unwrap_or(i64::MAX));
+    }
+}
