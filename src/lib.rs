@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod discovery;
+pub mod files;
 pub mod poll;
 pub mod poller;
 pub mod sinks;

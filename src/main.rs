@@ -16,9 +16,10 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     serve: serve::ServeArgs,
-    /// error, warn, info, debug or trace.
-    #[arg(long = "log.level", default_value = "info", global = true)]
-    log_level: String,
+    /// Only log messages with this severity or above (as Prometheus
+    /// exporters name it; `RUST_LOG` overrides it).
+    #[arg(long = "log.level", value_enum, default_value = "info", global = true)]
+    log_level: logging::LogLevel,
     #[arg(long = "log.format", value_enum, default_value = "text", global = true)]
     log_format: logging::LogFormat,
 }
@@ -41,7 +42,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init(&cli.log_level, cli.log_format);
+    // No arguments and no mcp-exporter.yaml here: a person trying the
+    // command, not a service; tell them where to start.
+    if std::env::args_os().len() == 1 && !cli.serve.config_file.exists() {
+        mcp_exporter::cli::print_stderr(mcp_exporter::cli::FIRST_STEPS);
+        return ExitCode::from(2);
+    }
+    logging::init(cli.log_level, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -167,7 +167,7 @@ fn the_table_view_names_failures_with_evidence() {
     );
     assert_eq!(code, 1);
     assert!(text.contains("cursor-cycle"), "{text}");
-    assert!(text.contains("↳ listing 1 · page 2 · cursor #"), "{text}");
+    assert!(text.contains("↳ listing 1 · page 3 · cursor #"), "{text}");
     assert!(text.contains("→ exit 1"), "{text}");
 }
 

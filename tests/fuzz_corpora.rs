@@ -9,7 +9,7 @@
 #[path = "../fuzz/src/harness.rs"]
 mod harness;
 
-use harness::{ConfigText, Message, SseRead};
+use harness::{ConfigText, Message, SseRead, StateFile};
 use mcp_listing::{ErrorKind, Guard, Outcome};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -199,7 +199,7 @@ fn walker_corpus() {
     );
 }
 
-/// The corpora directory holds exactly the four targets above: a new fuzz
+/// The corpora directory holds exactly the targets replayed here: a new fuzz
 /// target must get its replay here too.
 #[test]
 fn every_corpus_is_replayed() {
@@ -214,5 +214,26 @@ fn every_corpus_is_replayed() {
         })
         .collect();
     names.sort();
-    assert_eq!(names, ["config", "jsonrpc", "sse_body", "walker"]);
+    assert_eq!(
+        names,
+        ["config", "jsonrpc", "sse_body", "state_file", "walker"]
+    );
+}
+
+#[test]
+fn state_file_corpus() {
+    use StateFile::*;
+    replay(
+        "state_file",
+        harness::state_file,
+        &[
+            ("baseline-v1", Loaded { names: 3 }),
+            ("baseline-empty-kinds", Loaded { names: 0 }),
+            ("unknown-version", Rejected),
+            ("truncated", Rejected),
+            ("not-json", Rejected),
+            ("wrong-kind", Rejected),
+            ("huge-version", Rejected),
+        ],
+    );
 }

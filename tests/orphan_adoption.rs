@@ -4,7 +4,7 @@
 #![cfg(target_os = "linux")]
 
 use mcp_wire::transport::process_tree::{
-    become_subreaper, new_tag, orphans_killed, release_tag, Sweeper, TREE_TAG_VAR,
+    become_subreaper, new_tag, orphans_killed, release_tag, sweep_at_exit, Sweeper, TREE_TAG_VAR,
 };
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -148,4 +148,22 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
             .count();
         assert_eq!(left, 0, "a process with tag {tag} survived");
     }
+
+    // At exit, a server still open (its tag live) and its tree go too:
+    // the exit sweep does not wait for a close that will never come.
+    let at_exit = new_tag();
+    let exit_marker = format!("orphan-at-exit-{me}");
+    orphan_tree(&at_exit, &exit_marker);
+    wait_until("the last orphan started", || {
+        marked(&exit_marker).len() == 1
+    });
+    let before = orphans_killed();
+    let swept = sweep_at_exit();
+    assert!(swept >= 1, "nothing killed at exit");
+    assert_eq!(orphans_killed(), before + swept as u64);
+    wait_until("the open server's tree gone at exit", || {
+        sweeper.sweep();
+        marked(&exit_marker).iter().all(|(_, _, zombie)| *zombie) && own_zombies() == 0
+    });
+    assert!(marked(&exit_marker).is_empty());
 }

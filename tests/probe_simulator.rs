@@ -459,7 +459,7 @@ fn human_output_shows_every_page() {
     let text = &out.stdout;
     assert!(out.success(), "{}", out.describe());
     assert!(
-        text.contains("tools: complete · 5 page(s) · 24 raw / 20 unique / 4 duplicate(s)"),
+        text.contains("tools: complete · 5 pages · 24 raw / 20 unique / 4 duplicate(s)"),
         "{text}"
     );
     assert!(

@@ -49,6 +49,7 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
         "healthy",
         "origin",
         "overlapping",
+        "slow",
     ] {
         demo.wait_target(name, "a verdict", |t| t["verdict"]["level"].is_string());
     }
@@ -69,7 +70,20 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     );
     assert!(gateway_row.contains("tool-009"), "{gateway_row}");
     assert!(visible_text(row(&front_dom, "cycling")).contains("down"));
-    assert!(visible_text(row(&front_dom, "healthy")).contains("healthy"));
+    let healthy_row = visible_text(row(&front_dom, "healthy"));
+    assert!(healthy_row.contains("healthy"), "{healthy_row}");
+    // The endpoint column tells targets on one simulator apart.
+    assert!(healthy_row.contains("/mcp/healthy"), "{healthy_row}");
+    assert!(gateway_row.contains("/mcp/gateway"), "{gateway_row}");
+    // A catalogue that never changed trends as a flat line, not bars.
+    assert!(healthy_row.contains("──"), "{healthy_row}");
+    assert!(!healthy_row.contains('▄'), "{healthy_row}");
+    // Slow pages are a reason, with the figure.
+    let slow_row = visible_text(row(&front_dom, "slow"));
+    assert!(
+        slow_row.contains("degraded") && slow_row.contains("more than the expected 500 ms"),
+        "{slow_row}"
+    );
     // Worst first: every down row before every degraded row before healthy.
     let pos = |name: &str| front_dom.find(&format!("data-target=\"{name}\"")).unwrap();
     assert!(pos("cycling") < pos("gateway") && pos("stale-cursor") < pos("gateway"));
@@ -95,6 +109,20 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
         );
     }
     assert!(gateway_dom.contains("<svg"), "no chart on the target page");
+    // Kinds with equal counts (the gateway lists 8 of each) stay apart:
+    // each its own stroke, named in the legend.
+    let strokes: std::collections::BTreeSet<&str> = gateway_dom
+        .split("<polyline")
+        .skip(1)
+        .filter_map(|l| l.split("stroke-dasharray=\"").nth(1)?.split('"').next())
+        .collect();
+    assert!(strokes.len() >= 2, "{gateway_dom}");
+    for kind in ["tools", "prompts"] {
+        assert!(
+            gateway.contains(kind),
+            "{kind} not in the legend:\n{gateway}"
+        );
+    }
 
     // The shrinking target's page: the change log names what vanished, when.
     let (shrinking, shrinking_dom) = text_of(&demo, "/targets/shrinking");

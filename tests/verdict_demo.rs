@@ -8,6 +8,8 @@
 //!   removed name and the time;
 //! - `overlapping` is degraded with its duplicates;
 //! - `cycling` and `stale-cursor` are down with guard or error and page;
+//! - `slow` is degraded: its pages take longer than its `page_latency`;
+//! - every target's endpoint is told apart from the others';
 //! - `healthy` and `origin` are healthy;
 //! - the registry source discovers `io.github.sim/public-0001` … `0003`.
 
@@ -99,7 +101,7 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
         Some("tools"),
     ));
     assert!(
-        cycle.contains("cursor_cycle") && cycle.contains("at page index "),
+        cycle.contains("cursor_cycle") && cycle.contains("at page 3 "),
         "{cycle}"
     );
 
@@ -107,8 +109,31 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
     assert_eq!(level(&stale), "down", "{stale:#}");
     let failed = message(reason(&stale["verdict"], "listing_failed", Some("tools")));
     assert!(
-        failed.contains("invalid_cursor") && failed.contains("at page index "),
+        failed.contains("invalid_cursor") && failed.contains("at page 4 (attempt 2)"),
         "{failed}"
+    );
+
+    // 800 ms pages against `expect: {page_latency: 500ms}`.
+    let slow = demo.wait_target("slow", "a verdict", |t| !level(t).is_empty());
+    assert_eq!(level(&slow), "degraded", "{slow:#}");
+    let slow_pages = message(reason(&slow["verdict"], "slow_pages", Some("tools")));
+    assert!(
+        slow_pages.starts_with("tools page 2 took ")
+            && slow_pages.contains(" ms, more than the expected 500 ms"),
+        "{slow_pages}"
+    );
+
+    // The endpoint column tells every target apart (one simulator, one
+    // host and port for all but the stdio target).
+    let endpoints: std::collections::BTreeSet<String> = demo
+        .api_targets()
+        .iter()
+        .map(|t| t["endpoint"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(endpoints.len(), demo.api_targets().len(), "{endpoints:?}");
+    assert!(
+        endpoints.iter().any(|e| e.ends_with("/mcp/gateway (auto)")),
+        "{endpoints:?}"
     );
 
     for name in ["healthy", "origin"] {
@@ -209,6 +234,13 @@ fn the_readme_probe_example_is_what_probe_prints() {
     let start = readme.find(command).expect("the probe example") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("its exit status");
     let documented = &readme[start..end];
+    // The example starts its server on the port the probe names.
+    assert!(
+        readme.contains(
+            "$ mcp-exporter simulate --transport http --listen 127.0.0.1:9741 --scenario cycle &\n"
+        ),
+        "the README's probe example does not start the server it probes"
+    );
 
     let sim = http_scenario("cycle", &[]);
     let out = run_exporter(&[

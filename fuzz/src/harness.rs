@@ -143,6 +143,27 @@ pub enum ConfigText {
     Rejected,
 }
 
+/// What the state-file parser made of a file's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateFile {
+    /// Ours: the target it is for and how many names it holds.
+    Loaded { names: usize },
+    /// Not ours (another version, not JSON, the wrong shape).
+    Rejected,
+}
+
+/// A baseline file's bytes through the parser the state directory's
+/// loader uses (after its regular-file and size checks).
+pub fn state_file(data: &[u8]) -> StateFile {
+    match mcp_exporter::baseline::parse_state_file(data) {
+        Ok((_target, names)) => StateFile::Loaded { names },
+        Err(why) => {
+            assert!(why.len() <= 4096, "state-file error message not bounded");
+            StateFile::Rejected
+        }
+    }
+}
+
 /// A configuration file's text through the loader, and its error message.
 pub fn config_text(data: &[u8]) -> ConfigText {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -4,5 +4,6 @@
 mod harness;
 
 pub use harness::{
-    config_text, jsonrpc_message, sse_body, walk_pages, ConfigText, Message, SseRead,
+    config_text, jsonrpc_message, sse_body, state_file, walk_pages, ConfigText, Message, SseRead,
+    StateFile,
 };

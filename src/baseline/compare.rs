@@ -86,8 +86,13 @@ pub fn compare(
                 &listing.fingerprints,
             )
         {
-            store.set(&report.target, listing.kind, listing.names.clone(), now);
-            store.set_fingerprints(&report.target, listing.kind, listing.fingerprints.clone());
+            store.set(
+                &report.target,
+                listing.kind,
+                listing.names.clone(),
+                listing.fingerprints.clone(),
+                now,
+            );
             changed = true;
         }
     }

@@ -1,11 +1,12 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
+use super::store::BaselinePrints;
 use crate::config::NameMap;
-use mcp_listing::fingerprint::{changed_items, ItemChange, ItemFingerprint};
+use mcp_listing::fingerprint::{changed_items, ItemChange};
 use mcp_listing::{Kind, ListingReport, Outcome};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Churn of one kind against the previous complete listing.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -29,13 +30,16 @@ pub const MAX_CHANGES_NAMED: usize = 50;
 /// Item-content drift of a complete listing against the previous
 /// fingerprints. Items new or gone are churn, not drift.
 pub fn content_changes(
-    previous: Option<&BTreeMap<String, ItemFingerprint>>,
+    previous: Option<BaselinePrints<'_>>,
     listing: &ListingReport,
 ) -> (u64, Vec<ItemChange>) {
     match previous {
-        Some(old) if listing.outcome == Outcome::Complete => {
-            changed_items(listing.kind, old, &listing.fingerprints, MAX_CHANGES_NAMED)
-        }
+        Some(old) if listing.outcome == Outcome::Complete => changed_items(
+            listing.kind,
+            |name| old.get(name),
+            &listing.fingerprints,
+            MAX_CHANGES_NAMED,
+        ),
         _ => (0, Vec::new()),
     }
 }

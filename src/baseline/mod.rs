@@ -8,4 +8,7 @@ mod store;
 
 pub use compare::{compare, PolledTarget, ReferenceUnion};
 pub use diff::{diff, missing_from, BaselineKey, KindDiff};
-pub use store::{BaselineError, BaselineStore, PendingWrite};
+pub use store::{
+    parse_state_file, BaselineError, BaselinePrints, BaselineStore, PendingWrite,
+    MAX_STATE_FILE_BYTES,
+};

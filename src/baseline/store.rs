@@ -1,12 +1,16 @@
 //! Baselines in memory, persisted per target as JSON in the state
 //! directory with an atomic replace (temp file, fsync, rename, fsync dir).
+//! The directory is ours and private (0700, files 0600); what is found in
+//! it is read as a regular file only, never through a link, up to
+//! [`MAX_STATE_FILE_BYTES`] (`crate::files`), and anything else is moved
+//! aside with its reason.
 
 use super::diff::BaselineKey;
+use crate::files::{self, Links, ReadFileError};
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::Kind;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -21,6 +25,14 @@ pub enum BaselineError {
     Decode {
         path: PathBuf,
         source: serde_json::Error,
+    },
+    /// Not a file we can use (a link, FIFO or device, larger than the cap,
+    /// not our JSON): moved aside, never read again nor overwritten.
+    #[error("baseline file {path}: {why}; moved aside as {kept_as} (its target starts without a baseline)")]
+    Unusable {
+        path: PathBuf,
+        why: String,
+        kept_as: String,
     },
     /// Written by another (likely newer) exporter. Kept aside under
     /// `kept_as`, never read as ours and never overwritten.
@@ -45,16 +57,105 @@ struct VersionOnly {
     version: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One kind's last complete listing, in memory: each name once.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "KindBaselineFile")]
 struct KindBaseline {
+    /// Sorted, unique.
     names: Vec<String>,
     /// When these names were stored; an identical later listing does not
     /// restamp (or rewrite) them.
     observed_unix_seconds: f64,
     /// Per item, what callers depend on as short hashes (item-content
-    /// drift); absent in files written before drift was kept.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// drift): `fingerprints[i]` is `names[i]`'s, so no name is kept twice.
+    /// Empty when none were kept (files written before drift was kept).
+    fingerprints: Vec<Option<ItemFingerprint>>,
+}
+
+/// [`KindBaseline`] as the file holds it: fingerprints keyed by name.
+#[derive(Deserialize)]
+struct KindBaselineFile {
+    names: Vec<String>,
+    observed_unix_seconds: f64,
+    #[serde(default)]
     fingerprints: BTreeMap<String, ItemFingerprint>,
+}
+
+impl From<KindBaselineFile> for KindBaseline {
+    fn from(mut f: KindBaselineFile) -> KindBaseline {
+        f.names.sort();
+        f.names.dedup();
+        KindBaseline::new(f.names, f.observed_unix_seconds, f.fingerprints)
+    }
+}
+
+impl KindBaseline {
+    /// `names` sorted and unique; fingerprints of other names are left out.
+    fn new(
+        names: Vec<String>,
+        observed_unix_seconds: f64,
+        mut by_name: BTreeMap<String, ItemFingerprint>,
+    ) -> KindBaseline {
+        let fingerprints = if by_name.is_empty() {
+            Vec::new()
+        } else {
+            names.iter().map(|n| by_name.remove(n)).collect()
+        };
+        KindBaseline {
+            names,
+            observed_unix_seconds,
+            fingerprints,
+        }
+    }
+
+    fn fingerprint(&self, name: &str) -> Option<&ItemFingerprint> {
+        let i = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()?;
+        self.fingerprints.get(i)?.as_ref()
+    }
+
+    /// Whether `names` and `by_name` are what this baseline holds.
+    fn holds(&self, names: &[String], by_name: &BTreeMap<String, ItemFingerprint>) -> bool {
+        self.names == names
+            && by_name.len() == self.fingerprints.iter().flatten().count()
+            && by_name.iter().all(|(n, f)| self.fingerprint(n) == Some(f))
+    }
+}
+
+/// Written as the file has always held it: fingerprints a map by name.
+impl Serialize for KindBaseline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct ByName<'a>(&'a KindBaseline);
+        impl Serialize for ByName<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_map(
+                    self.0
+                        .names
+                        .iter()
+                        .zip(&self.0.fingerprints)
+                        .filter_map(|(n, f)| f.as_ref().map(|f| (n, f))),
+                )
+            }
+        }
+        let with_prints = self.fingerprints.iter().any(Option::is_some);
+        let mut st = s.serialize_struct("KindBaseline", 2 + usize::from(with_prints))?;
+        st.serialize_field("names", &self.names)?;
+        st.serialize_field("observed_unix_seconds", &self.observed_unix_seconds)?;
+        if with_prints {
+            st.serialize_field("fingerprints", &ByName(self))?;
+        }
+        st.end()
+    }
+}
+
+/// One kind's item fingerprints in a baseline, looked up by name.
+#[derive(Debug, Clone, Copy)]
+pub struct BaselinePrints<'a>(&'a KindBaseline);
+
+impl<'a> BaselinePrints<'a> {
+    pub fn get(&self, name: &str) -> Option<&'a ItemFingerprint> {
+        self.0.fingerprint(name)
+    }
 }
 
 /// A file as read (its `version` was checked by [`VersionOnly`] first).
@@ -73,6 +174,11 @@ struct TargetFileRef<'a> {
 }
 
 const FORMAT_VERSION: u32 = 1;
+
+/// Largest baseline file read: 4 kinds × 100,000 names of at most 256
+/// bytes (`mcp_listing::text::MAX_NAME_BYTES`) with their fingerprints fit
+/// well within it; anything larger was not written by us.
+pub const MAX_STATE_FILE_BYTES: u64 = 256 << 20;
 
 /// Every target's last complete names per kind.
 #[derive(Debug, Default)]
@@ -101,9 +207,17 @@ impl BaselineStore {
         let Some(dir) = store.dir.clone() else {
             return (store, problems);
         };
-        if let Err(source) = std::fs::create_dir_all(&dir) {
+        if let Err(source) = files::private_dir(&dir) {
             problems.push(BaselineError::Io { path: dir, source });
             return (store, problems);
+        }
+        let removed = files::remove_stale_temps(&dir);
+        if removed > 0 {
+            tracing::info!(
+                dir = %dir.display(),
+                removed,
+                "removed temporary files an earlier run left behind"
+            );
         }
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -123,12 +237,12 @@ impl BaselineStore {
                         store.baselines.insert((file.target.clone(), kind), b);
                     }
                 }
-                Err(BaselineError::UnknownVersion { path, version, .. }) => {
-                    match keep_aside(&path, version) {
+                Err(Unreadable::Other(BaselineError::UnknownVersion { path, version, .. })) => {
+                    match files::move_aside(&path, &format!("unknown-version-{version}")) {
                         Ok(kept_as) => problems.push(BaselineError::UnknownVersion {
                             path,
                             version,
-                            kept_as,
+                            kept_as: kept_as.display().to_string(),
                         }),
                         Err(source) => {
                             store.stuck.push(path.clone());
@@ -140,7 +254,8 @@ impl BaselineStore {
                         }
                     }
                 }
-                Err(e) => problems.push(e),
+                Err(Unreadable::Unusable(why)) => problems.push(unusable(path, why)),
+                Err(Unreadable::Other(e)) => problems.push(e),
             }
         }
         (store, problems)
@@ -152,39 +267,27 @@ impl BaselineStore {
             .map(|b| b.names.as_slice())
     }
 
-    /// Replace a baseline in memory.
-    pub fn set(&mut self, target: &str, kind: Kind, names: Vec<String>, unix_seconds: f64) {
-        self.baselines.insert(
-            (target.to_string(), kind),
-            KindBaseline {
-                names,
-                observed_unix_seconds: unix_seconds,
-                fingerprints: BTreeMap::new(),
-            },
-        );
-    }
-
-    /// The item fingerprints of a baseline (empty when none were kept).
-    pub fn fingerprints(
-        &self,
-        target: &str,
-        kind: Kind,
-    ) -> Option<&BTreeMap<String, ItemFingerprint>> {
-        self.baselines
-            .get(&(target.to_string(), kind))
-            .map(|b| &b.fingerprints)
-    }
-
-    /// Keep `fingerprints` with a baseline set by [`BaselineStore::set`].
-    pub fn set_fingerprints(
+    /// Replace a baseline in memory: `names` sorted and unique (a
+    /// listing's names are), with their fingerprints (possibly none).
+    pub fn set(
         &mut self,
         target: &str,
         kind: Kind,
+        names: Vec<String>,
         fingerprints: BTreeMap<String, ItemFingerprint>,
+        unix_seconds: f64,
     ) {
-        if let Some(b) = self.baselines.get_mut(&(target.to_string(), kind)) {
-            b.fingerprints = fingerprints;
-        }
+        self.baselines.insert(
+            (target.to_string(), kind),
+            KindBaseline::new(names, unix_seconds, fingerprints),
+        );
+    }
+
+    /// The item fingerprints of a baseline (none found when none were kept).
+    pub fn fingerprints(&self, target: &str, kind: Kind) -> Option<BaselinePrints<'_>> {
+        self.baselines
+            .get(&(target.to_string(), kind))
+            .map(BaselinePrints)
     }
 
     /// Whether `names` and `fingerprints` are what the baseline holds
@@ -198,7 +301,7 @@ impl BaselineStore {
     ) -> bool {
         self.baselines
             .get(&(target.to_string(), kind))
-            .is_some_and(|b| b.names == names && &b.fingerprints == fingerprints)
+            .is_some_and(|b| b.holds(names, fingerprints))
     }
 
     /// Note which targets are polled now (`active`). The baselines of one
@@ -320,63 +423,78 @@ fn file_name(target: &str) -> String {
     format!("{safe}-{hash}.json")
 }
 
-fn read_file(path: &Path) -> Result<TargetFile, BaselineError> {
-    let bytes = std::fs::read(path).map_err(|source| BaselineError::Io {
-        path: path.to_path_buf(),
-        source,
+/// Why a file in the state directory was not loaded.
+enum Unreadable {
+    /// Never usable as it is: move it aside (the reason, for the log).
+    Unusable(String),
+    /// Reported and left where it is (unreadable for now, or of another
+    /// format version: that one is kept aside by the caller).
+    Other(BaselineError),
+}
+
+/// The parser of a state file's bytes: its version first, then our shape.
+/// Errors are what the file is, never a panic (fuzzed: fuzz/ `state_file`).
+pub fn parse_state_file(bytes: &[u8]) -> Result<(String, usize), String> {
+    let file = decode(Path::new("-"), bytes).map_err(|e| match e {
+        Unreadable::Unusable(why) => why,
+        Unreadable::Other(e) => e.to_string(),
     })?;
-    let decode = |source| BaselineError::Decode {
-        path: path.to_path_buf(),
-        source,
+    let names = file.kinds.values().map(|b| b.names.len()).sum();
+    Ok((file.target, names))
+}
+
+fn read_file(path: &Path) -> Result<TargetFile, Unreadable> {
+    let bytes = match files::read_regular(path, MAX_STATE_FILE_BYTES, Links::Refuse) {
+        Ok(bytes) => bytes,
+        Err(ReadFileError::Io(e)) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Unreadable::Unusable("a symbolic link".into()))
+        }
+        Err(ReadFileError::Io(source)) => {
+            return Err(Unreadable::Other(BaselineError::Io {
+                path: path.to_path_buf(),
+                source,
+            }))
+        }
+        Err(e) => return Err(Unreadable::Unusable(e.to_string())),
     };
-    let version = serde_json::from_slice::<VersionOnly>(&bytes)
-        .map_err(decode)?
+    decode(path, &bytes)
+}
+
+fn decode(path: &Path, bytes: &[u8]) -> Result<TargetFile, Unreadable> {
+    let not_ours = |e: serde_json::Error| Unreadable::Unusable(format!("not a baseline file: {e}"));
+    let version = serde_json::from_slice::<VersionOnly>(bytes)
+        .map_err(not_ours)?
         .version;
     if version != u64::from(FORMAT_VERSION) {
-        return Err(BaselineError::UnknownVersion {
+        return Err(Unreadable::Other(BaselineError::UnknownVersion {
             path: path.to_path_buf(),
             version,
             kept_as: String::new(),
-        });
+        }));
     }
-    serde_json::from_slice(&bytes).map_err(decode)
+    serde_json::from_slice(bytes).map_err(not_ours)
 }
 
-/// Rename `path` to `NAME.unknown-version-V` (or `...-V.K` if taken), out of
-/// the `*.json` set we load and write. Returns the new file name.
-fn keep_aside(path: &Path, version: u64) -> std::io::Result<String> {
-    let base = format!("{}.unknown-version-{version}", path.display());
-    for k in 0..1000u32 {
-        let candidate = if k == 0 {
-            PathBuf::from(&base)
-        } else {
-            PathBuf::from(format!("{base}.{k}"))
-        };
-        if candidate.exists() {
-            continue;
-        }
-        std::fs::rename(path, &candidate)?;
-        return Ok(candidate.display().to_string());
+/// Move an unusable file aside and say so; if even that fails, say why.
+fn unusable(path: PathBuf, why: String) -> BaselineError {
+    match files::move_aside(&path, "unusable") {
+        Ok(kept_as) => BaselineError::Unusable {
+            path,
+            why,
+            kept_as: kept_as.display().to_string(),
+        },
+        Err(source) => BaselineError::Io {
+            path,
+            source: std::io::Error::other(format!("{why}; could not be moved aside: {source}")),
+        },
     }
-    Err(std::io::Error::other("too many files kept aside already"))
 }
 
 fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), BaselineError> {
-    let io = |source| BaselineError::Io {
+    files::write_atomic(dir, path, bytes).map_err(|source| BaselineError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io)?;
-    // Make the rename itself durable.
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -388,9 +506,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
-        store.set("gw:1", Kind::Tools, vec!["a".into(), "b".into()], 1.0);
-        store.set("gw:1", Kind::Prompts, vec!["p".into()], 1.0);
-        store.set("other", Kind::Tools, vec!["x".into()], 1.0);
+        store.set(
+            "gw:1",
+            Kind::Tools,
+            vec!["a".into(), "b".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set(
+            "gw:1",
+            Kind::Prompts,
+            vec!["p".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set("other", Kind::Tools, vec!["x".into()], BTreeMap::new(), 1.0);
         store.persist("gw:1").unwrap();
         let (again, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
@@ -405,8 +535,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = BaselineStore::open(Some(dir.path()));
         let day = Duration::from_secs(86_400);
-        store.set("flappy", Kind::Tools, vec!["a".into()], 1.0);
-        store.set("gone", Kind::Tools, vec!["b".into()], 1.0);
+        store.set(
+            "flappy",
+            Kind::Tools,
+            vec!["a".into()],
+            BTreeMap::new(),
+            1.0,
+        );
+        store.set("gone", Kind::Tools, vec!["b".into()], BTreeMap::new(), 1.0);
         store.persist("gone").unwrap();
         let both = HashSet::from(["flappy", "gone"]);
         assert!(store.track_presence(&both, 1000.0, day).is_empty());
@@ -444,7 +580,7 @@ mod tests {
         let kept = baselines.join(format!("{name}.unknown-version-7"));
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         // Our next write goes to the usual name; the kept file is untouched.
-        store.set("gw", Kind::Tools, vec!["a".into()], 1.0);
+        store.set("gw", Kind::Tools, vec!["a".into()], BTreeMap::new(), 1.0);
         store.persist("gw").unwrap();
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         let (again, problems) = BaselineStore::open(Some(dir.path()));
@@ -460,5 +596,37 @@ mod tests {
         let (store, problems) = BaselineStore::open(Some(dir.path()));
         assert_eq!(problems.len(), 1);
         assert!(store.names("x", Kind::Tools).is_none());
+        assert!(dir.path().join("baselines/x.json.unusable").exists());
+    }
+
+    #[test]
+    fn links_fifos_and_huge_files_are_moved_aside_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let baselines = dir.path().join("baselines");
+        std::fs::create_dir_all(&baselines).unwrap();
+        let foreign = dir.path().join("foreign");
+        std::fs::write(&foreign, br#"{"version":1,"target":"f","kinds":{}}"#).unwrap();
+        std::os::unix::fs::symlink(&foreign, baselines.join("link.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", baselines.join("zero.json")).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(baselines.join("fifo.json"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::File::create(baselines.join("huge.json"))
+            .unwrap()
+            .set_len(MAX_STATE_FILE_BYTES + 1)
+            .unwrap();
+        let (store, problems) = BaselineStore::open(Some(dir.path()));
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(problems
+            .iter()
+            .all(|p| matches!(p, BaselineError::Unusable { .. })));
+        assert!(store.names("f", Kind::Tools).is_none());
+        for name in ["link", "zero", "fifo", "huge"] {
+            assert!(!baselines.join(format!("{name}.json")).exists(), "{name}");
+        }
+        let kept = std::fs::read(&foreign).unwrap();
+        assert_eq!(kept, br#"{"version":1,"target":"f","kinds":{}}"#);
     }
 }

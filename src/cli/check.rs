@@ -5,6 +5,7 @@
 
 use super::probe::{target_from_args, ProbeArgs};
 use mcp_conformance::{junit, ConformanceReport, RuleVerdict};
+use mcp_listing::text::escape_controls as shown;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,18 +54,24 @@ pub async fn main(args: CheckArgs) -> ExitCode {
     ExitCode::from(report.exit_code())
 }
 
-/// The human view: one line per rule and kind, failures with evidence.
+/// The human view: one line per rule and kind, failures with evidence;
+/// control characters in whatever a server put into a field are escaped.
 pub fn render(r: &ConformanceReport) -> String {
     let mut out = String::new();
+    // A configured target is named; a command-line one has no name to give.
+    let subject = if r.target == CHECK_TARGET_NAME {
+        String::new()
+    } else {
+        format!(" of {}", shown(&r.target))
+    };
     let _ = writeln!(
         out,
-        "check {} · protocol {} · transport {}",
-        r.target,
-        r.protocol_version.as_deref().unwrap_or("-"),
+        "pagination check{subject} · protocol {} · transport {}",
+        shown(r.protocol_version.as_deref().unwrap_or("-")),
         r.transport.map_or("-", |t| t.label())
     );
     if let Some(e) = &r.session_error {
-        let _ = writeln!(out, "no session: {e}");
+        let _ = writeln!(out, "no session: {}", shown(&e.to_string()));
     }
     let _ = writeln!(
         out,
@@ -79,14 +86,14 @@ pub fn render(r: &ConformanceReport) -> String {
             rule.id,
             rule.level.label(),
             rule.verdict.label(),
-            rule.message
+            shown(&rule.message)
         );
         if rule.verdict == RuleVerdict::Fail && !rule.evidence.is_empty() {
             let _ = writeln!(
                 out,
                 "{:<61} ↳ {} ({})",
                 "",
-                rule.evidence.display(),
+                shown(&rule.evidence.display()),
                 rule.spec
             );
         }

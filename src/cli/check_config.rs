@@ -1,14 +1,14 @@
 //! `mcp-exporter check-config`: validate a file and say what it would poll.
 
 use super::{print_stderr, print_stdout};
-use crate::config;
+use crate::config::{self, Config, EndpointConfig};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub struct CheckConfigArgs {
-    #[arg(long = "config.file", default_value = "mcp-exporter.yaml")]
+    #[arg(short = 'c', long = "config.file", default_value = "mcp-exporter.yaml")]
     pub config_file: PathBuf,
 }
 
@@ -17,6 +17,10 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
         Ok(loaded) => {
             for w in &loaded.warnings {
                 print_stderr(&format!("{w}\n"));
+            }
+            let origin = args.config_file.display().to_string();
+            for w in reachability_warnings(&loaded.config) {
+                print_stderr(&format!("{origin}: warning: {w}\n"));
             }
             // Writing to a String cannot fail.
             let mut out = String::new();
@@ -66,4 +70,68 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What would fail at the first poll although the file is valid: a stdio
+/// command not found on the PATH it gets, a URL whose host does not
+/// resolve from here. Warnings, not errors: the file may be checked on
+/// another machine than the one that runs it.
+fn reachability_warnings(config: &Config) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for t in &config.targets {
+        match &t.endpoint {
+            EndpointConfig::Stdio {
+                command, env, cwd, ..
+            } => {
+                let path = env
+                    .get("PATH")
+                    .cloned()
+                    .or_else(|| std::env::var("PATH").ok())
+                    .unwrap_or_default();
+                if !command_exists(command, &path, cwd.as_deref()) {
+                    let looked = if command.contains('/') {
+                        "no such executable file"
+                    } else {
+                        "not found on PATH"
+                    };
+                    warnings.push(format!(
+                        "target `{}`: command `{command}`: {looked}",
+                        t.name
+                    ));
+                }
+            }
+            EndpointConfig::Http { url, .. } => {
+                if let Some(host) = url.host_str() {
+                    let port = url.port_or_known_default().unwrap_or(443);
+                    let resolves = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+                        .map(|mut addrs| addrs.next().is_some())
+                        .unwrap_or(false);
+                    if !resolves {
+                        warnings.push(format!(
+                            "target `{}`: host `{host}` does not resolve from here",
+                            t.name
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    warnings
+}
+
+/// Whether `command` names an executable file: as a path when it has a
+/// `/` (relative to `cwd` when set), else in one of `path`'s folders.
+fn command_exists(command: &str, path: &str, cwd: Option<&std::path::Path>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let p = std::path::Path::new(command);
+        return match cwd {
+            Some(dir) if p.is_relative() => executable(&dir.join(p)),
+            _ => executable(p),
+        };
+    }
+    std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
 }

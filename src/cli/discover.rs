@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 #[derive(clap::Args, Debug)]
 pub struct DiscoverArgs {
-    #[arg(long = "config.file", default_value = "mcp-exporter.yaml")]
+    #[arg(short = 'c', long = "config.file", default_value = "mcp-exporter.yaml")]
     pub config_file: PathBuf,
     /// Print JSON: per source its `/api/sources` object and its targets.
     #[arg(long)]

@@ -8,8 +8,31 @@ pub enum LogFormat {
     Json,
 }
 
+/// `--log.level`: Prometheus exporters' four, and `trace` below them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    fn directive(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
 /// Install the global subscriber. `RUST_LOG` overrides `level` when set.
-pub fn init(level: &str, format: LogFormat) {
+pub fn init(level: LogLevel, format: LogFormat) {
+    let level = level.directive();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         EnvFilter::new(format!(
             "{level},hyper=warn,reqwest=warn,h2=warn,opentelemetry=warn,tonic=warn"

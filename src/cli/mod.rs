@@ -7,9 +7,24 @@ pub mod logging;
 pub mod probe;
 pub mod serve;
 
-/// Parse `30s`, `1m30s`, `500ms`.
+/// What `mcp-exporter` without arguments prints when there is no
+/// `mcp-exporter.yaml` to serve.
+pub const FIRST_STEPS: &str = "\
+mcp-exporter: no configuration to serve (no mcp-exporter.yaml in this folder).
+
+  mcp-exporter --config.file FILE   poll FILE's targets; serve /metrics and the status page
+  mcp-exporter check-config -c FILE check a configuration file
+  mcp-exporter probe --url URL      list one MCP server now and show every page
+  mcp-exporter --help               every command and flag
+  scripts/demo                      (in the source tree) the exporter on simulated servers
+
+Configuration keys: docs/configuration.md; an example: config/example.yaml.
+";
+
+/// Parse `30s`, `1m30s`, `500ms`, at most `config::MAX_DURATION` (a
+/// flag past it is a usage error, exit 2).
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("invalid duration {s:?}: {e}"))
+    crate::config::parse_duration(s)
 }
 
 /// Write `text` to stdout. A reader that went away (`... | head -2`) is the

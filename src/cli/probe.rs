@@ -40,7 +40,7 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub stdio: bool,
     /// Read the target from this config file (with --target).
-    #[arg(long = "config.file", requires = "target")]
+    #[arg(short = 'c', long = "config.file", requires = "target")]
     pub config_file: Option<PathBuf>,
     /// Target name in the config file.
     #[arg(long)]
@@ -82,7 +82,7 @@ fn parse_mode(s: &str) -> Result<HttpMode, String> {
 /// Exit codes: 0 every listing complete, 1 any aborted or failed, 2 usage.
 pub async fn main(args: ProbeArgs) -> ExitCode {
     let polled = match &args.config_file {
-        Some(path) => probe_configured(path, args.target.as_deref().unwrap_or_default()).await,
+        Some(path) => probe_configured(path, &args).await,
         None => match target_from_args(&args) {
             Ok(target) => {
                 let report = poll(&target, PollContext::default()).await;
@@ -124,7 +124,11 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
 /// A configured target polled as the scheduler polls it: every version of
 /// its `protocols:` (one session each, catalogues compared), under its hard
 /// deadline, judged with its `expect:`.
-async fn probe_configured(path: &Path, name: &str) -> Result<(PollReport, TargetVerdict), String> {
+async fn probe_configured(
+    path: &Path,
+    args: &ProbeArgs,
+) -> Result<(PollReport, TargetVerdict), String> {
+    let name = args.target.as_deref().unwrap_or_default();
     let loaded = crate::config::load_file(path).map_err(|e| e.to_string())?;
     let Some(target) = loaded.config.target(name) else {
         return Err(TargetError::NoSuchTarget {
@@ -133,6 +137,11 @@ async fn probe_configured(path: &Path, name: &str) -> Result<(PollReport, Target
         }
         .to_string());
     };
+    let mut target = target.clone();
+    narrow_kinds(args, &mut target.kinds, &mut target.forced_kinds);
+    let listed = target.kinds.clone();
+    target.expect.retain(|k, _| listed.contains(k));
+    let target = &target;
     let limit = poll_deadline(target);
     let deadline = HardDeadline {
         limit,
@@ -152,7 +161,9 @@ async fn probe_configured(path: &Path, name: &str) -> Result<(PollReport, Target
 pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
     if let Some(path) = &args.config_file {
         let name = args.target.as_deref().unwrap_or_default();
-        return PollTarget::from_config_file(path, name).map_err(|e| e.to_string());
+        let mut target = PollTarget::from_config_file(path, name).map_err(|e| e.to_string())?;
+        narrow_kinds(args, &mut target.kinds, &mut target.forced_kinds);
+        return Ok(target);
     }
     let builder = if args.stdio {
         let Some((command, rest)) = args.command.split_first() else {
@@ -197,6 +208,23 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
             },
         )
         .build())
+}
+
+/// `--kind` narrows a configured target's kinds to those asked for;
+/// `--force-kind` adds to its forced kinds (and so to its kinds).
+fn narrow_kinds(args: &ProbeArgs, kinds: &mut Vec<Kind>, forced: &mut Vec<Kind>) {
+    if !args.kinds.is_empty() {
+        kinds.clone_from(&args.kinds);
+        forced.retain(|k| args.kinds.contains(k));
+    }
+    for k in &args.forced_kinds {
+        if !forced.contains(k) {
+            forced.push(*k);
+        }
+        if !kinds.contains(k) {
+            kinds.push(*k);
+        }
+    }
 }
 
 /// `--url` with its headers, bearer token and TLS flags.

@@ -22,7 +22,7 @@ use std::time::Duration;
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Configuration file.
-    #[arg(long = "config.file", default_value = "mcp-exporter.yaml")]
+    #[arg(short = 'c', long = "config.file", default_value = "mcp-exporter.yaml")]
     pub config_file: PathBuf,
     /// Address for /metrics, /probe, the status page and the API.
     #[arg(long = "web.listen-address", default_value = "0.0.0.0:9733")]
@@ -145,17 +145,15 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
         probe_budget,
     ));
     server.serve(listener, app, shutdown_signal()).await;
-    service.stop();
+    service.shut_down().await;
     traces.shutdown().await;
     Ok(())
 }
 
-/// The configuration file, its warnings logged.
+/// The configuration file, its warnings logged; its errors are printed
+/// once, by [`main`].
 fn load_config(path: &Path) -> Result<LoadedConfig, Unstartable> {
-    let loaded = config::load_file(path).map_err(|e| {
-        tracing::error!("{e}");
-        Unstartable(e.to_string())
-    })?;
+    let loaded = config::load_file(path).map_err(|e| Unstartable(e.to_string()))?;
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
@@ -195,7 +193,9 @@ fn sinks(
     let exporter = ExporterMetrics::new(
         registry,
         env!("CARGO_PKG_VERSION"),
-        option_env!("MCP_EXPORTER_REVISION").unwrap_or("unknown"),
+        option_env!("MCP_EXPORTER_REVISION")
+            .filter(|r| !r.is_empty())
+            .unwrap_or("unknown"),
     );
     ExporterMetrics::register_stdio_orphans_killed(
         registry,
@@ -211,6 +211,7 @@ fn sinks(
         event_window,
         conformance: ConformanceMetrics::register(registry),
         discovery: DiscoveryMetrics::register(registry),
+        levels: Default::default(),
     }
 }
 

@@ -1,7 +1,9 @@
 //! `/probe` module allow patterns, matched as parsed parts: scheme, host
 //! (label by label), port and path prefix. A pattern is never matched as a
 //! string against the URL's text, so `http://127.0.0.*/m/` cannot match
-//! another port or `127.0.0.1.evil.example`.
+//! another port or `127.0.0.1.evil.example`. A path prefix ends at a
+//! segment boundary: `http://h/mcp` admits `/mcp` and `/mcp/x`, never
+//! `/mcpX`.
 
 use url::Url;
 
@@ -93,7 +95,8 @@ impl AllowPattern {
             (None, Some(url::Host::Ipv4(addr))) => self.host_matches(&addr.to_string()),
             _ => false,
         };
-        host_ok && glob_prefix_match(self.path.as_bytes(), url.path().as_bytes())
+        let open_end = self.path.ends_with('/');
+        host_ok && glob_prefix_match(self.path.as_bytes(), url.path().as_bytes(), open_end)
     }
 
     fn host_matches(&self, host: &str) -> bool {
@@ -126,14 +129,16 @@ fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
     }
 }
 
-/// Does `pattern` (with `*` = any bytes but `/`) match a prefix of `text`?
-fn glob_prefix_match(pattern: &[u8], text: &[u8]) -> bool {
+/// Does `pattern` (with `*` = any bytes but `/`) match a prefix of `text`
+/// that ends at a segment boundary (the end of `text` or a `/`)? A pattern
+/// ending in `/` (`open_end`) ends at one itself.
+fn glob_prefix_match(pattern: &[u8], text: &[u8], open_end: bool) -> bool {
     match pattern.split_first() {
-        None => true,
+        None => open_end || text.first().is_none_or(|&c| c == b'/'),
         Some((b'*', rest)) => {
             let mut i = 0;
             loop {
-                if glob_prefix_match(rest, &text[i..]) {
+                if glob_prefix_match(rest, &text[i..], open_end) {
                     return true;
                 }
                 if i >= text.len() || text[i] == b'/' {
@@ -144,7 +149,7 @@ fn glob_prefix_match(pattern: &[u8], text: &[u8]) -> bool {
         }
         Some((c, rest)) => text
             .split_first()
-            .is_some_and(|(t, text_rest)| t == c && glob_prefix_match(rest, text_rest)),
+            .is_some_and(|(t, text_rest)| t == c && glob_prefix_match(rest, text_rest, open_end)),
     }
 }
 
@@ -219,6 +224,14 @@ mod tests {
             "https://gw.example.invalid/a/b/mcp"
         ));
         assert!(allows("http://[::1]:8080/m/", "http://[::1]:8080/m/x"));
+        // A path prefix ends at a segment boundary.
+        assert!(allows("http://h.invalid/mcp", "http://h.invalid/mcp"));
+        assert!(allows("http://h.invalid/mcp", "http://h.invalid/mcp/x"));
+        assert!(!allows("http://h.invalid/mcp", "http://h.invalid/mcpX"));
+        assert!(!allows(
+            "https://gw.example.invalid/*/mcp",
+            "https://gw.example.invalid/t1/mcp-admin"
+        ));
         assert!(!allows("http://[::1]:8080/m/", "http://[::2]:8080/m/x"));
         assert!(!allows(
             "https://gw.example.invalid/",

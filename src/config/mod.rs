@@ -5,19 +5,23 @@
 //! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
 //! checks the rules (`target.rs`, `http.rs`, `sections.rs` for modules,
 //! tracing and web), `locate.rs` finds a node's position for errors,
-//! `types.rs` is the resolved result.
+//! `parse_errors.rs` gathers every parse error of a file in one run,
+//! `suggest.rs` names the key or value meant, `types.rs` is the resolved
+//! result.
 
 mod allow;
 mod error;
 mod known_secrets;
 mod locate;
 mod name_map;
+mod parse_errors;
 mod parser_message;
 mod raw;
 mod resolve;
 mod schedule;
 mod secret;
 mod sources;
+mod suggest;
 mod tls;
 mod types;
 
@@ -30,9 +34,11 @@ pub use sources::{
     check_file_pattern, check_label, is_label_name, source_default, RegistrySource, SourceConfig,
     SourceEndpoint, SourceKind,
 };
+pub use types::parse_duration;
 pub use types::{
     default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
-    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_NAME_LEN,
+    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_DURATION,
+    MAX_NAME_LEN,
 };
 
 use sha2::{Digest, Sha256};
@@ -76,7 +82,7 @@ fn load(text: &str, origin: &str, base_dir: Option<&Path>) -> Result<LoadedConfi
         // An empty document is null to the YAML parser; treat it as `{}`.
         raw::RawFile::default()
     } else {
-        yaml_serde::from_str(text).map_err(|e| parse_error(text, origin, e))?
+        parse_errors::parse(text, origin)?
     };
     let mut resolver = resolve::Resolver::new(text, origin, base_dir);
     let config = resolver.resolve(raw)?;
@@ -97,52 +103,6 @@ fn is_blank(text: &str) -> bool {
         let l = l.trim();
         l.is_empty() || l.starts_with('#') || l == "---"
     })
-}
-
-/// The parser's own message, with its "at line L column C" moved to the front.
-fn parse_error(text: &str, origin: &str, err: yaml_serde::Error) -> ConfigError {
-    let message = err.to_string();
-    match err.location() {
-        Some(loc) => {
-            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-            let message = message.replacen(&suffix, "", 1);
-            // The parser reports a duplicate key at its mapping; point at
-            // the second occurrence of the key instead.
-            let (line, column) =
-                duplicate_key_position(text, &message).unwrap_or((loc.line(), loc.column()));
-            ConfigError::At {
-                origin: origin.to_string(),
-                line,
-                column,
-                // Never the value written (it may be a secret), never megabytes.
-                message: parser_message::sanitize(&message),
-            }
-        }
-        None => ConfigError::Invalid {
-            origin: origin.to_string(),
-            message: parser_message::sanitize(&message),
-        },
-    }
-}
-
-/// Position of the second `key` in "PATH: duplicate field `key`" or
-/// "PATH: duplicate entry with key \"key\"" messages.
-fn duplicate_key_position(text: &str, message: &str) -> Option<(usize, usize)> {
-    let (path, rest) = match message.strip_prefix("duplicate ") {
-        Some(rest) => (".", rest),
-        None => message.split_once(": duplicate ")?,
-    };
-    let key = rest
-        .strip_prefix("field `")
-        .and_then(|r| r.split_once('`'))
-        .or_else(|| {
-            rest.strip_prefix("entry with key \"")
-                .and_then(|r| r.split_once('"'))
-        })?
-        .0;
-    let mut segs = locate::parse_parser_path(path)?;
-    segs.push(locate::Seg::Key(key.to_string()));
-    locate::locate_nth(text, &segs, locate::At::Key, 1)
 }
 
 #[cfg(test)]

@@ -71,6 +71,10 @@ impl NameMap {
             let separator = self.separator.as_deref().unwrap_or("");
             out = Cow::Owned(format!("{prefix}{separator}{out}"));
         }
+        // A mapped name is kept like any other: within the same byte cut.
+        if out.len() > mcp_listing::text::MAX_NAME_BYTES {
+            out = Cow::Owned(mcp_listing::text::name(&out).into_owned());
+        }
         out
     }
 

@@ -27,44 +27,53 @@ pub fn sanitize(message: &str) -> String {
             out = format!("{}{marker}{kind}{tail}", &out[..start]);
         }
     }
+    // The value is never quoted back; the accepted one nearest to it may be.
     if let Some(start) = out.find("unknown variant ") {
         let after = start + "unknown variant ".len();
         if let Some(i) = out[after..].rfind(", expected ") {
-            out = format!("{}unknown value{}", &out[..start], &out[after + i..]);
+            let written = out[after..after + i].trim_matches('`');
+            let expected = &out[after + i..];
+            let hint = did_you_mean(written, expected);
+            out = format!("{}unknown value{hint}{expected}", &out[..start]);
         }
     }
-    // A key is shown (it says where the problem is), but not at any length.
+    // A key is shown (it says where the problem is), but not at any length;
+    // with a near miss, the key meant instead of every key accepted.
     if let Some(start) = out.find("unknown field `") {
         let after = start + "unknown field `".len();
         if let Some(i) = out[after..].rfind("`, expected ") {
             let key = &out[after..after + i];
-            if key.len() > MAX_KEY_BYTES {
-                let short = cap_to(key, MAX_KEY_BYTES);
-                out = format!(
-                    "{}unknown field `{short}…{}",
-                    &out[..start],
-                    &out[after + i..]
-                );
-            }
+            let expected = &out[after + i + 1..];
+            let hint = did_you_mean(key, expected);
+            let shown = if key.len() > MAX_KEY_BYTES {
+                format!("{}…", mcp_listing::text::prefix(key, MAX_KEY_BYTES))
+            } else {
+                key.to_string()
+            };
+            out = if hint.is_empty() {
+                format!("{}unknown field `{shown}`{expected}", &out[..start])
+            } else {
+                format!("{}unknown field `{shown}`{hint}", &out[..start])
+            };
         }
     }
     cap(&out)
 }
 
-/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
-pub fn cap(message: &str) -> String {
-    if message.len() <= MAX_MESSAGE_BYTES {
-        return message.to_string();
+/// ` (did you mean `NAME`?)` for the name of serde's `expected one of `a`,
+/// `b`` list nearest to `written`; empty when none is near.
+fn did_you_mean(written: &str, expected: &str) -> String {
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match super::suggest::closest(written, &names) {
+        Some(name) => format!(" (did you mean `{name}`?)"),
+        None => String::new(),
     }
-    format!("{}…", cap_to(message, MAX_MESSAGE_BYTES))
 }
 
-fn cap_to(text: &str, bytes: usize) -> &str {
-    let mut end = bytes.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+/// `message` cut to [`MAX_MESSAGE_BYTES`] at a character boundary (the
+/// one cut, `mcp_listing::text`).
+pub fn cap(message: &str) -> String {
+    mcp_listing::text::cut(message, MAX_MESSAGE_BYTES).into_owned()
 }
 
 /// The type of a serde `Unexpected` description, without its value.
@@ -111,6 +120,7 @@ mod tests {
         );
         let key = "k".repeat(500);
         let m = sanitize(&format!("unknown field `{key}`, expected `a` or `b`"));
+        assert!(!m.contains("did you mean"), "{m}");
         assert!(
             m.len() < 120 && m.ends_with("`, expected `a` or `b`"),
             "{m}"
@@ -119,6 +129,29 @@ mod tests {
         assert_eq!(
             m,
             "global.max_pages: invalid value: an integer, expected u32"
+        );
+    }
+
+    #[test]
+    fn near_misses_get_a_suggestion() {
+        let m = sanitize(
+            "targets[0]: unknown field `timout`, expected one of `name`, `url`, `timeout`, `page_timeout`",
+        );
+        assert_eq!(
+            m,
+            "targets[0]: unknown field `timout` (did you mean `timeout`?)"
+        );
+        let m = sanitize("global: unknown field `colour`, expected `timeout` or `jitter`");
+        assert_eq!(
+            m,
+            "global: unknown field `colour`, expected `timeout` or `jitter`"
+        );
+        let m = sanitize(
+            "targets[0].transport: unknown variant `stremable_http`, expected one of `auto`, `streamable_http`, `sse`",
+        );
+        assert_eq!(
+            m,
+            "targets[0].transport: unknown value (did you mean `streamable_http`?), expected one of `auto`, `streamable_http`, `sse`"
         );
     }
 

@@ -111,7 +111,7 @@ pub(super) struct RawTarget {
     pub invalid_cursor_probe: Option<bool>,
     pub watch_list_changed: Option<bool>,
     pub propagate_trace_context: Option<bool>,
-    pub expect: Option<BTreeMap<Kind, u64>>,
+    pub expect: Option<RawExpect>,
     pub reference: Option<Vec<RawReference>>,
     pub conformance: Option<RawConformance>,
     pub metrics: Option<RawMetrics>,
@@ -242,7 +242,7 @@ pub(super) struct RawSource {
     pub registry: Option<RawSourceHttp>,
     pub schedule: Option<RawSchedule>,
     pub jitter: Option<RawDuration>,
-    pub expect: Option<BTreeMap<Kind, u64>>,
+    pub expect: Option<RawExpect>,
     pub labels: Option<OrderedMap<String>>,
     pub max_targets: Option<usize>,
 }
@@ -306,6 +306,55 @@ pub(super) struct RawWeb {
     pub history: Option<usize>,
 }
 
+/// `expect: {tools: 14, page_latency: 500ms}`: the minimum of unique items
+/// per kind, and the page latency above which a page is slow.
+#[derive(Debug, Default)]
+pub(super) struct RawExpect {
+    pub items: BTreeMap<Kind, u64>,
+    pub page_latency: Option<RawDuration>,
+}
+
+const EXPECT_KEYS: &[&str] = &[
+    "tools",
+    "prompts",
+    "resources",
+    "resource_templates",
+    "page_latency",
+];
+
+impl<'de> Deserialize<'de> for RawExpect {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ExpectVisitor;
+        impl<'de> Visitor<'de> for ExpectVisitor {
+            type Value = RawExpect;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping like {tools: 14, page_latency: 500ms}")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawExpect, A::Error> {
+                let mut out = RawExpect::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "page_latency" {
+                        if out.page_latency.is_some() {
+                            return Err(de::Error::duplicate_field("page_latency"));
+                        }
+                        out.page_latency = Some(map.next_value()?);
+                    } else if let Ok(kind) = key.parse::<Kind>() {
+                        if out.items.insert(kind, map.next_value()?).is_some() {
+                            return Err(de::Error::duplicate_field(kind.label()));
+                        }
+                    } else {
+                        return Err(de::Error::unknown_field(&key, EXPECT_KEYS));
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(ExpectVisitor)
+    }
+}
+
 /// Whether a key was written at all, whatever its value (even null).
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Present(pub bool);
@@ -334,11 +383,7 @@ impl Visitor<'_> for DurationVisitor {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Duration, E> {
-        let d = humantime::parse_duration(s.trim()).map_err(|e| {
-            E::custom(format!(
-                "invalid duration {s:?}: {e} (write e.g. 30s, 1m30s or 500ms)"
-            ))
-        })?;
+        let d = super::types::parse_duration(s).map_err(E::custom)?;
         if d < self.min {
             return Err(E::custom(format!(
                 "duration {s:?} is too short: at least {} is needed",

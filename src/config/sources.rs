@@ -55,6 +55,8 @@ pub struct SourceConfig {
     pub schedule: Schedule,
     pub jitter: Duration,
     pub expect: BTreeMap<Kind, u64>,
+    /// `expect: {page_latency:}` for every target of the source.
+    pub expect_page_latency: Option<Duration>,
     /// Defaults for every target's `mcp_target_info` labels; a group's own
     /// labels win.
     pub labels: BTreeMap<String, String>,

@@ -216,7 +216,7 @@ fn kinds_rules() {
         "global:\n  kinds: [tool]\n",
         2,
         11,
-        "unknown value, expected one of `tools`",
+        "unknown value (did you mean `tools`?), expected one of `tools`",
     );
     assert_err_at(
         "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: [tools]\n    expect: {prompts: 3}\n",
@@ -530,4 +530,38 @@ fn reference_maps_compile_and_name_keys_not_values() {
         9,
         "not both",
     );
+}
+
+#[test]
+fn every_parse_error_of_the_file_in_one_run() {
+    let text = "global:\n  timout: 5s\n  page_timeout: 5 parsecs\ntargets:\n  - name: a\n    url: https://a.invalid/\n    transport: stremable-http\n    colour: red\n";
+    let shown = err(text).to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), 4, "{shown}");
+    assert!(
+        lines[0].starts_with("t.yaml:2:3: ") && lines[0].contains("did you mean `timeout`?"),
+        "{shown}"
+    );
+    assert!(
+        lines[1].starts_with("t.yaml:3:17: ") && lines[1].contains("invalid duration"),
+        "{shown}"
+    );
+    assert!(
+        lines[2].starts_with("t.yaml:7:16: ")
+            && lines[2].contains("did you mean `streamable-http`?")
+            && !lines[2].contains("stremable"),
+        "{shown}"
+    );
+    assert!(
+        lines[3].starts_with("t.yaml:8:5: ") && lines[3].contains("unknown field `colour`"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_dropped_required_key_is_not_reported_missing() {
+    // `name` has the wrong type; its absence afterwards is no second problem.
+    let shown = err("targets:\n  - name: [a]\n    url: https://a.invalid/\n").to_string();
+    assert_eq!(shown.lines().count(), 1, "{shown}");
+    assert!(shown.starts_with("t.yaml:2:11: "), "{shown}");
 }

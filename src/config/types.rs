@@ -18,6 +18,25 @@ use url::Url;
 /// Longest accepted target or module name.
 pub const MAX_NAME_LEN: usize = 128;
 
+/// Longest duration the configuration and the command line accept (a year
+/// and a day): every timeout, period, jitter and retention is below it, so
+/// no arithmetic on one can overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// A duration as written (`30s`, `1m30s`, `500ms`), refused past
+/// [`MAX_DURATION`]. The message never quotes the value.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("invalid duration: {e} (write e.g. 30s, 1m30s or 500ms)"))?;
+    if d > MAX_DURATION {
+        return Err(format!(
+            "duration too long: at most {} (a year and a day)",
+            humantime::format_duration(MAX_DURATION)
+        ));
+    }
+    Ok(d)
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub defaults: Defaults,
@@ -137,7 +156,7 @@ pub mod default {
     pub const BASELINE_RETENTION: Duration = Duration::from_secs(24 * 3600);
 }
 
-/// Bounds on one listing; see DESIGN.md "The walker's contract".
+/// Bounds on one listing; see docs/guards.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     pub timeout: Duration,
@@ -188,6 +207,9 @@ pub struct TargetConfig {
     pub propagate_trace_context: bool,
     /// Minimum unique items expected per kind.
     pub expect: BTreeMap<Kind, u64>,
+    /// `expect: {page_latency:}`: a listing with a page that took longer
+    /// is `degraded` (`slow_pages`).
+    pub expect_page_latency: Option<Duration>,
     pub reference: Vec<ReferenceConfig>,
     /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
     pub metrics_detail: bool,
@@ -363,6 +385,7 @@ impl ProbeModule {
             watch_list_changed: false,
             propagate_trace_context: defaults.propagate_trace_context,
             expect: BTreeMap::new(),
+            expect_page_latency: None,
             reference: Vec::new(),
             metrics_detail: defaults.metrics_detail,
             // `/probe` answers from one poll; conformance runs are scheduled only.

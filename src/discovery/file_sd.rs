@@ -16,7 +16,6 @@ use super::sd_format::{parse_groups, Format, FormatError};
 use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig};
 use mcp_listing::ErrorKind;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -213,44 +212,18 @@ fn stamps(patterns: &[PathBuf]) -> Result<Vec<Stamp>, (RefreshFailure, String)> 
     })
 }
 
-/// The whole file, if it is a regular file of at most `cap` bytes: opened
-/// without blocking (a FIFO answers at once), checked after opening (what
-/// was checked is what is read).
+/// The whole file, if it is a regular file of at most `cap` bytes
+/// ([`crate::files::read_regular`], links followed).
 pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, (RefreshFailure, String)> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use crate::files::{Links, ReadFileError};
     let shown = path.display();
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err((
-            RefreshFailure::Unreadable,
-            format!("{shown}: not a regular file"),
-        ));
-    }
-    let too_large = || {
-        (
+    crate::files::read_regular(path, cap, Links::Follow).map_err(|e| match e {
+        ReadFileError::TooLarge { .. } => (
             RefreshFailure::Error(ErrorKind::ResponseTooLarge),
             format!("{shown}: larger than max_file_bytes ({cap} bytes)"),
-        )
-    };
-    if meta.len() > cap {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(cap + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| (RefreshFailure::Unreadable, format!("{shown}: {e}")))?;
-    if bytes.len() as u64 > cap {
-        // It grew while we read it.
-        return Err(too_large());
-    }
-    Ok(bytes)
+        ),
+        other => (RefreshFailure::Unreadable, format!("{shown}: {other}")),
+    })
 }
 
 fn format_of(path: &Path) -> Format {

@@ -89,6 +89,7 @@ pub fn bind(
     t.schedule = source.schedule.clone();
     t.jitter = source.jitter;
     t.expect = source.expect.clone();
+    t.expect_page_latency = source.expect_page_latency;
     if let EndpointConfig::Http { transport, .. } = &mut t.endpoint {
         // A registry says which transport a remote speaks; the module's
         // own choice wins unless it is `auto`.

@@ -8,10 +8,14 @@ use super::scrub::scrub_listing;
 use super::target::PollTarget;
 use mcp_conformance::run::SubscriptionObservation;
 use mcp_conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
-use mcp_listing::{Kind, ListingReport, Outcome, WalkLimits};
+use mcp_listing::{text, Kind, ListingReport, Outcome, WalkLimits};
 use mcp_wire::session::subscriptions::AckProbe;
 use mcp_wire::session::{ConnectFailure, Session, SessionOptions};
 use serde_json::Value;
+
+/// Longest rule message kept: our wording around at most one echoed server
+/// string ([`text::MAX_ECHO_BYTES`]).
+const MAX_RULE_MESSAGE_BYTES: usize = 2 * text::MAX_ECHO_BYTES;
 
 /// Run every rule against `target`.
 pub async fn check(target: &PollTarget) -> ConformanceReport {
@@ -29,15 +33,16 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
     let mut rules = check_every_kind(&mut session, target).await;
     // The rules quote what pages said (item names of a repeated or garbage
     // cursor's page, two listings' differences): server-supplied strings
-    // that may echo a credential we sent.
+    // that may echo a credential we sent; scrubbed whole, then cut.
     for r in &mut rules {
-        r.message = target.secrets.scrub(&r.message);
+        r.message =
+            text::cut(&target.secrets.scrub(&r.message), MAX_RULE_MESSAGE_BYTES).into_owned();
         for item in &mut r.evidence.items {
             *item = target.secrets.scrub(item);
         }
     }
     let transport = session.transport_kind();
-    let protocol = session.protocol_version.clone();
+    let protocol = text::echo(&session.protocol_version).into_owned();
     session.close().await;
     let mut report = ConformanceReport::new(&target.name, rules);
     report.protocol_version = Some(target.secrets.scrub(&protocol));
@@ -47,7 +52,7 @@ pub async fn check(target: &PollTarget) -> ConformanceReport {
 
 /// Without a session every kind fails `listing_complete`, saying why.
 fn no_session(target: &PollTarget, failure: &ConnectFailure) -> ConformanceReport {
-    let detail = target.secrets.scrub(&failure.error.to_string());
+    let detail = text::echo(&target.secrets.scrub(&failure.error.to_string())).into_owned();
     let rules = target
         .kinds
         .iter()
@@ -156,8 +161,12 @@ pub async fn check_configured(
 pub fn run_deadline(config: &crate::config::TargetConfig) -> std::time::Duration {
     let l = &config.limits;
     let kinds = config.kinds.len().max(1) as u32;
+    let per_kind = l
+        .timeout
+        .saturating_mul(2)
+        .saturating_add(l.page_timeout.saturating_mul(2));
     l.connect_timeout
-        + (l.timeout * 2 + l.page_timeout * 2) * kinds
-        + l.page_timeout * 2
-        + std::time::Duration::from_secs(10)
+        .saturating_add(per_kind.saturating_mul(kinds))
+        .saturating_add(l.page_timeout.saturating_mul(2))
+        .saturating_add(std::time::Duration::from_secs(10))
 }

@@ -7,12 +7,40 @@
 //! metrics, spans, `probe --json`) sees it, so no sink needs its own.
 
 use super::report::PollReport;
-use mcp_listing::ListingReport;
+use mcp_listing::{text, ListingReport};
 use mcp_wire::secrets::SecretScrubber;
-use std::collections::{BTreeMap, BTreeSet};
 
-/// Scrub `report` in place.
+/// Scrub `report` in place, then cut every echoed server string to
+/// [`text::MAX_ECHO_BYTES`] (after scrubbing, so no secret straddles a cut).
 pub fn scrub_report(report: &mut PollReport, secrets: &SecretScrubber) {
+    scrub_report_secrets(report, secrets);
+    cut_opt(&mut report.protocol_version);
+    cut_opt(&mut report.session_id);
+    if let Some(server) = &mut report.server {
+        cut(&mut server.name);
+        cut(&mut server.version);
+    }
+    if let Some(failure) = &mut report.session_error {
+        cut(&mut failure.detail);
+    }
+    for listing in &mut report.listings {
+        cut_opt(&mut listing.detail);
+    }
+}
+
+fn cut(field: &mut String) {
+    if field.len() > text::MAX_ECHO_BYTES {
+        *field = text::echo(field).into_owned();
+    }
+}
+
+fn cut_opt(field: &mut Option<String>) {
+    if let Some(f) = field {
+        cut(f);
+    }
+}
+
+fn scrub_report_secrets(report: &mut PollReport, secrets: &SecretScrubber) {
     if secrets.is_empty() {
         return;
     }
@@ -55,11 +83,12 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
     }
     for fp in listing.fingerprints.values_mut() {
         if let Some(shape) = &mut fp.shape {
-            shape.properties = scrub_keys(std::mem::take(&mut shape.properties), secrets);
-            shape.required = std::mem::take(&mut shape.required)
-                .into_iter()
-                .map(|r| secrets.scrub(&r))
-                .collect::<BTreeSet<_>>();
+            for (name, types) in std::mem::take(&mut shape.properties) {
+                shape.insert_property(secrets.scrub(&name), types);
+            }
+            for name in std::mem::take(&mut shape.required) {
+                shape.insert_required(secrets.scrub(&name));
+            }
         }
     }
 }
@@ -75,12 +104,6 @@ fn scrub_opt(text: &mut Option<String>, secrets: &SecretScrubber) {
     if let Some(t) = text {
         scrub(t, secrets);
     }
-}
-
-fn scrub_keys<V>(map: BTreeMap<String, V>, secrets: &SecretScrubber) -> BTreeMap<String, V> {
-    map.into_iter()
-        .map(|(k, v)| (secrets.scrub(&k), v))
-        .collect()
 }
 
 #[cfg(test)]
@@ -110,7 +133,7 @@ mod tests {
             echo.clone(),
             mcp_listing::fingerprint::ItemFingerprint {
                 digest: 0,
-                parts: Vec::new(),
+                parts: Default::default(),
                 shape: None,
             },
         );
@@ -119,5 +142,22 @@ mod tests {
         let kept = format!("{report:?}");
         assert!(!kept.contains(secret), "{kept}");
         assert!(kept.contains("x Bearer <redacted>"), "{kept}");
+    }
+
+    #[test]
+    fn echoed_strings_are_cut_after_scrubbing() {
+        let secret = "tok-0123456789";
+        let secrets = SecretScrubber::new([secret]);
+        let pad = "x".repeat(text::MAX_ECHO_BYTES - 5);
+        let mut report = PollReport::new("t", TransportKind::StreamableHttp, SystemTime::now());
+        let mut listing = ListingReport::empty(Kind::Tools, Outcome::Complete);
+        listing.detail = Some(format!("{pad}{secret}{}", "y".repeat(5_000_000)));
+        report.listings.push(listing);
+        report.protocol_version = Some("v".repeat(1 << 20));
+        scrub_report(&mut report, &secrets);
+        let detail = report.listings[0].detail.as_deref().unwrap_or_default();
+        assert!(detail.len() <= text::MAX_ECHO_BYTES, "{}", detail.len());
+        assert!(!detail.contains("tok-"), "{detail}");
+        assert!(report.protocol_version.unwrap().len() <= text::MAX_ECHO_BYTES);
     }
 }

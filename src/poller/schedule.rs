@@ -10,6 +10,7 @@ use crate::poll::{poll_configured, HardDeadline, OpenSession, PollContext, PollR
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// The next tick strictly after `after`. `every:` ticks are aligned to the
 /// Unix epoch so "a tick passed while polling" has a meaning.
@@ -50,17 +51,40 @@ pub fn jitter_for(name: &str, max: Duration) -> Duration {
     Duration::from_millis(h % (max.as_millis().max(1) as u64))
 }
 
-/// How long after its start a target's first poll comes. A static target
-/// polls after its jitter, so a started exporter shows values within
-/// seconds. A discovered one is placed by its jitter inside its whole
-/// period (a stable offset from its name): a source that brings two
-/// thousand targets at once spreads their first polls over the period
-/// instead of bursting them (a cron schedule: over its jitter).
-pub fn first_poll_delay(target: &TargetConfig) -> Duration {
+/// How long after its start a target's first poll comes. A discovered
+/// target is placed by its jitter inside its whole period (a stable offset
+/// from its name): a source that brings two thousand targets at once
+/// spreads their first polls over the period instead of bursting them. A
+/// static target is placed inside `spread` (see [`first_poll_spread`]),
+/// never past its period: a small fleet shows values within seconds, a
+/// large one (at start or after a reload) does not queue every first poll
+/// behind the concurrency cap at once. A cron schedule: over its jitter.
+pub fn first_poll_delay(target: &TargetConfig, spread: Duration) -> Duration {
     match (&target.source, target.schedule.period()) {
         (Some(_), Some(period)) => jitter_for(&target.name, period.max(target.jitter)),
+        (None, Some(period)) => jitter_for(&target.name, spread.min(period).max(target.jitter)),
         _ => jitter_for(&target.name, target.jitter),
     }
+}
+
+/// The window static targets' first polls spread over: a second per
+/// `concurrency` targets (a healthy poll holds its slot well under a
+/// second, so that is about how long the first polls take back to back).
+/// [`first_poll_delay`] caps it at each target's period.
+pub fn first_poll_spread(targets: usize, concurrency: usize) -> Duration {
+    let rounds = targets.div_ceil(concurrency.max(1));
+    Duration::from_secs(u64::try_from(rounds).unwrap_or(u64::MAX))
+}
+
+/// How long a due poll waits for a free slot under the concurrency cap:
+/// until its next tick (one period; at least a second). A poll that finds
+/// no slot by then is skipped and counted — the exporter is overloaded —
+/// rather than queueing without bound.
+pub fn slot_wait(schedule: &Schedule, tick: DateTime<Utc>) -> Duration {
+    next_tick(schedule, tick)
+        .and_then(|next| (next - tick).to_std().ok())
+        .unwrap_or_default()
+        .max(Duration::from_secs(1))
 }
 
 /// Ticks to let pass after `failures` consecutive failed polls: 0, 1, 3, 7…
@@ -134,17 +158,23 @@ pub fn honour_retry_after(
 /// guarantees a wedged poll can never hold its slot forever.
 pub fn poll_deadline(t: &TargetConfig) -> Duration {
     let kinds = t.kinds.len().max(1) as u32;
-    t.limits.connect_timeout
-        + t.limits.page_timeout * 2
-        + t.limits.timeout * kinds
-        + Duration::from_secs(10)
+    // Saturating: configured durations are bounded at load, but a bound
+    // must never be what panics.
+    t.limits
+        .connect_timeout
+        .saturating_add(t.limits.page_timeout.saturating_mul(2))
+        .saturating_add(t.limits.timeout.saturating_mul(kinds))
+        .saturating_add(Duration::from_secs(10))
 }
 
-pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
+/// One target's loop; `first_spread` places its first poll (see
+/// [`first_poll_delay`]).
+pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_spread: Duration) {
     let jitter = jitter_for(&target.name, target.jitter);
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
-    let mut watching: Option<Watch> = None;
+    // Boxed: only watch mode has one, and the sleeping task stays small.
+    let mut watching: Option<Box<Watch>> = None;
     // A new or changed target starts without conformance results: old ones
     // may not hold for its new configuration.
     shared.sinks.forget_conformance(&target.name);
@@ -162,12 +192,13 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             next_due_tick(&target.schedule, now, jitter)
         };
         let delay = if first {
-            first_poll_delay(&target)
+            first_poll_delay(&target, first_spread)
         } else {
             jitter
         };
         first = false;
         let Some(tick) = scheduled else {
+            shared.sinks.status.next_poll(&target.name, None);
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
             std::future::pending::<()>().await;
             return;
@@ -177,14 +208,33 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         if let Some((done, wait)) = asked_to_wait.take() {
             fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
         }
-        shared
-            .sinks
-            .status
-            .next_poll(&target.name, fire_at.timestamp_millis() as f64 / 1000.0);
+        shared.sinks.status.next_poll(&target.name, Some(fire_at));
         wait_watching(fire_at, watching.take(), &target, &shared).await;
 
-        let (report, session) =
-            poll_once(&target, &shared, era_hint, target.watch_list_changed).await;
+        let Some(slot) = shared
+            .acquire_within(slot_wait(&target.schedule, tick))
+            .await
+        else {
+            // No free slot within a period: this tick's poll is skipped
+            // (and the ticks that passed meanwhile, below).
+            count_skipped(
+                &target,
+                &shared,
+                1 + missed_ticks(&target.schedule, tick, jitter, Utc::now()),
+            );
+            continue;
+        };
+        // Boxed: a task's future is one allocation sized for its largest
+        // state, and a poll's state (transport, walker, pages) is ~10x the
+        // sleeping loop's. Boxed, it exists only while the poll runs.
+        let (report, session) = Box::pin(poll_once(
+            &target,
+            &shared,
+            slot,
+            era_hint,
+            target.watch_list_changed,
+        ))
+        .await;
         era_hint = report.era_hint();
         asked_to_wait = report.retry_after().map(|wait| (Utc::now(), wait));
         failures = if report.all_complete() {
@@ -192,9 +242,11 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
         } else {
             failures.saturating_add(1)
         };
-        watching = session.map(|session| Watch {
-            session,
-            last: report.clone(),
+        watching = session.map(|session| {
+            Box::new(Watch {
+                session,
+                last: report.clone(),
+            })
         });
         shared.sinks.fanout().poll(report, &target, failures);
 
@@ -206,18 +258,26 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
             && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
         {
             conformance_ran = Some(tokio::time::Instant::now());
-            conformance_once(&target, &shared).await;
+            Box::pin(conformance_once(&target, &shared)).await;
         }
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
-        let missed = missed_ticks(&target.schedule, tick, jitter, Utc::now());
-        if missed > 0 {
-            for _ in 0..missed {
-                shared.sinks.exporter.poll_skipped(&target.name);
-            }
-            shared.sinks.status.skipped(&target.name, missed);
+        count_skipped(
+            &target,
+            &shared,
+            missed_ticks(&target.schedule, tick, jitter, Utc::now()),
+        );
+    }
+}
+
+/// Polls that were due and not made, on `/metrics` and the status page.
+fn count_skipped(target: &TargetConfig, shared: &Shared, missed: u64) {
+    if missed > 0 {
+        for _ in 0..missed {
+            shared.sinks.exporter.poll_skipped(&target.name);
         }
+        shared.sinks.status.skipped(&target.name, missed);
     }
 }
 
@@ -225,15 +285,19 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>) {
 /// was kept open, and close it before the next poll.
 async fn wait_watching(
     fire_at: DateTime<Utc>,
-    watching: Option<Watch>,
+    watching: Option<Box<Watch>>,
     target: &TargetConfig,
     shared: &Shared,
 ) {
     let wait = (fire_at - Utc::now()).to_std().unwrap_or_default();
     let deadline = tokio::time::Instant::now() + wait;
     if let Some(mut w) = watching {
-        watch_until(&mut w, deadline, target, shared).await;
-        w.session.close().await;
+        // Boxed for the same reason as the poll: re-lists are big states.
+        Box::pin(async {
+            watch_until(&mut w, deadline, target, shared).await;
+            w.session.close().await;
+        })
+        .await;
     }
     tokio::time::sleep_until(deadline).await;
 }
@@ -255,15 +319,17 @@ async fn conformance_once(target: &TargetConfig, shared: &Shared) {
     }
 }
 
-/// One poll under the concurrency cap, with tracing ids and a hard deadline.
-/// With `keep_open`, an established session is handed back for watching.
+/// One poll in its `slot` under the concurrency cap, with tracing ids and
+/// a hard deadline. With `keep_open`, an established session is handed
+/// back for watching.
 pub async fn poll_once(
     target: &TargetConfig,
     shared: &Shared,
+    slot: OwnedSemaphorePermit,
     era_hint: Option<bool>,
     keep_open: bool,
 ) -> (PollReport, Option<OpenSession>) {
-    let _permit = shared.acquire().await;
+    let _slot = slot;
     let _in_flight = shared.sinks.exporter.poll_in_flight();
     let ctx = PollContext {
         era_hint,
@@ -320,30 +386,43 @@ mod tests {
     }
 
     #[test]
-    fn discovered_targets_first_polls_spread_over_their_period() {
+    fn first_polls_spread_over_the_period_for_a_fleet_within_seconds_for_a_few() {
         let loaded = crate::config::load_str(
             "global:\n  schedule: {every: 60s}\n  jitter: 2s\ntargets:\n  - {name: s, url: \"https://s.invalid/\"}\n",
             "t.yaml",
         )
         .unwrap();
         let mut t = loaded.config.targets[0].clone();
-        assert!(first_poll_delay(&t) < Duration::from_secs(2));
+        let delays = |t: &mut TargetConfig, spread: Duration| -> Vec<Duration> {
+            (0..200)
+                .map(|i| {
+                    t.name = format!("t{i}");
+                    first_poll_delay(t, spread)
+                })
+                .collect()
+        };
+        let late = |d: &[Duration]| d.iter().filter(|d| **d >= Duration::from_secs(30)).count();
+        // Ten static targets, 8 slots: within the 2 s jitter.
+        let few = delays(&mut t, first_poll_spread(10, 8));
+        assert!(few.iter().all(|d| *d < Duration::from_secs(2)));
+        // 2,000 static targets: spread over the whole period, not past it.
+        let fleet = delays(&mut t, first_poll_spread(2000, 8));
+        assert!(fleet.iter().all(|d| *d < Duration::from_secs(60)));
+        assert!(late(&fleet) > 50, "{fleet:?}");
+        // A discovered target: over its period whatever the fleet.
         t.source = Some("fleet".into());
-        let delays: Vec<Duration> = (0..200)
-            .map(|i| {
-                t.name = format!("t{i}");
-                first_poll_delay(&t)
-            })
-            .collect();
-        assert!(delays.iter().all(|d| *d < Duration::from_secs(60)));
-        // Spread over the period, not bunched within the 2 s jitter.
-        assert!(
-            delays
-                .iter()
-                .filter(|d| **d >= Duration::from_secs(30))
-                .count()
-                > 50
-        );
+        let discovered = delays(&mut t, Duration::ZERO);
+        assert!(discovered.iter().all(|d| *d < Duration::from_secs(60)));
+        assert!(late(&discovered) > 50);
+    }
+
+    #[test]
+    fn a_poll_waits_for_a_slot_until_its_next_tick() {
+        let s = Schedule::Every(Duration::from_secs(30));
+        let tick = DateTime::from_timestamp(1_000_000_020, 0).unwrap();
+        assert_eq!(slot_wait(&s, tick), Duration::from_secs(30));
+        let fast = Schedule::Every(Duration::from_millis(200));
+        assert_eq!(slot_wait(&fast, tick), Duration::from_secs(1));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! task per target (static or discovered), reloads.
 
 use super::discovered::{Applied, Discovery};
-use super::schedule::run_target;
+use super::schedule::{first_poll_spread, run_target};
 use super::shard::Shard;
 use super::shared::Shared;
 use crate::config::{self, LoadedConfig, TargetConfig};
@@ -14,8 +14,12 @@ use crate::telemetry::events::ConfigReloadFailed;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+/// How long shutdown waits for aborted target tasks to be dropped.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 /// A running target loop and the config it runs with.
 type TargetTask = (Arc<TargetConfig>, JoinHandle<()>);
@@ -145,6 +149,8 @@ impl Service {
                 })
                 .collect::<Vec<_>>(),
         );
+        // At start and after a reload, first polls spread with the fleet.
+        let spread = first_poll_spread(mine.len(), config.defaults.concurrency);
         for t in &mine {
             if tasks.contains_key(&t.name) {
                 continue;
@@ -158,7 +164,7 @@ impl Service {
                 None => sinks.discovery.forget_target(&t.name),
             }
             let t = Arc::new(t.clone());
-            let handle = tokio::spawn(run_target(t.clone(), self.shared.clone()));
+            let handle = tokio::spawn(run_target(t.clone(), self.shared.clone(), spread));
             tasks.insert(t.name.clone(), (t, handle));
         }
         sinks.exporter.set_targets(tasks.len() as i64);
@@ -182,6 +188,7 @@ impl Service {
         sinks.metrics.forget_target(name);
         sinks.exporter.forget_target(name);
         sinks.discovery.forget_target(name);
+        sinks.levels.forget(name);
     }
 
     /// [`Service::forget`], unless the target has been started again.
@@ -258,15 +265,24 @@ impl Service {
         Ok(ReloadOutcome::Applied)
     }
 
-    /// Stop every source loop and target task (their children are killed
-    /// on drop).
-    pub fn stop(&self) {
+    /// Stop every source loop and target task, wait (at most a few
+    /// seconds) until the tasks are gone — a stdio server's drop starts its
+    /// kill — then sweep every process still carrying one of our tags: the
+    /// trees of servers that were open, and orphans the periodic sweeper
+    /// had not reached (it dies with us).
+    pub async fn shut_down(&self) {
         self.discovery.stop();
-        if let Ok(mut tasks) = self.tasks.lock() {
-            for (_, (_, h)) in tasks.drain() {
-                h.abort();
-            }
+        let handles: Vec<JoinHandle<()>> = match self.tasks.lock() {
+            Ok(mut tasks) => tasks.drain().map(|(_, (_, h))| h).collect(),
+            Err(p) => p.into_inner().drain().map(|(_, (_, h))| h).collect(),
+        };
+        for h in &handles {
+            h.abort();
         }
+        let stopped = futures_util::future::join_all(handles);
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, stopped).await;
+        // Logged and counted by the sweep itself.
+        let _ = tokio::task::spawn_blocking(mcp_wire::transport::process_tree::sweep_at_exit).await;
     }
 }
 
@@ -274,14 +290,37 @@ impl Service {
 pub fn describe_endpoint(t: &TargetConfig) -> String {
     match &t.endpoint {
         config::EndpointConfig::Http { url, transport, .. } => format!(
-            "{}://{}{} ({})",
+            "{}://{}{}{} ({})",
             url.scheme(),
             url.host_str().unwrap_or("?"),
             url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+            shown_path(url, t),
             transport.label()
         ),
         config::EndpointConfig::Stdio { command, .. } => format!("stdio: {command}"),
     }
+}
+
+/// Longest URL path shown, in bytes (cut with `…`).
+const MAX_SHOWN_PATH_BYTES: usize = 64;
+
+/// The URL's path, which tells targets on one host apart: the secrets the
+/// configuration knows scrubbed, bounded; never the query (where API keys
+/// travel) nor credentials.
+fn shown_path(url: &url::Url, t: &TargetConfig) -> String {
+    let path = url.path();
+    if path == "/" {
+        return String::new();
+    }
+    let scrubbed = t.known_secrets.scrub(path);
+    if scrubbed.len() <= MAX_SHOWN_PATH_BYTES {
+        return scrubbed;
+    }
+    let mut end = MAX_SHOWN_PATH_BYTES;
+    while !scrubbed.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &scrubbed[..end])
 }
 
 /// A refresh in the log: a failure as a warning (the last good list stays),

@@ -64,6 +64,21 @@ impl Shared {
         sem.acquire_owned().await.ok()
     }
 
+    /// A slot under the global concurrency cap, waiting at most `wait`
+    /// (the semaphore is fair: first come, first served). `None` when no
+    /// slot came free in time.
+    pub async fn acquire_within(&self, wait: Duration) -> Option<OwnedSemaphorePermit> {
+        let sem = match self.semaphore.read() {
+            Ok(s) => s.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        // The semaphore is never closed: an error cannot happen.
+        tokio::time::timeout(wait, sem.acquire_owned())
+            .await
+            .ok()
+            .and_then(Result::ok)
+    }
+
     pub fn backoff_max(&self) -> Duration {
         self.limits().backoff_max
     }

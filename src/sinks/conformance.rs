@@ -4,9 +4,10 @@
 
 use crate::verdict::{ConformanceResult, RuleFailure};
 use mcp_conformance::{ConformanceReport, RuleVerdict};
+use mcp_listing::text;
 
-/// Longest message or evidence line kept per failing rule.
-const MAX_TEXT_CHARS: usize = 300;
+/// Longest message or evidence line kept per failing rule, in bytes.
+const MAX_TEXT_BYTES: usize = text::MAX_ECHO_BYTES;
 
 /// What the verdict and the pages keep of one run.
 pub fn result_of(report: &ConformanceReport, started_unix_seconds: f64) -> ConformanceResult {
@@ -33,10 +34,7 @@ pub fn result_of(report: &ConformanceReport, started_unix_seconds: f64) -> Confo
 }
 
 fn truncate(s: &str) -> String {
-    match s.char_indices().nth(MAX_TEXT_CHARS) {
-        Some((at, _)) => format!("{}…", &s[..at]),
-        None => s.to_string(),
-    }
+    text::cut(s, MAX_TEXT_BYTES).into_owned()
 }
 
 #[cfg(test)]
@@ -71,9 +69,9 @@ mod tests {
             ]
         );
         let first = &r.failures[0];
-        assert_eq!(first.message.chars().count(), MAX_TEXT_CHARS + 1);
+        assert!(first.message.len() <= MAX_TEXT_BYTES);
         assert!(first.message.ends_with('…'));
-        assert!(first.evidence.starts_with("listing 1 · page 0 · items xxx"));
-        assert_eq!(first.evidence.chars().count(), MAX_TEXT_CHARS + 1);
+        assert!(first.evidence.starts_with("listing 1 · page 1 · items xxx"));
+        assert!(first.evidence.len() <= MAX_TEXT_BYTES);
     }
 }

@@ -3,6 +3,7 @@
 //! then metrics, spans and the status store. The scheduler runs every stage;
 //! `/probe` runs the same code with only a fresh registry's metrics.
 
+use super::level_watch::LevelWatch;
 use super::status::StatusStore;
 use super::verdict::{observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PendingWrite, PolledTarget};
@@ -30,6 +31,8 @@ pub struct Sinks {
     pub conformance: ConformanceMetrics,
     /// The discovery sources' refreshes and discovered targets' labels.
     pub discovery: DiscoveryMetrics,
+    /// Each target's last verdict level: a change is logged once.
+    pub levels: LevelWatch,
 }
 
 impl Sinks {
@@ -41,6 +44,7 @@ impl Sinks {
         self.conformance.record(target, &result);
         if let Some(verdict) = self.status.set_conformance(target, Some(result)) {
             self.metrics.set_verdict(target, &verdict);
+            self.levels.observe(target, &verdict);
         }
     }
 
@@ -50,6 +54,7 @@ impl Sinks {
         self.conformance.forget_target(target);
         if let Some(verdict) = self.status.set_conformance(target, None) {
             self.metrics.set_verdict(target, &verdict);
+            self.levels.observe(target, &verdict);
         }
     }
 
@@ -60,6 +65,7 @@ impl Sinks {
             metrics: &self.metrics,
             traces: Some((&self.traces, &self.exporter)),
             status: Some(&self.status),
+            levels: Some(&self.levels),
             event_window: self.event_window,
         }
     }
@@ -73,6 +79,9 @@ pub struct Fanout<'a> {
     /// Spans, and the counter their drops are reported in.
     pub traces: Option<(&'a TraceSink, &'a ExporterMetrics)>,
     pub status: Option<&'a StatusStore>,
+    /// Verdict levels of scheduled polls, to log their changes; `None` for
+    /// `/probe` (a probe is not the target's scheduled state).
+    pub levels: Option<&'a LevelWatch>,
     /// Without a status store a verdict has no history: events count only
     /// in the poll that saw them.
     pub event_window: Duration,
@@ -86,6 +95,7 @@ impl Fanout<'_> {
             metrics,
             traces: None,
             status: None,
+            levels: None,
             event_window: crate::verdict::DEFAULT_EVENT_WINDOW,
         }
     }
@@ -103,6 +113,9 @@ impl Fanout<'_> {
         let verdict = self.judge(&polled, target, false);
         self.metrics.observe(&polled, &target.expect);
         self.metrics.set_verdict(&polled.report.target, &verdict);
+        if let Some(levels) = self.levels {
+            levels.observe(&polled.report.target, &verdict);
+        }
         if let Some((traces, exporter)) = self.traces {
             traces.export_poll(&polled);
             exporter.set_spans_dropped_total(traces.dropped_spans());
@@ -122,6 +135,9 @@ impl Fanout<'_> {
         let verdict = self.judge(&polled, target, true);
         self.metrics.observe_relist(&polled, up);
         self.metrics.set_verdict(&polled.report.target, &verdict);
+        if let Some(levels) = self.levels {
+            levels.observe(&polled.report.target, &verdict);
+        }
         if let Some(status) = self.status {
             status.record_relist(&polled, up);
         }
@@ -134,7 +150,7 @@ impl Fanout<'_> {
             Some(b) => reference_sizes(&b.lock().unwrap_or_else(|p| p.into_inner()), polled),
             None => ReferenceSizes::new(),
         };
-        let obs = observation(polled, &target.expect, &sizes);
+        let obs = observation(polled, &target.expect, target.expect_page_latency, &sizes);
         let kept = self
             .status
             .and_then(|s| s.judge(&obs, &polled.report.target, self.event_window, partial));

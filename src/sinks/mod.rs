@@ -3,10 +3,12 @@
 //! by `/probe` alike. The status store (`status.rs`) lives here, beside the
 //! other sinks; `probe_answer.rs` renders a `/probe` answer through the same
 //! fan-out; `conformance.rs` keeps serve-mode conformance runs (their own
-//! schedule, not a poll). No sink calls back into the poll, the walker or a transport.
+//! schedule, not a poll); `level_watch.rs` logs a target's verdict level
+//! when it changes. No sink calls back into the poll, the walker or a transport.
 
 pub mod conformance;
 pub mod fanout;
+pub mod level_watch;
 pub mod probe_answer;
 pub mod status;
 pub mod verdict;

@@ -3,40 +3,121 @@
 
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{unix_now, unix_seconds, TraceId};
-use crate::verdict::history::Observation;
+use crate::verdict::history::{capped_names, Observation};
 use crate::verdict::{CatalogueHistory, ConformanceResult, TargetVerdict};
-use mcp_listing::{EndReason, Kind, TransportKind};
+use mcp_listing::{EndReason, Kind, Outcome, TransportKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-/// Per kind, what a person asks first about one poll.
-#[derive(Debug, Clone, Serialize)]
+/// Per kind, what a person asks first about one poll. Every recent poll
+/// of every target keeps one per kind, so the lists (names, changed items,
+/// page records) sit behind one box, absent when they are all empty; only
+/// the latest poll keeps its page records ([`StatusStore`]). The API shows
+/// every field whatever the box holds (docs/api.md).
+#[derive(Debug, Clone)]
 pub struct KindSummary {
     pub kind: Kind,
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     pub reason: Option<EndReason>,
-    pub detail: Option<String>,
+    pub detail: Option<Box<str>>,
     pub pages: u32,
     pub requests: u32,
     pub raw_items: u64,
     pub unique_items: u64,
     pub duplicate_items: u64,
     pub invalid_cursor_errors: u32,
-    pub restarts: usize,
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
+    pub restarts: u32,
     pub silent_shrink: bool,
     /// Items whose content changed since the previous complete listing
-    /// (all counted; the first few named, each classified).
+    /// (all counted; the first few named in `changed()`, each classified).
     pub changed_items: u64,
-    pub changed: Vec<mcp_listing::fingerprint::ItemChange>,
+    lists: Option<Box<KindLists>>,
+}
+
+/// The lists of a [`KindSummary`]; mostly empty.
+#[derive(Debug, Clone, Default)]
+struct KindLists {
+    /// Names added and removed since the previous complete listing, the
+    /// first 200 within 8 KiB each (`capped_names`): one churning poll
+    /// cannot bloat memory.
+    added: Vec<String>,
+    removed: Vec<String>,
+    changed: Vec<mcp_listing::fingerprint::ItemChange>,
     /// Against the union of two or more references' renamed names.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference_union: Option<crate::baseline::ReferenceUnion>,
+    reference_union: Option<crate::baseline::ReferenceUnion>,
     /// Per page: items, milliseconds, next cursor state or error.
-    pub page_detail: Vec<PageSummary>,
+    page_detail: Vec<PageSummary>,
+}
+
+impl KindLists {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.reference_union.is_none()
+            && self.page_detail.is_empty()
+    }
+}
+
+impl KindSummary {
+    pub fn added(&self) -> &[String] {
+        self.lists.as_ref().map_or(&[], |l| &l.added)
+    }
+    pub fn removed(&self) -> &[String] {
+        self.lists.as_ref().map_or(&[], |l| &l.removed)
+    }
+    pub fn changed(&self) -> &[mcp_listing::fingerprint::ItemChange] {
+        self.lists.as_ref().map_or(&[], |l| &l.changed)
+    }
+    pub fn reference_union(&self) -> Option<&crate::baseline::ReferenceUnion> {
+        self.lists.as_ref().and_then(|l| l.reference_union.as_ref())
+    }
+    /// The latest poll's pages; empty for older polls.
+    pub fn page_detail(&self) -> &[PageSummary] {
+        self.lists.as_ref().map_or(&[], |l| &l.page_detail)
+    }
+
+    /// Keep the counts and names, drop the page records: the poll is no
+    /// longer the latest.
+    fn forget_pages(&mut self) {
+        if let Some(l) = &mut self.lists {
+            l.page_detail = Vec::new();
+            if l.is_empty() {
+                self.lists = None;
+            }
+        }
+    }
+}
+
+impl Serialize for KindSummary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let union = self.reference_union();
+        let mut st = s.serialize_struct("KindSummary", 17 + usize::from(union.is_some()))?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("outcome", self.outcome.label())?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("detail", &self.detail)?;
+        st.serialize_field("pages", &self.pages)?;
+        st.serialize_field("requests", &self.requests)?;
+        st.serialize_field("raw_items", &self.raw_items)?;
+        st.serialize_field("unique_items", &self.unique_items)?;
+        st.serialize_field("duplicate_items", &self.duplicate_items)?;
+        st.serialize_field("invalid_cursor_errors", &self.invalid_cursor_errors)?;
+        st.serialize_field("restarts", &self.restarts)?;
+        st.serialize_field("added", self.added())?;
+        st.serialize_field("removed", self.removed())?;
+        st.serialize_field("silent_shrink", &self.silent_shrink)?;
+        st.serialize_field("changed_items", &self.changed_items)?;
+        st.serialize_field("changed", self.changed())?;
+        if let Some(u) = union {
+            st.serialize_field("reference_union", u)?;
+        }
+        st.serialize_field("page_detail", self.page_detail())?;
+        st.end()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -49,8 +130,11 @@ pub struct PageSummary {
     pub next: String,
 }
 
-/// Names removed/added are capped so one churny poll cannot bloat memory.
-const MAX_NAMES_KEPT: usize = 200;
+/// Complete listings per kind on a target's sparkline.
+pub const TREND_POINTS: usize = 60;
+
+/// Page records kept for the latest poll, per kind.
+const MAX_PAGES_KEPT: usize = 1000;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PollSummary {
@@ -76,7 +160,6 @@ impl PollSummary {
     /// completeness, for a watch re-list that of every kind.
     pub fn from_polled(p: &PolledTarget, up: bool) -> PollSummary {
         let r = &p.report;
-        let empty = KindDiff::default();
         PollSummary {
             started_unix_seconds: unix_seconds(r.started),
             duration_seconds: r.duration.as_secs_f64(),
@@ -88,49 +171,50 @@ impl PollSummary {
             trace_id: r.trace_id,
             retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
             protocols: r.protocol_catalogues.clone(),
-            kinds: r
-                .listings
-                .iter()
-                .map(|l| {
-                    let diff = p.diffs.get(&l.kind).unwrap_or(&empty);
-                    KindSummary {
-                        kind: l.kind,
-                        outcome: l.outcome.label(),
-                        reason: l.reason,
-                        detail: l.detail.clone(),
-                        pages: l.final_pages,
-                        requests: l.requests(),
-                        raw_items: l.raw_items,
-                        unique_items: l.unique_items,
-                        duplicate_items: l.duplicate_items,
-                        invalid_cursor_errors: l.invalid_cursor_errors,
-                        restarts: l.restarts.len(),
-                        added: diff.added.iter().take(MAX_NAMES_KEPT).cloned().collect(),
-                        removed: diff.removed.iter().take(MAX_NAMES_KEPT).cloned().collect(),
-                        silent_shrink: diff.silent_shrink,
-                        changed_items: diff.changed_items,
-                        changed: diff.changed.clone(),
-                        reference_union: p.reference_union.get(&l.kind).cloned(),
-                        page_detail: l
-                            .pages
-                            .iter()
-                            .take(1000)
-                            .map(|pg| PageSummary {
-                                index: pg.index,
-                                attempt: pg.attempt,
-                                items: pg.items,
-                                new_items: pg.new_items,
-                                ms: pg.duration.as_secs_f64() * 1000.0,
-                                next: pg.error.map_or_else(
-                                    || pg.next_cursor.display(),
-                                    |e| e.label().to_string(),
-                                ),
-                            })
-                            .collect(),
-                    }
-                })
-                .collect(),
+            kinds: r.listings.iter().map(|l| kind_summary(p, l)).collect(),
         }
+    }
+}
+
+fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary {
+    let empty = KindDiff::default();
+    let diff = p.diffs.get(&l.kind).unwrap_or(&empty);
+    let lists = KindLists {
+        added: capped_names(&diff.added),
+        removed: capped_names(&diff.removed),
+        changed: diff.changed.clone(),
+        reference_union: p.reference_union.get(&l.kind).cloned(),
+        page_detail: l
+            .pages
+            .iter()
+            .take(MAX_PAGES_KEPT)
+            .map(|pg| PageSummary {
+                index: pg.index,
+                attempt: pg.attempt,
+                items: pg.items,
+                new_items: pg.new_items,
+                ms: pg.duration.as_secs_f64() * 1000.0,
+                next: pg
+                    .error
+                    .map_or_else(|| pg.next_cursor.display(), |e| e.label().to_string()),
+            })
+            .collect(),
+    };
+    KindSummary {
+        kind: l.kind,
+        outcome: l.outcome,
+        reason: l.reason,
+        detail: l.detail.as_deref().map(Box::from),
+        pages: l.final_pages,
+        requests: l.requests(),
+        raw_items: l.raw_items,
+        unique_items: l.unique_items,
+        duplicate_items: l.duplicate_items,
+        invalid_cursor_errors: l.invalid_cursor_errors,
+        restarts: u32::try_from(l.restarts.len()).unwrap_or(u32::MAX),
+        silent_shrink: diff.silent_shrink,
+        changed_items: diff.changed_items,
+        lists: (!lists.is_empty()).then(|| Box::new(lists)),
     }
 }
 
@@ -161,8 +245,9 @@ pub struct TargetStatus {
     pub next_poll_unix_seconds: Option<f64>,
     /// Newest first.
     pub history: VecDeque<PollSummary>,
-    /// Unique items per kind over recent polls (oldest first), for trends.
-    pub trend: BTreeMap<Kind, VecDeque<u64>>,
+    /// Unique items per kind over the last [`TREND_POINTS`] complete
+    /// listings (oldest first), for the sparklines.
+    pub trend: BTreeMap<Kind, VecDeque<u32>>,
     /// The stdio server's stderr tail from the latest poll (redacted).
     pub stderr_tail: Option<String>,
     /// Chart points, change log, failures and the verdict (bounded; the
@@ -265,15 +350,28 @@ impl StatusStore {
         }
         for l in &polled.report.listings {
             if l.outcome.is_complete() {
-                let t = status.trend.entry(l.kind).or_default();
-                t.push_back(l.unique_items);
-                while t.len() > 60 {
+                let t = status
+                    .trend
+                    .entry(l.kind)
+                    .or_insert_with(|| VecDeque::with_capacity(TREND_POINTS));
+                if t.len() == TREND_POINTS {
                     t.pop_front();
                 }
+                t.push_back(u32::try_from(l.unique_items).unwrap_or(u32::MAX));
             }
         }
+        // Only the latest poll keeps its page records.
+        if let Some(previous) = status.history.front_mut() {
+            for k in &mut previous.kinds {
+                k.forget_pages();
+            }
+        }
+        status.history.truncate(self.history - 1);
+        // Exactly `history` entries, never a doubling deque's spare room.
+        status
+            .history
+            .reserve_exact(self.history - status.history.len());
         status.history.push_front(summary);
-        status.history.truncate(self.history);
     }
 
     /// Keep a conformance run's result (`None`: forget it); it is judged at
@@ -296,9 +394,11 @@ impl StatusStore {
         }
     }
 
-    pub fn next_poll(&self, target: &str, unix_seconds: f64) {
+    /// When the target is polled next; `None` when its schedule never
+    /// fires again (the API shows `null`, not a time gone by).
+    pub fn next_poll(&self, target: &str, at: Option<chrono::DateTime<chrono::Utc>>) {
         if let Some(s) = self.write().get_mut(target) {
-            s.next_poll_unix_seconds = Some(unix_seconds);
+            s.next_poll_unix_seconds = at.map(|t| t.timestamp_millis() as f64 / 1000.0);
         }
     }
 

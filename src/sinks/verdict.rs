@@ -10,6 +10,7 @@ use crate::verdict::{
 };
 use mcp_listing::{Kind, Outcome};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// Size of each reference listing this poll was compared with, read from
 /// the baselines: `(reference target, kind) → unique items`.
@@ -32,7 +33,7 @@ pub fn reference_sizes(store: &BaselineStore, polled: &PolledTarget) -> Referenc
 /// `mcp-exporter probe` shows. `expect` is the `expect:` minimum per kind.
 pub fn judge_report(report: &PollReport, expect: &BTreeMap<Kind, u64>) -> TargetVerdict {
     let polled = PolledTarget::without_baseline(report.clone());
-    let obs = observation(&polled, expect, &ReferenceSizes::new());
+    let obs = observation(&polled, expect, None, &ReferenceSizes::new());
     CatalogueHistory::default()
         .observe(&obs, DEFAULT_EVENT_WINDOW, false)
         .clone()
@@ -42,6 +43,7 @@ pub fn judge_report(report: &PollReport, expect: &BTreeMap<Kind, u64>) -> Target
 pub fn observation<'a>(
     polled: &'a PolledTarget,
     expect: &BTreeMap<Kind, u64>,
+    page_latency: Option<Duration>,
     sizes: &ReferenceSizes,
 ) -> Observation<'a> {
     let report = &polled.report;
@@ -97,6 +99,7 @@ pub fn observation<'a>(
                 protocol_gaps: protocol_gaps(report, l.kind),
                 empty_is_suspect: !report.unadvertised_kinds.contains(&l.kind)
                     && expect.get(&l.kind) != Some(&0),
+                page_latency,
             }
         })
         .collect();

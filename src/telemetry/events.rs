@@ -7,6 +7,7 @@
 
 use super::metrics::ExporterMetrics;
 use crate::poll::unix_now;
+use crate::verdict::{Health, Reason};
 
 /// A configuration reload was refused (unreadable or invalid file); the
 /// running configuration stays.
@@ -19,5 +20,43 @@ impl ConfigReloadFailed<'_> {
     pub fn emit(self, exporter: &ExporterMetrics) {
         tracing::error!(error = %self.error, "config reload failed; keeping the running config");
         exporter.config_reloaded(false, unix_now());
+    }
+}
+
+/// A scheduled target's verdict level changed (or its first verdict is not
+/// healthy): one line per change, never one per poll — warn when it got
+/// worse, info when it got better. Its series is `mcp_verdict`, set by the
+/// fan-out for every verdict.
+#[derive(Debug)]
+pub struct VerdictLevelChanged<'a> {
+    pub target: &'a str,
+    /// `None` before the target's first verdict.
+    pub from: Option<Health>,
+    pub to: Health,
+    /// The worst reason of the new verdict; `None` when healthy.
+    pub first_reason: Option<&'a Reason>,
+}
+
+impl VerdictLevelChanged<'_> {
+    pub fn emit(self) {
+        let to = self.to.label();
+        let summary = match self.from {
+            Some(from) => format!("verdict changed: {} → {to}", from.label()),
+            None => format!("first verdict: {to}"),
+        };
+        let from = self.from.map_or("none", Health::label);
+        let (code, reason) = self
+            .first_reason
+            .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
+        let worse = self.from.map_or(0, Health::gauge_value) < self.to.gauge_value();
+        match (worse, self.first_reason.is_some()) {
+            (true, _) => {
+                tracing::warn!(target_name = %self.target, from, to, code, reason, "{summary}")
+            }
+            (false, true) => {
+                tracing::info!(target_name = %self.target, from, to, code, reason, "{summary}")
+            }
+            (false, false) => tracing::info!(target_name = %self.target, from, to, "{summary}"),
+        }
     }
 }

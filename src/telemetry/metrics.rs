@@ -1,8 +1,8 @@
 //! The Prometheus sink: turns [`PolledTarget`](crate::baseline::PolledTarget)
 //! reports into prometheus-client families and encodes them as OpenMetrics
 //! text (with exemplars) or the Prometheus text format 0.0.4
-//! ([`Exposition`]). Every series is listed in docs/metrics.md; the names
-//! are the contract of DESIGN.md "Metrics".
+//! ([`Exposition`]). Every series is listed in docs/metrics.md, whose names
+//! are the contract dashboards and alerts rely on.
 //!
 //! prometheus-client appends `_total` to counters and the unit to families
 //! registered with one, so families are registered without those suffixes.

@@ -38,6 +38,9 @@ mcp_listing::labelled_enum! {
         InvalidCursorRestarts => "invalid_cursor_restarts",
         /// degraded: a garbage cursor was not answered with -32602.
         GarbageCursorAccepted => "garbage_cursor_accepted",
+        /// degraded: a page of a complete listing took longer than
+        /// `expect: {page_latency:}`.
+        SlowPages => "slow_pages",
         /// degraded: a MUST rule failed in the target's latest serve-mode
         /// conformance run (`conformance:` in the config).
         ConformanceFailed => "conformance_failed",

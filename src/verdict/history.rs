@@ -14,12 +14,17 @@ use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-/// Points per kind on the chart (a day at one poll every 4 minutes).
+/// Points per kind on the chart (a day at one poll every 4 minutes, when
+/// every poll differs: a run of equal listings keeps two points).
 pub const MAX_POINTS: usize = 360;
 /// Entries in the change log, all kinds together.
 pub const MAX_CHANGES: usize = 100;
 /// Names kept per change entry and direction (added / removed).
 pub const MAX_NAMES_PER_CHANGE: usize = 200;
+/// Bytes of names kept per change entry and direction: names of up to 256
+/// bytes (`mcp_listing::text::MAX_NAME_BYTES`) fill it before the count
+/// does, so 100 entries of a server churning long names stay under 1.6 MiB.
+pub const MAX_NAME_BYTES_PER_CHANGE: usize = 8 * 1024;
 /// Failures kept, all kinds together; polls do not push them out.
 pub const MAX_FAILURES: usize = 50;
 
@@ -34,6 +39,15 @@ pub struct Point {
     pub mark: Option<Mark>,
     /// The server sent `list_changed` for this kind during the listing.
     pub list_changed: bool,
+}
+
+impl Point {
+    /// `next` only extends this point's level: the same count, and neither
+    /// marked nor announced.
+    fn continues(&self, next: &Point) -> bool {
+        let plain = |p: &Point| p.mark.is_none() && !p.list_changed;
+        plain(self) && plain(next) && self.unique_items == next.unique_items
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,6 +91,8 @@ pub struct KindObservation<'a> {
     pub protocol_gaps: Vec<ProtocolGap>,
     /// See `KindInput::empty_is_suspect`.
     pub empty_is_suspect: bool,
+    /// See `KindInput::page_latency`.
+    pub page_latency: Option<Duration>,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -209,6 +225,7 @@ impl CatalogueHistory {
                     garbage_cursor: k.garbage_cursor,
                     protocol_gaps: k.protocol_gaps.clone(),
                     empty_is_suspect: k.empty_is_suspect,
+                    page_latency: k.page_latency,
                 })
                 .collect(),
             changes: &changes,
@@ -247,22 +264,33 @@ impl CatalogueHistory {
                 Mark::Churn
             }
         });
-        // The whole chart is allocated with its first point and never
-        // grows: memory per target is flat from the first poll (and a
-        // doubling deque would overshoot MAX_POINTS anyway).
-        let points = self
-            .points
-            .entry(l.kind)
-            .or_insert_with(|| VecDeque::with_capacity(MAX_POINTS));
-        while points.len() >= MAX_POINTS {
-            points.pop_front();
-        }
-        points.push_back(Point {
+        let point = Point {
             at_unix_seconds: at,
             unique_items: u32::try_from(l.unique_items).unwrap_or(u32::MAX),
             mark,
             list_changed: l.list_changed_notifications > 0,
-        });
+        };
+        let points = self.points.entry(l.kind).or_default();
+        // A run of equal listings (same count, nothing marked or announced)
+        // keeps only its first and last point: the chart draws the same
+        // line, and a stable catalogue holds two points per kind rather
+        // than MAX_POINTS.
+        if let [.., before, last] = points.make_contiguous() {
+            if last.continues(&point) && before.unique_items == point.unique_items {
+                last.at_unix_seconds = at;
+                return;
+            }
+        }
+        while points.len() >= MAX_POINTS {
+            points.pop_front();
+        }
+        // Grown by doubling but never past MAX_POINTS (a plain doubling
+        // deque would overshoot to 512).
+        if points.len() == points.capacity() {
+            let more = points.len().max(2).min(MAX_POINTS - points.len());
+            points.reserve_exact(more);
+        }
+        points.push_back(point);
     }
 
     fn push_failure(&mut self, f: Failure) {
@@ -302,8 +330,8 @@ impl Change {
             at_unix_seconds,
             from: previous_items,
             to: current_items,
-            added: added.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
-            removed: removed.iter().take(MAX_NAMES_PER_CHANGE).cloned().collect(),
+            added: capped_names(added),
+            removed: capped_names(removed),
             added_total: added.len() as u64,
             removed_total: removed.len() as u64,
             announced,
@@ -312,10 +340,43 @@ impl Change {
     }
 }
 
+/// The first names of `names` within [`MAX_NAMES_PER_CHANGE`] and
+/// [`MAX_NAME_BYTES_PER_CHANGE`]: what a change entry (or a poll's summary)
+/// keeps of the names added or removed.
+pub fn capped_names(names: &[String]) -> Vec<String> {
+    let mut bytes = 0;
+    names
+        .iter()
+        .take(MAX_NAMES_PER_CHANGE)
+        .take_while(|n| {
+            bytes += n.len();
+            bytes <= MAX_NAME_BYTES_PER_CHANGE
+        })
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::verdict::{Code, DEFAULT_EVENT_WINDOW};
+
+    #[test]
+    fn change_names_are_bounded_in_bytes_as_well_as_count() {
+        let long: Vec<String> = (0..200)
+            .map(|i| format!("{i:03}{}", "n".repeat(253)))
+            .collect();
+        let c = Change::from_diff(Kind::Tools, 0.0, 200, 200, &long, &long, false, false)
+            .expect("a change");
+        let kept: usize = c.added.iter().map(String::len).sum();
+        assert!(kept <= MAX_NAME_BYTES_PER_CHANGE, "{kept}");
+        assert_eq!(c.added.len(), MAX_NAME_BYTES_PER_CHANGE / 256);
+        assert_eq!(c.added_total, 200);
+        let short: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+        let c = Change::from_diff(Kind::Tools, 0.0, 0, 300, &short, &[], false, false)
+            .expect("a change");
+        assert_eq!(c.added.len(), MAX_NAMES_PER_CHANGE);
+    }
     use mcp_listing::ErrorKind;
 
     fn complete(n: u64) -> ListingReport {
@@ -336,6 +397,7 @@ mod tests {
                 garbage_cursor: None,
                 protocol_gaps: Vec::new(),
                 empty_is_suspect: false,
+                page_latency: None,
             }],
         }
     }
@@ -382,21 +444,26 @@ mod tests {
         assert_eq!(v.overall.level, Health::Healthy);
         assert_eq!(h.changes.len(), 1);
         assert_eq!(h.changes[0].removed, strings(&["tool-19"]));
+        // 20, the marked 19, and one point for the run of plain 19s that
+        // ends at the latest poll.
         let pts = &h.points[&Kind::Tools];
-        assert_eq!(pts.len(), 4);
+        assert_eq!(pts.len(), 3);
         assert_eq!(pts[1].mark, Some(Mark::SilentShrink));
         assert_eq!(pts[1].unique_items, 19);
+        assert_eq!(pts[2].unique_items, 19);
+        assert_eq!(pts[2].at_unix_seconds, 1060.0 + 3601.0);
     }
 
     #[test]
     fn failures_are_kept_apart_and_bounded_and_polls_do_not_push_them_out() {
         let mut h = CatalogueHistory::default();
         let bad = ListingReport::empty(Kind::Tools, Outcome::Error(ErrorKind::Timeout));
-        let good = complete(3);
         for i in 0..(MAX_FAILURES + 7) {
             h.observe(&obs(i as f64, &bad, None), DEFAULT_EVENT_WINDOW, false);
         }
+        // Every listing a different size: one point each.
         for i in 0..(MAX_POINTS + 5) {
+            let good = complete(3 + i as u64 % 2);
             h.observe(
                 &obs(1e6 + i as f64, &good, None),
                 DEFAULT_EVENT_WINDOW,
@@ -411,6 +478,22 @@ mod tests {
         assert_eq!(h.points[&Kind::Tools].len(), MAX_POINTS);
         // Allocated once, never regrown past the bound.
         assert_eq!(h.points[&Kind::Tools].capacity(), MAX_POINTS);
+    }
+
+    #[test]
+    fn a_stable_catalogue_keeps_two_points_per_kind() {
+        let mut h = CatalogueHistory::default();
+        let l = complete(20);
+        for i in 0..1000 {
+            h.observe(&obs(i as f64, &l, None), DEFAULT_EVENT_WINDOW, false);
+        }
+        let pts = &h.points[&Kind::Tools];
+        assert_eq!(pts.len(), 2);
+        assert_eq!(
+            (pts[0].at_unix_seconds, pts[1].at_unix_seconds),
+            (0.0, 999.0)
+        );
+        assert!(pts.capacity() <= 4);
     }
 
     #[test]

@@ -168,6 +168,9 @@ fn complete_listing_reasons(k: &KindInput<'_>, out: &mut Vec<Reason>) {
             out.push(reasons::garbage_cursor(kind, r));
         }
     }
+    if let Some(limit) = k.page_latency {
+        out.extend(reasons::slow_pages(l, limit));
+    }
 }
 
 /// Events: a silent shrink keeps the kind degraded for the window.

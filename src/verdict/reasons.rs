@@ -44,8 +44,8 @@ fn reason(code: Code, kind: Option<Kind>, level: Health, message: String) -> Rea
     }
 }
 
-/// "at page index 2" (0-based, as the page tables of `probe`, the target
-/// page and the walker's details count), with the attempt after a restart.
+/// "at page 3" (1-based, as every text for people counts pages), with the
+/// attempt after a restart.
 fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     let page = if failed_page {
         l.pages
@@ -59,9 +59,9 @@ fn page_phrase(l: &ListingReport, failed_page: bool) -> String {
     match page {
         None => "before the first page".to_string(),
         Some(p) if p.attempt > 0 => {
-            format!("at page index {} (attempt {})", p.index, p.attempt + 1)
+            format!("at page {} (attempt {})", p.number(), p.attempt + 1)
         }
-        Some(p) => format!("at page index {}", p.index),
+        Some(p) => format!("at page {}", p.number()),
     }
 }
 
@@ -81,7 +81,9 @@ pub(super) fn failed(kind: Kind, error: ErrorKind, l: &ListingReport) -> Reason 
         page_phrase(l, true),
         error.label()
     );
-    if let Some(code) = l.rpc_error_code {
+    // The code once: the detail may already quote it.
+    let detail_has = |text: &str| l.detail.as_deref().is_some_and(|d| d.contains(text));
+    if let Some(code) = l.rpc_error_code.filter(|c| !detail_has(&c.to_string())) {
         let _ = write!(m, " (JSON-RPC {code})");
     } else if let Some(status) = l.http_status {
         let _ = write!(m, " (HTTP {status})");
@@ -201,6 +203,32 @@ pub(super) fn empty_but_advertised(kind: Kind) -> Reason {
             kind.label()
         ),
     )
+}
+
+/// An answered page of the listing took longer than `limit` (a client
+/// waits that long for it): a reason naming the slowest page, its time,
+/// how many pages were too slow, and the limit, in milliseconds.
+pub(super) fn slow_pages(l: &ListingReport, limit: Duration) -> Option<Reason> {
+    let answered = || l.pages.iter().filter(|p| p.error.is_none());
+    let slowest = answered().max_by_key(|p| p.duration)?;
+    if slowest.duration <= limit {
+        return None;
+    }
+    let too_slow = answered().filter(|p| p.duration > limit).count();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    Some(reason(
+        Code::SlowPages,
+        Some(l.kind),
+        Health::Degraded,
+        format!(
+            "{} page {} took {:.0} ms, more than the expected {:.0} ms ({too_slow} of {} pages too slow)",
+            noun(l.kind),
+            slowest.number(),
+            ms(slowest.duration),
+            ms(limit),
+            answered().count()
+        ),
+    ))
 }
 
 pub(super) fn duplicates(kind: Kind, l: &ListingReport) -> Reason {

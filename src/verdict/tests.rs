@@ -48,6 +48,7 @@ fn kind_input(l: &ListingReport) -> KindInput<'_> {
         garbage_cursor: Some("invalid_params"),
         protocol_gaps: Vec::new(),
         empty_is_suspect: false,
+        page_latency: None,
     }
 }
 
@@ -228,7 +229,7 @@ fn a_cursor_cycle_is_down_with_guard_and_page() {
     assert_eq!(r.code, Code::ListingAborted);
     assert!(
         r.message
-            .starts_with("tools listing aborted at page index 2 by the cursor_cycle guard"),
+            .starts_with("tools listing aborted at page 3 by the cursor_cycle guard"),
         "{}",
         r.message
     );
@@ -254,7 +255,7 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
     assert_eq!(
         v.overall.reasons[0].message,
-        "tools listing failed at page index 3 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
+        "tools listing failed at page 4 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
     );
 }
 
@@ -536,4 +537,35 @@ fn a_conformance_result_replaces_the_last_ones_reasons_and_keeps_the_rest() {
     assert_eq!(again, with);
     // Forgotten: back to the poll's own reasons.
     assert_eq!(with.with_conformance(None, NOW), v);
+}
+
+#[test]
+fn slow_pages_are_degraded_with_the_measured_figure() {
+    let mut slow = complete(Kind::Tools, 20);
+    slow.pages = [800, 810, 790, 805]
+        .iter()
+        .enumerate()
+        .map(|(i, ms)| {
+            let mut p = page(i as u32, 0, None);
+            p.duration = Duration::from_millis(*ms);
+            p
+        })
+        .collect();
+    let mut k = kind_input(&slow);
+    k.page_latency = Some(Duration::from_millis(500));
+    let v = judge(&target(vec![k.clone()], &[]));
+    assert_eq!(v.overall.level, Health::Degraded);
+    assert_eq!(codes(&v.overall), vec![Code::SlowPages]);
+    assert_eq!(
+        v.overall.reasons[0].message,
+        "tools page 2 took 810 ms, more than the expected 500 ms (4 of 4 pages too slow)"
+    );
+    // Within the expectation, or none set: nothing to say.
+    k.page_latency = Some(Duration::from_secs(1));
+    assert_eq!(
+        judge(&target(vec![k.clone()], &[])).overall,
+        Verdict::healthy()
+    );
+    k.page_latency = None;
+    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
 }

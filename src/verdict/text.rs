@@ -15,7 +15,7 @@ pub fn render(v: &TargetVerdict) -> String {
             r.level.label(),
             r.kind.map(|k| k.label()).unwrap_or("all"),
             r.code.label(),
-            r.message
+            mcp_listing::text::escape_controls(&r.message)
         );
     }
     if !v.kinds.is_empty() {
@@ -48,6 +48,7 @@ mod tests {
                 garbage_cursor: None,
                 protocol_gaps: Vec::new(),
                 empty_is_suspect: false,
+                page_latency: None,
             }],
             changes: &[],
             now_unix_seconds: 0.0,

@@ -169,6 +169,8 @@ pub struct KindInput<'a> {
     /// The server advertises this kind (it was not only `forced_kinds`)
     /// and no `expect:` of 0 says an empty catalogue is fine.
     pub empty_is_suspect: bool,
+    /// `expect: {page_latency:}`: no answered page should take longer.
+    pub page_latency: Option<Duration>,
 }
 
 /// Everything the verdict of one target depends on.

@@ -79,7 +79,10 @@ impl<'a> TargetView<'a> {
                     KindView {
                         verdict: VerdictView::of(v, None),
                         outcome: latest.and_then(|p| {
-                            p.kinds.iter().find(|k| k.kind == *kind).map(|k| k.outcome)
+                            p.kinds
+                                .iter()
+                                .find(|k| k.kind == *kind)
+                                .map(|k| k.outcome.label())
                         }),
                         unique_items: c
                             .points

@@ -1,22 +1,41 @@
 //! `basic_auth_users` of the web config: bcrypt hashes, checked so that a
 //! known and an unknown user cost the same (an unknown user is checked
 //! against a dummy hash of the same cost), with a small cache of recent
-//! successes so each scrape does not pay a bcrypt round.
+//! successes so each scrape does not pay a bcrypt round. Wrong passwords are
+//! remembered too, and bcrypt rounds for credentials not seen before are
+//! rate-limited: a flood of wrong passwords costs a bounded share of one
+//! core (`MISS_ROUNDS_PER_SECOND` rounds), never all of it, and a request
+//! past the budget is refused unchecked.
 
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// Recent successful logins remembered (as SHA-256 of user, hash and
 /// password), so a scraper does not cost a bcrypt round per request.
 const CACHE_SIZE: usize = 64;
+
+/// bcrypt rounds per second for credentials not in either cache (at the
+/// default cost 10, about 60 ms each: a sixth of a core at most).
+const MISS_ROUNDS_PER_SECOND: f64 = 3.0;
+/// Rounds that may be spent at once after a quiet spell.
+const MISS_ROUNDS_BURST: f64 = 6.0;
 
 pub struct BasicAuth {
     users: BTreeMap<String, String>,
     /// A hash of the users' highest cost, for unknown users.
     dummy_hash: String,
     cache: Mutex<VecDeque<[u8; 32]>>,
+    /// Recent failed logins, the same way: a client retrying one wrong
+    /// password costs nothing after the first round.
+    refused: Mutex<VecDeque<[u8; 32]>>,
+    /// Rounds left for unseen credentials, and when it was last topped up.
+    budget: Mutex<(f64, Instant)>,
+    /// bcrypt rounds run (read by tests).
+    rounds: AtomicU64,
 }
 
 impl std::fmt::Debug for BasicAuth {
@@ -46,6 +65,9 @@ impl BasicAuth {
             users: users.clone(),
             dummy_hash,
             cache: Mutex::new(VecDeque::new()),
+            refused: Mutex::new(VecDeque::new()),
+            budget: Mutex::new((MISS_ROUNDS_BURST, Instant::now())),
+            rounds: AtomicU64::new(0),
         })
     }
 
@@ -66,31 +88,62 @@ impl BasicAuth {
             .chain_update(password.as_bytes())
             .finalize()
             .into();
-        if known && self.cached(&key) {
+        if known && holds(&self.cache, &key) {
             return true;
         }
-        // Always one bcrypt round for a miss, known user or not.
-        let ok = bcrypt::verify(password.as_bytes(), hash).unwrap_or(false) && known;
-        if ok {
-            let mut cache = match self.cache.lock() {
-                Ok(c) => c,
-                Err(p) => p.into_inner(),
-            };
-            if cache.len() >= CACHE_SIZE {
-                cache.pop_front();
-            }
-            cache.push_back(key);
+        if holds(&self.refused, &key) || !self.take_round() {
+            return false;
         }
+        // One bcrypt round for a miss, known user or not.
+        self.rounds.fetch_add(1, Ordering::Relaxed);
+        let ok = bcrypt::verify(password.as_bytes(), hash).unwrap_or(false) && known;
+        remember(if ok { &self.cache } else { &self.refused }, key);
         ok
     }
 
-    fn cached(&self, key: &[u8; 32]) -> bool {
-        let cache = match self.cache.lock() {
-            Ok(c) => c,
+    /// bcrypt rounds run so far.
+    #[cfg(test)]
+    fn rounds(&self) -> u64 {
+        self.rounds.load(Ordering::Relaxed)
+    }
+
+    /// Take one round from the budget for unseen credentials, if any left.
+    fn take_round(&self) -> bool {
+        let mut budget = match self.budget.lock() {
+            Ok(b) => b,
             Err(p) => p.into_inner(),
         };
-        cache.iter().any(|k| constant_time_eq(k, key))
+        let now = Instant::now();
+        let (tokens, since) = *budget;
+        let refilled = (tokens
+            + now.saturating_duration_since(since).as_secs_f64() * MISS_ROUNDS_PER_SECOND)
+            .min(MISS_ROUNDS_BURST);
+        if refilled < 1.0 {
+            *budget = (refilled, now);
+            return false;
+        }
+        *budget = (refilled - 1.0, now);
+        true
     }
+}
+
+fn holds(cache: &Mutex<VecDeque<[u8; 32]>>, key: &[u8; 32]) -> bool {
+    let cache = match cache.lock() {
+        Ok(c) => c,
+        Err(p) => p.into_inner(),
+    };
+    cache.iter().any(|k| constant_time_eq(k, key))
+}
+
+fn remember(cache: &Mutex<VecDeque<[u8; 32]>>, key: [u8; 32]) {
+    let mut cache = match cache.lock() {
+        Ok(c) => c,
+        Err(p) => p.into_inner(),
+    };
+    if cache.len() >= CACHE_SIZE {
+        cache.pop_front();
+    }
+    cache.push_back(key);
 }
 
 fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
@@ -133,5 +186,27 @@ mod tests {
         assert!(!auth.admits(Some("Bearer x")));
         assert!(!auth.admits(None));
         assert!(BasicAuth::new(&BTreeMap::new()).is_none());
+    }
+
+    #[test]
+    fn a_flood_of_wrong_passwords_runs_a_bounded_number_of_rounds() {
+        let hash = bcrypt::hash("s3cret", 4).unwrap();
+        let auth = BasicAuth::new(&BTreeMap::from([("prom".to_string(), hash)])).unwrap();
+        assert!(auth.admits(Some(&header("prom", "s3cret"))));
+        let started = Instant::now();
+        for i in 0..200 {
+            assert!(!auth.admits(Some(&header("prom", &format!("guess-{i}")))));
+            // The same wrong password again costs no round.
+            assert!(!auth.admits(Some(&header("prom", "guess-0"))));
+        }
+        let allowed =
+            MISS_ROUNDS_BURST + started.elapsed().as_secs_f64() * MISS_ROUNDS_PER_SECOND + 1.0;
+        assert!(
+            (auth.rounds() as f64) <= allowed,
+            "{} rounds, at most {allowed} allowed",
+            auth.rounds()
+        );
+        // The known scraper is still admitted from the cache.
+        assert!(auth.admits(Some(&header("prom", "s3cret"))));
     }
 }

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-/// Escape text for HTML element content and attribute values.
+/// Escape text for HTML element content and attribute values; control
+/// characters other than newline and tab (which a stderr tail keeps) are
+/// shown as `\x1b`, `\r`, … (`mcp_listing::text::escape_controls`).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -12,6 +14,11 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {
+                let mut buf = [0u8; 4];
+                out.push_str(&mcp_listing::text::escape_controls(c.encode_utf8(&mut buf)));
+            }
             c => out.push(c),
         }
     }
@@ -32,17 +39,19 @@ pub fn path_segment(s: &str) -> String {
     out
 }
 
-/// A unicode sparkline of recent values.
-pub fn sparkline<'a>(values: impl Iterator<Item = &'a u64> + Clone) -> String {
+/// A unicode sparkline of recent values; values that never changed draw
+/// a flat line, not a row of bars.
+pub fn sparkline<'a>(values: impl Iterator<Item = &'a u32> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    const FLAT: char = '─';
     let max = values.clone().copied().max().unwrap_or(0);
     let min = values.clone().copied().min().unwrap_or(0);
     values
         .map(|&v| {
             if max == min {
-                BARS[3]
+                FLAT
             } else {
-                BARS[(((v - min) * 7) / (max - min)) as usize]
+                BARS[((u64::from(v - min) * 7) / u64::from(max - min)) as usize]
             }
         })
         .collect()
@@ -76,3 +85,22 @@ h2{margin-top:22px}code{background:#eef0f3;padding:1px 4px;border-radius:3px}\
 td.reason{max-width:520px}.legend{margin:2px 0 10px;font-size:12px}.legend span{margin-right:12px}\
 svg.chart{background:#fff;max-width:100%;height:auto}h3{margin:16px 0 4px;font-size:15px}\
 tr.group th{background:#dfe3e9;font-weight:400}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_shows_control_characters() {
+        assert_eq!(
+            esc("<b>\u{1b}[2J\r\u{7}</b>\nok"),
+            "&lt;b&gt;\\x1b[2J\\r\\x07&lt;/b&gt;\nok"
+        );
+    }
+
+    #[test]
+    fn a_flat_trend_is_a_flat_line() {
+        assert_eq!(sparkline([20u32, 20, 20].iter()), "───");
+        assert_eq!(sparkline([0u32, 7].iter()), "▁█");
+    }
+}

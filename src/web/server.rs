@@ -101,7 +101,7 @@ impl Server {
         app: Router,
         shutdown: impl Future<Output = ()>,
     ) {
-        let registry = Arc::new(Registry::default());
+        let registry = Arc::new(LiveConnections::default());
         let started = Instant::now();
         tokio::pin!(shutdown);
         let mut exhausted_logged = false;
@@ -172,12 +172,12 @@ struct Conn {
 }
 
 #[derive(Default)]
-struct Registry {
+struct LiveConnections {
     next: AtomicU64,
     conns: Mutex<HashMap<u64, Arc<Conn>>>,
 }
 
-impl Registry {
+impl LiveConnections {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Conn>>> {
         match self.conns.lock() {
             Ok(c) => c,

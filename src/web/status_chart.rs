@@ -25,6 +25,28 @@ fn colour(kind: Kind) -> &'static str {
     }
 }
 
+/// Each kind its own stroke pattern, so lines that coincide stay apart to
+/// the eye (and without colour).
+fn dashes(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Tools => "none",
+        Kind::Prompts => "9 4",
+        Kind::Resources => "2 3",
+        Kind::ResourceTemplates => "12 3 2 3",
+    }
+}
+
+/// Each kind drawn a few pixels above or below its true height: kinds with
+/// equal counts show as parallel lines, not one line hiding three.
+fn lane(kind: Kind) -> f64 {
+    match kind {
+        Kind::Tools => -4.5,
+        Kind::Prompts => -1.5,
+        Kind::Resources => 1.5,
+        Kind::ResourceTemplates => 4.5,
+    }
+}
+
 /// The chart, or a sentence when no complete listing is kept yet.
 pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
     let Some(scale) = Scale::of(points) else {
@@ -117,14 +139,15 @@ fn line(s: &mut String, scale: &Scale, kind: Kind, pts: &VecDeque<Point>) {
             format!(
                 "{:.1},{:.1}",
                 scale.x(p.at_unix_seconds),
-                scale.y(u64::from(p.unique_items))
+                scale.y(u64::from(p.unique_items)) + lane(kind)
             )
         })
         .collect();
     let _ = write!(
         s,
-        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"><title>{}</title></polyline>",
+        "<polyline class=\"kind {kind}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\" points=\"{}\"><title>{}</title></polyline>",
         colour(kind),
+        dashes(kind),
         path.join(" "),
         kind
     );
@@ -134,7 +157,7 @@ fn line(s: &mut String, scale: &Scale, kind: Kind, pts: &VecDeque<Point>) {
 fn marks(s: &mut String, scale: &Scale, kind: Kind, p: &Point) {
     let (px, py) = (
         scale.x(p.at_unix_seconds),
-        scale.y(u64::from(p.unique_items)),
+        scale.y(u64::from(p.unique_items)) + lane(kind),
     );
     let when = esc(&clock(p.at_unix_seconds));
     if let Some(mark) = p.mark {
@@ -165,8 +188,9 @@ fn legend<'a>(s: &mut String, kinds: impl Iterator<Item = &'a Kind>) {
     for kind in kinds {
         let _ = write!(
             s,
-            "<span style=\"color:{}\">━ {kind}</span> ",
-            colour(*kind)
+            "<span style=\"color:{c}\"><svg width=\"26\" height=\"8\" aria-hidden=\"true\"><line x1=\"0\" y1=\"4\" x2=\"26\" y2=\"4\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/></svg> {kind}</span> ",
+            c = colour(*kind),
+            d = dashes(*kind)
         );
     }
     s.push_str("<span style=\"color:#b3261e\">▼ silent shrink</span> <span style=\"color:#9a6700\">▼ announced shrink</span> <span style=\"color:#0a7d32\">▲ growth</span> <span style=\"color:#1f6feb\">○ list_changed</span></p>");
@@ -220,6 +244,43 @@ mod tests {
             unique_items: n,
             mark,
             list_changed,
+        }
+    }
+
+    #[test]
+    fn kinds_with_equal_counts_stay_apart() {
+        let mut points = BTreeMap::new();
+        for kind in Kind::ALL {
+            points.insert(
+                kind,
+                VecDeque::from(vec![
+                    point(0.0, 8, None, false),
+                    point(60.0, 8, None, false),
+                ]),
+            );
+        }
+        let svg = catalogue_chart(&points);
+        let lines: Vec<&str> = svg.split("<polyline").skip(1).collect();
+        assert_eq!(lines.len(), 4, "{svg}");
+        let attr = |line: &str, name: &str| {
+            let start = line.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+            line[start..start + line[start..].find('"').expect("quote")].to_string()
+        };
+        let strokes: std::collections::BTreeSet<String> =
+            lines.iter().map(|l| attr(l, "stroke-dasharray")).collect();
+        let heights: std::collections::BTreeSet<String> =
+            lines.iter().map(|l| attr(l, "points")).collect();
+        assert_eq!(strokes.len(), 4, "{svg}");
+        assert_eq!(heights.len(), 4, "{svg}");
+        // The legend draws each kind's stroke as the chart does.
+        for kind in Kind::ALL {
+            assert!(
+                svg.contains(&format!(
+                    "stroke-dasharray=\"{}\"/></svg> {kind}",
+                    dashes(kind)
+                )),
+                "{svg}"
+            );
         }
     }
 

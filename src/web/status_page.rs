@@ -301,14 +301,15 @@ fn recent_poll(b: &mut String, p: &PollSummary, latest: bool) {
 /// One kind of a recent poll: outcome, counts, churn, and its pages.
 fn kind_row(b: &mut String, k: &KindSummary) {
     let pages: Vec<String> = k
-        .page_detail
+        .page_detail()
         .iter()
         .map(|pg| {
             format!(
                 "#{}{} {}·{:.1}·{}",
-                pg.index,
+                mcp_listing::page_number(pg.index),
                 if pg.attempt > 0 {
-                    format!("/a{}", pg.attempt)
+                    // Attempts counted from 1, as the verdict's "(attempt 2)".
+                    format!("/a{}", pg.attempt + 1)
                 } else {
                     String::new()
                 },
@@ -320,22 +321,22 @@ fn kind_row(b: &mut String, k: &KindSummary) {
         .collect();
     let churn = format!(
         "{}{}",
-        if k.added.is_empty() {
+        if k.added().is_empty() {
             String::new()
         } else {
-            format!("+ {}<br>", esc(&k.added.join(", ")))
+            format!("+ {}<br>", esc(&k.added().join(", ")))
         },
-        if k.removed.is_empty() {
+        if k.removed().is_empty() {
             String::new()
         } else {
-            format!("− {}", esc(&k.removed.join(", ")))
+            format!("− {}", esc(&k.removed().join(", ")))
         }
     );
     let _ = write!(
         b,
         "<tr><td>{}</td><td>{}{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{churn}</td><td class=\"muted\">{}</td></tr>",
         k.kind,
-        esc(k.outcome),
+        esc(k.outcome.label()),
         k.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
         k.detail.as_deref().map(|d| format!("<br><span class=\"muted\">{}</span>", esc(d))).unwrap_or_default(),
         k.pages,

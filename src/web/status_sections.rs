@@ -169,7 +169,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> String {
         return b;
     }
     b.push_str(
-        "<table><tr><th>when</th><th>kind</th><th>outcome</th><th>page index</th><th>detail</th></tr>",
+        "<table><tr><th>when</th><th>kind</th><th>outcome</th><th>page</th><th>detail</th></tr>",
     );
     for f in failures {
         let _ = write!(
@@ -179,7 +179,9 @@ pub fn failures(failures: &VecDeque<Failure>) -> String {
             f.kind.map(|k| k.label()).unwrap_or("all"),
             f.outcome,
             f.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
-            f.page_index.map(|p| p.to_string()).unwrap_or_else(|| "-".into()),
+            f.page_index
+                .map(|p| mcp_listing::page_number(p).to_string())
+                .unwrap_or_else(|| "-".into()),
             esc(f.detail.as_deref().unwrap_or(""))
         );
     }

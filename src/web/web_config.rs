@@ -25,7 +25,7 @@ pub enum WebConfigError {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWebConfig {
-    tls_server_config: Option<RawTls>,
+    tls_server_config: Option<RawServerTls>,
     http_server_config: Option<RawHttpServer>,
     #[serde(default)]
     basic_auth_users: BTreeMap<String, String>,
@@ -33,7 +33,7 @@ struct RawWebConfig {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawTls {
+struct RawServerTls {
     cert_file: Option<PathBuf>,
     key_file: Option<PathBuf>,
     client_auth_type: Option<String>,
@@ -135,7 +135,7 @@ impl WebServerConfig {
 
 /// `tls_server_config`: certificate and key, client certificates (only
 /// modes that verify them), TLS 1.2 or later.
-fn tls_settings(t: RawTls, base: &Path) -> Result<TlsServerSettings, String> {
+fn tls_settings(t: RawServerTls, base: &Path) -> Result<TlsServerSettings, String> {
     let resolve = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
     let (Some(cert), Some(key)) = (t.cert_file, t.key_file) else {
         return Err("tls_server_config needs both `cert_file` and `key_file`".into());

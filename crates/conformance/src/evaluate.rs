@@ -72,7 +72,12 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
         return RuleResult::pass(
             rule::LISTING_COMPLETE,
             k,
-            format!("{} items in {} pages", r.unique_items, r.final_pages),
+            format!(
+                "{} items in {} page{}",
+                r.unique_items,
+                r.final_pages,
+                if r.final_pages == 1 { "" } else { "s" }
+            ),
         );
     }
     let why = r.reason.map_or(r.outcome.label(), EndReason::label);
@@ -156,7 +161,7 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
         let Some(i) = pages.iter().position(|p| {
             p.outcome
                 .as_ref()
-                .is_ok_and(|c| matches!(&c.next, Some(NextCursor::Str(s)) if s.0.is_empty()))
+                .is_ok_and(|c| matches!(&c.next, Some(NextCursor::Str(s)) if s.is_blank()))
         }) else {
             continue;
         };
@@ -180,7 +185,24 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
         let Some(follow) = pages.get(i + 1) else {
             return RuleResult::na(rl, k, "nextCursor \"\" was not followed");
         };
-        if let Ok(c) = &follow.outcome {
+        const HOW_TO_END: &str =
+            "a listing ends by leaving nextCursor out (or null), never with \"\"";
+        let c = match &follow.outcome {
+            Ok(c) => c,
+            Err((code, error)) => {
+                let answer = match code {
+                    Some(code) => format!("JSON-RPC error {code} ({error})"),
+                    None => error.to_string(),
+                };
+                return RuleResult::fail(
+                    rl,
+                    k,
+                    format!("nextCursor \"\" was refused when sent back: {answer}; 2026-07-28 clients must send it, so {HOW_TO_END}"),
+                )
+                .evidence(Evidence::page(n, follow.index).with_cursor(cursor_hash(follow)));
+            }
+        };
+        {
             let new = c
                 .keys
                 .iter()
@@ -190,7 +212,7 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
                 return RuleResult::fail(
                     rl,
                     k,
-                    "nextCursor \"\" used as an end marker: asking with \"\" brought no new items, so every 2026-07-28 client loops",
+                    format!("nextCursor \"\" used as an end marker: asking with \"\" brought no new items, so every 2026-07-28 client loops; {HOW_TO_END}"),
                 )
                 .evidence(
                     Evidence::page(n, follow.index)

@@ -1,9 +1,11 @@
 //! What the conformance rules look at: every page a listing fetched, as the
 //! server sent it, recorded by a [`Pager`] wrapper so the walker stays
-//! untouched. Raw cursors are kept in memory only (to ask one again) and are
-//! never printed: their `Debug` shows the short hash.
+//! untouched. Cursors are kept as fixed-size digests; the text of one per
+//! listing (the first continuation cursor, to ask it again) is kept in
+//! memory and never printed: `Debug` shows the short hash.
 
-use mcp_listing::cursor::short_hash;
+use mcp_listing::cursor::CursorDigest;
+use mcp_listing::text;
 use mcp_listing::{ErrorKind, Kind, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::fmt;
@@ -16,17 +18,23 @@ pub const MAX_PAGES_RECORDED: usize = 10_000;
 /// Longest `cacheScope` / `resultType` value kept, in characters.
 const MAX_LABEL: usize = 32;
 
-/// A cursor as the server sent it. Only ever shown as its short hash.
+/// A cursor we sent: its digest, and its text only where a rule asks it
+/// again. Only ever shown as its short hash.
 #[derive(Clone, PartialEq, Eq)]
-pub struct RawCursor(pub String);
+pub struct SentCursor {
+    pub digest: CursorDigest,
+    /// The cursor itself, kept for the first continuation page of the
+    /// latest attempt only: a server's cursors may be a MiB each.
+    pub text: Option<String>,
+}
 
-impl RawCursor {
+impl SentCursor {
     pub fn hash(&self) -> String {
-        short_hash(&self.0)
+        self.digest.short()
     }
 }
 
-impl fmt::Debug for RawCursor {
+impl fmt::Debug for SentCursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "cursor#{}", self.hash())
     }
@@ -37,8 +45,8 @@ impl fmt::Debug for RawCursor {
 pub enum NextCursor {
     Absent,
     Null,
-    /// A string (possibly empty).
-    Str(RawCursor),
+    /// A string (possibly empty), as its digest.
+    Str(CursorDigest),
     /// Another JSON type, named.
     Other(&'static str),
 }
@@ -57,7 +65,7 @@ pub enum Field<T> {
 pub struct PageObservation {
     /// Order of the request within this recording (0 = first).
     pub index: u32,
-    pub sent_cursor: Option<RawCursor>,
+    pub sent_cursor: Option<SentCursor>,
     /// `Err` carries the JSON-RPC code when there was one, and what the
     /// walker calls the failure.
     pub outcome: Result<PageContent, (Option<i64>, ErrorKind)>,
@@ -94,7 +102,9 @@ impl PageContent {
                 c.items = items.len() as u32;
                 for item in items {
                     match item.get(kind.identity_key()).and_then(Value::as_str) {
-                        Some(k) if c.keys.len() < MAX_KEYS_PER_PAGE => c.keys.push(k.to_string()),
+                        Some(k) if c.keys.len() < MAX_KEYS_PER_PAGE => {
+                            c.keys.push(text::name(k).into_owned())
+                        }
                         Some(_) => {}
                         None => c.missing_keys += 1,
                     }
@@ -105,7 +115,7 @@ impl PageContent {
         c.next = Some(match obj.get("nextCursor") {
             None => NextCursor::Absent,
             Some(Value::Null) => NextCursor::Null,
-            Some(Value::String(s)) => NextCursor::Str(RawCursor(s.clone())),
+            Some(Value::String(s)) => NextCursor::Str(CursorDigest::of(s)),
             Some(other) => NextCursor::Other(json_type(other)),
         });
         c.ttl_ms = Some(match obj.get("ttlMs") {
@@ -168,8 +178,20 @@ impl<P: Pager + Send> Pager for RecordingPager<'_, P> {
     ) -> PageResult {
         let result = self.inner.fetch_page(kind, cursor, timeout).await;
         if self.pages.len() < MAX_PAGES_RECORDED {
-            self.pages
-                .push(observe(self.pages.len() as u32, kind, cursor, &result));
+            let mut page = observe(self.pages.len() as u32, kind, cursor, &result);
+            let first_continuation = self.pages.last().is_some_and(|p| p.sent_cursor.is_none());
+            if let (true, Some(sent), Some(raw)) =
+                (first_continuation, &mut page.sent_cursor, cursor)
+            {
+                // An earlier attempt's kept text is of no use now.
+                for p in &mut self.pages {
+                    if let Some(c) = &mut p.sent_cursor {
+                        c.text = None;
+                    }
+                }
+                sent.text = Some(raw.to_string());
+            }
+            self.pages.push(page);
         }
         result
     }
@@ -184,7 +206,10 @@ pub fn observe(
 ) -> PageObservation {
     PageObservation {
         index,
-        sent_cursor: cursor.map(|c| RawCursor(c.to_string())),
+        sent_cursor: cursor.map(|c| SentCursor {
+            digest: CursorDigest::of(c),
+            text: None,
+        }),
         outcome: match &result.outcome {
             Ok(v) => Ok(PageContent::read(kind, v)),
             Err(e) => Err((rpc_code(e), e.error_kind())),

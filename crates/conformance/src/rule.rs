@@ -220,7 +220,8 @@ pub struct Evidence {
     /// Which listing (1 or 2) the page belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub listing: Option<u32>,
-    /// 0-based request index within that listing.
+    /// The page within that listing, 1-based (the first request is page 1),
+    /// as every text for people counts pages.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -234,10 +235,11 @@ pub struct Evidence {
 pub const MAX_EVIDENCE_ITEMS: usize = 10;
 
 impl Evidence {
-    pub fn page(listing: u32, page: u32) -> Evidence {
+    /// The page at 0-based `index` of `listing`, kept as people count it.
+    pub fn page(listing: u32, index: u32) -> Evidence {
         Evidence {
             listing: Some(listing),
-            page: Some(page),
+            page: Some(mcp_listing::page_number(index)),
             ..Evidence::default()
         }
     }
@@ -249,7 +251,14 @@ impl Evidence {
         self.items = items
             .into_iter()
             .take(MAX_EVIDENCE_ITEMS)
-            .map(Into::into)
+            .map(|item| {
+                let item: String = item.into();
+                if item.len() <= mcp_listing::text::MAX_NAME_BYTES {
+                    item
+                } else {
+                    mcp_listing::text::name(&item).into_owned()
+                }
+            })
             .collect();
         self
     }
@@ -354,6 +363,6 @@ mod tests {
         assert_eq!(e.items.len(), MAX_EVIDENCE_ITEMS);
         assert!(e
             .display()
-            .starts_with("listing 1 · page 2 · cursor #abcd1234"));
+            .starts_with("listing 1 · page 3 · cursor #abcd1234"));
     }
 }

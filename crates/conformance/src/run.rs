@@ -3,7 +3,7 @@
 //! first continuation cursor asked a second time. Bounded: at most
 //! 2 × `max_pages` + 2 requests per kind, each under the walk's deadlines.
 
-use super::record::{PageContent, PageObservation, RawCursor, RecordingPager};
+use super::record::{PageContent, PageObservation, RecordingPager};
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Pager, WalkLimits};
 use std::collections::BTreeSet;
@@ -191,16 +191,16 @@ async fn ask_again<P: Pager + Send>(
     limits: &WalkLimits,
     listed: &Listed,
 ) -> Option<RepeatCheck> {
-    let (page, cursor, first): (u32, RawCursor, &PageContent) =
-        listed.final_attempt().iter().find_map(|p| {
-            let c = p.sent_cursor.clone()?;
-            let content = p.outcome.as_ref().ok()?;
-            Some((p.index, c, content))
-        })?;
+    let (page, sent, cursor, first) = listed.final_attempt().iter().find_map(|p| {
+        let sent = p.sent_cursor.as_ref()?;
+        let cursor = sent.text.as_deref()?;
+        let content = p.outcome.as_ref().ok()?;
+        Some((p.index, sent, cursor, content))
+    })?;
     let r = pager
-        .fetch_page(kind, Some(&cursor.0), limits.page_timeout)
+        .fetch_page(kind, Some(cursor), limits.page_timeout)
         .await;
-    let obs = super::record::observe(0, kind, Some(&cursor.0), &r);
+    let obs = super::record::observe(0, kind, Some(cursor), &r);
     let answer = match obs.outcome {
         Err((code, error)) => RepeatAnswer::Failed { code, error },
         // Same items and the same "more to come": cursors themselves may
@@ -214,7 +214,7 @@ async fn ask_again<P: Pager + Send>(
         },
     };
     Some(RepeatCheck {
-        cursor_hash: cursor.hash(),
+        cursor_hash: sent.hash(),
         page,
         answer,
     })

@@ -229,6 +229,47 @@ async fn a_working_blank_cursor_passes_under_2026() {
 }
 
 #[tokio::test]
+async fn a_blank_cursor_the_server_refuses_fails_and_says_how_to_end() {
+    // Page 2 ends with `""`, and `""` sent back gets -32602.
+    let r = check_with(
+        |c, _| {
+            let (items, next) = match c {
+                None => (names(0..2), "p2"),
+                Some("p2") => (names(2..4), ""),
+                _ => {
+                    return (
+                        Err(PageError::Rpc {
+                            code: INVALID_PARAMS,
+                            message: "bad cursor".into(),
+                        }),
+                        0,
+                    )
+                }
+            };
+            let v = json!({"tools": items, "nextCursor": next, "resultType": "complete", "ttlMs": 5, "cacheScope": "private"});
+            (Ok(v), 0)
+        },
+        true,
+        None,
+    )
+    .await;
+    let rule = r
+        .rules
+        .iter()
+        .find(|x| x.id == "cursor-blank")
+        .expect("cursor-blank ran");
+    assert_eq!(rule.verdict, RuleVerdict::Fail, "{rule:#?}");
+    assert!(rule.message.contains("-32602"), "{}", rule.message);
+    assert!(
+        rule.message.contains("leaving nextCursor out"),
+        "{}",
+        rule.message
+    );
+    assert_eq!(rule.evidence.page, Some(2), "{:?}", rule.evidence);
+    assert!(rule.evidence.cursor_hash.is_some());
+}
+
+#[tokio::test]
 async fn a_cycle_fails_cursor_cycle() {
     let r = check_with(
         |c, _| match c {
@@ -250,7 +291,7 @@ async fn a_cycle_fails_cursor_cycle() {
         .find(|x| x.id == "cursor-cycle")
         .unwrap()
         .evidence;
-    assert_eq!(ev.page, Some(2));
+    assert_eq!(ev.page, Some(3), "page 3 (index 2) repeated a cursor");
     assert!(ev.cursor_hash.is_some());
 }
 

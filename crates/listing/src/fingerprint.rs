@@ -9,12 +9,13 @@ use super::kind::Kind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Properties of one schema summary kept; the rest are left out (and the
 /// summary marked truncated, so a classifier does not invent removals).
 pub const MAX_SHAPE_PROPERTIES: usize = 32;
-/// Longest property name kept, in characters.
+/// Longest property name (and type name) kept, in bytes; cut by
+/// [`crate::text::cut`].
 pub const MAX_PROPERTY_NAME: usize = 64;
 /// Items per listing that keep a schema summary; beyond this only digests
 /// are kept and a changed item is classified `unknown`.
@@ -27,22 +28,143 @@ pub struct ItemFingerprint {
     pub digest: u64,
     /// Per-part hashes in the order of [`parts_of`] (`description`,
     /// `inputSchema`, ...), so a change can be named.
-    pub parts: Vec<u32>,
+    pub parts: PartHashes,
     /// Tools: the `inputSchema` summary; prompts: the arguments as one.
+    /// Boxed: resources and templates have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shape: Option<SchemaShape>,
+    pub shape: Option<Box<SchemaShape>>,
 }
 
 /// A capped summary of an object schema: property names, their JSON types
-/// (empty = any) and which are required.
+/// (empty = any) and which are required. Sorted vectors rather than
+/// B-trees: a baseline keeps one per tool, and a B-tree node has room for
+/// eleven entries whatever the schema holds (~850 bytes for two
+/// properties). Written as before: `properties` a JSON object, `required`
+/// an array.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchemaShape {
-    pub properties: BTreeMap<String, Vec<String>>,
-    pub required: BTreeSet<String>,
+    /// Sorted by name, names unique; see [`SchemaShape::insert_property`].
+    #[serde(with = "sorted_map")]
+    pub properties: Vec<(String, Vec<String>)>,
+    /// Sorted, unique; see [`SchemaShape::insert_required`].
+    #[serde(deserialize_with = "sorted_set")]
+    pub required: Vec<String>,
     /// More properties than [`MAX_SHAPE_PROPERTIES`]: removals past the cap
     /// cannot be seen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+}
+
+/// Most parts any kind has ([`parts_of`]).
+const MAX_PARTS: usize = 4;
+
+/// An item's per-part hashes, held inline: a baseline keeps one per item,
+/// and a vector would be one more allocation each. Written as an array of
+/// numbers, as the vector it replaced was; extra numbers in a file are
+/// ignored.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartHashes {
+    len: u8,
+    hashes: [u32; MAX_PARTS],
+}
+
+impl PartHashes {
+    /// Add the next part's hash (past [`MAX_PARTS`]: ignored).
+    pub fn push(&mut self, hash: u32) {
+        if let Some(slot) = self.hashes.get_mut(usize::from(self.len)) {
+            *slot = hash;
+            self.len += 1;
+        }
+    }
+
+    pub fn get(&self, i: usize) -> Option<&u32> {
+        self.as_slice().get(i)
+    }
+
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_slice(&self) -> &[u32] {
+        &self.hashes[..self.len()]
+    }
+}
+
+impl Serialize for PartHashes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for PartHashes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut parts = PartHashes::default();
+        for h in Vec::<u32>::deserialize(d)? {
+            parts.push(h);
+        }
+        Ok(parts)
+    }
+}
+
+impl SchemaShape {
+    /// The JSON types of property `name` (empty = any), if it has one.
+    pub fn property(&self, name: &str) -> Option<&[String]> {
+        self.properties
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .ok()
+            .map(|i| self.properties[i].1.as_slice())
+    }
+
+    pub fn requires(&self, name: &str) -> bool {
+        self.required
+            .binary_search_by(|k| k.as_str().cmp(name))
+            .is_ok()
+    }
+
+    /// Add (or replace) a property, keeping the list sorted.
+    pub fn insert_property(&mut self, name: String, types: Vec<String>) {
+        match self.properties.binary_search_by(|(k, _)| k.cmp(&name)) {
+            Ok(i) => self.properties[i].1 = types,
+            Err(i) => self.properties.insert(i, (name, types)),
+        }
+    }
+
+    /// Mark a property required, keeping the list sorted.
+    pub fn insert_required(&mut self, name: String) {
+        if let Err(i) = self.required.binary_search(&name) {
+            self.required.insert(i, name);
+        }
+    }
+}
+
+/// `properties` as a JSON object, as the B-tree map it replaced wrote it.
+mod sorted_map {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(v: &[(String, Vec<String>)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(v.iter().map(|(k, t)| (k, t)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, Vec<String>)>, D::Error> {
+        Ok(BTreeMap::<String, Vec<String>>::deserialize(d)?
+            .into_iter()
+            .collect())
+    }
+}
+
+/// `required` sorted and unique whatever the file's order.
+fn sorted_set<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let mut v = Vec::<String>::deserialize(d)?;
+    v.sort();
+    v.dedup();
+    Ok(v)
 }
 
 /// The parts of an item callers depend on, per kind.
@@ -58,7 +180,7 @@ pub fn parts_of(kind: Kind) -> &'static [&'static str] {
 /// Fingerprint one item. `with_shape` false keeps digests only (past the
 /// per-listing shape budget).
 pub fn fingerprint(kind: Kind, item: &Value, with_shape: bool) -> ItemFingerprint {
-    let mut parts = Vec::with_capacity(parts_of(kind).len());
+    let mut parts = PartHashes::default();
     let mut all = Sha256::new();
     for &part in parts_of(kind) {
         let value = if part == "parameters" {
@@ -79,8 +201,8 @@ pub fn fingerprint(kind: Kind, item: &Value, with_shape: bool) -> ItemFingerprin
         parts.push(short(text.as_bytes()));
     }
     let shape = match kind {
-        Kind::Tools if with_shape => item.get("inputSchema").map(schema_shape),
-        Kind::Prompts if with_shape => item.get("arguments").map(arguments_shape),
+        Kind::Tools if with_shape => item.get("inputSchema").map(|s| Box::new(schema_shape(s))),
+        Kind::Prompts if with_shape => item.get("arguments").map(|a| Box::new(arguments_shape(a))),
         _ => None,
     };
     let d = all.finalize();
@@ -137,7 +259,7 @@ pub fn template_parameters(template: &str) -> Vec<String> {
 }
 
 fn bounded(s: &str) -> String {
-    s.chars().take(MAX_PROPERTY_NAME).collect()
+    crate::text::cut(s, MAX_PROPERTY_NAME).into_owned()
 }
 
 /// Summarise an object schema's top level.
@@ -149,7 +271,7 @@ pub fn schema_shape(schema: &Value) -> SchemaShape {
                 shape.truncated = true;
                 break;
             }
-            shape.properties.insert(bounded(name), types_of(prop));
+            shape.insert_property(bounded(name), types_of(prop));
         }
     }
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
@@ -158,7 +280,7 @@ pub fn schema_shape(schema: &Value) -> SchemaShape {
                 shape.truncated = true;
                 break;
             }
-            shape.required.insert(bounded(r));
+            shape.insert_required(bounded(r));
         }
     }
     shape
@@ -176,9 +298,9 @@ pub fn arguments_shape(args: &Value) -> SchemaShape {
             shape.truncated = true;
             break;
         }
-        shape.properties.insert(bounded(name), Vec::new());
+        shape.insert_property(bounded(name), Vec::new());
         if a.get("required").and_then(Value::as_bool) == Some(true) {
-            shape.required.insert(bounded(name));
+            shape.insert_required(bounded(name));
         }
     }
     shape
@@ -187,11 +309,12 @@ pub fn arguments_shape(args: &Value) -> SchemaShape {
 /// The JSON types a property schema allows, sorted; empty means any.
 fn types_of(prop: &Value) -> Vec<String> {
     let mut out: Vec<String> = match prop.get("type") {
-        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::String(t)) => vec![bounded(t)],
         Some(Value::Array(ts)) => ts
             .iter()
             .filter_map(Value::as_str)
-            .map(str::to_string)
+            .take(MAX_SHAPE_PROPERTIES)
+            .map(bounded)
             .collect(),
         _ => Vec::new(),
     };
@@ -273,20 +396,20 @@ pub fn classify(
 /// The first rule a schema change breaks, in a fixed order: a required
 /// property added, a property removed, a property's type narrowed.
 pub fn breaking_rule(old: &SchemaShape, new: &SchemaShape) -> Option<(&'static str, String)> {
-    if let Some(p) = new.required.difference(&old.required).next() {
+    if let Some(p) = new.required.iter().find(|r| !old.requires(r)) {
         return Some(("required_added", format!("required property {p:?} added")));
     }
     if !new.truncated {
-        if let Some(p) = old
+        if let Some((p, _)) = old
             .properties
-            .keys()
-            .find(|k| !new.properties.contains_key(*k))
+            .iter()
+            .find(|(k, _)| new.property(k).is_none())
         {
             return Some(("property_removed", format!("property {p:?} removed")));
         }
     }
     for (name, old_types) in &old.properties {
-        let Some(new_types) = new.properties.get(name) else {
+        let Some(new_types) = new.property(name) else {
             continue;
         };
         if narrows(old_types, new_types) {
@@ -324,18 +447,18 @@ fn types_label(types: &[String]) -> String {
     }
 }
 
-/// Changed items between two fingerprint maps (present in both), sorted by
-/// name, at most `limit` of them.
-pub fn changed_items(
+/// Changed items between the fingerprints `old` finds by name and `new`
+/// (present in both), sorted by name, at most `limit` of them.
+pub fn changed_items<'a>(
     kind: Kind,
-    old: &BTreeMap<String, ItemFingerprint>,
+    old: impl Fn(&str) -> Option<&'a ItemFingerprint>,
     new: &BTreeMap<String, ItemFingerprint>,
     limit: usize,
 ) -> (u64, Vec<ItemChange>) {
     let mut count = 0u64;
     let mut out = Vec::new();
     for (name, n) in new {
-        let Some(o) = old.get(name) else { continue };
+        let Some(o) = old(name) else { continue };
         if let Some(c) = classify(kind, name, o, n) {
             count += 1;
             if out.len() < limit {
@@ -551,12 +674,12 @@ mod tests {
         assert!(s.truncated);
         assert!(s
             .properties
-            .keys()
-            .all(|k| k.chars().count() <= MAX_PROPERTY_NAME));
+            .iter()
+            .all(|(k, _)| k.chars().count() <= MAX_PROPERTY_NAME));
         // A truncated summary never reports removals it cannot see.
         let mut old = s.clone();
         old.truncated = false;
-        old.properties.insert("zzz-gone".into(), vec![]);
+        old.insert_property("zzz-gone".into(), vec![]);
         assert!(breaking_rule(&old, &s).is_none_or(|(r, _)| r != "property_removed"));
     }
 
@@ -569,7 +692,7 @@ mod tests {
             new.insert(format!("t{i}"), tool("b", base_schema()));
         }
         new.insert("fresh".into(), tool("c", base_schema()));
-        let (n, named) = changed_items(Kind::Tools, &old, &new, 2);
+        let (n, named) = changed_items(Kind::Tools, |n| old.get(n), &new, 2);
         assert_eq!(n, 5);
         assert_eq!(named.len(), 2);
     }

@@ -8,13 +8,16 @@ pub mod kind;
 pub mod labelled;
 pub mod report;
 pub mod shape;
+pub mod text;
 pub mod transport;
 pub mod version;
 pub mod walk;
 
 pub use kind::Kind;
 pub use labelled::UnknownLabel;
-pub use report::{CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord};
+pub use report::{
+    page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
+};
 pub use shape::PageShape;
 pub use transport::{HttpMode, TransportKind};
 pub use version::ProtocolVersion;

@@ -187,6 +187,7 @@ impl CursorState {
 #[derive(Debug, Clone, Serialize)]
 pub struct PageRecord {
     /// 0 for the first request of the listing; counts across restarts.
+    /// Machines read the index (JSON, spans); people read [`Self::number`].
     pub index: u32,
     /// Which attempt (0 = first; a restart begins a new one).
     pub attempt: u32,
@@ -225,10 +226,24 @@ crate::labelled_enum! {
     }
 }
 
+impl PageRecord {
+    /// The page as people count it: 1 for the first request of the listing
+    /// (every text says "page N" with this number; JSON keeps `index`).
+    pub fn number(&self) -> u32 {
+        page_number(self.index)
+    }
+}
+
+/// The 1-based page number of a 0-based page index: the one convention for
+/// people in `probe`, `check`, the status page and the verdict's messages.
+pub fn page_number(index: u32) -> u32 {
+    index.saturating_add(1)
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Restart {
     pub reason: RestartReason,
-    /// Index of the page whose answer caused the restart.
+    /// Index (0-based) of the page whose answer caused the restart.
     pub at_page: u32,
 }
 

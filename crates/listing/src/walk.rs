@@ -1,16 +1,18 @@
 //! The guarded walk over `nextCursor`. Pure logic over a [`Pager`]: it owns
-//! every termination rule (DESIGN.md, "The walker's contract") and turns
+//! every termination rule (docs/guards.md) and turns
 //! whatever the pager returns into a [`ListingReport`].
 
-use super::cursor::short_hash;
+use super::cursor::{short_hash, CursorDigest};
 use super::fingerprint::{ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
-    CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord, Restart,
-    RestartReason,
+    page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
+    Restart, RestartReason,
 };
 use super::shape::PageShape;
+use super::text;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
@@ -158,7 +160,9 @@ struct Attempt {
     seen: HashSet<String>,
     duplicates: BTreeSet<String>,
     invalid_items: u64,
-    sent_cursors: HashSet<String>,
+    /// Digests, not cursors: a server choosing 1 MiB cursors must not
+    /// make a walk of 1,000 pages hold 1 GiB.
+    sent_cursors: HashSet<CursorDigest>,
     /// First occurrence of each identity key wins.
     fingerprints: BTreeMap<String, ItemFingerprint>,
 }
@@ -177,19 +181,21 @@ pub async fn walk<S: PageShape, P: Pager<S>>(
     limits: &WalkLimits,
 ) -> ListingReport<S> {
     let started = Instant::now();
-    let deadline = started + limits.listing_timeout;
+    // None: a timeout past what the clock can hold, never reached.
+    let deadline = started.checked_add(limits.listing_timeout);
     let mut walk = Walk::new(kind, limits);
     let outcome = loop {
         // Rule 7: the whole-listing deadline, and no page waits past it.
         let now = Instant::now();
-        if now >= deadline {
+        let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(now));
+        if left.is_zero() {
             walk.report.detail = Some(format!(
                 "listing deadline of {:?} passed",
                 limits.listing_timeout
             ));
             break Outcome::Error(ErrorKind::Timeout);
         }
-        let timeout = limits.page_timeout.min(deadline - now);
+        let timeout = limits.page_timeout.min(left);
         // The pager owns the clock (this crate has no runtime): it must answer
         // within `timeout`, and the session's pager in the exporter holds a
         // hard bound on top of it.
@@ -352,7 +358,7 @@ fn step_on_error<S>(
     index: u32,
     limits: &WalkLimits,
 ) -> Step {
-    report.detail = Some(err.to_string());
+    report.detail = Some(text::echo(&err.to_string()).into_owned());
     match err {
         PageError::Rpc { code, .. } => {
             report.rpc_error_code = Some(*code);
@@ -364,7 +370,8 @@ fn step_on_error<S>(
                     return Step::Restart(RestartReason::InvalidCursor);
                 }
                 report.detail = Some(format!(
-                    "-32602 for the cursor of page {index} after {} restart(s)",
+                    "-32602 for the cursor of page {} after {} restart(s)",
+                    page_number(index),
                     limits.invalid_cursor_restarts
                 ));
             }
@@ -406,7 +413,7 @@ impl Stop {
     }
 
     fn end<S>(self, report: &mut ListingReport<S>) -> Step {
-        report.detail = Some(self.detail);
+        report.detail = Some(text::echo(&self.detail).into_owned());
         Step::Done(self.outcome)
     }
 }
@@ -430,7 +437,7 @@ fn step_on_page<S: PageShape>(
         report.cache_scope = obj
             .get("cacheScope")
             .and_then(Value::as_str)
-            .map(str::to_string);
+            .map(|scope| text::echo(scope).into_owned());
     }
     count_items(attempt, record, kind, items);
     let next = next_cursor(report, record, kind.next_cursor(obj), limits)?;
@@ -448,7 +455,7 @@ fn step_on_page<S: PageShape>(
         let detail = format!("more than {} pages", limits.max_pages);
         return Err(Stop::guard(Guard::PageCap, detail));
     }
-    attempt.sent_cursors.insert(next.clone());
+    attempt.sent_cursors.insert(CursorDigest::of(&next));
     Ok(Step::Next(next))
 }
 
@@ -462,6 +469,7 @@ fn page_items<S: PageShape>(
     };
     if let Some(rt) = obj.get("resultType") {
         if rt.as_str() != Some("complete") {
+            let rt = text::echo(&rt.to_string()).into_owned();
             return Err(Stop::malformed(format!("unexpected resultType {rt}")));
         }
     }
@@ -486,6 +494,13 @@ fn count_items<S: PageShape>(
     for item in items {
         match kind.identity(item) {
             Some(id) => {
+                // Kept names are bounded in bytes; a longer one keeps a
+                // hash of the whole, so identity survives the cut.
+                let id = if id.len() <= text::MAX_NAME_BYTES {
+                    id
+                } else {
+                    Cow::Owned(text::name(&id).into_owned())
+                };
                 attempt.raw += 1;
                 if attempt.seen.contains(id.as_ref()) {
                     attempt.duplicates.insert(id.into_owned());
@@ -552,7 +567,7 @@ fn check_repeat(
     next: &str,
     limits: &WalkLimits,
 ) -> Result<(), Stop> {
-    if !attempt.sent_cursors.contains(next) {
+    if !attempt.sent_cursors.contains(&CursorDigest::of(next)) {
         return Ok(());
     }
     if !limits.modern {
@@ -560,7 +575,7 @@ fn check_repeat(
             Guard::CursorCycle,
             format!(
                 "page {} returned a cursor already sent in this walk",
-                record.index
+                page_number(record.index)
             ),
         ));
     }
@@ -569,7 +584,7 @@ fn check_repeat(
             Guard::NoProgress,
             format!(
                 "page {} repeated a cursor and brought no new items",
-                record.index
+                page_number(record.index)
             ),
         ));
     }

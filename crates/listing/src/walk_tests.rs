@@ -611,3 +611,41 @@ async fn another_shape_gets_every_guard() {
     let r = walk(&mut s, Nested, &limits).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
 }
+
+#[tokio::test]
+async fn long_names_and_echoes_are_kept_cut_and_huge_cursors_still_cycle() {
+    let a = format!("{}A", "n".repeat(60_000));
+    let b = format!("{}B", "n".repeat(60_000));
+    let huge = "c".repeat(1 << 20);
+    let mut s = Script::new()
+        .page(None, page(&[a.as_str(), b.as_str()], Some(huge.as_str())))
+        .page(
+            Some(huge.as_str()),
+            page(&[a.as_str()], Some(huge.as_str())),
+        );
+    let r = run(&mut s, &legacy()).await;
+    // The repeated 1 MiB cursor is recognised through its digest.
+    assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
+    assert_eq!(
+        r.names.len(),
+        2,
+        "two names that differ past the cut stay apart"
+    );
+    assert!(r.names.iter().all(|n| n.len() <= text::MAX_NAME_BYTES));
+    assert_eq!(r.duplicate_names, vec![text::name(&a).into_owned()]);
+    assert!(r
+        .fingerprints
+        .keys()
+        .all(|n| n.len() <= text::MAX_NAME_BYTES));
+
+    let mut s = Script::new().page(
+        None,
+        json!({"tools": tools(&["x"]), "resultType": "r".repeat(5_000_000)}),
+    );
+    let r = run(&mut s, &legacy()).await;
+    assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
+    assert!(r
+        .detail
+        .as_deref()
+        .is_some_and(|d| d.len() <= text::MAX_ECHO_BYTES));
+}

@@ -32,6 +32,11 @@ pub trait Behaviour: Sync {
         false
     }
 
+    /// The `serverInfo.name` this server reports.
+    fn server_name(&self) -> &'static str {
+        crate::engine::SERVER_NAME
+    }
+
     /// Do `initialize` and `server/discover` advertise `listChanged`?
     fn advertises_list_changed(&self) -> bool {
         true

@@ -76,8 +76,9 @@ impl VirtualServer {
         })
     }
 
-    pub fn server_info() -> Value {
-        json!({"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")})
+    pub fn server_info(scenario: crate::scenario::Scenario) -> Value {
+        let name = scenarios::of(scenario).server_name();
+        json!({"name": name, "version": env!("CARGO_PKG_VERSION")})
     }
 
     /// The version a legacy `initialize` is answered with.
@@ -135,7 +136,7 @@ impl VirtualServer {
                     json!({
                         "protocolVersion": version,
                         "capabilities": self.capabilities(),
-                        "serverInfo": Self::server_info(),
+                        "serverInfo": Self::server_info(self.cfg.scenario),
                     }),
                 ))
             }
@@ -207,10 +208,10 @@ impl VirtualServer {
                     "resultType": "complete",
                     "supportedVersions": [MODERN_VERSION],
                     "capabilities": self.capabilities(),
-                    "serverInfo": Self::server_info(),
+                    "serverInfo": Self::server_info(self.cfg.scenario),
                     "ttlMs": MODERN_TTL_MS,
                     "cacheScope": "public",
-                    "_meta": {"io.modelcontextprotocol/serverInfo": Self::server_info()},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": Self::server_info(self.cfg.scenario)},
                 }),
             )),
             m => match kind_for_method(m) {

@@ -183,7 +183,7 @@ fn page_result(behaviour: &dyn Behaviour, page: &Page) -> Map<String, Value> {
         res.insert("cacheScope".into(), "public".into());
         res.insert(
             "_meta".into(),
-            json!({"io.modelcontextprotocol/serverInfo": VirtualServer::server_info()}),
+            json!({"io.modelcontextprotocol/serverInfo": VirtualServer::server_info(page.cfg().scenario)}),
         );
     }
     behaviour.reshape(page, &mut res);

@@ -43,5 +43,9 @@ mcp_listing::labelled_enum! {
         BadResultType => "bad-result-type",
         NoResultType => "no-result-type",
         StrayListChanged => "stray-list-changed",
+        HugeCursor => "huge-cursor",
+        LongNames => "long-names",
+        ControlChars => "control-chars",
+        HugeResultType => "huge-result-type",
     }
 }

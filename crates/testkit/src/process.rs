@@ -259,6 +259,43 @@ pub fn run_leaving_nothing(mut command: Command, what: &str) -> Finished {
     finished
 }
 
+/// [`run`], and the command's peak resident set size in KiB, as the
+/// kernel counted it for that process (and the children it waited for):
+/// `wait4`'s `ru_maxrss`. A measure of bytes kept, not of time.
+// The child is reaped by wait4 below (to read its rusage), which clippy
+// cannot see.
+#[allow(clippy::zombie_processes)]
+pub fn run_measured(mut command: Command, what: &str) -> (Finished, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    command.stdin(Stdio::null());
+    let mut child = spawn_piped(command, what);
+    let pid = child.id() as libc::pid_t;
+    let stdout = read_all(child.stdout.take());
+    let stderr = read_all(child.stderr.take());
+    let started = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is a valid value of that plain C struct.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 on our own child, writing only into the two locals.
+        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if got == pid {
+            let finished = Finished {
+                status: ExitStatus::from_raw(status),
+                stdout: stdout.join().unwrap_or_default(),
+                stderr: stderr.join().unwrap_or_default(),
+            };
+            return (finished, u64::try_from(usage.ru_maxrss).unwrap_or(0));
+        }
+        if started.elapsed() > RUN_DEADLINE {
+            kill_group(pid as u32, libc::SIGKILL);
+            let _ = child.wait();
+            panic!("{what}: still running after {RUN_DEADLINE:?}; killed");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn spawn_piped(mut command: Command, what: &str) -> Child {
     command
         .stdout(Stdio::piped())

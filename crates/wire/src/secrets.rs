@@ -3,6 +3,7 @@
 //! strings). Built once at config load; imports nothing of ours, so every
 //! layer (the transports included) can hold one.
 
+use mcp_listing::text::CUT_MARK;
 use std::sync::Arc;
 
 /// What a scrubbed secret becomes.
@@ -71,7 +72,9 @@ impl SecretScrubber {
         self.values.iter().map(String::as_str)
     }
 
-    /// `text` with every known secret replaced by [`REDACTED`].
+    /// `text` with every known secret replaced by [`REDACTED`]; where the
+    /// text was cut short ([`CUT_MARK`]), the start of a secret just before
+    /// the cut too.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for v in self.values.iter() {
@@ -79,6 +82,34 @@ impl SecretScrubber {
                 out = out.replace(v.as_str(), REDACTED);
             }
         }
+        if !self.values.is_empty() && out.contains(CUT_MARK) {
+            out = self.redact_before_cuts(&out);
+        }
+        out
+    }
+
+    /// A string kept cut (names, echoed messages) may end, before its
+    /// [`CUT_MARK`], with the first bytes of a secret whose rest was cut
+    /// away; those bytes go too (from [`MIN_SECRET_LEN`] bytes on).
+    fn redact_before_cuts(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find(CUT_MARK) {
+            let before = &rest[..at];
+            let started = self
+                .values
+                .iter()
+                .map(|v| secret_start_at_end(before, v))
+                .max()
+                .unwrap_or(0);
+            out.push_str(&before[..before.len() - started]);
+            if started > 0 {
+                out.push_str(REDACTED);
+            }
+            out.push_str(CUT_MARK);
+            rest = &rest[at + CUT_MARK.len()..];
+        }
+        out.push_str(rest);
         out
     }
 
@@ -94,6 +125,15 @@ impl SecretScrubber {
         let start = scrubbed.len().saturating_sub(keep);
         char_suffix_from(&scrubbed, start).to_string()
     }
+}
+
+/// Bytes at the end of `text` that are the start of `secret` (at least
+/// [`MIN_SECRET_LEN`], shorter than the secret), or 0.
+fn secret_start_at_end(text: &str, secret: &str) -> usize {
+    (MIN_SECRET_LEN..secret.len())
+        .rev()
+        .find(|&n| secret.get(..n).is_some_and(|start| text.ends_with(start)))
+        .unwrap_or(0)
 }
 
 /// `text[start..]`, moving `start` forward to a character boundary.
@@ -117,6 +157,18 @@ mod tests {
             "a <redacted> b <redacted> c ab"
         );
         assert_eq!(s.longest(), 10);
+    }
+
+    #[test]
+    fn the_start_of_a_secret_before_a_cut_is_redacted() {
+        let secret = "tok-0123456789";
+        let s = SecretScrubber::new([secret]);
+        for n in 4..secret.len() {
+            let cut = format!("name {}…1a2b3c4d", &secret[..n]);
+            assert_eq!(s.scrub(&cut), "name <redacted>…1a2b3c4d", "{n}");
+        }
+        assert_eq!(s.scrub("a tok…b"), "a tok…b");
+        assert_eq!(s.scrub("plain…"), "plain…");
     }
 
     #[test]

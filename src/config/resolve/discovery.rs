@@ -93,9 +93,11 @@ impl Resolver<'_> {
         let schedule = s.schedule.map_or_else(|| d.schedule.clone(), |x| x.0);
         let jitter = s.jitter.map_or(d.jitter, |x| x.0);
         if overridden {
-            self.check_jitter(&owner, &who, &schedule, jitter);
+            self.check_schedule(&owner, &who, &schedule, jitter);
         }
-        let expect = s.expect.unwrap_or_default();
+        let raw_expect = s.expect.unwrap_or_default();
+        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
+        let expect = raw_expect.items;
         if let Some(kind) = expect.keys().find(|k| !module.kinds.contains(k)) {
             return Err(self.error(
                 &yaml_path!["discovery", i, "expect", kind.label()],
@@ -123,6 +125,7 @@ impl Resolver<'_> {
             max_targets,
             schedule,
             jitter,
+            expect_page_latency,
             expect,
             labels,
         })

@@ -223,7 +223,7 @@ impl<'a> Resolver<'a> {
             g.conformance,
         )?;
         let jitter = g.jitter.map_or(default::JITTER, |d| d.0);
-        self.check_jitter(&yaml_path!["global"], "`global`", &schedule, jitter);
+        self.check_schedule(&yaml_path!["global"], "`global`", &schedule, jitter);
         Ok(Defaults {
             schedule,
             timeout: limits.timeout,
@@ -341,7 +341,17 @@ impl<'a> Resolver<'a> {
         Ok(limits)
     }
 
-    fn check_jitter(&mut self, owner: &[Seg], who: &str, schedule: &Schedule, jitter: Duration) {
+    fn check_schedule(&mut self, owner: &[Seg], who: &str, schedule: &Schedule, jitter: Duration) {
+        // A cron such as `0 0 30 2 *` (February 30th) parses but never fires.
+        if matches!(schedule, Schedule::Cron { .. })
+            && schedule.next_after(chrono::Utc::now()).is_none()
+        {
+            self.warn(
+                &child(owner, "schedule"),
+                At::Value,
+                format!("{who}: this cron schedule matches no date (such as February 30th) and never fires; nothing will be polled"),
+            );
+        }
         if let Some(period) = schedule.period() {
             if jitter >= period {
                 self.warn(

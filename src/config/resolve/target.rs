@@ -38,7 +38,9 @@ impl Resolver<'_> {
             None => d.kinds.clone(),
         };
         let forced_kinds = self.forced_kinds(i, &who, t.forced_kinds.take(), &kinds)?;
-        let expect = self.expect(i, &who, t.expect.take(), &kinds)?;
+        let raw_expect = t.expect.take().unwrap_or_default();
+        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
+        let expect = self.expect(i, &who, Some(raw_expect.items), &kinds)?;
         let limits = self.limits(&owner, &who, d.limits(), raw_limits!(t))?;
         let conformance = self.conformance(
             &yaml_path!["targets", i, "conformance"],
@@ -50,7 +52,7 @@ impl Resolver<'_> {
         let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
         let jitter = t.jitter.map_or(d.jitter, |x| x.0);
         if overridden {
-            self.check_jitter(&owner, &who, &schedule, jitter);
+            self.check_schedule(&owner, &who, &schedule, jitter);
         }
 
         let target = TargetConfig {
@@ -69,6 +71,7 @@ impl Resolver<'_> {
                 .propagate_trace_context
                 .unwrap_or(d.propagate_trace_context),
             expect,
+            expect_page_latency,
             reference: Vec::new(),
             metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
             conformance,

@@ -4,33 +4,71 @@
 
 use crate::poll::TraceId;
 use prometheus_client::encoding::EncodeLabelSet;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+/// A target's name as label sets hold it: one shared allocation per target
+/// rather than one per series (a target has ~80 series).
+pub(crate) type TargetName = Arc<str>;
+
+/// Live target names, so every label set of a target shares one. Weak: a
+/// name lives as long as some series (or caller) holds it — `/probe`
+/// registries come and go — and dead entries are pruned whenever the map
+/// has doubled since the last pruning.
+struct Names {
+    live: HashMap<Box<str>, Weak<str>>,
+    prune_at: usize,
+}
+
+/// The shared name of `target`.
+pub(crate) fn target_name(target: &str) -> TargetName {
+    static NAMES: OnceLock<Mutex<Names>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        Mutex::new(Names {
+            live: HashMap::new(),
+            prune_at: 64,
+        })
+    });
+    // Each use is one lookup or insert: a panicking holder leaves it whole.
+    let mut names = names.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(name) = names.live.get(target).and_then(Weak::upgrade) {
+        return name;
+    }
+    let name: TargetName = Arc::from(target);
+    names.live.insert(Box::from(target), Arc::downgrade(&name));
+    if names.live.len() >= names.prune_at {
+        names.live.retain(|_, w| w.strong_count() > 0);
+        names.prune_at = (names.live.len() * 2).max(64);
+    }
+    name
+}
 
 /// Longest label value taken from a server's self-description.
 pub const MAX_SERVER_LABEL_CHARS: usize = 128;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct TargetLabels {
-    pub target: String,
+    pub target: TargetName,
 }
 
 impl TargetLabels {
     pub fn new(target: &str) -> Self {
         TargetLabels {
-            target: target.to_string(),
+            target: target_name(target),
         }
     }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct TargetKindLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
 }
 
 impl TargetKindLabels {
     pub fn new(target: &str, kind: &'static str) -> Self {
         TargetKindLabels {
-            target: target.to_string(),
+            target: target_name(target),
             kind,
         }
     }
@@ -45,28 +83,28 @@ pub(crate) struct KindLabels {
 /// `mcp_listing_outcomes_total`: `complete`, `aborted` or `error`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct OutcomeLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
     pub outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct GuardLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
     pub guard: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ErrorLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
     pub error: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct RestartLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
     pub reason: &'static str,
 }
@@ -81,7 +119,7 @@ pub(crate) struct ReferenceLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct GarbageCursorLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: &'static str,
     pub result: &'static str,
 }

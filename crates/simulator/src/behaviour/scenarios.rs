@@ -55,6 +55,10 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::BadResultType => &BadResultType,
         Scenario::NoResultType => &NoResultType,
         Scenario::StrayListChanged => &StrayListChanged,
+        Scenario::HugeCursor => &HugeCursor,
+        Scenario::LongNames => &LongNames,
+        Scenario::ControlChars => &ControlChars,
+        Scenario::HugeResultType => &HugeResultType,
     }
 }
 
@@ -509,6 +513,99 @@ impl Behaviour for StrayListChanged {
     }
     fn fault(&self, _page: &Page, _id: &Value) -> Fault {
         Fault::Unannounced
+    }
+}
+
+/// The catalogue repeats forever (as endless) and every `nextCursor` is a
+/// fresh signed cursor padded to `--size-mib`: a client that keeps the
+/// cursors it sent keeps a MiB per page.
+pub struct HugeCursor;
+impl Behaviour for HugeCursor {
+    fn own_cursor(&self, listing: &Listing, cursor: &Value) -> Option<Result<Start, Rejected>> {
+        let (signed, _padding) = cursor.as_str()?.split_once(CURSOR_PADDING)?;
+        let c = listing
+            .key
+            .decode(signed)
+            .filter(|c| c.kind == listing.kind)?;
+        Some(Ok(Start {
+            offset: c.offset,
+            generation: c.generation,
+            after_restart: false,
+        }))
+    }
+    fn positions(&self, page: &Page) -> Vec<u32> {
+        Endless.positions(page)
+    }
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
+        let signed = page.signed_by(page.listing.key, page.end());
+        let pad = page.cfg().size_bytes.saturating_sub(signed.len() + 1);
+        NextCursorReply::Str(format!("{signed}{CURSOR_PADDING}{}", "p".repeat(pad)))
+    }
+}
+
+/// What separates huge-cursor's signed cursor from its padding (not in
+/// the signed cursor's alphabet).
+const CURSOR_PADDING: char = '.';
+
+/// Every listing serves fresh names (the catalogue changes with each
+/// completed listing, and with each process: a stdio server starts anew
+/// for every poll) of `--size-mib` / `--items` bytes each.
+pub struct LongNames;
+impl Behaviour for LongNames {
+    fn changes(&self) -> bool {
+        true
+    }
+    fn item(&self, page: &Page, n: u32, _count: usize) -> Value {
+        let mut item = page.item(n);
+        let len = page.cfg().size_bytes / page.cfg().items.max(1) as usize;
+        let kind = page.kind();
+        let head = format!(
+            "{}-p{}-g{}-",
+            catalogue::identity(kind, n),
+            std::process::id(),
+            page.start.generation
+        );
+        let name = format!("{head}{}", "n".repeat(len.saturating_sub(head.len())));
+        item[kind.identity_key()] = Value::String(name);
+        item
+    }
+}
+
+/// Item names and the server's name carry terminal control sequences: a
+/// screen clear, a title change, NUL, C1, and CR/LF followed by a forged
+/// summary line. Pages overlap as in overlap, so the names are also shown
+/// as duplicates (and in `check`'s evidence).
+pub struct ControlChars;
+impl Behaviour for ControlChars {
+    fn stride(&self, cfg: &ServerConfig, page_size: u32) -> u32 {
+        Overlap.stride(cfg, page_size)
+    }
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
+        Overlap.next_cursor(page)
+    }
+    fn server_name(&self) -> &'static str {
+        "sim\u{1b}]0;owned\u{7}\u{1b}[2J"
+    }
+    fn item(&self, page: &Page, n: u32, _count: usize) -> Value {
+        let mut item = page.item(n);
+        let kind = page.kind();
+        let name = format!(
+            "{}\u{1b}[2J\u{0}\u{9b}31m\r\n99 pass, 0 fail (0 at MUST), 0 n/a; 0 listing(s) incomplete → exit 0",
+            catalogue::identity(kind, n)
+        );
+        item[kind.identity_key()] = Value::String(name);
+        item
+    }
+}
+
+/// Page `--page` says `"resultType"` with `--size-mib` of text.
+pub struct HugeResultType;
+impl Behaviour for HugeResultType {
+    fn reshape(&self, page: &Page, result: &mut Map<String, Value>) {
+        if page.faulty() {
+            let text = "r".repeat(page.cfg().size_bytes);
+            result.insert("resultType".into(), text.into());
+        }
     }
 }
 

@@ -54,13 +54,13 @@ pub fn forget_leader(pid: u32) {
 }
 
 #[derive(Default)]
-struct Registry {
+struct LiveChildren {
     live_tags: HashSet<String>,
     leaders: HashSet<u32>,
 }
 
-fn registry() -> MutexGuard<'static, Registry> {
-    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+fn registry() -> MutexGuard<'static, LiveChildren> {
+    static REGISTRY: OnceLock<Mutex<LiveChildren>> = OnceLock::new();
     let lock = REGISTRY.get_or_init(Mutex::default);
     // The sets stay consistent even if a holder panicked mid-way: each
     // operation is a single insert or remove.
@@ -310,11 +310,34 @@ pub fn kill_tagged_in_background(tag: String) {
         });
 }
 
+/// At exit, after every target task has stopped: kill and reap every
+/// process that carries any tag of this exporter — the trees of servers
+/// still open, and orphans the sweeper has not reached yet — scanning again
+/// after the same short delays as a close. A server's drop only started
+/// its kill, and the sweeper thread dies with the process. Counted and
+/// logged as orphans killed. Returns how many were killed.
+pub fn sweep_at_exit() -> usize {
+    let ours = format!("{TREE_TAG_VAR}={}-", std::process::id());
+    let mut killed = scan_and_kill_matching(|var| var.starts_with(ours.as_bytes()));
+    for delay in RESCAN_DELAYS_MS {
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        killed += scan_and_kill_matching(|var| var.starts_with(ours.as_bytes()));
+    }
+    OrphansKilled { killed }.emit();
+    killed
+}
+
 /// One scan of /proc: kill and reap what carries `tag`.
 fn scan_and_kill(tag: &str) -> usize {
+    let needle = format!("{TREE_TAG_VAR}={tag}");
+    scan_and_kill_matching(|var| var == needle.as_bytes())
+}
+
+/// One scan of /proc: kill and reap every process (but us) with an
+/// environment variable (`NAME=value` bytes) that `matches`.
+fn scan_and_kill_matching(matches: impl Fn(&[u8]) -> bool) -> usize {
     #[cfg(target_os = "linux")]
     {
-        let needle = format!("{TREE_TAG_VAR}={tag}");
         let me = std::process::id();
         let mut killed = Vec::new();
         for pid in all_pids().filter_map(|p| i32::try_from(p).ok()) {
@@ -325,10 +348,7 @@ fn scan_and_kill(tag: &str) -> usize {
             let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
                 continue;
             };
-            if environ
-                .split(|&b| b == 0)
-                .any(|var| var == needle.as_bytes())
-            {
+            if environ.split(|&b| b == 0).any(&matches) {
                 // SAFETY: kill(2) has no memory-safety preconditions.
                 unsafe {
                     libc::kill(pid, libc::SIGKILL);
@@ -343,7 +363,7 @@ fn scan_and_kill(tag: &str) -> usize {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = tag;
+        let _ = matches;
         0
     }
 }

@@ -1,7 +1,7 @@
 //! The garbage-cursor check's answer per (target, kind).
 
 use super::super::families::{GaugeFamily, Source};
-use super::super::labels::GarbageCursorLabels;
+use super::super::labels::{target_name, GarbageCursorLabels};
 use crate::poll::{GarbageCursorAnswer, GarbageCursorCheck};
 use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
@@ -51,7 +51,7 @@ impl ComplianceFamilies {
 
 fn labels(target: &str, kind: Kind, answer: GarbageCursorAnswer) -> GarbageCursorLabels {
     GarbageCursorLabels {
-        target: target.to_string(),
+        target: target_name(target),
         kind: kind.label(),
         result: answer.label(),
     }

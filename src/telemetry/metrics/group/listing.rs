@@ -12,7 +12,7 @@ use super::super::families::{
     error_labels, guard_labels, inc_when_seen, precreate, restart_labels, CounterFamily, Source,
 };
 use super::super::labels::{
-    ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels, TargetKindLabels,
+    target_name, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels, TargetKindLabels,
 };
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, Kind, ListingReport, Outcome};
@@ -100,7 +100,7 @@ impl ListingFamilies {
     /// Count one attempt (not an unsupported kind: nothing was sent): its
     /// requests and walk events, its outcome and the outcome's reason.
     pub fn observe(&self, l: &TargetKindLabels, listing: &ListingReport) {
-        let target = l.target.as_str();
+        let target: &str = &l.target;
         self.listings.get_or_create(l).inc();
         self.list_requests
             .get_or_create(l)
@@ -189,7 +189,7 @@ impl ListingFamilies {
 
 fn outcome_labels(target: &str, kind: Kind, outcome: &'static str) -> OutcomeLabels {
     OutcomeLabels {
-        target: target.to_string(),
+        target: target_name(target),
         kind: kind.label(),
         outcome,
     }
