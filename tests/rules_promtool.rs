@@ -540,7 +540,7 @@ fn every_series_named_in_docs_rules_and_dashboards_exists_in_the_code() {
         "no registration names found under src/: {registered:?}"
     );
     // What an exposition shows for a registered name.
-    let suffixes = ["", "_total", "_seconds", "_seconds_total"];
+    let suffixes = ["", "_total", "_seconds", "_seconds_total", "_bytes"];
     let histogram = ["", "_bucket", "_sum", "_count"];
     let exposed = |name: &str| {
         suffixes.iter().any(|s| {

@@ -10,7 +10,8 @@
 //! - `cycling` and `stale-cursor` are down with guard or error and page;
 //! - `slow` is degraded: its pages take longer than its `page_latency`;
 //! - every target's endpoint is told apart from the others';
-//! - `healthy` and `origin` are healthy.
+//! - `healthy` and `origin` are healthy;
+//! - the registry source discovers `io.github.sim/public-0001` … `0003`.
 
 use mcp_testkit::demo::{reason, Demo};
 use mcp_testkit::process::run_exporter;
@@ -166,6 +167,36 @@ fn every_demo_target_gets_the_verdict_a_person_needs() {
             "mcp_verdict for {target}"
         );
     }
+
+    // Discovery offline: the registry source yields the public-* servers of
+    // the demo simulator, polled like the others, and says what it left
+    // out and why (the servers outside its module's `allow`, the decoys).
+    for n in 1..=3 {
+        let name = format!("io.github.sim/public-{n:04}");
+        let t = demo.wait_target(&name, "a discovered target's verdict", |t| {
+            t["verdict"]["level"] == "healthy"
+        });
+        assert_eq!(t["source"], "demo-registry", "{t:#}");
+    }
+    let (_, sources) = http_get(&demo.url("/api/sources"));
+    let sources: Value = serde_json::from_str(&sources).expect("/api/sources is JSON");
+    let source = &sources[0];
+    assert_eq!(source["name"], "demo-registry", "{sources:#}");
+    assert_eq!(source["targets"], 3, "{source:#}");
+    assert_eq!(source["last_refresh"]["outcome"], "complete", "{source:#}");
+    assert_eq!(source["last_refresh"]["walk"]["pages"], 3, "{source:#}");
+    let skipped = &source["skipped"]["counts"];
+    for (reason, count) in [
+        ("not_allowed", 8),
+        ("not_latest", 1),
+        ("not_active", 1),
+        ("no_remote", 1),
+    ] {
+        assert_eq!(skipped[reason], count, "{reason}: {source:#}");
+    }
+    let (_, page) = http_get(&demo.url("/"));
+    assert!(page.contains("demo-registry"), "no sources table: {page}");
+    assert!(page.contains("io.github.sim/public-0001"), "{page}");
 
     // /probe?debug=true: the human report instead of metrics.
     let (status, debug) = http_get(&demo.url("/probe?target=cycling&debug=true"));
