@@ -4,7 +4,7 @@
 use super::store::BaselinePrints;
 use crate::config::NameMap;
 use mcp_listing::fingerprint::{changed_items, ItemChange};
-use mcp_listing::{Kind, ListingReport, Outcome};
+use mcp_listing::{ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -86,12 +86,10 @@ pub fn missing_from(gateway: &[String], reference: &[String], map: &NameMap) -> 
         .collect()
 }
 
-/// Key of one baseline.
-pub type BaselineKey = (String, Kind);
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_listing::Kind;
 
     fn listing(names: &[&str], notifications: u32) -> ListingReport {
         let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);

@@ -7,8 +7,8 @@ mod diff;
 mod store;
 
 pub use compare::{compare, PolledTarget, ReferenceUnion};
-pub use diff::{diff, missing_from, BaselineKey, KindDiff};
+pub use diff::{diff, missing_from, KindDiff};
 pub use store::{
-    parse_state_file, BaselineError, BaselinePrints, BaselineStore, PendingWrite,
+    parse_state_file, BaselineError, BaselineKey, BaselinePrints, BaselineStore, PendingWrite,
     MAX_STATE_FILE_BYTES,
 };

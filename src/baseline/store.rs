@@ -5,7 +5,6 @@
 //! [`MAX_STATE_FILE_BYTES`] (`crate::files`), and anything else is moved
 //! aside with its reason.
 
-use super::diff::BaselineKey;
 use crate::files::{self, Links, ReadFileError};
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::Kind;
@@ -179,6 +178,9 @@ const FORMAT_VERSION: u32 = 1;
 /// bytes (`mcp_listing::text::MAX_NAME_BYTES`) with their fingerprints fit
 /// well within it; anything larger was not written by us.
 pub const MAX_STATE_FILE_BYTES: u64 = 256 << 20;
+
+/// Key of one baseline: the target's name and the kind.
+pub type BaselineKey = (String, Kind);
 
 /// Every target's last complete names per kind.
 #[derive(Debug, Default)]
