@@ -94,3 +94,60 @@ impl Shared {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::BaselineStore;
+    use crate::sinks::StatusStore;
+    use crate::telemetry::metrics::{
+        ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
+    };
+    use crate::telemetry::spans::TraceSink;
+    use prometheus_client::registry::Registry;
+    use std::sync::{Arc, Mutex};
+
+    fn one_slot() -> Arc<Shared> {
+        let loaded = crate::config::load_str(
+            "global:\n  concurrency: 1\ntargets:\n  - {name: s, url: \"https://s.invalid/\"}\n",
+            "t.yaml",
+        )
+        .unwrap();
+        let mut registry = Registry::default();
+        let sinks = Sinks {
+            baselines: Mutex::new(BaselineStore::default()),
+            metrics: TargetMetrics::new(&mut registry),
+            exporter: ExporterMetrics::new(&mut registry, "t", "t"),
+            traces: TraceSink::disabled(),
+            status: StatusStore::new(1),
+            event_window: crate::verdict::DEFAULT_EVENT_WINDOW,
+            conformance: ConformanceMetrics::register(&mut registry),
+            discovery: DiscoveryMetrics::register(&mut registry),
+            levels: Default::default(),
+        };
+        Arc::new(Shared::new(sinks, &loaded.config.defaults))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_due_poll_waits_for_a_slot_but_not_past_its_bound() {
+        let shared = one_slot();
+        let held = shared.acquire_within(Duration::from_secs(1)).await;
+        assert!(held.is_some());
+        // The only slot stays taken: the wait gives up at its bound.
+        let started = tokio::time::Instant::now();
+        assert!(shared
+            .acquire_within(Duration::from_secs(3))
+            .await
+            .is_none());
+        assert_eq!(started.elapsed(), Duration::from_secs(3));
+        // Freed within the bound: the waiting poll gets it, not a skip.
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            drop(held);
+        });
+        assert!(shared
+            .acquire_within(Duration::from_secs(3))
+            .await
+            .is_some());
+    }
+}
