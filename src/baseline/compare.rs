@@ -3,10 +3,12 @@
 //! Complete listings become the new baselines (persisted when a state
 //! directory is configured).
 
-use super::diff::{content_changes, diff, missing_from, KindDiff};
-use super::store::{BaselineError, BaselineStore, PendingWrite};
+use super::diff::{diff, missing_from, KindDiff, MAX_CHANGES_NAMED};
+use super::store::{BaselineError, BaselinePrints, BaselineStore, PendingWrite};
 use crate::config::ReferenceConfig;
 use crate::poll::PollReport;
+use mcp_listing::fingerprint::{changed_items, ItemChange};
+use mcp_listing::ListingReport;
 use mcp_listing::{Kind, Outcome};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,6 +143,23 @@ pub fn compare(
         reference_union,
     };
     (polled, write)
+}
+
+/// Item-content drift of a complete listing against the previous
+/// fingerprints. Items new or gone are churn, not drift.
+pub fn content_changes(
+    previous: Option<BaselinePrints<'_>>,
+    listing: &ListingReport,
+) -> (u64, Vec<ItemChange>) {
+    match previous {
+        Some(old) if listing.outcome == Outcome::Complete => changed_items(
+            listing.kind,
+            |name| old.get(name),
+            &listing.fingerprints,
+            MAX_CHANGES_NAMED,
+        ),
+        _ => (0, Vec::new()),
+    }
 }
 
 fn union_gap(

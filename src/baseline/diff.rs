@@ -1,9 +1,8 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
-use super::store::BaselinePrints;
 use crate::config::NameMap;
-use mcp_listing::fingerprint::{changed_items, ItemChange};
+use mcp_listing::fingerprint::ItemChange;
 use mcp_listing::{ListingReport, Outcome};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -26,23 +25,6 @@ pub struct KindDiff {
 
 /// Changed items named per listing; the rest are only counted.
 pub const MAX_CHANGES_NAMED: usize = 50;
-
-/// Item-content drift of a complete listing against the previous
-/// fingerprints. Items new or gone are churn, not drift.
-pub fn content_changes(
-    previous: Option<BaselinePrints<'_>>,
-    listing: &ListingReport,
-) -> (u64, Vec<ItemChange>) {
-    match previous {
-        Some(old) if listing.outcome == Outcome::Complete => changed_items(
-            listing.kind,
-            |name| old.get(name),
-            &listing.fingerprints,
-            MAX_CHANGES_NAMED,
-        ),
-        _ => (0, Vec::new()),
-    }
-}
 
 /// Compare a listing with the previous complete one (if any). Only complete
 /// listings are compared: an aborted walk's partial set says nothing.

@@ -188,7 +188,6 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
     let jitter = jitter_for(&target.name, target.jitter);
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
-    // Boxed: only watch mode has one, and the sleeping task stays small.
     let mut watching: Option<Box<Watch>> = None;
     // A new or changed target starts without conformance results: old ones
     // may not hold for its new configuration.
@@ -200,29 +199,22 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
     // restarted exporter shows real values within seconds, not one period.
     let mut first = true;
     loop {
-        let now = Utc::now();
-        let scheduled = if first {
-            Some(now)
-        } else {
-            next_due_tick(&target.schedule, now, jitter)
-        };
-        let delay = if first {
-            first_poll_delay(&target, first_spread)
-        } else {
-            jitter
-        };
+        let first_delay = first.then(|| first_poll_delay(&target, first_spread));
         first = false;
-        let Some(tick) = scheduled else {
+        let planned = plan_next(
+            &target,
+            &shared,
+            first_delay,
+            jitter,
+            failures,
+            asked_to_wait.take(),
+        );
+        let Some((tick, fire_at)) = planned else {
             shared.sinks.status.next_poll(&target.name, None);
             tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
             std::future::pending::<()>().await;
             return;
         };
-        let tick = backed_off(&target.schedule, tick, now, failures, shared.backoff_max());
-        let mut fire_at = tick + chrono::Duration::from_std(delay).unwrap_or_default();
-        if let Some((done, wait)) = asked_to_wait.take() {
-            fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
-        }
         shared.sinks.status.next_poll(&target.name, Some(fire_at));
         wait_watching(fire_at, watching.take(), &target, &shared).await;
 
@@ -232,11 +224,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         else {
             // No free slot within a period: this tick's poll is skipped
             // (and the ticks that passed meanwhile, below).
-            count_skipped(
-                &target,
-                &shared,
-                1 + missed_ticks(&target.schedule, tick, jitter, Utc::now()),
-            );
+            count_skipped(&target, &shared, tick, jitter, 1);
             continue;
         };
         // Boxed: a task's future is one allocation sized for its largest
@@ -257,42 +245,75 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         } else {
             failures.saturating_add(1)
         };
-        watching = session.map(|session| {
-            Box::new(Watch {
-                session,
-                last: report.clone(),
-            })
-        });
-        let pages: usize = report.listings.iter().map(|l| l.pages.len()).sum();
-        shared.sinks.fanout().poll(report, &target, failures);
-        if pages >= TRIM_AFTER_PAGES {
-            // Off the runtime: trimming walks every arena.
-            let _ = tokio::task::spawn_blocking(release_freed_heap).await;
-        }
+        // Boxed: only watch mode has one, and the sleeping task stays small.
+        watching = session.map(|session| Box::new(Watch::new(session, &report)));
+        deliver(report, &target, &shared, failures).await;
 
-        // After the poll (the first poll of a new target is not delayed);
-        // the result is judged at once. Not while the server asked us to
-        // wait (HTTP 429): the run comes after a later poll.
-        if target.conformance.enabled
-            && asked_to_wait.is_none()
-            && conformance_ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
-        {
-            conformance_ran = Some(tokio::time::Instant::now());
-            Box::pin(conformance_once(&target, &shared)).await;
-        }
+        conformance_if_due(
+            &target,
+            &shared,
+            asked_to_wait.is_some(),
+            &mut conformance_ran,
+        )
+        .await;
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
-        count_skipped(
-            &target,
-            &shared,
-            missed_ticks(&target.schedule, tick, jitter, Utc::now()),
-        );
+        count_skipped(&target, &shared, tick, jitter, 0);
     }
 }
 
-/// Polls that were due and not made, on `/metrics` and the status page.
-fn count_skipped(target: &TargetConfig, shared: &Shared, missed: u64) {
+/// The next poll's tick and firing time: the first one now plus
+/// `first_delay`, later ones on the schedule after the jitter; backed off
+/// after failures, and not before the wait a 429 asked for. `None`: the
+/// schedule never fires again.
+fn plan_next(
+    target: &TargetConfig,
+    shared: &Shared,
+    first_delay: Option<Duration>,
+    jitter: Duration,
+    failures: u32,
+    asked_to_wait: Option<(DateTime<Utc>, Duration)>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let now = Utc::now();
+    let (scheduled, delay) = match first_delay {
+        Some(delay) => (Some(now), delay),
+        None => (next_due_tick(&target.schedule, now, jitter), jitter),
+    };
+    let tick = backed_off(
+        &target.schedule,
+        scheduled?,
+        now,
+        failures,
+        shared.backoff_max(),
+    );
+    let mut fire_at = tick + chrono::Duration::from_std(delay).unwrap_or_default();
+    if let Some((done, wait)) = asked_to_wait {
+        fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
+    }
+    Some((tick, fire_at))
+}
+
+/// Hand a poll's report to the sinks; after a large one, give the freed
+/// heap back (off the runtime: trimming walks every arena).
+async fn deliver(report: PollReport, target: &TargetConfig, shared: &Shared, failures: u32) {
+    let pages: usize = report.listings.iter().map(|l| l.pages.len()).sum();
+    shared.sinks.fanout().poll(report, target, failures);
+    if pages >= TRIM_AFTER_PAGES {
+        let _ = tokio::task::spawn_blocking(release_freed_heap).await;
+    }
+}
+
+/// Polls that were due and not made, on `/metrics` and the status page:
+/// `not_started` of `tick`'s own, and the later ticks that came due by now.
+fn count_skipped(
+    target: &TargetConfig,
+    shared: &Shared,
+    tick: DateTime<Utc>,
+    jitter: Duration,
+    not_started: u64,
+) {
+    let missed = not_started + missed_ticks(&target.schedule, tick, jitter, Utc::now());
     if missed > 0 {
         for _ in 0..missed {
             shared.sinks.exporter.poll_skipped(&target.name);
@@ -320,6 +341,25 @@ async fn wait_watching(
         .await;
     }
     tokio::time::sleep_until(deadline).await;
+}
+
+/// After a poll (the first poll of a new target is not delayed), a
+/// conformance run when one is due; its result is judged at once. Not
+/// while the server asked us to wait (HTTP 429): the run comes after a
+/// later poll.
+async fn conformance_if_due(
+    target: &TargetConfig,
+    shared: &Shared,
+    server_asked_to_wait: bool,
+    ran: &mut Option<tokio::time::Instant>,
+) {
+    if target.conformance.enabled
+        && !server_asked_to_wait
+        && ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+    {
+        *ran = Some(tokio::time::Instant::now());
+        Box::pin(conformance_once(target, shared)).await;
+    }
 }
 
 /// One conformance run under the concurrency cap and its hard bound. A run

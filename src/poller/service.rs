@@ -152,20 +152,9 @@ impl Service {
         // At start and after a reload, first polls spread with the fleet.
         let spread = first_poll_spread(mine.len(), config.defaults.concurrency);
         for t in &mine {
-            if tasks.contains_key(&t.name) {
-                continue;
+            if !tasks.contains_key(&t.name) {
+                tasks.insert(t.name.clone(), self.start_target(t, spread));
             }
-            sinks
-                .metrics
-                .register_target(&t.name, &t.kinds, t.metrics_detail);
-            sinks.exporter.register_target(&t.name);
-            match &t.source {
-                Some(source) => sinks.discovery.set_target_info(&t.name, source, &t.labels),
-                None => sinks.discovery.forget_target(&t.name),
-            }
-            let t = Arc::new(t.clone());
-            let handle = tokio::spawn(run_target(t.clone(), self.shared.clone(), spread));
-            tasks.insert(t.name.clone(), (t, handle));
         }
         sinks.exporter.set_targets(tasks.len() as i64);
         let active: HashSet<&str> = by_name.keys().copied().collect();
@@ -177,6 +166,22 @@ impl Service {
         for target in dropped {
             tracing::info!(target_name = %target, "baselines dropped: the target left more than baseline_retention ago");
         }
+    }
+
+    /// Pre-create a new target's series and spawn its loop.
+    fn start_target(self: &Arc<Self>, t: &TargetConfig, spread: Duration) -> TargetTask {
+        let sinks = &self.shared.sinks;
+        sinks
+            .metrics
+            .register_target(&t.name, &t.kinds, t.metrics_detail);
+        sinks.exporter.register_target(&t.name);
+        match &t.source {
+            Some(source) => sinks.discovery.set_target_info(&t.name, source, &t.labels),
+            None => sinks.discovery.forget_target(&t.name),
+        }
+        let t = Arc::new(t.clone());
+        let handle = tokio::spawn(run_target(t.clone(), self.shared.clone(), spread));
+        (t, handle)
     }
 
     /// Drop every series of a target that left.

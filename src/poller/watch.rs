@@ -18,6 +18,16 @@ pub struct Watch {
     pub last: PollReport,
 }
 
+impl Watch {
+    /// Watch `session`, opened by the poll that made `report`.
+    pub fn new(session: OpenSession, report: &PollReport) -> Watch {
+        Watch {
+            session,
+            last: report.clone(),
+        }
+    }
+}
+
 /// Notifications that arrive within this window after the first are
 /// handled together: a storm costs one re-list, not one per message.
 const WATCH_DEBOUNCE: Duration = Duration::from_millis(300);
