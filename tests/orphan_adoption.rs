@@ -40,6 +40,19 @@ fn marked(marker: &str) -> Vec<(u32, u32, bool)> {
 }
 
 /// Our zombie children (none may be left behind).
+/// Live processes whose environment carries the tree tag `tag` (a zombie's
+/// environment reads empty).
+fn tagged(tag: &str) -> usize {
+    let needle = format!("{TREE_TAG_VAR}={tag}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/environ")).ok())
+        .filter(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+        .count()
+}
+
 fn own_zombies() -> usize {
     let me = std::process::id();
     std::fs::read_dir("/proc")
@@ -132,21 +145,18 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
 
     // Once that server closes too, its orphans go the same way.
     release_tag(&open_server);
+    // The shell goes first; its sleep, orphaned in turn, on a later sweep:
+    // wait for every process carrying either tag, not only the shells.
     wait_until("open server's orphans gone after close", || {
         sweeper.sweep();
-        marked(&open_marker).is_empty() && own_zombies() == 0
+        marked(&open_marker).is_empty()
+            && tagged(&open_server) == 0
+            && tagged(&closed_server) == 0
+            && own_zombies() == 0
     });
     // Nothing carrying either tag is left anywhere.
     for tag in [&open_server, &closed_server] {
-        let needle = format!("{TREE_TAG_VAR}={tag}");
-        let left = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter_map(|pid| std::fs::read(format!("/proc/{pid}/environ")).ok())
-            .filter(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
-            .count();
-        assert_eq!(left, 0, "a process with tag {tag} survived");
+        assert_eq!(tagged(tag), 0, "a process with tag {tag} survived");
     }
 
     // At exit, a server still open (its tag live) and its tree go too:
