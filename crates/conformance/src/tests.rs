@@ -265,7 +265,9 @@ async fn a_blank_cursor_the_server_refuses_fails_and_says_how_to_end() {
         "{}",
         rule.message
     );
-    assert_eq!(rule.evidence.page, Some(2), "{:?}", rule.evidence);
+    // Evidence pages count from 1 for people: page 3 is the request that
+    // sent `""` back and was refused.
+    assert_eq!(rule.evidence.page, Some(3), "{:?}", rule.evidence);
     assert!(rule.evidence.cursor_hash.is_some());
 }
 
