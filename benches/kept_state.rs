@@ -28,54 +28,20 @@ use mcp_exporter::telemetry::metrics::{
 use mcp_exporter::telemetry::spans::TraceSink;
 use mcp_listing::walk::PageResult;
 use mcp_listing::{walk, Kind, Pager, TransportKind, WalkLimits};
+use mcp_testkit::counting_alloc::{live_bytes, CountingAlloc};
 use prometheus_client::registry::Registry;
 use serde_json::{json, Value};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-/// Live heap bytes of the whole process.
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-struct Counting;
-
-// SAFETY: every call is forwarded to the system allocator unchanged; only
-// the sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// Net heap bytes `f` left allocated (its result included).
 fn kept<T>(into: &mut isize, f: impl FnOnce() -> T) -> T {
-    let before = live();
+    let before = live_bytes();
     let out = f();
-    *into += live() - before;
+    *into += live_bytes() - before;
     out
 }
 

@@ -14,38 +14,13 @@ use mcp_exporter::verdict::history::{MAX_CHANGES, MAX_POINTS};
 use mcp_exporter::verdict::DEFAULT_EVENT_WINDOW;
 use mcp_listing::fingerprint::fingerprint;
 use mcp_listing::{CursorState, Kind, ListingReport, Outcome, PageRecord, TransportKind};
+use mcp_testkit::counting_alloc::{live_bytes, CountingAlloc};
 use serde_json::json;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-struct Counting;
-
-// SAFETY: every call is forwarded to the system allocator unchanged; only
-// the sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 const TARGET: &str = "churny";
 const ITEMS: u32 = 20;
@@ -113,16 +88,12 @@ fn report(n: u32) -> PollReport {
     r
 }
 
-fn live() -> isize {
-    LIVE.load(Ordering::Relaxed)
-}
-
 #[test]
 fn a_target_polled_1000_times_with_a_changing_catalogue_keeps_its_documented_size() {
     let status = StatusStore::new(HISTORY);
     let mut baselines = BaselineStore::default();
     let expect = BTreeMap::new();
-    let before = live();
+    let before = live_bytes();
     status.set_targets(&[TargetDescription {
         name: TARGET.into(),
         endpoint: "http://127.0.0.1:1 (streamable_http)".into(),
@@ -141,10 +112,10 @@ fn a_target_polled_1000_times_with_a_changing_catalogue_keeps_its_documented_siz
         drop(polled);
         if n == 400 {
             // Every ring is full by now (points: 360 changing listings).
-            after_rings_filled = live() - before;
+            after_rings_filled = live_bytes() - before;
         }
     }
-    let kept = live() - before;
+    let kept = live_bytes() - before;
     eprintln!("kept: {after_rings_filled} bytes after 400 polls, {kept} after 1,000");
 
     let t = status.get(TARGET).expect("the target");

@@ -18,6 +18,7 @@
 
 pub mod alertmanager;
 pub mod chromium;
+pub mod counting_alloc;
 pub mod demo;
 pub mod exporter;
 pub mod gateways;
