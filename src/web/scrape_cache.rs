@@ -12,8 +12,12 @@
 //!   each with its gzip: at most one encode per format and one compression
 //!   per encode run at a time, whoever scrapes. A render made for a gzip
 //!   request (Prometheus always asks) is compressed on a second thread while
-//!   it is encoded, so compression adds little to the render's time; a
-//!   render made for a plain request is compressed on first demand.
+//!   it is encoded, so compression adds little to the render's time, and
+//!   only the gzip is kept (a tenth of the text); a plain request sharing it
+//!   gets it decompressed. A render made for a plain request is compressed
+//!   on first demand.
+//! - The previous render is let go before a new one starts: a slot never
+//!   holds two (at 10,000 targets each text is ~54 MB).
 //! - Encoding and compression run on the blocking pool, never on the
 //!   runtime's workers that drive polls; the registry's family locks are
 //!   read locks, taken one family at a time.
@@ -44,12 +48,15 @@ pub enum RenderError {
     Task,
 }
 
-/// One render: the text in one format, and its gzip made on first demand.
+/// One render in one format: its text, its gzip, or both — whichever was
+/// asked for, the other made on first demand (at least one is set).
 #[derive(Debug)]
 struct Rendered {
     started: Instant,
     took: Duration,
-    plain: Bytes,
+    /// The text's length, whether or not the text is kept.
+    text_bytes: usize,
+    plain: OnceCell<Bytes>,
     gzip: OnceCell<Bytes>,
 }
 
@@ -82,24 +89,35 @@ impl ScrapeCache {
     /// this request or shared with requests of the same moment.
     pub async fn get(&self, format: Exposition, gzip: bool) -> Result<Bytes, RenderError> {
         let rendered = self.rendered(format, gzip, Instant::now()).await?;
-        if !gzip {
-            return Ok(rendered.plain.clone());
+        let (took, text_bytes) = (rendered.took, rendered.text_bytes);
+        if gzip {
+            // A render made for a plain request: its gzip on first demand.
+            let packed = rendered
+                .gzip
+                .get_or_try_init(|| async {
+                    let plain = rendered.plain.get().cloned().ok_or(RenderError::Task)?;
+                    let started = Instant::now();
+                    let packed = tokio::task::spawn_blocking(move || compression::gzip(&plain))
+                        .await
+                        .map_err(|_| RenderError::Task)?;
+                    self.metrics.rendered(took + started.elapsed(), text_bytes);
+                    Ok(packed)
+                })
+                .await?;
+            return Ok(packed.clone());
         }
-        // A render made for a plain request: its gzip on first demand.
-        let plain = rendered.plain.clone();
-        let (took, bytes) = (rendered.took, rendered.plain.len());
-        let packed = rendered
-            .gzip
-            .get_or_try_init(|| async move {
-                let started = Instant::now();
-                let packed = tokio::task::spawn_blocking(move || compression::gzip(&plain))
+        // A render made for a gzip request: its text on first demand.
+        let plain = rendered
+            .plain
+            .get_or_try_init(|| async {
+                let packed = rendered.gzip.get().cloned().ok_or(RenderError::Task)?;
+                tokio::task::spawn_blocking(move || compression::gunzip(&packed, text_bytes))
                     .await
-                    .map_err(|_| RenderError::Task)?;
-                self.metrics.rendered(took + started.elapsed(), bytes);
-                Ok(packed)
+                    .map_err(|_| RenderError::Task)?
+                    .map_err(|_| RenderError::Encode)
             })
             .await?;
-        Ok(packed.clone())
+        Ok(plain.clone())
     }
 
     /// A render fresh for a request that arrived at `arrived`: the last one,
@@ -114,21 +132,25 @@ impl ScrapeCache {
         if let Some(r) = last.as_ref().filter(|r| r.fresh_for(arrived)) {
             return Ok(r.clone());
         }
-        // The last size, plus room to grow, so the buffer is allocated once.
-        let capacity = last
-            .as_ref()
-            .map_or(64 * 1024, |r| r.plain.len() + r.plain.len() / 8);
+        // Room for the last size and a little growth, so each buffer is
+        // allocated once; the stale render is let go first.
+        let (text_capacity, gzip_capacity) = last.take().map_or((64 * 1024, 8 * 1024), |r| {
+            let packed = r.gzip.get().map_or(r.text_bytes / 8, Bytes::len);
+            (r.text_bytes + r.text_bytes / 8, packed + packed / 8 + 64)
+        });
         let registry = self.registry.clone();
         let started = Instant::now();
-        let (plain, packed) = tokio::task::spawn_blocking(move || {
+        let (text_bytes, plain, packed) = tokio::task::spawn_blocking(move || {
             if gzip {
-                compression::text_and_gzip(capacity, |out| format.encode_into(out, &registry))
-                    .map(|(plain, packed)| (plain, Some(packed)))
+                compression::gzip_while_writing(gzip_capacity, |out| {
+                    format.encode_into(out, &registry)
+                })
+                .map(|(len, packed)| (len, None, Some(packed)))
             } else {
-                let mut out = String::with_capacity(capacity);
+                let mut out = String::with_capacity(text_capacity);
                 format
                     .encode_into(&mut out, &registry)
-                    .map(|()| (Bytes::from(out), None))
+                    .map(|()| (out.len(), Some(Bytes::from(out)), None))
             }
         })
         .await
@@ -137,10 +159,11 @@ impl ScrapeCache {
         let rendered = Arc::new(Rendered {
             started,
             took: started.elapsed(),
-            plain,
+            text_bytes,
+            plain: OnceCell::new_with(plain),
             gzip: OnceCell::new_with(packed),
         });
-        self.metrics.rendered(rendered.took, rendered.plain.len());
+        self.metrics.rendered(rendered.took, text_bytes);
         *last = Some(rendered.clone());
         Ok(rendered)
     }
@@ -156,7 +179,8 @@ mod tests {
         let r = Rendered {
             started,
             took: Duration::from_millis(100),
-            plain: Bytes::new(),
+            text_bytes: 0,
+            plain: OnceCell::new_with(Some(Bytes::new())),
             gzip: OnceCell::new(),
         };
         assert!(r.fresh_for(started + Duration::from_millis(400)));
@@ -181,6 +205,38 @@ mod tests {
         assert!(String::from_utf8_lossy(&a).ends_with("# EOF\n"));
         let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
         assert_eq!(&zipped[..2], &[0x1f, 0x8b], "gzip magic");
+    }
+
+    #[tokio::test]
+    async fn a_render_made_for_gzip_keeps_only_its_gzip_and_serves_plain_from_it() {
+        let mut registry = Registry::default();
+        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
+        registry.register("g", "a gauge", g.clone());
+        let cache = ScrapeCache::new(Arc::new(registry), RenderMetrics::default());
+        let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
+        {
+            let mut last = cache.last[Exposition::OpenMetrics.index()].lock().await;
+            let r = last.take().unwrap();
+            assert!(r.plain.get().is_none(), "the text is not kept");
+            assert_eq!(r.gzip.get(), Some(&zipped));
+            // Fresh for the next request whatever the machine's speed.
+            *last = Some(Arc::new(Rendered {
+                started: Instant::now(),
+                took: Duration::from_secs(60),
+                text_bytes: r.text_bytes,
+                plain: OnceCell::new(),
+                gzip: OnceCell::new_with(Some(zipped.clone())),
+            }));
+        }
+        let plain = cache.get(Exposition::OpenMetrics, false).await.unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut text)
+            .unwrap();
+        assert_eq!(plain, text.as_bytes());
+        assert!(
+            text.contains("# TYPE g gauge\n") && text.ends_with("# EOF\n"),
+            "{text}"
+        );
     }
 
     #[tokio::test]
