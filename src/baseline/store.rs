@@ -100,6 +100,9 @@ impl KindBaseline {
         } else {
             names.iter().map(|n| by_name.remove(n)).collect()
         };
+        // Kept for as long as the target is polled: no spare room.
+        let mut names = names;
+        names.shrink_to_fit();
         KindBaseline {
             names,
             observed_unix_seconds,

@@ -83,12 +83,7 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
     }
     for fp in listing.fingerprints.values_mut() {
         if let Some(shape) = &mut fp.shape {
-            for (name, types) in std::mem::take(&mut shape.properties) {
-                shape.insert_property(secrets.scrub(&name), types);
-            }
-            for name in std::mem::take(&mut shape.required) {
-                shape.insert_required(secrets.scrub(&name));
-            }
+            **shape = shape.renamed(|name| secrets.scrub(name));
         }
     }
 }

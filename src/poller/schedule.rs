@@ -216,11 +216,11 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
             return;
         };
         shared.sinks.status.next_poll(&target.name, Some(fire_at));
-        wait_watching(fire_at, watching.take(), &target, &shared).await;
+        Box::pin(wait_watching(fire_at, watching.take(), &target, &shared)).await;
 
-        let Some(slot) = shared
-            .acquire_within(slot_wait(&target.schedule, tick))
-            .await
+        // Boxed, as every await below but the sleep: the task holds only
+        // what it needs while it sleeps (docs/performance.md).
+        let Some(slot) = Box::pin(shared.acquire_within(slot_wait(&target.schedule, tick))).await
         else {
             // No free slot within a period: this tick's poll is skipped
             // (and the ticks that passed meanwhile, below).
@@ -247,14 +247,14 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         };
         // Boxed: only watch mode has one, and the sleeping task stays small.
         watching = session.map(|session| Box::new(Watch::new(session, &report)));
-        deliver(report, &target, &shared, failures).await;
+        Box::pin(deliver(report, &target, &shared, failures)).await;
 
-        conformance_if_due(
+        Box::pin(conformance_if_due(
             &target,
             &shared,
             asked_to_wait.is_some(),
             &mut conformance_ran,
-        )
+        ))
         .await;
 
         // Single-flight: ticks that came due while this poll ran were not

@@ -14,9 +14,10 @@ use std::time::Duration;
 /// Per kind, what a person asks first about one poll. Every recent poll
 /// of every target keeps one per kind, so the lists (names, changed items,
 /// page records) sit behind one box, absent when they are all empty; only
-/// the latest poll keeps its page records ([`StatusStore`]). The API shows
-/// every field whatever the box holds (docs/api.md).
-#[derive(Debug, Clone)]
+/// the latest poll keeps its page records ([`StatusStore`]), and older
+/// polls whose kinds read the same share one copy. The API shows every
+/// field whatever the box holds (docs/api.md).
+#[derive(Debug, Clone, PartialEq)]
 pub struct KindSummary {
     pub kind: Kind,
     pub outcome: Outcome,
@@ -37,7 +38,7 @@ pub struct KindSummary {
 }
 
 /// The lists of a [`KindSummary`]; mostly empty.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct KindLists {
     /// Names added and removed since the previous complete listing, the
     /// first 200 within 8 KiB each (`capped_names`): one churning poll
@@ -79,15 +80,17 @@ impl KindSummary {
         self.lists.as_ref().map_or(&[], |l| &l.page_detail)
     }
 
-    /// Keep the counts and names, drop the page records: the poll is no
-    /// longer the latest.
-    fn forget_pages(&mut self) {
-        if let Some(l) = &mut self.lists {
+    /// The counts and names without the page records, for a poll that is
+    /// no longer the latest.
+    fn without_pages(&self) -> KindSummary {
+        let mut k = self.clone();
+        if let Some(l) = &mut k.lists {
             l.page_detail = Vec::new();
             if l.is_empty() {
-                self.lists = None;
+                k.lists = None;
             }
         }
+        k
     }
 }
 
@@ -120,7 +123,7 @@ impl Serialize for KindSummary {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageSummary {
     pub index: u32,
     pub attempt: u32,
@@ -141,10 +144,11 @@ pub struct PollSummary {
     pub started_unix_seconds: f64,
     pub duration_seconds: f64,
     pub up: bool,
-    pub protocol_version: Option<String>,
+    /// Shared with the poll before when the same.
+    pub protocol_version: Option<Arc<str>>,
     pub transport: TransportKind,
     pub time_to_ready_seconds: Option<f64>,
-    pub session_error: Option<String>,
+    pub session_error: Option<Box<str>>,
     pub trace_id: Option<TraceId>,
     /// The longest `Retry-After` an HTTP 429 asked for in this poll; the
     /// scheduler waits at least this long (capped at `backoff_max`).
@@ -152,7 +156,9 @@ pub struct PollSummary {
     /// With `protocols:`, every version's catalogue and what it lacks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub protocols: Vec<crate::poll::ProtocolCatalogue>,
-    pub kinds: Vec<KindSummary>,
+    /// One copy shared by consecutive older polls that read the same (a
+    /// stable catalogue's are all alike but for their timings).
+    pub kinds: Arc<[KindSummary]>,
 }
 
 impl PollSummary {
@@ -164,10 +170,13 @@ impl PollSummary {
             started_unix_seconds: unix_seconds(r.started),
             duration_seconds: r.duration.as_secs_f64(),
             up,
-            protocol_version: r.protocol_version.clone(),
+            protocol_version: r.protocol_version.as_deref().map(Arc::from),
             transport: r.transport,
             time_to_ready_seconds: r.time_to_ready.map(|d| d.as_secs_f64()),
-            session_error: r.session_error.as_ref().map(ToString::to_string),
+            session_error: r
+                .session_error
+                .as_ref()
+                .map(|e| e.to_string().into_boxed_str()),
             trace_id: r.trace_id,
             retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
             protocols: r.protocol_catalogues.clone(),
@@ -342,7 +351,7 @@ impl StatusStore {
         }
     }
 
-    fn push(&self, status: &mut TargetStatus, polled: &PolledTarget, summary: PollSummary) {
+    fn push(&self, status: &mut TargetStatus, polled: &PolledTarget, mut summary: PollSummary) {
         status.polls += 1;
         if let Some(s) = &polled.report.server {
             status.server_name = Some(s.name.clone());
@@ -360,13 +369,23 @@ impl StatusStore {
                 t.push_back(u32::try_from(l.unique_items).unwrap_or(u32::MAX));
             }
         }
-        // Only the latest poll keeps its page records.
-        if let Some(previous) = status.history.front_mut() {
-            for k in &mut previous.kinds {
-                k.forget_pages();
+        status.history.truncate(self.history - 1);
+        // Only the latest poll keeps its page records; older polls that
+        // read alike share one copy of their kinds.
+        let mut older = status.history.iter_mut();
+        if let Some(previous) = older.next() {
+            let kinds: Vec<KindSummary> =
+                previous.kinds.iter().map(KindSummary::without_pages).collect();
+            previous.kinds = match older.next() {
+                Some(before) if *before.kinds == *kinds => before.kinds.clone(),
+                _ => kinds.into(),
+            };
+        }
+        if let Some(previous) = status.history.front() {
+            if previous.protocol_version == summary.protocol_version {
+                summary.protocol_version = previous.protocol_version.clone();
             }
         }
-        status.history.truncate(self.history - 1);
         // Exactly `history` entries, never a doubling deque's spare room.
         status
             .history

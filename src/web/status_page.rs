@@ -292,7 +292,7 @@ fn recent_poll(b: &mut String, p: &PollSummary, latest: bool) {
         let _ = write!(b, "<p class=\"bad\">{}</p>", esc(e));
     }
     b.push_str("<table><tr><th>kind</th><th>outcome</th><th class=\"num\">pages</th><th class=\"num\">requests</th><th class=\"num\">raw</th><th class=\"num\">unique</th><th class=\"num\">dupes</th><th class=\"num\">-32602</th><th>added / removed</th><th>pages (items · ms · next)</th></tr>");
-    for k in &p.kinds {
+    for k in p.kinds.iter() {
         kind_row(b, k);
     }
     b.push_str("</table>");

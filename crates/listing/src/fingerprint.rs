@@ -6,6 +6,7 @@
 //! tools must not hold 100,000 schemas.
 
 use super::kind::Kind;
+pub use crate::schema_shape::{JsonTypes, SchemaShape, ShapeProperty};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -33,26 +34,6 @@ pub struct ItemFingerprint {
     /// Boxed: resources and templates have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<Box<SchemaShape>>,
-}
-
-/// A capped summary of an object schema: property names, their JSON types
-/// (empty = any) and which are required. Sorted vectors rather than
-/// B-trees: a baseline keeps one per tool, and a B-tree node has room for
-/// eleven entries whatever the schema holds (~850 bytes for two
-/// properties). Written as before: `properties` a JSON object, `required`
-/// an array.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SchemaShape {
-    /// Sorted by name, names unique; see [`SchemaShape::insert_property`].
-    #[serde(with = "sorted_map")]
-    pub properties: Vec<(String, Vec<String>)>,
-    /// Sorted, unique; see [`SchemaShape::insert_required`].
-    #[serde(deserialize_with = "sorted_set")]
-    pub required: Vec<String>,
-    /// More properties than [`MAX_SHAPE_PROPERTIES`]: removals past the cap
-    /// cannot be seen.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
 }
 
 /// Most parts any kind has ([`parts_of`]).
@@ -108,63 +89,6 @@ impl<'de> Deserialize<'de> for PartHashes {
         }
         Ok(parts)
     }
-}
-
-impl SchemaShape {
-    /// The JSON types of property `name` (empty = any), if it has one.
-    pub fn property(&self, name: &str) -> Option<&[String]> {
-        self.properties
-            .binary_search_by(|(k, _)| k.as_str().cmp(name))
-            .ok()
-            .map(|i| self.properties[i].1.as_slice())
-    }
-
-    pub fn requires(&self, name: &str) -> bool {
-        self.required
-            .binary_search_by(|k| k.as_str().cmp(name))
-            .is_ok()
-    }
-
-    /// Add (or replace) a property, keeping the list sorted.
-    pub fn insert_property(&mut self, name: String, types: Vec<String>) {
-        match self.properties.binary_search_by(|(k, _)| k.cmp(&name)) {
-            Ok(i) => self.properties[i].1 = types,
-            Err(i) => self.properties.insert(i, (name, types)),
-        }
-    }
-
-    /// Mark a property required, keeping the list sorted.
-    pub fn insert_required(&mut self, name: String) {
-        if let Err(i) = self.required.binary_search(&name) {
-            self.required.insert(i, name);
-        }
-    }
-}
-
-/// `properties` as a JSON object, as the B-tree map it replaced wrote it.
-mod sorted_map {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::collections::BTreeMap;
-
-    pub fn serialize<S: Serializer>(v: &[(String, Vec<String>)], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_map(v.iter().map(|(k, t)| (k, t)))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<(String, Vec<String>)>, D::Error> {
-        Ok(BTreeMap::<String, Vec<String>>::deserialize(d)?
-            .into_iter()
-            .collect())
-    }
-}
-
-/// `required` sorted and unique whatever the file's order.
-fn sorted_set<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    let mut v = Vec::<String>::deserialize(d)?;
-    v.sort();
-    v.dedup();
-    Ok(v)
 }
 
 /// The parts of an item callers depend on, per kind.
@@ -267,20 +191,20 @@ pub fn schema_shape(schema: &Value) -> SchemaShape {
     let mut shape = SchemaShape::default();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (name, prop) in props {
-            if shape.properties.len() >= MAX_SHAPE_PROPERTIES {
+            if shape.properties().len() >= MAX_SHAPE_PROPERTIES {
                 shape.truncated = true;
                 break;
             }
-            shape.insert_property(bounded(name), types_of(prop));
+            shape.insert_property(&bounded(name), types_of(prop));
         }
     }
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
         for r in req.iter().filter_map(Value::as_str) {
-            if shape.required.len() >= MAX_SHAPE_PROPERTIES {
+            if shape.required_count() >= MAX_SHAPE_PROPERTIES {
                 shape.truncated = true;
                 break;
             }
-            shape.insert_required(bounded(r));
+            shape.insert_required(&bounded(r));
         }
     }
     shape
@@ -294,34 +218,29 @@ pub fn arguments_shape(args: &Value) -> SchemaShape {
         let Some(name) = a.get("name").and_then(Value::as_str) else {
             continue;
         };
-        if shape.properties.len() >= MAX_SHAPE_PROPERTIES {
+        if shape.properties().len() >= MAX_SHAPE_PROPERTIES {
             shape.truncated = true;
             break;
         }
-        shape.insert_property(bounded(name), Vec::new());
+        shape.insert_property(&bounded(name), JsonTypes::ANY);
         if a.get("required").and_then(Value::as_bool) == Some(true) {
-            shape.insert_required(bounded(name));
+            shape.insert_required(&bounded(name));
         }
     }
     shape
 }
 
-/// The JSON types a property schema allows, sorted; empty means any.
-fn types_of(prop: &Value) -> Vec<String> {
-    let mut out: Vec<String> = match prop.get("type") {
-        Some(Value::String(t)) => vec![bounded(t)],
+/// The JSON types a property schema allows; any when it names none.
+fn types_of(prop: &Value) -> JsonTypes {
+    match prop.get("type") {
+        Some(Value::String(t)) => [t.as_str()].into_iter().collect(),
         Some(Value::Array(ts)) => ts
             .iter()
             .filter_map(Value::as_str)
             .take(MAX_SHAPE_PROPERTIES)
-            .map(bounded)
             .collect(),
-        _ => Vec::new(),
-    };
-    out.sort();
-    out.dedup();
-    out.truncate(8);
-    out
+        _ => JsonTypes::ANY,
+    }
 }
 
 crate::labelled_enum! {
@@ -396,55 +315,38 @@ pub fn classify(
 /// The first rule a schema change breaks, in a fixed order: a required
 /// property added, a property removed, a property's type narrowed.
 pub fn breaking_rule(old: &SchemaShape, new: &SchemaShape) -> Option<(&'static str, String)> {
-    if let Some(p) = new.required.iter().find(|r| !old.requires(r)) {
+    if let Some(p) = new.required().into_iter().find(|r| !old.requires(r)) {
         return Some(("required_added", format!("required property {p:?} added")));
     }
     if !new.truncated {
-        if let Some((p, _)) = old
-            .properties
+        if let Some(p) = old
+            .properties()
             .iter()
-            .find(|(k, _)| new.property(k).is_none())
+            .find(|p| new.property(&p.name).is_none())
         {
-            return Some(("property_removed", format!("property {p:?} removed")));
+            return Some((
+                "property_removed",
+                format!("property {:?} removed", p.name),
+            ));
         }
     }
-    for (name, old_types) in &old.properties {
-        let Some(new_types) = new.property(name) else {
+    for p in old.properties() {
+        let Some(new_types) = new.property(&p.name) else {
             continue;
         };
-        if narrows(old_types, new_types) {
+        if p.types.narrowed_by(new_types) {
             return Some((
                 "type_narrowed",
                 format!(
-                    "property {name:?} type {} → {}",
-                    types_label(old_types),
-                    types_label(new_types)
+                    "property {:?} type {} → {}",
+                    p.name,
+                    p.types.label(),
+                    new_types.label()
                 ),
             ));
         }
     }
     None
-}
-
-/// Does `new` reject a value `old` accepted? Empty = any type; `integer`
-/// is within `number`.
-fn narrows(old: &[String], new: &[String]) -> bool {
-    if new.is_empty() {
-        return false;
-    }
-    if old.is_empty() {
-        return true;
-    }
-    old.iter()
-        .any(|t| !(new.contains(t) || (t == "integer" && new.iter().any(|n| n == "number"))))
-}
-
-fn types_label(types: &[String]) -> String {
-    if types.is_empty() {
-        "any".into()
-    } else {
-        types.join("|")
-    }
 }
 
 /// Changed items between the fingerprints `old` finds by name and `new`
@@ -670,16 +572,16 @@ mod tests {
             })
             .collect();
         let s = schema_shape(&json!({"properties": props}));
-        assert_eq!(s.properties.len(), MAX_SHAPE_PROPERTIES);
+        assert_eq!(s.properties().len(), MAX_SHAPE_PROPERTIES);
         assert!(s.truncated);
         assert!(s
-            .properties
+            .properties()
             .iter()
-            .all(|(k, _)| k.chars().count() <= MAX_PROPERTY_NAME));
+            .all(|p| p.name.chars().count() <= MAX_PROPERTY_NAME));
         // A truncated summary never reports removals it cannot see.
         let mut old = s.clone();
         old.truncated = false;
-        old.insert_property("zzz-gone".into(), vec![]);
+        old.insert_property("zzz-gone", JsonTypes::ANY);
         assert!(breaking_rule(&old, &s).is_none_or(|(r, _)| r != "property_removed"));
     }
 

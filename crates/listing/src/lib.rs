@@ -7,6 +7,7 @@ pub mod fingerprint;
 pub mod kind;
 pub mod labelled;
 pub mod report;
+pub mod schema_shape;
 pub mod shape;
 pub mod text;
 pub mod transport;
