@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod discovery;
 pub mod files;
+pub mod heap;
 pub mod poll;
 pub mod poller;
 pub mod sinks;

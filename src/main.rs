@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     logging::init(cli.log_level, cli.log_format);
+    mcp_exporter::heap::configure();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

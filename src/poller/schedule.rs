@@ -173,15 +173,6 @@ pub fn poll_deadline(t: &TargetConfig) -> Duration {
 /// 10,000 items, 37 MiB after). Small polls reuse the freed memory anyway.
 const TRIM_AFTER_PAGES: usize = 200;
 
-/// Give freed heap back to the system (glibc keeps it in its arenas).
-fn release_freed_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointers and only releases free memory.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// One target's loop; `first_spread` places its first poll (see
 /// [`first_poll_delay`]).
 pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_spread: Duration) {
@@ -300,7 +291,7 @@ async fn deliver(report: PollReport, target: &TargetConfig, shared: &Shared, fai
     let pages: usize = report.listings.iter().map(|l| l.pages.len()).sum();
     shared.sinks.fanout().poll(report, target, failures);
     if pages >= TRIM_AFTER_PAGES {
-        let _ = tokio::task::spawn_blocking(release_freed_heap).await;
+        let _ = tokio::task::spawn_blocking(crate::heap::release_freed).await;
     }
 }
 
