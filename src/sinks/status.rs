@@ -374,8 +374,11 @@ impl StatusStore {
         // read alike share one copy of their kinds.
         let mut older = status.history.iter_mut();
         if let Some(previous) = older.next() {
-            let kinds: Vec<KindSummary> =
-                previous.kinds.iter().map(KindSummary::without_pages).collect();
+            let kinds: Vec<KindSummary> = previous
+                .kinds
+                .iter()
+                .map(KindSummary::without_pages)
+                .collect();
             previous.kinds = match older.next() {
                 Some(before) if *before.kinds == *kinds => before.kinds.clone(),
                 _ => kinds.into(),

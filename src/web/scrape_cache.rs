@@ -16,8 +16,9 @@
 //!   only the gzip is kept (a tenth of the text); a plain request sharing it
 //!   gets it decompressed. A render made for a plain request is compressed
 //!   on first demand.
-//! - The previous render is let go before a new one starts: a slot never
-//!   holds two (at 10,000 targets each text is ~54 MB).
+//! - A render is let go when its reuse window ends, and before a new one
+//!   starts: a slot never holds two, nor one nobody can reuse (at 10,000
+//!   targets each text is ~54 MB; a plain `curl` once must not keep one).
 //! - Encoding and compression run on the blocking pool, never on the
 //!   runtime's workers that drive polls; the registry's family locks are
 //!   read locks, taken one family at a time.
@@ -61,19 +62,32 @@ struct Rendered {
 }
 
 impl Rendered {
+    /// How long after it started the render is reused.
+    fn window(&self) -> Duration {
+        (self.took * REUSE_FACTOR).min(MAX_REUSE)
+    }
+
     /// Fresh for a request that arrived at `arrived`.
     fn fresh_for(&self, arrived: Instant) -> bool {
-        let window = (self.took * REUSE_FACTOR).min(MAX_REUSE);
-        arrived <= self.started + window
+        arrived <= self.started + self.window()
     }
+}
+
+/// One format's slot: the render while it may be reused, and the sizes of
+/// the last one (the next render's buffers are sized from them).
+#[derive(Debug, Default)]
+struct Slot {
+    render: Option<Arc<Rendered>>,
+    text_bytes: usize,
+    gzip_bytes: usize,
 }
 
 #[derive(Debug)]
 pub struct ScrapeCache {
     registry: Arc<Registry>,
     metrics: RenderMetrics,
-    /// The last render of each format, by [`Exposition::index`].
-    last: [Mutex<Option<Arc<Rendered>>>; Exposition::ALL.len()],
+    /// Each format's slot, by [`Exposition::index`].
+    last: [Arc<Mutex<Slot>>; Exposition::ALL.len()],
 }
 
 impl ScrapeCache {
@@ -128,16 +142,16 @@ impl ScrapeCache {
         gzip: bool,
         arrived: Instant,
     ) -> Result<Arc<Rendered>, RenderError> {
-        let mut last = self.last[format.index()].lock().await;
-        if let Some(r) = last.as_ref().filter(|r| r.fresh_for(arrived)) {
+        let slot = &self.last[format.index()];
+        let mut last = slot.lock().await;
+        if let Some(r) = last.render.as_ref().filter(|r| r.fresh_for(arrived)) {
             return Ok(r.clone());
         }
-        // Room for the last size and a little growth, so each buffer is
-        // allocated once; the stale render is let go first.
-        let (text_capacity, gzip_capacity) = last.take().map_or((64 * 1024, 8 * 1024), |r| {
-            let packed = r.gzip.get().map_or(r.text_bytes / 8, Bytes::len);
-            (r.text_bytes + r.text_bytes / 8, packed + packed / 8 + 64)
-        });
+        // The stale render goes first; room for the last size and a little
+        // growth, so each buffer is allocated once.
+        last.render = None;
+        let text_capacity = (last.text_bytes + last.text_bytes / 8).max(64 * 1024);
+        let gzip_capacity = (last.gzip_bytes + last.gzip_bytes / 8).max(8 * 1024);
         let registry = self.registry.clone();
         let started = Instant::now();
         let (text_bytes, plain, packed) = tokio::task::spawn_blocking(move || {
@@ -164,9 +178,30 @@ impl ScrapeCache {
             gzip: OnceCell::new_with(packed),
         });
         self.metrics.rendered(rendered.took, text_bytes);
-        *last = Some(rendered.clone());
+        last.text_bytes = text_bytes;
+        last.gzip_bytes = rendered.gzip.get().map_or(text_bytes / 8, Bytes::len);
+        last.render = Some(rendered.clone());
+        forget_when_stale(slot.clone(), &rendered);
         Ok(rendered)
     }
+}
+
+/// Empty `slot` once `rendered`'s reuse window is over, unless a newer
+/// render took its place meanwhile.
+fn forget_when_stale(slot: Arc<Mutex<Slot>>, rendered: &Arc<Rendered>) {
+    let window = rendered.window();
+    let rendered = Arc::downgrade(rendered);
+    tokio::spawn(async move {
+        tokio::time::sleep(window).await;
+        let mut last = slot.lock().await;
+        if last
+            .render
+            .as_ref()
+            .is_some_and(|r| std::ptr::eq(Arc::as_ptr(r), rendered.as_ptr()))
+        {
+            last.render = None;
+        }
+    });
 }
 
 #[cfg(test)]
@@ -216,11 +251,11 @@ mod tests {
         let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
         {
             let mut last = cache.last[Exposition::OpenMetrics.index()].lock().await;
-            let r = last.take().unwrap();
+            let r = last.render.take().unwrap();
             assert!(r.plain.get().is_none(), "the text is not kept");
             assert_eq!(r.gzip.get(), Some(&zipped));
             // Fresh for the next request whatever the machine's speed.
-            *last = Some(Arc::new(Rendered {
+            last.render = Some(Arc::new(Rendered {
                 started: Instant::now(),
                 took: Duration::from_secs(60),
                 text_bytes: r.text_bytes,
@@ -237,6 +272,22 @@ mod tests {
             text.contains("# TYPE g gauge\n") && text.ends_with("# EOF\n"),
             "{text}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_render_is_let_go_when_nobody_can_reuse_it() {
+        let mut registry = Registry::default();
+        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
+        registry.register("g", "a gauge", g.clone());
+        let cache = ScrapeCache::new(Arc::new(registry), RenderMetrics::default());
+        let text = cache.get(Exposition::PrometheusText, false).await.unwrap();
+        let slot = &cache.last[Exposition::PrometheusText.index()];
+        assert!(slot.lock().await.render.is_some(), "kept for reuse");
+        // Past the longest reuse window (the clock is paused: no waiting).
+        tokio::time::sleep(MAX_REUSE + Duration::from_secs(1)).await;
+        let last = slot.lock().await;
+        assert!(last.render.is_none(), "let go after its window");
+        assert_eq!(last.text_bytes, text.len(), "its size kept for the next");
     }
 
     #[tokio::test]

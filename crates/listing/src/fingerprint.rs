@@ -324,10 +324,7 @@ pub fn breaking_rule(old: &SchemaShape, new: &SchemaShape) -> Option<(&'static s
             .iter()
             .find(|p| new.property(&p.name).is_none())
         {
-            return Some((
-                "property_removed",
-                format!("property {:?} removed", p.name),
-            ));
+            return Some(("property_removed", format!("property {:?} removed", p.name)));
         }
     }
     for p in old.properties() {

@@ -29,10 +29,7 @@ impl JsonTypes {
 
     /// Add a type by its name (`other` for a name JSON Schema lacks).
     pub fn insert(&mut self, name: &str) {
-        let bit = TYPE_NAMES[..7]
-            .iter()
-            .position(|t| *t == name)
-            .unwrap_or(7);
+        let bit = TYPE_NAMES[..7].iter().position(|t| *t == name).unwrap_or(7);
         self.0 |= 1 << bit;
     }
 
@@ -171,7 +168,10 @@ impl SchemaShape {
             self.properties[i].required = true;
             return;
         }
-        if let Err(i) = self.required_elsewhere.binary_search_by(|r| (**r).cmp(name)) {
+        if let Err(i) = self
+            .required_elsewhere
+            .binary_search_by(|r| (**r).cmp(name))
+        {
             let mut names = std::mem::take(&mut self.required_elsewhere).into_vec();
             names.insert(i, name.into());
             self.required_elsewhere = names.into_boxed_slice();
@@ -199,7 +199,10 @@ impl SchemaShape {
     }
 
     fn take_required_elsewhere(&mut self, name: &str) -> bool {
-        let Ok(i) = self.required_elsewhere.binary_search_by(|r| (**r).cmp(name)) else {
+        let Ok(i) = self
+            .required_elsewhere
+            .binary_search_by(|r| (**r).cmp(name))
+        else {
             return false;
         };
         let mut names = std::mem::take(&mut self.required_elsewhere).into_vec();
