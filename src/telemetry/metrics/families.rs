@@ -2,7 +2,7 @@
 //! buckets, the source of a registry's values (for HELP), and helpers.
 
 use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
-use super::labels::{target_name, ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
+use super::labels::{target_name, EnumLabel, ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
 use mcp_listing::report::RestartReason;
 use mcp_listing::{CursorState, ErrorKind, Guard, Kind, PageRecord};
 use prometheus_client::metrics::counter::Counter;
@@ -115,7 +115,7 @@ pub fn saturating_i64(v: u64) -> i64 {
 pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
     GuardLabels {
         target: target_name(target),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         guard: guard.label(),
     }
 }
@@ -123,7 +123,7 @@ pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
 pub fn error_labels(target: &str, kind: Kind, error: ErrorKind) -> ErrorLabels {
     ErrorLabels {
         target: target_name(target),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         error: error.label(),
     }
 }
@@ -131,7 +131,7 @@ pub fn error_labels(target: &str, kind: Kind, error: ErrorKind) -> ErrorLabels {
 pub fn restart_labels(target: &str, kind: Kind, reason: RestartReason) -> RestartLabels {
     RestartLabels {
         target: target_name(target),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         reason: reason.label(),
     }
 }

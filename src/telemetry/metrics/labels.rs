@@ -3,7 +3,8 @@
 //! server-chosen values (`mcp_server_info`) are truncated.
 
 use crate::poll::TraceId;
-use prometheus_client::encoding::EncodeLabelSet;
+use mcp_listing::Kind;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -43,6 +44,22 @@ pub(crate) fn target_name(target: &str) -> TargetName {
     name
 }
 
+/// A labelled enum as a label value: one byte in every label set (a
+/// `&'static str` is sixteen, in each of a target's ~75 series), its label
+/// when encoded.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct EnumLabel<T>(pub T);
+
+impl<T: std::fmt::Display> EncodeLabelValue for EnumLabel<T> {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> std::fmt::Result {
+        use std::fmt::Write;
+        write!(encoder, "{}", self.0)
+    }
+}
+
+/// The `kind` label.
+pub(crate) type KindLabel = EnumLabel<Kind>;
+
 /// Longest label value taken from a server's self-description.
 pub const MAX_SERVER_LABEL_CHARS: usize = 128;
 
@@ -62,14 +79,14 @@ impl TargetLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct TargetKindLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
 }
 
 impl TargetKindLabels {
-    pub fn new(target: &str, kind: &'static str) -> Self {
+    pub fn new(target: &str, kind: Kind) -> Self {
         TargetKindLabels {
             target: target_name(target),
-            kind,
+            kind: EnumLabel(kind),
         }
     }
 }
@@ -77,35 +94,35 @@ impl TargetKindLabels {
 /// Fleet-wide families: the kind only, no target.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct KindLabels {
-    pub kind: &'static str,
+    pub kind: KindLabel,
 }
 
 /// `mcp_listing_outcomes_total`: `complete`, `aborted` or `error`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct OutcomeLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct GuardLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub guard: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ErrorLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub error: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct RestartLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub reason: &'static str,
 }
 
@@ -113,14 +130,14 @@ pub(crate) struct RestartLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub(crate) struct ReferenceLabels {
     pub target: String,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub reference: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct GarbageCursorLabels {
     pub target: TargetName,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub result: &'static str,
 }
 

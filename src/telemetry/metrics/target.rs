@@ -174,7 +174,7 @@ impl TargetMetrics {
         exemplar: &Option<TraceLabel>,
         detail: bool,
     ) {
-        let l = TargetKindLabels::new(&report.target, listing.kind.label());
+        let l = TargetKindLabels::new(&report.target, listing.kind);
         if listing.outcome == Outcome::Unsupported {
             // Nothing was sent: not an attempt, only a fact about the server.
             self.catalogue.set_unsupported(&l, true);
@@ -213,7 +213,7 @@ impl TargetMetrics {
     pub fn watch_notification(&self, target: &str, kind: Kind) {
         let _serialised = self.lock();
         self.listing
-            .list_changed_seen(&TargetKindLabels::new(target, kind.label()));
+            .list_changed_seen(&TargetKindLabels::new(target, kind));
     }
 
     fn create_kind(&self, target: &str, kind: Kind, detail: bool) {

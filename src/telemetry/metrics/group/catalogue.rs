@@ -163,7 +163,7 @@ impl CatalogueFamilies {
     pub fn set_verdict(&self, target: &str, verdict: &TargetVerdict) {
         for (kind, v) in &verdict.kinds {
             self.verdict
-                .get_or_create(&TargetKindLabels::new(target, kind.label()))
+                .get_or_create(&TargetKindLabels::new(target, *kind))
                 .set(v.level.gauge_value());
         }
     }
@@ -171,7 +171,7 @@ impl CatalogueFamilies {
     /// `mcp_listing_expected_min_items` as configured now.
     pub fn set_expected(&self, target: &str, expect: &BTreeMap<Kind, u64>) {
         for kind in Kind::ALL {
-            let l = TargetKindLabels::new(target, kind.label());
+            let l = TargetKindLabels::new(target, kind);
             match expect.get(&kind) {
                 Some(min) => {
                     self.expected_min_items
@@ -187,7 +187,7 @@ impl CatalogueFamilies {
 
     /// Pre-create the catalogue gauges and the last success at 0.
     pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.items,
             &self.raw_items,
@@ -200,7 +200,7 @@ impl CatalogueFamilies {
     }
 
     pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.items,
             &self.raw_items,

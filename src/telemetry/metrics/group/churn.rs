@@ -1,7 +1,7 @@
 //! Per (target, kind) families comparing a listing with the baselines.
 
 use super::super::families::{precreate, saturating_i64, CounterFamily, GaugeFamily, Source};
-use super::super::labels::{ReferenceLabels, TargetKindLabels};
+use super::super::labels::{EnumLabel, ReferenceLabels, TargetKindLabels};
 use crate::baseline::KindDiff;
 use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
@@ -63,7 +63,7 @@ impl ChurnFamilies {
     /// One poll's diffs against the baselines.
     pub fn observe(&self, target: &str, diffs: &BTreeMap<Kind, KindDiff>) {
         for (kind, diff) in diffs {
-            let l = TargetKindLabels::new(target, kind.label());
+            let l = TargetKindLabels::new(target, *kind);
             self.items_added
                 .get_or_create(&l)
                 .inc_by(diff.added.len() as u64);
@@ -89,12 +89,14 @@ impl ChurnFamilies {
     ) {
         let mut references = self.lock_references();
         self.drop_references(&mut references, |r| {
-            r.target == target && r.kind == kind.label() && !by_reference.contains_key(&r.reference)
+            r.target == target
+                && r.kind == EnumLabel(kind)
+                && !by_reference.contains_key(&r.reference)
         });
         for (reference, missing) in by_reference {
             let l = ReferenceLabels {
                 target: target.to_string(),
-                kind: kind.label(),
+                kind: EnumLabel(kind),
                 reference: reference.clone(),
             };
             self.reference_missing
@@ -134,7 +136,7 @@ impl ChurnFamilies {
 
     /// References are not pre-created: they exist once compared.
     pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.items_added,
             &self.items_removed,
@@ -147,7 +149,7 @@ impl ChurnFamilies {
 
     /// References stay until `forget_target` or the next comparison.
     pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.items_added,
             &self.items_removed,

@@ -1,7 +1,7 @@
 //! The garbage-cursor check's answer per (target, kind).
 
 use super::super::families::{GaugeFamily, Source};
-use super::super::labels::{target_name, GarbageCursorLabels};
+use super::super::labels::{target_name, EnumLabel, GarbageCursorLabels};
 use crate::poll::{GarbageCursorAnswer, GarbageCursorCheck};
 use mcp_listing::Kind;
 use prometheus_client::metrics::family::Family;
@@ -52,7 +52,7 @@ impl ComplianceFamilies {
 fn labels(target: &str, kind: Kind, answer: GarbageCursorAnswer) -> GarbageCursorLabels {
     GarbageCursorLabels {
         target: target_name(target),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         result: answer.label(),
     }
 }

@@ -7,7 +7,7 @@
 //! per-poll families, because it has its own schedule.
 
 use super::super::families::GaugeFamily;
-use super::super::labels::TargetLabels;
+use super::super::labels::{EnumLabel, KindLabel, TargetLabels};
 use crate::verdict::ConformanceResult;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -18,7 +18,7 @@ use std::sync::Mutex;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub(crate) struct RuleLabels {
     pub target: String,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub rule: &'static str,
     /// `MUST`, `SHOULD` or `advice`: one per rule at a time, so it adds no
     /// series; alerts can page on MUST only.
@@ -63,7 +63,7 @@ impl ConformanceMetrics {
             .iter()
             .map(|f| RuleLabels {
                 target: target.to_string(),
-                kind: f.kind.label(),
+                kind: EnumLabel(f.kind),
                 rule: f.rule,
                 level: f.level.label(),
             })

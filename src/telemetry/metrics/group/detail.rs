@@ -126,7 +126,7 @@ impl DetailFamilies {
     }
 
     pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.listing_pages,
             &self.listing_duration,
@@ -138,7 +138,7 @@ impl DetailFamilies {
     }
 
     pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.listing_pages,
             &self.listing_duration,

@@ -12,7 +12,8 @@ use super::super::families::{
     error_labels, guard_labels, inc_when_seen, precreate, restart_labels, CounterFamily, Source,
 };
 use super::super::labels::{
-    target_name, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels, TargetKindLabels,
+    target_name, EnumLabel, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels,
+    TargetKindLabels,
 };
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, Kind, ListingReport, Outcome};
@@ -153,7 +154,7 @@ impl ListingFamilies {
 
     /// Pre-create the attempt, outcome and request counters at 0.
     pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         precreate(&self.listings, &l);
         precreate(&self.list_requests, &l);
         for outcome in OUTCOMES {
@@ -162,7 +163,7 @@ impl ListingFamilies {
     }
 
     pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind.label());
+        let l = TargetKindLabels::new(target, kind);
         for family in [
             &self.listings,
             &self.list_requests,
@@ -190,7 +191,7 @@ impl ListingFamilies {
 fn outcome_labels(target: &str, kind: Kind, outcome: &'static str) -> OutcomeLabels {
     OutcomeLabels {
         target: target_name(target),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         outcome,
     }
 }

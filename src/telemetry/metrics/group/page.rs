@@ -8,7 +8,7 @@ use super::super::families::{
     observe, page_items_histogram, page_was_answered, page_was_parsed, precreate,
     seconds_histogram, HistFamily, Source,
 };
-use super::super::labels::{KindLabels, TraceLabel};
+use super::super::labels::{EnumLabel, KindLabels, TraceLabel};
 use mcp_listing::{Kind, ListingReport};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
@@ -44,7 +44,9 @@ impl PageFamilies {
         );
         if matches!(source, Source::Scheduled) {
             for kind in Kind::ALL {
-                let l = KindLabels { kind: kind.label() };
+                let l = KindLabels {
+                    kind: EnumLabel(kind),
+                };
                 precreate(&g.items, &l);
                 precreate(&g.duration, &l);
             }
@@ -56,7 +58,7 @@ impl PageFamilies {
     /// trip of each answered one.
     pub fn observe(&self, listing: &ListingReport, exemplar: &Option<TraceLabel>) {
         let l = KindLabels {
-            kind: listing.kind.label(),
+            kind: EnumLabel(listing.kind),
         };
         for page in &listing.pages {
             if page_was_parsed(page) {

@@ -6,6 +6,7 @@
 //! are in the verdict, `/api/targets` and the status page, never labels.
 
 use super::super::families::{GaugeFamily, Source};
+use super::super::labels::{EnumLabel, KindLabel};
 use crate::poll::PollReport;
 use mcp_listing::{Kind, ProtocolVersion};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -19,7 +20,7 @@ use std::sync::Mutex;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub(crate) struct ProtocolLabels {
     pub target: String,
-    pub kind: &'static str,
+    pub kind: KindLabel,
     pub protocol_version: &'static str,
 }
 
@@ -99,7 +100,7 @@ impl ProtocolFamilies {
 fn labels(target: &str, kind: Kind, version: ProtocolVersion) -> ProtocolLabels {
     ProtocolLabels {
         target: target.to_string(),
-        kind: kind.label(),
+        kind: EnumLabel(kind),
         protocol_version: version.label(),
     }
 }
