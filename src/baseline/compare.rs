@@ -91,7 +91,7 @@ pub fn compare(
             store.set(
                 &report.target,
                 listing.kind,
-                listing.names.clone(),
+                &listing.names,
                 listing.fingerprints.clone(),
                 now,
             );

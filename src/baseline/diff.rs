@@ -1,6 +1,7 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
+use super::NameList;
 use crate::config::NameMap;
 use mcp_listing::fingerprint::ItemChange;
 use mcp_listing::{ListingReport, Outcome};
@@ -28,7 +29,7 @@ pub const MAX_CHANGES_NAMED: usize = 50;
 
 /// Compare a listing with the previous complete one (if any). Only complete
 /// listings are compared: an aborted walk's partial set says nothing.
-pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<KindDiff> {
+pub fn diff(previous: Option<&NameList>, listing: &ListingReport) -> Option<KindDiff> {
     if listing.outcome != Outcome::Complete {
         return None;
     }
@@ -38,7 +39,7 @@ pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<Kind
             ..KindDiff::default()
         });
     };
-    let old: BTreeSet<&str> = previous.iter().map(String::as_str).collect();
+    let old: BTreeSet<&str> = previous.iter().collect();
     let new: BTreeSet<&str> = listing.names.iter().map(String::as_str).collect();
     let added: Vec<String> = new.difference(&old).map(|s| s.to_string()).collect();
     let removed: Vec<String> = old.difference(&new).map(|s| s.to_string()).collect();
@@ -59,12 +60,12 @@ pub fn diff(previous: Option<&[String]>, listing: &ListingReport) -> Option<Kind
 /// Items of a reference (origin) listing missing from a gateway's listing,
 /// after the gateway's renaming (`map`) is applied to the origin's names.
 /// The origin's own names are returned.
-pub fn missing_from(gateway: &[String], reference: &[String], map: &NameMap) -> Vec<String> {
+pub fn missing_from(gateway: &[String], reference: &NameList, map: &NameMap) -> Vec<String> {
     let have: BTreeSet<&str> = gateway.iter().map(String::as_str).collect();
     reference
         .iter()
         .filter(|name| !have.contains(map.apply(name).as_ref()))
-        .cloned()
+        .map(String::from)
         .collect()
 }
 
@@ -81,6 +82,10 @@ mod tests {
         l
     }
 
+    fn names(v: &[&str]) -> NameList {
+        v.iter().copied().collect()
+    }
+
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
@@ -94,7 +99,7 @@ mod tests {
 
     #[test]
     fn silent_shrink_needs_fewer_items_and_no_notice() {
-        let prev = strings(&["a", "b", "c"]);
+        let prev = names(&["a", "b", "c"]);
         let d = diff(Some(&prev), &listing(&["a", "d"], 0)).unwrap();
         assert_eq!(d.removed, strings(&["b", "c"]));
         assert_eq!(d.added, strings(&["d"]));
@@ -112,13 +117,13 @@ mod tests {
     fn incomplete_listings_are_not_compared() {
         let mut l = listing(&[], 0);
         l.outcome = Outcome::Aborted(mcp_listing::Guard::CursorCycle);
-        assert!(diff(Some(&strings(&["a"])), &l).is_none());
+        assert!(diff(Some(&names(&["a"])), &l).is_none());
     }
 
     #[test]
     fn reference_items_missing_with_prefix() {
         let gw = strings(&["a_one", "a_two", "b_x"]);
-        let origin = strings(&["one", "two", "three"]);
+        let origin = names(&["one", "two", "three"]);
         let a = NameMap::prefix(Some("a_".into()));
         assert_eq!(missing_from(&gw, &origin, &a), strings(&["three"]));
         assert_eq!(missing_from(&gw, &origin, &NameMap::default()).len(), 3);

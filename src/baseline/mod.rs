@@ -4,10 +4,12 @@
 
 mod compare;
 mod diff;
+mod names;
 mod store;
 
 pub use compare::{compare, PolledTarget, ReferenceUnion};
 pub use diff::{diff, missing_from, KindDiff};
+pub use names::NameList;
 pub use store::{
     parse_state_file, BaselineError, BaselineKey, BaselinePrints, BaselineStore, PendingWrite,
     MAX_STATE_FILE_BYTES,

@@ -5,6 +5,7 @@
 //! [`MAX_STATE_FILE_BYTES`] (`crate::files`), and anything else is moved
 //! aside with its reason.
 
+use super::NameList;
 use crate::files::{self, Links, ReadFileError};
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::Kind;
@@ -60,8 +61,7 @@ struct VersionOnly {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(from = "KindBaselineFile")]
 struct KindBaseline {
-    /// Sorted, unique.
-    names: Vec<String>,
+    names: NameList,
     /// When these names were stored; an identical later listing does not
     /// restamp (or rewrite) them.
     observed_unix_seconds: f64,
@@ -81,17 +81,16 @@ struct KindBaselineFile {
 }
 
 impl From<KindBaselineFile> for KindBaseline {
-    fn from(mut f: KindBaselineFile) -> KindBaseline {
-        f.names.sort();
-        f.names.dedup();
-        KindBaseline::new(f.names, f.observed_unix_seconds, f.fingerprints)
+    fn from(f: KindBaselineFile) -> KindBaseline {
+        let names = f.names.iter().map(String::as_str).collect();
+        KindBaseline::new(names, f.observed_unix_seconds, f.fingerprints)
     }
 }
 
 impl KindBaseline {
-    /// `names` sorted and unique; fingerprints of other names are left out.
+    /// Fingerprints of names not in `names` are left out.
     fn new(
-        names: Vec<String>,
+        names: NameList,
         observed_unix_seconds: f64,
         mut by_name: BTreeMap<String, ItemFingerprint>,
     ) -> KindBaseline {
@@ -100,9 +99,6 @@ impl KindBaseline {
         } else {
             names.iter().map(|n| by_name.remove(n)).collect()
         };
-        // Kept for as long as the target is polled: no spare room.
-        let mut names = names;
-        names.shrink_to_fit();
         KindBaseline {
             names,
             observed_unix_seconds,
@@ -111,13 +107,13 @@ impl KindBaseline {
     }
 
     fn fingerprint(&self, name: &str) -> Option<&ItemFingerprint> {
-        let i = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()?;
+        let i = self.names.position(name)?;
         self.fingerprints.get(i)?.as_ref()
     }
 
     /// Whether `names` and `by_name` are what this baseline holds.
     fn holds(&self, names: &[String], by_name: &BTreeMap<String, ItemFingerprint>) -> bool {
-        self.names == names
+        self.names.holds(names)
             && by_name.len() == self.fingerprints.iter().flatten().count()
             && by_name.iter().all(|(n, f)| self.fingerprint(n) == Some(f))
     }
@@ -266,22 +262,23 @@ impl BaselineStore {
         (store, problems)
     }
 
-    pub fn names(&self, target: &str, kind: Kind) -> Option<&[String]> {
+    pub fn names(&self, target: &str, kind: Kind) -> Option<&NameList> {
         self.baselines
             .get(&(target.to_string(), kind))
-            .map(|b| b.names.as_slice())
+            .map(|b| &b.names)
     }
 
-    /// Replace a baseline in memory: `names` sorted and unique (a
-    /// listing's names are), with their fingerprints (possibly none).
+    /// Replace a baseline in memory: `names` with their fingerprints
+    /// (possibly none).
     pub fn set(
         &mut self,
         target: &str,
         kind: Kind,
-        names: Vec<String>,
+        names: &[String],
         fingerprints: BTreeMap<String, ItemFingerprint>,
         unix_seconds: f64,
     ) {
+        let names = names.iter().map(String::as_str).collect();
         self.baselines.insert(
             (target.to_string(), kind),
             KindBaseline::new(names, unix_seconds, fingerprints),
@@ -514,18 +511,12 @@ mod tests {
         store.set(
             "gw:1",
             Kind::Tools,
-            vec!["a".into(), "b".into()],
+            &["a".into(), "b".into()],
             BTreeMap::new(),
             1.0,
         );
-        store.set(
-            "gw:1",
-            Kind::Prompts,
-            vec!["p".into()],
-            BTreeMap::new(),
-            1.0,
-        );
-        store.set("other", Kind::Tools, vec!["x".into()], BTreeMap::new(), 1.0);
+        store.set("gw:1", Kind::Prompts, &["p".into()], BTreeMap::new(), 1.0);
+        store.set("other", Kind::Tools, &["x".into()], BTreeMap::new(), 1.0);
         store.persist("gw:1").unwrap();
         let (again, problems) = BaselineStore::open(Some(dir.path()));
         assert!(problems.is_empty());
@@ -540,14 +531,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (mut store, _) = BaselineStore::open(Some(dir.path()));
         let day = Duration::from_secs(86_400);
-        store.set(
-            "flappy",
-            Kind::Tools,
-            vec!["a".into()],
-            BTreeMap::new(),
-            1.0,
-        );
-        store.set("gone", Kind::Tools, vec!["b".into()], BTreeMap::new(), 1.0);
+        store.set("flappy", Kind::Tools, &["a".into()], BTreeMap::new(), 1.0);
+        store.set("gone", Kind::Tools, &["b".into()], BTreeMap::new(), 1.0);
         store.persist("gone").unwrap();
         let both = HashSet::from(["flappy", "gone"]);
         assert!(store.track_presence(&both, 1000.0, day).is_empty());
@@ -585,7 +570,7 @@ mod tests {
         let kept = baselines.join(format!("{name}.unknown-version-7"));
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         // Our next write goes to the usual name; the kept file is untouched.
-        store.set("gw", Kind::Tools, vec!["a".into()], BTreeMap::new(), 1.0);
+        store.set("gw", Kind::Tools, &["a".into()], BTreeMap::new(), 1.0);
         store.persist("gw").unwrap();
         assert_eq!(std::fs::read(&kept).unwrap(), future);
         let (again, problems) = BaselineStore::open(Some(dir.path()));
