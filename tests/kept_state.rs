@@ -7,7 +7,7 @@
 
 use mcp_exporter::baseline::{self, BaselineStore};
 use mcp_exporter::poll::{PollReport, ServerInfo};
-use mcp_exporter::sinks::status::TREND_POINTS;
+use mcp_exporter::sinks::trend::TREND_POINTS;
 use mcp_exporter::sinks::verdict::{observation, reference_sizes};
 use mcp_exporter::sinks::{StatusStore, TargetDescription};
 use mcp_exporter::verdict::history::{MAX_CHANGES, MAX_POINTS};

@@ -11,6 +11,7 @@ pub mod fanout;
 pub mod level_watch;
 pub mod probe_answer;
 pub mod status;
+pub mod trend;
 pub mod verdict;
 
 pub use fanout::{Fanout, Sinks};

@@ -1,6 +1,7 @@
 //! Recent polls per target for `/api/targets` and the status page. Bounded:
 //! the latest poll keeps its names, older ones only their summaries.
 
+use super::trend::Trend;
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{unix_now, unix_seconds, TraceId};
 use crate::verdict::history::{capped_names, Observation};
@@ -133,9 +134,6 @@ pub struct PageSummary {
     pub next: String,
 }
 
-/// Complete listings per kind on a target's sparkline.
-pub const TREND_POINTS: usize = 60;
-
 /// Page records kept for the latest poll, per kind.
 const MAX_PAGES_KEPT: usize = 1000;
 
@@ -254,9 +252,9 @@ pub struct TargetStatus {
     pub next_poll_unix_seconds: Option<f64>,
     /// Newest first.
     pub history: VecDeque<PollSummary>,
-    /// Unique items per kind over the last [`TREND_POINTS`] complete
+    /// Unique items per kind over the last [`super::trend::TREND_POINTS`] complete
     /// listings (oldest first), for the sparklines.
-    pub trend: BTreeMap<Kind, VecDeque<u32>>,
+    pub trend: BTreeMap<Kind, Trend>,
     /// The stdio server's stderr tail from the latest poll (redacted).
     pub stderr_tail: Option<String>,
     /// Chart points, change log, failures and the verdict (bounded; the
@@ -359,14 +357,11 @@ impl StatusStore {
         }
         for l in &polled.report.listings {
             if l.outcome.is_complete() {
-                let t = status
+                status
                     .trend
                     .entry(l.kind)
-                    .or_insert_with(|| VecDeque::with_capacity(TREND_POINTS));
-                if t.len() == TREND_POINTS {
-                    t.pop_front();
-                }
-                t.push_back(u32::try_from(l.unique_items).unwrap_or(u32::MAX));
+                    .or_default()
+                    .push(u32::try_from(l.unique_items).unwrap_or(u32::MAX));
             }
         }
         status.history.truncate(self.history - 1);

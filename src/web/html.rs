@@ -41,13 +41,13 @@ pub fn path_segment(s: &str) -> String {
 
 /// A unicode sparkline of recent values; values that never changed draw
 /// a flat line, not a row of bars.
-pub fn sparkline<'a>(values: impl Iterator<Item = &'a u32> + Clone) -> String {
+pub fn sparkline(values: impl Iterator<Item = u32> + Clone) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     const FLAT: char = '─';
-    let max = values.clone().copied().max().unwrap_or(0);
-    let min = values.clone().copied().min().unwrap_or(0);
+    let max = values.clone().max().unwrap_or(0);
+    let min = values.clone().min().unwrap_or(0);
     values
-        .map(|&v| {
+        .map(|v| {
             if max == min {
                 FLAT
             } else {
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn a_flat_trend_is_a_flat_line() {
-        assert_eq!(sparkline([20u32, 20, 20].iter()), "───");
-        assert_eq!(sparkline([0u32, 7].iter()), "▁█");
+        assert_eq!(sparkline([20u32, 20, 20].into_iter()), "───");
+        assert_eq!(sparkline([0u32, 7].into_iter()), "▁█");
     }
 }

@@ -167,7 +167,7 @@ fn target_row(b: &mut String, t: &TargetStatus, now: f64) {
             sizes,
             "{}: <b>{}</b> <span class=\"spark\">{}</span><br>",
             kind,
-            trend.back().copied().unwrap_or(0),
+            trend.last().unwrap_or(0),
             sparkline(trend.iter())
         );
     }
