@@ -76,12 +76,22 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn metrics(State(app): State<AppState>, headers: HeaderMap) -> Response {
-    let gzip = compression::accepts_gzip(&headers);
     let format = negotiation::exposition_for(&headers);
-    match app.scrapes.get(format, gzip).await {
-        Ok(body) => metrics_response(body, format, gzip),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+    let scrape = match app.scrapes.get(format).await {
+        Ok(scrape) => scrape,
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+    };
+    if compression::accepts_gzip(&headers) {
+        return metrics_response(scrape.gzip, format, true);
     }
+    // Inflated while sent; its length is known, so not chunked.
+    let length = scrape.text_bytes;
+    let mut response = metrics_response(Bytes::new(), format, false);
+    *response.body_mut() = axum::body::Body::from_stream(scrape.inflated());
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    response
 }
 
 /// Metrics text in `format`, with `Content-Encoding: gzip` when `gzipped`.

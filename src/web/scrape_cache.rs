@@ -8,14 +8,14 @@
 //!   duration after it started, so rendering takes at most about a fifth
 //!   of one core however often it is asked for, and a small registry
 //!   (fast render) is re-rendered for nearly every scrape.
-//! - One cache slot per exposition format (OpenMetrics, Prometheus text),
-//!   each with its gzip: at most one encode per format and one compression
-//!   per encode run at a time, whoever scrapes. A render made for a gzip
-//!   request (Prometheus always asks) is compressed on a second thread while
-//!   it is encoded, so compression adds little to the render's time, and
-//!   only the gzip is kept (a tenth of the text); a plain request sharing it
-//!   gets it decompressed. A render made for a plain request is compressed
-//!   on first demand.
+//! - One cache slot per exposition format (OpenMetrics, Prometheus text):
+//!   at most one encode per format run at a time, whoever scrapes. Every
+//!   render is compressed on a second thread while it is encoded, so
+//!   compression adds little to its time, and only the gzip is kept — a
+//!   tenth of the text, which is never held whole (~54 MB at 10,000
+//!   targets). A request that does not take gzip (Prometheus always does)
+//!   gets the text inflated piece by piece while it is sent
+//!   ([`Scrape::inflated`]).
 //! - A render is let go when its reuse window ends, and before a new one
 //!   starts: a slot never holds two, nor one nobody can reuse (at 10,000
 //!   targets each text is ~54 MB; a plain `curl` once must not keep one).
@@ -33,7 +33,7 @@ use bytes::Bytes;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{Mutex, OnceCell};
+use tokio::sync::Mutex;
 
 /// A render is reused for this many times its own duration.
 const REUSE_FACTOR: u32 = 4;
@@ -49,16 +49,63 @@ pub enum RenderError {
     Task,
 }
 
-/// One render in one format: its text, its gzip, or both — whichever was
-/// asked for, the other made on first demand (at least one is set).
+/// One render in one format, gzipped.
 #[derive(Debug)]
 struct Rendered {
     started: Instant,
     took: Duration,
-    /// The text's length, whether or not the text is kept.
+    /// The text's length.
     text_bytes: usize,
-    plain: OnceCell<Bytes>,
-    gzip: OnceCell<Bytes>,
+    gzip: Bytes,
+}
+
+/// What a scrape gets: a render's gzip, sent as is to a request that takes
+/// gzip, or inflated while it is sent.
+#[derive(Debug, Clone)]
+pub struct Scrape {
+    pub gzip: Bytes,
+    /// The text's length (the plain answer's `Content-Length`).
+    pub text_bytes: usize,
+}
+
+/// Text handed to the connection at a time when inflating.
+const INFLATE_PIECE_BYTES: usize = 64 * 1024;
+
+impl Scrape {
+    /// The text, inflated a piece at a time as the connection takes it:
+    /// never whole in memory. Inflating runs on the runtime's worker in
+    /// pieces of [`INFLATE_PIECE_BYTES`] (tens of microseconds each), not
+    /// as one long block as encoding would.
+    pub fn inflated(self) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send {
+        use bytes::Buf;
+        let decoder = flate2::read::GzDecoder::new(self.gzip.reader());
+        futures_util::stream::unfold(Some(decoder), |state| async move {
+            let mut decoder = state?;
+            let mut piece = vec![0u8; INFLATE_PIECE_BYTES];
+            match fill(&mut decoder, &mut piece) {
+                Ok(0) => None,
+                Ok(n) => {
+                    piece.truncate(n);
+                    Some((Ok(Bytes::from(piece)), Some(decoder)))
+                }
+                Err(e) => Some((Err(e), None)),
+            }
+        })
+    }
+}
+
+/// Read until `buf` is full or the end: a decoder may return less.
+fn fill(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 impl Rendered {
@@ -73,12 +120,11 @@ impl Rendered {
     }
 }
 
-/// One format's slot: the render while it may be reused, and the sizes of
-/// the last one (the next render's buffers are sized from them).
+/// One format's slot: the render while it may be reused, and the size of
+/// the last one (the next render's buffer is sized from it).
 #[derive(Debug, Default)]
 struct Slot {
     render: Option<Arc<Rendered>>,
-    text_bytes: usize,
     gzip_bytes: usize,
 }
 
@@ -99,47 +145,21 @@ impl ScrapeCache {
         }
     }
 
-    /// The registry's text in `format` (gzipped if `gzip`), rendered for
-    /// this request or shared with requests of the same moment.
-    pub async fn get(&self, format: Exposition, gzip: bool) -> Result<Bytes, RenderError> {
-        let rendered = self.rendered(format, gzip, Instant::now()).await?;
-        let (took, text_bytes) = (rendered.took, rendered.text_bytes);
-        if gzip {
-            // A render made for a plain request: its gzip on first demand.
-            let packed = rendered
-                .gzip
-                .get_or_try_init(|| async {
-                    let plain = rendered.plain.get().cloned().ok_or(RenderError::Task)?;
-                    let started = Instant::now();
-                    let packed = tokio::task::spawn_blocking(move || compression::gzip(&plain))
-                        .await
-                        .map_err(|_| RenderError::Task)?;
-                    self.metrics.rendered(took + started.elapsed(), text_bytes);
-                    Ok(packed)
-                })
-                .await?;
-            return Ok(packed.clone());
-        }
-        // A render made for a gzip request: its text on first demand.
-        let plain = rendered
-            .plain
-            .get_or_try_init(|| async {
-                let packed = rendered.gzip.get().cloned().ok_or(RenderError::Task)?;
-                tokio::task::spawn_blocking(move || compression::gunzip(&packed, text_bytes))
-                    .await
-                    .map_err(|_| RenderError::Task)?
-                    .map_err(|_| RenderError::Encode)
-            })
-            .await?;
-        Ok(plain.clone())
+    /// The registry's text in `format`, gzipped: rendered for this
+    /// request or shared with requests of the same moment.
+    pub async fn get(&self, format: Exposition) -> Result<Scrape, RenderError> {
+        let rendered = self.rendered(format, Instant::now()).await?;
+        Ok(Scrape {
+            gzip: rendered.gzip.clone(),
+            text_bytes: rendered.text_bytes,
+        })
     }
 
     /// A render fresh for a request that arrived at `arrived`: the last one,
-    /// or a new one (compressed while it is encoded when `gzip`).
+    /// or a new one.
     async fn rendered(
         &self,
         format: Exposition,
-        gzip: bool,
         arrived: Instant,
     ) -> Result<Arc<Rendered>, RenderError> {
         let slot = &self.last[format.index()];
@@ -148,24 +168,13 @@ impl ScrapeCache {
             return Ok(r.clone());
         }
         // The stale render goes first; room for the last size and a little
-        // growth, so each buffer is allocated once.
+        // growth, so the buffer is allocated once.
         last.render = None;
-        let text_capacity = (last.text_bytes + last.text_bytes / 8).max(64 * 1024);
         let gzip_capacity = (last.gzip_bytes + last.gzip_bytes / 8).max(8 * 1024);
         let registry = self.registry.clone();
         let started = Instant::now();
-        let (text_bytes, plain, packed) = tokio::task::spawn_blocking(move || {
-            if gzip {
-                compression::gzip_while_writing(gzip_capacity, |out| {
-                    format.encode_into(out, &registry)
-                })
-                .map(|(len, packed)| (len, None, Some(packed)))
-            } else {
-                let mut out = String::with_capacity(text_capacity);
-                format
-                    .encode_into(&mut out, &registry)
-                    .map(|()| (out.len(), Some(Bytes::from(out)), None))
-            }
+        let (text_bytes, gzip) = tokio::task::spawn_blocking(move || {
+            compression::gzip_while_writing(gzip_capacity, |out| format.encode_into(out, &registry))
         })
         .await
         .map_err(|_| RenderError::Task)?
@@ -174,12 +183,10 @@ impl ScrapeCache {
             started,
             took: started.elapsed(),
             text_bytes,
-            plain: OnceCell::new_with(plain),
-            gzip: OnceCell::new_with(packed),
+            gzip,
         });
         self.metrics.rendered(rendered.took, text_bytes);
-        last.text_bytes = text_bytes;
-        last.gzip_bytes = rendered.gzip.get().map_or(text_bytes / 8, Bytes::len);
+        last.gzip_bytes = rendered.gzip.len();
         last.render = Some(rendered.clone());
         forget_when_stale(slot.clone(), &rendered);
         Ok(rendered)
@@ -207,6 +214,23 @@ fn forget_when_stale(slot: Arc<Mutex<Slot>>, rendered: &Arc<Rendered>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::StreamExt;
+
+    fn registry_with_gauge() -> Registry {
+        let mut registry = Registry::default();
+        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
+        registry.register("g", "a gauge", g.clone());
+        registry
+    }
+
+    async fn text(scrape: Scrape) -> String {
+        let pieces: Vec<Bytes> = scrape
+            .inflated()
+            .map(|piece| piece.unwrap())
+            .collect()
+            .await;
+        String::from_utf8(pieces.concat()).unwrap()
+    }
 
     #[test]
     fn a_render_is_reused_for_four_times_its_duration_at_most_five_seconds() {
@@ -215,8 +239,7 @@ mod tests {
             started,
             took: Duration::from_millis(100),
             text_bytes: 0,
-            plain: OnceCell::new_with(Some(Bytes::new())),
-            gzip: OnceCell::new(),
+            gzip: Bytes::new(),
         };
         assert!(r.fresh_for(started + Duration::from_millis(400)));
         assert!(!r.fresh_for(started + Duration::from_millis(401)));
@@ -228,66 +251,52 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn concurrent_scrapers_share_one_buffer() {
-        let mut registry = Registry::default();
-        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
-        registry.register("g", "a gauge", g.clone());
-        let cache = Arc::new(ScrapeCache::new(
-            Arc::new(registry),
-            RenderMetrics::default(),
-        ));
-        let a = cache.get(Exposition::OpenMetrics, false).await.unwrap();
-        assert!(String::from_utf8_lossy(&a).ends_with("# EOF\n"));
-        let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
-        assert_eq!(&zipped[..2], &[0x1f, 0x8b], "gzip magic");
-    }
-
-    #[tokio::test]
-    async fn a_render_made_for_gzip_keeps_only_its_gzip_and_serves_plain_from_it() {
-        let mut registry = Registry::default();
-        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
-        registry.register("g", "a gauge", g.clone());
-        let cache = ScrapeCache::new(Arc::new(registry), RenderMetrics::default());
-        let zipped = cache.get(Exposition::OpenMetrics, true).await.unwrap();
-        {
-            let mut last = cache.last[Exposition::OpenMetrics.index()].lock().await;
-            let r = last.render.take().unwrap();
-            assert!(r.plain.get().is_none(), "the text is not kept");
-            assert_eq!(r.gzip.get(), Some(&zipped));
-            // Fresh for the next request whatever the machine's speed.
-            last.render = Some(Arc::new(Rendered {
-                started: Instant::now(),
-                took: Duration::from_secs(60),
-                text_bytes: r.text_bytes,
-                plain: OnceCell::new(),
-                gzip: OnceCell::new_with(Some(zipped.clone())),
-            }));
-        }
-        let plain = cache.get(Exposition::OpenMetrics, false).await.unwrap();
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut text)
-            .unwrap();
-        assert_eq!(plain, text.as_bytes());
+    async fn a_render_is_kept_gzipped_and_inflated_while_sent() {
+        let cache = ScrapeCache::new(Arc::new(registry_with_gauge()), RenderMetrics::default());
+        let scrape = cache.get(Exposition::OpenMetrics).await.unwrap();
+        assert_eq!(&scrape.gzip[..2], &[0x1f, 0x8b], "gzip magic");
+        let text = text(scrape.clone()).await;
+        assert_eq!(text.len(), scrape.text_bytes);
         assert!(
             text.contains("# TYPE g gauge\n") && text.ends_with("# EOF\n"),
             "{text}"
         );
     }
 
+    #[tokio::test]
+    async fn a_large_text_is_inflated_in_pieces() {
+        let line = "mcp_up{target=\"a\"} 1\n";
+        let (text_bytes, gzip) = compression::gzip_while_writing(16, |w| {
+            for _ in 0..20_000 {
+                w.write_str(line)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let pieces: Vec<Bytes> = Scrape { gzip, text_bytes }
+            .inflated()
+            .map(|piece| piece.unwrap())
+            .collect()
+            .await;
+        assert!(pieces.len() > 1 && pieces.iter().all(|p| p.len() <= INFLATE_PIECE_BYTES));
+        assert_eq!(pieces.concat(), line.repeat(20_000).as_bytes());
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_render_is_let_go_when_nobody_can_reuse_it() {
-        let mut registry = Registry::default();
-        let g: prometheus_client::metrics::gauge::Gauge = Default::default();
-        registry.register("g", "a gauge", g.clone());
-        let cache = ScrapeCache::new(Arc::new(registry), RenderMetrics::default());
-        let text = cache.get(Exposition::PrometheusText, false).await.unwrap();
+        let cache = ScrapeCache::new(Arc::new(registry_with_gauge()), RenderMetrics::default());
+        let scrape = cache.get(Exposition::PrometheusText).await.unwrap();
         let slot = &cache.last[Exposition::PrometheusText.index()];
         assert!(slot.lock().await.render.is_some(), "kept for reuse");
         // Past the longest reuse window (the clock is paused: no waiting).
         tokio::time::sleep(MAX_REUSE + Duration::from_secs(1)).await;
         let last = slot.lock().await;
         assert!(last.render.is_none(), "let go after its window");
-        assert_eq!(last.text_bytes, text.len(), "its size kept for the next");
+        assert_eq!(
+            last.gzip_bytes,
+            scrape.gzip.len(),
+            "its size kept for the next"
+        );
     }
 
     #[tokio::test]
@@ -298,16 +307,16 @@ mod tests {
         let mut own = Registry::default();
         let metrics = RenderMetrics::register(&mut own);
         let cache = ScrapeCache::new(Arc::new(registry), metrics);
-        let open = cache.get(Exposition::OpenMetrics, false).await.unwrap();
-        let text = cache.get(Exposition::PrometheusText, false).await.unwrap();
-        assert!(String::from_utf8_lossy(&open).contains("# TYPE c counter\n"));
-        assert!(String::from_utf8_lossy(&text).contains("# TYPE c_total counter\n"));
-        assert!(!String::from_utf8_lossy(&text).contains("# EOF"));
+        let open = text(cache.get(Exposition::OpenMetrics).await.unwrap()).await;
+        let plain = text(cache.get(Exposition::PrometheusText).await.unwrap()).await;
+        assert!(open.contains("# TYPE c counter\n"));
+        assert!(plain.contains("# TYPE c_total counter\n"));
+        assert!(!plain.contains("# EOF"));
         let own = Exposition::PrometheusText.encode(&own).unwrap();
         assert!(
             own.contains(&format!(
                 "mcp_exporter_metrics_response_bytes {}\n",
-                text.len()
+                plain.len()
             )),
             "{own}"
         );
