@@ -12,7 +12,9 @@
 //! worse, so no allocator crate.
 //!
 //! A setting already given through glibc's environment (`MALLOC_ARENA_MAX`,
-//! `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`) is left as given.
+//! `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`) is left as given, and
+//! any `glibc.malloc` tunable in `GLIBC_TUNABLES` leaves malloc wholly to
+//! glibc (`GLIBC_TUNABLES=glibc.malloc.check=0` measures its defaults).
 
 /// Arenas: the runtime's workers and the blocking pool share these.
 const ARENA_MAX: i32 = 2;
@@ -24,6 +26,10 @@ const TRIM_THRESHOLD_BYTES: i32 = 1024 * 1024;
 
 /// Apply the settings; call before the runtime starts its threads.
 pub fn configure() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("glibc.malloc")) {
+        return;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     for (env, param, value) in [
         ("MALLOC_ARENA_MAX", libc::M_ARENA_MAX, ARENA_MAX),
