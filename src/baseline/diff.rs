@@ -1,7 +1,7 @@
 //! Churn of one complete listing against the previous one, and a gateway's
 //! gaps against a reference (origin) listing.
 
-use super::NameList;
+use super::names::NameList;
 use crate::config::NameMap;
 use mcp_listing::fingerprint::ItemChange;
 use mcp_listing::{ListingReport, Outcome};

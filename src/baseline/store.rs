@@ -5,7 +5,7 @@
 //! [`MAX_STATE_FILE_BYTES`] (`crate::files`), and anything else is moved
 //! aside with its reason.
 
-use super::NameList;
+use super::names::NameList;
 use crate::files::{self, Links, ReadFileError};
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::Kind;
