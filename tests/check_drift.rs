@@ -2,7 +2,7 @@
 //! its first completed listing; the exporter counts exactly one changed
 //! item, names it in `/api/targets/NAME` and classifies the change.
 
-use mcp_testkit::{sample, scenarios_simulator, Exporter};
+use mcp_testkit::{listing_attempts, sample, scenarios_simulator, Exporter};
 use std::time::Duration;
 
 #[test]
@@ -22,7 +22,7 @@ fn one_changed_tool_is_counted_named_and_classified() {
         &[],
     );
     let tools = |t: &'static str| [("target", t), ("kind", "tools")];
-    let listings = |text: &str, t| sample(text, "mcp_listings_total", &tools(t)).unwrap_or(0.0);
+    let listings = |text: &str, t| listing_attempts(text, &tools(t)).unwrap_or(0.0);
     let text = exp.wait_metrics(Duration::from_secs(60), "three listings each", |text| {
         listings(text, "add") >= 3.0 && listings(text, "edit") >= 3.0
     });

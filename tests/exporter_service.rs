@@ -1,7 +1,7 @@
 //! The exporter service end to end: real simulator processes, a real
 //! exporter process, values asserted from scraped `/metrics`.
 
-use mcp_testkit::{sample, scenarios_simulator, Exporter};
+use mcp_testkit::{listing_attempts, sample, scenarios_simulator, Exporter};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -18,6 +18,18 @@ fn tools_and<'a>(target: &'a str, label: &'a str, value: &'a str) -> [(&'a str, 
 
 fn value(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     sample(text, name, labels).unwrap_or_else(|| panic!("no sample {name}{labels:?} in:\n{text}"))
+}
+
+/// Listing attempts of (target, kind), summed over outcomes.
+fn attempts(text: &str, labels: &[(&str, &str)]) -> f64 {
+    listing_attempts(text, labels).unwrap_or_else(|| panic!("no attempts {labels:?} in:\n{text}"))
+}
+
+/// Scrapes until the listing attempts of (target, kind) reach `min`.
+fn wait_attempts(exp: &Exporter, labels: &[(&str, &str)], min: f64) -> String {
+    exp.wait_metrics(LIMIT, &format!("attempts {labels:?} >= {min}"), |text| {
+        listing_attempts(text, labels).is_some_and(|v| v >= min)
+    })
 }
 
 /// Scrapes until a sample reaches at least `min`.
@@ -64,7 +76,7 @@ fn metrics_per_scenario() {
     targets.push_str(&target("restarter"));
     let exp = every_second(&targets);
     // Three polls of the shrinking server: 20, 19, 18 items.
-    let text = wait_at_least(&exp, "mcp_listings_total", &tools("shrink"), 3.0);
+    let text = wait_attempts(&exp, &tools("shrink"), 3.0);
     healthy_lists_four_pages_of_twenty(&text);
     overlap_counts_duplicates_before_dedupe(&text);
     cycle_is_aborted_by_its_guard(&text);
@@ -75,7 +87,7 @@ fn metrics_per_scenario() {
     exporter_series_describe_the_service(&text);
     // A gateway that drops its origin's last page: 6 of 14 missing, below
     // the expected 14.
-    let text = wait_at_least(&exp, "mcp_listings_total", &tools("gateway"), 2.0);
+    let text = wait_attempts(&exp, &tools("gateway"), 2.0);
     gateway_gap_shows_against_its_origin(&text);
     api_and_pages_show_the_same_polls(&exp);
 }
@@ -83,7 +95,7 @@ fn metrics_per_scenario() {
 fn healthy_lists_four_pages_of_twenty(text: &str) {
     assert_eq!(value(text, "mcp_up", &[("target", "healthy")]), 1.0);
     assert_eq!(value(text, "mcp_listing_items", &tools("healthy")), 20.0);
-    let listings = value(text, "mcp_listings_total", &tools("healthy"));
+    let listings = attempts(text, &tools("healthy"));
     assert!(listings >= 1.0);
     // Every listing complete; the last one took 4 pages, 4 requests each.
     let complete = tools_and("healthy", "outcome", "complete");
@@ -154,7 +166,7 @@ fn rpc_error_is_counted_by_label(text: &str) {
 fn every_later_shrink_is_silent(text: &str) {
     let shrinks = value(text, "mcp_listing_silent_shrinks_total", &tools("shrink"));
     let removed = value(text, "mcp_listing_items_removed_total", &tools("shrink"));
-    let listings = value(text, "mcp_listings_total", &tools("shrink"));
+    let listings = attempts(text, &tools("shrink"));
     assert!(shrinks >= 2.0, "{shrinks}");
     assert_eq!(removed, shrinks, "one item removed per shrink");
     assert_eq!(
@@ -232,14 +244,14 @@ fn shrink_is_detected_across_a_restart() {
     let t = tools("shrink");
     {
         let exp = Exporter::start(&config);
-        let text = wait_at_least(&exp, "mcp_listings_total", &t, 1.0);
+        let text = wait_attempts(&exp, &t, 1.0);
         assert_eq!(value(&text, "mcp_listing_items", &t), 20.0);
         assert_eq!(value(&text, "mcp_listing_silent_shrinks_total", &t), 0.0);
     }
     // A new process: its first poll (19 items) is compared with the
     // baseline the first process persisted.
     let exp = Exporter::start(&config);
-    let text = wait_at_least(&exp, "mcp_listings_total", &t, 1.0);
+    let text = wait_attempts(&exp, &t, 1.0);
     assert_eq!(value(&text, "mcp_listing_items", &t), 19.0);
     assert_eq!(value(&text, "mcp_listing_silent_shrinks_total", &t), 1.0);
     assert_eq!(value(&text, "mcp_listing_items_removed_total", &t), 1.0);
@@ -254,7 +266,7 @@ fn a_broken_reload_keeps_the_running_config() {
         sim.url
     );
     let exp = Exporter::start_with(&good_one, &["--web.enable-lifecycle"], &[]);
-    wait_at_least(&exp, "mcp_listings_total", &tools("a"), 1.0);
+    wait_attempts(&exp, &tools("a"), 1.0);
 
     let (status, body) = exp
         .reload("global:\n  schedule: {every: 1s}\ntargets:\n  - name: a\n    nonsense_key: 1\n");
@@ -266,8 +278,8 @@ fn a_broken_reload_keeps_the_running_config() {
         0.0
     );
     // Still polling the old target.
-    let before = value(&text, "mcp_listings_total", &tools("a"));
-    wait_at_least(&exp, "mcp_listings_total", &tools("a"), before + 1.0);
+    let before = attempts(&text, &tools("a"));
+    wait_attempts(&exp, &tools("a"), before + 1.0);
 
     // A good config with a second target applies.
     let (status, _) = exp.reload(&format!(
@@ -275,7 +287,7 @@ fn a_broken_reload_keeps_the_running_config() {
         sim.url
     ));
     assert_eq!(status, 200);
-    let text = wait_at_least(&exp, "mcp_listings_total", &tools("b"), 1.0);
+    let text = wait_attempts(&exp, &tools("b"), 1.0);
     assert_eq!(
         value(&text, "mcp_exporter_config_last_reload_successful", &[]),
         1.0
@@ -300,9 +312,9 @@ fn a_hanging_target_does_not_delay_a_healthy_one() {
         sim_target(&sim.url, "ok"),
         sim_target(&sim.url, "stuck")
     ));
-    let text = wait_at_least(&exp, "mcp_listings_total", &tools("ok"), 6.0);
+    let text = wait_attempts(&exp, &tools("ok"), 6.0);
     assert_eq!(
-        value(&text, "mcp_listings_total", &tools("stuck")),
+        attempts(&text, &tools("stuck")),
         0.0,
         "stuck's first poll ended"
     );

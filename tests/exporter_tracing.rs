@@ -4,7 +4,7 @@
 
 use mcp_testkit::exporter::scenarios_simulator_with_env;
 use mcp_testkit::otlp::{OtlpReceiver, ReceivedSpan};
-use mcp_testkit::{sample, wait_for, ClosedPort, Exporter, Proc};
+use mcp_testkit::{listing_attempts, sample, wait_for, ClosedPort, Exporter, Proc};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -161,7 +161,7 @@ fn an_unreachable_collector_does_not_disturb_polling() {
     );
     let ok_tools = [("target", "ok"), ("kind", "tools")];
     let text = exp.wait_metrics(Duration::from_secs(60), "five polls of `ok`", |text| {
-        sample(text, "mcp_listings_total", &ok_tools).is_some_and(|v| v >= 5.0)
+        listing_attempts(text, &ok_tools).is_some_and(|v| v >= 5.0)
     });
     assert_eq!(sample(&text, "mcp_up", &[("target", "ok")]), Some(1.0));
     assert_eq!(

@@ -4,7 +4,7 @@
 //! observes no poll duration, computes `mcp_up` from every kind, and keeps
 //! the target's consecutive-failure count.
 
-use mcp_testkit::{exporter_bin, sample, Exporter};
+use mcp_testkit::{exporter_bin, listing_attempts, sample, Exporter};
 use std::time::Duration;
 
 /// Polled at start, then not for an hour, over stdio: a simulator whose
@@ -28,11 +28,11 @@ fn list_changed_between_polls_triggers_a_relist() {
     let text = exp.wait_metrics(
         Duration::from_secs(60),
         "two re-lists after notifications",
-        |text| sample(text, "mcp_listings_total", &TOOLS).is_some_and(|v| v >= 3.0),
+        |text| listing_attempts(text, &TOOLS).is_some_and(|v| v >= 3.0),
     );
     let value = |name| sample(&text, name, &TOOLS).unwrap_or_else(|| panic!("no {name}: {text}"));
     let notifications = value("mcp_list_changed_notifications_total");
-    let relists = value("mcp_listings_total") - 1.0;
+    let relists = listing_attempts(&text, &TOOLS).unwrap_or(0.0) - 1.0;
     let items = value("mcp_listing_items");
     let removed = value("mcp_listing_items_removed_total");
     assert!(
@@ -73,7 +73,7 @@ fn relists_keep_up_from_every_kind_and_the_failure_count() {
         Duration::from_secs(60),
         "a complete re-list of tools",
         |text| {
-            let relisted = sample(text, "mcp_listings_total", &TOOLS).is_some_and(|v| v >= 2.0);
+            let relisted = listing_attempts(text, &TOOLS).is_some_and(|v| v >= 2.0);
             let complete = sample(text, "mcp_listing_items", &TOOLS).is_some_and(|v| v > 0.0);
             relisted && complete
         },
@@ -88,9 +88,9 @@ fn relists_keep_up_from_every_kind_and_the_failure_count() {
         sample(&text, "mcp_listing_aborts_total", &item_cap),
         Some(1.0)
     );
-    assert_eq!(sample(&text, "mcp_listings_total", &prompts), Some(1.0));
+    assert_eq!(listing_attempts(&text, &prompts), Some(1.0));
     // A re-list completed tools …
-    assert!(sample(&text, "mcp_listings_total", &TOOLS).unwrap() >= 2.0);
+    assert!(listing_attempts(&text, &TOOLS).unwrap() >= 2.0);
     assert!(sample(&text, "mcp_listing_items", &TOOLS).unwrap() <= 19.0);
     // … but prompts are still incomplete, so the target is down.
     assert_eq!(

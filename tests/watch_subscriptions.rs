@@ -4,7 +4,7 @@
 
 use mcp_listing::HttpMode;
 use mcp_testkit::simulator::http_scenario;
-use mcp_testkit::{exporter_bin, sample, Exporter, Proc};
+use mcp_testkit::{exporter_bin, listing_attempts, sample, Exporter, Proc};
 use mcp_wire::session::{Endpoint, Session, SessionOptions};
 use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::stdio::StdioSpec;
@@ -164,10 +164,10 @@ fn watching(target: &str) -> Exporter {
 fn assert_relists_follow_notifications(exp: &Exporter) {
     let t = [("target", "watched"), ("kind", "tools")];
     let text = exp.wait_metrics(Duration::from_secs(60), "three re-lists", |text| {
-        sample(text, "mcp_listings_total", &t).is_some_and(|v| v >= 4.0)
+        listing_attempts(text, &t).is_some_and(|v| v >= 4.0)
     });
     let value = |name| sample(&text, name, &t).unwrap_or_else(|| panic!("no {name}: {text}"));
-    let relists = value("mcp_listings_total") - 1.0;
+    let relists = listing_attempts(&text, &t).unwrap_or(0.0) - 1.0;
     let notifications = value("mcp_list_changed_notifications_total");
     let added = value("mcp_listing_items_added_total");
     let items = value("mcp_listing_items");

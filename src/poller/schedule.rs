@@ -267,22 +267,30 @@ fn plan_next(
     asked_to_wait: Option<(DateTime<Utc>, Duration)>,
 ) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     let now = Utc::now();
-    let (scheduled, delay) = match first_delay {
-        Some(delay) => (Some(now), delay),
-        None => (next_due_tick(&target.schedule, now, jitter), jitter),
-    };
+    if let Some(delay) = first_delay {
+        let at = first_tick(now, delay);
+        return Some((at, at));
+    }
     let tick = backed_off(
         &target.schedule,
-        scheduled?,
+        next_due_tick(&target.schedule, now, jitter)?,
         now,
         failures,
         shared.backoff_max(),
     );
-    let mut fire_at = tick + chrono::Duration::from_std(delay).unwrap_or_default();
+    let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
     if let Some((done, wait)) = asked_to_wait {
         fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
     }
     Some((tick, fire_at))
+}
+
+/// The first poll's tick is the time it fires (`delay` after `now`), not
+/// `now`: the schedule's ticks it waits through were never due to this
+/// target, so they are not counted as skipped polls (before, nearly every
+/// target spread over its period counted one at start).
+fn first_tick(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    now + chrono::Duration::from_std(delay).unwrap_or_default()
 }
 
 /// Hand a poll's report to the sinks; after a large one, give the freed
@@ -423,6 +431,31 @@ mod tests {
             next_due_tick(&s, done, Duration::ZERO).unwrap().timestamp(),
             1_000_000_080
         );
+    }
+
+    #[test]
+    fn waiting_for_the_first_poll_is_not_a_skipped_poll() {
+        let s = Schedule::Every(Duration::from_secs(10));
+        let jitter = Duration::from_secs(1);
+        let delay = Duration::from_millis(9_500);
+        // Whatever the phase of the start against the schedule, a first
+        // poll placed 9.5 s in (over a 10 s tick) that takes 100 ms
+        // skipped nothing.
+        for start_ms in (0..10_000).step_by(250) {
+            let now = DateTime::from_timestamp_millis(1_000_000_000_000 + start_ms).unwrap();
+            let tick = first_tick(now, delay);
+            let done = tick + chrono::Duration::milliseconds(100);
+            assert_eq!(
+                missed_ticks(&s, tick, jitter, done),
+                0,
+                "start +{start_ms} ms"
+            );
+        }
+        // A first poll that runs past the next tick's due time did skip it.
+        let now = DateTime::from_timestamp(1_000_000_000, 0).unwrap();
+        let tick = first_tick(now, Duration::from_secs(5));
+        let done = DateTime::from_timestamp(1_000_000_012, 0).unwrap();
+        assert_eq!(missed_ticks(&s, tick, jitter, done), 1);
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod render;
 mod target;
 #[cfg(test)]
 mod tests;
+mod values;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 pub use discovery::DiscoveryMetrics;

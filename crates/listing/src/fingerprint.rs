@@ -45,17 +45,47 @@ const MAX_PARTS: usize = 4;
 /// ignored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PartHashes {
-    len: u8,
+    len: PartCount,
     hashes: [u32; MAX_PARTS],
+}
+
+/// How many of [`PartHashes`]' slots are used. An enum rather than a `u8`
+/// so that its unused values are a niche: `Option<ItemFingerprint>`, one per
+/// item in every baseline, is then no bigger than the fingerprint (40
+/// bytes, not 48).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(u8)]
+enum PartCount {
+    #[default]
+    Zero,
+    One,
+    Two,
+    Three,
+    Four,
+}
+
+impl PartCount {
+    /// The count after one more part; `None` when every slot is used.
+    fn next(self) -> Option<PartCount> {
+        match self {
+            PartCount::Zero => Some(PartCount::One),
+            PartCount::One => Some(PartCount::Two),
+            PartCount::Two => Some(PartCount::Three),
+            PartCount::Three => Some(PartCount::Four),
+            PartCount::Four => None,
+        }
+    }
 }
 
 impl PartHashes {
     /// Add the next part's hash (past [`MAX_PARTS`]: ignored).
     pub fn push(&mut self, hash: u32) {
-        if let Some(slot) = self.hashes.get_mut(usize::from(self.len)) {
-            *slot = hash;
-            self.len += 1;
-        }
+        let (at, next) = (self.len(), self.len.next());
+        let (Some(slot), Some(next)) = (self.hashes.get_mut(at), next) else {
+            return;
+        };
+        *slot = hash;
+        self.len = next;
     }
 
     pub fn get(&self, i: usize) -> Option<&u32> {
@@ -63,11 +93,11 @@ impl PartHashes {
     }
 
     pub fn len(&self) -> usize {
-        usize::from(self.len)
+        usize::from(self.len as u8)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len == PartCount::Zero
     }
 
     pub fn as_slice(&self) -> &[u32] {
@@ -383,6 +413,22 @@ mod tests {
 
     fn base_schema() -> Value {
         json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "number"}}, "required": ["q"]})
+    }
+
+    #[test]
+    fn part_hashes_hold_four_and_a_kept_fingerprint_has_no_option_overhead() {
+        let mut parts = PartHashes::default();
+        for h in 1..=6 {
+            parts.push(h);
+        }
+        assert_eq!(parts.as_slice(), &[1, 2, 3, 4]);
+        let back: PartHashes = serde_json::from_str("[7, 8, 9, 10, 11]").unwrap();
+        assert_eq!(back.as_slice(), &[7, 8, 9, 10]);
+        // A baseline keeps one `Option<ItemFingerprint>` per item.
+        assert_eq!(
+            std::mem::size_of::<Option<ItemFingerprint>>(),
+            std::mem::size_of::<ItemFingerprint>()
+        );
     }
 
     #[test]

@@ -230,9 +230,8 @@ impl Fleet {
     pub fn listings(&self, text: &str) -> Vec<f64> {
         (1..=self.targets)
             .map(|i| {
-                crate::metrics::sample(
+                crate::metrics::listing_attempts(
                     text,
-                    "mcp_listings_total",
                     &[("target", &format!("t-{i:04}")), ("kind", "tools")],
                 )
                 .unwrap_or(0.0)

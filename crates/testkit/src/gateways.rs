@@ -351,7 +351,7 @@ pub fn missing(text: &str, target: &str, reference: &str) -> Option<f64> {
 
 /// Tools listings of `target` so far.
 pub fn listings(text: &str, target: &str) -> f64 {
-    sample(text, "mcp_listings_total", &tools(target)).unwrap_or(0.0)
+    crate::metrics::listing_attempts(text, &tools(target)).unwrap_or(0.0)
 }
 
 /// `mcp_up` of `target`.

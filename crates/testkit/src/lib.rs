@@ -37,7 +37,7 @@ pub mod tools;
 
 pub use exporter::{scenarios_simulator, Exporter};
 pub use http::{http_get, http_get_ok, http_post};
-pub use metrics::sample;
+pub use metrics::{listing_attempts, sample};
 pub use ports::ClosedPort;
 pub use probe::{listing, names, page_items, probe_json};
 pub use process::{alive, run, run_measured, wait_for, Finished, Proc};

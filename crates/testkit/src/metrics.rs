@@ -26,6 +26,21 @@ pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         })
 }
 
+/// Listing attempts of one (target, kind) so far, `labels` naming it:
+/// `mcp_listing_outcomes_total` summed over `outcome` (`None` before the
+/// series exist).
+pub fn listing_attempts(text: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut found = None;
+    for outcome in ["complete", "aborted", "error"] {
+        let mut with_outcome = labels.to_vec();
+        with_outcome.push(("outcome", outcome));
+        if let Some(v) = sample(text, "mcp_listing_outcomes_total", &with_outcome) {
+            found = Some(found.unwrap_or(0.0) + v);
+        }
+    }
+    found
+}
+
 /// `k="v",…` with backslash escapes in the values.
 fn parse_labels(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();

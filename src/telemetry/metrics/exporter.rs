@@ -1,5 +1,6 @@
 //! The exporter's own families (`mcp_exporter_*`).
 
+use super::families::CounterFamily;
 use super::labels::{BuildLabels, TargetLabels};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -17,7 +18,7 @@ pub struct ExporterMetrics {
     reload_success_timestamp: Gauge<f64, AtomicU64>,
     targets: Gauge,
     polls_in_flight: Gauge,
-    skipped_polls: Family<TargetLabels, Counter>,
+    skipped_polls: CounterFamily<TargetLabels>,
     spans_dropped: Counter,
 }
 

@@ -3,19 +3,17 @@
 
 use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 use super::labels::{target_name, EnumLabel, ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
+use super::values::{CounterValue, FloatGaugeValue, GaugeValue};
 use mcp_listing::report::RestartReason;
 use mcp_listing::{CursorState, ErrorKind, Guard, Kind, PageRecord};
-use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use std::sync::atomic::AtomicU64;
 
 pub type Exemplared = HistogramWithExemplars<TraceLabel>;
 pub type HistFamily<L> = Family<L, Exemplared, fn() -> Exemplared>;
-pub type CounterFamily<L> = Family<L, Counter>;
-pub type GaugeFamily<L> = Family<L, Gauge>;
-pub type FloatGaugeFamily<L> = Family<L, Gauge<f64, AtomicU64>>;
+pub type CounterFamily<L> = Family<L, CounterValue>;
+pub type GaugeFamily<L> = Family<L, GaugeValue>;
+pub type FloatGaugeFamily<L> = Family<L, FloatGaugeValue>;
 
 pub fn pages_histogram() -> Exemplared {
     HistogramWithExemplars::new(PAGES_BUCKETS.into_iter())

@@ -140,6 +140,21 @@ fn tk(name: &str, target: &str, kind: &str) -> String {
     format!("{name}{{target=\"{target}\",kind=\"{kind}\"}}")
 }
 
+/// Listing attempts: the outcome counter summed over `outcome` (`None`
+/// when the kind has none of its series).
+fn attempts(text: &str, target: &str, kind: &str) -> Option<f64> {
+    let mut found = None;
+    for outcome in ["complete", "aborted", "error"] {
+        let series = format!(
+            "mcp_listing_outcomes_total{{target=\"{target}\",kind=\"{kind}\",outcome=\"{outcome}\"}}"
+        );
+        if let Some(v) = value(text, &series) {
+            found = Some(found.unwrap_or(0.0) + v);
+        }
+    }
+    found
+}
+
 #[test]
 fn complete_multi_page_listing() {
     let (registry, m) = setup();
@@ -150,7 +165,7 @@ fn complete_multi_page_listing() {
     let t = text(&registry);
 
     expect_value(&t, "mcp_up{target=\"alpha\"}", 1.0);
-    expect_value(&t, &tk("mcp_listings_total", "alpha", "tools"), 1.0);
+    assert_eq!(attempts(&t, "alpha", "tools"), Some(1.0));
     expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 3.0);
     expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
     expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 5.0);
@@ -159,7 +174,11 @@ fn complete_multi_page_listing() {
         &tk("mcp_listing_duplicate_items", "alpha", "tools"),
         0.0,
     );
-    expect_value(&t, &tk("mcp_listing_unsupported", "alpha", "tools"), 0.0);
+    // Created only when a kind is not advertised.
+    assert_eq!(
+        value(&t, &tk("mcp_listing_unsupported", "alpha", "tools")),
+        None
+    );
     expect_value(
         &t,
         &tk("mcp_listing_expected_min_items", "alpha", "tools"),
@@ -217,7 +236,11 @@ fn complete_multi_page_listing() {
         t.contains("# TYPE mcp_page_request_duration_seconds histogram\n"),
         "{t}"
     );
-    assert!(t.contains("# TYPE mcp_listings counter\n"), "{t}");
+    assert!(t.contains("# TYPE mcp_listing_outcomes counter\n"), "{t}");
+    assert!(
+        !t.contains("mcp_listings"),
+        "attempts are the outcomes' sum: {t}"
+    );
     assert!(
         t.contains("# UNIT mcp_listing_duration_seconds seconds\n"),
         "{t}"
@@ -263,7 +286,7 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
         "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
         1.0,
     );
-    expect_value(&t, &tk("mcp_listings_total", "alpha", "tools"), 2.0);
+    assert_eq!(attempts(&t, "alpha", "tools"), Some(2.0));
     expect_value(
         &t,
         "mcp_listing_outcomes_total{target=\"alpha\",kind=\"tools\",outcome=\"aborted\"}",
@@ -376,7 +399,10 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
 
     expect_value(&t, "mcp_up{target=\"gamma\"}", 1.0);
     expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "prompts"), 1.0);
-    expect_value(&t, &tk("mcp_listing_unsupported", "gamma", "tools"), 0.0);
+    assert_eq!(
+        value(&t, &tk("mcp_listing_unsupported", "gamma", "tools")),
+        None
+    );
     // A kind the server advertises again goes back to 0.
     m.observe(
         &poll("gamma", vec![complete_tools(), complete_prompts()], None),
@@ -387,10 +413,7 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
         &tk("mcp_listing_unsupported", "gamma", "prompts"),
         0.0,
     );
-    assert_eq!(
-        value(&t, &tk("mcp_listings_total", "gamma", "prompts")),
-        None
-    );
+    assert_eq!(attempts(&t, "gamma", "prompts"), None);
 }
 
 #[test]
@@ -468,7 +491,6 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     expect_value(&t, "mcp_polls_total{target=\"eps\"}", 0.0);
     for kind in ["tools", "resources"] {
         for name in [
-            "mcp_listings_total",
             "mcp_list_requests_total",
             "mcp_listing_items_added_total",
             "mcp_listing_items_removed_total",
@@ -477,7 +499,6 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
             "mcp_listing_items",
             "mcp_listing_raw_items",
             "mcp_listing_duplicate_items",
-            "mcp_listing_unsupported",
             "mcp_last_success_timestamp_seconds",
         ] {
             expect_value(&t, &tk(name, "eps", kind), 0.0);
@@ -498,27 +519,28 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
         "mcp_list_changed_notifications_total{",
         "mcp_listing_blank_cursor_total{",
         "mcp_listing_invalid_items{",
+        "mcp_listing_unsupported{",
         "mcp_listing_pages{",
         "mcp_poll_duration_seconds{",
         "mcp_detail_",
     ] {
         assert!(!t.contains(absent), "{absent} pre-created:\n{t}");
     }
-    // docs/metrics.md's budget: 2 per target and 14 per kind pre-created;
+    // docs/metrics.md's budget: 2 per target and 12 per kind pre-created;
     // the first poll adds 2 per target (poll duration, time to ready) and 3
     // per kind (verdict, pages, listing duration), the exporter 1 per target.
     let per_target = t
         .lines()
         .filter(|l| !l.starts_with('#') && l.contains("target=\"eps\""))
         .count();
-    assert_eq!(per_target, 2 + 2 * 14, "{t}");
+    assert_eq!(per_target, 2 + 2 * 12, "{t}");
     assert!(!t.contains("target=\"eps\",kind=\"prompts\""), "{t}");
 
     // A reload that disables resources drops its series.
     m.register_target("eps", &[Kind::Tools], false);
     let t = text(&registry);
     assert!(!t.contains("target=\"eps\",kind=\"resources\""), "{t}");
-    expect_value(&t, &tk("mcp_listings_total", "eps", "tools"), 0.0);
+    assert_eq!(attempts(&t, "eps", "tools"), Some(0.0));
 
     // A second target survives the first one's removal.
     m.register_target("zeta", &[Kind::Tools], false);
@@ -828,7 +850,7 @@ fn concurrent_updates_and_scrapes() {
         w.join().expect("worker panicked");
     }
     let t = text(&registry);
-    expect_value(&t, &tk("mcp_listings_total", "shared", "tools"), 240.0);
+    assert_eq!(attempts(&t, "shared", "tools"), Some(240.0));
     assert!(!t.contains("target=\"t0\""), "{t}");
 }
 
@@ -895,7 +917,7 @@ fn help_texts_need_no_escaping() {
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
     // Every family of both structs is present.
     // (every family but mcp_verdict, set by the fan-out's verdict stage)
-    assert_eq!(helps.len(), 45, "{t}");
+    assert_eq!(helps.len(), 44, "{t}");
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }

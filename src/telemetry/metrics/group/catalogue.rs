@@ -3,10 +3,11 @@
 //! and invalid counts; whether the server advertises the kind; the
 //! configured minimum and the verdict.
 //!
-//! Pre-created (at 0 when the target is configured): the catalogue gauges
-//! and the last success timestamp. The last-value gauges of a complete
-//! listing (pages, duration), the verdict and the configured minimum appear
-//! when they first have a value.
+//! Pre-created (at 0 when the target is configured): the item counts and
+//! the last success timestamp. The last-value gauges of a complete listing
+//! (pages, duration), the verdict and the configured minimum appear when
+//! they first have a value; invalid items and an unadvertised kind when
+//! they are first seen.
 
 use super::super::families::{
     precreate, saturating_i64, set_when_seen, FloatGaugeFamily, GaugeFamily, Source,
@@ -113,11 +114,12 @@ impl CatalogueFamilies {
         g
     }
 
-    /// Whether the server advertised the kind, as last seen.
+    /// Whether the server advertised the kind, as last seen. Created the
+    /// first time a kind is not advertised (a rare condition; 0 on every
+    /// healthy server would be four series per target for nothing), then
+    /// it follows, back to 0 too.
     pub fn set_unsupported(&self, l: &TargetKindLabels, unsupported: bool) {
-        self.unsupported
-            .get_or_create(l)
-            .set(i64::from(unsupported));
+        set_when_seen(&self.unsupported, l, i64::from(unsupported));
     }
 
     /// A complete listing sets every gauge (`ended` is when its last page
@@ -188,12 +190,7 @@ impl CatalogueFamilies {
     /// Pre-create the catalogue gauges and the last success at 0.
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind);
-        for family in [
-            &self.items,
-            &self.raw_items,
-            &self.duplicate_items,
-            &self.unsupported,
-        ] {
+        for family in [&self.items, &self.raw_items, &self.duplicate_items] {
             precreate(family, &l);
         }
         precreate(&self.last_success, &l);

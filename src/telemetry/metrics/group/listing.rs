@@ -1,9 +1,11 @@
-//! Per (target, kind) counters of listing attempts: attempts, outcomes and
+//! Per (target, kind) counters of listing attempts: attempts by outcome and
 //! their reasons, requests, and the rare events of a walk. What the last
-//! listing found is `group::catalogue`.
+//! listing found is `group::catalogue`. Attempts are the sum of the outcome
+//! counter over `outcome` (no family of their own: a series that is a sum
+//! of others is a cost and nothing more).
 //!
-//! Pre-created (at 0 when the target is configured): the attempt and
-//! outcome counters and requests. Reason breakdowns (guard, error, restart
+//! Pre-created (at 0 when the target is configured): the outcome counters
+//! and requests. Reason breakdowns (guard, error, restart
 //! reason) and rare events are created when they first happen; alerts key
 //! on the pre-created outcome counter instead (docs/metrics.md,
 //! "Pre-creation").
@@ -25,7 +27,6 @@ const OUTCOMES: [&str; 3] = ["complete", "aborted", "error"];
 
 #[derive(Debug)]
 pub struct ListingFamilies {
-    listings: CounterFamily<TargetKindLabels>,
     outcomes: CounterFamily<OutcomeLabels>,
     aborts: CounterFamily<GuardLabels>,
     errors: CounterFamily<ErrorLabels>,
@@ -40,7 +41,6 @@ impl ListingFamilies {
     /// The families, registered in `r`.
     pub fn register(r: &mut Registry, _source: Source) -> Self {
         let g = ListingFamilies {
-            listings: Family::default(),
             outcomes: Family::default(),
             aborts: Family::default(),
             errors: Family::default(),
@@ -50,11 +50,6 @@ impl ListingFamilies {
             list_changed: Family::default(),
             blank_cursor: Family::default(),
         };
-        r.register(
-            "mcp_listings",
-            "Listing attempts (every enabled kind the server advertises, once per poll)",
-            g.listings.clone(),
-        );
         r.register(
             "mcp_listing_outcomes",
             "Listing attempts by outcome: complete, aborted (a walker guard) or error",
@@ -102,7 +97,6 @@ impl ListingFamilies {
     /// requests and walk events, its outcome and the outcome's reason.
     pub fn observe(&self, l: &TargetKindLabels, listing: &ListingReport) {
         let target: &str = &l.target;
-        self.listings.get_or_create(l).inc();
         self.list_requests
             .get_or_create(l)
             .inc_by(u64::from(listing.requests()));
@@ -155,7 +149,6 @@ impl ListingFamilies {
     /// Pre-create the attempt, outcome and request counters at 0.
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind);
-        precreate(&self.listings, &l);
         precreate(&self.list_requests, &l);
         for outcome in OUTCOMES {
             precreate(&self.outcomes, &outcome_labels(target, kind, outcome));
@@ -165,7 +158,6 @@ impl ListingFamilies {
     pub fn remove_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind);
         for family in [
-            &self.listings,
             &self.list_requests,
             &self.invalid_cursor,
             &self.list_changed,
