@@ -4,32 +4,35 @@
 
 use serde::Serialize;
 use std::fmt;
+use std::num::{NonZeroU128, NonZeroU64};
 
-/// A W3C trace id: 128 random bits, never zero.
+/// A W3C trace id: 128 random bits, never zero. Non-zero in its type too,
+/// so an `Option<TraceId>` (one in every recent poll kept) takes no more
+/// room than the id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TraceId(u128);
+pub struct TraceId(NonZeroU128);
 
-/// A W3C span id: 64 random bits, never zero.
+/// A W3C span id: 64 random bits, never zero (in its type too, as
+/// [`TraceId`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SpanId(u64);
+pub struct SpanId(NonZeroU64);
 
 impl TraceId {
     pub fn random() -> TraceId {
         loop {
-            let id: u128 = rand::random();
-            if id != 0 {
-                return TraceId(id);
+            if let Some(id) = Self::from_u128(rand::random()) {
+                return id;
             }
         }
     }
 
     /// `None` for zero, which W3C reserves as invalid.
     pub fn from_u128(id: u128) -> Option<TraceId> {
-        (id != 0).then_some(TraceId(id))
+        NonZeroU128::new(id).map(TraceId)
     }
 
     pub fn to_u128(self) -> u128 {
-        self.0
+        self.0.get()
     }
 
     /// Exactly 32 hex digits, not all zero.
@@ -44,19 +47,18 @@ impl TraceId {
 impl SpanId {
     pub fn random() -> SpanId {
         loop {
-            let id: u64 = rand::random();
-            if id != 0 {
-                return SpanId(id);
+            if let Some(id) = Self::from_u64(rand::random()) {
+                return id;
             }
         }
     }
 
     pub fn from_u64(id: u64) -> Option<SpanId> {
-        (id != 0).then_some(SpanId(id))
+        NonZeroU64::new(id).map(SpanId)
     }
 
     pub fn to_u64(self) -> u64 {
-        self.0
+        self.0.get()
     }
 
     /// Exactly 16 hex digits, not all zero. The one place a span id comes

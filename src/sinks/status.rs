@@ -137,7 +137,10 @@ pub struct PageSummary {
 /// Page records kept for the latest poll, per kind.
 const MAX_PAGES_KEPT: usize = 1000;
 
-#[derive(Debug, Clone, Serialize)]
+/// One recent poll. Every target keeps `web.history` of them, so what few
+/// polls have (a failed session, a 429's wait, `protocols:` catalogues)
+/// sits behind one box, absent on an ordinary poll.
+#[derive(Debug, Clone)]
 pub struct PollSummary {
     pub started_unix_seconds: f64,
     pub duration_seconds: f64,
@@ -146,20 +149,40 @@ pub struct PollSummary {
     pub protocol_version: Option<Arc<str>>,
     pub transport: TransportKind,
     pub time_to_ready_seconds: Option<f64>,
-    pub session_error: Option<Box<str>>,
     pub trace_id: Option<TraceId>,
-    /// The longest `Retry-After` an HTTP 429 asked for in this poll; the
-    /// scheduler waits at least this long (capped at `backoff_max`).
-    pub retry_after_seconds: Option<f64>,
-    /// With `protocols:`, every version's catalogue and what it lacks.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub protocols: Vec<crate::poll::ProtocolCatalogue>,
+    rare: Option<Box<RareParts>>,
     /// One copy shared by consecutive older polls that read the same (a
     /// stable catalogue's are all alike but for their timings).
     pub kinds: Arc<[KindSummary]>,
 }
 
+/// The parts of a [`PollSummary`] most polls do not have.
+#[derive(Debug, Clone, Default)]
+struct RareParts {
+    session_error: Option<Box<str>>,
+    /// The longest `Retry-After` an HTTP 429 asked for in this poll; the
+    /// scheduler waits at least this long (capped at `backoff_max`).
+    retry_after_seconds: Option<f64>,
+    /// With `protocols:`, every version's catalogue and what it lacks.
+    protocols: Vec<crate::poll::ProtocolCatalogue>,
+}
+
 impl PollSummary {
+    /// `error_label: detail` when no session was established.
+    pub fn session_error(&self) -> Option<&str> {
+        self.rare.as_ref()?.session_error.as_deref()
+    }
+
+    /// The longest `Retry-After` an HTTP 429 asked for in this poll.
+    pub fn retry_after_seconds(&self) -> Option<f64> {
+        self.rare.as_ref()?.retry_after_seconds
+    }
+
+    /// With `protocols:`, every version's catalogue; empty without.
+    pub fn protocols(&self) -> &[crate::poll::ProtocolCatalogue] {
+        self.rare.as_ref().map_or(&[], |r| &r.protocols)
+    }
+
     /// `up` is the target's state after this poll: for a poll its own
     /// completeness, for a watch re-list that of every kind.
     pub fn from_polled(p: &PolledTarget, up: bool) -> PollSummary {
@@ -171,15 +194,51 @@ impl PollSummary {
             protocol_version: r.protocol_version.as_deref().map(Arc::from),
             transport: r.transport,
             time_to_ready_seconds: r.time_to_ready.map(|d| d.as_secs_f64()),
-            session_error: r
-                .session_error
-                .as_ref()
-                .map(|e| e.to_string().into_boxed_str()),
             trace_id: r.trace_id,
-            retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
-            protocols: r.protocol_catalogues.clone(),
+            rare: RareParts {
+                session_error: r
+                    .session_error
+                    .as_ref()
+                    .map(|e| e.to_string().into_boxed_str()),
+                retry_after_seconds: r.retry_after().map(|d| d.as_secs_f64()),
+                protocols: r.protocol_catalogues.clone(),
+            }
+            .boxed_unless_empty(),
             kinds: r.listings.iter().map(|l| kind_summary(p, l)).collect(),
         }
+    }
+}
+
+impl RareParts {
+    fn boxed_unless_empty(self) -> Option<Box<RareParts>> {
+        let empty = self.session_error.is_none()
+            && self.retry_after_seconds.is_none()
+            && self.protocols.is_empty();
+        (!empty).then(|| Box::new(self))
+    }
+}
+
+/// The API's shape (docs/api.md): every field at the top level, whatever
+/// sits in the box; `protocols` only with `protocols:`.
+impl Serialize for PollSummary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let protocols = self.protocols();
+        let mut st = s.serialize_struct("PollSummary", 10 + usize::from(!protocols.is_empty()))?;
+        st.serialize_field("started_unix_seconds", &self.started_unix_seconds)?;
+        st.serialize_field("duration_seconds", &self.duration_seconds)?;
+        st.serialize_field("up", &self.up)?;
+        st.serialize_field("protocol_version", &self.protocol_version)?;
+        st.serialize_field("transport", &self.transport)?;
+        st.serialize_field("time_to_ready_seconds", &self.time_to_ready_seconds)?;
+        st.serialize_field("session_error", &self.session_error())?;
+        st.serialize_field("trace_id", &self.trace_id)?;
+        st.serialize_field("retry_after_seconds", &self.retry_after_seconds())?;
+        if !protocols.is_empty() {
+            st.serialize_field("protocols", protocols)?;
+        }
+        st.serialize_field("kinds", &*self.kinds)?;
+        st.end()
     }
 }
 
@@ -442,5 +501,21 @@ impl StatusStore {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_poll_summary_is_small() {
+        // `web.history` of them per target (docs/performance.md): the rare
+        // parts boxed, the trace id's `None` in its own spare value.
+        assert!(std::mem::size_of::<PollSummary>() <= 96);
+        assert_eq!(
+            std::mem::size_of::<Option<TraceId>>(),
+            std::mem::size_of::<TraceId>()
+        );
     }
 }

@@ -185,7 +185,7 @@ fn target_row(b: &mut String, t: &TargetStatus, now: f64) {
         })
         .unwrap_or_else(|| "-".into());
     // A server that answered HTTP 429 with Retry-After moved the next poll.
-    let next = match last.and_then(|p| p.retry_after_seconds) {
+    let next = match last.and_then(|p| p.retry_after_seconds()) {
         Some(wait) => format!(
             "{next}<br><span class=\"muted\">Retry-After {}</span>",
             ago(wait)
@@ -240,7 +240,7 @@ fn render_target(t: &TargetStatus) -> String {
     b.push_str(&change_log(&c.changes));
     b.push_str(&reference_diff(&c.reference));
     if let Some(latest) = t.history.front() {
-        b.push_str(&super::status_protocols::section(&latest.protocols));
+        b.push_str(&super::status_protocols::section(latest.protocols()));
     }
     b.push_str(&super::status_conformance::section(c.conformance.as_ref()));
     b.push_str(&failures(&c.failures));
@@ -288,7 +288,7 @@ fn recent_poll(b: &mut String, p: &PollSummary, latest: bool) {
             .map(|id| format!(" · trace <code>{id}</code>"))
             .unwrap_or_default()
     );
-    if let Some(e) = &p.session_error {
+    if let Some(e) = p.session_error() {
         let _ = write!(b, "<p class=\"bad\">{}</p>", esc(e));
     }
     b.push_str("<table><tr><th>kind</th><th>outcome</th><th class=\"num\">pages</th><th class=\"num\">requests</th><th class=\"num\">raw</th><th class=\"num\">unique</th><th class=\"num\">dupes</th><th class=\"num\">-32602</th><th>added / removed</th><th>pages (items · ms · next)</th></tr>");

@@ -14,16 +14,13 @@ use super::super::families::{
     error_labels, guard_labels, inc_when_seen, precreate, restart_labels, CounterFamily, Source,
 };
 use super::super::labels::{
-    target_name, EnumLabel, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels,
+    target_name, AttemptOutcome, EnumLabel, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels,
     TargetKindLabels,
 };
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, Kind, ListingReport, Outcome};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
-
-/// Values of `mcp_listing_outcomes_total{outcome}`, all pre-created.
-const OUTCOMES: [&str; 3] = ["complete", "aborted", "error"];
 
 #[derive(Debug)]
 pub struct ListingFamilies {
@@ -120,19 +117,19 @@ impl ListingFamilies {
                 if listing.blank_cursor_end {
                     self.blank_cursor.get_or_create(l).inc();
                 }
-                "complete"
+                AttemptOutcome::Complete
             }
             Outcome::Aborted(guard) => {
                 self.aborts
                     .get_or_create(&guard_labels(target, listing.kind, guard))
                     .inc();
-                "aborted"
+                AttemptOutcome::Aborted
             }
             Outcome::Error(error) => {
                 self.errors
                     .get_or_create(&error_labels(target, listing.kind, error))
                     .inc();
-                "error"
+                AttemptOutcome::Error
             }
             Outcome::Unsupported => return,
         };
@@ -150,7 +147,7 @@ impl ListingFamilies {
     pub fn create_kind(&self, target: &str, kind: Kind) {
         let l = TargetKindLabels::new(target, kind);
         precreate(&self.list_requests, &l);
-        for outcome in OUTCOMES {
+        for outcome in AttemptOutcome::ALL {
             precreate(&self.outcomes, &outcome_labels(target, kind, outcome));
         }
     }
@@ -165,7 +162,7 @@ impl ListingFamilies {
         ] {
             family.remove(&l);
         }
-        for outcome in OUTCOMES {
+        for outcome in AttemptOutcome::ALL {
             self.outcomes.remove(&outcome_labels(target, kind, outcome));
         }
         for g in Guard::ALL {
@@ -180,10 +177,10 @@ impl ListingFamilies {
     }
 }
 
-fn outcome_labels(target: &str, kind: Kind, outcome: &'static str) -> OutcomeLabels {
+fn outcome_labels(target: &str, kind: Kind, outcome: AttemptOutcome) -> OutcomeLabels {
     OutcomeLabels {
         target: target_name(target),
         kind: EnumLabel(kind),
-        outcome,
+        outcome: EnumLabel(outcome),
     }
 }
