@@ -32,12 +32,6 @@ fn wait_attempts(exp: &Exporter, labels: &[(&str, &str)], min: f64) -> String {
     })
 }
 
-/// Scrapes until a sample reaches at least `min`.
-fn wait_at_least(exp: &Exporter, name: &str, labels: &[(&str, &str)], min: f64) -> String {
-    exp.wait_metrics(LIMIT, &format!("{name}{labels:?} >= {min}"), |text| {
-        sample(text, name, labels).is_some_and(|v| v >= min)
-    })
-}
 
 /// YAML for a tools-only target on the scenarios simulator at `sim`.
 fn sim_target(sim: &str, name: &str) -> String {
