@@ -32,7 +32,6 @@ fn wait_attempts(exp: &Exporter, labels: &[(&str, &str)], min: f64) -> String {
     })
 }
 
-
 /// YAML for a tools-only target on the scenarios simulator at `sim`.
 fn sim_target(sim: &str, name: &str) -> String {
     format!("  - name: {name}\n    url: {sim}/mcp/{name}\n    kinds: [tools]\n")
