@@ -9,6 +9,7 @@ use mcp_listing::{
     CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, ProtocolVersion,
     TransportKind,
 };
+use mcp_testkit::listing_attempts;
 use prometheus_client::registry::Registry;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
@@ -140,21 +141,6 @@ fn tk(name: &str, target: &str, kind: &str) -> String {
     format!("{name}{{target=\"{target}\",kind=\"{kind}\"}}")
 }
 
-/// Listing attempts: the outcome counter summed over `outcome` (`None`
-/// when the kind has none of its series).
-fn attempts(text: &str, target: &str, kind: &str) -> Option<f64> {
-    let mut found = None;
-    for outcome in ["complete", "aborted", "error"] {
-        let series = format!(
-            "mcp_listing_outcomes_total{{target=\"{target}\",kind=\"{kind}\",outcome=\"{outcome}\"}}"
-        );
-        if let Some(v) = value(text, &series) {
-            found = Some(found.unwrap_or(0.0) + v);
-        }
-    }
-    found
-}
-
 #[test]
 fn complete_multi_page_listing() {
     let (registry, m) = setup();
@@ -165,7 +151,10 @@ fn complete_multi_page_listing() {
     let t = text(&registry);
 
     expect_value(&t, "mcp_up{target=\"alpha\"}", 1.0);
-    assert_eq!(attempts(&t, "alpha", "tools"), Some(1.0));
+    assert_eq!(
+        listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
+        Some(1.0)
+    );
     expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 3.0);
     expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
     expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 5.0);
@@ -286,7 +275,10 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
         "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
         1.0,
     );
-    assert_eq!(attempts(&t, "alpha", "tools"), Some(2.0));
+    assert_eq!(
+        listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
+        Some(2.0)
+    );
     expect_value(
         &t,
         "mcp_listing_outcomes_total{target=\"alpha\",kind=\"tools\",outcome=\"aborted\"}",
@@ -413,7 +405,10 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
         &tk("mcp_listing_unsupported", "gamma", "prompts"),
         0.0,
     );
-    assert_eq!(attempts(&t, "gamma", "prompts"), None);
+    assert_eq!(
+        listing_attempts(&t, &[("target", "gamma"), ("kind", "prompts")]),
+        None
+    );
 }
 
 #[test]
@@ -540,7 +535,10 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     m.register_target("eps", &[Kind::Tools], false);
     let t = text(&registry);
     assert!(!t.contains("target=\"eps\",kind=\"resources\""), "{t}");
-    assert_eq!(attempts(&t, "eps", "tools"), Some(0.0));
+    assert_eq!(
+        listing_attempts(&t, &[("target", "eps"), ("kind", "tools")]),
+        Some(0.0)
+    );
 
     // A second target survives the first one's removal.
     m.register_target("zeta", &[Kind::Tools], false);
@@ -850,7 +848,10 @@ fn concurrent_updates_and_scrapes() {
         w.join().expect("worker panicked");
     }
     let t = text(&registry);
-    assert_eq!(attempts(&t, "shared", "tools"), Some(240.0));
+    assert_eq!(
+        listing_attempts(&t, &[("target", "shared"), ("kind", "tools")]),
+        Some(240.0)
+    );
     assert!(!t.contains("target=\"t0\""), "{t}");
 }
 
