@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Installs the real MCP SDK servers and gateways that tests/interop.rs and
-# tests/gateway_*.rs run, pinned, into folders under tests/peers (all git-ignored):
+# Installs the real MCP SDK servers, clients and gateways that tests/interop.rs,
+# tests/gateway_*.rs and the tap's tests (tests/client_peers.rs and the tap end-to-end tests)
+# run, pinned, into folders under tests/peers (all git-ignored):
 #
 #   tests/peers/node_modules       npm ci from the committed package-lock.json:
 #                                  @modelcontextprotocol/server-everything, the
-#                                  TypeScript SDK, the conformance suite, and the
-#                                  gateways supergateway and mcp-proxy
-#   tests/peers/python/.venv       the Python `mcp` 2.x SDK, full closure pinned in
+#                                  TypeScript SDK 1.x and the 2.x client, the
+#                                  conformance suite, and the gateways
+#                                  supergateway and mcp-proxy
+#   tests/peers/python/.venv       the Python `mcp` 2.x SDK (server and client),
+#                                  full closure pinned in
 #                                  tests/peers/python/requirements.txt
 #   tests/peers/python-v1/.venv    Python `mcp` 1.x and the PyPI mcp-proxy gateway,
 #                                  tests/peers/python-v1/requirements.txt
-#   tests/peers/fastmcp/.venv      PyPI fastmcp (proxy and mount gateways),
+#   tests/peers/fastmcp/.venv      PyPI fastmcp (proxy and mount gateways, client),
 #                                  tests/peers/fastmcp/requirements.txt
 #   tests/peers/rmcp/target        the rmcp peer, cargo build --locked
 #

@@ -6,7 +6,7 @@
 //! - [`exporter`]: `mcp-exporter` serving a configuration ([`Exporter`]),
 //!   `probe --json` ([`probe`]), samples of scraped text ([`metrics`]);
 //! - [`simulator`]: `mcp-exporter simulate` driven over the raw wire;
-//! - [`peers`], [`gateways`]: the MCP SDK peers and gateways of
+//! - [`peers`], [`gateways`], [`clients`]: the MCP SDK peers, gateways and clients of
 //!   `scripts/install-peers.sh`;
 //! - [`prometheus`], [`alertmanager`], [`chromium`], [`otlp`]: the real
 //!   systems the end-to-end tests talk to;
@@ -18,6 +18,7 @@
 
 pub mod alertmanager;
 pub mod chromium;
+pub mod clients;
 pub mod counting_alloc;
 pub mod demo;
 pub mod exporter;

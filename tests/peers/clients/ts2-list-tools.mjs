@@ -1,0 +1,29 @@
+// List tools the way an app built on the TypeScript SDK 2.x client
+// (@modelcontextprotocol/client) does: one `Client.listTools()` call, which
+// in 2.x follows nextCursor itself (64-page cap, stops on a repeated cursor).
+//
+//   node ts2-list-tools.mjs --url URL [--transport http|sse] [--name NAME] [--version V]
+//
+// Prints one JSON object on stdout: {"client", "count", "names", "next_cursor"}.
+// Uses @modelcontextprotocol/client from tests/peers/node_modules.
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { parseArgs } from "./args.mjs";
+
+const args = parseArgs(process.argv.slice(2), "ts-sdk-2");
+const url = new URL(args.url);
+const transport =
+  args.transport === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);
+const client = new Client({ name: args.name, version: args.version });
+await client.connect(transport);
+const result = await client.listTools();
+// close() as apps do when they are done; what it sends (or not) is the SDK's.
+await client.close();
+const names = result.tools.map((tool) => tool.name);
+console.log(
+  JSON.stringify({
+    client: args.name,
+    count: names.length,
+    names,
+    next_cursor: result.nextCursor !== undefined,
+  }),
+);
