@@ -1,7 +1,7 @@
 //! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
-use mcp_exporter::cli::{check, check_config, discover, logging, probe, serve};
+use mcp_exporter::cli::{check, check_config, discover, logging, probe, serve, simulate_client};
 use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 
@@ -45,6 +45,8 @@ enum Command {
     Discover(discover::DiscoverArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
     Simulate(mcp_simulator::SimulateArgs),
+    /// Run a scripted MCP client that walks every page or reads page 1 only (demos, tap drills).
+    SimulateClient(simulate_client::SimulateClientArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,7 +71,10 @@ fn main() -> ExitCode {
     };
     if !matches!(
         cli.command,
-        Some(Command::CheckConfig(_)) | Some(Command::Simulate(_)) | Some(Command::Discover(_))
+        Some(Command::CheckConfig(_))
+            | Some(Command::Simulate(_))
+            | Some(Command::SimulateClient(_))
+            | Some(Command::Discover(_))
     ) {
         // Orphans of stdio servers' trees become our children, to be killed
         // when their server closes (see process_tree).
@@ -85,5 +90,6 @@ fn main() -> ExitCode {
         Some(Command::CheckConfig(args)) => check_config::main(args),
         Some(Command::Discover(args)) => runtime.block_on(discover::main(args)),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_simulator::main(args)),
+        Some(Command::SimulateClient(args)) => runtime.block_on(simulate_client::main(args)),
     }
 }

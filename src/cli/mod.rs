@@ -7,6 +7,7 @@ pub mod logfmt;
 pub mod logging;
 pub mod probe;
 pub mod serve;
+pub mod simulate_client;
 
 /// What `mcp-exporter` without arguments prints when there is no
 /// `mcp-exporter.yaml` to serve.
