@@ -15,6 +15,7 @@ pub mod heap;
 pub mod poll;
 pub mod poller;
 pub mod sinks;
+pub mod tap;
 pub mod telemetry;
 pub mod verdict;
 pub mod web;

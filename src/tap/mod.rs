@@ -1,0 +1,7 @@
+//! The tap inside the application: each configured tap (or the one of
+//! `mcp-exporter tap`) runs the data path (`mcp_tap`) on its own listener,
+//! hands its copies through a bounded queue to one observer task, and turns
+//! what the observer finds into client verdicts, metrics, spans, logs and
+//! the status page's "Clients" section.
+
+pub mod queue;
