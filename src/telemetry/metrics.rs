@@ -16,6 +16,7 @@ mod group;
 mod labels;
 mod process;
 mod render;
+mod tap;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,7 @@ pub use group::conformance::ConformanceMetrics;
 pub use labels::MAX_SERVER_LABEL_CHARS;
 pub use process::register_process_metrics;
 pub use render::RenderMetrics;
+pub use tap::TapHealth;
 pub use target::TargetMetrics;
 
 use prometheus_client::registry::Registry;

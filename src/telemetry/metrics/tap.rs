@@ -1,0 +1,237 @@
+//! Each running tap's own health (`mcp_tap_*`), read from its `TapStats` at
+//! every scrape: the data path counts in plain atomics and knows nothing of
+//! metrics. Registered on its own; taps come and go with reloads.
+
+use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
+use mcp_tap::{NotObserved, RequestMethod, TapStats, UpstreamFailure};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// The taps running now, by name, each with the counts of its data path.
+#[derive(Debug, Default)]
+pub struct TapHealth {
+    taps: RwLock<BTreeMap<Arc<str>, Arc<TapStats>>>,
+}
+
+impl TapHealth {
+    /// Registers the `mcp_tap_*` families of whatever taps run at scrape time.
+    pub fn register(registry: &mut Registry) -> Arc<TapHealth> {
+        let health = Arc::new(TapHealth::default());
+        registry.register_collector(Box::new(TapCollector(health.clone())));
+        health
+    }
+
+    /// A tap started: its counts are exposed from now on.
+    pub fn insert(&self, tap: Arc<str>, stats: Arc<TapStats>) {
+        self.write().insert(tap, stats);
+    }
+
+    /// A tap stopped: its series go with it.
+    pub fn remove(&self, tap: &str) {
+        self.write().remove(tap);
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<Arc<str>, Arc<TapStats>>> {
+        self.taps.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of the list, so no lock is held while encoding.
+    fn running(&self) -> Vec<(Arc<str>, Arc<TapStats>)> {
+        let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
+        taps.iter().map(|(n, s)| (n.clone(), s.clone())).collect()
+    }
+}
+
+#[derive(Debug)]
+struct TapCollector(Arc<TapHealth>);
+
+type Encoded = Result<(), std::fmt::Error>;
+
+impl Collector for TapCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Encoded {
+        let taps = self.0.running();
+        if taps.is_empty() {
+            return Ok(());
+        }
+        let requests = |s: &TapStats, m: RequestMethod| s.requests(m);
+        counters(&mut encoder, &taps, REQUESTS, &RequestMethod::ALL, requests)?;
+        let errors = |s: &TapStats, c: UpstreamFailure| s.upstream_errors(c);
+        counters(
+            &mut encoder,
+            &taps,
+            UPSTREAM_ERRORS,
+            &UpstreamFailure::ALL,
+            errors,
+        )?;
+        let unobserved = |s: &TapStats, r: NotObserved| s.not_observed_count(r);
+        counters(
+            &mut encoder,
+            &taps,
+            NOT_OBSERVED,
+            &NotObserved::ALL,
+            unobserved,
+        )?;
+        open_streams(&mut encoder, &taps)?;
+        added_time(&mut encoder, &taps)
+    }
+}
+
+/// A counter family: its name, help, and the label its enum fills.
+struct CounterSpec {
+    name: &'static str,
+    help: &'static str,
+    label: &'static str,
+}
+
+const REQUESTS: CounterSpec = CounterSpec {
+    name: "mcp_tap_requests",
+    help: "Requests the tap received from clients, by HTTP method (stdio: the stdio tap's server runs)",
+    label: "method",
+};
+const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
+    name: "mcp_tap_upstream_errors",
+    help: "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)",
+    label: "cause",
+};
+const NOT_OBSERVED: CounterSpec = CounterSpec {
+    name: "mcp_tap_messages_not_observed",
+    help: "Messages the tap forwarded unchanged but did not observe, by reason",
+    label: "reason",
+};
+
+/// One counter per tap and value of `values` (all pre-created: a fixed enum).
+fn counters<T: Copy + LabelOf>(
+    encoder: &mut DescriptorEncoder,
+    taps: &[(Arc<str>, Arc<TapStats>)],
+    spec: CounterSpec,
+    values: &[T],
+    read: impl Fn(&TapStats, T) -> u64,
+) -> Encoded {
+    let mut family = encoder.encode_descriptor(spec.name, spec.help, None, MetricType::Counter)?;
+    for (tap, stats) in taps {
+        for &value in values {
+            let labels = [("tap", tap.as_ref()), (spec.label, value.label_of())];
+            let counter = ConstCounter::new(read(stats, value));
+            counter.encode(family.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// The label value of one of the data path's enums.
+trait LabelOf {
+    fn label_of(self) -> &'static str;
+}
+
+macro_rules! label_of {
+    ($($t:ty),*) => {$(
+        impl LabelOf for $t {
+            fn label_of(self) -> &'static str {
+                self.label()
+            }
+        }
+    )*};
+}
+label_of!(RequestMethod, UpstreamFailure, NotObserved);
+
+fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_open_streams",
+        "Event-stream answers the tap is forwarding now (GET streams, legacy SSE streams, SSE answers to POSTs)",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (tap, stats) in taps {
+        let gauge = ConstGauge::new(i64::try_from(stats.open_streams()).unwrap_or(i64::MAX));
+        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
+
+fn added_time(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_added",
+        "Time the tap itself adds to a request (its own work before forwarding the request and before forwarding the answer head; not the upstream's time)",
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
+    )?;
+    for (tap, stats) in taps {
+        let histogram = ReadHistogram(stats.added_time());
+        histogram.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
+
+/// A histogram as `TapStats` reads it, encoded as it stands.
+#[derive(Debug)]
+struct ReadHistogram(AddedTime);
+
+impl EncodeMetric for ReadHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Encoded {
+        let read = &self.0;
+        // The encoder wants each bucket's own count and sums them itself.
+        let mut buckets = Vec::with_capacity(ADDED_SECONDS_BUCKETS.len() + 1);
+        let mut below = 0;
+        for (bound, cumulative) in ADDED_SECONDS_BUCKETS.iter().zip(read.cumulative) {
+            buckets.push((*bound, cumulative.saturating_sub(below)));
+            below = cumulative;
+        }
+        buckets.push((f64::INFINITY, read.count.saturating_sub(below)));
+        encoder.encode_histogram::<NoLabelSet>(read.sum_seconds, read.count, &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(registry: &Registry) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, registry).expect("encode");
+        out
+    }
+
+    #[test]
+    fn each_running_tap_shows_its_counts_and_a_stopped_one_none() {
+        let mut registry = Registry::default();
+        let health = TapHealth::register(&mut registry);
+        assert!(!text(&registry).contains("mcp_tap_"), "no tap, no series");
+        let stats = Arc::new(TapStats::default());
+        stats.request(RequestMethod::Post);
+        stats.request(RequestMethod::Post);
+        stats.upstream_error(UpstreamFailure::Timeout);
+        stats.not_observed(NotObserved::TooLarge);
+        stats.stream_opened();
+        stats.record_added(0.000_03);
+        stats.record_added(1.0);
+        health.insert(Arc::from("edge"), stats);
+        let out = text(&registry);
+        for line in [
+            "mcp_tap_requests_total{tap=\"edge\",method=\"POST\"} 2",
+            "mcp_tap_requests_total{tap=\"edge\",method=\"GET\"} 0",
+            "mcp_tap_upstream_errors_total{tap=\"edge\",cause=\"timeout\"} 1",
+            "mcp_tap_upstream_errors_total{tap=\"edge\",cause=\"connect\"} 0",
+            "mcp_tap_messages_not_observed_total{tap=\"edge\",reason=\"too_large\"} 1",
+            "mcp_tap_open_streams{tap=\"edge\"} 1",
+            "mcp_tap_added_seconds_bucket{le=\"0.000025\",tap=\"edge\"} 0",
+            "mcp_tap_added_seconds_bucket{le=\"0.00005\",tap=\"edge\"} 1",
+            "mcp_tap_added_seconds_bucket{le=\"0.025\",tap=\"edge\"} 1",
+            "mcp_tap_added_seconds_bucket{le=\"+Inf\",tap=\"edge\"} 2",
+            "mcp_tap_added_seconds_count{tap=\"edge\"} 2",
+        ] {
+            assert!(out.contains(line), "missing {line:?} in\n{out}");
+        }
+        health.remove("edge");
+        assert!(!text(&registry).contains("tap=\"edge\""));
+    }
+}
