@@ -44,5 +44,20 @@ mcp_listing::labelled_enum! {
         /// degraded: a MUST rule failed in the target's latest serve-mode
         /// conformance run (`conformance:` in the config).
         ConformanceFailed => "conformance_failed",
+        /// down, client behind a tap: most of its recent listings stopped
+        /// before the last page (its users see a prefix).
+        ClientReadsPrefix => "client_reads_prefix",
+        /// degraded, client: some of its recent listings stopped before the
+        /// last page.
+        ClientAbandonsListings => "client_abandons_listings",
+        /// degraded, client: it asked for page 1 again before finishing.
+        ClientRestarts => "client_restarts",
+        /// degraded, client: the upstream answered its cursors with -32602.
+        ClientInvalidCursors => "client_invalid_cursors",
+        /// degraded, client: it sent cursors from another session or ones
+        /// the tap never handed out.
+        ClientForeignCursors => "client_foreign_cursors",
+        /// degraded, client: its listings ended in other errors.
+        ClientListingsFailed => "client_listings_failed",
     }
 }

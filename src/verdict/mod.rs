@@ -5,6 +5,7 @@
 //! `probe`, `/probe?debug=true`, the `mcp_verdict` gauge) shows the result.
 //! docs/verdict.md describes every reason code.
 
+pub mod client;
 mod code;
 pub mod conformance;
 mod conformance_reason;

@@ -1,0 +1,394 @@
+//! The verdict of one client identity behind a tap, in the same words and
+//! levels as a target's: `healthy` when it walks every catalogue to the
+//! end, `down` when most of its listings of a multi-page catalogue stop
+//! before the last page (its users see a prefix), `degraded` for the rest
+//! of what a client gets wrong (some listings abandoned, restarts, cursors
+//! rejected with -32602, cursors from another session). Pure: the tap's
+//! observer task fills a [`ClientInput`] from its tally of recent listings.
+
+use super::code::Code;
+use super::reasons::noun;
+use super::types::{Health, Reason, Verdict};
+use mcp_listing::Kind;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Listings abandoned (of the recent ones) from which a client is `down`:
+/// most of what its users see is a prefix.
+pub const DOWN_SHARE: f64 = 0.5;
+
+/// What one client identity did recently, per kind it listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientInput<'a> {
+    /// The identity as shown (cut and escaped already).
+    pub name: &'a str,
+    /// The version it announced last, if any (cut and escaped already).
+    pub version: Option<&'a str>,
+    pub kinds: Vec<ClientKindInput>,
+}
+
+/// One kind's recent listings by one client identity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientKindInput {
+    pub kind: Kind,
+    /// Recent listings that ended, by outcome.
+    pub complete: u32,
+    pub abandoned: u32,
+    pub restarted: u32,
+    pub failed: u32,
+    /// Recent -32602 answers to its cursors.
+    pub invalid_cursors: u32,
+    /// Recent cursors handed out in another session, and never handed out.
+    pub other_session_cursors: u32,
+    pub unknown_cursors: u32,
+    /// The last abandoned listing, if one is among the recent ones.
+    pub last_abandoned: Option<Abandoned>,
+    /// The JSON-RPC error code of the last failed listing.
+    pub last_error_code: Option<i64>,
+}
+
+/// What the client's last abandoned listing saw, against the catalogue
+/// when it is known.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Abandoned {
+    /// Pages it read before it stopped.
+    pub pages_read: u32,
+    /// Items those pages carried.
+    pub items_received: u64,
+    /// The whole catalogue, when known (a complete walk through the tap or
+    /// the tap's reference target).
+    pub catalogue: Option<Catalogue>,
+}
+
+/// The known catalogue of a kind and what a listing missed of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Catalogue {
+    /// Unique items in the catalogue.
+    pub items: u64,
+    /// Pages a complete walk took, when known.
+    pub pages: Option<u32>,
+    /// Items the listing never received.
+    pub missed: u64,
+    /// The first names missed (cut and escaped), in catalogue order.
+    pub missed_first: Vec<String>,
+    /// The last name missed, when more are missed than `missed_first` holds.
+    pub missed_last: Option<String>,
+}
+
+impl ClientKindInput {
+    /// Nothing seen yet for `kind`.
+    pub fn new(kind: Kind) -> ClientKindInput {
+        ClientKindInput {
+            kind,
+            complete: 0,
+            abandoned: 0,
+            restarted: 0,
+            failed: 0,
+            invalid_cursors: 0,
+            other_session_cursors: 0,
+            unknown_cursors: 0,
+            last_abandoned: None,
+            last_error_code: None,
+        }
+    }
+
+    /// Listings that ended, whatever their outcome.
+    pub fn listings(&self) -> u32 {
+        self.complete + self.abandoned + self.restarted + self.failed
+    }
+}
+
+/// One verdict per client identity (the worst kind's level, every reason)
+/// and one per kind it listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClientVerdict {
+    #[serde(flatten)]
+    pub overall: Verdict,
+    #[serde(skip)]
+    pub kinds: Vec<(Kind, Verdict)>,
+}
+
+/// The verdict of one client identity.
+pub fn judge_client(input: &ClientInput<'_>) -> ClientVerdict {
+    let who = match input.version {
+        Some(v) if !v.is_empty() => format!("{} {v}", input.name),
+        _ => input.name.to_string(),
+    };
+    let mut all = Vec::new();
+    let mut kinds = Vec::new();
+    for k in &input.kinds {
+        let reasons = kind_reasons(&who, k);
+        all.extend(reasons.iter().cloned());
+        kinds.push((k.kind, Verdict::from_reasons(reasons)));
+    }
+    ClientVerdict {
+        overall: Verdict::from_reasons(all),
+        kinds,
+    }
+}
+
+fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
+    let mut out = Vec::new();
+    let listings = k.listings();
+    let noun = noun(k.kind);
+    let mut add = |code: Code, level: Health, message: String| {
+        out.push(Reason {
+            code,
+            kind: Some(k.kind),
+            level,
+            message,
+        });
+    };
+    if k.abandoned > 0 {
+        let share = f64::from(k.abandoned) / f64::from(listings.max(1));
+        let (code, level) = if share >= DOWN_SHARE {
+            (Code::ClientReadsPrefix, Health::Down)
+        } else {
+            (Code::ClientAbandonsListings, Health::Degraded)
+        };
+        add(code, level, abandoned_sentence(who, k, listings));
+    }
+    if k.restarted > 0 {
+        let n = k.restarted;
+        let message =
+            format!("{who} started over from page 1 in {n} of {listings} {noun} listings");
+        add(Code::ClientRestarts, Health::Degraded, message);
+    }
+    if k.invalid_cursors > 0 {
+        let n = k.invalid_cursors;
+        let message = format!(
+            "the upstream answered {n} of {who}'s {noun} cursors with -32602 (invalid params)"
+        );
+        add(Code::ClientInvalidCursors, Health::Degraded, message);
+    }
+    if k.other_session_cursors + k.unknown_cursors > 0 {
+        add(
+            Code::ClientForeignCursors,
+            Health::Degraded,
+            foreign_sentence(who, noun, k),
+        );
+    }
+    let failed_otherwise = k.failed.saturating_sub(k.invalid_cursors);
+    if failed_otherwise > 0 {
+        let mut message =
+            format!("{failed_otherwise} of {listings} {noun} listings by {who} ended in an error");
+        if let Some(code) = k.last_error_code {
+            let _ = write!(message, " (last: {code})");
+        }
+        add(Code::ClientListingsFailed, Health::Degraded, message);
+    }
+    out
+}
+
+/// "mcp 0.1.0 read page 1 of 2 in 37 of 40 tools listings: sees 8 of 14
+/// tools, missing tool-009 … tool-014".
+fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u32) -> String {
+    let noun = noun(k.kind);
+    let Some(last) = &k.last_abandoned else {
+        return format!(
+            "{who} stopped before the last page in {} of {listings} {noun} listings",
+            k.abandoned
+        );
+    };
+    let catalogue = last.catalogue.as_ref();
+    let mut s = match last.pages_read {
+        1 => format!("{who} read page 1"),
+        n => format!("{who} read {n} pages"),
+    };
+    if let Some(pages) = catalogue.and_then(|c| c.pages) {
+        let _ = write!(s, " of {pages}");
+    }
+    let _ = write!(s, " in {} of {listings} {noun} listings: ", k.abandoned);
+    match catalogue {
+        Some(c) => {
+            let _ = write!(s, "sees {} of {} {noun}", last.items_received, c.items);
+            if c.missed > 0 {
+                let _ = write!(s, ", missing {}", missed_names(c));
+            }
+        }
+        None => {
+            let _ = write!(
+                s,
+                "sees {} {noun} (the whole catalogue is not known yet)",
+                last.items_received
+            );
+        }
+    }
+    s
+}
+
+/// `tool-009`, `tool-009, tool-010`, or `tool-009 … tool-014` when the
+/// missed names run on past the first ones kept.
+fn missed_names(c: &Catalogue) -> String {
+    let first = c.missed_first.join(", ");
+    match &c.missed_last {
+        Some(last) if c.missed_first.len() == 1 => format!("{first} … {last}"),
+        Some(last) => format!("{first}, … {last}"),
+        None if first.is_empty() => format!("{} items", c.missed),
+        None => first,
+    }
+}
+
+fn foreign_sentence(who: &str, noun: &str, k: &ClientKindInput) -> String {
+    let mut parts = Vec::new();
+    if k.other_session_cursors > 0 {
+        parts.push(format!(
+            "{} handed out in another session",
+            k.other_session_cursors
+        ));
+    }
+    if k.unknown_cursors > 0 {
+        parts.push(format!("{} the tap never handed out", k.unknown_cursors));
+    }
+    format!("{who} sent {noun} cursors: {}", parts.join(" and "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page_one_reader() -> ClientKindInput {
+        ClientKindInput {
+            complete: 3,
+            abandoned: 37,
+            last_abandoned: Some(Abandoned {
+                pages_read: 1,
+                items_received: 8,
+                catalogue: Some(Catalogue {
+                    items: 14,
+                    pages: Some(2),
+                    missed: 6,
+                    missed_first: vec!["tool-009".into()],
+                    missed_last: Some("tool-014".into()),
+                }),
+            }),
+            ..ClientKindInput::new(Kind::Tools)
+        }
+    }
+
+    fn judge(name: &str, version: Option<&str>, kinds: Vec<ClientKindInput>) -> ClientVerdict {
+        judge_client(&ClientInput {
+            name,
+            version,
+            kinds,
+        })
+    }
+
+    #[test]
+    fn a_client_that_reads_page_one_is_down_in_the_house_words() {
+        let v = judge("mcp", Some("0.1.0"), vec![page_one_reader()]);
+        assert_eq!(v.overall.level, Health::Down);
+        let reason = v.overall.first_reason().expect("a reason");
+        assert_eq!(reason.code, Code::ClientReadsPrefix);
+        assert_eq!(
+            reason.message,
+            "mcp 0.1.0 read page 1 of 2 in 37 of 40 tools listings: sees 8 of 14 tools, missing tool-009 … tool-014"
+        );
+        assert_eq!(v.kinds[0].1.level, Health::Down);
+    }
+
+    #[test]
+    fn a_walker_is_healthy_and_says_nothing() {
+        let walker = ClientKindInput {
+            complete: 40,
+            ..ClientKindInput::new(Kind::Tools)
+        };
+        let v = judge("agent-sdk", None, vec![walker]);
+        assert_eq!(v.overall, Verdict::healthy());
+    }
+
+    #[test]
+    fn a_few_abandoned_listings_are_degraded_and_an_unknown_catalogue_is_said() {
+        let mixed = ClientKindInput {
+            complete: 30,
+            abandoned: 2,
+            last_abandoned: Some(Abandoned {
+                pages_read: 2,
+                items_received: 10,
+                catalogue: None,
+            }),
+            ..ClientKindInput::new(Kind::Prompts)
+        };
+        let v = judge("mcp", None, vec![mixed]);
+        assert_eq!(v.overall.level, Health::Degraded);
+        let reason = v.overall.first_reason().expect("a reason");
+        assert_eq!(reason.code, Code::ClientAbandonsListings);
+        assert_eq!(
+            reason.message,
+            "mcp read 2 pages in 2 of 32 prompts listings: sees 10 prompts (the whole catalogue is not known yet)"
+        );
+    }
+
+    #[test]
+    fn cursor_misuse_and_restarts_are_degraded_with_their_numbers() {
+        let misuse = ClientKindInput {
+            complete: 5,
+            restarted: 2,
+            failed: 3,
+            invalid_cursors: 2,
+            other_session_cursors: 1,
+            unknown_cursors: 4,
+            last_error_code: Some(-32603),
+            ..ClientKindInput::new(Kind::Resources)
+        };
+        let v = judge("app", Some("2"), vec![misuse]);
+        assert_eq!(v.overall.level, Health::Degraded);
+        let messages: Vec<(Code, &str)> = v
+            .overall
+            .reasons
+            .iter()
+            .map(|r| (r.code, r.message.as_str()))
+            .collect();
+        assert_eq!(
+            messages,
+            vec![
+                (
+                    Code::ClientRestarts,
+                    "app 2 started over from page 1 in 2 of 10 resources listings"
+                ),
+                (
+                    Code::ClientInvalidCursors,
+                    "the upstream answered 2 of app 2's resources cursors with -32602 (invalid params)"
+                ),
+                (
+                    Code::ClientForeignCursors,
+                    "app 2 sent resources cursors: 1 handed out in another session and 4 the tap never handed out"
+                ),
+                (
+                    Code::ClientListingsFailed,
+                    "1 of 10 resources listings by app 2 ended in an error (last: -32603)"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_worst_kind_decides_and_each_kind_keeps_its_own() {
+        let walker = ClientKindInput {
+            complete: 4,
+            ..ClientKindInput::new(Kind::Prompts)
+        };
+        let v = judge("mcp", None, vec![walker, page_one_reader()]);
+        assert_eq!(v.overall.level, Health::Down);
+        assert_eq!(v.kinds[0], (Kind::Prompts, Verdict::healthy()));
+        assert_eq!(v.kinds[1].1.level, Health::Down);
+    }
+
+    #[test]
+    fn missed_names_read_as_a_list_or_a_range() {
+        let mut c = Catalogue {
+            items: 14,
+            pages: None,
+            missed: 2,
+            missed_first: vec!["a".into(), "b".into()],
+            missed_last: None,
+        };
+        assert_eq!(missed_names(&c), "a, b");
+        c.missed = 9;
+        c.missed_last = Some("z".into());
+        assert_eq!(missed_names(&c), "a, b, … z");
+        c.missed_first.clear();
+        c.missed_last = None;
+        assert_eq!(missed_names(&c), "9 items");
+    }
+}
