@@ -103,19 +103,44 @@ const INITIALIZE: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{},"c
 /// the client got for its list requests.
 fn streamable_session(twins: &Twins) -> Vec<RawAnswer> {
     let mut conns = twins.connect();
-    let init = both(&mut conns, "POST", "/mcp", &[ACCEPT, JSON], Some(&rpc(1, "initialize", INITIALIZE)));
+    let init = both(
+        &mut conns,
+        "POST",
+        "/mcp",
+        &[ACCEPT, JSON],
+        Some(&rpc(1, "initialize", INITIALIZE)),
+    );
     assert_eq!(init.status, 200, "{}", init.text());
-    let session = init.header("mcp-session-id").expect("a session id").to_string();
-    let with = [ACCEPT, JSON, ("Mcp-Session-Id", &session), ("Mcp-Protocol-Version", "2025-11-25")];
+    let session = init
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let with = [
+        ACCEPT,
+        JSON,
+        ("Mcp-Session-Id", &session),
+        ("Mcp-Protocol-Version", "2025-11-25"),
+    ];
     let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    assert_eq!(both(&mut conns, "POST", "/mcp", &with, Some(note)).status, 202);
+    assert_eq!(
+        both(&mut conns, "POST", "/mcp", &with, Some(note)).status,
+        202
+    );
     let mut pages = Vec::new();
     let mut params = "{}".to_string();
     for id in 2.. {
-        let page = both(&mut conns, "POST", "/mcp", &with, Some(&rpc(id, "tools/list", &params)));
+        let page = both(
+            &mut conns,
+            "POST",
+            "/mcp",
+            &with,
+            Some(&rpc(id, "tools/list", &params)),
+        );
         let text = page.text();
         pages.push(page);
-        let Some(at) = text.find("\"nextCursor\":\"") else { break };
+        let Some(at) = text.find("\"nextCursor\":\"") else {
+            break;
+        };
         let cursor = &text[at + 14..];
         let cursor = &cursor[..cursor.find('"').expect("a whole cursor")];
         params = format!(r#"{{"cursor":"{cursor}"}}"#);
@@ -124,18 +149,36 @@ fn streamable_session(twins: &Twins) -> Vec<RawAnswer> {
     // The GET stream: its head and first chunk, then let go.
     let mut streams = twins.connect();
     for conn in [&mut streams.0, &mut streams.1] {
-        conn.send("GET", "/mcp", &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &session)], None);
+        conn.send(
+            "GET",
+            "/mcp",
+            &[
+                ("Accept", "text/event-stream"),
+                ("Mcp-Session-Id", &session),
+            ],
+            None,
+        );
     }
     let heads = (streams.0.head(), streams.1.head());
     assert_eq!(heads.0 .0, heads.1 .0, "GET stream status");
     let first = (streams.0.next_chunk(), streams.1.next_chunk());
     assert_eq!(first.0, first.1, "the GET stream's first bytes");
     drop(streams);
-    for bad in [&b"{not json"[..], br#"{"jsonrpc":"2.0","id":9,"meth"#, br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#] {
+    for bad in [
+        &b"{not json"[..],
+        br#"{"jsonrpc":"2.0","id":9,"meth"#,
+        br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+    ] {
         let answer = both(&mut conns, "POST", "/mcp", &with, Some(bad));
         assert_eq!(answer.status, 400, "{}", answer.text());
     }
-    both(&mut conns, "DELETE", "/mcp", &[("Mcp-Session-Id", &session)], None);
+    both(
+        &mut conns,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &session)],
+        None,
+    );
     pages
 }
 
@@ -146,16 +189,31 @@ fn json_answers_pass_byte_for_byte_and_are_copied_message_by_message() {
     assert_eq!(pages.len(), 2, "14 tools by 8");
     let recorder = &twins.tap.recorder;
     recorder.wait("every exchange closed", |events| {
-        events.iter().filter(|e| matches!(e, TapEvent::Closed { .. })).count()
-            == events.iter().filter(|e| matches!(e, TapEvent::Opened { .. })).count()
+        events
+            .iter()
+            .filter(|e| matches!(e, TapEvent::Closed { .. }))
+            .count()
+            == events
+                .iter()
+                .filter(|e| matches!(e, TapEvent::Opened { .. }))
+                .count()
     });
     let answers = recorder.texts(Direction::FromUpstream);
     for page in &pages {
-        assert!(answers.contains(&page.text()), "the copy of {}", page.text());
+        assert!(
+            answers.contains(&page.text()),
+            "the copy of {}",
+            page.text()
+        );
     }
     let asked = recorder.texts(Direction::FromClient);
-    assert!(asked.iter().any(|m| m.contains("tools/list") && m.contains("cursor")));
-    assert!(asked.contains(&"{not json".to_string()), "garbage is copied as it was");
+    assert!(asked
+        .iter()
+        .any(|m| m.contains("tools/list") && m.contains("cursor")));
+    assert!(
+        asked.contains(&"{not json".to_string()),
+        "garbage is copied as it was"
+    );
     assert!(recorder.messages().iter().all(|m| m.copy == CopyEnd::Whole));
     let stats = &twins.tap.stats;
     assert!(stats.requests(RequestMethod::Post) >= 7);
@@ -171,7 +229,10 @@ fn json_answers_pass_byte_for_byte_and_are_copied_message_by_message() {
             _ => None,
         })
         .collect();
-    assert!(sessions.len() >= 6, "requests after initialize carry the session");
+    assert!(
+        sessions.len() >= 6,
+        "requests after initialize carry the session"
+    );
 }
 
 #[test]
@@ -192,7 +253,10 @@ fn sse_answers_pass_byte_for_byte_and_each_event_is_one_message() {
         let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
         assert_eq!(events.len(), 2, "{text}");
         for event in events {
-            assert!(answers.contains(&format!("{event}\n")), "{event:?} in {answers:?}");
+            assert!(
+                answers.contains(&format!("{event}\n")),
+                "{event:?} in {answers:?}"
+            );
         }
     }
 }
@@ -215,7 +279,11 @@ fn legacy_sse_streams_and_posts_pass_and_name_their_session() {
         .find_map(|l| l.strip_prefix("data: "))
         .expect("the endpoint event's data")
         .to_string();
-    let session = url.split("sessionId=").nth(1).expect("a sessionId").to_string();
+    let session = url
+        .split("sessionId=")
+        .nth(1)
+        .expect("a sessionId")
+        .to_string();
     let mut posts = twins.connect();
     for (id, method, params) in [(1, "initialize", INITIALIZE), (2, "tools/list", "{}")] {
         let body = rpc(id, method, params);
@@ -230,14 +298,19 @@ fn legacy_sse_streams_and_posts_pass_and_name_their_session() {
     let posted: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            TapEvent::Opened { head, .. } if head.method == RequestMethod::Post => head.session.clone(),
+            TapEvent::Opened { head, .. } if head.method == RequestMethod::Post => {
+                head.session.clone()
+            }
             _ => None,
         })
         .collect();
     assert_eq!(posted.len(), 2);
     assert!(posted.iter().all(|s| s == session.as_str()));
     let answers = twins.tap.recorder.texts(Direction::FromUpstream);
-    assert!(answers.iter().any(|a| a.contains("\"tools\"")), "{answers:?}");
+    assert!(
+        answers.iter().any(|a| a.contains("\"tools\"")),
+        "{answers:?}"
+    );
 }
 
 #[test]
@@ -245,7 +318,16 @@ fn an_answer_larger_than_inspect_bytes_passes_whole_and_its_copy_stops_there() {
     let limit = 64 * 1024;
     let twins = Twins::start(
         "http",
-        &["--scenario", "oversize", "--size-mib", "1", "--kinds", "tools", "--page", "1"],
+        &[
+            "--scenario",
+            "oversize",
+            "--size-mib",
+            "1",
+            "--kinds",
+            "tools",
+            "--page",
+            "1",
+        ],
         "/mcp",
         Some(limit),
     );
@@ -253,7 +335,10 @@ fn an_answer_larger_than_inspect_bytes_passes_whole_and_its_copy_stops_there() {
     assert!(pages[0].body.len() > 1024 * 1024, "a 1 MiB page");
     let recorder = &twins.tap.recorder;
     recorder.wait("the big answer's copy ended", |_| {
-        recorder.messages().iter().any(|m| m.copy == CopyEnd::NotObserved(NotObserved::TooLarge))
+        recorder
+            .messages()
+            .iter()
+            .any(|m| m.copy == CopyEnd::NotObserved(NotObserved::TooLarge))
     });
     let big = recorder
         .messages()

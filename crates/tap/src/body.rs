@@ -19,8 +19,9 @@ pub(crate) struct ObservedBody<B: Body<Data = Bytes> + Unpin> {
     exchange: Arc<Exchange>,
     copier: Copier,
     direction: Direction,
-    /// A legacy GET stream's start, watched for `endpoint`.
-    watch: Option<EndpointWatch>,
+    /// A legacy GET stream's start, watched for `endpoint` (boxed: rare,
+    /// and most of this body's size otherwise).
+    watch: Option<Box<EndpointWatch>>,
     /// Bytes to forward before reading on (the rest of a released chunk).
     queued: Option<Bytes>,
     /// The inner body ended; what was held has been let out.
@@ -57,7 +58,7 @@ impl<B: Body<Data = Bytes> + Unpin> ObservedBody<B> {
 
     /// Watch this (legacy GET) stream's start for the `endpoint` event.
     pub(crate) fn watching(mut self, watch: EndpointWatch) -> ObservedBody<B> {
-        self.watch = Some(watch);
+        self.watch = Some(Box::new(watch));
         self
     }
 

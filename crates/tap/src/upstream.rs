@@ -88,23 +88,18 @@ where
     }
 }
 
-/// Why a request got no answer head from the upstream.
+/// Why a request got no answer head from the upstream. The TCP connector
+/// wraps each of its failures (refused, unreachable, DNS) in an error of
+/// its own, so an io::Error straight from the connector is the TLS
+/// layer's: a handshake the server broke off, a certificate refused.
 pub(crate) fn failure(e: &hyper_util::client::legacy::Error) -> UpstreamFailure {
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        // tokio-rustls hands rustls's error inside an io::Error, whose
-        // `source` skips it: look inside.
-        let inner = s
-            .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::get_ref);
-        if s.is::<rustls::Error>() || inner.is_some_and(|i| i.is::<rustls::Error>()) {
-            return UpstreamFailure::Tls;
-        }
-        source = s.source();
-    }
-    if e.is_connect() {
-        UpstreamFailure::Connect
-    } else {
-        UpstreamFailure::Reset
+    let first = std::error::Error::source(e);
+    match (
+        e.is_connect(),
+        first.is_some_and(|s| s.is::<std::io::Error>()),
+    ) {
+        (true, true) => UpstreamFailure::Tls,
+        (true, false) => UpstreamFailure::Connect,
+        (false, _) => UpstreamFailure::Reset,
     }
 }

@@ -253,7 +253,13 @@ impl RawConn {
     }
 
     /// A request with a body of known length (`None`: no body).
-    pub fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&[u8]>) {
+    pub fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) {
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host);
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -288,7 +294,9 @@ impl RawConn {
             headers,
             body: Vec::new(),
         };
-        answer.body = self.body(&answer).unwrap_or_else(|e| panic!("reading the body: {e}"));
+        answer.body = self
+            .body(&answer)
+            .unwrap_or_else(|e| panic!("reading the body: {e}"));
         answer
     }
 
@@ -352,11 +360,9 @@ impl RawConn {
         if answer.header("transfer-encoding").is_some() {
             loop {
                 let size_line = self.try_line()?;
-                let size = usize::from_str_radix(
-                    size_line.split(';').next().unwrap_or("").trim(),
-                    16,
-                )
-                .map_err(|_| format!("bad chunk size {size_line:?}"))?;
+                let size =
+                    usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                        .map_err(|_| format!("bad chunk size {size_line:?}"))?;
                 if size == 0 {
                     while !self.try_line()?.is_empty() {}
                     return Ok(());
@@ -378,7 +384,10 @@ impl RawConn {
             }
             return Ok(());
         }
-        self.reader.read_to_end(body).map(drop).map_err(|e| e.to_string())
+        self.reader
+            .read_to_end(body)
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     fn line(&mut self) -> String {
@@ -439,7 +448,9 @@ pub struct Scripted {
 }
 
 impl Scripted {
-    pub fn start(script: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static) -> Scripted {
+    pub fn start(
+        script: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
+    ) -> Scripted {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the scripted upstream");
         let addr = listener.local_addr().expect("its address");
         let seen = Arc::new(Mutex::new(Vec::new()));
