@@ -202,15 +202,25 @@ impl TapEvent {
 
 /// Whoever observes a tap. `offer` must return at once, whatever happens:
 /// it runs on the data path. It says whether the event was taken; the data
-/// path marks a message whose chunk was refused as [`CopyEnd::Dropped`] and
+/// path marks a message whose chunk was refused as [`NotObserved::Dropped`] and
 /// counts it, and goes on forwarding.
 pub trait Tee: Send + Sync + 'static {
     fn offer(&self, event: TapEvent) -> bool;
+
+    /// Whether anyone observes at all. When not, the data path makes no
+    /// copies and counts nothing as not observed.
+    fn observing(&self) -> bool {
+        true
+    }
 }
 
 /// Observing nothing: a tap run with no observer forwards all the same.
 impl Tee for () {
     fn offer(&self, _event: TapEvent) -> bool {
+        false
+    }
+
+    fn observing(&self) -> bool {
         false
     }
 }

@@ -7,12 +7,33 @@
 //! through the tap) and, opt-in, merged list answers. Whoever observes the
 //! traffic gets bounded copies through a [`Tee`]: offering a copy never
 //! blocks, and a copy refused is counted, never felt by the client.
+//!
+//! Layout: `server` (listener, connections, TLS, bounds) → `forward` (one
+//! request: headers, upstream, the tap's own answers in `answer`) → `body`
+//! (a body streamed through, copies taken by `copy` from the messages
+//! `cut` finds; `legacy` rewrites a legacy stream's `endpoint`), with
+//! `exchange` tracking each exchange's end and `upstream` the one place the
+//! tap connects to.
 
+mod answer;
+mod body;
+mod copy;
+mod cut;
 pub mod event;
+mod exchange;
+mod forward;
+mod headers;
+mod legacy;
+mod server;
+pub mod settings;
 pub mod stats;
+mod tap_body;
+mod upstream;
 
 pub use event::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, NotObserved, RequestHead,
     RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
 };
+pub use server::Tap;
+pub use settings::{ListenerTls, TapError, TapLimits, TapSettings, UpstreamTls};
 pub use stats::TapStats;

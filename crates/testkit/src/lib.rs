@@ -11,7 +11,9 @@
 //! - [`prometheus`], [`alertmanager`], [`chromium`], [`otlp`]: the real
 //!   systems the end-to-end tests talk to;
 //! - [`logfmt`]: a strict reader of the exporter's `--log.format logfmt` lines;
-//! - [`ports`]: a port that refuses connections for as long as it is held.
+//! - [`ports`]: a port that refuses connections for as long as it is held;
+//! - [`tap`]: the tap's data path in-process, with a recording observer, a
+//!   raw HTTP/1.1 client and a scripted upstream.
 //!
 //! A dev-dependency of the application only: it runs the `mcp-exporter`
 //! binary and never links the application.
@@ -34,6 +36,7 @@ pub mod process;
 pub mod prometheus;
 pub mod simulator;
 pub mod stub;
+pub mod tap;
 pub mod tools;
 
 pub use exporter::{scenarios_simulator, Exporter};

@@ -23,7 +23,31 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpStream;
 
-type Connector = hyper_rustls::HttpsConnector<QuickAckConnector>;
+/// http and https over our shared TLS settings, every read re-arming
+/// TCP_QUICKACK: what our HTTP client connects with, and what anything else
+/// of ours that talks HTTP to a server (the tap) should connect with.
+pub type Connector = hyper_rustls::HttpsConnector<QuickAckConnector>;
+
+/// The [`Connector`] for this CA file and verification mode (TLS settings
+/// shared, see `tls.rs`), with TCP_NODELAY and `connect_timeout`.
+pub fn connector(
+    connect_timeout: Duration,
+    ca_file: Option<&Path>,
+    insecure_skip_verify: bool,
+) -> Result<Connector, ExchangeError> {
+    let tls = super::tls::client_config(ca_file, insecure_skip_verify)?;
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(connect_timeout));
+    // http and https, HTTP/1.1 only (no ALPN): what the connector
+    // builder's `https_or_http().enable_http1()` makes, but over the
+    // shared TLS settings instead of a copy.
+    Ok(hyper_rustls::HttpsConnector::from((
+        QuickAckConnector { http },
+        tls,
+    )))
+}
 
 /// A cheap-to-clone HTTP/1.1 client with per-target TLS and default headers.
 #[derive(Clone)]
@@ -86,16 +110,11 @@ pub struct ClientSettings<'a> {
 
 impl HttpClient {
     pub fn new(settings: ClientSettings<'_>) -> Result<HttpClient, ExchangeError> {
-        let tls = super::tls::client_config(settings.ca_file, settings.insecure_skip_verify)?;
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(settings.connect_timeout));
-        // http and https, HTTP/1.1 only (no ALPN): what the connector
-        // builder's `https_or_http().enable_http1()` makes, but over the
-        // shared TLS settings instead of a copy.
-        let connector: Connector =
-            hyper_rustls::HttpsConnector::from((QuickAckConnector { http }, tls));
+        let connector = connector(
+            settings.connect_timeout,
+            settings.ca_file,
+            settings.insecure_skip_verify,
+        )?;
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(4)

@@ -1,0 +1,151 @@
+//! What a tap is told: the one upstream it may ever contact, TLS on both
+//! sides, and its bounds. The application builds these from its config or
+//! flags; nothing here reads files but the upstream CA file (through the
+//! wire crate's shared TLS settings).
+
+use http::HeaderName;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One tap's settings.
+#[derive(Clone)]
+pub struct TapSettings {
+    /// The upstream MCP endpoint: `http://` or `https://`, no userinfo.
+    /// Its origin is the only place the tap ever connects to; request paths
+    /// are forwarded unchanged to that origin (the tap mirrors its paths).
+    pub upstream: url::Url,
+    /// How the upstream's certificate is checked (`https://` upstreams).
+    pub upstream_tls: UpstreamTls,
+    /// TLS on the tap's listener; `None` serves plain HTTP.
+    pub listener_tls: Option<Arc<dyn ListenerTls>>,
+    /// The operator's client-identity request header (a gateway's
+    /// `X-Client-Id`, say), handed to the observer as it arrives.
+    pub client_header: Option<HeaderName>,
+    pub limits: TapLimits,
+}
+
+/// How an `https://` upstream's certificate is checked.
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamTls {
+    /// PEM roots to trust besides the system's.
+    pub ca_file: Option<PathBuf>,
+    /// Accept any certificate (tests, self-signed lab servers).
+    pub insecure_skip_verify: bool,
+}
+
+/// TLS on the listener: the configuration for each new connection, so a
+/// renewed certificate can be picked up without a restart (the
+/// application's reloading TLS settings implement this).
+pub trait ListenerTls: Send + Sync + 'static {
+    fn server_config(&self) -> Arc<rustls::ServerConfig>;
+}
+
+/// A fixed configuration.
+impl ListenerTls for Arc<rustls::ServerConfig> {
+    fn server_config(&self) -> Arc<rustls::ServerConfig> {
+        self.clone()
+    }
+}
+
+/// A tap's bounds. Every one is in bytes, a count or a time.
+#[derive(Debug, Clone)]
+pub struct TapLimits {
+    /// Client connections served at once; past it the listener stops
+    /// accepting (new connections wait in the kernel's backlog).
+    pub max_connections: usize,
+    /// A client must send a request head within this (also how long a
+    /// kept-alive connection may idle between requests), and finish a TLS
+    /// handshake within it.
+    pub header_read_timeout: Duration,
+    /// Largest request head accepted (request line and headers); past it
+    /// the client gets 431.
+    pub max_head_bytes: usize,
+    /// Connecting to the upstream (TCP, then TLS).
+    pub connect_timeout: Duration,
+    /// The upstream's answer head must arrive within this, else 504. Bodies
+    /// (an SSE stream) may then last as long as they last.
+    pub upstream_head_timeout: Duration,
+    /// Most bytes of one message copied for the observer; the message
+    /// itself is forwarded whole.
+    pub inspect_bytes: usize,
+    /// Idle upstream connections kept for reuse.
+    pub upstream_idle_connections: usize,
+    /// After shutdown is asked for, how long open exchanges (streams) may
+    /// go on before they are cut.
+    pub shutdown_grace: Duration,
+}
+
+/// Default of [`TapLimits::inspect_bytes`]: 4 MiB, the wire client's
+/// page-size ballpark (larger list pages are rare and still forwarded).
+pub const DEFAULT_INSPECT_BYTES: usize = 4 * 1024 * 1024;
+
+impl Default for TapLimits {
+    fn default() -> Self {
+        TapLimits {
+            max_connections: 16_384,
+            header_read_timeout: Duration::from_secs(30),
+            max_head_bytes: 64 * 1024,
+            connect_timeout: Duration::from_secs(10),
+            upstream_head_timeout: Duration::from_secs(60),
+            inspect_bytes: DEFAULT_INSPECT_BYTES,
+            upstream_idle_connections: 64,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Why a tap cannot start. Never holds a URL's userinfo or any other
+/// secret value: it names what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum TapError {
+    #[error("the upstream URL must be http:// or https://")]
+    UpstreamScheme,
+    #[error("the upstream URL has no host")]
+    UpstreamHost,
+    #[error(
+        "the upstream URL must not carry credentials (user or password); send them as headers"
+    )]
+    UpstreamUserinfo,
+    #[error("upstream TLS: {0}")]
+    UpstreamTls(String),
+    #[error("the limit {0} must be above zero")]
+    ZeroLimit(&'static str),
+}
+
+impl TapSettings {
+    /// Settings for `upstream` with plain HTTP on the listener and default
+    /// limits.
+    pub fn new(upstream: url::Url) -> TapSettings {
+        TapSettings {
+            upstream,
+            upstream_tls: UpstreamTls::default(),
+            listener_tls: None,
+            client_header: None,
+            limits: TapLimits::default(),
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), TapError> {
+        if !matches!(self.upstream.scheme(), "http" | "https") {
+            return Err(TapError::UpstreamScheme);
+        }
+        if self.upstream.host_str().is_none_or(str::is_empty) {
+            return Err(TapError::UpstreamHost);
+        }
+        if !self.upstream.username().is_empty() || self.upstream.password().is_some() {
+            return Err(TapError::UpstreamUserinfo);
+        }
+        let l = &self.limits;
+        for (name, value) in [
+            ("max_connections", l.max_connections),
+            ("max_head_bytes", l.max_head_bytes),
+            ("inspect_bytes", l.inspect_bytes),
+        ] {
+            if value == 0 {
+                return Err(TapError::ZeroLimit(name));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,557 @@
+//! The tap's data path in a test: the tap on its own runtime
+//! ([`RunningTap`]) with a [`Recorder`] as its observer, a blocking HTTP/1.1
+//! client that keeps exactly what it reads ([`RawConn`]), and an upstream
+//! whose every byte a test scripts ([`Scripted`]). Everything talks over
+//! real loopback sockets.
+
+use mcp_tap::{CopyEnd, Direction, ExchangeId, TapEvent, TapSettings, TapStats, Tee};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A bound on one read (a hang, not a measurement).
+pub const READ_DEADLINE: Duration = Duration::from_secs(60);
+
+// ---------------------------------------------------------------- observer
+
+/// An observer that keeps every event it takes; told to, it refuses
+/// chunks (a full queue).
+#[derive(Default)]
+pub struct Recorder {
+    events: Mutex<Vec<TapEvent>>,
+    refuse_chunks: AtomicBool,
+}
+
+impl Tee for Recorder {
+    fn offer(&self, event: TapEvent) -> bool {
+        if matches!(event, TapEvent::Chunk { .. }) && self.refuse_chunks.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event);
+        true
+    }
+}
+
+/// One message as the observer can put it together.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub exchange: ExchangeId,
+    pub direction: Direction,
+    pub bytes: Vec<u8>,
+    pub copy: CopyEnd,
+}
+
+impl Recorder {
+    pub fn refuse_chunks(&self, refuse: bool) {
+        self.refuse_chunks.store(refuse, Ordering::Relaxed);
+    }
+
+    pub fn events(&self) -> Vec<TapEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Every message ended so far, chunks put back together, in the order
+    /// their ends came.
+    pub fn messages(&self) -> Vec<Message> {
+        let mut open: Vec<(ExchangeId, Direction, Vec<u8>)> = Vec::new();
+        let mut done = Vec::new();
+        for event in self.events() {
+            match event {
+                TapEvent::Chunk {
+                    exchange,
+                    direction,
+                    bytes,
+                } => match open
+                    .iter_mut()
+                    .find(|(e, d, _)| *e == exchange && *d == direction)
+                {
+                    Some((_, _, b)) => b.extend_from_slice(&bytes),
+                    None => open.push((exchange, direction, bytes.to_vec())),
+                },
+                TapEvent::MessageEnd {
+                    exchange,
+                    direction,
+                    copy,
+                    ..
+                } => {
+                    let at = open
+                        .iter()
+                        .position(|(e, d, _)| *e == exchange && *d == direction);
+                    let bytes = at.map(|i| open.remove(i).2).unwrap_or_default();
+                    done.push(Message {
+                        exchange,
+                        direction,
+                        bytes,
+                        copy,
+                    });
+                }
+                _ => {}
+            }
+        }
+        done
+    }
+
+    /// The messages in `direction`, as text.
+    pub fn texts(&self, direction: Direction) -> Vec<String> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m.direction == direction)
+            .map(|m| String::from_utf8_lossy(&m.bytes).into_owned())
+            .collect()
+    }
+
+    /// Waits until `f` holds for the events (they follow the traffic by a
+    /// moment: `Closed` goes out when the last body lets go).
+    pub fn wait(&self, what: &str, f: impl Fn(&[TapEvent]) -> bool) {
+        crate::wait_for(READ_DEADLINE, what, || f(&self.events()).then_some(()));
+    }
+}
+
+// ---------------------------------------------------------------- the tap
+
+/// A tap serving on 127.0.0.1 from a runtime of its own, until dropped.
+pub struct RunningTap {
+    pub addr: SocketAddr,
+    pub stats: Arc<TapStats>,
+    pub recorder: Arc<Recorder>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RunningTap {
+    pub fn start(settings: TapSettings) -> RunningTap {
+        let recorder = Arc::new(Recorder::default());
+        RunningTap::start_with(settings, recorder.clone(), recorder)
+    }
+
+    /// With `tee` as the observer (`recorder` is kept for the test, and may
+    /// be another than `tee`).
+    pub fn start_with(
+        settings: TapSettings,
+        tee: Arc<dyn Tee>,
+        recorder: Arc<Recorder>,
+    ) -> RunningTap {
+        let stats = Arc::new(TapStats::default());
+        let tap = mcp_tap::Tap::new(settings, tee, stats.clone()).expect("tap settings");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime for the tap");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind the tap");
+        let addr = listener.local_addr().expect("the tap's address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(tap.serve(listener, async {
+                let _ = stopped.await;
+            }));
+        });
+        RunningTap {
+            addr,
+            stats,
+            recorder,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for RunningTap {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+// ---------------------------------------------------------------- a client
+
+/// An answer as read off the wire: the head as sent, the body with its
+/// transfer coding undone (nothing else).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawAnswer {
+    pub status: u16,
+    /// Header names lower-cased, values as sent, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl RawAnswer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The end-to-end headers: without the hop-by-hop ones and `Date`
+    /// (two answers given at different times may differ in it).
+    pub fn end_to_end_headers(&self) -> Vec<(String, String)> {
+        const HOP: [&str; 8] = [
+            "connection",
+            "keep-alive",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "proxy-connection",
+            "date",
+        ];
+        self.headers
+            .iter()
+            .filter(|(k, _)| !HOP.contains(&k.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// A kept-alive HTTP/1.1 connection, read by hand.
+pub struct RawConn {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    host: String,
+}
+
+impl RawConn {
+    pub fn connect(addr: SocketAddr) -> RawConn {
+        let stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+        stream
+            .set_read_timeout(Some(READ_DEADLINE))
+            .expect("a read timeout");
+        let writer = stream.try_clone().expect("a second handle on the socket");
+        RawConn {
+            reader: BufReader::new(stream),
+            writer,
+            host: addr.to_string(),
+        }
+    }
+
+    /// Write raw bytes (a request as a test wants it, however odd).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to the peer");
+    }
+
+    /// A request with a body of known length (`None`: no body).
+    pub fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) {
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host);
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if let Some(body) = body {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        self.send_raw(head.as_bytes());
+        if let Some(body) = body {
+            self.send_raw(body);
+        }
+    }
+
+    /// A request and its whole answer.
+    pub fn exchange(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> RawAnswer {
+        self.send(method, path, headers, body);
+        self.answer()
+    }
+
+    /// The next answer, read to its end.
+    pub fn answer(&mut self) -> RawAnswer {
+        let (status, headers) = self.head();
+        let mut answer = RawAnswer {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        answer.body = self
+            .body(&answer)
+            .unwrap_or_else(|e| panic!("reading the body: {e}"));
+        answer
+    }
+
+    /// The next answer, whose body may break: the body read until then
+    /// and the error, if any.
+    pub fn answer_maybe_cut(&mut self) -> (RawAnswer, Option<String>) {
+        let (status, headers) = self.head();
+        let mut answer = RawAnswer {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        let mut body = Vec::new();
+        let err = self.body_into(&answer, &mut body).err();
+        answer.body = body;
+        (answer, err)
+    }
+
+    /// Status and headers of the next answer.
+    pub fn head(&mut self) -> (u16, Vec<(String, String)>) {
+        let status_line = self.line();
+        let status = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            let line = self.line();
+            if line.is_empty() {
+                return (status, headers);
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            }
+        }
+    }
+
+    /// The next chunk's data of a chunked body, as it comes (an empty
+    /// vector at the end of the body).
+    pub fn next_chunk(&mut self) -> Vec<u8> {
+        let size_line = self.line();
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+            .unwrap_or_else(|_| panic!("bad chunk size {size_line:?}"));
+        let mut data = vec![0; size];
+        self.reader.read_exact(&mut data).expect("chunk data");
+        let _ = self.line();
+        data
+    }
+
+    fn body(&mut self, answer: &RawAnswer) -> Result<Vec<u8>, String> {
+        let mut body = Vec::new();
+        self.body_into(answer, &mut body)?;
+        Ok(body)
+    }
+
+    fn body_into(&mut self, answer: &RawAnswer, body: &mut Vec<u8>) -> Result<(), String> {
+        if answer.status == 204 || answer.status == 304 || (100..200).contains(&answer.status) {
+            return Ok(());
+        }
+        if answer.header("transfer-encoding").is_some() {
+            loop {
+                let size_line = self.try_line()?;
+                let size =
+                    usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                        .map_err(|_| format!("bad chunk size {size_line:?}"))?;
+                if size == 0 {
+                    while !self.try_line()?.is_empty() {}
+                    return Ok(());
+                }
+                let start = body.len();
+                body.resize(start + size, 0);
+                self.reader
+                    .read_exact(&mut body[start..])
+                    .map_err(|e| e.to_string())?;
+                self.try_line()?;
+            }
+        }
+        if let Some(length) = answer.header("content-length") {
+            let length: usize = length.parse().map_err(|_| "bad content-length")?;
+            let mut limited = (&mut self.reader).take(length as u64);
+            limited.read_to_end(body).map_err(|e| e.to_string())?;
+            if body.len() < length {
+                return Err(format!("body cut at {} of {length} bytes", body.len()));
+            }
+            return Ok(());
+        }
+        self.reader
+            .read_to_end(body)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn line(&mut self) -> String {
+        self.try_line().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_line(&mut self) -> Result<String, String> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => Err("the connection closed".into()),
+            Ok(_) => Ok(line.trim_end_matches(['\r', '\n']).to_string()),
+            Err(e) => Err(format!("read: {e}")),
+        }
+    }
+
+    /// Whether the peer closed the connection (a read gives nothing).
+    pub fn closed(&mut self) -> bool {
+        let mut byte = [0u8; 1];
+        matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
+    }
+}
+
+// ---------------------------------------------------------------- upstream
+
+/// One request as the scripted upstream read it.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// `METHOD TARGET HTTP/1.1`, as sent.
+    pub request_line: String,
+    /// Header names lower-cased, with their values.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the script does with a request: it writes to the connection as it
+/// likes; `false` closes the connection afterwards.
+pub type Script = dyn Fn(&Seen, &mut TcpStream) -> bool + Send + Sync;
+
+/// An upstream on 127.0.0.1 whose answers a test writes byte for byte. It
+/// reads requests (bodies by `Content-Length` or chunked) on kept-alive
+/// connections, one thread each, and keeps every request and a count of
+/// connections.
+pub struct Scripted {
+    pub addr: SocketAddr,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+    pub connections: Arc<AtomicUsize>,
+    /// Connections whose client went away while the script ran or after.
+    pub closed_by_peer: Arc<AtomicUsize>,
+}
+
+impl Scripted {
+    pub fn start(
+        script: impl Fn(&Seen, &mut TcpStream) -> bool + Send + Sync + 'static,
+    ) -> Scripted {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the scripted upstream");
+        let addr = listener.local_addr().expect("its address");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let closed_by_peer = Arc::new(AtomicUsize::new(0));
+        let script: Arc<Script> = Arc::new(script);
+        let (s, c, p) = (seen.clone(), connections.clone(), closed_by_peer.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                c.fetch_add(1, Ordering::SeqCst);
+                let (script, seen, peer) = (script.clone(), s.clone(), p.clone());
+                std::thread::spawn(move || serve_scripted(stream, &*script, &seen, &peer));
+            }
+        });
+        Scripted {
+            addr,
+            seen,
+            connections,
+            closed_by_peer,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+fn serve_scripted(stream: TcpStream, script: &Script, seen: &Mutex<Vec<Seen>>, peer: &AtomicUsize) {
+    let Ok(mut writer) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(stream);
+    loop {
+        let Some(request) = read_request(&mut reader) else {
+            peer.fetch_add(1, Ordering::SeqCst);
+            return;
+        };
+        seen.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(request.clone());
+        if !script(&request, &mut writer) {
+            return;
+        }
+    }
+}
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
+    let mut line = String::new();
+    reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
+    let request_line = line.trim_end().to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let mut seen = Seen {
+        request_line,
+        headers,
+        body: Vec::new(),
+    };
+    if seen.header("transfer-encoding").is_some() {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size).ok().filter(|n| *n > 0)?;
+            let size = usize::from_str_radix(size.trim(), 16).ok()?;
+            let mut data = vec![0; size];
+            reader.read_exact(&mut data).ok()?;
+            let mut crlf = String::new();
+            reader.read_line(&mut crlf).ok()?;
+            if size == 0 {
+                break;
+            }
+            seen.body.extend_from_slice(&data);
+        }
+    } else if let Some(length) = seen.header("content-length").and_then(|v| v.parse().ok()) {
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).ok()?;
+        seen.body = body;
+    }
+    Some(seen)
+}
+
+/// An answer head with these headers and a `Content-Length` for `body`,
+/// then the body: what a plain upstream writes.
+pub fn write_answer(out: &mut TcpStream, status: &str, headers: &[(&str, &str)], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status}\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    let _ = out.write_all(head.as_bytes());
+    let _ = out.write_all(body);
+}
