@@ -4,4 +4,6 @@
 //! what the observer finds into client verdicts, metrics, spans, logs and
 //! the status page's "Clients" section.
 
+pub mod observe;
 pub mod queue;
+pub mod run;

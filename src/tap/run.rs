@@ -1,0 +1,104 @@
+//! One tap running inside the application: the data path (`mcp_tap::Tap`)
+//! on its own listener — never the exporter's web port — and one observer
+//! task draining its queue. Stopping it stops taking connections, lets
+//! exchanges in progress finish within the tap's grace period, then lets the
+//! observer finish what was queued.
+
+use super::observe::{observe, ObserverTask};
+use super::queue::{observer_queue, QueueBudget};
+use mcp_tap::{Tap, TapError, TapSettings, TapStats};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Everything one tap is started from.
+#[derive(Clone)]
+pub struct TapSpec {
+    /// The configured name (the `tap` label).
+    pub name: Arc<str>,
+    /// Where clients connect (`host:port`; port 0 picks a free one).
+    pub listen: String,
+    pub settings: TapSettings,
+    /// The queue between the data path and the observer.
+    pub queue: QueueBudget,
+}
+
+/// Why a tap did not start. Names the tap and its listen address (our own
+/// configuration), never the upstream URL.
+#[derive(Debug, thiserror::Error)]
+pub enum TapStartError {
+    #[error("tap {tap}: {source}")]
+    Settings { tap: Arc<str>, source: TapError },
+    #[error("tap {tap}: cannot listen on {address}: {source}")]
+    Listen {
+        tap: Arc<str>,
+        address: String,
+        source: std::io::Error,
+    },
+}
+
+/// A tap serving; [`RunningTap::stop`] ends it.
+pub struct RunningTap {
+    pub name: Arc<str>,
+    /// Where it listens (the port chosen when the spec said 0).
+    pub local_addr: SocketAddr,
+    pub stats: Arc<TapStats>,
+    stop: oneshot::Sender<()>,
+    serving: JoinHandle<()>,
+    observing: JoinHandle<()>,
+}
+
+/// Bind the tap's listener and start it and its observer task.
+pub async fn start(spec: TapSpec, task: ObserverTask) -> Result<RunningTap, TapStartError> {
+    let stats = Arc::new(TapStats::default());
+    let (queue, receiver) = observer_queue(spec.queue);
+    let tap = Tap::new(spec.settings, Arc::new(queue), stats.clone()).map_err(|source| {
+        TapStartError::Settings {
+            tap: spec.name.clone(),
+            source,
+        }
+    })?;
+    let listener = tokio::net::TcpListener::bind(&spec.listen)
+        .await
+        .map_err(|source| TapStartError::Listen {
+            tap: spec.name.clone(),
+            address: spec.listen.clone(),
+            source,
+        })?;
+    let local_addr = listener
+        .local_addr()
+        .map_err(|source| TapStartError::Listen {
+            tap: spec.name.clone(),
+            address: spec.listen.clone(),
+            source,
+        })?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let serving = tokio::spawn(async move {
+        tap.serve(listener, async {
+            let _ = stopped.await;
+        })
+        .await;
+        // `tap` (and with it the queue's sender) drops here: the observer
+        // task sees the end of the queue once it is drained.
+    });
+    let observing = tokio::spawn(observe(receiver, task));
+    Ok(RunningTap {
+        name: spec.name,
+        local_addr,
+        stats,
+        stop,
+        serving,
+        observing,
+    })
+}
+
+impl RunningTap {
+    /// Stop taking connections, let open exchanges finish (the tap's grace
+    /// period), then let the observer finish what was queued.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.serving.await;
+        let _ = self.observing.await;
+    }
+}
