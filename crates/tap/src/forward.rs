@@ -214,7 +214,7 @@ impl Forwarder {
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        let resp = match self.answer_head(client, &mut upstream, asked.started).await {
+        let resp = match self.answer_head(client, &mut upstream).await {
             Ok(resp) => resp,
             Err(None) => {
                 exchange.ended(ExchangeEnd::ClientGone);
@@ -280,17 +280,17 @@ impl Forwarder {
     }
 
     /// The answer head (interim 1xx ones passed on), within the upstream
-    /// head timeout. `Err(None)`: the client went away meanwhile.
+    /// head timeout of the request's end. `Err(None)`: the client went
+    /// away meanwhile.
     async fn answer_head<C>(
         &self,
         client: &mut Peer<C>,
         upstream: &mut Upstream,
-        started: Instant,
     ) -> Result<Response, Option<UpstreamFailure>>
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        let deadline = tokio::time::Instant::from_std(started + self.limits.upstream_head_timeout);
+        let deadline = tokio::time::Instant::now() + self.limits.upstream_head_timeout;
         let max = self.limits.max_head_bytes;
         loop {
             let read = tokio::select! {
