@@ -56,7 +56,6 @@ pub(crate) enum After {
 
 /// A request on its way: what the answer's handling needs of it.
 struct Asked {
-    started: Instant,
     method: Method,
     minor: u8,
     close: bool,
@@ -127,7 +126,6 @@ impl Forwarder {
             tap: tap_origin(&req, via),
         });
         let mut asked = Asked {
-            started,
             method: req.method.clone(),
             minor: req.minor,
             close: emit::wants_close(&req.fields, req.minor),

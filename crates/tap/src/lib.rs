@@ -25,6 +25,7 @@ mod exchange;
 mod forward;
 mod headers;
 mod http1;
+pub mod identity;
 mod legacy;
 mod peer;
 mod pool;
@@ -35,9 +36,9 @@ pub mod stats;
 mod upstream;
 
 pub use event::{
-    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, NotObserved, RequestHead,
-    RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
+    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, MergeFallback, MergeOutcome,
+    NotObserved, RequestHead, RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
 };
 pub use server::Tap;
 pub use settings::{ListenerTls, TapError, TapLimits, TapSettings, UpstreamTls};
-pub use stats::TapStats;
+pub use stats::{MergeCount, TapStats};
