@@ -15,14 +15,21 @@ use crate::headers;
 use crate::http1::emit::{self, ToClient};
 use crate::http1::framing::{self, Framing};
 use crate::http1::head::{self, Request, Response};
+use crate::identity::{self, ClientInfo};
 use crate::legacy::{self, EndpointWatch, Origins};
+use crate::merge::ask;
+use crate::merge::flow::{MergeAsk, MergeStep};
+use crate::merge::{ChangeWatch, Merges};
 use crate::peer::{HeadRead, Peer};
 use crate::pool::{Pool, Upstream};
 use crate::relay::{relay, BodyReader, Coding, RelayEnd, Sink};
+use crate::settings::MergeClients;
 use crate::settings::{TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
 use crate::upstream::{forwarded_path, Target};
-use http::{HeaderName, Method};
+use bytes::Bytes;
+use http::uri::PathAndQuery;
+use http::{HeaderName, HeaderValue, Method};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,12 +39,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 const SESSION_HEADER: &str = "mcp-session-id";
 
 pub(crate) struct Forwarder {
-    target: Target,
-    pool: Pool,
+    pub(crate) target: Target,
+    pub(crate) pool: Pool,
     tee: Arc<dyn Tee>,
     pub(crate) stats: Arc<TapStats>,
     client_header: Option<HeaderName>,
     pub(crate) limits: TapLimits,
+    /// Merging, when any client is named for it.
+    merges: Option<Merges>,
     next_exchange: AtomicU64,
 }
 
@@ -63,6 +72,10 @@ struct Asked {
     before: Duration,
     /// A GET's origins, to rewrite a legacy `endpoint` URL.
     origins: Option<Origins>,
+    /// The request's session (its header, or a legacy POST's query).
+    session: Option<Bytes>,
+    /// An `initialize`'s client, for the session its answer opens.
+    bind: Option<ClientInfo>,
 }
 
 impl Forwarder {
@@ -92,6 +105,8 @@ impl Forwarder {
             stats,
             client_header: settings.client_header.clone(),
             limits: settings.limits.clone(),
+            merges: (settings.merge.clients != MergeClients::Nobody)
+                .then(|| Merges::new(settings.merge.clone())),
             next_exchange: AtomicU64::new(1),
         })
     }
@@ -116,7 +131,8 @@ impl Forwarder {
         else {
             return own(client, &answer::bad_request()).await;
         };
-        let exchange = self.open(&req, method, started);
+        let session = session_of(&req, method);
+        let exchange = self.open(&req, method, started, session.clone());
         if body != Framing::None && expects_continue(&req) {
             // The tap reads the body as it comes; say so, as a server would.
             let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
@@ -131,9 +147,23 @@ impl Forwarder {
             close: emit::wants_close(&req.fields, req.minor),
             before: Duration::ZERO,
             origins,
+            session: session
+                .as_ref()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes())),
+            bind: None,
         };
+        if let Some(merges) = &self.merges {
+            match self
+                .inspect(merges, client, &req, &path, &exchange, body, &mut asked)
+                .await
+            {
+                Inspection::Go => {}
+                Inspection::Done(after) => return after,
+            }
+        }
         let request_framing = headers::framing(&req.fields);
-        let upstream_head = emit::request_head(&req, path.as_str().as_bytes(), self.target.host());
+        let upstream_head =
+            emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), None);
         drop(req);
         let mut upstream = match self.pool.checkout().await {
             Ok((upstream, _)) => upstream,
@@ -147,6 +177,7 @@ impl Forwarder {
                 self.limits.inspect_bytes,
             ),
             watch: None,
+            changes: None,
             coding: coding(body, false),
             first_write: None,
         };
@@ -175,15 +206,16 @@ impl Forwarder {
     }
 
     /// Tell the observer a request began.
-    fn open(&self, req: &Request, method: RequestMethod, started: Instant) -> Exchange {
+    fn open(
+        &self,
+        req: &Request,
+        method: RequestMethod,
+        started: Instant,
+        session: Option<HeaderValue>,
+    ) -> Exchange {
         let id = ExchangeId(self.next_exchange.fetch_add(1, Ordering::Relaxed));
         Exchange::open(id, self.tee.clone(), self.stats.clone(), || {
             let f = &req.fields;
-            let session = headers::value(f, SESSION_HEADER).or_else(|| {
-                // A legacy message POST names its stream's session in the query.
-                let query = std::str::from_utf8(&req.target).ok()?.split_once('?')?.1;
-                (method == RequestMethod::Post).then(|| legacy::query_session(query))?
-            });
             TapEvent::Opened {
                 exchange: id,
                 at: started,
@@ -207,7 +239,7 @@ impl Forwarder {
         client: &mut Peer<C>,
         mut upstream: Upstream,
         exchange: &Exchange,
-        asked: Asked,
+        mut asked: Asked,
     ) -> After
     where
         C: AsyncRead + AsyncWrite + Unpin,
@@ -226,6 +258,14 @@ impl Forwarder {
             return self.failed(client, exchange, UpstreamFailure::Reset).await;
         };
         let observed = headers::framing(&resp.fields);
+        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
+            let opened = headers::value(&resp.fields, SESSION_HEADER)
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .or_else(|| asked.session.clone());
+            if let Some(session) = opened {
+                merges.bind(session, client_info);
+            }
+        }
         exchange.offer(TapEvent::Answered {
             exchange: exchange.id,
             at: answered,
@@ -251,10 +291,15 @@ impl Forwarder {
             .map(|o| Box::new(EndpointWatch::new(o)));
         let client_head = emit::response_head(&resp, to);
         drop(resp);
+        let changes = (observed == BodyFraming::EventStream)
+            .then_some(self.merges.as_ref())
+            .flatten()
+            .map(|m| ChangeWatch::new(m, asked.session.clone()));
         let mut sink = Sink {
             exchange,
             copier: Copier::new(observed, Direction::FromUpstream, self.limits.inspect_bytes),
             watch,
+            changes,
             coding: coding(body, dechunk),
             first_write: None,
         };
@@ -318,6 +363,88 @@ impl Forwarder {
         }
     }
 
+    /// With merging on, what a small JSON POST asks: an `initialize`'s
+    /// client is remembered for its session; a first-page list request of
+    /// a client named for merging is merged.
+    #[allow(clippy::too_many_arguments)]
+    async fn inspect<C>(
+        &self,
+        merges: &Merges,
+        client: &mut Peer<C>,
+        req: &Request,
+        path: &PathAndQuery,
+        exchange: &Exchange,
+        body: Framing,
+        asked: &mut Asked,
+    ) -> Inspection
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Framing::Length(len) = body else {
+            return Inspection::Go;
+        };
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if req.method != Method::POST
+            || len > ask::MAX_INSPECTED_BYTES
+            || headers::framing(&req.fields) != BodyFraming::Json
+        {
+            return Inspection::Go;
+        }
+        if client.fill_to(len).await.is_err() {
+            exchange.ended(ExchangeEnd::ClientGone);
+            return Inspection::Done(After::Close);
+        }
+        let protocol = head::value(&req.fields, "mcp-protocol-version").map(|v| &v[..]);
+        let list = match ask::inspect(&client.buffered()[..len], protocol) {
+            ask::Inspected::Initialize(info) => {
+                asked.bind = Some(info);
+                return Inspection::Go;
+            }
+            ask::Inspected::Other => return Inspection::Go,
+            ask::Inspected::FirstPage(list) => list,
+        };
+        let who = self.client_of(merges, req, &list, asked.session.as_ref());
+        if !merges
+            .settings
+            .clients
+            .includes(&identity::label(&who.name))
+        {
+            return Inspection::Go;
+        }
+        let ask = MergeAsk {
+            req,
+            path: path.as_str().as_bytes(),
+            exchange,
+            list,
+            len,
+            session: asked.session.clone(),
+            close: asked.close,
+        };
+        match self.merge(merges, client, ask).await {
+            MergeStep::Answered(after) => Inspection::Done(after),
+            MergeStep::PassThrough => Inspection::Go,
+        }
+    }
+
+    /// Who sent a list request, as `identity` reads it.
+    fn client_of(
+        &self,
+        merges: &Merges,
+        req: &Request,
+        list: &ask::ListRequest,
+        session: Option<&Bytes>,
+    ) -> ClientInfo {
+        let f = &req.fields;
+        let header = self
+            .client_header
+            .as_ref()
+            .and_then(|n| head::value(f, n.as_str()))
+            .and_then(|v| identity::from_header(v));
+        let bound = session.and_then(|s| merges.client_of(s));
+        let user_agent = head::value(f, "user-agent").and_then(|v| identity::from_user_agent(v));
+        identity::identify(header, list.client_info.clone().or(bound), user_agent).0
+    }
+
     fn finish(
         &self,
         exchange: &Exchange,
@@ -351,7 +478,7 @@ impl Forwarder {
     }
 
     /// No answer from the upstream: the client gets a proxy's error.
-    async fn failed<C>(
+    pub(crate) async fn failed<C>(
         &self,
         client: &mut Peer<C>,
         exchange: &Exchange,
@@ -392,6 +519,23 @@ fn request_method(method: &Method) -> RequestMethod {
         Method::DELETE => RequestMethod::Delete,
         _ => RequestMethod::Other,
     }
+}
+
+/// What inspecting a request for merging left to do.
+enum Inspection {
+    /// Forward it.
+    Go,
+    /// It was answered (merged), or its client left.
+    Done(After),
+}
+
+/// The session a request names: its `Mcp-Session-Id`, or for a legacy
+/// message POST the `sessionId` of its URL.
+fn session_of(req: &Request, method: RequestMethod) -> Option<HeaderValue> {
+    headers::value(&req.fields, SESSION_HEADER).or_else(|| {
+        let query = std::str::from_utf8(&req.target).ok()?.split_once('?')?.1;
+        (method == RequestMethod::Post).then(|| legacy::query_session(query))?
+    })
 }
 
 /// `scheme://authority` the client used to reach the tap: its `Host`.

@@ -27,6 +27,7 @@ mod headers;
 mod http1;
 pub mod identity;
 mod legacy;
+mod merge;
 mod peer;
 mod pool;
 mod relay;
@@ -40,5 +41,7 @@ pub use event::{
     NotObserved, RequestHead, RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
 };
 pub use server::Tap;
-pub use settings::{ListenerTls, TapError, TapLimits, TapSettings, UpstreamTls};
+pub use settings::{
+    ListenerTls, MergeClients, MergeSettings, TapError, TapLimits, TapSettings, UpstreamTls,
+};
 pub use stats::{MergeCount, TapStats};

@@ -82,6 +82,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
         Poll::Ready(Ok(n))
     }
 
+    /// Read until at least `n` bytes are buffered; an error when the
+    /// connection ends first.
+    pub(crate) async fn fill_to(&mut self, n: usize) -> io::Result<()> {
+        while self.buf.len() < n {
+            if self.fill().await? == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        Ok(())
+    }
+
     /// The next head, at most `max` bytes long.
     pub(crate) async fn read_head<T: Head>(&mut self, max: usize) -> HeadRead<T> {
         let mut fresh = self.buf.len();

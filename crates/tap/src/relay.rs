@@ -10,6 +10,7 @@ use crate::event::TapEvent;
 use crate::exchange::Exchange;
 use crate::http1::framing::{BadChunk, Chunked, Framing, Piece};
 use crate::legacy::{EndpointWatch, Released};
+use crate::merge::ChangeWatch;
 use crate::peer::Peer;
 use bytes::Bytes;
 use std::time::Instant;
@@ -93,6 +94,8 @@ pub(crate) struct Sink<'a> {
     pub(crate) exchange: &'a Exchange,
     pub(crate) copier: Copier,
     pub(crate) watch: Option<Box<EndpointWatch>>,
+    /// Merged answers of this session, made stale by a `list_changed`.
+    pub(crate) changes: Option<ChangeWatch<'a>>,
     pub(crate) coding: Coding,
     /// When the first write (the head) was done.
     pub(crate) first_write: Option<Instant>,
@@ -178,6 +181,9 @@ impl Sink<'_> {
                 Part::Data(data) => {
                     for data in self.watched(data).into_iter().flatten() {
                         self.copier.data(self.exchange, &data);
+                        if let Some(changes) = self.changes.as_mut() {
+                            changes.see(&data);
+                        }
                         self.code(&mut out, data);
                     }
                 }
@@ -229,6 +235,9 @@ impl Sink<'_> {
         if let Some(found) = done {
             self.watch = None;
             if let Some(session) = found.session {
+                if let Some(changes) = self.changes.as_mut() {
+                    changes.session(Bytes::copy_from_slice(session.as_bytes()));
+                }
                 self.exchange.offer(TapEvent::LegacySession {
                     exchange: self.exchange.id,
                     session,
@@ -236,5 +245,49 @@ impl Sink<'_> {
             }
         }
         [Some(now), then]
+    }
+}
+
+/// Why a body could not be read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unread {
+    /// Longer than the bound.
+    TooLarge,
+    /// Broken off, or its framing was.
+    Broken,
+}
+
+/// Read the body `reader` delimits from `src` into one buffer of at most
+/// `max` bytes, or until `enough` says what was read suffices (then the
+/// rest stays unread). The flag: the body was read to its end.
+pub(crate) async fn read_whole<S: AsyncRead + AsyncWrite + Unpin>(
+    src: &mut Peer<S>,
+    reader: &mut BodyReader,
+    max: usize,
+    mut enough: impl FnMut(&[u8]) -> bool,
+) -> Result<(Bytes, bool), Unread> {
+    let mut body = bytes::BytesMut::new();
+    let mut parts = Vec::new();
+    loop {
+        reader.drain(src, &mut parts).map_err(|_| Unread::Broken)?;
+        for part in parts.drain(..) {
+            if let Part::Data(data) = part {
+                if body.len() + data.len() > max {
+                    return Err(Unread::TooLarge);
+                }
+                body.extend_from_slice(&data);
+                if enough(&data) {
+                    return Ok((body.freeze(), reader.done));
+                }
+            }
+        }
+        if reader.done {
+            return Ok((body.freeze(), true));
+        }
+        match src.fill().await {
+            Ok(0) if reader.framing == Framing::UntilClose => reader.done = true,
+            Ok(0) | Err(_) => return Err(Unread::Broken),
+            Ok(_) => {}
+        }
     }
 }

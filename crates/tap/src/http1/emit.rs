@@ -57,22 +57,38 @@ fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
     }
 }
 
-/// The request head the upstream gets: `path` (origin-form) and its own
-/// `Host`.
-pub(crate) fn request_head(req: &Request, path: &[u8], host: &[u8]) -> Vec<u8> {
+/// The request head the upstream gets: `path` (origin-form), its own
+/// `Host`, the client's end-to-end lines. With `length`, a body of the
+/// tap's own follows: its `Content-Length` replaces the client's framing.
+pub(crate) fn request_head(
+    req: &Request,
+    path: &[u8],
+    host: &[u8],
+    length: Option<usize>,
+) -> Vec<u8> {
     let size: usize = req
         .fields
         .iter()
         .map(|f| f.name.len() + f.value.len() + 4)
         .sum();
-    let mut out = Vec::with_capacity(size + path.len() + host.len() + 32);
+    let mut out = Vec::with_capacity(size + path.len() + host.len() + 48);
     out.extend_from_slice(req.method.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(path);
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(host);
     out.extend_from_slice(b"\r\n");
-    push_fields(&mut out, &req.fields, &["host"]);
+    match length {
+        None => push_fields(&mut out, &req.fields, &["host"]),
+        Some(n) => {
+            push_fields(
+                &mut out,
+                &req.fields,
+                &["host", "content-length", "transfer-encoding", "trailer"],
+            );
+            out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+        }
+    }
     out.extend_from_slice(b"\r\n");
     out
 }
@@ -85,6 +101,39 @@ pub(crate) struct ToClient {
     pub(crate) dechunk: bool,
     /// The connection closes after this answer.
     pub(crate) close: bool,
+}
+
+/// The head of an answer whose body the tap holds whole (`length` bytes:
+/// a merged answer, or a page 1 read during a walk): the upstream's lines
+/// with that length for framing.
+pub(crate) fn held_response_head(resp: &Response, length: usize, close: bool) -> Vec<u8> {
+    let mut out = status_line(resp);
+    push_fields(
+        &mut out,
+        &resp.fields,
+        &["content-length", "transfer-encoding", "trailer"],
+    );
+    out.extend_from_slice(format!("Content-Length: {length}\r\n").as_bytes());
+    if close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+fn status_line(resp: &Response) -> Vec<u8> {
+    let size: usize = resp
+        .fields
+        .iter()
+        .map(|f| f.name.len() + f.value.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(size + resp.reason.len() + 64);
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(resp.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(&resp.reason);
+    out.extend_from_slice(b"\r\n");
+    out
 }
 
 /// The answer head the client gets (an interim 1xx one too).
@@ -131,11 +180,15 @@ mod tests {
         let req = request(
             b"POST http://tap.test/mcp HTTP/1.1\r\nHost: tap.test\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nProxy-Authorization: x\r\nTE: trailers\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n",
         );
-        let head = request_head(&req, b"/mcp", b"up.test:8080");
+        let head = request_head(&req, b"/mcp", b"up.test:8080", None);
         assert_eq!(
             String::from_utf8(head).unwrap(),
             "POST /mcp HTTP/1.1\r\nHost: up.test:8080\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n"
         );
+        let own = request_head(&req, b"/mcp", b"up", Some(12));
+        assert!(String::from_utf8(own)
+            .unwrap()
+            .ends_with("Accept: b\r\nContent-Length: 12\r\n\r\n"));
     }
 
     #[test]
