@@ -161,48 +161,53 @@ impl Forwarder {
                 Inspection::Done(after) => return after,
             }
         }
-        let request_framing = headers::framing(&req.fields);
-        let upstream_head =
-            emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), None);
+        let upstream = match self.request(client, req, &path, body, &exchange).await {
+            Ok((upstream, sent)) => {
+                asked.before = sent.map_or(Duration::ZERO, |at| at - started);
+                upstream
+            }
+            Err(after) => return after,
+        };
+        self.answer(client, upstream, &exchange, asked).await
+    }
+
+    /// The request to the upstream: its head, then its body as it comes.
+    /// The connection it went on, and when its head was written.
+    async fn request<C>(
+        &self,
+        client: &mut Peer<C>,
+        req: Request,
+        path: &PathAndQuery,
+        body: Framing,
+        exchange: &Exchange,
+    ) -> Result<(Upstream, Option<Instant>), After>
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let framing = headers::framing(&req.fields);
+        let head = emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), None);
         drop(req);
         let mut upstream = match self.pool.checkout().await {
             Ok((upstream, _)) => upstream,
-            Err(cause) => return self.failed(client, &exchange, cause).await,
+            Err(cause) => return Err(self.failed(client, exchange, cause).await),
         };
         let mut sink = Sink {
-            exchange: &exchange,
-            copier: Copier::new(
-                request_framing,
-                Direction::FromClient,
-                self.limits.inspect_bytes,
-            ),
+            exchange,
+            copier: Copier::new(framing, Direction::FromClient, self.limits.inspect_bytes),
             watch: None,
             changes: None,
             coding: coding(body, false),
             first_write: None,
         };
         let mut reader = BodyReader::new(body);
-        match relay(
-            client,
-            &mut upstream,
-            upstream_head,
-            &mut reader,
-            &mut sink,
-            None,
-        )
-        .await
-        {
-            RelayEnd::Done => {}
+        match relay(client, &mut upstream, head, &mut reader, &mut sink, None).await {
+            RelayEnd::Done => Ok((upstream, sink.first_write)),
             RelayEnd::SourceBroke => {
                 exchange.ended(ExchangeEnd::ClientGone);
-                return After::Close;
+                Err(After::Close)
             }
-            RelayEnd::SinkGone => {
-                return self.failed(client, &exchange, UpstreamFailure::Reset).await
-            }
+            RelayEnd::SinkGone => Err(self.failed(client, exchange, UpstreamFailure::Reset).await),
         }
-        asked.before = sink.first_write.map_or(Duration::ZERO, |at| at - started);
-        self.answer(client, upstream, &exchange, asked).await
     }
 
     /// Tell the observer a request began.
@@ -258,23 +263,7 @@ impl Forwarder {
             return self.failed(client, exchange, UpstreamFailure::Reset).await;
         };
         let observed = headers::framing(&resp.fields);
-        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
-            let opened = headers::value(&resp.fields, SESSION_HEADER)
-                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
-                .or_else(|| asked.session.clone());
-            if let Some(session) = opened {
-                merges.bind(session, client_info);
-            }
-        }
-        exchange.offer(TapEvent::Answered {
-            exchange: exchange.id,
-            at: answered,
-            head: ResponseHead {
-                status: resp.status,
-                framing: observed,
-                session: headers::value(&resp.fields, SESSION_HEADER),
-            },
-        });
+        self.answered(exchange, &resp, observed, &mut asked, answered);
         let dechunk = body == Framing::Chunked && asked.minor == 0;
         let to = ToClient {
             dechunk,
@@ -320,6 +309,35 @@ impl Forwarder {
                 .record_added((asked.before + (at - answered)).as_secs_f64());
         }
         self.finish(exchange, end, upstream, reusable, to.close)
+    }
+
+    /// Tell the observer the answer head passed; an `initialize`'s client
+    /// is bound to the session its answer opened.
+    fn answered(
+        &self,
+        exchange: &Exchange,
+        resp: &Response,
+        framing: BodyFraming,
+        asked: &mut Asked,
+        at: Instant,
+    ) {
+        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
+            let opened = headers::value(&resp.fields, SESSION_HEADER)
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .or_else(|| asked.session.clone());
+            if let Some(session) = opened {
+                merges.bind(session, client_info);
+            }
+        }
+        exchange.offer(TapEvent::Answered {
+            exchange: exchange.id,
+            at,
+            head: ResponseHead {
+                status: resp.status,
+                framing,
+                session: headers::value(&resp.fields, SESSION_HEADER),
+            },
+        });
     }
 
     /// The answer head (interim 1xx ones passed on), within the upstream
