@@ -99,7 +99,7 @@ fn message_of(answer: &RawAnswer) -> Value {
         text.lines()
             .filter_map(|l| l.strip_prefix("data: "))
             .filter(|d| !d.is_empty())
-            .last()
+            .next_back()
             .unwrap_or_default()
             .to_string()
     } else {
