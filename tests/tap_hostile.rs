@@ -304,6 +304,38 @@ fn a_chunked_request_on_a_kept_alive_connection_arrives_whole() {
 }
 
 #[test]
+fn pipelined_requests_are_answered_in_turn_and_http_1_0_gets_no_chunks() {
+    let upstream = Scripted::start(|seen, out| {
+        let body = seen
+            .request_line
+            .split(' ')
+            .nth(1)
+            .unwrap_or("")
+            .to_string();
+        let _ = out.write_all(
+            format!(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Done\r\n\r\n{:x}\r\n{body}\r\n0\r\nX-Done: yes\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        true
+    });
+    let tap = tap_for(&upstream.url("/mcp"));
+    let mut client = RawConn::connect(tap.addr);
+    client.send_raw(b"GET /one HTTP/1.1\r\nHost: t\r\n\r\nGET /two HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(client.answer().text(), "/one");
+    assert_eq!(client.answer().text(), "/two");
+    let mut old = RawConn::connect(tap.addr);
+    old.send_raw(b"GET /old HTTP/1.0\r\nHost: t\r\n\r\n");
+    let answer = old.answer();
+    assert_eq!(answer.header("transfer-encoding"), None);
+    assert_eq!(answer.header("connection"), Some("close"));
+    assert_eq!(answer.text(), "/old");
+    assert!(old.closed());
+}
+
+#[test]
 fn an_observer_that_refuses_loses_its_copy_never_the_clients_bytes() {
     let upstream = Scripted::start(json_ok(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"));
     let tap = tap_for(&upstream.url("/mcp"));

@@ -1,62 +1,72 @@
 //! The tap's own answers, as any reverse proxy gives them: 502 when the
 //! upstream could not be reached or broke before answering, 504 when its
-//! answer head did not come in time, 400/405 for requests no proxy
+//! answer head did not come in time, 400/405/431 for requests no proxy
 //! forwards. Short plain text naming the cause, never a URL or a header.
+//! The connection closes after each: what the client sent next cannot be
+//! trusted to be where it seems.
 
 use crate::event::UpstreamFailure;
-use crate::tap_body::TapBody;
-use http::{header, HeaderValue, Response, StatusCode};
 
-pub(crate) fn upstream_failed(cause: UpstreamFailure) -> Response<TapBody> {
-    let (status, text) = match cause {
-        UpstreamFailure::Timeout => (
-            StatusCode::GATEWAY_TIMEOUT,
+/// An answer of the tap's own, ready to write.
+pub(crate) fn own(status: u16, reason: &str, text: &str, extra: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{text}",
+        text.len()
+    )
+    .into_bytes()
+}
+
+pub(crate) fn upstream_failed(cause: UpstreamFailure) -> Vec<u8> {
+    match cause {
+        UpstreamFailure::Timeout => own(
+            504,
+            "Gateway Timeout",
             "504 Gateway Timeout: the upstream did not answer in time\n",
+            "",
         ),
-        UpstreamFailure::Connect => (
-            StatusCode::BAD_GATEWAY,
+        UpstreamFailure::Connect => own(
+            502,
+            "Bad Gateway",
             "502 Bad Gateway: the upstream could not be reached\n",
+            "",
         ),
-        UpstreamFailure::Tls => (
-            StatusCode::BAD_GATEWAY,
+        UpstreamFailure::Tls => own(
+            502,
+            "Bad Gateway",
             "502 Bad Gateway: the TLS handshake with the upstream failed\n",
+            "",
         ),
-        UpstreamFailure::Reset => (
-            StatusCode::BAD_GATEWAY,
-            "502 Bad Gateway: the upstream closed the connection without an answer\n",
+        UpstreamFailure::Reset => own(
+            502,
+            "Bad Gateway",
+            "502 Bad Gateway: the upstream broke off without a valid answer\n",
+            "",
         ),
-    };
-    plain(status, text)
+    }
 }
 
 /// CONNECT: a tunnel to wherever the client says is exactly what the tap
 /// never makes.
-pub(crate) fn method_not_allowed() -> Response<TapBody> {
-    let mut r = plain(
-        StatusCode::METHOD_NOT_ALLOWED,
+pub(crate) fn method_not_allowed() -> Vec<u8> {
+    own(
+        405,
+        "Method Not Allowed",
         "405 Method Not Allowed: this is a reverse proxy for one upstream\n",
-    );
-    r.headers_mut().insert(
-        header::ALLOW,
-        HeaderValue::from_static("GET, POST, DELETE, HEAD, OPTIONS, PUT, PATCH"),
-    );
-    r
-}
-
-/// A request without a path to forward (`OPTIONS *`, a malformed target).
-pub(crate) fn bad_request() -> Response<TapBody> {
-    plain(
-        StatusCode::BAD_REQUEST,
-        "400 Bad Request: no path to forward\n",
+        "Allow: GET, POST, DELETE, HEAD, OPTIONS, PUT, PATCH\r\n",
     )
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<TapBody> {
-    let mut r = Response::new(TapBody::own(text));
-    *r.status_mut() = status;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    r
+/// A request that is not HTTP/1.x, has no path to forward, or whose body
+/// framing is ambiguous.
+pub(crate) fn bad_request() -> Vec<u8> {
+    own(400, "Bad Request", "400 Bad Request\n", "")
+}
+
+pub(crate) fn head_too_large() -> Vec<u8> {
+    own(
+        431,
+        "Request Header Fields Too Large",
+        "431 Request Header Fields Too Large\n",
+        "",
+    )
 }

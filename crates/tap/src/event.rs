@@ -13,6 +13,7 @@
 
 use bytes::Bytes;
 use http::HeaderValue;
+use mcp_listing::{Kind, Outcome};
 use std::time::Instant;
 
 /// Which exchange an event belongs to; unique for the life of one tap.
@@ -145,6 +146,57 @@ mcp_listing::labelled_enum! {
     }
 }
 
+/// How the tap answered a list request it was asked to merge: the walk it
+/// made on the client's behalf, or why the client got page 1 as it came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeOutcome {
+    /// One answer with every item, no `nextCursor`.
+    Merged,
+    /// The merged answer of an earlier walk on this session, reused (no
+    /// `list_changed` since).
+    Reused,
+    /// The upstream's first page, unchanged.
+    FirstPage(MergeFallback),
+}
+
+/// Why a merge was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeFallback {
+    /// The walk ended otherwise than complete: a guard (cycle, caps, no
+    /// progress) or an error (-32602, a failed page, a timeout).
+    Walk(Outcome),
+    /// The pages' `cacheScope`s differ (2026-07-28 forbids merging them).
+    ScopeChanged,
+    /// The merged answer would be larger than `max_merged_bytes`.
+    TooLarge,
+    /// The tap's merged walks were all in use.
+    Busy,
+}
+
+impl MergeOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            MergeOutcome::Merged => "merged",
+            MergeOutcome::Reused => "reused",
+            MergeOutcome::FirstPage(_) => "first_page",
+        }
+    }
+}
+
+impl MergeFallback {
+    /// The reason as a label: the walker's guard or error label, or ours.
+    pub fn label(self) -> &'static str {
+        match self {
+            MergeFallback::Walk(Outcome::Aborted(guard)) => guard.label(),
+            MergeFallback::Walk(Outcome::Error(error)) => error.label(),
+            MergeFallback::Walk(outcome) => outcome.label(),
+            MergeFallback::ScopeChanged => "scope_change",
+            MergeFallback::TooLarge => "too_large",
+            MergeFallback::Busy => "busy",
+        }
+    }
+}
+
 /// One thing the data path saw.
 #[derive(Debug, Clone)]
 pub enum TapEvent {
@@ -179,6 +231,18 @@ pub enum TapEvent {
         exchange: ExchangeId,
         session: HeaderValue,
     },
+    /// The client's list request (this exchange's, without a cursor) was
+    /// one the tap merges for: what it answered. Comes before the answer's
+    /// messages, which are what the client got.
+    Merged {
+        exchange: ExchangeId,
+        kind: Kind,
+        outcome: MergeOutcome,
+        /// Upstream pages walked (0 when reused or busy).
+        pages: u32,
+        /// Unique items in the merged answer (0 when page 1 went).
+        items: u64,
+    },
     /// The exchange is over.
     Closed {
         exchange: ExchangeId,
@@ -195,6 +259,7 @@ impl TapEvent {
             | TapEvent::Chunk { exchange, .. }
             | TapEvent::MessageEnd { exchange, .. }
             | TapEvent::LegacySession { exchange, .. }
+            | TapEvent::Merged { exchange, .. }
             | TapEvent::Closed { exchange, .. } => *exchange,
         }
     }

@@ -1,7 +1,8 @@
 //! One exchange as the data path tracks it: who is told (the `Tee`), what
-//! is counted (`TapStats`), and how it ended. The request body, the answer
-//! body and the handler share it; `Closed` goes out when the last of them
-//! lets go, so it follows every message of both directions.
+//! is counted (`TapStats`), and how it ended. `Closed` goes out when it is
+//! let go, after every message of both directions; an exchange let go
+//! without an end recorded was abandoned by its client (the task serving
+//! it was dropped).
 
 use crate::event::{ExchangeEnd, ExchangeId, TapEvent, Tee};
 use crate::stats::TapStats;
@@ -26,15 +27,15 @@ impl Exchange {
         tee: Arc<dyn Tee>,
         stats: Arc<TapStats>,
         opened: impl FnOnce() -> TapEvent,
-    ) -> Arc<Exchange> {
+    ) -> Exchange {
         let observed = tee.observing() && tee.offer(opened());
-        Arc::new(Exchange {
+        Exchange {
             id,
             tee,
             stats,
             observed,
             end: Mutex::new(None),
-        })
+        }
     }
 
     pub(crate) fn observed(&self) -> bool {

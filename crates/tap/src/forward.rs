@@ -1,43 +1,52 @@
-//! One client request through the tap: the request goes to the upstream as
-//! it arrives (end-to-end headers unchanged, `Host` the upstream's, the
-//! body streamed), the answer comes back the same way; the observer is
-//! told what passed and never waited for. The tap's own work on the way —
-//! from the request head to the upstream request, and from the answer head
-//! to the client's answer head — is recorded as its added time.
+//! One client request through the tap: its head to the upstream with the
+//! body as it arrives, the answer back the same way; the observer told what
+//! passed, never waited for. The tap's own work — from the request head
+//! read to the upstream request written, and from the answer head read to
+//! the client's answer head written — is recorded as its added time.
 
 use crate::answer;
-use crate::body::ObservedBody;
+use crate::copy::Copier;
 use crate::event::{
     BodyFraming, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
     TapEvent, Tee, UpstreamFailure,
 };
 use crate::exchange::Exchange;
 use crate::headers;
+use crate::http1::emit::{self, ToClient};
+use crate::http1::framing::{self, Framing};
+use crate::http1::head::{self, Request, Response};
+use crate::identity::{self, ClientInfo};
 use crate::legacy::{self, EndpointWatch, Origins};
+use crate::merge::ask;
+use crate::merge::flow::{MergeAsk, MergeStep};
+use crate::merge::{ChangeWatch, Merges};
+use crate::peer::{HeadRead, Peer};
+use crate::pool::{Pool, Upstream};
+use crate::relay::{relay, BodyReader, Coding, RelayEnd, Sink};
+use crate::settings::MergeClients;
 use crate::settings::{TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
-use crate::tap_body::TapBody;
-use crate::upstream::{self, Upstream};
-use http::header::{HeaderName, HOST};
-use http::request::Parts;
-use http::uri::Authority;
-use http::{Method, Request, Response, StatusCode, Version};
-use hyper::body::Incoming;
-use std::convert::Infallible;
+use crate::upstream::{forwarded_path, Target};
+use bytes::Bytes;
+use http::uri::PathAndQuery;
+use http::{HeaderName, HeaderValue, Method};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// `Mcp-Session-Id`, as MCP's Streamable HTTP names it.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+const SESSION_HEADER: &str = "mcp-session-id";
 
 pub(crate) struct Forwarder {
-    upstream: Upstream<TapBody>,
+    pub(crate) target: Target,
+    pub(crate) pool: Pool,
     tee: Arc<dyn Tee>,
     pub(crate) stats: Arc<TapStats>,
     client_header: Option<HeaderName>,
-    inspect_bytes: usize,
-    head_timeout: Duration,
+    pub(crate) limits: TapLimits,
+    /// Merging, when any client is named for it.
+    merges: Option<Merges>,
     next_exchange: AtomicU64,
 }
 
@@ -47,158 +56,478 @@ pub(crate) struct Via {
     pub(crate) tls: bool,
 }
 
+/// What the client's connection does after an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum After {
+    KeepAlive,
+    Close,
+}
+
+/// A request on its way: what the answer's handling needs of it.
+struct Asked {
+    method: Method,
+    minor: u8,
+    close: bool,
+    /// The tap's own time before the upstream request was written.
+    before: Duration,
+    /// A GET's origins, to rewrite a legacy `endpoint` URL.
+    origins: Option<Origins>,
+    /// The request's session (its header, or a legacy POST's query).
+    session: Option<Bytes>,
+    /// An `initialize`'s client, for the session its answer opens.
+    bind: Option<ClientInfo>,
+}
+
 impl Forwarder {
     pub(crate) fn new(
         settings: &TapSettings,
         tee: Arc<dyn Tee>,
         stats: Arc<TapStats>,
     ) -> Result<Forwarder, TapError> {
-        let TapLimits {
-            inspect_bytes,
-            upstream_head_timeout,
-            ..
-        } = settings.limits;
+        let target = Target::new(settings)?;
+        let tls = &settings.upstream_tls;
+        let connector = mcp_wire::transport::http_client::connector(
+            settings.limits.connect_timeout,
+            tls.ca_file.as_deref(),
+            tls.insecure_skip_verify,
+        )
+        .map_err(|e| TapError::UpstreamTls(e.to_string()))?;
+        let pool = Pool::new(
+            connector,
+            target.origin().clone(),
+            settings.limits.connect_timeout,
+            settings.limits.upstream_idle_connections,
+        );
         Ok(Forwarder {
-            upstream: Upstream::new(settings)?,
+            target,
+            pool,
             tee,
             stats,
             client_header: settings.client_header.clone(),
-            inspect_bytes,
-            head_timeout: upstream_head_timeout,
+            limits: settings.limits.clone(),
+            merges: (settings.merge.clients != MergeClients::Nobody)
+                .then(|| Merges::new(settings.merge.clone())),
             next_exchange: AtomicU64::new(1),
         })
     }
 
-    pub(crate) async fn handle(
-        self: Arc<Self>,
+    /// Forward `req` (read at `started`) and its answer.
+    pub(crate) async fn exchange<C>(
+        &self,
+        client: &mut Peer<C>,
         via: Via,
-        req: Request<Incoming>,
-    ) -> Result<Response<TapBody>, Infallible> {
-        let started = Instant::now();
-        let method = request_method(req.method());
+        req: Request,
+        started: Instant,
+    ) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let method = request_method(&req.method);
         self.stats.request(method);
-        if req.method() == Method::CONNECT {
-            return Ok(answer::method_not_allowed());
+        if req.method == Method::CONNECT {
+            return own(client, &answer::method_not_allowed()).await;
         }
-        let Some(path) = req.uri().path_and_query().cloned() else {
-            return Ok(answer::bad_request());
+        let (Some(path), Ok(body)) = (forwarded_path(&req.target), framing::request(&req.fields))
+        else {
+            return own(client, &answer::bad_request()).await;
         };
-        let Ok(uri) = self.upstream.uri(&path) else {
-            return Ok(answer::bad_request());
+        let session = session_of(&req, method);
+        let exchange = self.open(&req, method, started, session.clone());
+        if body != Framing::None && expects_continue(&req) {
+            // The tap reads the body as it comes; say so, as a server would.
+            let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
+        }
+        let origins = (req.method == Method::GET).then(|| Origins {
+            upstream_request: self.target.url(&path),
+            tap: tap_origin(&req, via),
+        });
+        let mut asked = Asked {
+            method: req.method.clone(),
+            minor: req.minor,
+            close: emit::wants_close(&req.fields, req.minor),
+            before: Duration::ZERO,
+            origins,
+            session: session
+                .as_ref()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes())),
+            bind: None,
         };
-        let (parts, body) = req.into_parts();
+        if let Some(merges) = &self.merges {
+            match self
+                .inspect(merges, client, &req, &path, &exchange, body, &mut asked)
+                .await
+            {
+                Inspection::Go => {}
+                Inspection::Done(after) => return after,
+            }
+        }
+        let upstream = match self.request(client, req, &path, body, &exchange).await {
+            Ok((upstream, sent)) => {
+                asked.before = sent.map_or(Duration::ZERO, |at| at - started);
+                upstream
+            }
+            Err(after) => return after,
+        };
+        self.answer(client, upstream, &exchange, asked).await
+    }
+
+    /// The request to the upstream: its head, then its body as it comes.
+    /// The connection it went on, and when its head was written.
+    async fn request<C>(
+        &self,
+        client: &mut Peer<C>,
+        req: Request,
+        path: &PathAndQuery,
+        body: Framing,
+        exchange: &Exchange,
+    ) -> Result<(Upstream, Option<Instant>), After>
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let framing = headers::framing(&req.fields);
+        let head = emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), None);
+        drop(req);
+        let mut upstream = match self.pool.checkout().await {
+            Ok((upstream, _)) => upstream,
+            Err(cause) => return Err(self.failed(client, exchange, cause).await),
+        };
+        let mut sink = Sink {
+            exchange,
+            copier: Copier::new(framing, Direction::FromClient, self.limits.inspect_bytes),
+            watch: None,
+            changes: None,
+            coding: coding(body, false),
+            first_write: None,
+        };
+        let mut reader = BodyReader::new(body);
+        match relay(client, &mut upstream, head, &mut reader, &mut sink, None).await {
+            RelayEnd::Done => Ok((upstream, sink.first_write)),
+            RelayEnd::SourceBroke => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                Err(After::Close)
+            }
+            RelayEnd::SinkGone => Err(self.failed(client, exchange, UpstreamFailure::Reset).await),
+        }
+    }
+
+    /// Tell the observer a request began.
+    fn open(
+        &self,
+        req: &Request,
+        method: RequestMethod,
+        started: Instant,
+        session: Option<HeaderValue>,
+    ) -> Exchange {
         let id = ExchangeId(self.next_exchange.fetch_add(1, Ordering::Relaxed));
-        let framing = headers::framing(&parts.headers);
-        let exchange = Exchange::open(id, self.tee.clone(), self.stats.clone(), || {
+        Exchange::open(id, self.tee.clone(), self.stats.clone(), || {
+            let f = &req.fields;
             TapEvent::Opened {
                 exchange: id,
                 at: started,
-                head: self.request_head(method, &parts, framing),
+                head: RequestHead {
+                    method,
+                    session,
+                    user_agent: headers::value(f, "user-agent"),
+                    client_header: self
+                        .client_header
+                        .as_ref()
+                        .and_then(|n| headers::value(f, n.as_str())),
+                    framing: headers::framing(f),
+                },
             }
-        });
-        let watch = (parts.method == Method::GET).then(|| Origins {
-            upstream_request: self.upstream.url(&path),
-            tap: tap_origin(&parts, via),
-        });
-        let mut headers = headers::end_to_end(&parts.headers);
-        headers.insert(HOST, self.upstream.host());
-        let body = ObservedBody::new(
-            body,
-            exchange.clone(),
-            framing,
-            Direction::FromClient,
-            self.inspect_bytes,
-        );
-        let mut up = Request::new(TapBody::Forwarded(body));
-        *up.method_mut() = parts.method;
-        *up.uri_mut() = uri;
-        *up.version_mut() = Version::HTTP_11;
-        *up.headers_mut() = headers;
-        let before = started.elapsed();
-        let sent = tokio::time::timeout(self.head_timeout, self.upstream.client().request(up));
-        let answer = match sent.await {
-            Err(_) => return Ok(self.failed(&exchange, UpstreamFailure::Timeout)),
-            Ok(Err(e)) => return Ok(self.failed(&exchange, upstream::failure(&e))),
-            Ok(Ok(answer)) => answer,
-        };
-        let answered = Instant::now();
-        let response = self.answer(exchange, answer, watch, answered);
-        self.stats
-            .record_added((before + answered.elapsed()).as_secs_f64());
-        Ok(response)
+        })
     }
 
-    /// The upstream's answer as the client gets it.
-    fn answer(
+    /// The upstream's answer, to the client.
+    async fn answer<C>(
         &self,
-        exchange: Arc<Exchange>,
-        answer: Response<Incoming>,
-        watch: Option<Origins>,
+        client: &mut Peer<C>,
+        mut upstream: Upstream,
+        exchange: &Exchange,
+        mut asked: Asked,
+    ) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let resp = match self.answer_head(client, &mut upstream).await {
+            Ok(resp) => resp,
+            Err(None) => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                return After::Close;
+            }
+            Err(Some(cause)) => return self.failed(client, exchange, cause).await,
+        };
+        let answered = Instant::now();
+        let head_request = asked.method == Method::HEAD;
+        let Ok(body) = framing::response(resp.status, head_request, &resp.fields) else {
+            return self.failed(client, exchange, UpstreamFailure::Reset).await;
+        };
+        let observed = headers::framing(&resp.fields);
+        self.answered(exchange, &resp, observed, &mut asked, answered);
+        let dechunk = body == Framing::Chunked && asked.minor == 0;
+        let to = ToClient {
+            dechunk,
+            close: asked.close || dechunk || body == Framing::UntilClose,
+        };
+        let reusable = !emit::wants_close(&resp.fields, resp.minor) && body != Framing::UntilClose;
+        let watch = asked
+            .origins
+            .filter(|_| {
+                resp.status == 200
+                    && observed == BodyFraming::EventStream
+                    && !matches!(body, Framing::Length(_))
+            })
+            .map(|o| Box::new(EndpointWatch::new(o)));
+        let client_head = emit::response_head(&resp, to);
+        drop(resp);
+        let changes = (observed == BodyFraming::EventStream)
+            .then_some(self.merges.as_ref())
+            .flatten()
+            .map(|m| ChangeWatch::new(m, asked.session.clone()));
+        let mut sink = Sink {
+            exchange,
+            copier: Copier::new(observed, Direction::FromUpstream, self.limits.inspect_bytes),
+            watch,
+            changes,
+            coding: coding(body, dechunk),
+            first_write: None,
+        };
+        let _stream = (observed == BodyFraming::EventStream).then(|| OpenStream::new(&self.stats));
+        let mut reader = BodyReader::new(body);
+        let keep = Some(self.limits.max_head_bytes);
+        let end = relay(
+            &mut upstream,
+            client,
+            client_head,
+            &mut reader,
+            &mut sink,
+            keep,
+        )
+        .await;
+        if let Some(at) = sink.first_write {
+            self.stats
+                .record_added((asked.before + (at - answered)).as_secs_f64());
+        }
+        self.finish(exchange, end, upstream, reusable, to.close)
+    }
+
+    /// Tell the observer the answer head passed; an `initialize`'s client
+    /// is bound to the session its answer opened.
+    fn answered(
+        &self,
+        exchange: &Exchange,
+        resp: &Response,
+        framing: BodyFraming,
+        asked: &mut Asked,
         at: Instant,
-    ) -> Response<TapBody> {
-        let (parts, body) = answer.into_parts();
-        let framing = headers::framing(&parts.headers);
+    ) {
+        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
+            let opened = headers::value(&resp.fields, SESSION_HEADER)
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .or_else(|| asked.session.clone());
+            if let Some(session) = opened {
+                merges.bind(session, client_info);
+            }
+        }
         exchange.offer(TapEvent::Answered {
             exchange: exchange.id,
             at,
             head: ResponseHead {
-                status: parts.status.as_u16(),
+                status: resp.status,
                 framing,
-                session: headers::value(&parts.headers, SESSION_HEADER),
+                session: headers::value(&resp.fields, SESSION_HEADER),
             },
         });
-        let mut body = ObservedBody::new(
-            body,
-            exchange,
-            framing,
-            Direction::FromUpstream,
-            self.inspect_bytes,
-        );
-        // A legacy stream's `endpoint` event; a stream of fixed length is
-        // not one (and its length must stay true).
-        if let Some(origins) = watch.filter(|_| {
-            parts.status == StatusCode::OK
-                && framing == BodyFraming::EventStream
-                && !headers::has_length(&parts.headers)
-        }) {
-            body = body.watching(EndpointWatch::new(origins));
-        }
-        let mut response = Response::new(TapBody::Forwarded(body));
-        *response.status_mut() = parts.status;
-        *response.headers_mut() = headers::end_to_end(&parts.headers);
-        response
     }
 
-    fn failed(&self, exchange: &Exchange, cause: UpstreamFailure) -> Response<TapBody> {
+    /// The answer head (interim 1xx ones passed on), within the upstream
+    /// head timeout of the request's end. `Err(None)`: the client went
+    /// away meanwhile.
+    async fn answer_head<C>(
+        &self,
+        client: &mut Peer<C>,
+        upstream: &mut Upstream,
+    ) -> Result<Response, Option<UpstreamFailure>>
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let deadline = tokio::time::Instant::now() + self.limits.upstream_head_timeout;
+        let max = self.limits.max_head_bytes;
+        loop {
+            let read = tokio::select! {
+                read = tokio::time::timeout_at(deadline, upstream.read_head::<Response>(max)) => read,
+                () = client.closed(max) => return Err(None),
+            };
+            let resp = match read {
+                Err(_) => return Err(Some(UpstreamFailure::Timeout)),
+                Ok(HeadRead::Head(resp)) => resp,
+                Ok(_) => return Err(Some(UpstreamFailure::Reset)),
+            };
+            match resp.status {
+                // No protocol switch is asked for (`Upgrade` never passes).
+                101 => return Err(Some(UpstreamFailure::Reset)),
+                100..=199 => {
+                    let interim = emit::response_head(
+                        &resp,
+                        ToClient {
+                            dechunk: false,
+                            close: false,
+                        },
+                    );
+                    client.write(&interim).await.map_err(|_| None)?;
+                }
+                _ => return Ok(resp),
+            }
+        }
+    }
+
+    /// With merging on, what a small JSON POST asks: an `initialize`'s
+    /// client is remembered for its session; a first-page list request of
+    /// a client named for merging is merged.
+    #[allow(clippy::too_many_arguments)]
+    async fn inspect<C>(
+        &self,
+        merges: &Merges,
+        client: &mut Peer<C>,
+        req: &Request,
+        path: &PathAndQuery,
+        exchange: &Exchange,
+        body: Framing,
+        asked: &mut Asked,
+    ) -> Inspection
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let Framing::Length(len) = body else {
+            return Inspection::Go;
+        };
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if req.method != Method::POST
+            || len > ask::MAX_INSPECTED_BYTES
+            || headers::framing(&req.fields) != BodyFraming::Json
+        {
+            return Inspection::Go;
+        }
+        if client.fill_to(len).await.is_err() {
+            exchange.ended(ExchangeEnd::ClientGone);
+            return Inspection::Done(After::Close);
+        }
+        let protocol = head::value(&req.fields, "mcp-protocol-version").map(|v| &v[..]);
+        let list = match ask::inspect(&client.buffered()[..len], protocol) {
+            ask::Inspected::Initialize(info) => {
+                asked.bind = Some(info);
+                return Inspection::Go;
+            }
+            ask::Inspected::Other => return Inspection::Go,
+            ask::Inspected::FirstPage(list) => list,
+        };
+        let who = self.client_of(merges, req, &list, asked.session.as_ref());
+        if !merges
+            .settings
+            .clients
+            .includes(&identity::label(&who.name))
+        {
+            return Inspection::Go;
+        }
+        let ask = MergeAsk {
+            req,
+            path: path.as_str().as_bytes(),
+            exchange,
+            list,
+            len,
+            session: asked.session.clone(),
+            close: asked.close,
+        };
+        match self.merge(merges, client, ask).await {
+            MergeStep::Answered(after) => Inspection::Done(after),
+            MergeStep::PassThrough => Inspection::Go,
+        }
+    }
+
+    /// Who sent a list request, as `identity` reads it.
+    fn client_of(
+        &self,
+        merges: &Merges,
+        req: &Request,
+        list: &ask::ListRequest,
+        session: Option<&Bytes>,
+    ) -> ClientInfo {
+        let f = &req.fields;
+        let header = self
+            .client_header
+            .as_ref()
+            .and_then(|n| head::value(f, n.as_str()))
+            .and_then(|v| identity::from_header(v));
+        let bound = session.and_then(|s| merges.client_of(s));
+        let user_agent = head::value(f, "user-agent").and_then(|v| identity::from_user_agent(v));
+        identity::identify(header, list.client_info.clone().or(bound), user_agent).0
+    }
+
+    fn finish(
+        &self,
+        exchange: &Exchange,
+        end: RelayEnd,
+        upstream: Upstream,
+        reusable: bool,
+        close: bool,
+    ) -> After {
+        match end {
+            RelayEnd::Done => {
+                exchange.ended(ExchangeEnd::Completed);
+                if reusable {
+                    self.pool.checkin(upstream);
+                }
+                if close {
+                    After::Close
+                } else {
+                    After::KeepAlive
+                }
+            }
+            RelayEnd::SourceBroke => {
+                self.stats.upstream_error(UpstreamFailure::Reset);
+                exchange.ended(ExchangeEnd::UpstreamFailed(UpstreamFailure::Reset));
+                After::Close
+            }
+            RelayEnd::SinkGone => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                After::Close
+            }
+        }
+    }
+
+    /// No answer from the upstream: the client gets a proxy's error.
+    pub(crate) async fn failed<C>(
+        &self,
+        client: &mut Peer<C>,
+        exchange: &Exchange,
+        cause: UpstreamFailure,
+    ) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
         self.stats.upstream_error(cause);
         exchange.ended(ExchangeEnd::UpstreamFailed(cause));
-        answer::upstream_failed(cause)
+        own(client, &answer::upstream_failed(cause)).await
     }
+}
 
-    fn request_head(
-        &self,
-        method: RequestMethod,
-        parts: &Parts,
-        framing: BodyFraming,
-    ) -> RequestHead {
-        let h = &parts.headers;
-        let session = headers::value(h, SESSION_HEADER).or_else(|| {
-            // A legacy message POST names its stream's session in the query.
-            (method == RequestMethod::Post)
-                .then(|| parts.uri.query().and_then(legacy::query_session))
-                .flatten()
-        });
-        RequestHead {
-            method,
-            session,
-            user_agent: headers::value(h, http::header::USER_AGENT),
-            client_header: self
-                .client_header
-                .as_ref()
-                .and_then(|n| headers::value(h, n)),
-            framing,
-        }
+/// Write an answer of the tap's own; the connection closes after it.
+async fn own<C: AsyncRead + AsyncWrite + Unpin>(client: &mut Peer<C>, bytes: &[u8]) -> After {
+    let _ = client.write(bytes).await;
+    After::Close
+}
+
+/// How a body of this framing goes out.
+fn coding(body: Framing, dechunk: bool) -> Coding {
+    if body == Framing::Chunked && !dechunk {
+        Coding::Chunked
+    } else {
+        Coding::Plain
     }
+}
+
+fn expects_continue(req: &Request) -> bool {
+    head::value(&req.fields, "expect").is_some_and(|v| v.eq_ignore_ascii_case(b"100-continue"))
 }
 
 fn request_method(method: &Method) -> RequestMethod {
@@ -210,17 +539,47 @@ fn request_method(method: &Method) -> RequestMethod {
     }
 }
 
-/// `scheme://authority` the client used to reach the tap: its `Host` (or
-/// an absolute-form target's authority). Only ever shown back to that
-/// client, in a rewritten legacy `endpoint` URL.
-fn tap_origin(parts: &Parts, via: Via) -> Option<String> {
-    let authority = parts
-        .headers
-        .get(HOST)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<Authority>().ok())
-        .or_else(|| parts.uri.authority().cloned())
-        .filter(|a| !a.as_str().contains('@'))?;
+/// What inspecting a request for merging left to do.
+enum Inspection {
+    /// Forward it.
+    Go,
+    /// It was answered (merged), or its client left.
+    Done(After),
+}
+
+/// The session a request names: its `Mcp-Session-Id`, or for a legacy
+/// message POST the `sessionId` of its URL.
+fn session_of(req: &Request, method: RequestMethod) -> Option<HeaderValue> {
+    headers::value(&req.fields, SESSION_HEADER).or_else(|| {
+        let query = std::str::from_utf8(&req.target).ok()?.split_once('?')?.1;
+        (method == RequestMethod::Post).then(|| legacy::query_session(query))?
+    })
+}
+
+/// `scheme://authority` the client used to reach the tap: its `Host`.
+/// Only ever shown back to that client, in a rewritten legacy `endpoint`.
+fn tap_origin(req: &Request, via: Via) -> Option<String> {
+    let host = head::value(&req.fields, "host")?;
+    let authority = http::uri::Authority::from_maybe_shared(host.clone()).ok()?;
+    if authority.as_str().contains('@') {
+        return None;
+    }
     let scheme = if via.tls { "https" } else { "http" };
     Some(format!("{scheme}://{authority}"))
+}
+
+/// An answer stream counted in `TapStats::open_streams` while it lasts.
+struct OpenStream<'a>(&'a TapStats);
+
+impl<'a> OpenStream<'a> {
+    fn new(stats: &'a TapStats) -> OpenStream<'a> {
+        stats.stream_opened();
+        OpenStream(stats)
+    }
+}
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.0.stream_closed();
+    }
 }

@@ -8,32 +8,42 @@
 //! traffic gets bounded copies through a [`Tee`]: offering a copy never
 //! blocks, and a copy refused is counted, never felt by the client.
 //!
-//! Layout: `server` (listener, connections, TLS, bounds) → `forward` (one
-//! request: headers, upstream, the tap's own answers in `answer`) → `body`
-//! (a body streamed through, copies taken by `copy` from the messages
-//! `cut` finds; `legacy` rewrites a legacy stream's `endpoint`), with
-//! `exchange` tracking each exchange's end and `upstream` the one place the
-//! tap connects to.
+//! Layout: `server` (listener, client connections, TLS, bounds) →
+//! `forward` (one request and its answer; the tap's own answers in
+//! `answer`) → `relay` (a body passed as it arrives; copies taken by `copy`
+//! from the messages `cut` finds; `legacy` rewrites a legacy stream's
+//! `endpoint`). `http1` reads and writes heads and body framing, `peer`
+//! holds a connection and what was read from it, `pool` the upstream
+//! connections, `upstream` the one place the tap connects to, `exchange`
+//! each exchange's end.
 
 mod answer;
-mod body;
 mod copy;
 mod cut;
 pub mod event;
 mod exchange;
 mod forward;
 mod headers;
+mod http1;
+pub mod identity;
 mod legacy;
+mod merge;
+mod peer;
+mod pool;
+mod relay;
 mod server;
 pub mod settings;
 pub mod stats;
-mod tap_body;
+pub mod stdio;
 mod upstream;
 
 pub use event::{
-    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, NotObserved, RequestHead,
-    RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
+    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, MergeFallback, MergeOutcome,
+    NotObserved, RequestHead, RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
 };
 pub use server::Tap;
-pub use settings::{ListenerTls, TapError, TapLimits, TapSettings, UpstreamTls};
-pub use stats::TapStats;
+pub use settings::{
+    ListenerTls, MergeClients, MergeSettings, TapError, TapLimits, TapSettings, UpstreamTls,
+};
+pub use stats::{MergeCount, TapStats};
+pub use stdio::{run_stdio, StdioTapError, StdioTapSettings};

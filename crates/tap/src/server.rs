@@ -1,19 +1,20 @@
-//! The tap's listener: HTTP/1.1 (keep-alive, chunked) on hyper, with TLS
-//! when configured, at most `max_connections` clients at once (past that
-//! the listener stops accepting and new connections wait in the kernel's
-//! backlog), a deadline for each request head (and TLS handshake), and a
-//! bound on its size.
+//! The tap's listener: HTTP/1.1 clients (kept alive, pipelined requests
+//! taken in turn), TLS when configured, at most `max_connections` at once
+//! (past that the listener stops accepting and new connections wait in the
+//! kernel's backlog), a deadline for each request head (and the TLS
+//! handshake; it is also how long a kept-alive connection may idle), and a
+//! bound on a head's size.
 
+use crate::answer;
 use crate::event::Tee;
-use crate::forward::{Forwarder, Via};
+use crate::forward::{After, Forwarder, Via};
+use crate::http1::head::Request;
+use crate::peer::{HeadRead, Peer};
 use crate::settings::{ListenerTls, TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
@@ -23,7 +24,6 @@ pub struct Tap {
     forwarder: Arc<Forwarder>,
     listener_tls: Option<Arc<dyn ListenerTls>>,
     limits: TapLimits,
-    http: http1::Builder,
 }
 
 /// What connections are told as the tap stops.
@@ -47,21 +47,10 @@ impl Tap {
     ) -> Result<Tap, TapError> {
         settings.check()?;
         let forwarder = Arc::new(Forwarder::new(&settings, tee, stats)?);
-        let limits = settings.limits.clone();
-        let mut http = http1::Builder::new();
-        http.timer(TokioTimer::new())
-            .header_read_timeout(limits.header_read_timeout)
-            .max_header_size(limits.max_head_bytes)
-            // The upstream's `Date` (or none) passes as it is.
-            .auto_date_header(false);
-        if limits.max_head_bytes > DEFAULT_MAX_BUF {
-            http.max_buf_size(limits.max_head_bytes);
-        }
         Ok(Tap {
             forwarder,
             listener_tls: settings.listener_tls,
-            limits,
-            http,
+            limits: settings.limits,
         })
     }
 
@@ -114,31 +103,26 @@ impl Tap {
         &self,
         stream: TcpStream,
         phase: watch::Receiver<Phase>,
-    ) -> impl Future<Output = ()> + Send + 'static {
+    ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
         let forwarder = self.forwarder.clone();
-        let http = self.http.clone();
-        let tls = self.listener_tls.as_ref().map(|t| t.server_config());
-        let handshake_timeout = self.limits.header_read_timeout;
-        async move {
-            // Both sides: small SSE writes must not wait for an ACK.
-            let _ = stream.set_nodelay(true);
-            match tls {
-                None => serve_http(http, stream, forwarder, Via { tls: false }, phase).await,
-                Some(config) => {
+        // Both sides: small SSE writes must not wait for an ACK.
+        let _ = stream.set_nodelay(true);
+        match self.listener_tls.as_ref().map(|t| t.server_config()) {
+            None => Box::pin(serve_client(stream, forwarder, Via { tls: false }, phase)),
+            Some(config) => {
+                let handshake_timeout = self.limits.header_read_timeout;
+                Box::pin(async move {
                     let acceptor = tokio_rustls::TlsAcceptor::from(config);
                     let handshake = acceptor.accept(stream);
                     if let Ok(Ok(stream)) = tokio::time::timeout(handshake_timeout, handshake).await
                     {
-                        serve_http(http, stream, forwarder, Via { tls: true }, phase).await;
+                        serve_client(stream, forwarder, Via { tls: true }, phase).await;
                     }
-                }
+                })
             }
         }
     }
 }
-
-/// hyper's own bound on its read buffer (about 400 KB).
-const DEFAULT_MAX_BUF: usize = 400 * 1024;
 
 /// The next connection once a slot is free; `None` after an accept error
 /// (waited out briefly so a lack of descriptors does not spin).
@@ -158,29 +142,60 @@ async fn accept(
     }
 }
 
-async fn serve_http<I>(
-    http: http1::Builder,
-    io: I,
+/// Requests of one client connection, in turn, until it closes, a request
+/// asks to, an exchange ends it, or the tap stops.
+async fn serve_client<C>(
+    io: C,
     forwarder: Arc<Forwarder>,
     via: Via,
     mut phase: watch::Receiver<Phase>,
 ) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    C: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let service = service_fn(move |req| forwarder.clone().handle(via, req));
-    let connection = http.serve_connection(TokioIo::new(io), service);
-    let mut connection = std::pin::pin!(connection);
+    let mut client = Peer::new(io);
+    let limits = &forwarder.limits;
     loop {
-        tokio::select! {
-            _ = connection.as_mut() => return,
-            changed = phase.changed() => {
-                let now = if changed.is_ok() { *phase.borrow() } else { Phase::Closing };
-                match now {
-                    Phase::Serving => {}
-                    Phase::Draining => connection.as_mut().graceful_shutdown(),
-                    Phase::Closing => return,
-                }
+        if *phase.borrow() != Phase::Serving {
+            break;
+        }
+        let next = tokio::time::timeout(
+            limits.header_read_timeout,
+            client.read_head::<Request>(limits.max_head_bytes),
+        );
+        let read = tokio::select! {
+            read = next => read,
+            _ = phase.changed() => break,
+        };
+        let started = Instant::now();
+        let req = match read {
+            Ok(HeadRead::Head(req)) => req,
+            Ok(HeadRead::TooLarge) => {
+                let _ = client.write(&answer::head_too_large()).await;
+                break;
             }
+            Ok(HeadRead::Invalid) => {
+                let _ = client.write(&answer::bad_request()).await;
+                break;
+            }
+            Ok(HeadRead::Closed | HeadRead::Broken) | Err(_) => return,
+        };
+        let exchange = forwarder.exchange(&mut client, via, req, started);
+        let after = tokio::select! {
+            after = exchange => after,
+            () = closing(&mut phase) => return,
+        };
+        if after == After::Close {
+            break;
+        }
+    }
+    client.shutdown().await;
+}
+
+/// Resolves once the tap's grace period is over.
+async fn closing(phase: &mut watch::Receiver<Phase>) {
+    while *phase.borrow() != Phase::Closing {
+        if phase.changed().await.is_err() {
+            return;
         }
     }
 }

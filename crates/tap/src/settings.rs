@@ -23,6 +23,69 @@ pub struct TapSettings {
     /// `X-Client-Id`, say), handed to the observer as it arrives.
     pub client_header: Option<HeaderName>,
     pub limits: TapLimits,
+    /// Whose first-page list requests the tap answers with every page.
+    pub merge: MergeSettings,
+}
+
+/// Merging, opt-in per client identity (issue 33): for a named client's
+/// list request without a cursor, the tap walks the upstream itself — same
+/// session, the client's own headers — with the walker's guards, and
+/// answers with one page holding every item. A walk that is not complete
+/// leaves the client page 1 as it came.
+#[derive(Debug, Clone)]
+pub struct MergeSettings {
+    pub clients: MergeClients,
+    /// The walk's bounds (pages, items, per-page and whole-walk time);
+    /// `modern` is taken from each request, not from here.
+    pub walk: mcp_listing::WalkLimits,
+    /// Most bytes of one upstream page read during a walk.
+    pub max_page_bytes: usize,
+    /// A merged answer larger than this is not sent: page 1 goes. Also
+    /// bounds what a walk holds (every page's bytes together).
+    pub max_merged_bytes: usize,
+    /// Merged walks in progress at once, per tap; past it, page 1 passes.
+    pub max_concurrent: usize,
+    /// How long a merged answer is reused for the same session and kind
+    /// (no `list_changed` since, within the pages' smallest `ttlMs`).
+    pub reuse_for: Duration,
+}
+
+/// Which clients are merged for, by identity (`identity::label` of the
+/// name a client gives).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum MergeClients {
+    #[default]
+    Nobody,
+    All,
+    Named(Vec<String>),
+}
+
+impl MergeClients {
+    pub fn includes(&self, label: &str) -> bool {
+        match self {
+            MergeClients::Nobody => false,
+            MergeClients::All => true,
+            MergeClients::Named(names) => names.iter().any(|n| n == label),
+        }
+    }
+}
+
+impl Default for MergeSettings {
+    fn default() -> Self {
+        MergeSettings {
+            clients: MergeClients::Nobody,
+            walk: mcp_listing::WalkLimits {
+                max_pages: 100,
+                max_items: 10_000,
+                session_restarts: 0,
+                ..mcp_listing::WalkLimits::default()
+            },
+            max_page_bytes: 4 * 1024 * 1024,
+            max_merged_bytes: 8 * 1024 * 1024,
+            max_concurrent: 16,
+            reuse_for: Duration::from_secs(30),
+        }
+    }
 }
 
 /// How an `https://` upstream's certificate is checked.
@@ -123,6 +186,7 @@ impl TapSettings {
             listener_tls: None,
             client_header: None,
             limits: TapLimits::default(),
+            merge: MergeSettings::default(),
         }
     }
 
@@ -137,10 +201,14 @@ impl TapSettings {
             return Err(TapError::UpstreamUserinfo);
         }
         let l = &self.limits;
+        let m = &self.merge;
         for (name, value) in [
             ("max_connections", l.max_connections),
             ("max_head_bytes", l.max_head_bytes),
             ("inspect_bytes", l.inspect_bytes),
+            ("max_page_bytes", m.max_page_bytes),
+            ("max_merged_bytes", m.max_merged_bytes),
+            ("max_concurrent", m.max_concurrent),
         ] {
             if value == 0 {
                 return Err(TapError::ZeroLimit(name));

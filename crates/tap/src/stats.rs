@@ -1,7 +1,7 @@
 //! The data path's own counts, kept in plain atomics: the data path knows
 //! nothing of metrics; telemetry reads these when it is scraped.
 
-use crate::event::{NotObserved, RequestMethod, UpstreamFailure};
+use crate::event::{MergeFallback, MergeOutcome, NotObserved, RequestMethod, UpstreamFailure};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds (seconds) of the added-time buckets: the time the tap itself
@@ -11,12 +11,41 @@ pub const ADDED_SECONDS_BUCKETS: [f64; 10] = [
     0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
 ];
 
+mcp_listing::labelled_enum! {
+    /// Merges as counted: [`MergeOutcome`]s, fallbacks by their kind (the
+    /// walker's own reason travels in `TapEvent::Merged`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum MergeCount as "outcome" {
+        Merged => "merged",
+        Reused => "reused",
+        /// Page 1 went: the walk was not complete.
+        Incomplete => "incomplete",
+        ScopeChanged => "scope_change",
+        TooLarge => "too_large",
+        Busy => "busy",
+    }
+}
+
+impl From<MergeOutcome> for MergeCount {
+    fn from(outcome: MergeOutcome) -> MergeCount {
+        match outcome {
+            MergeOutcome::Merged => MergeCount::Merged,
+            MergeOutcome::Reused => MergeCount::Reused,
+            MergeOutcome::FirstPage(MergeFallback::Walk(_)) => MergeCount::Incomplete,
+            MergeOutcome::FirstPage(MergeFallback::ScopeChanged) => MergeCount::ScopeChanged,
+            MergeOutcome::FirstPage(MergeFallback::TooLarge) => MergeCount::TooLarge,
+            MergeOutcome::FirstPage(MergeFallback::Busy) => MergeCount::Busy,
+        }
+    }
+}
+
 /// Counts of one tap's data path; all only grow but `open_streams`.
 #[derive(Debug, Default)]
 pub struct TapStats {
     requests: [AtomicU64; RequestMethod::ALL.len()],
     upstream_errors: [AtomicU64; UpstreamFailure::ALL.len()],
     not_observed: [AtomicU64; NotObserved::ALL.len()],
+    merges: [AtomicU64; MergeCount::ALL.len()],
     open_streams: AtomicU64,
     /// One count per bucket of [`ADDED_SECONDS_BUCKETS`], then the overflow.
     added_buckets: [AtomicU64; ADDED_SECONDS_BUCKETS.len() + 1],
@@ -42,6 +71,14 @@ impl TapStats {
 
     pub fn not_observed(&self, reason: NotObserved) {
         self.not_observed[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn merge(&self, outcome: MergeOutcome) {
+        self.merges[MergeCount::from(outcome) as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn merges(&self, count: MergeCount) -> u64 {
+        self.merges[count as usize].load(Ordering::Relaxed)
     }
 
     pub fn stream_opened(&self) {

@@ -1,76 +1,53 @@
-//! The one place the tap connects to. Every request goes to the configured
-//! upstream's scheme and authority with the client's path and query; what
-//! a request says about any other host (an absolute-form URI, a `Host`
-//! header, a URL the upstream names) never reaches the connector, so the
-//! tap cannot be made an open proxy.
+//! The one place the tap connects to, and what it sends there. Every
+//! request goes to the configured upstream's origin with the client's path
+//! and query; what a request says about any other host (an absolute-form
+//! target, a `Host` header, a URL the upstream names) never reaches the
+//! connector, so the tap cannot be made an open proxy.
 
-use crate::event::UpstreamFailure;
 use crate::settings::{TapError, TapSettings};
 use bytes::Bytes;
-use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderValue, Uri};
-use hyper::body::Body;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use std::time::Duration;
+use http::uri::PathAndQuery;
+use http::Uri;
 
-/// The upstream and the pooled client that reaches it.
-pub(crate) struct Upstream<B> {
-    client: Client<mcp_wire::transport::http_client::Connector, B>,
-    scheme: Scheme,
-    authority: Authority,
+pub(crate) struct Target {
+    /// `scheme://authority/`: what the connector is given.
+    origin: Uri,
     /// `Host` for every request: the upstream's authority as configured.
-    host: HeaderValue,
+    host: Bytes,
     url: url::Url,
 }
 
-impl<B> Upstream<B>
-where
-    B: Body<Data = Bytes> + Send + Unpin + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    pub(crate) fn new(settings: &TapSettings) -> Result<Upstream<B>, TapError> {
+impl Target {
+    pub(crate) fn new(settings: &TapSettings) -> Result<Target, TapError> {
         let url = settings.upstream.clone();
         let uri: Uri = url.as_str().parse().map_err(|_| TapError::UpstreamHost)?;
-        let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
-        else {
+        let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) else {
             return Err(TapError::UpstreamHost);
         };
-        let host = HeaderValue::from_str(authority.as_str()).map_err(|_| TapError::UpstreamHost)?;
-        let tls = &settings.upstream_tls;
-        let connector = mcp_wire::transport::http_client::connector(
-            settings.limits.connect_timeout,
-            tls.ca_file.as_deref(),
-            tls.insecure_skip_verify,
-        )
-        .map_err(|e| TapError::UpstreamTls(e.to_string()))?;
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(settings.limits.upstream_idle_connections)
-            // Our own `Host` goes on every request.
-            .set_host(false)
-            .build(connector);
-        Ok(Upstream {
-            client,
-            scheme,
-            authority,
-            host,
+        let origin = Uri::builder()
+            .scheme(scheme.clone())
+            .authority(authority.clone())
+            .path_and_query("/")
+            .build()
+            .map_err(|_| TapError::UpstreamHost)?;
+        Ok(Target {
+            host: Bytes::copy_from_slice(authority.as_str().as_bytes()),
+            origin,
             url,
         })
     }
 
-    /// The upstream URI for a request's path and query.
-    pub(crate) fn uri(&self, path: &PathAndQuery) -> Result<Uri, http::Error> {
-        Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(path.clone())
-            .build()
+    pub(crate) fn origin(&self) -> &Uri {
+        &self.origin
     }
 
-    /// The same as a URL, to resolve what the upstream names against.
-    /// Path and query are set, never joined: a path such as `//elsewhere/`
-    /// stays a path on the upstream.
+    pub(crate) fn host(&self) -> &[u8] {
+        &self.host
+    }
+
+    /// The upstream URL a request's path and query reach, to resolve what
+    /// the upstream names against. Path and query are set, never joined: a
+    /// path such as `//elsewhere/` stays a path on the upstream.
     pub(crate) fn url(&self, path: &PathAndQuery) -> url::Url {
         let mut url = self.url.clone();
         url.set_path(path.path());
@@ -78,28 +55,41 @@ where
         url.set_fragment(None);
         url
     }
-
-    pub(crate) fn host(&self) -> HeaderValue {
-        self.host.clone()
-    }
-
-    pub(crate) fn client(&self) -> &Client<mcp_wire::transport::http_client::Connector, B> {
-        &self.client
-    }
 }
 
-/// Why a request got no answer head from the upstream. The TCP connector
-/// wraps each of its failures (refused, unreachable, DNS) in an error of
-/// its own, so an io::Error straight from the connector is the TLS
-/// layer's: a handshake the server broke off, a certificate refused.
-pub(crate) fn failure(e: &hyper_util::client::legacy::Error) -> UpstreamFailure {
-    let first = std::error::Error::source(e);
-    match (
-        e.is_connect(),
-        first.is_some_and(|s| s.is::<std::io::Error>()),
-    ) {
-        (true, true) => UpstreamFailure::Tls,
-        (true, false) => UpstreamFailure::Connect,
-        (false, _) => UpstreamFailure::Reset,
+/// The path and query a request target sends upstream: an origin-form
+/// target as it came; of an absolute-form one only its path and query.
+/// `None` for targets with no path (`*`, an authority).
+pub(crate) fn forwarded_path(target: &Bytes) -> Option<PathAndQuery> {
+    if target.starts_with(b"/") {
+        return PathAndQuery::from_maybe_shared(target.clone()).ok();
+    }
+    let uri = Uri::from_maybe_shared(target.clone()).ok()?;
+    uri.scheme()?;
+    Some(
+        uri.path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paths_are_forwarded() {
+        let path = |t: &'static str| {
+            forwarded_path(&Bytes::from_static(t.as_bytes())).map(|p| p.to_string())
+        };
+        assert_eq!(path("/mcp?x=1").as_deref(), Some("/mcp?x=1"));
+        assert_eq!(
+            path("//elsewhere.test/x").as_deref(),
+            Some("//elsewhere.test/x")
+        );
+        assert_eq!(path("http://elsewhere.test/x?y").as_deref(), Some("/x?y"));
+        assert_eq!(path("http://elsewhere.test").as_deref(), Some("/"));
+        assert_eq!(path("*"), None);
+        assert_eq!(path("elsewhere.test:443"), None);
     }
 }

@@ -353,7 +353,25 @@ impl RawConn {
         Ok(body)
     }
 
-    fn body_into(&mut self, answer: &RawAnswer, body: &mut Vec<u8>) -> Result<(), String> {
+    /// The next answer with its body written to `sink` as it is read (a
+    /// body too large to keep): the answer (body empty) and the body's
+    /// length.
+    pub fn answer_into(&mut self, sink: &mut impl Write) -> (RawAnswer, u64) {
+        let (status, headers) = self.head();
+        let answer = RawAnswer {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        let mut counted = Counted { sink, bytes: 0 };
+        self.body_into(&answer, &mut counted)
+            .unwrap_or_else(|e| panic!("reading the body: {e}"));
+        let bytes = counted.bytes;
+        (answer, bytes)
+    }
+
+    fn body_into(&mut self, answer: &RawAnswer, body: &mut impl Write) -> Result<(), String> {
+        let io = |e: std::io::Error| e.to_string();
         if answer.status == 204 || answer.status == 304 || (100..200).contains(&answer.status) {
             return Ok(());
         }
@@ -361,33 +379,28 @@ impl RawConn {
             loop {
                 let size_line = self.try_line()?;
                 let size =
-                    usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                    u64::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
                         .map_err(|_| format!("bad chunk size {size_line:?}"))?;
                 if size == 0 {
                     while !self.try_line()?.is_empty() {}
                     return Ok(());
                 }
-                let start = body.len();
-                body.resize(start + size, 0);
-                self.reader
-                    .read_exact(&mut body[start..])
-                    .map_err(|e| e.to_string())?;
+                let copied = std::io::copy(&mut (&mut self.reader).take(size), body).map_err(io)?;
+                if copied < size {
+                    return Err("a chunk cut short".into());
+                }
                 self.try_line()?;
             }
         }
         if let Some(length) = answer.header("content-length") {
-            let length: usize = length.parse().map_err(|_| "bad content-length")?;
-            let mut limited = (&mut self.reader).take(length as u64);
-            limited.read_to_end(body).map_err(|e| e.to_string())?;
-            if body.len() < length {
-                return Err(format!("body cut at {} of {length} bytes", body.len()));
+            let length: u64 = length.parse().map_err(|_| "bad content-length")?;
+            let copied = std::io::copy(&mut (&mut self.reader).take(length), body).map_err(io)?;
+            if copied < length {
+                return Err(format!("body cut at {copied} of {length} bytes"));
             }
             return Ok(());
         }
-        self.reader
-            .read_to_end(body)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        std::io::copy(&mut self.reader, body).map(drop).map_err(io)
     }
 
     fn line(&mut self) -> String {
@@ -407,6 +420,24 @@ impl RawConn {
     pub fn closed(&mut self) -> bool {
         let mut byte = [0u8; 1];
         matches!(self.reader.read(&mut byte), Ok(0) | Err(_))
+    }
+}
+
+/// A writer that counts what passes to another.
+struct Counted<'a, W> {
+    sink: &'a mut W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.sink.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()
     }
 }
 

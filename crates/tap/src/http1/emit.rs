@@ -1,0 +1,239 @@
+//! Heads as the tap writes them: every end-to-end header line as it came
+//! (name in its case, value as sent, in order), the hop-by-hop ones
+//! (RFC 9110 §7.6.1: `Connection` and what it names, `Keep-Alive`,
+//! `Proxy-*`, `TE`, `Upgrade`) dropped since each side's connection has its
+//! own, `Host` the upstream's, and `Expect` answered by the tap itself.
+//! `Transfer-Encoding`, `Trailer` and `Content-Length` stay when the body is
+//! passed with the same framing (chunked bodies are decoded and coded
+//! again, the data unchanged).
+
+use super::head::{values, Field, Request, Response};
+
+/// Header names never forwarded, whichever way.
+const HOP_BY_HOP: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "te",
+    "upgrade",
+    "proxy-connection",
+    "expect",
+];
+
+/// The header names `Connection` lists (lowercase), hop-by-hop too.
+fn connection_tokens(fields: &[Field]) -> Vec<Vec<u8>> {
+    values(fields, "connection")
+        .flat_map(|v| v.split(|&b| b == b','))
+        .map(|t| t.trim_ascii().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Whether the connection should close after this message, as its
+/// `Connection` header (or HTTP/1.0 without keep-alive) says.
+pub(crate) fn wants_close(fields: &[Field], minor: u8) -> bool {
+    let tokens = connection_tokens(fields);
+    let has = |t: &[u8]| tokens.iter().any(|x| x == t);
+    has(b"close") || (minor == 0 && !has(b"keep-alive"))
+}
+
+fn passes(field: &Field, named: &[Vec<u8>], extra: &[&str]) -> bool {
+    let name = &field.name[..];
+    let is = |h: &&str| name.eq_ignore_ascii_case(h.as_bytes());
+    !(HOP_BY_HOP.iter().any(is)
+        || extra.iter().any(is)
+        || name
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"proxy-"))
+        || named.iter().any(|t| name.eq_ignore_ascii_case(t)))
+}
+
+fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
+    let named = connection_tokens(fields);
+    for field in fields.iter().filter(|f| passes(f, &named, extra)) {
+        out.extend_from_slice(&field.name);
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(&field.value);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// The request head the upstream gets: `path` (origin-form), its own
+/// `Host`, the client's end-to-end lines. With `length`, a body of the
+/// tap's own follows: its `Content-Length` replaces the client's framing.
+pub(crate) fn request_head(
+    req: &Request,
+    path: &[u8],
+    host: &[u8],
+    length: Option<usize>,
+) -> Vec<u8> {
+    let size: usize = req
+        .fields
+        .iter()
+        .map(|f| f.name.len() + f.value.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(size + path.len() + host.len() + 48);
+    out.extend_from_slice(req.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path);
+    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(host);
+    out.extend_from_slice(b"\r\n");
+    match length {
+        None => push_fields(&mut out, &req.fields, &["host"]),
+        Some(n) => {
+            push_fields(
+                &mut out,
+                &req.fields,
+                &["host", "content-length", "transfer-encoding", "trailer"],
+            );
+            out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// How the client gets an answer's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ToClient {
+    /// Chunked from the upstream, but the client speaks HTTP/1.0: the data
+    /// goes plain and the connection closes after it.
+    pub(crate) dechunk: bool,
+    /// The connection closes after this answer.
+    pub(crate) close: bool,
+}
+
+/// The head of an answer whose body the tap holds whole (`length` bytes:
+/// a merged answer, or a page 1 read during a walk): the upstream's lines
+/// with that length for framing.
+pub(crate) fn held_response_head(resp: &Response, length: usize, close: bool) -> Vec<u8> {
+    let mut out = status_line(resp);
+    push_fields(
+        &mut out,
+        &resp.fields,
+        &["content-length", "transfer-encoding", "trailer"],
+    );
+    out.extend_from_slice(format!("Content-Length: {length}\r\n").as_bytes());
+    if close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+fn status_line(resp: &Response) -> Vec<u8> {
+    let size: usize = resp
+        .fields
+        .iter()
+        .map(|f| f.name.len() + f.value.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(size + resp.reason.len() + 64);
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(resp.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(&resp.reason);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// The answer head the client gets (an interim 1xx one too).
+pub(crate) fn response_head(resp: &Response, to: ToClient) -> Vec<u8> {
+    let size: usize = resp
+        .fields
+        .iter()
+        .map(|f| f.name.len() + f.value.len() + 4)
+        .sum();
+    let mut out = Vec::with_capacity(size + resp.reason.len() + 48);
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(resp.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(&resp.reason);
+    out.extend_from_slice(b"\r\n");
+    let extra: &[&str] = if to.dechunk {
+        &["transfer-encoding", "trailer"]
+    } else {
+        &[]
+    };
+    push_fields(&mut out, &resp.fields, extra);
+    if to.close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::head::Parsed;
+    use super::*;
+    use bytes::Bytes;
+
+    fn request(raw: &'static [u8]) -> Request {
+        match Request::parse(&Bytes::from_static(raw)) {
+            Parsed::Head(r, _) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_upstream_gets_the_end_to_end_lines_as_sent() {
+        let req = request(
+            b"POST http://tap.test/mcp HTTP/1.1\r\nHost: tap.test\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nProxy-Authorization: x\r\nTE: trailers\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n",
+        );
+        let head = request_head(&req, b"/mcp", b"up.test:8080", None);
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "POST /mcp HTTP/1.1\r\nHost: up.test:8080\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n"
+        );
+        let own = request_head(&req, b"/mcp", b"up", Some(12));
+        assert!(String::from_utf8(own)
+            .unwrap()
+            .ends_with("Accept: b\r\nContent-Length: 12\r\n\r\n"));
+    }
+
+    #[test]
+    fn the_client_gets_the_answer_lines_and_our_framing() {
+        let raw = Bytes::from_static(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nmcp-session-id: s\r\n\r\n",
+        );
+        let Parsed::Head(resp, _) = Response::parse(&raw) else {
+            panic!()
+        };
+        let head = response_head(
+            &resp,
+            ToClient {
+                dechunk: false,
+                close: false,
+            },
+        );
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nmcp-session-id: s\r\n\r\n"
+        );
+        let head = response_head(
+            &resp,
+            ToClient {
+                dechunk: true,
+                close: true,
+            },
+        );
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nmcp-session-id: s\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn close_is_what_the_connection_header_or_http_1_0_says() {
+        let f = |v: &'static str| {
+            vec![Field {
+                name: Bytes::from_static(b"Connection"),
+                value: Bytes::from_static(v.as_bytes()),
+            }]
+        };
+        assert!(wants_close(&f("Close"), 1));
+        assert!(!wants_close(&f("keep-alive"), 1));
+        assert!(wants_close(&[], 0));
+        assert!(!wants_close(&f("Keep-Alive"), 0));
+    }
+}

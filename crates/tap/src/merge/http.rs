@@ -1,0 +1,133 @@
+//! Page requests of a merged walk over HTTP: the client's request line and
+//! end-to-end headers (its session, its credentials) with each page's
+//! body, on the tap's upstream connections. The first answer is kept as it
+//! came — status, headers, body — for the client to get unchanged when the
+//! walk does not end complete.
+
+use crate::event::BodyFraming;
+use crate::headers;
+use crate::http1::emit;
+use crate::http1::framing;
+use crate::http1::head::{Request, Response};
+use crate::merge::pager::{AnswerFinder, Exchanged, PageTransport};
+use crate::peer::HeadRead;
+use crate::pool::Pool;
+use crate::relay::{read_whole, BodyReader, Unread};
+use bytes::Bytes;
+use mcp_listing::{Kind, PageError};
+use serde_json::Value;
+
+/// An answer as read during a walk.
+pub(crate) struct RawPage {
+    pub(crate) head: Response,
+    pub(crate) body: Bytes,
+}
+
+pub(crate) struct HttpTransport<'a> {
+    pub(crate) pool: &'a Pool,
+    pub(crate) request: &'a Request,
+    pub(crate) path: &'a [u8],
+    pub(crate) host: &'a [u8],
+    pub(crate) max_head_bytes: usize,
+    pub(crate) max_page_bytes: usize,
+    /// The answer to the first request, as it came.
+    pub(crate) first: Option<RawPage>,
+}
+
+impl PageTransport for HttpTransport<'_> {
+    async fn exchange(
+        &mut self,
+        body: Bytes,
+        id: &Value,
+        kind: Kind,
+    ) -> Result<Exchanged, PageError> {
+        let raw = self.fetch(&body, id, kind).await?;
+        let (page, found) = raw;
+        let status = page.head.status;
+        let bytes = page.body.len() as u64;
+        if self.first.is_none() {
+            self.first = Some(page);
+        }
+        let failed = |message: String| PageError::Transport {
+            message,
+            http_status: Some(status),
+        };
+        match status {
+            200 => {}
+            401 | 403 => return Err(PageError::Unauthorized { status }),
+            429 => return Err(PageError::RateLimited { retry_after: None }),
+            _ => return Err(failed(format!("HTTP {status}"))),
+        }
+        let answer = found
+            .answer
+            .ok_or_else(|| PageError::Malformed("no answer to the page request".into()))?;
+        Ok(Exchanged {
+            answer,
+            list_changed: found.list_changed,
+            bytes,
+        })
+    }
+}
+
+/// What was found in an answer's body.
+struct Found {
+    answer: Option<Value>,
+    list_changed: u32,
+}
+
+impl HttpTransport<'_> {
+    /// One request and its answer: the body read whole, or an event stream
+    /// read until the answer to `id`.
+    async fn fetch(
+        &self,
+        body: &[u8],
+        id: &Value,
+        kind: Kind,
+    ) -> Result<(RawPage, Found), PageError> {
+        let transport = |message: &str| PageError::Transport {
+            message: message.into(),
+            http_status: None,
+        };
+        let (mut upstream, _) = self
+            .pool
+            .checkout()
+            .await
+            .map_err(|cause| transport(&format!("upstream {}", cause.label())))?;
+        let head = emit::request_head(self.request, self.path, self.host, Some(body.len()));
+        upstream
+            .write_parts(&[&head, body])
+            .await
+            .map_err(|_| transport("the upstream connection broke"))?;
+        let HeadRead::Head(resp) = upstream.read_head::<Response>(self.max_head_bytes).await else {
+            return Err(transport("no valid answer head from the upstream"));
+        };
+        let body_framing = framing::response(resp.status, false, &resp.fields)
+            .map_err(|_| PageError::Malformed("ambiguous answer framing".into()))?;
+        let stream = headers::framing(&resp.fields) == BodyFraming::EventStream;
+        let mut finder = AnswerFinder::new(id, kind, stream);
+        let mut reader = BodyReader::new(body_framing);
+        let (body, whole) = read_whole(&mut upstream, &mut reader, self.max_page_bytes, |b| {
+            finder.push(b)
+        })
+        .await
+        .map_err(|e| match e {
+            Unread::TooLarge => PageError::TooLarge {
+                limit: self.max_page_bytes as u64,
+            },
+            Unread::Broken => transport("the upstream broke off the answer"),
+        })?;
+        if !stream {
+            if let Ok(message) = serde_json::from_slice::<Value>(&body) {
+                finder.message(message);
+            }
+        }
+        if whole && !emit::wants_close(&resp.fields, resp.minor) {
+            self.pool.checkin(upstream);
+        }
+        let found = Found {
+            answer: finder.answer,
+            list_changed: finder.list_changed,
+        };
+        Ok((RawPage { head: resp, body }, found))
+    }
+}

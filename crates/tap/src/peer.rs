@@ -1,0 +1,193 @@
+//! One side of the traffic: a connection and the bytes read from it that
+//! no message has used yet. Nothing is held while a connection is quiet: a
+//! read waits with no buffer and gets one only when bytes arrive (an idle
+//! kept-alive client or an open stream with nothing to say costs its
+//! socket and a few words, not a buffer). A small read is copied into a
+//! buffer of its own size, so the copies an observer holds pin only what
+//! they show.
+
+use crate::http1::head::{Head, Parsed};
+use bytes::{Bytes, BytesMut};
+use std::future::poll_fn;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// Bytes asked for per read.
+const READ_SIZE: usize = 16 * 1024;
+/// Reads smaller than this move to a buffer of their own size.
+const KEEP_EXACT_BELOW: usize = READ_SIZE / 4;
+
+pub(crate) struct Peer<S> {
+    pub(crate) io: S,
+    buf: BytesMut,
+}
+
+/// What reading a head found.
+#[derive(Debug)]
+pub(crate) enum HeadRead<T> {
+    Head(T),
+    /// The connection ended before any byte of a head.
+    Closed,
+    /// It ended in the middle of one, or failed.
+    Broken,
+    Invalid,
+    TooLarge,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
+    pub(crate) fn new(io: S) -> Peer<S> {
+        Peer {
+            io,
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// Bytes read and not yet used.
+    pub(crate) fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The first `n` buffered bytes, taken (shared, not copied).
+    pub(crate) fn take(&mut self, n: usize) -> Bytes {
+        let taken = self.buf.split_to(n).freeze();
+        if self.buf.is_empty() {
+            // Let the allocation go with the bytes taken.
+            self.buf = BytesMut::new();
+        }
+        taken
+    }
+
+    /// Read more; `Ok(0)` at the end of the connection.
+    pub(crate) async fn fill(&mut self) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_fill(cx)).await
+    }
+
+    pub(crate) fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if !self.buf.is_empty() {
+            if self.buf.capacity() - self.buf.len() < READ_SIZE / 2 {
+                self.buf.reserve(READ_SIZE);
+            }
+            return read_into(&mut self.io, &mut self.buf, cx);
+        }
+        // Nothing kept: a buffer only for this poll, dropped if it waits.
+        let mut fresh = BytesMut::with_capacity(READ_SIZE);
+        let n = ready!(read_into(&mut self.io, &mut fresh, cx))?;
+        self.buf = if n < KEEP_EXACT_BELOW {
+            BytesMut::from(&fresh[..])
+        } else {
+            fresh
+        };
+        Poll::Ready(Ok(n))
+    }
+
+    /// Read until at least `n` bytes are buffered; an error when the
+    /// connection ends first.
+    pub(crate) async fn fill_to(&mut self, n: usize) -> io::Result<()> {
+        while self.buf.len() < n {
+            if self.fill().await? == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The next head, at most `max` bytes long.
+    pub(crate) async fn read_head<T: Head>(&mut self, max: usize) -> HeadRead<T> {
+        let mut fresh = self.buf.len();
+        loop {
+            // A head ends in a line end: bytes without one cannot finish
+            // it, so a head sent byte by byte is not parsed again each time.
+            let added = &self.buf[self.buf.len() - fresh..];
+            if added.contains(&b'\n') {
+                match T::measure(&self.buf) {
+                    Parsed::Head((), len) => {
+                        let head = self.take(len);
+                        return match T::parse(&head) {
+                            Parsed::Head(head, _) => HeadRead::Head(head),
+                            _ => HeadRead::Invalid,
+                        };
+                    }
+                    Parsed::Invalid => return HeadRead::Invalid,
+                    Parsed::Partial => {}
+                }
+            }
+            if self.buf.len() >= max {
+                return HeadRead::TooLarge;
+            }
+            fresh = match self.fill().await {
+                Ok(0) if self.buf.is_empty() => return HeadRead::Closed,
+                Ok(0) | Err(_) => return HeadRead::Broken,
+                Ok(n) => n,
+            };
+        }
+    }
+
+    /// Resolves once the peer has closed (or failed); bytes it sends
+    /// meanwhile are kept, up to `max` — past that it just waits, and the
+    /// peer waits for us.
+    pub(crate) async fn closed(&mut self, max: usize) {
+        loop {
+            if self.buf.len() >= max {
+                std::future::pending::<()>().await;
+            }
+            match self.fill().await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    }
+
+    /// Write every byte of `parts`, in order, in as few writes as the
+    /// connection takes.
+    pub(crate) async fn write_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        let mut slices: Vec<IoSlice<'_>> = parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| IoSlice::new(p))
+            .collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            let n = poll_fn(|cx| Pin::new(&mut self.io).poll_write_vectored(cx, rest)).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            IoSlice::advance_slices(&mut rest, n);
+        }
+        poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx)).await
+    }
+
+    pub(crate) async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_parts(&[bytes]).await
+    }
+
+    /// Whether a quiet connection is still open with nothing to say (an
+    /// idle upstream connection worth reusing).
+    pub(crate) fn idle_and_open(&mut self) -> bool {
+        if !self.buf.is_empty() {
+            return false;
+        }
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        matches!(self.poll_fill(&mut cx), Poll::Pending)
+    }
+
+    pub(crate) async fn shutdown(&mut self) {
+        let _ = poll_fn(|cx| Pin::new(&mut self.io).poll_shutdown(cx)).await;
+    }
+}
+
+fn read_into<S: AsyncRead + Unpin>(
+    io: &mut S,
+    buf: &mut BytesMut,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<usize>> {
+    let mut read = ReadBuf::uninit(buf.spare_capacity_mut());
+    ready!(Pin::new(io).poll_read(cx, &mut read))?;
+    let n = read.filled().len();
+    // SAFETY: the reader initialised these `n` bytes of the spare
+    // capacity, right after the bytes already in `buf`.
+    unsafe { buf.set_len(buf.len() + n) };
+    Poll::Ready(Ok(n))
+}

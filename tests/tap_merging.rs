@@ -1,0 +1,261 @@
+//! Merging on the HTTP tap, against the simulator paging 14 tools by 8: a
+//! client named for merging gets all 14 in one answer without
+//! `nextCursor` (JSON and SSE answers), reused on its session; a client not
+//! named, or a request with a cursor, passes untouched; an upstream that
+//! cycles, fails on page 2, changes `cacheScope`, or a walk past a cap or
+//! past `max_merged_bytes` leaves the client page 1 as it came, the reason
+//! told and counted.
+
+use mcp_tap::{
+    Direction, MergeClients, MergeCount, MergeFallback, MergeOutcome, TapEvent, TapSettings,
+};
+use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
+use mcp_testkit::Proc;
+use serde_json::Value;
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+fn simulator(flags: &[&str]) -> Proc {
+    let mut args = vec![
+        "simulate",
+        "--transport",
+        "http",
+        "--items",
+        "14",
+        "--page-size",
+        "8",
+    ];
+    if !flags.contains(&"--scenario") {
+        args.extend_from_slice(&["--scenario", "healthy"]);
+    }
+    args.extend_from_slice(flags);
+    Proc::start(&args)
+}
+
+fn tap(upstream: &Proc, clients: MergeClients, tune: impl FnOnce(&mut TapSettings)) -> RunningTap {
+    let mut settings = TapSettings::new(upstream.at("/mcp").parse().unwrap());
+    settings.merge.clients = clients;
+    tune(&mut settings);
+    RunningTap::start(settings)
+}
+
+fn named(name: &str) -> MergeClients {
+    MergeClients::Named(vec![name.to_string()])
+}
+
+/// A session opened through the tap by a client calling itself `name`.
+struct Session {
+    conn: RawConn,
+    id: String,
+    next: u32,
+}
+
+impl Session {
+    fn open(tap: &RunningTap, name: &str) -> Session {
+        let mut conn = RawConn::connect(tap.addr);
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
+        );
+        let answer = conn.exchange("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()));
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let id = answer
+            .header("mcp-session-id")
+            .expect("a session")
+            .to_string();
+        let mut session = Session { conn, id, next: 2 };
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(session.post(note).status, 202);
+        session
+    }
+
+    fn post(&mut self, body: &[u8]) -> RawAnswer {
+        let headers = [
+            ACCEPT,
+            JSON,
+            ("Mcp-Session-Id", &self.id),
+            ("Mcp-Protocol-Version", "2025-11-25"),
+        ];
+        self.conn.exchange("POST", "/mcp", &headers, Some(body))
+    }
+
+    /// `tools/list` with `params`; the answer and its JSON-RPC message.
+    fn list(&mut self, params: &str) -> (RawAnswer, Value) {
+        let id = self.next;
+        self.next += 1;
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{params}}}"#);
+        let answer = self.post(body.as_bytes());
+        let message = message_of(&answer);
+        assert_eq!(message["id"], id, "{}", answer.text());
+        (answer, message)
+    }
+}
+
+/// The JSON-RPC message of a JSON or SSE answer (the last event's data).
+fn message_of(answer: &RawAnswer) -> Value {
+    let text = answer.text();
+    let json = if answer.header("content-type") == Some("text/event-stream") {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .rfind(|d| !d.is_empty())
+            .unwrap_or_default()
+            .to_string()
+    } else {
+        text
+    };
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn names(message: &Value) -> Vec<String> {
+    message["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn merge_events(tap: &RunningTap) -> Vec<(MergeOutcome, u32, u64)> {
+    tap.recorder
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            TapEvent::Merged {
+                outcome,
+                pages,
+                items,
+                ..
+            } => Some((outcome, pages, items)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_named_client_gets_every_page_in_one_answer_and_others_pass_untouched() {
+    for response in ["json", "sse"] {
+        let upstream = simulator(&["--response", response]);
+        let tap = tap(&upstream, named("desk-app"), |_| {});
+        let mut desk = Session::open(&tap, "desk-app");
+        let (answer, merged) = desk.list("{}");
+        assert_eq!(names(&merged).len(), 14, "{response}: {}", answer.text());
+        assert!(merged["result"].get("nextCursor").is_none());
+        let mut unique = names(&merged);
+        unique.dedup();
+        assert_eq!(unique.len(), 14);
+        // Reused on the same session: no walk.
+        let (_, again) = desk.list("{}");
+        assert_eq!(names(&again), names(&merged));
+        assert_eq!(
+            merge_events(&tap),
+            [(MergeOutcome::Merged, 2, 14), (MergeOutcome::Reused, 0, 14)]
+        );
+        assert_eq!(tap.stats.merges(MergeCount::Merged), 1);
+        // What the observer saw is what the client got.
+        let answers = tap.recorder.texts(Direction::FromUpstream);
+        assert!(answers
+            .iter()
+            .any(|a| a.contains("tool-014") && !a.contains("nextCursor")));
+
+        let mut agent = Session::open(&tap, "agent-sdk");
+        let (_, page1) = agent.list("{}");
+        assert_eq!(names(&page1).len(), 8, "a client not named gets page 1");
+        let cursor = page1["result"]["nextCursor"]
+            .as_str()
+            .expect("a cursor")
+            .to_string();
+        let (_, page2) = desk.list(&format!(r#"{{"cursor":"{cursor}"}}"#));
+        assert_eq!(names(&page2).len(), 6, "a request with a cursor passes");
+        assert_eq!(merge_events(&tap).len(), 2);
+    }
+}
+
+/// A tap merging for everyone in front of `flags`; what the first list
+/// request got and the merge told. The body must be the upstream's own:
+/// the same session on a twin simulator, through a tap that does not
+/// merge (byte-exact, tests/tap_forwarding.rs), gets it too.
+fn fallback(
+    flags: &[&str],
+    tune: impl FnOnce(&mut TapSettings),
+) -> (Value, (MergeOutcome, u32, u64), RunningTap) {
+    let upstream = simulator(flags);
+    let twin = simulator(flags);
+    let tap = tap(&upstream, MergeClients::All, tune);
+    let mut session = Session::open(&tap, "mcp");
+    let (answer, message) = session.list("{}");
+    let direct = RunningTap::start(TapSettings::new(twin.at("/mcp").parse().unwrap()));
+    let (unmerged, _) = Session::open(&direct, "mcp").list("{}");
+    assert_eq!(
+        answer.text(),
+        unmerged.text(),
+        "page 1 as the upstream gave it"
+    );
+    let told = merge_events(&tap);
+    assert_eq!(told.len(), 1, "{told:?}");
+    (message, told[0], tap)
+}
+
+#[test]
+fn a_walk_that_is_not_complete_leaves_page_1_unchanged() {
+    let (page1, (outcome, pages, _), _) = fallback(&["--scenario", "cycle"], |_| {});
+    assert_eq!(names(&page1).len(), 8);
+    assert!(page1["result"]["nextCursor"].is_string());
+    let MergeOutcome::FirstPage(reason) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(reason.label(), "cursor_cycle");
+    assert!(pages >= 2);
+
+    let (page1, (outcome, ..), tap) = fallback(&["--scenario", "rpc-error", "--page", "2"], |_| {});
+    assert_eq!(names(&page1).len(), 8);
+    assert!(matches!(
+        outcome,
+        MergeOutcome::FirstPage(MergeFallback::Walk(_))
+    ));
+    assert_eq!(outcome_label(outcome), "rpc_error");
+    assert_eq!(tap.stats.merges(MergeCount::Incomplete), 1);
+
+    let (page1, (outcome, ..), _) = fallback(&[], |s| s.merge.walk.max_pages = 1);
+    assert!(page1["result"]["nextCursor"].is_string());
+    assert_eq!(outcome_label(outcome), "page_cap");
+
+    let (page1, (outcome, ..), tap) = fallback(&[], |s| s.merge.max_merged_bytes = 1000);
+    assert_eq!(names(&page1).len(), 8);
+    assert_eq!(outcome, MergeOutcome::FirstPage(MergeFallback::TooLarge));
+    assert_eq!(tap.stats.merges(MergeCount::TooLarge), 1);
+}
+
+fn outcome_label(outcome: MergeOutcome) -> &'static str {
+    match outcome {
+        MergeOutcome::FirstPage(reason) => reason.label(),
+        other => other.label(),
+    }
+}
+
+#[test]
+fn pages_whose_cache_scopes_differ_are_not_merged() {
+    let upstream = simulator(&[
+        "--scenario",
+        "mixed-cache-scope",
+        "--protocol",
+        "2026-07-28",
+    ]);
+    let tap = tap(&upstream, MergeClients::All, |_| {});
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"2"}}}}"#;
+    let headers = [
+        ACCEPT,
+        JSON,
+        ("Mcp-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/list"),
+    ];
+    let answer =
+        RawConn::connect(tap.addr).exchange("POST", "/mcp", &headers, Some(body.as_bytes()));
+    let page1 = message_of(&answer);
+    assert_eq!(names(&page1).len(), 8, "{}", answer.text());
+    assert_eq!(page1["result"]["cacheScope"], "public");
+    assert_eq!(
+        merge_events(&tap)[0].0,
+        MergeOutcome::FirstPage(MergeFallback::ScopeChanged)
+    );
+}
