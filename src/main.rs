@@ -1,7 +1,9 @@
 //! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
-use mcp_exporter::cli::{check, check_config, discover, logging, probe, serve, simulate_client};
+use mcp_exporter::cli::{
+    check, check_config, discover, logging, probe, serve, simulate_client, tap,
+};
 use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 
@@ -43,6 +45,8 @@ enum Command {
     CheckConfig(check_config::CheckConfigArgs),
     /// Refresh every discovery source once and show what it would yield and leave out, without polling.
     Discover(discover::DiscoverArgs),
+    /// Put a transparent proxy in front of one MCP server and see which clients read the whole catalogue.
+    Tap(tap::TapArgs),
     /// Run a fault-injecting MCP server (tests, demos, alert drills).
     Simulate(mcp_simulator::SimulateArgs),
     /// Run a scripted MCP client that walks every page or reads page 1 only (demos, tap drills).
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Some(Command::Check(args)) => runtime.block_on(check::main(args)),
         Some(Command::CheckConfig(args)) => check_config::main(args),
         Some(Command::Discover(args)) => runtime.block_on(discover::main(args)),
+        Some(Command::Tap(args)) => runtime.block_on(tap::main(args)),
         Some(Command::Simulate(args)) => runtime.block_on(mcp_simulator::main(args)),
         Some(Command::SimulateClient(args)) => runtime.block_on(simulate_client::main(args)),
     }

@@ -96,6 +96,16 @@ pub fn listening_line(url: &str) -> String {
     line
 }
 
+/// The line announcing where a tap serves (see `logging::announce_tap`).
+pub fn tap_line(tap: &str, url: &str) -> String {
+    let mut line = format!("time={} level=info msg=\"tap serving\" tap=", now());
+    push_value(&mut line, tap);
+    line.push_str(" url=");
+    push_value(&mut line, url);
+    line.push('\n');
+    line
+}
+
 /// Now as Prometheus exporters write it, in UTC to the millisecond.
 fn now() -> impl fmt::Display {
     chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ")

@@ -51,6 +51,18 @@ pub fn announce_listening(url: &str) {
     crate::cli::print_stderr(&line);
 }
 
+/// Say where a tap serves clients, whatever `--log.level` (tests and
+/// scripts read the port): `tap NAME serving at URL`, or in `logfmt`
+/// `msg="tap serving" tap=NAME url=URL`. Announced before the exporter's own
+/// `listening on` line, so whoever waits for that line finds the taps'.
+pub fn announce_tap(tap: &str, url: &str) {
+    let line = match FORMAT.get() {
+        Some(LogFormat::Logfmt) => crate::cli::logfmt::tap_line(tap, url),
+        _ => format!("tap {tap} serving at {url}\n"),
+    };
+    crate::cli::print_stderr(&line);
+}
+
 /// Install the global subscriber. `RUST_LOG` overrides `level` when set.
 pub fn init(level: LogLevel, format: LogFormat) {
     let _ = FORMAT.set(format);

@@ -8,6 +8,7 @@ pub mod logging;
 pub mod probe;
 pub mod serve;
 pub mod simulate_client;
+pub mod tap;
 
 /// What `mcp-exporter` without arguments prints when there is no
 /// `mcp-exporter.yaml` to serve.

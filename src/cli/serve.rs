@@ -5,9 +5,11 @@ use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
+use crate::tap::run::TapSpec;
+use crate::tap::service::TapService;
 use crate::telemetry::metrics::{
     register_external_url, register_process_metrics, ConformanceMetrics, DiscoveryMetrics,
-    ExporterMetrics, RenderMetrics, TargetMetrics,
+    ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -58,6 +60,25 @@ pub struct ServeArgs {
     pub event_window: std::time::Duration,
 }
 
+impl ServeArgs {
+    /// The defaults of every flag, for `mcp-exporter tap` (which serves
+    /// without a configuration file).
+    pub(crate) fn for_taps() -> ServeArgs {
+        ServeArgs {
+            config_file: PathBuf::new(),
+            listen_address: "0.0.0.0:9734".to_string(),
+            shard: None,
+            web_config_file: None,
+            enable_lifecycle: false,
+            max_connections: None,
+            probe_concurrency: crate::web::probe_budget::DEFAULT_PROBE_CONCURRENCY,
+            probe_queue: crate::web::probe_budget::DEFAULT_PROBE_QUEUE,
+            external_url: None,
+            event_window: Duration::from_secs(3600),
+        }
+    }
+}
+
 /// An absolute http(s) URL without credentials, query or fragment; kept
 /// without its trailing slash so `/targets/NAME` can be appended.
 fn parse_external_url(s: &str) -> Result<String, String> {
@@ -95,10 +116,7 @@ struct Unstartable(String);
 pub async fn main(args: ServeArgs) -> ExitCode {
     match serve(args).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Unstartable(message)) => {
-            eprintln!("mcp-exporter: {message}");
-            ExitCode::from(2)
-        }
+        Err(e) => unstartable(e),
     }
 }
 
@@ -106,6 +124,36 @@ pub async fn main(args: ServeArgs) -> ExitCode {
 /// until a shutdown signal.
 async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     let loaded = load_config(&args.config_file)?;
+    run(args, loaded, Vec::new(), true).await
+}
+
+/// `mcp-exporter tap`: the exporter with nothing to poll and one tap, its
+/// own `/metrics`, status page and API on `args.listen_address`.
+pub(crate) async fn serve_taps(args: ServeArgs, taps: Vec<TapSpec>) -> ExitCode {
+    let empty = match config::load_str("", "mcp-exporter tap") {
+        Ok(loaded) => loaded,
+        Err(e) => return unstartable(Unstartable(e.to_string())),
+    };
+    match run(args, empty, taps, false).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => unstartable(e),
+    }
+}
+
+fn unstartable(Unstartable(message): Unstartable) -> ExitCode {
+    eprintln!("mcp-exporter: {message}");
+    ExitCode::from(2)
+}
+
+/// Serve `loaded` (and `taps` besides the configured ones) until a shutdown
+/// signal; `from_file`: SIGHUP and `/-/reload` read `args.config_file` again
+/// (without a file there is nothing to reload, and SIGHUP is ignored).
+async fn run(
+    args: ServeArgs,
+    loaded: LoadedConfig,
+    taps: Vec<TapSpec>,
+    from_file: bool,
+) -> Result<(), Unstartable> {
     let traces = trace_sink(&loaded.config.tracing)?;
     let mut registry = Registry::default();
     let sinks = sinks(&loaded, traces.clone(), args.event_window, &mut registry);
@@ -131,19 +179,25 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
         args.probe_queue,
         &mut registry,
     ));
+    let tap_service = TapService::new(TapHealth::register(&mut registry));
+    tap_service
+        .start_all(taps)
+        .await
+        .map_err(|e| Unstartable(e.to_string()))?;
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
 
-    tokio::spawn(reload_on_sighup(service.clone()));
+    tokio::spawn(reload_on_sighup(service.clone(), from_file));
     let app = router(AppState::new(
         service.clone(),
         Arc::new(registry),
         render_metrics,
-        args.enable_lifecycle,
+        args.enable_lifecycle && from_file,
         probe_budget,
     ));
     server.serve(listener, app, shutdown_signal()).await;
+    tap_service.shut_down().await;
     service.shut_down().await;
     traces.shutdown().await;
     Ok(())
@@ -229,7 +283,7 @@ fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
     Server::new(server_settings).map_err(|e| Unstartable(format!("--web.config.file: {e}")))
 }
 
-async fn reload_on_sighup(service: Arc<Service>) {
+async fn reload_on_sighup(service: Arc<Service>, from_file: bool) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
@@ -237,6 +291,10 @@ async fn reload_on_sighup(service: Arc<Service>) {
             return;
         };
         while hup.recv().await.is_some() {
+            if !from_file {
+                tracing::info!("SIGHUP: no configuration file to reload");
+                continue;
+            }
             // A failure is logged and counted by the service.
             if let Ok(outcome) = service.reload().await {
                 tracing::info!(?outcome, "config reloaded on SIGHUP");

@@ -28,6 +28,7 @@ mod types;
 pub use error::ConfigError;
 pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
+pub use raw::parse_byte_size;
 pub use schedule::{Schedule, MIN_EVERY};
 pub use secret::{Secret, SecretSource};
 pub use sources::{

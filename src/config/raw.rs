@@ -426,7 +426,7 @@ impl<'de> Deserialize<'de> for RawDuration {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ByteSize(pub u64);
 
-pub(super) fn parse_byte_size(s: &str) -> Result<u64, String> {
+pub fn parse_byte_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (digits, unit) = s.split_at(split);

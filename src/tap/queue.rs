@@ -106,7 +106,7 @@ fn cost_of(event: &TapEvent) -> usize {
         TapEvent::Opened { head, .. } => head_bytes(head),
         TapEvent::Answered { head, .. } => head.session.as_ref().map_or(0, |v| v.len()),
         TapEvent::LegacySession { session, .. } => session.len(),
-        TapEvent::MessageEnd { .. } | TapEvent::Closed { .. } => 0,
+        TapEvent::MessageEnd { .. } | TapEvent::Closed { .. } | TapEvent::Merged { .. } => 0,
     };
     std::mem::size_of::<TapEvent>() + payload
 }

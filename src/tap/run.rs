@@ -22,6 +22,11 @@ pub struct TapSpec {
     pub settings: TapSettings,
     /// The queue between the data path and the observer.
     pub queue: QueueBudget,
+    /// A listing whose handed-out cursor does not come back within this is
+    /// abandoned.
+    pub abandon_after: std::time::Duration,
+    /// Client identities kept apart; later ones count as `other`.
+    pub max_clients: usize,
 }
 
 /// Why a tap did not start. Names the tap and its listen address (our own
