@@ -6,7 +6,7 @@
 use super::serve::{serve_taps, ServeArgs};
 use crate::tap::queue::QueueBudget;
 use crate::tap::run::TapSpec;
-use mcp_tap::{TapLimits, TapSettings, UpstreamTls};
+use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,6 +35,14 @@ pub struct TapArgs {
     /// Client identities kept apart per tap; later ones count as `other`.
     #[arg(long = "max-clients", default_value_t = DEFAULT_MAX_CLIENTS)]
     pub max_clients: usize,
+    /// Answer this client identity's first-page list requests with the whole
+    /// catalogue, walked by the tap (repeatable; `all` for every client).
+    /// Its upstream's page 1 goes unchanged whenever that walk is not complete.
+    #[arg(long = "merge-pages", value_name = "CLIENT")]
+    pub merge_pages: Vec<String>,
+    /// Most bytes of one merged answer; past it page 1 goes unchanged.
+    #[arg(long = "max-merged-bytes", default_value = "8MiB", value_parser = parse_bytes)]
+    pub max_merged_bytes: usize,
     /// Most bytes of one message the tap reads (the message is forwarded whole).
     #[arg(long = "inspect-bytes", default_value = "4MiB", value_parser = parse_bytes)]
     pub inspect_bytes: usize,
@@ -77,6 +85,11 @@ fn spec(args: &TapArgs) -> TapSpec {
         insecure_skip_verify: args.upstream_insecure_skip_verify,
     };
     settings.client_header = args.client_header.clone();
+    settings.merge = MergeSettings {
+        clients: merge_clients(&args.merge_pages),
+        max_merged_bytes: args.max_merged_bytes,
+        ..MergeSettings::default()
+    };
     settings.limits = TapLimits {
         inspect_bytes: args.inspect_bytes,
         ..TapLimits::default()
@@ -88,5 +101,17 @@ fn spec(args: &TapArgs) -> TapSpec {
         queue: QueueBudget::default(),
         abandon_after: args.abandon_after,
         max_clients: args.max_clients,
+    }
+}
+
+/// `--merge-pages`: nobody, `all`, or the identities named (compared as the
+/// tap labels them).
+pub fn merge_clients(names: &[String]) -> MergeClients {
+    if names.is_empty() {
+        MergeClients::Nobody
+    } else if names.iter().any(|n| n == "all") {
+        MergeClients::All
+    } else {
+        MergeClients::Named(names.iter().map(|n| mcp_tap::identity::label(n)).collect())
     }
 }
