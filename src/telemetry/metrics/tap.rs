@@ -3,7 +3,7 @@
 //! metrics. Registered on its own; taps come and go with reloads.
 
 use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
-use mcp_tap::{NotObserved, RequestMethod, TapStats, UpstreamFailure};
+use mcp_tap::{MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -77,6 +77,8 @@ impl Collector for TapCollector {
             &NotObserved::ALL,
             unobserved,
         )?;
+        let merges = |s: &TapStats, m: MergeCount| s.merges(m);
+        counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
         open_streams(&mut encoder, &taps)?;
         added_time(&mut encoder, &taps)
     }
@@ -98,6 +100,11 @@ const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
     name: "mcp_tap_upstream_errors",
     help: "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)",
     label: "cause",
+};
+const MERGES: CounterSpec = CounterSpec {
+    name: "mcp_tap_merges",
+    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy)",
+    label: "outcome",
 };
 const NOT_OBSERVED: CounterSpec = CounterSpec {
     name: "mcp_tap_messages_not_observed",
@@ -138,7 +145,7 @@ macro_rules! label_of {
         }
     )*};
 }
-label_of!(RequestMethod, UpstreamFailure, NotObserved);
+label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount);
 
 fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
     let mut family = encoder.encode_descriptor(
@@ -223,6 +230,7 @@ mod tests {
             "mcp_tap_upstream_errors_total{tap=\"edge\",cause=\"connect\"} 0",
             "mcp_tap_messages_not_observed_total{tap=\"edge\",reason=\"too_large\"} 1",
             "mcp_tap_open_streams{tap=\"edge\"} 1",
+            "mcp_tap_merges_total{tap=\"edge\",outcome=\"too_large\"} 0",
             "mcp_tap_added_seconds_bucket{le=\"0.000025\",tap=\"edge\"} 0",
             "mcp_tap_added_seconds_bucket{le=\"0.00005\",tap=\"edge\"} 1",
             "mcp_tap_added_seconds_bucket{le=\"0.025\",tap=\"edge\"} 1",
