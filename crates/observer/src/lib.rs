@@ -2,6 +2,43 @@
 //! to what each client did with a paginated catalogue.
 //!
 //! Like the walker, this is logic over plain data: events in (each with its
-//! time), facts out. Per session it keeps the cursors it saw handed out (as
-//! digests) and each client listing in progress; a listing ends
-//! `complete`, `abandoned`, `restarted` or `failed`.
+//! time), facts out ([`Fact`]), no runtime and no clock of its own. Per
+//! session it keeps the cursors it saw handed out (as digests) and each
+//! client listing in progress; a listing ends `complete`, `abandoned`,
+//! `restarted` or `failed`. When a kind's whole catalogue is known (a
+//! complete listing through the tap, or [`Observer::set_reference`]), a
+//! listing that stopped early says which items the client never saw.
+//!
+//! Layout: [`observer`] holds the state and takes events; `lifecycle`
+//! follows exchanges and sessions, `messages` puts messages together and
+//! reads them (`parse`), `request` and `answer` handle the two sides of a
+//! list call, `ending` tells a finished listing. `session`, `listing`,
+//! `catalogue`, `client` and `tally` are the kept state, `bounded` the
+//! capped map all of it lives in.
+
+mod answer;
+mod bounded;
+pub mod catalogue;
+pub mod client;
+mod ending;
+mod exchange;
+pub mod fact;
+mod lifecycle;
+mod listing;
+mod messages;
+pub mod observer;
+mod parse;
+mod request;
+mod session;
+pub mod settings;
+pub mod tally;
+
+pub use catalogue::CatalogueInfo;
+pub use client::{ClientId, OTHER};
+pub use fact::{
+    AbandonCause, CatalogueSource, ClientListing, CursorOrigin, CursorUse, Fact, Failure,
+    ListingOutcome, MissedItems, PageAnswered, SessionTag,
+};
+pub use observer::{Observer, ObserverUsage};
+pub use settings::{ObserverLimits, DEFAULT_INSPECT_BYTES};
+pub use tally::{ClientTally, KindTally, LastListing, OutcomeCounts};

@@ -1,0 +1,218 @@
+//! The observer itself: one per tap, fed every event the tap offers, in
+//! order, and ticked now and then. What it keeps is bounded by
+//! [`ObserverLimits`]; what it finds comes out as [`Fact`]s.
+
+use crate::bounded::Lru;
+use crate::catalogue::{CatalogueInfo, Catalogues};
+use crate::client::{ClientId, Clients};
+use crate::exchange::{Exchange, MergeNote, PendingKey};
+use crate::fact::Fact;
+use crate::listing::{Budget, End};
+use crate::request::Pending;
+use crate::session::{Session, SessionKey};
+use crate::settings::ObserverLimits;
+use crate::tally::{ClientTally, Tallies};
+use mcp_listing::cursor::CursorDigest;
+use mcp_listing::Kind;
+use mcp_tap::{NotObserved, TapEvent};
+use std::time::Instant;
+
+/// What clients do with one tap's paginated catalogue.
+#[derive(Debug)]
+pub struct Observer {
+    pub(crate) limits: ObserverLimits,
+    /// The latest time an event or tick carried (time never goes back
+    /// here, whatever order the data path's clocks were read in).
+    now: Option<Instant>,
+    pub(crate) exchanges: Lru<mcp_tap::ExchangeId, Exchange>,
+    pub(crate) sessions: Lru<SessionKey, Session>,
+    pub(crate) pending: Lru<PendingKey, Pending>,
+    /// Which session (serial) was last handed each cursor.
+    pub(crate) origins: Lru<CursorDigest, u64>,
+    pub(crate) clients: Clients,
+    pub(crate) tallies: Tallies,
+    pub(crate) catalogues: Catalogues,
+    /// Bytes of unfinished messages held.
+    pub(crate) buffered: usize,
+    pub(crate) budget: Budget,
+    serial: u64,
+}
+
+/// How much the observer holds now, against its limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObserverUsage {
+    pub exchanges: usize,
+    pub sessions: usize,
+    pub listings: usize,
+    pub pending: usize,
+    /// Cursor digests remembered across sessions.
+    pub cursors: usize,
+    pub buffered_bytes: usize,
+    pub tracked_bytes: usize,
+    pub clients: usize,
+}
+
+impl Observer {
+    pub fn new(limits: ObserverLimits) -> Observer {
+        Observer {
+            exchanges: Lru::new(limits.max_exchanges),
+            sessions: Lru::new(limits.max_sessions),
+            pending: Lru::new(limits.max_pending),
+            origins: Lru::new(limits.max_cursors),
+            clients: Clients::new(limits.max_clients),
+            tallies: Tallies::new(limits.tally_window, limits.max_versions),
+            catalogues: Catalogues::default(),
+            buffered: 0,
+            budget: Budget {
+                used: 0,
+                max: limits.max_tracked_bytes,
+            },
+            serial: 0,
+            now: None,
+            limits,
+        }
+    }
+
+    pub fn limits(&self) -> &ObserverLimits {
+        &self.limits
+    }
+
+    /// Take the tap's next event; what it settles is pushed to `facts`.
+    pub fn observe(&mut self, event: TapEvent, facts: &mut Vec<Fact>) {
+        match event {
+            TapEvent::Opened { exchange, at, head } => {
+                let at = self.stamp(at);
+                self.opened(exchange, at, &head, facts);
+            }
+            TapEvent::Answered { exchange, at, head } => {
+                let at = self.stamp(at);
+                self.answered(exchange, at, &head, facts);
+            }
+            TapEvent::Chunk {
+                exchange,
+                direction,
+                bytes,
+            } => self.chunk(exchange, direction, bytes),
+            TapEvent::MessageEnd {
+                exchange,
+                direction,
+                at,
+                copy,
+            } => {
+                let at = self.stamp(at);
+                self.message_end(exchange, direction, copy, at, facts);
+            }
+            TapEvent::LegacySession { exchange, session } => {
+                // Its GET was opened first, so there is a time.
+                if let Some(at) = self.now {
+                    self.legacy_session(exchange, session.as_bytes(), at, facts);
+                }
+            }
+            TapEvent::Merged {
+                exchange,
+                kind,
+                outcome,
+                pages,
+                ..
+            } => {
+                if let Some(ex) = self.exchanges.peek_mut(&exchange) {
+                    ex.merged = Some(MergeNote {
+                        kind,
+                        outcome,
+                        pages,
+                    });
+                }
+            }
+            TapEvent::Closed { exchange, at, end } => {
+                let at = self.stamp(at);
+                self.closed(exchange, end, at, facts);
+            }
+        }
+    }
+
+    /// Let time pass: listings whose cursor did not come back within
+    /// `abandon_after` end `abandoned`, unanswered requests and idle
+    /// sessions are forgotten.
+    pub fn tick(&mut self, now: Instant, facts: &mut Vec<Fact>) {
+        let now = self.stamp(now);
+        self.expire(now, facts);
+    }
+
+    /// The application's reference for `kind` (the configured target's
+    /// last complete poll): names as the walker keeps them.
+    pub fn set_reference<I, S>(&mut self, kind: Kind, names: I, now: Instant)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let max = self.limits.max_catalogue_items;
+        self.catalogues.set_reference(kind, names, max, now);
+    }
+
+    /// What is known of `kind`'s catalogue.
+    pub fn catalogue(&self, kind: Kind) -> Option<&CatalogueInfo> {
+        self.catalogues.info(kind)
+    }
+
+    /// Every client's tally (at most `max_clients` and `other`).
+    pub fn tallies(&self) -> impl Iterator<Item = (&ClientId, &ClientTally)> {
+        self.tallies.iter()
+    }
+
+    pub fn tally(&self, client: &ClientId) -> Option<&ClientTally> {
+        self.tallies.get(client)
+    }
+
+    pub fn usage(&self) -> ObserverUsage {
+        ObserverUsage {
+            exchanges: self.exchanges.len(),
+            sessions: self.sessions.len(),
+            listings: self.sessions.values().map(|s| s.listings.len()).sum(),
+            pending: self.pending.len(),
+            cursors: self.origins.len(),
+            buffered_bytes: self.buffered,
+            tracked_bytes: self.budget.used,
+            clients: self.clients.len(),
+        }
+    }
+
+    pub(crate) fn stamp(&mut self, at: Instant) -> Instant {
+        let now = self.now.map_or(at, |now| now.max(at));
+        self.now = Some(now);
+        now
+    }
+
+    pub(crate) fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The session of `key`, touched (created when new): its serial. A
+    /// session forgotten to make room has its listings told as abandoned.
+    pub(crate) fn ensure_session(
+        &mut self,
+        key: &SessionKey,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) -> u64 {
+        let fresh = self.serial + 1;
+        let (session, evicted) = self
+            .sessions
+            .get_or_insert_with(key.clone(), || Session::new(key, fresh, at));
+        session.last = at;
+        let serial = session.serial;
+        if serial == fresh {
+            self.serial = fresh;
+        }
+        if let Some((_, evicted)) = evicted {
+            facts.push(Fact::NotObserved(NotObserved::ObserverFull));
+            self.end_listings(
+                evicted,
+                End::Abandoned(crate::fact::AbandonCause::Evicted),
+                at,
+                facts,
+            );
+        }
+        serial
+    }
+}

@@ -1,0 +1,519 @@
+//! Reading one JSON-RPC message for what listings need, and nothing else:
+//! the method, the id, a request's cursor, client info and protocol
+//! version, an answer's items (their identity keys only), `nextCursor`
+//! and error code. Everything else is skipped while parsing, never built:
+//! a page's schemas and descriptions cost a scan, not an allocation.
+//!
+//! Every field is read leniently — a field of the wrong type reads as
+//! absent or as "not what the walker accepts", never as a parse failure —
+//! so a hostile message is classified the way the walker would classify
+//! it. Strings borrow from the message where JSON escapes allow.
+
+use mcp_listing::cursor::CursorDigest;
+use mcp_listing::Kind;
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+
+/// A JSON-RPC id as kept: integers as they are, anything else as a digest
+/// of its text (ids are the client's to choose, any length).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum RpcId {
+    Int(i64),
+    Text(CursorDigest),
+    Number(CursorDigest),
+}
+
+/// A cursor field (`params.cursor`, `result.nextCursor`) as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum CursorField {
+    #[default]
+    Absent,
+    Null,
+    Text(CursorDigest),
+    /// Not a string (a number, an object).
+    Other,
+}
+
+/// What a request's `params` say that listings need.
+#[derive(Debug, Default)]
+pub(crate) struct Params<'a> {
+    pub cursor: CursorField,
+    /// `initialize`'s `clientInfo` and the `_meta` object, as written
+    /// (both small; `mcp_tap::identity` reads them).
+    pub client_info: Option<Value>,
+    pub meta: Option<Value>,
+    /// `initialize`'s `protocolVersion`.
+    pub protocol_version: Option<Cow<'a, str>>,
+}
+
+/// One item's identity keys (only those of the four kinds); `None` for an
+/// item that is not an object.
+#[derive(Debug, Default)]
+pub(crate) struct ItemKeys<'a> {
+    pub name: Option<Cow<'a, str>>,
+    pub uri: Option<Cow<'a, str>>,
+    pub uri_template: Option<Cow<'a, str>>,
+}
+
+impl ItemKeys<'_> {
+    /// The item's identity for `kind` (`Kind::identity_key`).
+    pub(crate) fn identity(&self, kind: Kind) -> Option<&str> {
+        match kind {
+            Kind::Tools | Kind::Prompts => self.name.as_deref(),
+            Kind::Resources => self.uri.as_deref(),
+            Kind::ResourceTemplates => self.uri_template.as_deref(),
+        }
+    }
+}
+
+/// A kind's result array: its items, or a field that is not an array.
+#[derive(Debug)]
+pub(crate) enum Items<'a> {
+    Array(Vec<Option<ItemKeys<'a>>>),
+    NotArray,
+}
+
+/// What a `result` says that listings need.
+#[derive(Debug, Default)]
+pub(crate) struct Body<'a> {
+    /// Each kind's array (`Kind::array_field`), by `Kind as usize`.
+    pub arrays: [Option<Items<'a>>; 4],
+    pub next_cursor: CursorField,
+    /// `resultType` absent or `"complete"` (the walker refuses any other).
+    pub result_type_ok: bool,
+    /// `initialize`'s negotiated `protocolVersion`.
+    pub protocol_version: Option<Cow<'a, str>>,
+    /// The result was an object at all.
+    pub object: bool,
+}
+
+/// A message as far as listings care.
+#[derive(Debug)]
+pub(crate) enum Message<'a> {
+    Request {
+        id: RpcId,
+        method: Cow<'a, str>,
+        params: Params<'a>,
+    },
+    Notification,
+    Response {
+        id: RpcId,
+        answer: Answer<'a>,
+    },
+    /// Valid JSON-RPC with nothing to pair (an error answer with id null).
+    Orphan,
+}
+
+#[derive(Debug)]
+pub(crate) enum Answer<'a> {
+    Result(Body<'a>),
+    Error { code: Option<i64> },
+}
+
+/// Why a message could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    Batch,
+    Unparsable,
+}
+
+/// Read one message (a JSON body, an SSE event's data, a stdio line).
+pub(crate) fn read(bytes: &[u8]) -> Result<Message<'_>, Unreadable> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return Err(Unreadable::Batch);
+    }
+    let envelope: Envelope<'_> =
+        serde_json::from_slice(bytes).map_err(|_| Unreadable::Unparsable)?;
+    envelope.classify()
+}
+
+#[derive(Default)]
+struct Envelope<'a> {
+    id: Option<Option<RpcId>>,
+    method: Option<Option<Cow<'a, str>>>,
+    params: Params<'a>,
+    result: Option<Body<'a>>,
+    error: Option<Option<i64>>,
+}
+
+impl<'a> Envelope<'a> {
+    fn classify(self) -> Result<Message<'a>, Unreadable> {
+        match (self.method, self.id.flatten()) {
+            (Some(Some(method)), Some(id)) => Ok(Message::Request {
+                id,
+                method,
+                params: self.params,
+            }),
+            (Some(Some(_)), None) => Ok(Message::Notification),
+            (Some(None), _) => Err(Unreadable::Unparsable),
+            (None, id) => {
+                let answer = match (self.result, self.error) {
+                    (_, Some(code)) => Answer::Error { code },
+                    (Some(body), None) => Answer::Result(body),
+                    (None, None) => return Err(Unreadable::Unparsable),
+                };
+                Ok(match id {
+                    Some(id) => Message::Response { id, answer },
+                    None => Message::Orphan,
+                })
+            }
+        }
+    }
+}
+
+/// Visitor methods that accept every JSON value a field may wrongly hold,
+/// consuming it and reading it as `$value`.
+macro_rules! accept_scalars {
+    ($value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
+macro_rules! accept_strings {
+    ($value:expr) => {
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($value)
+        }
+    };
+}
+
+macro_rules! accept_seqs {
+    ($value:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+}
+
+macro_rules! accept_maps {
+    ($value:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+}
+
+/// A string field: `Some` for a JSON string, `None` for any other value.
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text(Some(Cow::Owned(v))))
+            }
+            accept_scalars!(Text(None));
+            accept_seqs!(Text(None));
+            accept_maps!(Text(None));
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for CursorField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CursorField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a cursor")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<CursorField, E> {
+                Ok(CursorField::Text(CursorDigest::of(v)))
+            }
+            fn visit_unit<E>(self) -> Result<CursorField, E> {
+                Ok(CursorField::Null)
+            }
+            fn visit_none<E>(self) -> Result<CursorField, E> {
+                Ok(CursorField::Null)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<CursorField, E> {
+                Ok(CursorField::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<CursorField, E> {
+                Ok(CursorField::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<CursorField, E> {
+                Ok(CursorField::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<CursorField, E> {
+                Ok(CursorField::Other)
+            }
+            accept_seqs!(CursorField::Other);
+            accept_maps!(CursorField::Other);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An id: `None` for null or a value JSON-RPC does not allow.
+struct RawId(Option<RpcId>);
+
+impl<'de> Deserialize<'de> for RawId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an id")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<RawId, E> {
+                Ok(RawId(Some(RpcId::Int(v))))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<RawId, E> {
+                Ok(RawId(Some(match i64::try_from(v) {
+                    Ok(v) => RpcId::Int(v),
+                    Err(_) => RpcId::Number(CursorDigest::of(&v.to_string())),
+                })))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<RawId, E> {
+                Ok(RawId(Some(RpcId::Number(CursorDigest::of(&v.to_string())))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<RawId, E> {
+                Ok(RawId(Some(RpcId::Text(CursorDigest::of(v)))))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<RawId, E> {
+                Ok(RawId(None))
+            }
+            fn visit_unit<E>(self) -> Result<RawId, E> {
+                Ok(RawId(None))
+            }
+            fn visit_none<E>(self) -> Result<RawId, E> {
+                Ok(RawId(None))
+            }
+            accept_seqs!(RawId(None));
+            accept_maps!(RawId(None));
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An error object's `code` (an integer), if it has one.
+struct ErrorCode(Option<i64>);
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ErrorCode;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an error object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorCode, A::Error> {
+                let mut code = None;
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    if key.0.as_deref() == Some("code") {
+                        code = map.next_value::<Option<Value>>()?.and_then(|v| v.as_i64());
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(ErrorCode(code))
+            }
+            accept_scalars!(ErrorCode(None));
+            accept_strings!(ErrorCode(None));
+            accept_seqs!(ErrorCode(None));
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Params<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Params<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("params")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
+                let mut params = Params::default();
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    match key.0.as_deref() {
+                        Some("cursor") => params.cursor = map.next_value()?,
+                        Some("clientInfo") => params.client_info = map.next_value()?,
+                        Some("_meta") => params.meta = map.next_value()?,
+                        Some("protocolVersion") => {
+                            params.protocol_version = map.next_value::<Text<'de>>()?.0;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(params)
+            }
+            accept_scalars!(Params::default());
+            accept_strings!(Params::default());
+            accept_seqs!(Params::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for ItemKeysOrNot<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ItemKeysOrNot<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an item")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut keys = ItemKeys::default();
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    let slot = match key.0.as_deref() {
+                        Some("name") => &mut keys.name,
+                        Some("uri") => &mut keys.uri,
+                        Some("uriTemplate") => &mut keys.uri_template,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = map.next_value::<Text<'de>>()?.0;
+                }
+                Ok(ItemKeysOrNot(Some(keys)))
+            }
+            accept_scalars!(ItemKeysOrNot(None));
+            accept_strings!(ItemKeysOrNot(None));
+            accept_seqs!(ItemKeysOrNot(None));
+        }
+        d.deserialize_any(V)
+    }
+}
+
+struct ItemKeysOrNot<'a>(Option<ItemKeys<'a>>);
+
+impl<'de> Deserialize<'de> for Items<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Items<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of items")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(item) = seq.next_element::<ItemKeysOrNot<'de>>()? {
+                    items.push(item.0);
+                }
+                Ok(Items::Array(items))
+            }
+            accept_scalars!(Items::NotArray);
+            accept_strings!(Items::NotArray);
+            accept_maps!(Items::NotArray);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Body<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Body<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a result")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body<'de>, A::Error> {
+                let mut body = Body {
+                    result_type_ok: true,
+                    object: true,
+                    ..Body::default()
+                };
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    let key = key.0.unwrap_or_default();
+                    if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
+                        body.arrays[*kind as usize] = Some(map.next_value()?);
+                        continue;
+                    }
+                    match key.as_ref() {
+                        "nextCursor" => body.next_cursor = map.next_value()?,
+                        "resultType" => {
+                            let rt = map.next_value::<Text<'de>>()?.0;
+                            body.result_type_ok = rt.as_deref() == Some("complete");
+                        }
+                        "protocolVersion" => {
+                            body.protocol_version = map.next_value::<Text<'de>>()?.0;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(body)
+            }
+            accept_scalars!(Body::default());
+            accept_strings!(Body::default());
+            accept_seqs!(Body::default());
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Envelope<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+                let mut env = Envelope::default();
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    match key.0.as_deref() {
+                        Some("id") => env.id = Some(map.next_value::<RawId>()?.0),
+                        Some("method") => env.method = Some(map.next_value::<Text<'de>>()?.0),
+                        Some("params") => env.params = map.next_value()?,
+                        Some("result") => env.result = Some(map.next_value()?),
+                        Some("error") => env.error = Some(map.next_value::<ErrorCode>()?.0),
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+#[path = "parse_tests.rs"]
+mod tests;

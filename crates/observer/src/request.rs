@@ -1,0 +1,334 @@
+//! A client's requests: `initialize` (who it is, the version it asks for)
+//! and the four list methods — where each list request belongs (a new
+//! listing, the continuation of one, a cursor that is stale or not the
+//! session's) — and what is remembered until the answer comes.
+
+use crate::exchange::{PendingKey, Scope};
+use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
+use crate::listing::{Asker, End, Listing};
+use crate::observer::Observer;
+use crate::parse::{CursorField, Message, Params, RpcId};
+use crate::session::{Owner, SessionKey};
+use crate::tally::shown_version;
+use mcp_listing::{Kind, ProtocolVersion};
+use mcp_tap::identity::{self, ClientInfo};
+use mcp_tap::{ExchangeId, NotObserved};
+use serde_json::{Map, Value};
+use std::time::Instant;
+
+/// The `_meta` key of a 2026-07-28 request's protocol version.
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// A request awaiting its answer.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    pub exchange: ExchangeId,
+    pub requested: Instant,
+    pub asked: Asked,
+}
+
+#[derive(Debug)]
+pub(crate) enum Asked {
+    Initialize,
+    List(AskedList),
+}
+
+/// A list request, with where its answer goes.
+#[derive(Debug, Clone)]
+pub(crate) struct AskedList {
+    pub kind: Kind,
+    pub session: SessionKey,
+    pub session_serial: u64,
+    pub tag: SessionTag,
+    /// The listing it starts or continues, if any.
+    pub listing: Option<u64>,
+    pub cursor_sent: bool,
+    pub client: crate::client::ClientId,
+    pub modern: bool,
+}
+
+/// Where a list request belongs.
+enum Place {
+    First,
+    Continues(u64),
+    /// A cursor of this session whose listing is over.
+    Stale,
+    Foreign(CursorOrigin),
+}
+
+impl Observer {
+    pub(crate) fn client_message(
+        &mut self,
+        exchange: ExchangeId,
+        message: Message<'_>,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) {
+        let Message::Request { id, method, params } = message else {
+            return;
+        };
+        if method == "initialize" {
+            self.initialize_request(exchange, id, params, at, facts);
+        } else if let Some(kind) = Kind::ALL.into_iter().find(|k| k.method() == method) {
+            self.list_request(exchange, id, kind, params, at, facts);
+        }
+    }
+
+    fn initialize_request(
+        &mut self,
+        exchange: ExchangeId,
+        id: RpcId,
+        mut params: Params<'_>,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) {
+        let version = params
+            .protocol_version
+            .as_deref()
+            .and_then(|v| v.parse::<ProtocolVersion>().ok());
+        let info = client_info("initialize", &mut params);
+        let Some(ex) = self.exchanges.peek(&exchange) else {
+            return;
+        };
+        let scope = match ex.session.clone() {
+            Some(key) => {
+                let serial = self.ensure_session(&key, at, facts);
+                if let Some(session) = self.sessions.peek_mut(&key) {
+                    session.client_info = info;
+                    session.protocol = version;
+                }
+                Scope::Session(serial)
+            }
+            None => {
+                // Streamable HTTP: the session comes with the answer.
+                if let Some(ex) = self.exchanges.peek_mut(&exchange) {
+                    ex.initialize = Some((info, version));
+                }
+                Scope::Exchange(exchange)
+            }
+        };
+        let pending = Pending {
+            exchange,
+            requested: at,
+            asked: Asked::Initialize,
+        };
+        self.await_answer(PendingKey { scope, id }, pending, facts);
+    }
+
+    fn list_request(
+        &mut self,
+        exchange: ExchangeId,
+        id: RpcId,
+        kind: Kind,
+        mut params: Params<'_>,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) {
+        let Some(ex) = self.exchanges.peek(&exchange) else {
+            return;
+        };
+        let (header, user_agent, ex_session) =
+            (ex.header.clone(), ex.user_agent.clone(), ex.session.clone());
+        let meta_version = meta_protocol(&params);
+        let info = client_info(kind.method(), &mut params);
+        let bound = ex_session
+            .as_ref()
+            .and_then(|k| self.sessions.peek(k))
+            .and_then(|s| s.client_info.clone());
+        let asker = self.asker(header, info.or(bound), user_agent, facts);
+        let key = ex_session
+            .clone()
+            .unwrap_or_else(|| SessionKey::Client(asker.client.clone()));
+        let serial = self.ensure_session(&key, at, facts);
+        let Some(session) = self.sessions.peek(&key) else {
+            return;
+        };
+        let modern = meta_version.map_or(session.modern(), ProtocolVersion::is_modern);
+        let tag = session.tag.clone();
+        let place = self.place(&key, serial, kind, params.cursor, modern);
+        let cursor_sent = !matches!(place, Place::First);
+        let listing = match place {
+            Place::First => Some(self.start_listing(&key, kind, asker.clone(), modern, at, facts)),
+            Place::Continues(listing) => {
+                if let Some(l) = self
+                    .sessions
+                    .peek_mut(&key)
+                    .and_then(|s| s.listing_mut(listing))
+                {
+                    l.waiting += 1;
+                    l.last = at;
+                }
+                Some(listing)
+            }
+            Place::Stale => None,
+            Place::Foreign(origin) => {
+                let cursor = CursorUse {
+                    client: asker.client.clone(),
+                    kind,
+                    session: tag.clone(),
+                    at,
+                };
+                self.tallies.foreign(&asker.client, kind, origin, at);
+                facts.push(Fact::ForeignCursor { cursor, origin });
+                None
+            }
+        };
+        let asked = AskedList {
+            kind,
+            session: key,
+            session_serial: serial,
+            tag,
+            listing,
+            cursor_sent,
+            client: asker.client,
+            modern,
+        };
+        let scope = match ex_session {
+            Some(_) => Scope::Session(serial),
+            None => Scope::Exchange(exchange),
+        };
+        let pending = Pending {
+            exchange,
+            requested: at,
+            asked: Asked::List(asked),
+        };
+        self.await_answer(PendingKey { scope, id }, pending, facts);
+    }
+
+    /// Who asks: the operator's header, the client's info, its User-Agent
+    /// product, by precedence; as a bounded label.
+    fn asker(
+        &mut self,
+        header: Option<ClientInfo>,
+        info: Option<ClientInfo>,
+        user_agent: Option<ClientInfo>,
+        facts: &mut Vec<Fact>,
+    ) -> Asker {
+        let (who, source) = identity::identify(header, info, user_agent);
+        Asker {
+            client: self.clients.resolve(&who.name, facts),
+            version: who.version.as_deref().map(shown_version),
+            source,
+        }
+    }
+
+    /// Where a request with `cursor` belongs in the session of `key`.
+    fn place(
+        &self,
+        key: &SessionKey,
+        serial: u64,
+        kind: Kind,
+        cursor: CursorField,
+        modern: bool,
+    ) -> Place {
+        let digest = match cursor {
+            CursorField::Absent | CursorField::Null => return Place::First,
+            // Before 2026-07-28 `""` ends a walk; a client sending it back
+            // asks for the first page again.
+            CursorField::Text(digest) if digest.is_blank() && !modern => return Place::First,
+            CursorField::Text(digest) => digest,
+            CursorField::Other => return Place::Foreign(CursorOrigin::Unknown),
+        };
+        let owner = self
+            .sessions
+            .peek(key)
+            .map_or(Owner::NotOurs, |s| s.owner(kind, digest));
+        match owner {
+            Owner::Listing(listing) => Place::Continues(listing),
+            Owner::Stale => Place::Stale,
+            Owner::NotOurs => match self.origins.peek(&digest) {
+                Some(origin) if *origin != serial => Place::Foreign(CursorOrigin::OtherSession),
+                Some(_) => Place::Stale,
+                None => Place::Foreign(CursorOrigin::Unknown),
+            },
+        }
+    }
+
+    /// A request without a cursor: a new listing. In a session, a listing
+    /// of the kind still in progress ends `restarted`; for a sessionless
+    /// client, where two processes look alike, only the oldest past
+    /// `max_sessionless_listings` ends (`abandoned`, evicted).
+    fn start_listing(
+        &mut self,
+        key: &SessionKey,
+        kind: Kind,
+        asker: Asker,
+        modern: bool,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) -> u64 {
+        let serial = self.next_serial();
+        let cap = self.limits.max_sessionless_listings.max(1);
+        let Some(session) = self.sessions.peek_mut(key) else {
+            return serial;
+        };
+        let mut ended = Vec::new();
+        if session.sessionless {
+            let of_kind = session.listings.iter().filter(|l| l.kind == kind).count();
+            if of_kind >= cap {
+                if let Some(oldest) = session.listings.iter().position(|l| l.kind == kind) {
+                    let end = End::Abandoned(AbandonCause::Evicted);
+                    ended.push((session.listings.remove(oldest), end));
+                }
+            }
+        } else {
+            let (restarted, kept) = std::mem::take(&mut session.listings)
+                .into_iter()
+                .partition(|l| l.kind == kind);
+            session.listings = kept;
+            ended.extend(restarted.into_iter().map(|l: Listing| (l, End::Restarted)));
+        }
+        let mut listing = Listing::new(serial, kind, asker, modern, at);
+        listing.waiting = 1;
+        session.listings.push(listing);
+        let tag = session.tag.clone();
+        for (listing, end) in ended {
+            self.report(listing, end, tag.clone(), at, facts);
+        }
+        serial
+    }
+
+    /// Remember a request until its answer (or `abandon_after`); the
+    /// oldest is forgotten past `max_pending`.
+    fn await_answer(&mut self, key: PendingKey, pending: Pending, facts: &mut Vec<Fact>) {
+        if let Some(ex) = self.exchanges.peek_mut(&pending.exchange) {
+            ex.remember_sent(key);
+        }
+        if let Some((_, evicted)) = self.pending.insert(key, pending) {
+            facts.push(Fact::NotObserved(NotObserved::ObserverFull));
+            if let Asked::List(asked) = evicted.asked {
+                self.unwait(&asked, false);
+            }
+        }
+    }
+}
+
+/// The client info a request carries (`initialize`'s `clientInfo`, or
+/// `_meta`'s), read by the tap's one reader of it.
+fn client_info(method: &str, params: &mut Params<'_>) -> Option<ClientInfo> {
+    if params.client_info.is_none() && params.meta.is_none() {
+        return None;
+    }
+    let mut fields = Map::new();
+    if let Some(info) = params.client_info.take() {
+        fields.insert("clientInfo".into(), info);
+    }
+    if let Some(meta) = params.meta.take() {
+        fields.insert("_meta".into(), meta);
+    }
+    let mut message = Map::new();
+    message.insert("method".into(), Value::String(method.into()));
+    message.insert("params".into(), Value::Object(fields));
+    identity::from_request(&Value::Object(message))
+}
+
+/// The protocol version a 2026-07-28 request names in its `_meta`.
+fn meta_protocol(params: &Params<'_>) -> Option<ProtocolVersion> {
+    params
+        .meta
+        .as_ref()?
+        .get(META_PROTOCOL_VERSION)?
+        .as_str()?
+        .parse()
+        .ok()
+}
