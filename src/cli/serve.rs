@@ -5,11 +5,12 @@ use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
+use crate::tap::observe::ClientSinks;
 use crate::tap::run::TapSpec;
 use crate::tap::service::TapService;
 use crate::telemetry::metrics::{
-    register_external_url, register_process_metrics, ConformanceMetrics, DiscoveryMetrics,
-    ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics,
+    register_external_url, register_process_metrics, ClientMetrics, ConformanceMetrics,
+    DiscoveryMetrics, ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -179,7 +180,14 @@ async fn run(
         args.probe_queue,
         &mut registry,
     ));
-    let tap_service = TapService::new(TapHealth::register(&mut registry));
+    let tap_service = TapService::new(
+        TapHealth::register(&mut registry),
+        Arc::new(ClientSinks {
+            metrics: ClientMetrics::register(&mut registry),
+            book: Arc::default(),
+            event_window: args.event_window,
+        }),
+    );
     tap_service
         .start_all(taps)
         .await
@@ -195,6 +203,7 @@ async fn run(
         render_metrics,
         args.enable_lifecycle && from_file,
         probe_budget,
+        tap_service.book(),
     ));
     server.serve(listener, app, shutdown_signal()).await;
     tap_service.shut_down().await;

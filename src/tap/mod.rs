@@ -4,7 +4,10 @@
 //! what the observer finds into client verdicts, metrics, spans, logs and
 //! the status page's "Clients" section.
 
+pub mod book;
+pub mod judge;
 pub mod observe;
 pub mod queue;
+pub mod recent;
 pub mod run;
 pub mod service;

@@ -1,36 +1,149 @@
-//! A tap's observer task: drains the queue the data path fills and hands
-//! each event to the observer, ticking it so listings past `abandon_after`
-//! end even when no traffic comes.
+//! A tap's observer task: drains the queue the data path fills, hands each
+//! event to the observer (pure logic, `mcp_observer`) and what it finds to
+//! the sinks — metrics at once; each client's verdict, the views people
+//! read and a log line per verdict change on every tick (about once a
+//! second), when the observer also ends listings past `abandon_after`.
 
+use super::book::{ClientBook, TapView};
+use super::judge::{self, Clock};
 use super::queue::QueueReceiver;
+use super::recent::Recent;
+use crate::telemetry::events::ClientVerdictChanged;
+use crate::telemetry::metrics::ClientMetrics;
+use crate::verdict::Health;
+use mcp_observer::{ClientId, Fact, Observer, ObserverLimits};
+use mcp_tap::TapStats;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-/// What the observer task of one tap works with.
+/// Where every tap's findings go (one per exporter).
+pub struct ClientSinks {
+    pub metrics: Arc<ClientMetrics>,
+    pub book: Arc<ClientBook>,
+    /// How long cursor misuse counts in a client's verdict.
+    pub event_window: Duration,
+}
+
+/// What the views say of the tap itself.
 #[derive(Debug, Clone)]
+pub struct TapHeader {
+    pub listen: String,
+    pub upstream: String,
+    pub merge_pages: Vec<String>,
+}
+
+/// What one tap's observer task works with.
 pub struct ObserverTask {
-    /// How often the observer is ticked without traffic.
+    pub tap: Arc<str>,
+    pub limits: ObserverLimits,
+    /// The tap's counts: the observer's own not-observed messages join the
+    /// data path's there.
+    pub stats: Arc<TapStats>,
+    pub sinks: Arc<ClientSinks>,
+    pub header: TapHeader,
+    /// How often the observer is ticked and the views published.
     pub tick: Duration,
 }
 
-impl Default for ObserverTask {
-    fn default() -> Self {
-        ObserverTask {
-            tick: Duration::from_secs(1),
-        }
-    }
+/// The task's state between events.
+struct State {
+    task: ObserverTask,
+    observer: Observer,
+    recent: Recent,
+    /// Each client's level and since when (Unix seconds).
+    levels: HashMap<ClientId, (Health, f64)>,
+    facts: Vec<Fact>,
 }
 
 /// Runs until the data path is gone and the queue is drained.
 pub async fn observe(mut queue: QueueReceiver, task: ObserverTask) {
     let mut tick = tokio::time::interval(task.tick);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut state = State {
+        observer: Observer::new(task.limits.clone()),
+        recent: Recent::new(task.sinks.event_window),
+        levels: HashMap::new(),
+        facts: Vec::new(),
+        task,
+    };
+    state.task.sinks.metrics.tap_started(&state.task.tap);
     loop {
         tokio::select! {
             event = queue.recv() => match event {
-                Some(_event) => {}
-                None => return,
+                Some(event) => {
+                    state.observer.observe(event, &mut state.facts);
+                    state.settle();
+                }
+                None => break,
             },
-            _ = tick.tick() => {}
+            _ = tick.tick() => state.tick(),
+        }
+    }
+    state.tick();
+}
+
+impl State {
+    /// Hand what the observer found to the sinks.
+    fn settle(&mut self) {
+        let tap = &self.task.tap;
+        for fact in self.facts.drain(..) {
+            if let Fact::NotObserved(reason) = &fact {
+                self.task.stats.not_observed(*reason);
+            }
+            self.task.sinks.metrics.fact(tap, &fact);
+            self.recent.fact(&fact);
+        }
+    }
+
+    fn tick(&mut self) {
+        let clock = Clock::now();
+        self.observer.tick(clock.now, &mut self.facts);
+        self.settle();
+        self.recent.prune(clock.now);
+        let view = self.view(&clock);
+        self.task.sinks.book.publish(view);
+    }
+
+    /// Every client's verdict and view; a line for each level that changed.
+    fn view(&mut self, clock: &Clock) -> TapView {
+        let mut clients = Vec::new();
+        for (id, tally) in self.observer.tallies() {
+            let (verdict, mut view) = judge::client(id, tally, &self.recent, clock);
+            let level = verdict.overall.level;
+            let since = match self.levels.get(id) {
+                Some((was, since)) if *was == level => *since,
+                was => {
+                    ClientVerdictChanged {
+                        tap: &self.task.tap,
+                        client: id.label(),
+                        from: was.map(|(h, _)| *h),
+                        to: level,
+                        first_reason: verdict.overall.first_reason(),
+                    }
+                    .emit();
+                    self.levels.insert(id.clone(), (level, clock.unix_now()));
+                    clock.unix_now()
+                }
+            };
+            view.verdict.since_unix_seconds = since;
+            clients.push(view);
+        }
+        clients.sort_by(|a, b| {
+            b.verdict
+                .verdict
+                .level
+                .cmp(&a.verdict.verdict.level)
+                .then_with(|| a.client.cmp(&b.client))
+        });
+        TapView {
+            name: self.task.tap.clone(),
+            listen: self.task.header.listen.clone(),
+            upstream: self.task.header.upstream.clone(),
+            merge_pages: self.task.header.merge_pages.clone(),
+            catalogue: judge::catalogues(|k| self.observer.catalogue(k).cloned(), clock),
+            clients,
+            at_unix_seconds: clock.unix_now(),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
-use super::observe::{observe, ObserverTask};
+use super::observe::{observe, ClientSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
-use mcp_tap::{Tap, TapError, TapSettings, TapStats};
+use mcp_observer::ObserverLimits;
+use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -55,15 +56,16 @@ pub struct RunningTap {
 }
 
 /// Bind the tap's listener and start it and its observer task.
-pub async fn start(spec: TapSpec, task: ObserverTask) -> Result<RunningTap, TapStartError> {
+pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap, TapStartError> {
     let stats = Arc::new(TapStats::default());
     let (queue, receiver) = observer_queue(spec.queue);
-    let tap = Tap::new(spec.settings, Arc::new(queue), stats.clone()).map_err(|source| {
-        TapStartError::Settings {
-            tap: spec.name.clone(),
-            source,
-        }
-    })?;
+    let tap =
+        Tap::new(spec.settings.clone(), Arc::new(queue), stats.clone()).map_err(|source| {
+            TapStartError::Settings {
+                tap: spec.name.clone(),
+                source,
+            }
+        })?;
     let listener = tokio::net::TcpListener::bind(&spec.listen)
         .await
         .map_err(|source| TapStartError::Listen {
@@ -78,6 +80,23 @@ pub async fn start(spec: TapSpec, task: ObserverTask) -> Result<RunningTap, TapS
             address: spec.listen.clone(),
             source,
         })?;
+    let task = ObserverTask {
+        tap: spec.name.clone(),
+        limits: ObserverLimits {
+            inspect_bytes: spec.settings.limits.inspect_bytes,
+            abandon_after: spec.abandon_after,
+            max_clients: spec.max_clients,
+            ..ObserverLimits::default()
+        },
+        stats: stats.clone(),
+        sinks,
+        header: TapHeader {
+            listen: local_addr.to_string(),
+            upstream: shown_url(&spec.settings.upstream),
+            merge_pages: merge_pages(&spec.settings.merge.clients),
+        },
+        tick: std::time::Duration::from_secs(1),
+    };
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         tap.serve(listener, async {
@@ -105,5 +124,24 @@ impl RunningTap {
         let _ = self.stop.send(());
         let _ = self.serving.await;
         let _ = self.observing.await;
+    }
+}
+
+/// The upstream as people may see it: scheme, host, port and path (the tap
+/// refuses URLs with credentials; the query is left out all the same).
+pub fn shown_url(url: &url::Url) -> String {
+    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    shown.push_str(url.path());
+    shown
+}
+
+fn merge_pages(clients: &MergeClients) -> Vec<String> {
+    match clients {
+        MergeClients::Nobody => Vec::new(),
+        MergeClients::All => vec!["all".to_string()],
+        MergeClients::Named(names) => names.clone(),
     }
 }

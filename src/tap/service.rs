@@ -2,7 +2,8 @@
 //! `mcp-exporter tap`): started once the exporter listens, each on its own
 //! listener, and stopped when it shuts down.
 
-use super::observe::ObserverTask;
+use super::book::ClientBook;
+use super::observe::ClientSinks;
 use super::run::{start, RunningTap, TapSpec, TapStartError};
 use crate::telemetry::metrics::TapHealth;
 use std::collections::BTreeMap;
@@ -14,14 +15,21 @@ use tokio::sync::Mutex;
 pub struct TapService {
     running: Mutex<BTreeMap<Arc<str>, RunningTap>>,
     health: Arc<TapHealth>,
+    sinks: Arc<ClientSinks>,
 }
 
 impl TapService {
-    pub fn new(health: Arc<TapHealth>) -> TapService {
+    pub fn new(health: Arc<TapHealth>, sinks: Arc<ClientSinks>) -> TapService {
         TapService {
             running: Mutex::new(BTreeMap::new()),
             health,
+            sinks,
         }
+    }
+
+    /// What the taps publish for people (the status page, `/api/clients`).
+    pub fn book(&self) -> Arc<ClientBook> {
+        self.sinks.book.clone()
     }
 
     /// Start every tap; the first that cannot start stops those already
@@ -38,7 +46,7 @@ impl TapService {
     }
 
     async fn start_one(&self, spec: TapSpec) -> Result<(), TapStartError> {
-        let running = start(spec, ObserverTask::default()).await?;
+        let running = start(spec, self.sinks.clone()).await?;
         crate::cli::logging::announce_tap(&running.name, &format!("http://{}", running.local_addr));
         self.health
             .insert(running.name.clone(), running.stats.clone());
@@ -62,9 +70,12 @@ impl TapService {
     /// each tap's grace period.
     pub async fn shut_down(&self) {
         let taps = std::mem::take(&mut *self.running.lock().await);
-        let stops = taps.into_values().map(|tap| {
-            self.health.remove(&tap.name);
-            tap.stop()
+        let stops = taps.into_values().map(|tap| async move {
+            let name = tap.name.clone();
+            tap.stop().await;
+            self.health.remove(&name);
+            self.sinks.metrics.forget_tap(&name);
+            self.sinks.book.remove(&name);
         });
         futures_util::future::join_all(stops).await;
     }

@@ -60,3 +60,41 @@ impl VerdictLevelChanged<'_> {
         }
     }
 }
+
+/// A client identity's verdict behind a tap changed (or its first verdict
+/// is not healthy): one line per change — warn when it got worse, info when
+/// it got better. The client's name and the reason were cut and escaped by
+/// the tap's observer.
+#[derive(Debug)]
+pub struct ClientVerdictChanged<'a> {
+    pub tap: &'a str,
+    pub client: &'a str,
+    /// `None` before the client's first verdict.
+    pub from: Option<Health>,
+    pub to: Health,
+    /// The worst reason of the new verdict; `None` when healthy.
+    pub first_reason: Option<&'a Reason>,
+}
+
+impl ClientVerdictChanged<'_> {
+    pub fn emit(self) {
+        if self.from.is_none() && self.to == Health::Healthy {
+            return;
+        }
+        let to = self.to.label();
+        let summary = match self.from {
+            Some(from) => format!("client verdict changed: {} → {to}", from.label()),
+            None => format!("first client verdict: {to}"),
+        };
+        let from = self.from.map_or("none", Health::label);
+        let (code, reason) = self
+            .first_reason
+            .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
+        let (tap, client) = (self.tap, self.client);
+        if self.from.map_or(0, Health::gauge_value) < self.to.gauge_value() {
+            tracing::warn!(tap, client, from, to, code, reason, "{summary}");
+        } else {
+            tracing::info!(tap, client, from, to, code, reason, "{summary}");
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! registered with one, so families are registered without those suffixes.
 
 mod buckets;
+mod clients;
 mod discovery;
 mod exporter;
 mod exposition;
@@ -23,6 +24,7 @@ mod tests;
 mod values;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
+pub use clients::ClientMetrics;
 pub use discovery::DiscoveryMetrics;
 pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
 pub use exposition::{Exposition, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};

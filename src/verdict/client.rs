@@ -69,9 +69,9 @@ pub struct Catalogue {
     pub pages: Option<u32>,
     /// Items the listing never received.
     pub missed: u64,
-    /// The first names missed (cut and escaped), in catalogue order.
+    /// The first names missed (cut and escaped), in name order.
     pub missed_first: Vec<String>,
-    /// The last name missed, when more are missed than `missed_first` holds.
+    /// The last name missed, when `missed_first` does not hold every one.
     pub missed_last: Option<String>,
 }
 
@@ -217,15 +217,17 @@ fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u32) -> String {
     s
 }
 
-/// `tool-009`, `tool-009, tool-010`, or `tool-009 … tool-014` when the
-/// missed names run on past the first ones kept.
+/// A few missed names in full (`tool-013, tool-014`), more as the first and
+/// the last (`tool-009 … tool-014`), or only how many when no name is known.
 fn missed_names(c: &Catalogue) -> String {
-    let first = c.missed_first.join(", ");
-    match &c.missed_last {
-        Some(last) if c.missed_first.len() == 1 => format!("{first} … {last}"),
-        Some(last) => format!("{first}, … {last}"),
-        None if first.is_empty() => format!("{} items", c.missed),
-        None => first,
+    let last = c.missed_last.as_ref().or(c.missed_first.last());
+    match (c.missed_first.first(), last) {
+        (None, _) | (_, None) => format!("{} items", c.missed),
+        (Some(_), Some(_)) if c.missed <= 3 && c.missed_first.len() as u64 == c.missed => {
+            c.missed_first.join(", ")
+        }
+        (Some(first), Some(last)) if first != last => format!("{first} … {last}"),
+        (Some(first), Some(_)) => format!("{first} and {} more", c.missed.saturating_sub(1)),
     }
 }
 
@@ -384,11 +386,16 @@ mod tests {
             missed_last: None,
         };
         assert_eq!(missed_names(&c), "a, b");
-        c.missed = 9;
+        c.missed = 6;
+        c.missed_first = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();
+        assert_eq!(missed_names(&c), "a … f");
+        c.missed = 90;
         c.missed_last = Some("z".into());
-        assert_eq!(missed_names(&c), "a, b, … z");
-        c.missed_first.clear();
+        assert_eq!(missed_names(&c), "a … z");
+        c.missed_first = vec!["a".into()];
         c.missed_last = None;
-        assert_eq!(missed_names(&c), "9 items");
+        assert_eq!(missed_names(&c), "a and 89 more");
+        c.missed_first.clear();
+        assert_eq!(missed_names(&c), "90 items");
     }
 }

@@ -2,6 +2,7 @@
 //! status page.
 
 mod api;
+mod api_clients;
 mod basic_auth;
 mod compression;
 mod html;
@@ -21,6 +22,7 @@ mod tls;
 pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};
+use crate::tap::book::ClientBook;
 use crate::telemetry::metrics::{Exposition, RenderMetrics};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -41,6 +43,8 @@ pub struct AppState {
     pub lifecycle: bool,
     /// `/probe`'s own slots and queue, apart from the scheduler's.
     pub probe_budget: Arc<probe_budget::ProbeBudget>,
+    /// What the taps found about their clients.
+    pub clients: Arc<ClientBook>,
 }
 
 impl AppState {
@@ -50,12 +54,14 @@ impl AppState {
         render_metrics: RenderMetrics,
         lifecycle: bool,
         probe_budget: Arc<probe_budget::ProbeBudget>,
+        clients: Arc<ClientBook>,
     ) -> AppState {
         AppState {
             service,
             scrapes: Arc::new(ScrapeCache::new(registry, render_metrics)),
             lifecycle,
             probe_budget,
+            clients,
         }
     }
 }
@@ -70,6 +76,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/targets", get(api::targets))
         .route("/api/targets/{name}", get(api::target))
         .route("/api/sources", get(api::sources))
+        .route("/api/clients", get(api_clients::clients))
         .route("/", get(status_page::index))
         .route("/targets/{name}", get(status_page::target))
         .with_state(state)

@@ -1,0 +1,137 @@
+//! What people and scripts read about each tap — its clients, their
+//! verdicts and their recent listings — as plain, serialisable views that
+//! each tap's observer task publishes (about once a second) and `/`,
+//! `/api/clients` and `mcp-exporter tap`'s summary read. Every string in
+//! them was cut and escaped by the observer; nothing is a secret (the
+//! upstream is shown without credentials or query).
+
+use crate::verdict::Verdict;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// One tap as last published.
+#[derive(Debug, Clone, Serialize)]
+pub struct TapView {
+    pub name: Arc<str>,
+    /// Where clients connect.
+    pub listen: String,
+    /// The upstream: scheme, host, port and path (no credentials, no query).
+    pub upstream: String,
+    /// Client identities the tap merges pages for (`all`, or names).
+    pub merge_pages: Vec<String>,
+    /// Per kind, the catalogue the tap knows.
+    pub catalogue: BTreeMap<&'static str, CatalogueView>,
+    /// Every client identity, worst verdict first, then by name.
+    pub clients: Vec<ClientView>,
+    pub at_unix_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogueView {
+    pub items: u64,
+    /// Pages a complete walk took; `null` for a reference target's.
+    pub pages: Option<u32>,
+    /// `walk` (a complete listing through the tap) or `reference` (the
+    /// tap's `target:`).
+    pub source: &'static str,
+    pub learned_unix_seconds: f64,
+}
+
+/// One client identity behind a tap.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientView {
+    pub client: String,
+    /// Versions it announced, oldest first (at most 8).
+    pub versions: Vec<String>,
+    pub first_seen_unix_seconds: f64,
+    pub last_seen_unix_seconds: f64,
+    pub verdict: ClientVerdictView,
+    /// Per kind it listed.
+    pub kinds: BTreeMap<&'static str, ClientKindView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientVerdictView {
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// When the client's level became what it is.
+    pub since_unix_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientKindView {
+    pub verdict: Verdict,
+    /// Its last listings (at most the observer's tally window), by outcome.
+    pub recent: Outcomes,
+    pub since_start: Outcomes,
+    /// List pages answered to it.
+    pub pages: u64,
+    pub invalid_cursors: u64,
+    pub foreign_cursors: ForeignCursors,
+    /// Items of the known catalogue its last finished listing missed; `null`
+    /// when the catalogue was not known.
+    pub items_missed: Option<u64>,
+    pub last_abandoned: Option<ListingView>,
+    pub last_complete: Option<ListingView>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Outcomes {
+    pub complete: u64,
+    pub abandoned: u64,
+    pub restarted: u64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ForeignCursors {
+    pub other_session: u64,
+    pub unknown: u64,
+}
+
+/// One listing, summed up.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListingView {
+    pub pages: u32,
+    pub items: u64,
+    pub version: Option<String>,
+    /// The tap answered it itself (merging).
+    pub merged: bool,
+    pub missed: Option<MissedView>,
+    pub ended_unix_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MissedView {
+    pub count: u64,
+    pub catalogue_items: u64,
+    pub catalogue_pages: Option<u32>,
+    /// The first names missed (at most 8), then the last one.
+    pub names: Vec<String>,
+    pub last: Option<String>,
+}
+
+/// Every running tap's latest view.
+#[derive(Debug, Default)]
+pub struct ClientBook {
+    taps: RwLock<BTreeMap<Arc<str>, Arc<TapView>>>,
+}
+
+impl ClientBook {
+    pub fn publish(&self, view: TapView) {
+        let mut taps = self.taps.write().unwrap_or_else(|e| e.into_inner());
+        taps.insert(view.name.clone(), Arc::new(view));
+    }
+
+    pub fn remove(&self, tap: &str) {
+        let mut taps = self.taps.write().unwrap_or_else(|e| e.into_inner());
+        taps.remove(tap);
+    }
+
+    /// Every tap, by name.
+    pub fn taps(&self) -> Vec<Arc<TapView>> {
+        let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
+        taps.values().cloned().collect()
+    }
+}

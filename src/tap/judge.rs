@@ -1,0 +1,201 @@
+//! From what a tap's observer keeps (its per-client tallies and known
+//! catalogues) and the recent misuse beside it, to each client's verdict and
+//! the views people read.
+
+use super::book::{
+    CatalogueView, ClientKindView, ClientVerdictView, ClientView, ForeignCursors, ListingView,
+    MissedView, Outcomes,
+};
+use super::recent::Recent;
+use crate::verdict::client::{
+    judge_client, Abandoned, Catalogue, ClientInput, ClientKindInput, ClientVerdict,
+};
+use mcp_listing::Kind;
+use mcp_observer::{
+    CatalogueInfo, ClientId, ClientTally, KindTally, LastListing, ListingOutcome, MissedItems,
+    OutcomeCounts,
+};
+use std::collections::BTreeMap;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// One moment as the monotonic clock and as Unix time, to show the
+/// observer's instants as dates.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    pub now: Instant,
+    unix: f64,
+}
+
+impl Clock {
+    pub fn now() -> Clock {
+        let unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        Clock {
+            now: Instant::now(),
+            unix,
+        }
+    }
+
+    pub fn unix(&self, at: Instant) -> f64 {
+        match self.now.checked_duration_since(at) {
+            Some(ago) => self.unix - ago.as_secs_f64(),
+            None => self.unix + at.duration_since(self.now).as_secs_f64(),
+        }
+    }
+
+    pub fn unix_now(&self) -> f64 {
+        self.unix
+    }
+}
+
+/// One client's verdict and view (its `since` filled in by the caller,
+/// who knows when its level last changed).
+pub fn client(
+    id: &ClientId,
+    tally: &ClientTally,
+    recent: &Recent,
+    clock: &Clock,
+) -> (ClientVerdict, ClientView) {
+    let listed: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|&k| has_activity(tally.kind(k)) || recent.of(id, k) != Default::default())
+        .collect();
+    let inputs: Vec<ClientKindInput> = listed
+        .iter()
+        .map(|&k| kind_input(k, tally.kind(k), recent, id))
+        .collect();
+    let version = tally.versions.last().map(|v| v.as_ref());
+    let verdict = judge_client(&ClientInput {
+        name: id.label(),
+        version,
+        kinds: inputs,
+    });
+    let kinds = listed
+        .iter()
+        .zip(&verdict.kinds)
+        .map(|(&k, (_, v))| (k.label(), kind_view(tally.kind(k), v.clone(), clock)))
+        .collect();
+    let view = ClientView {
+        client: id.label().to_string(),
+        versions: tally.versions.iter().map(|v| v.to_string()).collect(),
+        first_seen_unix_seconds: clock.unix(tally.first_seen),
+        last_seen_unix_seconds: clock.unix(tally.last_seen),
+        verdict: ClientVerdictView {
+            verdict: verdict.overall.clone(),
+            since_unix_seconds: clock.unix_now(),
+        },
+        kinds,
+    };
+    (verdict, view)
+}
+
+fn has_activity(k: &KindTally) -> bool {
+    k.since_start.total() > 0 || k.pages > 0
+}
+
+fn kind_input(kind: Kind, k: &KindTally, recent: &Recent, id: &ClientId) -> ClientKindInput {
+    let counts = k.recent();
+    let get = |o| u32::try_from(counts.get(o)).unwrap_or(u32::MAX);
+    let misuse = recent.of(id, kind);
+    let abandoned = get(ListingOutcome::Abandoned);
+    ClientKindInput {
+        complete: get(ListingOutcome::Complete),
+        abandoned,
+        restarted: get(ListingOutcome::Restarted),
+        failed: get(ListingOutcome::Failed),
+        invalid_cursors: misuse.invalid_cursors,
+        other_session_cursors: misuse.other_session,
+        unknown_cursors: misuse.unknown,
+        last_abandoned: k
+            .last_abandoned
+            .as_ref()
+            .filter(|_| abandoned > 0)
+            .map(abandoned_input),
+        last_error_code: misuse.last_error_code,
+        ..ClientKindInput::new(kind)
+    }
+}
+
+fn abandoned_input(last: &LastListing) -> Abandoned {
+    Abandoned {
+        pages_read: last.pages,
+        items_received: last.items,
+        catalogue: last.missed.as_ref().map(|m| Catalogue {
+            items: m.catalogue_items,
+            pages: m.catalogue_pages,
+            missed: m.count,
+            missed_first: m.names.iter().map(|n| n.to_string()).collect(),
+            missed_last: m.last.as_ref().map(|n| n.to_string()),
+        }),
+    }
+}
+
+fn kind_view(k: &KindTally, verdict: crate::verdict::Verdict, clock: &Clock) -> ClientKindView {
+    ClientKindView {
+        verdict,
+        recent: outcomes(k.recent()),
+        since_start: outcomes(k.since_start),
+        pages: k.pages,
+        invalid_cursors: k.invalid_cursor,
+        foreign_cursors: ForeignCursors {
+            other_session: k.foreign_cursor[mcp_observer::CursorOrigin::OtherSession as usize],
+            unknown: k.foreign_cursor[mcp_observer::CursorOrigin::Unknown as usize],
+        },
+        items_missed: k.items_missed,
+        last_abandoned: k.last_abandoned.as_ref().map(|l| listing_view(l, clock)),
+        last_complete: k.last_complete.as_ref().map(|l| listing_view(l, clock)),
+    }
+}
+
+fn outcomes(c: OutcomeCounts) -> Outcomes {
+    Outcomes {
+        complete: c.get(ListingOutcome::Complete),
+        abandoned: c.get(ListingOutcome::Abandoned),
+        restarted: c.get(ListingOutcome::Restarted),
+        failed: c.get(ListingOutcome::Failed),
+    }
+}
+
+fn listing_view(l: &LastListing, clock: &Clock) -> ListingView {
+    ListingView {
+        pages: l.pages,
+        items: l.items,
+        version: l.version.as_ref().map(|v| v.to_string()),
+        merged: l.merged,
+        missed: l.missed.as_ref().map(missed_view),
+        ended_unix_seconds: clock.unix(l.ended),
+    }
+}
+
+fn missed_view(m: &MissedItems) -> MissedView {
+    MissedView {
+        count: m.count,
+        catalogue_items: m.catalogue_items,
+        catalogue_pages: m.catalogue_pages,
+        names: m.names.iter().map(|n| n.to_string()).collect(),
+        last: m.last.as_ref().map(|n| n.to_string()),
+    }
+}
+
+/// The catalogues a tap knows, by kind label.
+pub fn catalogues(
+    known: impl Fn(Kind) -> Option<CatalogueInfo>,
+    clock: &Clock,
+) -> BTreeMap<&'static str, CatalogueView> {
+    Kind::ALL
+        .into_iter()
+        .filter_map(|k| {
+            let info = known(k)?;
+            Some((
+                k.label(),
+                CatalogueView {
+                    items: info.items,
+                    pages: info.pages,
+                    source: info.source.label(),
+                    learned_unix_seconds: clock.unix(info.learned),
+                },
+            ))
+        })
+        .collect()
+}

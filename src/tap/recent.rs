@@ -1,0 +1,110 @@
+//! What the observer's tallies count since the start but a verdict wants
+//! recent: each client's cursor misuse (-32602 answers, foreign cursors)
+//! within the verdict's event window, and the error code of its last failed
+//! listing. Bounded: at most [`KEPT_PER_KIND`] events per client and kind,
+//! and only for the client labels the observer hands out (at most
+//! `max_clients` plus `other`).
+
+use mcp_listing::Kind;
+use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Misuse events kept per client and kind; more within the window are
+/// counted as this many (the verdict says "at least").
+pub const KEPT_PER_KIND: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Misuse {
+    InvalidCursor,
+    Foreign(CursorOrigin),
+}
+
+#[derive(Debug, Default)]
+struct KindRecent {
+    misuse: VecDeque<(Instant, Misuse)>,
+    last_error_code: Option<i64>,
+}
+
+/// Recent misuse counts of one client and kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecentMisuse {
+    pub invalid_cursors: u32,
+    pub other_session: u32,
+    pub unknown: u32,
+    pub last_error_code: Option<i64>,
+}
+
+/// Every client's recent misuse on one tap.
+#[derive(Debug)]
+pub struct Recent {
+    window: Duration,
+    kinds: HashMap<(ClientId, Kind), KindRecent>,
+}
+
+impl Recent {
+    pub fn new(window: Duration) -> Recent {
+        Recent {
+            window,
+            kinds: HashMap::new(),
+        }
+    }
+
+    pub fn fact(&mut self, fact: &Fact) {
+        match fact {
+            Fact::InvalidCursor(c) => self.push(&c.client, c.kind, c.at, Misuse::InvalidCursor),
+            Fact::ForeignCursor { cursor, origin } => {
+                let misuse = Misuse::Foreign(*origin);
+                self.push(&cursor.client, cursor.kind, cursor.at, misuse);
+            }
+            Fact::Listing(l) if l.outcome == ListingOutcome::Failed => {
+                let entry = self.kinds.entry((l.client.clone(), l.kind)).or_default();
+                entry.last_error_code = l.error_code().or(entry.last_error_code);
+            }
+            _ => {}
+        }
+    }
+
+    fn push(&mut self, client: &ClientId, kind: Kind, at: Instant, misuse: Misuse) {
+        let entry = self.kinds.entry((client.clone(), kind)).or_default();
+        if entry.misuse.len() >= KEPT_PER_KIND {
+            entry.misuse.pop_front();
+        }
+        entry.misuse.push_back((at, misuse));
+    }
+
+    /// Forget what left the window.
+    pub fn prune(&mut self, now: Instant) {
+        let window = self.window;
+        for entry in self.kinds.values_mut() {
+            while entry
+                .misuse
+                .front()
+                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > window)
+            {
+                entry.misuse.pop_front();
+            }
+        }
+        self.kinds
+            .retain(|_, e| !e.misuse.is_empty() || e.last_error_code.is_some());
+    }
+
+    /// The counts within the window (as of the last [`Recent::prune`]).
+    pub fn of(&self, client: &ClientId, kind: Kind) -> RecentMisuse {
+        let Some(entry) = self.kinds.get(&(client.clone(), kind)) else {
+            return RecentMisuse::default();
+        };
+        let mut out = RecentMisuse {
+            last_error_code: entry.last_error_code,
+            ..RecentMisuse::default()
+        };
+        for (_, misuse) in &entry.misuse {
+            match misuse {
+                Misuse::InvalidCursor => out.invalid_cursors += 1,
+                Misuse::Foreign(CursorOrigin::OtherSession) => out.other_session += 1,
+                Misuse::Foreign(CursorOrigin::Unknown) => out.unknown += 1,
+            }
+        }
+        out
+    }
+}

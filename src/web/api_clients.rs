@@ -1,0 +1,21 @@
+//! `/api/clients`: every tap, the catalogue it knows and each client
+//! identity behind it with its verdict and recent listings (docs/api.md,
+//! "`GET /api/clients`"). Empty (`{"taps": []}`) without taps.
+
+use super::AppState;
+use crate::tap::book::TapView;
+use axum::extract::State;
+use axum::Json;
+use serde::Serialize;
+use std::sync::Arc;
+
+#[derive(Debug, Serialize)]
+pub struct ClientsAnswer {
+    pub taps: Vec<Arc<TapView>>,
+}
+
+pub async fn clients(State(app): State<AppState>) -> Json<ClientsAnswer> {
+    Json(ClientsAnswer {
+        taps: app.clients.taps(),
+    })
+}
