@@ -127,3 +127,66 @@ impl SdkClient {
         }
     }
 }
+
+/// `mcp-exporter tap ARGS` in front of `upstream` (an MCP endpoint URL):
+/// where clients connect (`tap_url`, scheme, host and port) and its own web
+/// port (`web.url`).
+pub struct TapCommand {
+    pub web: crate::Proc,
+    pub tap_url: String,
+}
+
+impl TapCommand {
+    /// Starts the tap (listening on a free port, its web port too) with
+    /// `flags` besides `--listen`, `--upstream` and `--web.listen-address`.
+    pub fn start(upstream: &str, flags: &[&str]) -> TapCommand {
+        let mut args = vec![
+            "tap",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            upstream,
+            "--web.listen-address",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(flags);
+        let web = crate::Proc::start(&args);
+        // The tap's line comes before the web port's `listening on`.
+        let tap_url = web
+            .stderr()
+            .lines()
+            .find_map(|l| Some(l.split_once("msg=\"tap serving\"")?.1.split_once("url=")?.1))
+            .map(|u| u.split_whitespace().next().unwrap_or_default().to_string())
+            .unwrap_or_else(|| panic!("no `tap serving` line:\n{}", web.stderr()));
+        TapCommand { web, tap_url }
+    }
+
+    /// `/api/clients`, parsed.
+    pub fn api_clients(&self) -> Value {
+        let body = crate::http_get_ok(&self.web.at("/api/clients"));
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("/api/clients: {e}: {body}"))
+    }
+
+    /// The client `name` of the tap's first (only) tap in `/api/clients`,
+    /// once `ready` holds for it (polled; the tap publishes once a second).
+    pub fn client_when(&self, name: &str, ready: impl Fn(&Value) -> bool) -> Value {
+        crate::wait_for(
+            std::time::Duration::from_secs(60),
+            &format!("client {name} in /api/clients"),
+            || {
+                let answer = self.api_clients();
+                let client = answer["taps"][0]["clients"]
+                    .as_array()?
+                    .iter()
+                    .find(|c| c["client"] == name)?
+                    .clone();
+                ready(&client).then_some(client)
+            },
+        )
+    }
+
+    /// `/metrics` as text.
+    pub fn metrics(&self) -> String {
+        crate::http_get_ok(&self.web.at("/metrics"))
+    }
+}

@@ -1,0 +1,161 @@
+//! Real SDK clients through `mcp-exporter tap` in front of the simulator
+//! paging 14 tools by 8: the Python SDK and the TypeScript SDK 1.x read page
+//! 1 and are judged `down` with the missed tools named; the TypeScript SDK
+//! 2.x client and fastmcp walk and are `healthy` — on `/api/clients` and in
+//! `mcp_client_listings_total`. Over Streamable HTTP with JSON answers, with
+//! SSE answers, and over legacy HTTP+SSE. One simulator and one tap per
+//! test; the walkers go first so the tap knows the whole catalogue when the
+//! page-1 readers come.
+
+use mcp_testkit::clients::{ClientTransport, SdkClient, TapCommand};
+use mcp_testkit::gateways::in_parallel;
+use mcp_testkit::sample;
+use mcp_testkit::simulator::http_scenario;
+use mcp_testkit::Proc;
+use serde_json::Value;
+
+const PAGING: [&str; 6] = ["--items", "14", "--page-size", "8", "--kinds", "tools"];
+
+/// Each client's name as the tap sees it: the Python SDK's own default
+/// (`mcp 0.1.0`), the others named by the test.
+fn name(client: SdkClient) -> Option<&'static str> {
+    match client {
+        SdkClient::Python => None,
+        SdkClient::TypeScript1 => Some("ts-sdk-1"),
+        SdkClient::TypeScript2 => Some("ts-sdk-2"),
+        SdkClient::FastMcp => Some("fastmcp-app"),
+    }
+}
+
+fn label(client: SdkClient) -> &'static str {
+    name(client).unwrap_or("mcp")
+}
+
+fn run_all(clients: &[SdkClient], url: &str, transport: ClientTransport) {
+    type Job<'a> = Box<dyn FnOnce() -> usize + Send + 'a>;
+    let jobs = clients
+        .iter()
+        .map(|&c| Box::new(move || c.list_tools(url, transport, name(c)).count) as Job)
+        .collect();
+    let seen = in_parallel(jobs);
+    for (client, count) in clients.iter().zip(seen) {
+        let expected = if client.walks() { 14 } else { 8 };
+        assert_eq!(count, expected, "{client:?} through the tap");
+    }
+}
+
+/// Every installed client through a tap in front of `upstream` (the
+/// simulator's endpoint), then each judged as it behaved.
+fn classified_right(upstream: &str, path: &str, transport: ClientTransport) {
+    let installed: Vec<SdkClient> = SdkClient::ALL
+        .into_iter()
+        .filter(|c| c.installed("tap_clients"))
+        .collect();
+    // The TypeScript clients send no DELETE: their abandoned listing ends
+    // by time.
+    let tap = TapCommand::start(upstream, &["--name", "edge", "--abandon-after", "1s"]);
+    let url = format!("{}{path}", tap.tap_url);
+    let (walkers, readers): (Vec<SdkClient>, Vec<SdkClient>) =
+        installed.iter().partition(|c| c.walks());
+    run_all(&walkers, &url, transport);
+    run_all(&readers, &url, transport);
+    for client in &installed {
+        let judged = tap.client_when(label(*client), |c| {
+            c["kinds"]["tools"]["since_start"]["abandoned"]
+                .as_u64()
+                .unwrap_or(0)
+                + c["kinds"]["tools"]["since_start"]["complete"]
+                    .as_u64()
+                    .unwrap_or(0)
+                > 0
+        });
+        if client.walks() {
+            walked(&judged);
+        } else {
+            read_page_one(&judged);
+        }
+    }
+    listings_counted(&tap.metrics(), &installed);
+}
+
+fn walked(client: &Value) {
+    assert_eq!(client["verdict"]["level"], "healthy", "{client:#}");
+    let tools = &client["kinds"]["tools"];
+    assert_eq!(tools["since_start"]["complete"], 1, "{client:#}");
+    assert_eq!(tools["pages"], 2, "{client:#}");
+    assert_eq!(tools["items_missed"], 0, "{client:#}");
+}
+
+fn read_page_one(client: &Value) {
+    assert_eq!(client["verdict"]["level"], "down", "{client:#}");
+    let reason = &client["verdict"]["reasons"][0];
+    assert_eq!(reason["code"], "client_reads_prefix");
+    let who = match client["versions"][0].as_str() {
+        Some(v) => format!("{} {v}", client["client"].as_str().unwrap_or_default()),
+        None => client["client"].as_str().unwrap_or_default().to_string(),
+    };
+    assert_eq!(
+        reason["message"],
+        format!(
+            "{who} read page 1 of 2 in 1 of 1 tools listings: sees 8 of 14 tools, missing tool-009 … tool-014"
+        ),
+        "{client:#}"
+    );
+    let missed = &client["kinds"]["tools"]["last_abandoned"]["missed"];
+    let names: Vec<String> = (9..=14).map(|i| format!("tool-{i:03}")).collect();
+    assert_eq!(missed["names"], serde_json::json!(names), "{client:#}");
+}
+
+fn listings_counted(metrics: &str, clients: &[SdkClient]) {
+    for client in clients {
+        let outcome = if client.walks() {
+            "complete"
+        } else {
+            "abandoned"
+        };
+        let labels = [
+            ("tap", "edge"),
+            ("client", label(*client)),
+            ("kind", "tools"),
+            ("outcome", outcome),
+        ];
+        assert_eq!(
+            sample(metrics, "mcp_client_listings_total", &labels),
+            Some(1.0),
+            "{client:?}: {outcome}\n{metrics}"
+        );
+        let missed = sample(
+            metrics,
+            "mcp_client_items_missed",
+            &[
+                ("tap", "edge"),
+                ("client", label(*client)),
+                ("kind", "tools"),
+            ],
+        );
+        let expected = if client.walks() { 0.0 } else { 6.0 };
+        assert_eq!(missed, Some(expected), "{client:?}");
+    }
+}
+
+#[test]
+fn streamable_http_json_answers() {
+    let sim = http_scenario("healthy", &PAGING);
+    classified_right(&sim.at("/mcp"), "/mcp", ClientTransport::Http);
+}
+
+#[test]
+fn streamable_http_sse_answers() {
+    let mut flags = PAGING.to_vec();
+    flags.extend_from_slice(&["--response", "sse"]);
+    let sim = http_scenario("healthy", &flags);
+    classified_right(&sim.at("/mcp"), "/mcp", ClientTransport::Http);
+}
+
+#[test]
+fn legacy_http_sse() {
+    let mut args = vec!["simulate", "--scenario", "healthy", "--transport", "sse"];
+    args.extend_from_slice(&PAGING);
+    let sim = Proc::start(&args);
+    classified_right(&sim.at("/sse"), "/sse", ClientTransport::Sse);
+}
