@@ -123,7 +123,10 @@ fn read_html(exp: &Exporter, path: &str) -> (String, String) {
     );
     assert_no_hidden_controls(path, &body);
     let dom = dump_dom(&exp.at(path)).unwrap_or_else(|e| panic!("{e}"));
-    assert!(!dom.to_ascii_lowercase().contains("<script"), "{path}: {dom}");
+    assert!(
+        !dom.to_ascii_lowercase().contains("<script"),
+        "{path}: {dom}"
+    );
     (body, visible_text(&dom))
 }
 
@@ -166,7 +169,11 @@ fn server_chosen_markup_is_text_on_every_page() {
         ],
     );
     wait_page(&exp, "/targets/failing", &["Recent failures", "rpc_error"]);
-    wait_page(&exp, "/targets/plain", &["Compared with references", ESCAPED]);
+    wait_page(
+        &exp,
+        "/targets/plain",
+        &["Compared with references", ESCAPED],
+    );
     wait_page(&exp, "/targets/stderr", &["stderr (last bytes"]);
     wait_page(&exp, "/", &["data-target=\"..\"", "Content-Type"]);
 
@@ -185,7 +192,6 @@ fn server_chosen_markup_is_text_on_every_page() {
     let answer = fetch(&exp, "/targets/%3Cscript%3E");
     assert_eq!(answer.status, 404);
     assert!(!answer.text().contains("<script"), "{}", answer.text());
-    drop(sd);
 }
 
 /// The sources' refresh detail (the Content-Type quoted), the discovered
@@ -223,7 +229,10 @@ fn dot_and_ampersand_names_link_to_their_own_pages(exp: &Exporter) {
     let (body, text) = read_html(exp, "/targets/?name=..");
     assert!(body.contains("<h1>..</h1>"), "{body}");
     assert!(text.contains("discovered by files"), "{text}");
-    assert!(!text.contains("Discovery sources"), "the front page: {text}");
+    assert!(
+        !text.contains("Discovery sources"),
+        "the front page: {text}"
+    );
     let (body, text) = read_html(exp, "/targets/a%26b");
     assert!(body.contains("<h1>a&amp;b</h1>"), "{body}");
     assert!(text.contains("a&b"), "{text}");
