@@ -1,37 +1,38 @@
-//! Minimal HTML helpers for the server-rendered status pages.
+//! The status pages' frame and what their sections share. Markup is built
+//! with maud's `html!`: text spliced in with `(value)` is escaped, so a
+//! name a server chose cannot become markup; raw markup has to be asked for
+//! with `PreEscaped`, used only for our own constant CSS. Control
+//! characters are made visible once, over the whole page ([`page`]).
 
+use axum::response::Html;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::fmt::Write as _;
 
-/// Escape text for HTML element content and attribute values; control
-/// characters other than newline and tab (which a stderr tail keeps) are
-/// shown as `\x1b`, `\r`, … (`mcp_listing::text::escape_controls`).
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {
-                let mut buf = [0u8; 4];
-                out.push_str(&mcp_listing::text::escape_controls(c.encode_utf8(&mut buf)));
-            }
-            c => out.push(c),
-        }
+/// The link to a target's page. A name that is a whole dot segment (`.`,
+/// `..`) cannot go in the path: URL parsers (browsers, HTTP clients) read
+/// `..` and `%2E%2E` alike and resolve them away, to the front page. Such
+/// a name goes in the query, which [`super::status_page::target_named`]
+/// reads back.
+pub fn target_href(name: &str) -> String {
+    if is_dot_segment(name) {
+        format!("/targets/?name={}", percent_encoded(name))
+    } else {
+        format!("/targets/{}", percent_encoded(name))
     }
-    out
 }
 
-/// Percent-encode a path segment (target names are label-safe, but `:`
-/// and `.` still deserve care in URLs).
-pub fn path_segment(s: &str) -> String {
-    let mut out = String::new();
+/// `.` or `..`: what a URL parser treats as a dot segment.
+fn is_dot_segment(name: &str) -> bool {
+    matches!(name, "." | "..")
+}
+
+/// Every byte but `[A-Za-z0-9._-]` percent-encoded: fit for a path segment
+/// (a `/` in a registry name stays inside it) and a query value.
+fn percent_encoded(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.' {
-            out.push(b as char);
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+            out.push(char::from(b));
         } else {
             let _ = write!(out, "%{b:02X}");
         }
@@ -57,18 +58,56 @@ pub fn sparkline(values: impl Iterator<Item = u32> + Clone) -> String {
         .collect()
 }
 
-pub fn page(title: &str, body: &str) -> String {
-    format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<meta http-equiv=\"refresh\" content=\"15\">\
-<title>{title}</title><style>{CSS}</style></head><body>\
-<header><a href=\"/\">mcp-exporter</a> <span class=\"muted\">v{version}</span>\
-<nav><a href=\"/metrics\">metrics</a> <a href=\"/api/targets\">api</a></nav></header>\
-<main>{body}</main></body></html>",
-        title = esc(title),
-        version = env!("CARGO_PKG_VERSION"),
-    )
+/// A whole page: the header, `body`, refreshed every 15 s.
+pub fn page(title: &str, body: Markup) -> Html<String> {
+    let document = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta http-equiv="refresh" content="15";
+                title { (title) }
+                // Our own constant: `<style>` is raw text, escaping would not apply.
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                header {
+                    a href="/" { "mcp-exporter" }
+                    " "
+                    span.muted { "v" (env!("CARGO_PKG_VERSION")) }
+                    nav {
+                        a href="/metrics" { "metrics" }
+                        " "
+                        a href="/api/targets" { "api" }
+                    }
+                }
+                main { (body) }
+            }
+        }
+    };
+    Html(controls_shown(document.into_string()))
+}
+
+/// `document` with every control character but newline and tab (which a
+/// stderr tail keeps) shown as `\x1b`, `\r`, … instead of acted on. Our
+/// own markup holds none, so whatever is found came from a server; the
+/// visible form holds no character HTML reads.
+fn controls_shown(document: String) -> String {
+    let hidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t');
+    if !document.contains(hidden) {
+        return document;
+    }
+    let mut out = String::with_capacity(document.len() + 16);
+    for c in document.chars() {
+        if hidden(c) {
+            let mut buf = [0u8; 4];
+            out.push_str(&mcp_listing::text::escape_controls(c.encode_utf8(&mut buf)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}\
@@ -91,10 +130,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup_and_shows_control_characters() {
+    fn text_is_escaped_and_control_characters_shown() {
+        let Html(doc) = page(
+            "<t>",
+            html! { pre { ("<b a=\"1\">&\u{1b}[2J\r\u{7}</b>\n\tok") } },
+        );
+        assert!(doc.contains("<title>&lt;t&gt;</title>"), "{doc}");
+        assert!(
+            doc.contains(
+                "<pre>&lt;b a=&quot;1&quot;&gt;&amp;\\x1b[2J\\r\\x07&lt;/b&gt;\n\tok</pre>"
+            ),
+            "{doc}"
+        );
+        assert!(doc.contains("<style>body{"), "{doc}");
+    }
+
+    #[test]
+    fn dot_segments_link_through_the_query() {
+        assert_eq!(target_href(".."), "/targets/?name=..");
+        assert_eq!(target_href("."), "/targets/?name=.");
+        assert_eq!(target_href("..."), "/targets/...");
+        assert_eq!(target_href("a.b"), "/targets/a.b");
         assert_eq!(
-            esc("<b>\u{1b}[2J\r\u{7}</b>\nok"),
-            "&lt;b&gt;\\x1b[2J\\r\\x07&lt;/b&gt;\nok"
+            target_href("io.github.x/y&z"),
+            "/targets/io.github.x%2Fy%26z"
         );
     }
 

@@ -79,6 +79,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/clients", get(api_clients::clients))
         .route("/", get(status_page::index))
         .route("/targets/{name}", get(status_page::target))
+        .route("/targets/", get(status_page::target_named))
         .with_state(state)
 }
 

@@ -2,12 +2,11 @@
 //! history as inline SVG (no JavaScript), with silent shrinks, announced
 //! shrinks, growths and list_changed notices marked.
 
-use super::html::esc;
 use crate::verdict::clock;
 use crate::verdict::history::{Mark, Point};
+use maud::{html, Markup};
 use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt::Write as _;
 
 const WIDTH: f64 = 860.0;
 const HEIGHT: f64 = 220.0;
@@ -48,28 +47,26 @@ fn lane(kind: Kind) -> f64 {
 }
 
 /// The chart, or a sentence when no complete listing is kept yet.
-pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> String {
+pub fn catalogue_chart(points: &BTreeMap<Kind, VecDeque<Point>>) -> Markup {
     let Some(scale) = Scale::of(points) else {
-        return "<p class=\"muted\">No complete listing yet.</p>".to_string();
+        return html! { p.muted { "No complete listing yet." } };
     };
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        "<svg class=\"chart\" role=\"img\" aria-label=\"unique items per kind over time\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\" font-family=\"system-ui,sans-serif\">"
-    );
-    axes(&mut s, &scale);
-    for (kind, pts) in points {
-        if pts.is_empty() {
-            continue;
+    html! {
+        svg.chart role="img" aria-label="unique items per kind over time"
+            viewBox={ "0 0 " (WIDTH) " " (HEIGHT) } width=(WIDTH) height=(HEIGHT)
+            xmlns="http://www.w3.org/2000/svg" font-size="11" font-family="system-ui,sans-serif" {
+            (axes(&scale))
+            @for (kind, pts) in points {
+                @if !pts.is_empty() {
+                    (line(&scale, *kind, pts))
+                    @for p in pts {
+                        (marks(&scale, *kind, p))
+                    }
+                }
+            }
         }
-        line(&mut s, &scale, *kind, pts);
-        for p in pts {
-            marks(&mut s, &scale, *kind, p);
-        }
+        (legend(points.keys()))
     }
-    s.push_str("</svg>");
-    legend(&mut s, points.keys());
-    s
 }
 
 /// Time and item count to chart coordinates: the kept history spans the
@@ -107,32 +104,27 @@ impl Scale {
     }
 }
 
+/// One decimal: chart coordinates.
+fn d1(v: f64) -> String {
+    format!("{v:.1}")
+}
+
 /// Three horizontal guides with their counts, and the first and last time.
-fn axes(s: &mut String, scale: &Scale) {
-    for step in 0..=2u64 {
-        let v = u64::from(scale.max_items) * step / 2;
-        let yy = scale.y(v);
-        let _ = write!(
-            s,
-            "<line x1=\"{LEFT}\" y1=\"{yy:.1}\" x2=\"{:.1}\" y2=\"{yy:.1}\" stroke=\"#e3e6ea\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{v}</text>",
-            WIDTH - RIGHT,
-            LEFT - 6.0,
-            yy + 4.0
-        );
+fn axes(scale: &Scale) -> Markup {
+    html! {
+        @for step in 0..=2u64 {
+            @let v = u64::from(scale.max_items) * step / 2;
+            @let yy = d1(scale.y(v));
+            line x1=(LEFT) y1=(yy) x2=(d1(WIDTH - RIGHT)) y2=(yy) stroke="#e3e6ea" {}
+            text x=(d1(LEFT - 6.0)) y=(d1(scale.y(v) + 4.0)) text-anchor="end" fill="#6b7280" { (v) }
+        }
+        text x=(LEFT) y=(d1(HEIGHT - 8.0)) fill="#6b7280" { (clock(scale.t0)) }
+        text x=(d1(WIDTH - RIGHT)) y=(d1(HEIGHT - 8.0)) text-anchor="end" fill="#6b7280" { (clock(scale.t1)) }
     }
-    let _ = write!(
-        s,
-        "<text x=\"{LEFT}\" y=\"{:.1}\" fill=\"#6b7280\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#6b7280\">{}</text>",
-        HEIGHT - 8.0,
-        esc(&clock(scale.t0)),
-        WIDTH - RIGHT,
-        HEIGHT - 8.0,
-        esc(&clock(scale.t1))
-    );
 }
 
 /// One kind's unique items over time.
-fn line(s: &mut String, scale: &Scale, kind: Kind, pts: &VecDeque<Point>) {
+fn line(scale: &Scale, kind: Kind, pts: &VecDeque<Point>) -> Markup {
     let path: Vec<String> = pts
         .iter()
         .map(|p| {
@@ -143,57 +135,60 @@ fn line(s: &mut String, scale: &Scale, kind: Kind, pts: &VecDeque<Point>) {
             )
         })
         .collect();
-    let _ = write!(
-        s,
-        "<polyline class=\"kind {kind}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\" points=\"{}\"><title>{}</title></polyline>",
-        colour(kind),
-        dashes(kind),
-        path.join(" "),
-        kind
-    );
+    html! {
+        polyline class={ "kind " (kind) } fill="none" stroke=(colour(kind)) stroke-width="2"
+            stroke-dasharray=(dashes(kind)) points=(path.join(" ")) {
+            title { (kind) }
+        }
+    }
 }
 
 /// A point's mark (shrink, growth, churn) and its list_changed ring.
-fn marks(s: &mut String, scale: &Scale, kind: Kind, p: &Point) {
+fn marks(scale: &Scale, kind: Kind, p: &Point) -> Markup {
     let (px, py) = (
         scale.x(p.at_unix_seconds),
         scale.y(u64::from(p.unique_items)) + lane(kind),
     );
-    let when = esc(&clock(p.at_unix_seconds));
-    if let Some(mark) = p.mark {
-        let (shape, fill, what) = match mark {
-            Mark::SilentShrink => (triangle_down(px, py), "#b3261e", "silent shrink"),
-            Mark::Shrink => (triangle_down(px, py), "#9a6700", "announced shrink"),
-            Mark::Growth => (triangle_up(px, py), "#0a7d32", "growth"),
-            Mark::Churn => (diamond(px, py), "#6b7280", "names changed"),
-        };
-        let _ = write!(
-            s,
-            "<polygon class=\"mark {}\" points=\"{shape}\" fill=\"{fill}\"><title>{kind} {what} to {} at {when}</title></polygon>",
-            what.replace(' ', "-"),
-            p.unique_items
-        );
-    }
-    if p.list_changed {
-        let _ = write!(
-            s,
-            "<circle class=\"mark list-changed\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"6\" fill=\"none\" stroke=\"#1f6feb\" stroke-width=\"1.5\"><title>{kind} list_changed at {when}</title></circle>"
-        );
+    let when = clock(p.at_unix_seconds);
+    html! {
+        @if let Some(mark) = p.mark {
+            @let (shape, fill, what) = match mark {
+                Mark::SilentShrink => (triangle_down(px, py), "#b3261e", "silent shrink"),
+                Mark::Shrink => (triangle_down(px, py), "#9a6700", "announced shrink"),
+                Mark::Growth => (triangle_up(px, py), "#0a7d32", "growth"),
+                Mark::Churn => (diamond(px, py), "#6b7280", "names changed"),
+            };
+            polygon class={ "mark " (what.replace(' ', "-")) } points=(shape) fill=(fill) {
+                title { (kind) " " (what) " to " (p.unique_items) " at " (when) }
+            }
+        }
+        @if p.list_changed {
+            circle.mark.list-changed cx=(d1(px)) cy=(d1(py)) r="6" fill="none" stroke="#1f6feb" stroke-width="1.5" {
+                title { (kind) " list_changed at " (when) }
+            }
+        }
     }
 }
 
 /// The legend is HTML so it reads without the SVG.
-fn legend<'a>(s: &mut String, kinds: impl Iterator<Item = &'a Kind>) {
-    s.push_str("<p class=\"legend\">");
-    for kind in kinds {
-        let _ = write!(
-            s,
-            "<span style=\"color:{c}\"><svg width=\"26\" height=\"8\" aria-hidden=\"true\"><line x1=\"0\" y1=\"4\" x2=\"26\" y2=\"4\" stroke=\"{c}\" stroke-width=\"2\" stroke-dasharray=\"{d}\"/></svg> {kind}</span> ",
-            c = colour(*kind),
-            d = dashes(*kind)
-        );
+fn legend<'a>(kinds: impl Iterator<Item = &'a Kind>) -> Markup {
+    html! {
+        p.legend {
+            @for kind in kinds {
+                span style={ "color:" (colour(*kind)) } {
+                    svg width="26" height="8" aria-hidden="true" {
+                        line x1="0" y1="4" x2="26" y2="4" stroke=(colour(*kind)) stroke-width="2" stroke-dasharray=(dashes(*kind)) {}
+                    }
+                    " " (kind)
+                }
+                " "
+            }
+            span style="color:#b3261e" { "▼ silent shrink" } " "
+            span style="color:#9a6700" { "▼ announced shrink" } " "
+            span style="color:#0a7d32" { "▲ growth" } " "
+            span style="color:#1f6feb" { "○ list_changed" }
+        }
     }
-    s.push_str("<span style=\"color:#b3261e\">▼ silent shrink</span> <span style=\"color:#9a6700\">▼ announced shrink</span> <span style=\"color:#0a7d32\">▲ growth</span> <span style=\"color:#1f6feb\">○ list_changed</span></p>");
 }
 
 fn triangle_down(x: f64, y: f64) -> String {
@@ -259,7 +254,7 @@ mod tests {
                 ]),
             );
         }
-        let svg = catalogue_chart(&points);
+        let svg = catalogue_chart(&points).into_string();
         let lines: Vec<&str> = svg.split("<polyline").skip(1).collect();
         assert_eq!(lines.len(), 4, "{svg}");
         let attr = |line: &str, name: &str| {
@@ -276,7 +271,7 @@ mod tests {
         for kind in Kind::ALL {
             assert!(
                 svg.contains(&format!(
-                    "stroke-dasharray=\"{}\"/></svg> {kind}",
+                    "stroke-dasharray=\"{}\"></line></svg> {kind}",
                     dashes(kind)
                 )),
                 "{svg}"
@@ -296,7 +291,7 @@ mod tests {
                 point(180.0, 20, Some(Mark::Shrink), true),
             ]),
         );
-        let svg = catalogue_chart(&points);
+        let svg = catalogue_chart(&points).into_string();
         assert!(svg.starts_with("<svg"));
         assert_eq!(svg.matches("class=\"mark silent-shrink\"").count(), 1);
         assert_eq!(svg.matches("class=\"mark growth\"").count(), 1);
@@ -308,7 +303,9 @@ mod tests {
 
     #[test]
     fn nothing_kept_says_so() {
-        assert!(catalogue_chart(&BTreeMap::new()).contains("No complete listing yet"));
+        assert!(catalogue_chart(&BTreeMap::new())
+            .into_string()
+            .contains("No complete listing yet"));
     }
 
     #[test]
@@ -318,7 +315,7 @@ mod tests {
             Kind::Tools,
             VecDeque::from(vec![point(5.0, 0, None, false)]),
         );
-        let svg = catalogue_chart(&points);
+        let svg = catalogue_chart(&points).into_string();
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
     }
 }

@@ -2,50 +2,39 @@
 //! (`conformance:` in the config) with every failing rule, its level and
 //! evidence. Absent for targets without conformance runs.
 
-use super::html::esc;
 use crate::poll::unix_now;
 use crate::verdict::{ago, clock, ConformanceResult};
-use std::fmt::Write as _;
+use maud::{html, Markup};
 
-pub fn section(result: Option<&ConformanceResult>) -> String {
+pub fn section(result: Option<&ConformanceResult>) -> Markup {
     let Some(c) = result else {
-        return String::new();
+        return html! {};
     };
-    let mut b = String::from("<h2>Pagination conformance</h2>");
-    let _ = write!(
-        b,
-        "<p class=\"muted\">Latest run {} ({} ago){}: {} pass, {} fail, {} n/a. Failing MUST rules make the kind degraded; the rules are in docs/conformance.md.</p>",
-        esc(&clock(c.at_unix_seconds)),
-        ago(unix_now() - c.at_unix_seconds),
-        c.protocol_version
-            .as_deref()
-            .map(|v| format!(" under {}", esc(v)))
-            .unwrap_or_default(),
-        c.passed,
-        c.failed,
-        c.not_applicable
-    );
-    if c.failures.is_empty() {
-        b.push_str("<p class=\"ok\">Every rule that applies passes.</p>");
-        return b;
+    html! {
+        h2 { "Pagination conformance" }
+        p.muted {
+            "Latest run " (clock(c.at_unix_seconds)) " (" (ago(unix_now() - c.at_unix_seconds)) " ago)"
+            @if let Some(v) = &c.protocol_version { " under " (v) }
+            ": " (c.passed) " pass, " (c.failed) " fail, " (c.not_applicable)
+            " n/a. Failing MUST rules make the kind degraded; the rules are in docs/conformance.md."
+        }
+        @if c.failures.is_empty() {
+            p.ok { "Every rule that applies passes." }
+        } @else {
+            table {
+                tr { th { "kind" } th { "rule" } th { "level" } th { "what" } th { "evidence" } }
+                @for f in &c.failures {
+                    tr {
+                        td { (f.kind) }
+                        td { (f.rule) }
+                        td class=(if f.is_must() { "bad" } else { "warn" }) { (f.level.label()) }
+                        td { (f.message) }
+                        td.muted { (f.evidence) }
+                    }
+                }
+            }
+        }
     }
-    b.push_str(
-        "<table><tr><th>kind</th><th>rule</th><th>level</th><th>what</th><th>evidence</th></tr>",
-    );
-    for f in &c.failures {
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td class=\"muted\">{}</td></tr>",
-            f.kind,
-            esc(f.rule),
-            if f.is_must() { "bad" } else { "warn" },
-            esc(f.level.label()),
-            esc(&f.message),
-            esc(&f.evidence)
-        );
-    }
-    b.push_str("</table>");
-    b
 }
 
 #[cfg(test)]
@@ -71,10 +60,10 @@ mod tests {
                 evidence: "listing 1 · page 0".into(),
             }],
         };
-        let html = section(Some(&c));
+        let html = section(Some(&c)).into_string();
         assert!(html.contains("cache-ttl"), "{html}");
         assert!(html.contains("no ttlMs &lt;b&gt;"), "{html}");
         assert!(html.contains("10 pass, 1 fail, 3 n/a"), "{html}");
-        assert_eq!(section(None), "");
+        assert_eq!(section(None).into_string(), "");
     }
 }

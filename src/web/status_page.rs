@@ -1,20 +1,22 @@
 //! The status pages a person reads at a glance: every target's health,
 //! catalogue sizes and trend, and per target recent polls page by page.
+//! Each page is a list of sections, one function each returning its markup.
 
-use super::html::{esc, page, path_segment, sparkline};
+use super::html::{page, sparkline, target_href};
 use super::status_chart::catalogue_chart;
 use super::status_sections::{
     badge, change_log, failures, first_reason, reference_diff, verdict_block,
 };
 use super::AppState;
+use crate::discovery::status::SourceStatus;
 use crate::poll::unix_now;
 use crate::sinks::status::{KindSummary, PollSummary, TargetStatus};
 use crate::verdict::{ago, Health};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
+use maud::{html, Markup};
 use serde::Deserialize;
-use std::fmt::Write as _;
 
 /// Front-page filter: `?level=down|degraded|healthy|pending|unhealthy`
 /// and `?q=` (a substring of the name), a plain GET form.
@@ -59,294 +61,297 @@ fn keep(t: &TargetStatus, q: &IndexQuery) -> bool {
 pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> Html<String> {
     let mut targets = app.service.status().all();
     targets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
-    let now = unix_now();
-    let mut b = String::new();
-    let count = |w: &str| targets.iter().filter(|t| level_word(t) == w).count();
-    let _ = write!(
-        b,
-        "<h1>Targets</h1><p class=\"counts\"><span class=\"bad\">{} down</span> · <span class=\"warn\">{} degraded</span> · <span class=\"ok\">{} healthy</span> · <span class=\"muted\">{} pending</span></p>",
-        count("down"),
-        count("degraded"),
-        count("healthy"),
-        count("pending")
-    );
     let sources = app.service.sources();
-    b.push_str(&super::status_sources::section(&sources, now));
-    filter_form(&mut b, &q);
-    b.push_str("<table class=\"targets\"><tr><th>target</th><th>verdict</th><th>first reason (worst first)</th><th>catalogue (unique items, trend)</th><th>last poll</th><th>next poll</th></tr>");
-    let mut shown = 0;
-    // Grouped by where they come from: `targets:` first, then each source
-    // in `discovery:` order; worst first within a group.
-    let groups = std::iter::once(None).chain(sources.iter().map(|s| Some(s.name.as_str())));
-    for group in groups {
-        let rows: Vec<&TargetStatus> = targets
-            .iter()
-            .filter(|t| t.source.as_deref() == group && keep(t, &q))
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        if !sources.is_empty() {
-            let title = match group {
-                None => "static targets (<code>targets:</code>)".to_string(),
-                Some(name) => format!("discovered by <b>{}</b>", esc(name)),
-            };
-            let _ = write!(
-                b,
-                "<tr class=\"group\"><th colspan=\"6\">{title} · {}</th></tr>",
-                rows.len()
-            );
-        }
-        for t in rows {
-            shown += 1;
-            target_row(&mut b, t, now);
+    let now = unix_now();
+    page(
+        "mcp-exporter",
+        html! {
+            h1 { "Targets" }
+            (counts(&targets))
+            (super::status_sources::section(&sources, now))
+            (filter_form(&q))
+            (targets_table(&targets, &sources, &q, now))
+        },
+    )
+}
+
+/// How many targets are at each level.
+fn counts(targets: &[TargetStatus]) -> Markup {
+    let count = |w: &str| targets.iter().filter(|t| level_word(t) == w).count();
+    html! {
+        p.counts {
+            span.bad { (count("down")) " down" } " · "
+            span.warn { (count("degraded")) " degraded" } " · "
+            span.ok { (count("healthy")) " healthy" } " · "
+            span.muted { (count("pending")) " pending" }
         }
     }
-    b.push_str("</table>");
-    if shown < targets.len() {
-        let _ = write!(
-            b,
-            "<p class=\"muted\">{shown} of {} target(s) shown. <a href=\"/\">Show all</a></p>",
-            targets.len()
-        );
-    }
-    Html(page("mcp-exporter", &b))
 }
 
 /// The verdict and name filter, a plain GET form showing the current query.
-fn filter_form(b: &mut String, q: &IndexQuery) {
+fn filter_form(q: &IndexQuery) -> Markup {
     let selected = q.level.as_deref().unwrap_or("all");
-    b.push_str(
-        "<form class=\"filter\" method=\"get\" action=\"/\"><label>verdict <select name=\"level\">",
-    );
-    for (value, label) in [
-        ("all", "all"),
-        ("unhealthy", "down or degraded"),
-        ("down", "down"),
-        ("degraded", "degraded"),
-        ("healthy", "healthy"),
-        ("pending", "pending"),
-    ] {
-        let _ = write!(
-            b,
-            "<option value=\"{value}\"{}>{label}</option>",
-            if value == selected { " selected" } else { "" }
-        );
+    html! {
+        form.filter method="get" action="/" {
+            label {
+                "verdict "
+                select name="level" {
+                    @for (value, label) in [
+                        ("all", "all"),
+                        ("unhealthy", "down or degraded"),
+                        ("down", "down"),
+                        ("degraded", "degraded"),
+                        ("healthy", "healthy"),
+                        ("pending", "pending"),
+                    ] {
+                        option value=(value) selected[value == selected] { (label) }
+                    }
+                }
+            }
+            " "
+            label { "name " input name="q" value=(q.q.as_deref().unwrap_or("")) size="16"; }
+            " "
+            button type="submit" { "filter" }
+        }
     }
-    let _ = write!(
-        b,
-        "</select></label> <label>name <input name=\"q\" value=\"{}\" size=\"16\"></label> <button type=\"submit\">filter</button></form>",
-        esc(q.q.as_deref().unwrap_or(""))
-    );
+}
+
+/// Every target the filter keeps, grouped by where they come from:
+/// `targets:` first, then each source in `discovery:` order; worst first
+/// within a group. Then how many the filter hid.
+fn targets_table(
+    targets: &[TargetStatus],
+    sources: &[SourceStatus],
+    q: &IndexQuery,
+    now: f64,
+) -> Markup {
+    let groups = std::iter::once(None).chain(sources.iter().map(|s| Some(s.name.as_str())));
+    let grouped: Vec<(Option<&str>, Vec<&TargetStatus>)> = groups
+        .map(|group| {
+            let rows = targets
+                .iter()
+                .filter(|t| t.source.as_deref() == group && keep(t, q))
+                .collect();
+            (group, rows)
+        })
+        .filter(|(_, rows): &(_, Vec<_>)| !rows.is_empty())
+        .collect();
+    let shown: usize = grouped.iter().map(|(_, rows)| rows.len()).sum();
+    html! {
+        table.targets {
+            tr { th { "target" } th { "verdict" } th { "first reason (worst first)" } th { "catalogue (unique items, trend)" } th { "last poll" } th { "next poll" } }
+            @for (group, rows) in &grouped {
+                @if !sources.is_empty() {
+                    tr.group {
+                        th colspan="6" {
+                            @match group {
+                                None => { "static targets (" code { "targets:" } ")" },
+                                Some(name) => { "discovered by " b { (name) } },
+                            }
+                            " · " (rows.len())
+                        }
+                    }
+                }
+                @for t in rows {
+                    (target_row(t, now))
+                }
+            }
+        }
+        @if shown < targets.len() {
+            p.muted { (shown) " of " (targets.len()) " target(s) shown. " a href="/" { "Show all" } }
+        }
+    }
 }
 
 /// One target's row: verdict and since when, first reason, catalogue sizes
 /// with their trend, last and next poll.
-fn target_row(b: &mut String, t: &TargetStatus, now: f64) {
+fn target_row(t: &TargetStatus, now: f64) -> Markup {
     let last = t.history.front();
-    let (verdict, reason) = match &t.catalogue.verdict {
-        None => (
-            "<span class=\"verdict muted\">pending</span>".to_string(),
-            "<span class=\"muted\">not polled yet</span>".to_string(),
-        ),
-        Some(v) => (
-            format!(
-                "{}{}",
-                badge(v.overall.level),
-                t.catalogue
-                    .level_since_unix_seconds
-                    .map(|s| format!("<br><span class=\"muted\">for {}</span>", ago(now - s)))
-                    .unwrap_or_default()
-            ),
-            first_reason(&v.overall),
-        ),
-    };
-    let mut sizes = String::new();
-    for (kind, trend) in &t.trend {
-        let _ = write!(
-            sizes,
-            "{}: <b>{}</b> <span class=\"spark\">{}</span><br>",
-            kind,
-            trend.last().unwrap_or(0),
-            sparkline(trend.iter())
-        );
-    }
-    let age = last
-        .map(|p| format!("{} ago", ago(now - p.started_unix_seconds)))
-        .unwrap_or_else(|| "-".into());
-    let next = t
-        .next_poll_unix_seconds
-        .map(|n| {
-            if n > now {
-                format!("in {}", ago(n - now))
-            } else {
-                "due".into()
+    html! {
+        tr data-target=(t.name) data-level=(level_word(t)) {
+            td { a href=(target_href(&t.name)) { (t.name) } br; span.muted { (t.endpoint) } }
+            @match &t.catalogue.verdict {
+                None => {
+                    td { span.verdict.muted { "pending" } }
+                    td.reason { span.muted { "not polled yet" } }
+                },
+                Some(v) => {
+                    td {
+                        (badge(v.overall.level))
+                        @if let Some(s) = t.catalogue.level_since_unix_seconds {
+                            br; span.muted { "for " (ago(now - s)) }
+                        }
+                    }
+                    td.reason { (first_reason(&v.overall)) }
+                },
             }
-        })
-        .unwrap_or_else(|| "-".into());
-    // A server that answered HTTP 429 with Retry-After moved the next poll.
-    let next = match last.and_then(|p| p.retry_after_seconds()) {
-        Some(wait) => format!(
-            "{next}<br><span class=\"muted\">Retry-After {}</span>",
-            ago(wait)
-        ),
-        None => next,
-    };
-    let _ = write!(
-        b,
-        "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
-        esc(&t.name),
-        level_word(t),
-        path_segment(&t.name),
-        esc(&t.name),
-        esc(&t.endpoint)
-    );
+            td {
+                @for (kind, trend) in &t.trend {
+                    (kind) ": " b { (trend.last().unwrap_or(0)) } " " span.spark { (sparkline(trend.iter())) } br;
+                }
+            }
+            td {
+                @match last {
+                    Some(p) => { (ago(now - p.started_unix_seconds)) " ago" },
+                    None => "-",
+                }
+            }
+            td { (next_poll(t, last, now)) }
+        }
+    }
 }
 
+/// When the next poll is due, and the wait a server's HTTP 429 with
+/// Retry-After asked for.
+fn next_poll(t: &TargetStatus, last: Option<&PollSummary>, now: f64) -> Markup {
+    html! {
+        @match t.next_poll_unix_seconds {
+            Some(n) if n > now => { "in " (ago(n - now)) },
+            Some(_) => "due",
+            None => "-",
+        }
+        @if let Some(wait) = last.and_then(|p| p.retry_after_seconds()) {
+            br; span.muted { "Retry-After " (ago(wait)) }
+        }
+    }
+}
+
+/// `/targets/NAME`.
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(t) = app.service.status().get(&name) else {
-        return (
-            StatusCode::NOT_FOUND,
-            Html(page("not found", "<p>No such target.</p>")),
-        )
-            .into_response();
-    };
-    Html(page(&t.name, &render_target(&t))).into_response()
+    target_page(&app, &name)
 }
 
-fn render_target(t: &TargetStatus) -> String {
-    let mut b = String::new();
-    let _ = write!(
-        b,
-        "<h1>{}</h1><p><span class=\"muted\">{}</span>{} · {} · {} poll(s), {} skipped · {} consecutive failure(s)</p>",
-        esc(&t.name),
-        esc(&t.endpoint),
-        t.source
-            .as_deref()
-            .map(|s| format!(" · discovered by <b>{}</b>", esc(s)))
-            .unwrap_or_default(),
-        esc(&t.schedule),
-        t.polls,
-        t.skipped_polls,
-        t.consecutive_failures
-    );
+/// `/targets/?name=NAME`: how the pages link to a target whose name is a
+/// dot segment (`..`), which a path cannot carry (html.rs, `target_href`).
+#[derive(Debug, Deserialize)]
+pub struct TargetQuery {
+    name: Option<String>,
+}
+
+pub async fn target_named(State(app): State<AppState>, Query(q): Query<TargetQuery>) -> Response {
+    target_page(&app, q.name.as_deref().unwrap_or(""))
+}
+
+fn target_page(app: &AppState, name: &str) -> Response {
+    let Some(t) = app.service.status().get(name) else {
+        let body = html! { p { "No such target." } };
+        return (StatusCode::NOT_FOUND, page("not found", body)).into_response();
+    };
+    page(&t.name, render_target(&t)).into_response()
+}
+
+/// A target's page: what it is, its verdict, then each section.
+fn render_target(t: &TargetStatus) -> Markup {
     let c = &t.catalogue;
-    match &c.verdict {
-        Some(v) => b.push_str(&verdict_block(v, c.level_since_unix_seconds, unix_now())),
-        None => b.push_str("<h2>Verdict: <span class=\"verdict muted\">pending</span></h2><p class=\"muted\">Not polled yet.</p>"),
+    html! {
+        (target_header(t))
+        @match &c.verdict {
+            Some(v) => (verdict_block(v, c.level_since_unix_seconds, unix_now())),
+            None => {
+                h2 { "Verdict: " span.verdict.muted { "pending" } }
+                p.muted { "Not polled yet." }
+            },
+        }
+        h2 { "Catalogue over time" }
+        (catalogue_chart(&c.points))
+        (change_log(&c.changes))
+        (reference_diff(&c.reference))
+        @if let Some(latest) = t.history.front() {
+            (super::status_protocols::section(latest.protocols()))
+        }
+        (super::status_conformance::section(c.conformance.as_ref()))
+        (failures(&c.failures))
+        (recent_polls(t))
+        @if let Some(tail) = &t.stderr_tail {
+            h2 { "stderr (last bytes, secrets redacted)" }
+            pre { (tail) }
+        }
     }
-    b.push_str("<h2>Catalogue over time</h2>");
-    b.push_str(&catalogue_chart(&c.points));
-    b.push_str(&change_log(&c.changes));
-    b.push_str(&reference_diff(&c.reference));
-    if let Some(latest) = t.history.front() {
-        b.push_str(&super::status_protocols::section(latest.protocols()));
+}
+
+/// The name, endpoint, source, schedule and counters.
+fn target_header(t: &TargetStatus) -> Markup {
+    html! {
+        h1 { (t.name) }
+        p {
+            span.muted { (t.endpoint) }
+            @if let Some(s) = &t.source { " · discovered by " b { (s) } }
+            " · " (t.schedule) " · " (t.polls) " poll(s), " (t.skipped_polls) " skipped · "
+            (t.consecutive_failures) " consecutive failure(s)"
+        }
     }
-    b.push_str(&super::status_conformance::section(c.conformance.as_ref()));
-    b.push_str(&failures(&c.failures));
-    let _ = write!(
-        b,
-        "<h2>Recent polls</h2><p class=\"muted\">The last {} poll(s), newest first; failures above are kept apart and outlive them.</p>",
-        t.history.len()
-    );
-    for (i, p) in t.history.iter().enumerate() {
-        recent_poll(&mut b, p, i == 0);
+}
+
+/// The kept polls, newest first.
+fn recent_polls(t: &TargetStatus) -> Markup {
+    html! {
+        h2 { "Recent polls" }
+        p.muted { "The last " (t.history.len()) " poll(s), newest first; failures above are kept apart and outlive them." }
+        @for (i, p) in t.history.iter().enumerate() {
+            (recent_poll(p, i == 0))
+        }
     }
-    if let Some(tail) = &t.stderr_tail {
-        let _ = write!(
-            b,
-            "<h2>stderr (last bytes, secrets redacted)</h2><pre>{}</pre>",
-            esc(tail)
-        );
-    }
-    b
 }
 
 /// One recent poll: when, up or down, protocol, timing and trace, its
 /// session error, and a row per kind.
-fn recent_poll(b: &mut String, p: &PollSummary, latest: bool) {
+fn recent_poll(p: &PollSummary, latest: bool) -> Markup {
     let when = chrono::DateTime::from_timestamp_millis((p.started_unix_seconds * 1000.0) as i64)
         .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_default();
-    let _ = write!(
-        b,
-        "<h3>{} {}</h3><p>{} · protocol {} over {} · {:.1} ms{}{}</p>",
-        if latest { "Latest poll" } else { "Poll" },
-        esc(&when),
-        if p.up {
-            "<span class=\"ok\">up</span>"
-        } else {
-            "<span class=\"bad\">down</span>"
-        },
-        esc(p.protocol_version.as_deref().unwrap_or("-")),
-        esc(p.transport.label()),
-        p.duration_seconds * 1000.0,
-        p.time_to_ready_seconds
-            .map(|s| format!(" · ready in {:.1} ms", s * 1000.0))
-            .unwrap_or_default(),
-        p.trace_id
-            .map(|id| format!(" · trace <code>{id}</code>"))
-            .unwrap_or_default()
-    );
-    if let Some(e) = p.session_error() {
-        let _ = write!(b, "<p class=\"bad\">{}</p>", esc(e));
+    html! {
+        h3 { (if latest { "Latest poll" } else { "Poll" }) " " (when) }
+        p {
+            @if p.up { span.ok { "up" } } @else { span.bad { "down" } }
+            " · protocol " (p.protocol_version.as_deref().unwrap_or("-"))
+            " over " (p.transport.label())
+            " · " (format!("{:.1}", p.duration_seconds * 1000.0)) " ms"
+            @if let Some(s) = p.time_to_ready_seconds { " · ready in " (format!("{:.1}", s * 1000.0)) " ms" }
+            @if let Some(id) = p.trace_id { " · trace " code { (id) } }
+        }
+        @if let Some(e) = p.session_error() {
+            p.bad { (e) }
+        }
+        table {
+            tr { th { "kind" } th { "outcome" } th.num { "pages" } th.num { "requests" } th.num { "raw" } th.num { "unique" } th.num { "dupes" } th.num { "-32602" } th { "added / removed" } th { "pages (items · ms · next)" } }
+            @for k in p.kinds.iter() {
+                (kind_row(k))
+            }
+        }
     }
-    b.push_str("<table><tr><th>kind</th><th>outcome</th><th class=\"num\">pages</th><th class=\"num\">requests</th><th class=\"num\">raw</th><th class=\"num\">unique</th><th class=\"num\">dupes</th><th class=\"num\">-32602</th><th>added / removed</th><th>pages (items · ms · next)</th></tr>");
-    for k in p.kinds.iter() {
-        kind_row(b, k);
-    }
-    b.push_str("</table>");
 }
 
 /// One kind of a recent poll: outcome, counts, churn, and its pages.
-fn kind_row(b: &mut String, k: &KindSummary) {
-    let pages: Vec<String> = k
-        .page_detail()
-        .iter()
-        .map(|pg| {
-            format!(
-                "#{}{} {}·{:.1}·{}",
-                mcp_listing::page_number(pg.index),
-                if pg.attempt > 0 {
+fn kind_row(k: &KindSummary) -> Markup {
+    html! {
+        tr {
+            td { (k.kind) }
+            td {
+                (k.outcome.label())
+                @if let Some(r) = k.reason { " (" (r.label()) ")" }
+                @if let Some(d) = &k.detail { br; span.muted { (d) } }
+            }
+            td.num { (k.pages) }
+            td.num { (k.requests) }
+            td.num { (k.raw_items) }
+            td.num { (k.unique_items) }
+            td.num { (k.duplicate_items) }
+            td.num { (k.invalid_cursor_errors) }
+            td {
+                @if !k.added().is_empty() { "+ " (k.added().join(", ")) br; }
+                @if !k.removed().is_empty() { "− " (k.removed().join(", ")) }
+            }
+            td.muted {
+                @for (i, pg) in k.page_detail().iter().enumerate() {
+                    @if i > 0 { br; }
+                    "#" (mcp_listing::page_number(pg.index))
                     // Attempts counted from 1, as the verdict's "(attempt 2)".
-                    format!("/a{}", pg.attempt + 1)
-                } else {
-                    String::new()
-                },
-                pg.items,
-                pg.ms,
-                esc(&pg.next)
-            )
-        })
-        .collect();
-    let churn = format!(
-        "{}{}",
-        if k.added().is_empty() {
-            String::new()
-        } else {
-            format!("+ {}<br>", esc(&k.added().join(", ")))
-        },
-        if k.removed().is_empty() {
-            String::new()
-        } else {
-            format!("− {}", esc(&k.removed().join(", ")))
+                    @if pg.attempt > 0 { "/a" (pg.attempt + 1) }
+                    " " (pg.items) "·" (format!("{:.1}", pg.ms)) "·" (pg.next)
+                }
+            }
         }
-    );
-    let _ = write!(
-        b,
-        "<tr><td>{}</td><td>{}{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{churn}</td><td class=\"muted\">{}</td></tr>",
-        k.kind,
-        esc(k.outcome.label()),
-        k.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
-        k.detail.as_deref().map(|d| format!("<br><span class=\"muted\">{}</span>", esc(d))).unwrap_or_default(),
-        k.pages,
-        k.requests,
-        k.raw_items,
-        k.unique_items,
-        k.duplicate_items,
-        k.invalid_cursor_errors,
-        pages.join("<br>")
-    );
+    }
 }
 
 #[cfg(test)]

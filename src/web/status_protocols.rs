@@ -2,67 +2,67 @@
 //! latest poll's catalogue at every configured version, with the names each
 //! version lacks. Absent for targets without `protocols:`.
 
-use super::html::esc;
-use crate::poll::ProtocolCatalogue;
-use std::fmt::Write as _;
+use super::status_sections::names_cell;
+use crate::poll::{ProtocolCatalogue, ProtocolKind};
+use maud::{html, Markup};
 
-pub fn section(protocols: &[ProtocolCatalogue]) -> String {
+pub fn section(protocols: &[ProtocolCatalogue]) -> Markup {
     if protocols.is_empty() {
-        return String::new();
+        return html! {};
     }
-    let mut b = String::from("<h2>Per protocol version</h2><p class=\"muted\">One session per configured version, newest first; the primary's listing is the one charted above. Missing: listed under another version but not this one.</p><table><tr><th>version</th><th>kind</th><th>outcome</th><th class=\"num\">items</th><th class=\"num\">missing here</th><th>missing names</th></tr>");
-    for p in protocols {
-        let version = if p.primary {
-            format!(
-                "{} <span class=\"muted\">(primary)</span>",
-                esc(p.protocol_version.label())
-            )
-        } else {
-            esc(p.protocol_version.label())
-        };
-        if let Some(e) = &p.session_error {
-            let _ = write!(
-                b,
-                "<tr><td>{version}</td><td colspan=\"5\" class=\"muted\">no session (not spoken): {}</td></tr>",
-                esc(e)
-            );
-            continue;
-        }
-        for k in &p.kinds {
-            let outcome = match &k.reason {
-                Some(r) => format!("{} ({})", k.outcome, esc(r.label())),
-                None => k.outcome.to_string(),
-            };
-            let (class, missing, names) = match k.missing_total {
-                None => ("muted", "-".to_string(), String::new()),
-                Some(0) => ("ok", "0".to_string(), String::new()),
-                Some(n) => {
-                    let mut names = esc(&k.missing.join(", "));
-                    if n > k.missing.len() as u64 {
-                        let _ = write!(
-                            names,
-                            " <span class=\"muted\">… and {} more</span>",
-                            n - k.missing.len() as u64
-                        );
+    html! {
+        h2 { "Per protocol version" }
+        p.muted { "One session per configured version, newest first; the primary's listing is the one charted above. Missing: listed under another version but not this one." }
+        table {
+            tr { th { "version" } th { "kind" } th { "outcome" } th.num { "items" } th.num { "missing here" } th { "missing names" } }
+            @for p in protocols {
+                @let version = version_cell(p);
+                @if let Some(e) = &p.session_error {
+                    tr {
+                        td { (version) }
+                        td colspan="5" class="muted" { "no session (not spoken): " (e) }
                     }
-                    ("bad", n.to_string(), names)
+                } @else {
+                    @for k in &p.kinds {
+                        tr.protocol {
+                            td { (version) }
+                            (kind_cells(k))
+                        }
+                    }
                 }
-            };
-            let _ = write!(
-                b,
-                "<tr class=\"protocol\"><td>{version}</td><td>{}</td><td>{outcome}</td><td class=\"num\">{}</td><td class=\"num {class}\">{missing}</td><td>{names}</td></tr>",
-                k.kind, k.unique_items
-            );
+            }
         }
     }
-    b.push_str("</table>");
-    b
+}
+
+/// The version, marked when it is the primary.
+fn version_cell(p: &ProtocolCatalogue) -> Markup {
+    html! {
+        (p.protocol_version.label())
+        @if p.primary { " " span.muted { "(primary)" } }
+    }
+}
+
+/// One kind at one version: outcome, items, and what it lacks.
+fn kind_cells(k: &ProtocolKind) -> Markup {
+    html! {
+        td { (k.kind) }
+        td {
+            (k.outcome)
+            @if let Some(r) = &k.reason { " (" (r.label()) ")" }
+        }
+        td.num { (k.unique_items) }
+        @match k.missing_total {
+            None => { td."num muted" { "-" } td {} },
+            Some(0) => { td."num ok" { "0" } td {} },
+            Some(n) => { td."num bad" { (n) } td { (names_cell(&k.missing, n)) } },
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::ProtocolKind;
     use mcp_listing::{Kind, Outcome, ProtocolVersion};
 
     #[test]
@@ -90,7 +90,8 @@ mod tests {
                 session_error: Some("transport_error: HTTP 400".into()),
                 kinds: vec![],
             },
-        ]);
+        ])
+        .into_string();
         assert!(
             html.contains("2026-07-28 <span class=\"muted\">(primary)</span>"),
             "{html}"
@@ -100,6 +101,6 @@ mod tests {
             html.contains("no session (not spoken): transport_error: HTTP 400"),
             "{html}"
         );
-        assert_eq!(section(&[]), "");
+        assert_eq!(section(&[]).into_string(), "");
     }
 }

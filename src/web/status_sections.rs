@@ -1,13 +1,13 @@
 //! Pieces of the status pages built from a target's verdict history: the
 //! verdict with its reasons, the change log, the gateway-versus-origin diff
-//! and the recent failures.
+//! and the recent failures. Each returns its markup (maud escapes the text).
 
-use super::html::esc;
+use super::html::target_href;
 use crate::verdict::history::Failure;
 use crate::verdict::{ago, clock, Change, Health, ReferenceGap, TargetVerdict, Verdict};
+use maud::{html, Markup};
 use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt::Write as _;
 
 /// CSS class of a level.
 pub fn level_class(level: Health) -> &'static str {
@@ -19,174 +19,165 @@ pub fn level_class(level: Health) -> &'static str {
 }
 
 /// `<span class="verdict warn">degraded</span>`.
-pub fn badge(level: Health) -> String {
-    format!(
-        "<span class=\"verdict {}\">{}</span>",
-        level_class(level),
-        level.label()
-    )
+pub fn badge(level: Health) -> Markup {
+    html! { span class={ "verdict " (level_class(level)) } { (level.label()) } }
 }
 
 /// The first reason of a verdict, with a count of the others.
-pub fn first_reason(v: &Verdict) -> String {
-    match v.first_reason() {
-        None => "<span class=\"muted\">nothing wrong</span>".to_string(),
-        Some(r) => {
-            let more = v.reasons.len() - 1;
-            format!(
-                "{}{}",
-                esc(&r.message),
-                if more > 0 {
-                    format!(" <span class=\"muted\">(+{more} more)</span>")
-                } else {
-                    String::new()
+pub fn first_reason(v: &Verdict) -> Markup {
+    html! {
+        @match v.first_reason() {
+            None => span.muted { "nothing wrong" },
+            Some(r) => {
+                (r.message)
+                @let more = v.reasons.len().saturating_sub(1);
+                @if more > 0 {
+                    " " span.muted { "(+" (more) " more)" }
                 }
-            )
+            }
         }
     }
 }
 
 /// The verdict block of a target page: level, since when, every reason, and
 /// the level per kind.
-pub fn verdict_block(v: &TargetVerdict, since: Option<f64>, now: f64) -> String {
-    let mut b = String::new();
-    let _ = write!(
-        b,
-        "<section class=\"verdict-block\"><h2>Verdict: {}</h2>",
-        badge(v.overall.level)
-    );
-    if let Some(since) = since {
-        let _ = write!(
-            b,
-            "<p class=\"muted\">{} since {} ({} ago)</p>",
-            v.overall.level,
-            esc(&clock(since)),
-            ago(now - since)
-        );
-    }
-    if v.overall.reasons.is_empty() {
-        b.push_str("<p>Every enabled kind listed completely; nothing below the expected minimum, missing from a reference, shrunk silently or duplicated.</p>");
-    } else {
-        b.push_str("<table><tr><th>level</th><th>kind</th><th>reason</th><th>code</th></tr>");
-        for r in &v.overall.reasons {
-            let _ = write!(
-                b,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                badge(r.level),
-                r.kind.map(|k| k.label()).unwrap_or("all"),
-                esc(&r.message),
-                r.code
-            );
+pub fn verdict_block(v: &TargetVerdict, since: Option<f64>, now: f64) -> Markup {
+    html! {
+        section.verdict-block {
+            h2 { "Verdict: " (badge(v.overall.level)) }
+            @if let Some(since) = since {
+                p.muted { (v.overall.level) " since " (clock(since)) " (" (ago(now - since)) " ago)" }
+            }
+            @if v.overall.reasons.is_empty() {
+                p { "Every enabled kind listed completely; nothing below the expected minimum, missing from a reference, shrunk silently or duplicated." }
+            } @else {
+                table {
+                    tr { th { "level" } th { "kind" } th { "reason" } th { "code" } }
+                    @for r in &v.overall.reasons {
+                        tr {
+                            td { (badge(r.level)) }
+                            td { (r.kind.map(|k| k.label()).unwrap_or("all")) }
+                            td { (r.message) }
+                            td { code { (r.code) } }
+                        }
+                    }
+                }
+            }
+            @if !v.kinds.is_empty() {
+                p {
+                    @for (kind, kv) in &v.kinds {
+                        (kind) ": " (badge(kv.level)) " "
+                    }
+                }
+            }
         }
-        b.push_str("</table>");
     }
-    if !v.kinds.is_empty() {
-        b.push_str("<p>");
-        for (kind, kv) in &v.kinds {
-            let _ = write!(b, "{kind}: {} ", badge(kv.level));
-        }
-        b.push_str("</p>");
-    }
-    b.push_str("</section>");
-    b
 }
 
-fn names_cell(names: &[String], total: u64) -> String {
-    if total == 0 {
-        return "<span class=\"muted\">-</span>".into();
+/// Names, comma separated, and how many more there are than `names` kept.
+pub fn names_cell(names: &[String], total: u64) -> Markup {
+    let kept = names.len() as u64;
+    html! {
+        @if total == 0 {
+            span.muted { "-" }
+        } @else {
+            (names.join(", "))
+            @if total > kept {
+                " " span.muted { "… and " (total - kept) " more" }
+            }
+        }
     }
-    let mut s = esc(&names.join(", "));
-    if total > names.len() as u64 {
-        let _ = write!(
-            s,
-            " <span class=\"muted\">… and {} more</span>",
-            total - names.len() as u64
-        );
-    }
-    s
 }
 
 /// Every catalogue change kept, newest first.
-pub fn change_log(changes: &VecDeque<Change>) -> String {
-    let mut b = String::from("<h2>Changes</h2>");
-    if changes.is_empty() {
-        b.push_str("<p class=\"muted\">No change between complete listings kept.</p>");
-        return b;
+pub fn change_log(changes: &VecDeque<Change>) -> Markup {
+    html! {
+        h2 { "Changes" }
+        @if changes.is_empty() {
+            p.muted { "No change between complete listings kept." }
+        } @else {
+            table {
+                tr { th { "when" } th { "kind" } th.num { "items" } th { "notice" } th { "removed" } th { "added" } }
+                @for c in changes {
+                    tr.change {
+                        td { (clock(c.at_unix_seconds)) }
+                        td { (c.kind) }
+                        td.num { (c.from) " → " (c.to) }
+                        td { (notice(c)) }
+                        td { (names_cell(&c.removed, c.removed_total)) }
+                        td { (names_cell(&c.added, c.added_total)) }
+                    }
+                }
+            }
+        }
     }
-    b.push_str("<table><tr><th>when</th><th>kind</th><th class=\"num\">items</th><th>notice</th><th>removed</th><th>added</th></tr>");
-    for c in changes {
-        let notice = if c.silent_shrink {
-            "<span class=\"bad\">silent shrink: without notice</span>"
-        } else if c.announced {
-            "<span class=\"ok\">announced (list_changed)</span>"
-        } else {
-            "<span class=\"muted\">without notice</span>"
-        };
-        let _ = write!(
-            b,
-            "<tr class=\"change\"><td>{}</td><td>{}</td><td class=\"num\">{} → {}</td><td>{notice}</td><td>{}</td><td>{}</td></tr>",
-            esc(&clock(c.at_unix_seconds)),
-            c.kind,
-            c.from,
-            c.to,
-            names_cell(&c.removed, c.removed_total),
-            names_cell(&c.added, c.added_total)
-        );
+}
+
+/// Whether a change was announced, and whether it is a silent shrink.
+fn notice(c: &Change) -> Markup {
+    html! {
+        @if c.silent_shrink {
+            span.bad { "silent shrink: without notice" }
+        } @else if c.announced {
+            span.ok { "announced (list_changed)" }
+        } @else {
+            span.muted { "without notice" }
+        }
     }
-    b.push_str("</table>");
-    b
 }
 
 /// What this target lacks compared with each reference, by name.
-pub fn reference_diff(reference: &BTreeMap<Kind, Vec<ReferenceGap>>) -> String {
-    if reference.is_empty() {
-        return String::new();
-    }
-    let mut b = String::from("<h2>Compared with references</h2><table><tr><th>kind</th><th>reference</th><th class=\"num\">reference lists</th><th class=\"num\">missing here</th><th>missing names</th></tr>");
-    for (kind, gaps) in reference {
-        for g in gaps {
-            let _ = write!(
-                b,
-                "<tr><td>{kind}</td><td><a href=\"/targets/{}\">{}</a></td><td class=\"num\">{}</td><td class=\"num {}\">{}</td><td>{}</td></tr>",
-                super::html::path_segment(&g.reference),
-                esc(&g.reference),
-                g.reference_items,
-                if g.missing_total == 0 { "ok" } else { "bad" },
-                g.missing_total,
-                names_cell(&g.missing, g.missing_total)
-            );
+pub fn reference_diff(reference: &BTreeMap<Kind, Vec<ReferenceGap>>) -> Markup {
+    html! {
+        @if !reference.is_empty() {
+            h2 { "Compared with references" }
+            table {
+                tr { th { "kind" } th { "reference" } th.num { "reference lists" } th.num { "missing here" } th { "missing names" } }
+                @for (kind, gaps) in reference {
+                    @for g in gaps {
+                        tr {
+                            td { (kind) }
+                            td { a href=(target_href(&g.reference)) { (g.reference) } }
+                            td.num { (g.reference_items) }
+                            td class={ "num " (if g.missing_total == 0 { "ok" } else { "bad" }) } { (g.missing_total) }
+                            td { (names_cell(&g.missing, g.missing_total)) }
+                        }
+                    }
+                }
+            }
         }
     }
-    b.push_str("</table>");
-    b
 }
 
 /// Failed and aborted listings, newest first, kept apart from the polls.
-pub fn failures(failures: &VecDeque<Failure>) -> String {
-    let mut b = String::from("<h2>Recent failures</h2>");
-    if failures.is_empty() {
-        b.push_str("<p class=\"muted\">None kept.</p>");
-        return b;
+pub fn failures(failures: &VecDeque<Failure>) -> Markup {
+    html! {
+        h2 { "Recent failures" }
+        @if failures.is_empty() {
+            p.muted { "None kept." }
+        } @else {
+            table {
+                tr { th { "when" } th { "kind" } th { "outcome" } th { "page" } th { "detail" } }
+                @for f in failures {
+                    tr {
+                        td { (clock(f.at_unix_seconds)) }
+                        td { (f.kind.map(|k| k.label()).unwrap_or("all")) }
+                        td.bad {
+                            (f.outcome)
+                            @if let Some(r) = f.reason { " (" (r.label()) ")" }
+                        }
+                        td.num {
+                            @match f.page_index {
+                                Some(p) => (mcp_listing::page_number(p)),
+                                None => "-",
+                            }
+                        }
+                        td.muted { (f.detail.as_deref().unwrap_or("")) }
+                    }
+                }
+            }
+        }
     }
-    b.push_str(
-        "<table><tr><th>when</th><th>kind</th><th>outcome</th><th>page</th><th>detail</th></tr>",
-    );
-    for f in failures {
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td>{}</td><td class=\"bad\">{}{}</td><td class=\"num\">{}</td><td class=\"muted\">{}</td></tr>",
-            esc(&clock(f.at_unix_seconds)),
-            f.kind.map(|k| k.label()).unwrap_or("all"),
-            f.outcome,
-            f.reason.map(|r| format!(" ({})", esc(r.label()))).unwrap_or_default(),
-            f.page_index
-                .map(|p| mcp_listing::page_number(p).to_string())
-                .unwrap_or_else(|| "-".into()),
-            esc(f.detail.as_deref().unwrap_or(""))
-        );
-    }
-    b.push_str("</table>");
-    b
 }
 
 #[cfg(test)]
@@ -208,7 +199,7 @@ mod tests {
             announced: false,
             silent_shrink: true,
         });
-        let html = change_log(&log);
+        let html = change_log(&log).into_string();
         assert!(html.contains("&lt;b&gt;tool-020"));
         assert!(html.contains("… and 2 more"));
         assert!(html.contains("silent shrink: without notice"));
@@ -227,7 +218,7 @@ mod tests {
                 missing_total: 2,
             }],
         );
-        let html = reference_diff(&r);
+        let html = reference_diff(&r).into_string();
         assert!(html.contains("tool-009, tool-010"));
         assert!(html.contains("href=\"/targets/origin\""));
     }

@@ -2,77 +2,69 @@
 //! went, whether its last good list is in force, what it yields and what
 //! it leaves out (the reasons counted; each entry is on `/api/sources`).
 
-use super::html::esc;
 use crate::discovery::status::SourceStatus;
 use crate::verdict::ago;
-use std::fmt::Write as _;
+use maud::{html, Markup};
 
 /// The sources table, or nothing without sources.
-pub fn section(sources: &[SourceStatus], now: f64) -> String {
+pub fn section(sources: &[SourceStatus], now: f64) -> Markup {
     if sources.is_empty() {
-        return String::new();
+        return html! {};
     }
-    let mut b = String::from(
-        "<h2>Discovery sources</h2><table class=\"sources\"><tr><th>source</th><th>last refresh</th><th class=\"num\">targets</th><th>left out</th></tr>",
-    );
-    for s in sources {
-        let refresh = match &s.last_refresh {
-            None => "<span class=\"muted\">not refreshed yet</span>".to_string(),
-            Some(r) => {
-                let class = if r.outcome == "complete" { "ok" } else { "bad" };
-                let mut cell = format!(
-                    "<span class=\"{class}\">{}{}</span> {} ago",
-                    esc(r.outcome),
-                    r.reason
-                        .map(|x| format!(" ({})", esc(x)))
-                        .unwrap_or_default(),
-                    ago(now - r.started_unix_seconds)
-                );
-                if let Some(walk) = &r.walk {
-                    let _ = write!(
-                        cell,
-                        "<br><span class=\"muted\">{} page(s), {} entries</span>",
-                        walk.pages, walk.items
-                    );
+    html! {
+        h2 { "Discovery sources" }
+        table.sources {
+            tr { th { "source" } th { "last refresh" } th.num { "targets" } th { "left out" } }
+            @for s in sources {
+                tr data-source=(s.name) {
+                    td { b { (s.name) } br; span.muted { (s.kind) " · module " (s.module) } }
+                    td { (refresh(s, now)) }
+                    td.num { (s.targets) }
+                    td { (left_out(s)) }
                 }
-                if let Some(d) = &r.detail {
-                    let _ = write!(cell, "<br><span class=\"muted\">{}</span>", esc(d));
-                }
-                if s.keeps_last_good_list {
-                    let since = s
-                        .last_success_unix_seconds
-                        .map(|t| format!(" of {} ago", ago(now - t)))
-                        .unwrap_or_default();
-                    let _ = write!(
-                        cell,
-                        "<br><span class=\"warn\">{} failure(s) in a row: the last good list{since} stays in force</span>",
-                        s.consecutive_failures
-                    );
-                }
-                cell
             }
-        };
-        let left_out: Vec<String> = s
-            .skipped
-            .counts
-            .iter()
-            .map(|(reason, n)| format!("{}: {n}", esc(reason.label())))
-            .collect();
-        let _ = write!(
-            b,
-            "<tr data-source=\"{}\"><td><b>{}</b><br><span class=\"muted\">{} · module {}</span></td><td>{refresh}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(&s.name),
-            esc(&s.name),
-            esc(s.kind),
-            esc(&s.module),
-            s.targets,
-            if left_out.is_empty() {
-                "<span class=\"muted\">none</span>".to_string()
-            } else {
-                left_out.join("<br>")
-            }
-        );
+        }
+        p.muted { "Every entry left out, and why: " a href="/api/sources" { "/api/sources" } "." }
     }
-    b.push_str("</table><p class=\"muted\">Every entry left out, and why: <a href=\"/api/sources\">/api/sources</a>.</p>");
-    b
+}
+
+/// How the last refresh went, and whether the last good list stays in force.
+fn refresh(s: &SourceStatus, now: f64) -> Markup {
+    let Some(r) = &s.last_refresh else {
+        return html! { span.muted { "not refreshed yet" } };
+    };
+    html! {
+        span class=(if r.outcome == "complete" { "ok" } else { "bad" }) {
+            (r.outcome)
+            @if let Some(reason) = r.reason { " (" (reason) ")" }
+        }
+        " " (ago(now - r.started_unix_seconds)) " ago"
+        @if let Some(walk) = &r.walk {
+            br; span.muted { (walk.pages) " page(s), " (walk.items) " entries" }
+        }
+        @if let Some(d) = &r.detail {
+            br; span.muted { (d) }
+        }
+        @if s.keeps_last_good_list {
+            br;
+            span.warn {
+                (s.consecutive_failures) " failure(s) in a row: the last good list"
+                @if let Some(t) = s.last_success_unix_seconds { " of " (ago(now - t)) " ago" }
+                " stays in force"
+            }
+        }
+    }
+}
+
+/// Each reason entries were left out for, with its count.
+fn left_out(s: &SourceStatus) -> Markup {
+    html! {
+        @if s.skipped.counts.is_empty() {
+            span.muted { "none" }
+        }
+        @for (i, (reason, n)) in s.skipped.counts.iter().enumerate() {
+            @if i > 0 { br; }
+            (reason.label()) ": " (n)
+        }
+    }
 }

@@ -47,5 +47,6 @@ mcp_listing::labelled_enum! {
         LongNames => "long-names",
         ControlChars => "control-chars",
         HugeResultType => "huge-result-type",
+        MarkupNames => "markup-names",
     }
 }

@@ -59,6 +59,7 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::LongNames => &LongNames,
         Scenario::ControlChars => &ControlChars,
         Scenario::HugeResultType => &HugeResultType,
+        Scenario::MarkupNames => &MarkupNames,
     }
 }
 
@@ -606,6 +607,46 @@ impl Behaviour for HugeResultType {
             let text = "r".repeat(page.cfg().size_bytes);
             result.insert("resultType".into(), text.into());
         }
+    }
+}
+
+/// What markup-names puts in names, the server's name and errors: an
+/// element that runs code if a page shows it raw, both quotes, an
+/// ampersand and a control character (BEL).
+const MARKUP: &str = "<script>alert(\"x\")</script> & 'q' \u{7}";
+
+/// Item names, the server's name and page P's error message carry HTML
+/// markup; names are fresh after every completed listing (so they show as
+/// removed and added) and pages overlap as in overlap (so they show as
+/// duplicates too).
+pub struct MarkupNames;
+impl Behaviour for MarkupNames {
+    fn changes(&self) -> bool {
+        true
+    }
+    fn server_name(&self) -> &'static str {
+        "sim<b>markup</b> & \"quotes\""
+    }
+    fn stride(&self, cfg: &ServerConfig, page_size: u32) -> u32 {
+        Overlap.stride(cfg, page_size)
+    }
+    fn next_cursor(&self, page: &Page) -> NextCursorReply {
+        Overlap.next_cursor(page)
+    }
+    fn fault(&self, page: &Page, id: &Value) -> Fault {
+        let message = format!("Simulated server error {MARKUP}");
+        Fault::Instead(Body::Json(error(id, page.cfg().code, &message)))
+    }
+    fn item(&self, page: &Page, n: u32, _count: usize) -> Value {
+        let mut item = page.item(n);
+        let kind = page.kind();
+        let name = format!(
+            "{}{MARKUP}-g{}",
+            catalogue::identity(kind, n),
+            page.start.generation
+        );
+        item[kind.identity_key()] = Value::String(name);
+        item
     }
 }
 
