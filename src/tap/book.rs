@@ -22,6 +22,10 @@ pub struct TapView {
     pub merge_pages: Vec<String>,
     /// Per kind, the catalogue the tap knows.
     pub catalogue: BTreeMap<&'static str, CatalogueView>,
+    /// First-page list requests the tap was asked to merge, by what it did
+    /// (`merged`, `reused`, or page 1 unchanged: `incomplete`,
+    /// `scope_change`, `too_large`, `busy`); empty without `merge_pages`.
+    pub merges: BTreeMap<&'static str, u64>,
     /// Every client identity, worst verdict first, then by name.
     pub clients: Vec<ClientView>,
     pub at_unix_seconds: f64,
@@ -74,6 +78,18 @@ pub struct ClientKindView {
     pub items_missed: Option<u64>,
     pub last_abandoned: Option<ListingView>,
     pub last_complete: Option<ListingView>,
+    /// What the tap did with the last of its listings it was to merge.
+    pub last_merge: Option<MergeView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MergeView {
+    /// `merged`, `reused` or `first_page`.
+    pub outcome: &'static str,
+    /// Why page 1 went unchanged: the walk's guard or error
+    /// (`cursor_cycle`, `page_cap`, `invalid_cursor`, …), `scope_change`,
+    /// `too_large` or `busy`.
+    pub fallback: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

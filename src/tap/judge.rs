@@ -4,7 +4,7 @@
 
 use super::book::{
     CatalogueView, ClientKindView, ClientVerdictView, ClientView, ForeignCursors, ListingView,
-    MissedView, Outcomes,
+    MergeView, MissedView, Outcomes,
 };
 use super::recent::Recent;
 use crate::verdict::client::{
@@ -15,6 +15,7 @@ use mcp_observer::{
     CatalogueInfo, ClientId, ClientTally, KindTally, LastListing, ListingOutcome, MissedItems,
     OutcomeCounts,
 };
+use mcp_tap::{MergeCount, MergeOutcome, TapStats};
 use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -74,7 +75,13 @@ pub fn client(
     let kinds = listed
         .iter()
         .zip(&verdict.kinds)
-        .map(|(&k, (_, v))| (k.label(), kind_view(tally.kind(k), v.clone(), clock)))
+        .map(|(&k, (_, v))| {
+            let last_merge = recent.of(id, k).last_merge.map(merge_view);
+            (
+                k.label(),
+                kind_view(tally.kind(k), v.clone(), last_merge, clock),
+            )
+        })
         .collect();
     let view = ClientView {
         client: id.label().to_string(),
@@ -131,7 +138,22 @@ fn abandoned_input(last: &LastListing) -> Abandoned {
     }
 }
 
-fn kind_view(k: &KindTally, verdict: crate::verdict::Verdict, clock: &Clock) -> ClientKindView {
+fn merge_view(outcome: MergeOutcome) -> MergeView {
+    MergeView {
+        outcome: outcome.label(),
+        fallback: match outcome {
+            MergeOutcome::FirstPage(why) => Some(why.label()),
+            MergeOutcome::Merged | MergeOutcome::Reused => None,
+        },
+    }
+}
+
+fn kind_view(
+    k: &KindTally,
+    verdict: crate::verdict::Verdict,
+    last_merge: Option<MergeView>,
+    clock: &Clock,
+) -> ClientKindView {
     ClientKindView {
         verdict,
         recent: outcomes(k.recent()),
@@ -145,6 +167,7 @@ fn kind_view(k: &KindTally, verdict: crate::verdict::Verdict, clock: &Clock) -> 
         items_missed: k.items_missed,
         last_abandoned: k.last_abandoned.as_ref().map(|l| listing_view(l, clock)),
         last_complete: k.last_complete.as_ref().map(|l| listing_view(l, clock)),
+        last_merge,
     }
 }
 
@@ -197,5 +220,14 @@ pub fn catalogues(
                 },
             ))
         })
+        .collect()
+}
+
+/// The tap's merges by what it did, those that happened.
+pub fn merges(stats: &TapStats) -> BTreeMap<&'static str, u64> {
+    MergeCount::ALL
+        .into_iter()
+        .map(|m| (m.label(), stats.merges(m)))
+        .filter(|(_, n)| *n > 0)
         .collect()
 }

@@ -142,6 +142,7 @@ impl State {
             upstream: self.task.header.upstream.clone(),
             merge_pages: self.task.header.merge_pages.clone(),
             catalogue: judge::catalogues(|k| self.observer.catalogue(k).cloned(), clock),
+            merges: judge::merges(&self.task.stats),
             clients,
             at_unix_seconds: clock.unix_now(),
         }

@@ -1,12 +1,13 @@
 //! What the observer's tallies count since the start but a verdict wants
 //! recent: each client's cursor misuse (-32602 answers, foreign cursors)
-//! within the verdict's event window, and the error code of its last failed
-//! listing. Bounded: at most [`KEPT_PER_KIND`] events per client and kind,
+//! within the verdict's event window, the error code of its last failed
+//! listing, and what the tap did with its last listing it was to merge. Bounded: at most [`KEPT_PER_KIND`] events per client and kind,
 //! and only for the client labels the observer hands out (at most
 //! `max_clients` plus `other`).
 
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
+use mcp_tap::MergeOutcome;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,7 @@ enum Misuse {
 struct KindRecent {
     misuse: VecDeque<(Instant, Misuse)>,
     last_error_code: Option<i64>,
+    last_merge: Option<MergeOutcome>,
 }
 
 /// Recent misuse counts of one client and kind.
@@ -33,6 +35,8 @@ pub struct RecentMisuse {
     pub other_session: u32,
     pub unknown: u32,
     pub last_error_code: Option<i64>,
+    /// What the tap did with its last listing it was asked to merge.
+    pub last_merge: Option<MergeOutcome>,
 }
 
 /// Every client's recent misuse on one tap.
@@ -57,9 +61,13 @@ impl Recent {
                 let misuse = Misuse::Foreign(*origin);
                 self.push(&cursor.client, cursor.kind, cursor.at, misuse);
             }
-            Fact::Listing(l) if l.outcome == ListingOutcome::Failed => {
+            Fact::Listing(l) => {
+                if l.outcome != ListingOutcome::Failed && l.merged.is_none() {
+                    return;
+                }
                 let entry = self.kinds.entry((l.client.clone(), l.kind)).or_default();
                 entry.last_error_code = l.error_code().or(entry.last_error_code);
+                entry.last_merge = l.merged.or(entry.last_merge);
             }
             _ => {}
         }
@@ -85,8 +93,9 @@ impl Recent {
                 entry.misuse.pop_front();
             }
         }
-        self.kinds
-            .retain(|_, e| !e.misuse.is_empty() || e.last_error_code.is_some());
+        self.kinds.retain(|_, e| {
+            !e.misuse.is_empty() || e.last_error_code.is_some() || e.last_merge.is_some()
+        });
     }
 
     /// The counts within the window (as of the last [`Recent::prune`]).
@@ -96,6 +105,7 @@ impl Recent {
         };
         let mut out = RecentMisuse {
             last_error_code: entry.last_error_code,
+            last_merge: entry.last_merge,
             ..RecentMisuse::default()
         };
         for (_, misuse) in &entry.misuse {

@@ -13,6 +13,7 @@ mod scrape_cache;
 mod scrape_timeout;
 pub mod server;
 mod status_chart;
+mod status_clients;
 mod status_conformance;
 mod status_page;
 mod status_protocols;

@@ -63,6 +63,12 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
     targets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
     let sources = app.service.sources();
     let now = unix_now();
+    let taps = app.clients.taps();
+    let clients = super::status_clients::section(&taps, now);
+    // `mcp-exporter tap` polls nothing: its page is its clients.
+    if targets.is_empty() && sources.is_empty() && !taps.is_empty() {
+        return page("mcp-exporter tap", clients);
+    }
     page(
         "mcp-exporter",
         html! {
@@ -71,6 +77,7 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
             (super::status_sources::section(&sources, now))
             (filter_form(&q))
             (targets_table(&targets, &sources, &q, now))
+            (clients)
         },
     )
 }
