@@ -9,10 +9,13 @@
 
 use mcp_testkit::clients::{ClientTransport, SdkClient, TapCommand};
 use mcp_testkit::gateways::in_parallel;
+use mcp_testkit::otlp::{OtlpReceiver, ReceivedSpan};
+use mcp_testkit::process::run_exporter;
 use mcp_testkit::sample;
 use mcp_testkit::simulator::http_scenario;
-use mcp_testkit::Proc;
+use mcp_testkit::{wait_for, Proc};
 use serde_json::Value;
+use std::time::Duration;
 
 const PAGING: [&str; 6] = ["--items", "14", "--page-size", "8", "--kinds", "tools"];
 
@@ -136,6 +139,62 @@ fn listings_counted(metrics: &str, clients: &[SdkClient]) {
         let expected = if client.walks() { 0.0 } else { 6.0 };
         assert_eq!(missed, Some(expected), "{client:?}");
     }
+}
+
+/// With tracing on, each client listing the tap saw is a span of its own:
+/// the walker's complete, the page-1 reader's abandoned with what it missed.
+#[test]
+fn a_span_per_client_listing() {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let receiver = rt.block_on(OtlpReceiver::http());
+    let sim = http_scenario("healthy", &PAGING);
+    let endpoint = receiver.endpoint();
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "200"),
+    ];
+    let tap = TapCommand::start_with_env(&sim.at("/mcp"), &["--name", "edge"], &env);
+    let url = format!("{}/mcp", tap.tap_url);
+    for (name, how) in [("agent-sdk", "--walk"), ("desk-app", "--first-page-only")] {
+        let run = run_exporter(&["simulate-client", "--url", &url, "--name", name, how]);
+        assert!(run.success(), "{}", run.describe());
+    }
+    let spans = wait_for(Duration::from_secs(60), "two client listing spans", || {
+        let spans: Vec<ReceivedSpan> = receiver
+            .spans()
+            .into_iter()
+            .filter(|s| s.span.name == "mcp.client.listing tools")
+            .collect();
+        (spans.len() == 2).then_some(spans)
+    });
+    let of = |client: &str| {
+        spans
+            .iter()
+            .find(|s| s.attr("mcp.client.name").as_deref() == Some(client))
+            .unwrap_or_else(|| panic!("no span of {client}: {spans:#?}"))
+    };
+    let walker = of("agent-sdk");
+    assert_eq!(walker.attr("mcp.tap").as_deref(), Some("edge"));
+    assert_eq!(
+        walker.attr("mcp.pagination.outcome").as_deref(),
+        Some("complete")
+    );
+    assert_eq!(walker.attr("mcp.pagination.pages").as_deref(), Some("2"));
+    let reader = of("desk-app");
+    assert_eq!(
+        reader.attr("mcp.pagination.outcome").as_deref(),
+        Some("abandoned")
+    );
+    assert_eq!(
+        reader.attr("mcp.pagination.reason").as_deref(),
+        Some("session_ended")
+    );
+    assert_eq!(reader.attr("mcp.client.items_missed").as_deref(), Some("6"));
+    assert!(
+        reader.event("mcp.client.items_missed").is_some(),
+        "{reader:#?}"
+    );
+    assert_ne!(walker.trace_id(), reader.trace_id(), "a trace per listing");
 }
 
 #[test]

@@ -184,6 +184,7 @@ async fn run(
         TapHealth::register(&mut registry),
         Arc::new(ClientSinks {
             metrics: ClientMetrics::register(&mut registry),
+            traces: traces.clone(),
             book: Arc::default(),
             event_window: args.event_window,
         }),

@@ -45,6 +45,11 @@ impl Clock {
         }
     }
 
+    /// `at` as wall-clock time.
+    pub fn system(&self, at: Instant) -> SystemTime {
+        UNIX_EPOCH + std::time::Duration::from_secs_f64(self.unix(at).max(0.0))
+    }
+
     pub fn unix_now(&self) -> f64 {
         self.unix
     }

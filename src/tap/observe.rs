@@ -10,6 +10,7 @@ use super::queue::QueueReceiver;
 use super::recent::Recent;
 use crate::telemetry::events::ClientVerdictChanged;
 use crate::telemetry::metrics::ClientMetrics;
+use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
 use mcp_observer::{ClientId, Fact, Observer, ObserverLimits};
 use mcp_tap::TapStats;
@@ -20,6 +21,8 @@ use std::time::Duration;
 /// Where every tap's findings go (one per exporter).
 pub struct ClientSinks {
     pub metrics: Arc<ClientMetrics>,
+    /// A span per client listing when tracing is on.
+    pub traces: TraceSink,
     pub book: Arc<ClientBook>,
     /// How long cursor misuse counts in a client's verdict.
     pub event_window: Duration,
@@ -93,6 +96,12 @@ impl State {
             }
             self.task.sinks.metrics.fact(tap, &fact);
             self.recent.fact(&fact);
+            if let Fact::Listing(listing) = &fact {
+                let clock = Clock::now();
+                let (start, end) = (clock.system(listing.started), clock.system(listing.ended));
+                let traces = &self.task.sinks.traces;
+                traces.export_client_listing(tap, listing, start, end);
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 //! server's own spans join the same trace.
 
 mod build;
+mod client;
 mod error;
 mod export;
 mod ids;
@@ -113,6 +114,31 @@ impl TraceSink {
         if let Some(spans) = build::poll_spans(polled, &inner.scope) {
             inner.queue.submit(spans);
         }
+    }
+
+    /// Queue the span of one client listing a tap observed (a trace of its
+    /// own, sampled like polls); returns at once.
+    pub fn export_client_listing(
+        &self,
+        tap: &str,
+        listing: &mcp_observer::ClientListing,
+        start: std::time::SystemTime,
+        end: std::time::SystemTime,
+    ) {
+        let Some(inner) = &self.inner else { return };
+        let trace_id = TraceId::random();
+        if !inner.sampler.samples(trace_id.to_u128()) {
+            return;
+        }
+        let span = client::client_listing_span(
+            tap,
+            listing,
+            start,
+            end,
+            ids::trace_id(trace_id),
+            &inner.scope,
+        );
+        inner.queue.submit(vec![span]);
     }
 
     /// Spans lost since start: queue full, collector failing, or after

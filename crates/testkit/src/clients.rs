@@ -140,6 +140,11 @@ impl TapCommand {
     /// Starts the tap (listening on a free port, its web port too) with
     /// `flags` besides `--listen`, `--upstream` and `--web.listen-address`.
     pub fn start(upstream: &str, flags: &[&str]) -> TapCommand {
+        TapCommand::start_with_env(upstream, flags, &[])
+    }
+
+    /// [`TapCommand::start`] with extra environment variables.
+    pub fn start_with_env(upstream: &str, flags: &[&str], env: &[(&str, &str)]) -> TapCommand {
         let mut args = vec![
             "tap",
             "--listen",
@@ -150,7 +155,7 @@ impl TapCommand {
             "127.0.0.1:0",
         ];
         args.extend_from_slice(flags);
-        let web = crate::Proc::start(&args);
+        let web = crate::Proc::start_with_env(&args, env);
         // The tap's line comes before the web port's `listening on`.
         let tap_url = web
             .stderr()

@@ -62,3 +62,12 @@ pub const PAGINATION_NEXT_CURSOR: &str = "mcp.pagination.next_cursor";
 pub const PAGINATION_CURSOR_HASH: &str = "mcp.pagination.cursor_hash";
 pub const PAGINATION_SENT_CURSOR_HASH: &str = "mcp.pagination.sent_cursor_hash";
 pub const PAGINATION_ERROR: &str = "mcp.pagination.error";
+
+// A client listing seen by a tap.
+pub const MCP_TAP: &str = "mcp.tap";
+pub const MCP_CLIENT_NAME: &str = "mcp.client.name";
+pub const MCP_CLIENT_VERSION: &str = "mcp.client.version";
+pub const MCP_CLIENT_IDENTITY_SOURCE: &str = "mcp.client.identity_source";
+pub const MCP_CLIENT_SESSION: &str = "mcp.client.session";
+pub const MCP_CLIENT_ITEMS_MISSED: &str = "mcp.client.items_missed";
+pub const MCP_CLIENT_MERGED: &str = "mcp.client.merged";
