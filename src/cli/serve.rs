@@ -183,7 +183,7 @@ async fn run(
     let tap_service = TapService::new(
         TapHealth::register(&mut registry),
         Arc::new(ClientSinks {
-            metrics: ClientMetrics::register(&mut registry),
+            metrics: Some(ClientMetrics::register(&mut registry)),
             traces: traces.clone(),
             book: Arc::default(),
             event_window: args.event_window,

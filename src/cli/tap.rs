@@ -1,12 +1,19 @@
 //! `mcp-exporter tap`: one tap without a configuration file — a transparent
 //! proxy in front of one upstream MCP endpoint that shows which clients walk
 //! the whole catalogue — with its own `/metrics`, status page and
-//! `/api/clients` on `--web.listen-address`.
+//! `/api/clients` on `--web.listen-address`; or, with `--stdio -- CMD
+//! ARGS…`, a wrapper a client starts in place of its stdio server
+//! (docs/clients.md).
 
 use super::serve::{serve_taps, ServeArgs};
+use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
+use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use crate::tap::run::TapSpec;
-use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
+use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
+use crate::telemetry::spans::{TraceSettings, TraceSink};
+use mcp_tap::{MergeClients, MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
+use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -15,12 +22,27 @@ use std::time::Duration;
 #[derive(clap::Args, Debug, Clone)]
 pub struct TapArgs {
     /// Where clients connect in place of the upstream (`host:port`).
-    #[arg(long)]
-    pub listen: String,
+    #[arg(long, required_unless_present = "stdio", conflicts_with = "stdio")]
+    pub listen: Option<String>,
     /// The upstream MCP endpoint, `http://` or `https://` (no credentials in
     /// it). Request paths are forwarded to its origin unchanged.
-    #[arg(long)]
-    pub upstream: url::Url,
+    #[arg(long, required_unless_present = "stdio", conflicts_with = "stdio")]
+    pub upstream: Option<url::Url>,
+    /// Wrap a stdio server: run `-- CMD ARGS…` and forward its stdin and
+    /// stdout line by line (a client's config runs this command in place of
+    /// the server's).
+    #[arg(long, requires = "command")]
+    pub stdio: bool,
+    /// The stdio server's command and arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+    /// A variable of our environment the stdio server gets (repeatable;
+    /// besides PATH, HOME and LANG).
+    #[arg(long = "env", value_name = "NAME")]
+    pub env: Vec<String>,
+    /// Give the stdio server our whole environment.
+    #[arg(long = "inherit-env")]
+    pub inherit_env: bool,
     /// The tap's name: the `tap` label of its series.
     #[arg(long, default_value = "tap")]
     pub name: String,
@@ -46,6 +68,15 @@ pub struct TapArgs {
     /// Most bytes of one message the tap reads (the message is forwarded whole).
     #[arg(long = "inspect-bytes", default_value = "4MiB", value_parser = parse_bytes)]
     pub inspect_bytes: usize,
+    /// Append one JSON object per client listing to this file.
+    #[arg(long = "report")]
+    pub report: Option<PathBuf>,
+    /// The report file's bound; past it listings are left out.
+    #[arg(long = "report.max-bytes", default_value = "16MiB", value_parser = parse_bytes)]
+    pub report_max_bytes: usize,
+    /// A log line per client listing (always on with `--stdio`).
+    #[arg(long = "log.listings")]
+    pub log_listings: bool,
     /// PEM roots to trust for an `https://` upstream, besides the system's.
     #[arg(long = "upstream.ca-file")]
     pub upstream_ca_file: Option<PathBuf>,
@@ -63,13 +94,33 @@ pub struct TapArgs {
 /// Client identities kept apart per tap by default.
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
 
+const _: () = assert!(DEFAULT_MAX_REPORT_BYTES == 16 << 20);
+
 fn parse_bytes(s: &str) -> Result<usize, String> {
     let n = crate::config::parse_byte_size(s)?;
     usize::try_from(n).map_err(|_| format!("{s} is too large"))
 }
 
 pub async fn main(args: TapArgs) -> ExitCode {
-    let spec = spec(&args);
+    let listings = match listing_sinks(&args) {
+        Ok(l) => l,
+        Err(message) => return usage(&message),
+    };
+    if args.stdio {
+        return stdio(args, listings).await;
+    }
+    let (Some(listen), Some(upstream)) = (args.listen.clone(), args.upstream.clone()) else {
+        return usage("--listen and --upstream are required without --stdio");
+    };
+    let spec = TapSpec {
+        name: Arc::from(args.name.as_str()),
+        listen,
+        settings: http_settings(&args, upstream),
+        queue: QueueBudget::default(),
+        abandon_after: args.abandon_after,
+        max_clients: args.max_clients,
+        listings,
+    };
     let serve = ServeArgs {
         listen_address: args.web_listen_address,
         web_config_file: args.web_config_file,
@@ -78,30 +129,104 @@ pub async fn main(args: TapArgs) -> ExitCode {
     serve_taps(serve, vec![spec]).await
 }
 
-fn spec(args: &TapArgs) -> TapSpec {
-    let mut settings = TapSettings::new(args.upstream.clone());
+fn usage(message: &str) -> ExitCode {
+    super::print_stderr(&format!("mcp-exporter tap: {message}\n"));
+    ExitCode::from(2)
+}
+
+fn listing_sinks(args: &TapArgs) -> Result<ListingSinks, String> {
+    let report = match &args.report {
+        Some(path) => Some(Arc::new(
+            ReportFile::open(path, args.report_max_bytes as u64).map_err(|e| e.to_string())?,
+        )),
+        None => None,
+    };
+    Ok(ListingSinks {
+        report,
+        log: args.log_listings || args.stdio,
+    })
+}
+
+fn merge(args: &TapArgs) -> MergeSettings {
+    MergeSettings {
+        clients: merge_clients(&args.merge_pages),
+        max_merged_bytes: args.max_merged_bytes,
+        ..MergeSettings::default()
+    }
+}
+
+fn http_settings(args: &TapArgs, upstream: url::Url) -> TapSettings {
+    let mut settings = TapSettings::new(upstream);
     settings.upstream_tls = UpstreamTls {
         ca_file: args.upstream_ca_file.clone(),
         insecure_skip_verify: args.upstream_insecure_skip_verify,
     };
     settings.client_header = args.client_header.clone();
-    settings.merge = MergeSettings {
-        clients: merge_clients(&args.merge_pages),
-        max_merged_bytes: args.max_merged_bytes,
-        ..MergeSettings::default()
-    };
+    settings.merge = merge(args);
     settings.limits = TapLimits {
         inspect_bytes: args.inspect_bytes,
         ..TapLimits::default()
     };
-    TapSpec {
+    settings
+}
+
+/// `--stdio`: the server behind us until it exits; we exit as it did.
+async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
+    let Some((command, rest)) = args.command.split_first() else {
+        return usage("--stdio needs the server's command after --");
+    };
+    let env = args
+        .env
+        .iter()
+        .filter_map(|name| Some((name.clone(), std::env::var(name).ok()?)))
+        .collect();
+    let server = StdioSpec {
+        command: command.clone(),
+        args: rest.to_vec(),
+        env,
+        cwd: None,
+        inherit_env: args.inherit_env,
+        scrubber: Default::default(),
+    };
+    let mut settings = StdioTapSettings::new(server);
+    settings.inspect_bytes = args.inspect_bytes;
+    settings.merge = merge(&args);
+    let traces = match TraceSink::from_settings(&TraceSettings::default()) {
+        Ok(t) => t,
+        Err(e) => return usage(&format!("tracing: {e}")),
+    };
+    let sinks = Arc::new(ClientSinks {
+        metrics: None,
+        traces: traces.clone(),
+        book: Arc::default(),
+        event_window: Duration::from_secs(3600),
+    });
+    let spec = StdioTapSpec {
         name: Arc::from(args.name.as_str()),
-        listen: args.listen.clone(),
         settings,
-        queue: QueueBudget::default(),
         abandon_after: args.abandon_after,
         max_clients: args.max_clients,
+        listings,
+    };
+    let status = run_stdio_tap(spec, sinks).await;
+    traces.shutdown().await;
+    match status {
+        Ok(status) => exit_code(status),
+        Err(e) => {
+            super::print_stderr(&format!("mcp-exporter tap: {e}\n"));
+            ExitCode::from(127)
+        }
     }
+}
+
+/// The server's exit status as ours: its code, or 128 + the signal.
+fn exit_code(status: std::process::ExitStatus) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// `--merge-pages`: nobody, `all`, or the identities named (compared as the

@@ -9,5 +9,7 @@ pub mod judge;
 pub mod observe;
 pub mod queue;
 pub mod recent;
+pub mod report;
 pub mod run;
 pub mod service;
+pub mod stdio;

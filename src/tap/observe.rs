@@ -8,11 +8,12 @@ use super::book::{ClientBook, TapView};
 use super::judge::{self, Clock};
 use super::queue::QueueReceiver;
 use super::recent::Recent;
-use crate::telemetry::events::ClientVerdictChanged;
+use super::report::ReportFile;
+use crate::telemetry::events::{ClientListingObserved, ClientVerdictChanged};
 use crate::telemetry::metrics::ClientMetrics;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
-use mcp_observer::{ClientId, Fact, Observer, ObserverLimits};
+use mcp_observer::{ClientId, ClientListing, Fact, Observer, ObserverLimits};
 use mcp_tap::TapStats;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,7 +21,8 @@ use std::time::Duration;
 
 /// Where every tap's findings go (one per exporter).
 pub struct ClientSinks {
-    pub metrics: Arc<ClientMetrics>,
+    /// `None` where nothing serves `/metrics` (the stdio tap).
+    pub metrics: Option<Arc<ClientMetrics>>,
     /// A span per client listing when tracing is on.
     pub traces: TraceSink,
     pub book: Arc<ClientBook>,
@@ -47,6 +49,17 @@ pub struct ObserverTask {
     pub header: TapHeader,
     /// How often the observer is ticked and the views published.
     pub tick: Duration,
+    /// Where each client listing is told besides metrics and spans.
+    pub listings: ListingSinks,
+}
+
+/// A tap's own destinations for each finished client listing.
+#[derive(Debug, Clone, Default)]
+pub struct ListingSinks {
+    /// `--report FILE`: a JSON line per client listing.
+    pub report: Option<Arc<ReportFile>>,
+    /// A log line per client listing (the stdio tap's default).
+    pub log: bool,
 }
 
 /// The task's state between events.
@@ -70,7 +83,9 @@ pub async fn observe(mut queue: QueueReceiver, task: ObserverTask) {
         facts: Vec::new(),
         task,
     };
-    state.task.sinks.metrics.tap_started(&state.task.tap);
+    if let Some(metrics) = &state.task.sinks.metrics {
+        metrics.tap_started(&state.task.tap);
+    }
     loop {
         tokio::select! {
             event = queue.recv() => match event {
@@ -94,13 +109,12 @@ impl State {
             if let Fact::NotObserved(reason) = &fact {
                 self.task.stats.not_observed(*reason);
             }
-            self.task.sinks.metrics.fact(tap, &fact);
+            if let Some(metrics) = &self.task.sinks.metrics {
+                metrics.fact(tap, &fact);
+            }
             self.recent.fact(&fact);
             if let Fact::Listing(listing) = &fact {
-                let clock = Clock::now();
-                let (start, end) = (clock.system(listing.started), clock.system(listing.ended));
-                let traces = &self.task.sinks.traces;
-                traces.export_client_listing(tap, listing, start, end);
+                listing_done(tap, listing, &self.task.sinks, &self.task.listings);
             }
         }
     }
@@ -155,5 +169,18 @@ impl State {
             clients,
             at_unix_seconds: clock.unix_now(),
         }
+    }
+}
+
+/// A finished client listing: its span, its report line, its log line.
+fn listing_done(tap: &str, listing: &ClientListing, sinks: &ClientSinks, own: &ListingSinks) {
+    let clock = Clock::now();
+    let (start, end) = (clock.system(listing.started), clock.system(listing.ended));
+    sinks.traces.export_client_listing(tap, listing, start, end);
+    if let Some(report) = &own.report {
+        report.listing(tap, listing, &clock);
+    }
+    if own.log {
+        ClientListingObserved { tap, listing }.emit();
     }
 }

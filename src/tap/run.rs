@@ -4,7 +4,7 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
-use super::observe::{observe, ClientSinks, ObserverTask, TapHeader};
+use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use mcp_observer::ObserverLimits;
 use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
@@ -28,6 +28,8 @@ pub struct TapSpec {
     pub abandon_after: std::time::Duration,
     /// Client identities kept apart; later ones count as `other`.
     pub max_clients: usize,
+    /// Where each client listing is told besides metrics and spans.
+    pub listings: ListingSinks,
 }
 
 /// Why a tap did not start. Names the tap and its listen address (our own
@@ -96,6 +98,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
             merge_pages: merge_pages(&spec.settings.merge.clients),
         },
         tick: std::time::Duration::from_secs(1),
+        listings: spec.listings.clone(),
     };
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
@@ -138,7 +141,7 @@ pub fn shown_url(url: &url::Url) -> String {
     shown
 }
 
-fn merge_pages(clients: &MergeClients) -> Vec<String> {
+pub(crate) fn merge_pages(clients: &MergeClients) -> Vec<String> {
     match clients {
         MergeClients::Nobody => Vec::new(),
         MergeClients::All => vec!["all".to_string()],

@@ -74,7 +74,9 @@ impl TapService {
             let name = tap.name.clone();
             tap.stop().await;
             self.health.remove(&name);
-            self.sinks.metrics.forget_tap(&name);
+            if let Some(metrics) = &self.sinks.metrics {
+                metrics.forget_tap(&name);
+            }
             self.sinks.book.remove(&name);
         });
         futures_util::future::join_all(stops).await;

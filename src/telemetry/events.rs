@@ -98,3 +98,37 @@ impl ClientVerdictChanged<'_> {
         }
     }
 }
+
+/// A client listing a tap observed, logged when the tap reports each one
+/// (the stdio tap: its client's server log is where a person looks). The
+/// listing is counted in `mcp_client_listings_total` where there is a
+/// `/metrics`.
+#[derive(Debug)]
+pub struct ClientListingObserved<'a> {
+    pub tap: &'a str,
+    pub listing: &'a mcp_observer::ClientListing,
+}
+
+impl ClientListingObserved<'_> {
+    pub fn emit(self) {
+        let l = self.listing;
+        // Unknown without a known catalogue: said so, not a 0.
+        let missed = l
+            .missed
+            .as_ref()
+            .map_or_else(|| "unknown".to_string(), |m| m.count.to_string());
+        let merged = l.merged.map_or("", |m| m.label());
+        tracing::info!(
+            tap = self.tap,
+            client = l.client.label(),
+            version = l.version.as_deref().unwrap_or(""),
+            kind = l.kind.label(),
+            outcome = l.outcome.label(),
+            pages = l.pages,
+            items = l.items,
+            missed = %missed,
+            merged,
+            "client listing"
+        );
+    }
+}

@@ -88,6 +88,24 @@ impl SdkClient {
         }
     }
 
+    /// Runs the client once over stdio against `server` (a command and its
+    /// arguments, which the client starts), announcing `name` (`None`: the
+    /// SDK's default). Fails the test if the client fails; what it printed
+    /// to stderr (the server's, passed through) comes back too.
+    pub fn list_tools_stdio(self, server: &[String], name: Option<&str>) -> (ClientSaw, String) {
+        let argv = self.argv();
+        let mut command = Command::new(&argv[0]);
+        command.args(&argv[1..]).args(["--transport", "stdio"]);
+        if let Some(name) = name {
+            command.args(["--name", name]);
+        }
+        command.arg("--").args(server);
+        let what = format!("{self:?} client over stdio to {server:?}");
+        let finished = run(command, &what);
+        assert!(finished.success(), "{what}: {}", finished.describe());
+        (saw(&finished.stdout, &what), finished.stderr)
+    }
+
     /// Runs the client once against `url` (the MCP endpoint: `/mcp` for
     /// Streamable HTTP, `/sse` for legacy), announcing `name` as its
     /// `clientInfo.name` (`None`: the SDK's own default). Fails the test if
@@ -125,6 +143,22 @@ impl SdkClient {
             count: saw["count"].as_u64().unwrap_or(u64::MAX) as usize,
             names,
         }
+    }
+}
+
+/// What a client printed on stdout: one JSON object with its tools.
+fn saw(stdout: &str, what: &str) -> ClientSaw {
+    let saw: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{what}: stdout is not one JSON object ({e}): {stdout}"));
+    let names: Vec<String> = saw["names"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no names in {saw}"))
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    ClientSaw {
+        count: saw["count"].as_u64().unwrap_or(u64::MAX) as usize,
+        names,
     }
 }
 

@@ -10,6 +10,10 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@mode
 import { parseArgs } from "./args.mjs";
 
 const args = parseArgs(process.argv.slice(2), "ts-sdk-2");
+if (args.transport === "stdio") {
+  console.error("this peer lists over HTTP only");
+  process.exit(2);
+}
 const url = new URL(args.url);
 const transport =
   args.transport === "sse" ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url);

@@ -1,0 +1,160 @@
+//! `--report FILE`: one JSON object per client listing a tap observed,
+//! appended to a file of ours (a regular file, not followed through a link,
+//! created private to our user), never past its byte bound: once full,
+//! further listings are left out and that is said once in the log.
+
+use super::judge::Clock;
+use mcp_observer::ClientListing;
+use serde::Serialize;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The report file's default bound.
+pub const DEFAULT_MAX_REPORT_BYTES: u64 = 16 << 20;
+
+/// Why the report file cannot be used. Names the file (our own flag's
+/// value), never what it holds.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("--report {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--report {path}: not a regular file")]
+    NotRegular { path: PathBuf },
+}
+
+/// An open report file.
+#[derive(Debug)]
+pub struct ReportFile {
+    inner: Mutex<Inner>,
+    max_bytes: u64,
+}
+
+#[derive(Debug)]
+struct Inner {
+    file: File,
+    written: u64,
+    full: bool,
+}
+
+impl ReportFile {
+    /// Open (or create, 0600) `path` for appending; what it already holds
+    /// counts against `max_bytes`.
+    pub fn open(path: &Path, max_bytes: u64) -> Result<ReportFile, ReportError> {
+        let opened = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            // No link followed, and a FIFO never blocks the open.
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path);
+        let file = opened.map_err(|source| ReportError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let meta = file.metadata().map_err(|source| ReportError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(ReportError::NotRegular {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(ReportFile {
+            inner: Mutex::new(Inner {
+                file,
+                written: meta.len(),
+                full: false,
+            }),
+            max_bytes,
+        })
+    }
+
+    /// Append `listing` as one line, unless that would pass the bound.
+    pub fn listing(&self, tap: &str, listing: &ClientListing, clock: &Clock) {
+        let mut line = match serde_json::to_string(&Line::of(tap, listing, clock)) {
+            Ok(line) => line,
+            Err(_) => return,
+        };
+        line.push('\n');
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.written.saturating_add(line.len() as u64) > self.max_bytes {
+            if !inner.full {
+                inner.full = true;
+                tracing::warn!(
+                    max_bytes = self.max_bytes,
+                    "report file full: further client listings are not written"
+                );
+            }
+            return;
+        }
+        match inner.file.write_all(line.as_bytes()) {
+            Ok(()) => inner.written += line.len() as u64,
+            Err(e) => tracing::warn!(error = %e, "report file: a client listing was not written"),
+        }
+    }
+}
+
+/// One client listing as the report writes it (docs/clients.md, "Report
+/// file").
+#[derive(Debug, Serialize)]
+struct Line<'a> {
+    tap: &'a str,
+    client: &'a str,
+    version: Option<&'a str>,
+    identity_source: &'static str,
+    kind: &'static str,
+    outcome: &'static str,
+    abandon_cause: Option<&'static str>,
+    pages: u32,
+    items: u64,
+    missed: Option<Missed<'a>>,
+    merged: Option<&'static str>,
+    error_code: Option<i64>,
+    session: &'a str,
+    started_unix_seconds: f64,
+    ended_unix_seconds: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Missed<'a> {
+    count: u64,
+    catalogue_items: u64,
+    catalogue_pages: Option<u32>,
+    names: Vec<&'a str>,
+    last: Option<&'a str>,
+}
+
+impl<'a> Line<'a> {
+    fn of(tap: &'a str, l: &'a ClientListing, clock: &Clock) -> Line<'a> {
+        Line {
+            tap,
+            client: l.client.label(),
+            version: l.version.as_deref(),
+            identity_source: l.source.label(),
+            kind: l.kind.label(),
+            outcome: l.outcome.label(),
+            abandon_cause: l.abandoned.map(|c| c.label()),
+            pages: l.pages,
+            items: l.items,
+            missed: l.missed.as_ref().map(|m| Missed {
+                count: m.count,
+                catalogue_items: m.catalogue_items,
+                catalogue_pages: m.catalogue_pages,
+                names: m.names.iter().map(|n| n.as_ref()).collect(),
+                last: m.last.as_deref(),
+            }),
+            merged: l.merged.map(|m| m.label()),
+            error_code: l.error_code(),
+            session: l.session.as_str(),
+            started_unix_seconds: clock.unix(l.started),
+            ended_unix_seconds: clock.unix(l.ended),
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The stdio tap inside the application: `mcp-exporter tap --stdio -- CMD
+//! ARGS…`, run by a client in place of its server. The data path
+//! (`mcp_tap::run_stdio`) starts the server and forwards lines both ways on
+//! our stdin and stdout; its copies go through the same queue and observer
+//! task as an HTTP tap's. Nothing but the protocol is written to stdout:
+//! what the tap finds goes to stderr (a line per client listing, a summary
+//! at exit), to OTLP when configured, and to `--report FILE`.
+
+use super::book::ClientBook;
+use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
+use super::queue::{observer_queue, QueueBudget};
+use mcp_observer::ObserverLimits;
+use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything the stdio tap runs from.
+pub struct StdioTapSpec {
+    pub name: Arc<str>,
+    pub settings: StdioTapSettings,
+    pub abandon_after: Duration,
+    pub max_clients: usize,
+    pub listings: ListingSinks,
+}
+
+/// Longest wait, once the server is gone, for the observer to finish
+/// what was queued.
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Run the server behind the tap until it exits; its exit status.
+pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStatus, StdioTapError> {
+    let stats = Arc::new(TapStats::default());
+    let (queue, receiver) = observer_queue(QueueBudget::default());
+    let task = ObserverTask {
+        tap: spec.name.clone(),
+        limits: ObserverLimits {
+            inspect_bytes: spec.settings.inspect_bytes,
+            abandon_after: spec.abandon_after,
+            max_clients: spec.max_clients,
+            ..ObserverLimits::default()
+        },
+        stats: stats.clone(),
+        sinks: sinks.clone(),
+        header: TapHeader {
+            listen: "stdio".to_string(),
+            upstream: format!("stdio: {}", spec.settings.server.command),
+            merge_pages: super::run::merge_pages(&spec.settings.merge.clients),
+        },
+        tick: Duration::from_secs(1),
+        listings: spec.listings,
+    };
+    let observing = tokio::spawn(observe(receiver, task));
+    let status = run_stdio(
+        spec.settings,
+        Arc::new(queue),
+        stats,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await;
+    let _ = tokio::time::timeout(DRAIN, observing).await;
+    summary(&sinks.book);
+    status
+}
+
+/// Each client's verdict as the tap last judged it, one line each.
+fn summary(book: &ClientBook) {
+    for tap in book.taps() {
+        if tap.clients.is_empty() {
+            tracing::info!(tap = %tap.name, "tap summary: no client listed anything");
+        }
+        for c in &tap.clients {
+            let verdict = &c.verdict.verdict;
+            let reason = verdict
+                .first_reason()
+                .map_or("reads every list to its last page", |r| r.message.as_str());
+            tracing::info!(
+                tap = %tap.name,
+                client = %c.client,
+                verdict = verdict.level.label(),
+                reason,
+                "tap summary"
+            );
+        }
+    }
+}
