@@ -90,12 +90,12 @@ pub fn bind(
     t.jitter = source.jitter;
     t.expect = source.expect.clone();
     t.expect_page_latency = source.expect_page_latency;
-    if let EndpointConfig::Http { transport, .. } = &mut t.endpoint {
+    if let EndpointConfig::Http(http) = &mut t.endpoint {
         // A registry says which transport a remote speaks; the module's
         // own choice wins unless it is `auto`.
-        if *transport == HttpMode::Auto {
+        if http.settings.transport == HttpMode::Auto {
             if let Some(hint) = entry.transport {
-                *transport = hint;
+                http.settings.transport = hint;
             }
         }
     }
@@ -109,7 +109,7 @@ pub fn bind(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{load_str, Secret};
+    use crate::config::{load_str, HttpSettings, Secret};
     use url::Url;
 
     fn config() -> Config {
@@ -164,16 +164,16 @@ mod tests {
         assert_eq!(t.labels["tier"], "x");
         assert_eq!(t.kinds, vec![mcp_listing::Kind::Tools]);
         assert_eq!(t.schedule, c.discovery[0].schedule);
-        let EndpointConfig::Http {
+        let EndpointConfig::Http(http) = &t.endpoint else {
+            panic!("an HTTP target")
+        };
+        let HttpSettings {
             headers,
             bearer_token,
             transport,
             max_redirects,
             ..
-        } = &t.endpoint
-        else {
-            panic!("an HTTP target")
-        };
+        } = &http.settings;
         // The module's header, nothing of the static target or global.
         assert_eq!(
             headers,

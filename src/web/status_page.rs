@@ -52,13 +52,17 @@ fn keep(t: &TargetStatus, q: &IndexQuery) -> bool {
         q.q.as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .is_none_or(|s| t.name.contains(s));
+            .is_none_or(|s| t.target.name.contains(s));
     level_ok && name_ok
 }
 
 pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> Html<String> {
     let mut targets = app.service.status().all();
-    targets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
+    targets.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then(a.target.name.cmp(&b.target.name))
+    });
     let now = unix_now();
     let mut b = String::new();
     let count = |w: &str| targets.iter().filter(|t| level_word(t) == w).count();
@@ -81,7 +85,7 @@ pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> 
     for group in groups {
         let rows: Vec<&TargetStatus> = targets
             .iter()
-            .filter(|t| t.source.as_deref() == group && keep(t, &q))
+            .filter(|t| t.target.source.as_deref() == group && keep(t, &q))
             .collect();
         if rows.is_empty() {
             continue;
@@ -195,11 +199,11 @@ fn target_row(b: &mut String, t: &TargetStatus, now: f64) {
     let _ = write!(
         b,
         "<tr data-target=\"{}\" data-level=\"{}\"><td><a href=\"/targets/{}\">{}</a><br><span class=\"muted\">{}</span></td><td>{verdict}</td><td class=\"reason\">{reason}</td><td>{sizes}</td><td>{age}</td><td>{next}</td></tr>",
-        esc(&t.name),
+        esc(&t.target.name),
         level_word(t),
-        path_segment(&t.name),
-        esc(&t.name),
-        esc(&t.endpoint)
+        path_segment(&t.target.name),
+        esc(&t.target.name),
+        esc(&t.target.endpoint)
     );
 }
 
@@ -211,7 +215,7 @@ pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Re
         )
             .into_response();
     };
-    Html(page(&t.name, &render_target(&t))).into_response()
+    Html(page(&t.target.name, &render_target(&t))).into_response()
 }
 
 fn render_target(t: &TargetStatus) -> String {
@@ -219,13 +223,13 @@ fn render_target(t: &TargetStatus) -> String {
     let _ = write!(
         b,
         "<h1>{}</h1><p><span class=\"muted\">{}</span>{} · {} · {} poll(s), {} skipped · {} consecutive failure(s)</p>",
-        esc(&t.name),
-        esc(&t.endpoint),
-        t.source
+        esc(&t.target.name),
+        esc(&t.target.endpoint),
+        t.target.source
             .as_deref()
             .map(|s| format!(" · discovered by <b>{}</b>", esc(s)))
             .unwrap_or_default(),
-        esc(&t.schedule),
+        esc(&t.target.schedule),
         t.polls,
         t.skipped_polls,
         t.consecutive_failures
