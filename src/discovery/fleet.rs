@@ -115,7 +115,7 @@ mod tests {
     fn config() -> Config {
         std::env::set_var("MCP_EXPORTER_TEST_FLEET_TOKEN", "module-token-1");
         load_str(
-            "global:\n  jitter: 1s\ntargets:\n  - name: static\n    url: https://static.invalid/mcp\n    headers: {X-Static: static-secret}\nmodules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n    headers: {X-Key: {env: MCP_EXPORTER_TEST_FLEET_TOKEN}}\n    kinds: [tools]\ndiscovery:\n  - name: first\n    module: m\n    file_sd: {files: [\"a.json\"]}\n    labels: {team: a, tier: x}\n    schedule: {every: 2m}\n  - name: second\n    module: m\n    file_sd: {files: [\"b.json\"]}\n",
+            "global:\n  jitter: 1s\ntargets:\n  - name: static\n    http:\n      url: https://static.invalid/mcp\n      headers: {X-Static: static-secret}\nmodules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n    http:\n      headers: {X-Key: {env: MCP_EXPORTER_TEST_FLEET_TOKEN}}\n    kinds: [tools]\ndiscovery:\n  - name: first\n    module: m\n    file_sd: {files: [\"a.json\"]}\n    labels: {team: a, tier: x}\n    schedule: {every: 2m}\n  - name: second\n    module: m\n    file_sd: {files: [\"b.json\"]}\n",
             "t.yaml",
         )
         .unwrap()
