@@ -2,7 +2,6 @@
 //! every `limits:` block (global, targets, modules, discovery sources),
 //! resolved once. docs/guards.md says what each bound stops.
 
-use super::types::default;
 use mcp_listing::WalkLimits;
 use std::time::Duration;
 
@@ -20,15 +19,16 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Where neither `global:` nor a target or module says otherwise.
+    /// Where neither `global:` nor a target or module says otherwise;
+    /// docs/configuration.md quotes these.
     pub const DEFAULT: Limits = Limits {
-        timeout: default::TIMEOUT,
-        page_timeout: default::PAGE_TIMEOUT,
-        connect_timeout: default::CONNECT_TIMEOUT,
-        max_pages: default::MAX_PAGES,
-        max_items: default::MAX_ITEMS,
-        max_response_bytes: default::MAX_RESPONSE_BYTES,
-        invalid_cursor_restarts: default::INVALID_CURSOR_RESTARTS,
+        timeout: Duration::from_secs(60),
+        page_timeout: Duration::from_secs(10),
+        connect_timeout: Duration::from_secs(5),
+        max_pages: 1000,
+        max_items: 100_000,
+        max_response_bytes: 16 * 1024 * 1024,
+        invalid_cursor_restarts: 1,
     };
 
     /// The walker's view of these limits. `modern` = protocol 2026-07-28 or later.

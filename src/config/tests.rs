@@ -32,7 +32,7 @@ fn minimal_target_gets_defaults() {
     .unwrap();
     let c = &loaded.config;
     assert_eq!(c.defaults.limits, Limits::DEFAULT);
-    assert_eq!(c.defaults.limits.timeout, default::TIMEOUT);
+    assert_eq!(c.defaults.limits.timeout, Duration::from_secs(60));
     assert_eq!(c.defaults.kinds, Kind::ALL.to_vec());
     let t = &c.targets[0];
     assert_eq!(t.limits, c.defaults.limits);
@@ -42,8 +42,8 @@ fn minimal_target_gets_defaults() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let w = t.walk_limits(true);
     assert!(w.modern);
-    assert_eq!(w.max_pages, default::MAX_PAGES);
-    assert_eq!(w.listing_timeout, default::TIMEOUT);
+    assert_eq!(w.max_pages, 1000);
+    assert_eq!(w.listing_timeout, Duration::from_secs(60));
     assert_eq!(w.session_restarts, 1);
 }
 

@@ -108,18 +108,12 @@ impl Default for ConformanceConfig {
     }
 }
 
-/// Default values of `global:`; docs/configuration.md quotes these.
+/// Default values of `global:` (its `limits:` are `Limits::DEFAULT`);
+/// docs/configuration.md quotes these.
 pub mod default {
     use std::time::Duration;
     pub const EVERY: Duration = Duration::from_secs(60);
-    pub const TIMEOUT: Duration = Duration::from_secs(60);
-    pub const PAGE_TIMEOUT: Duration = Duration::from_secs(10);
-    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-    pub const MAX_PAGES: u32 = 1000;
-    pub const MAX_ITEMS: u64 = 100_000;
-    pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
     pub const JITTER: Duration = Duration::from_secs(5);
-    pub const INVALID_CURSOR_RESTARTS: u32 = 1;
     pub const CONCURRENCY: usize = 8;
     pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
     pub const INVALID_CURSOR_PROBE: bool = true;
