@@ -285,7 +285,7 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
     ]);
     let err = &out.stderr;
     assert_eq!(out.code(), Some(1), "{err}");
-    assert!(err.contains(":4:"), "{err}");
+    assert!(err.contains(":5:"), "{err}");
     assert!(err.contains("conformance.every"), "{err}");
 }
 

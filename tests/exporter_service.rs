@@ -301,7 +301,7 @@ fn a_hanging_target_does_not_delay_a_healthy_one() {
         "  - {name: ok, scenario: healthy}\n  - {name: stuck, scenario: hang, page: 1}\n",
     );
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  timeout: 1h\n  page_timeout: 1h\n  concurrency: 4\ntargets:\n{}{}",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  limits:\n    timeout: 1h\n    page_timeout: 1h\n  concurrency: 4\ntargets:\n{}{}",
         sim_target(&sim.url, "ok"),
         sim_target(&sim.url, "stuck")
     ));

@@ -345,7 +345,7 @@ fn durations_too_long_to_add_are_refused() {
     let checked = run_exporter(&["check-config", "--config.file", &path]);
     assert_eq!(checked.code(), Some(1), "{}", checked.describe());
     assert!(
-        checked.stderr.contains(&format!("{path}:4:")),
+        checked.stderr.contains(&format!("{path}:6:")),
         "FILE:LINE:COL: {}",
         checked.describe()
     );
