@@ -181,7 +181,7 @@ fn main() {
         .build()
         .expect("runtime");
     let loaded = load_str(
-        "global:\n  schedule: {every: 30s}\ntargets:\n  - {name: t, url: \"http://127.0.0.1:8080/mcp/t\"}\n",
+        "global:\n  schedule: {every: 30s}\ntargets:\n  - {name: t, http: {url: \"http://127.0.0.1:8080/mcp/t\"}}\n",
         "bench.yaml",
     )
     .expect("bench config");

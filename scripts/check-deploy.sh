@@ -132,10 +132,11 @@ try:
 except yaml.YAMLError as e:
     err(f"configmap.yaml: data.config.yaml does not parse: {e}"); cfg = {}
 state_dir = (cfg.get("global") or {}).get("state_dir")
-token_files = [t.get("bearer_token_file") for t in cfg.get("targets", []) + list((cfg.get("modules") or {}).values()) if t.get("bearer_token_file")]
+http_blocks = [t.get("http") or {} for t in cfg.get("targets", []) + list((cfg.get("modules") or {}).values())]
+token_files = [h.get("bearer_token_file") for h in http_blocks if h.get("bearer_token_file")]
 if re.search(r"^\s*-?\s*bearer_token\s*:", cfg_text, re.M):
     err("configmap.yaml: a literal bearer_token in the config")
-http_targets = [t for t in cfg.get("targets", []) if t.get("url") and t.get("bearer_token_file")]
+http_targets = [t for t in cfg.get("targets", []) if (t.get("http") or {}).get("url") and (t.get("http") or {}).get("bearer_token_file")]
 if len(http_targets) < 2:
     err("configmap.yaml: expected at least two HTTP targets with bearer_token_file")
 

@@ -6,7 +6,7 @@
 //! with `fstat` after opening (what was checked is what is read), read up
 //! to a cap; the files we own (the state directory) are never followed
 //! through a link and are written through unpredictable temporary names
-//! created with `O_EXCL`, readable by our user only.
+//! created with `O_EXCL` (`tempfile`'s builder), readable by our user only.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -65,6 +65,8 @@ pub fn read_regular(path: &Path, cap: u64, links: Links) -> Result<Vec<u8>, Read
 /// crash leaves them behind, [`remove_stale_temps`] clears them.
 const TEMP_PREFIX: &str = ".tmp-";
 const TEMP_SUFFIX: &str = ".partial";
+/// Random letters and digits in a temporary name (about 95 bits).
+const TEMP_RANDOM_CHARS: usize = 16;
 
 /// Create `dir` (and its parents) if missing; `dir` itself is made
 /// readable by our user only (0700).
@@ -84,44 +86,26 @@ pub fn private_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Replace `path` (in `dir`) with `bytes` atomically: a fresh temporary
-/// file of an unpredictable name created with `O_EXCL|O_NOFOLLOW` and mode
-/// 0600 (so nothing planted there is followed or overwritten), fsync,
-/// rename over `path`, fsync the directory.
+/// file of an unpredictable name created with `O_EXCL` (so nothing planted
+/// there, a link included, is followed or overwritten) and mode 0600,
+/// fsync, rename over `path`, fsync the directory.
 pub fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let (tmp, mut file) = create_temp(dir)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        // Ours (created exclusively): safe to remove.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
+        .rand_bytes(TEMP_RANDOM_CHARS)
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On failure the temporary file is dropped, which removes it (ours:
+    // created exclusively).
+    tmp.persist(path).map_err(|e| e.error)?;
     // Make the rename itself durable.
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
-}
-
-fn create_temp(dir: &Path) -> io::Result<(PathBuf, File)> {
-    for _ in 0..16 {
-        let name = format!("{TEMP_PREFIX}{:016x}{TEMP_SUFFIX}", rand::random::<u64>());
-        let tmp = dir.join(name);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::other("no free temporary name"))
 }
 
 /// Unlink the temporary files a crash left in `dir` (an unlink removes a

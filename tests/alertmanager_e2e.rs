@@ -58,17 +58,21 @@ fn exporter_config(sim: &str, dir: &Path) -> String {
         r#"global:
   schedule: {{ every: 1s }}
   jitter: 0s
-  timeout: 10s
-  page_timeout: 2s
+  limits:
+    timeout: 10s
+    page_timeout: 2s
   state_dir: {state}
   kinds: [tools]
 targets:
   - name: shrinking
-    url: {sim}/mcp/shrinking
+    http:
+      url: {sim}/mcp/shrinking
   - name: origin
-    url: {sim}/mcp/origin
+    http:
+      url: {sim}/mcp/origin
   - name: gateway
-    url: {sim}/mcp/gateway
+    http:
+      url: {sim}/mcp/gateway
     reference:
       - target: origin
 "#

@@ -13,7 +13,7 @@ fn one_changed_tool_is_counted_named_and_classified() {
     let exp = Exporter::start_with_dir(
         |dir| {
             format!(
-                "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\n  state_dir: {}\ntargets:\n  - name: add\n    url: {url}/mcp/add\n  - name: edit\n    url: {url}/mcp/edit\n",
+                "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\n  state_dir: {}\ntargets:\n  - name: add\n    http:\n      url: {url}/mcp/add\n  - name: edit\n    http:\n      url: {url}/mcp/edit\n",
                 dir.join("state").display(),
                 url = sim.url
             )

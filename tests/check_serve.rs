@@ -34,7 +34,7 @@ fn config(no_cache_hints_checked: bool) -> String {
             .map(|a| format!("{a:?}"))
             .collect();
         format!(
-            "  - name: {name}\n    command: {b}\n    args: [{}]\n{}",
+            "  - name: {name}\n    stdio:\n      command: {b}\n      args: [{}]\n{}",
             args.join(", "),
             if conformance {
                 "    conformance: {enabled: true}\n"
@@ -275,7 +275,7 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
     let path = dir.path().join("bad.yaml");
     std::fs::write(
         &path,
-        "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    conformance: {enabled: true, every: 0s}\n",
+        "targets:\n  - name: a\n    http:\n      url: http://127.0.0.1:9/mcp\n    conformance: {enabled: true, every: 0s}\n",
     )
     .expect("write");
     let out = run_exporter(&[
@@ -285,7 +285,7 @@ fn conformance_every_below_a_second_is_refused_with_its_place() {
     ]);
     let err = &out.stderr;
     assert_eq!(out.code(), Some(1), "{err}");
-    assert!(err.contains(":4:"), "{err}");
+    assert!(err.contains(":5:"), "{err}");
     assert!(err.contains("conformance.every"), "{err}");
 }
 
@@ -353,7 +353,7 @@ fn echoed_credentials_never_reach_conformance_evidence() {
 
     let sim = echoing("silent-restart");
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    url: {}\n    bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
+        "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: echo\n    http:\n      url: {}\n      bearer_token_file: {}\n    conformance: {{enabled: true}}\n",
         sim.at("/mcp"),
         token.display()
     ));
@@ -377,7 +377,7 @@ fn echoed_credentials_never_reach_conformance_evidence() {
 fn a_run_changes_the_verdict_without_waiting_for_a_poll() {
     let b = serde_json::to_string(&exporter_bin().display().to_string()).expect("path");
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    command: {b}\n    args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n  - name: hourly\n    stdio:\n      command: {b}\n      args: [simulate, --scenario, no-cache-hints, --protocol, \"2026-07-28\"]\n    conformance: {{enabled: true}}\n"
     ));
     let all = exporter.wait_api(LIMIT, "the conformance run", |all| {
         !api_target(all, "hourly")["conformance"].is_null()

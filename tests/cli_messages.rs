@@ -15,7 +15,7 @@ fn write_config(text: &str) -> (tempfile::TempDir, String) {
     (dir, path)
 }
 
-const TYPOS: &str = "global:\n  timout: 5s\ntargets:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n    transport: stremable-http\n    colour: red\n";
+const TYPOS: &str = "global:\n  limits:\n    timout: 5s\ntargets:\n  - name: a\n    http:\n      url: http://127.0.0.1:1/mcp\n      transport: stremable-http\n    colour: red\n";
 
 #[test]
 fn config_typos_are_named_with_the_word_meant_all_at_once() {
@@ -27,16 +27,16 @@ fn config_typos_are_named_with_the_word_meant_all_at_once() {
     assert_eq!(lines.len(), 3, "{}", out.describe());
     assert_eq!(
         lines[0],
-        format!("{path}:2:3: global: unknown field `timout` (did you mean `timeout`?)")
+        format!("{path}:3:5: global.limits: unknown field `timout` (did you mean `timeout`?)")
     );
     assert!(
-        lines[1].starts_with(&format!("{path}:6:16: "))
+        lines[1].starts_with(&format!("{path}:8:18: "))
             && lines[1].contains("(did you mean `streamable-http`?)"),
         "{}",
         out.describe()
     );
     assert!(
-        lines[2].starts_with(&format!("{path}:7:5: ")) && lines[2].contains("`colour`"),
+        lines[2].starts_with(&format!("{path}:9:5: ")) && lines[2].contains("`colour`"),
         "{}",
         out.describe()
     );
@@ -63,7 +63,7 @@ fn serve_prints_a_config_error_once() {
 #[test]
 fn check_config_warns_about_what_would_fail_at_the_first_poll() {
     let (_dir, path) = write_config(
-        "targets:\n  - name: gone\n    command: no-such-mcp-server-anywhere\n  - name: far\n    url: https://mcp.example.invalid/mcp\n  - name: here\n    command: sh\n",
+        "targets:\n  - name: gone\n    stdio:\n      command: no-such-mcp-server-anywhere\n  - name: far\n    http:\n      url: https://mcp.example.invalid/mcp\n  - name: here\n    stdio:\n      command: sh\n",
     );
     let out = run_exporter(&["check-config", "--config.file", &path]);
     // Warnings, not errors: the file may be checked elsewhere than it runs.
@@ -122,7 +122,7 @@ fn a_refused_connection_is_reported_once_with_a_hint() {
 fn kind_is_honoured_for_a_configured_target() {
     let bin = mcp_testkit::exporter_bin();
     let (_dir, path) = write_config(&format!(
-        "targets:\n  - name: local\n    command: {}\n    args: [simulate, --scenario, healthy, --items, \"6\", --page-size, \"4\"]\n    expect: {{prompts: 40}}\n",
+        "targets:\n  - name: local\n    stdio:\n      command: {}\n      args: [simulate, --scenario, healthy, --items, \"6\", --page-size, \"4\"]\n    expect: {{prompts: 40}}\n",
         serde_json::to_string(&bin.display().to_string()).expect("path as YAML")
     ));
     let only_tools = [
@@ -221,7 +221,8 @@ fn log_flags_take_prometheus_values_and_suggest_for_a_typo() {
             out.describe()
         );
     }
-    let (_dir, path) = write_config("targets:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n");
+    let (_dir, path) =
+        write_config("targets:\n  - name: a\n    http:\n      url: http://127.0.0.1:1/mcp\n");
     for format in ["logfmt", "json", "text"] {
         for level in ["debug", "info", "warn", "error"] {
             let out = run_exporter(&[

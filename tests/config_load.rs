@@ -3,8 +3,8 @@
 
 use chrono::{TimeZone, Utc};
 use mcp_exporter::config::{
-    default, load_file, load_str, ConfigError, EndpointConfig, LoadedConfig, OtlpProtocol,
-    Schedule, SecretSource,
+    default, load_file, load_str, ConfigError, EndpointConfig, HttpEndpoint, HttpSettings,
+    LoadedConfig, OtlpProtocol, Schedule, SecretSource, StdioCommand,
 };
 use mcp_listing::{HttpMode, Kind, ProtocolVersion};
 use std::path::{Path, PathBuf};
@@ -60,16 +60,17 @@ fn shipped_example_loads_without_warnings() {
 const FULL: &str = r#"
 global:
   schedule: "*/2 * * * *"
-  timeout: 45s
-  page_timeout: 5s
-  connect_timeout: 3s
-  max_pages: 300
-  max_items: 5000
-  max_response_bytes: 1MiB
+  limits:
+    timeout: 45s
+    page_timeout: 5s
+    connect_timeout: 3s
+    max_pages: 300
+    max_items: 5000
+    max_response_bytes: 1MiB
+    invalid_cursor_restarts: 2
   jitter: 2s
   kinds: [tools, resources]
   state_dir: state
-  invalid_cursor_restarts: 2
   concurrency: 3
   backoff_max: 10m
   invalid_cursor_probe: true
@@ -78,27 +79,30 @@ global:
   stderr_tail_bytes: 4096
 targets:
   - name: inherits
-    url: https://a.invalid/mcp
+    http:
+      url: https://a.invalid/mcp
   - name: overrides
-    url: https://127.0.0.1:9/mcp
-    transport: sse
-    headers:
-      X-Team: search
-      X-Api-Key: {file: api-key}
-    bearer_token_env: OVERRIDES_TOKEN
-    tls: {ca_file: ca.pem, insecure_skip_verify: false}
-    max_redirects: 0
+    http:
+      url: https://127.0.0.1:9/mcp
+      transport: sse
+      headers:
+        X-Team: search
+        X-Api-Key: {file: api-key}
+      bearer_token_env: OVERRIDES_TOKEN
+      tls: {ca_file: ca.pem, insecure_skip_verify: false}
+      max_redirects: 0
     protocol_version: "2026-07-28"
     schedule: "0 */10 * * * *"
     kinds: [tools, prompts]
     forced_kinds: [prompts]
-    timeout: 1m30s
-    page_timeout: 500ms
-    connect_timeout: 1s
-    max_pages: 7
-    max_items: 70
-    max_response_bytes: 65536
-    invalid_cursor_restarts: 0
+    limits:
+      timeout: 1m30s
+      page_timeout: 500ms
+      connect_timeout: 1s
+      max_pages: 7
+      max_items: 70
+      max_response_bytes: 65536
+      invalid_cursor_restarts: 0
     jitter: 0s
     invalid_cursor_probe: false
     watch_list_changed: true
@@ -107,30 +111,33 @@ targets:
     reference:
       - {target: inherits, kinds: [tools], prefix: "a_"}
   - name: local
-    command: ./server
-    args: ["--stdio", "--verbose"]
-    env:
-      PLAIN: "1"
-      FROM_FILE: {file: api-key}
-    cwd: work
+    stdio:
+      command: ./server
+      args: ["--stdio", "--verbose"]
+      env:
+        PLAIN: "1"
+        FROM_FILE: {file: api-key}
+      cwd: work
     schedule: {every: 15s}
 modules:
   gw:
     allow: ["https://gw.invalid/"]
-    transport: streamable-http
-    headers: {X-Probe: "yes"}
-    bearer_token_file: /run/secrets/gw
-    tls: {ca_file: /etc/ca.pem}
-    max_redirects: 0
+    http:
+      transport: streamable-http
+      headers: {X-Probe: "yes"}
+      bearer_token_file: /run/secrets/gw
+      tls: {ca_file: /etc/ca.pem}
+      max_redirects: 0
     protocol_version: "2025-11-25"
     kinds: [tools]
-    timeout: 15s
-    page_timeout: 2s
-    connect_timeout: 2s
-    max_pages: 10
-    max_items: 100
-    max_response_bytes: 2MB
-    invalid_cursor_restarts: 3
+    limits:
+      timeout: 15s
+      page_timeout: 2s
+      connect_timeout: 2s
+      max_pages: 10
+      max_items: 100
+      max_response_bytes: 2MB
+      invalid_cursor_restarts: 3
 tracing:
   endpoint: http://127.0.0.1:4318
   protocol: http/protobuf
@@ -158,15 +165,16 @@ fn every_key_loads_and_resolves() {
 
     let d = &c.defaults;
     assert_eq!(d.schedule.describe(), "cron \"*/2 * * * *\" (UTC)");
-    assert_eq!(d.timeout, Duration::from_secs(45));
-    assert_eq!(d.page_timeout, Duration::from_secs(5));
-    assert_eq!(d.connect_timeout, Duration::from_secs(3));
-    assert_eq!((d.max_pages, d.max_items), (300, 5000));
-    assert_eq!(d.max_response_bytes, 1 << 20);
+    let dl = &d.limits;
+    assert_eq!(dl.timeout, Duration::from_secs(45));
+    assert_eq!(dl.page_timeout, Duration::from_secs(5));
+    assert_eq!(dl.connect_timeout, Duration::from_secs(3));
+    assert_eq!((dl.max_pages, dl.max_items), (300, 5000));
+    assert_eq!(dl.max_response_bytes, 1 << 20);
     assert_eq!(d.jitter, Duration::from_secs(2));
     assert_eq!(d.kinds, vec![Kind::Tools, Kind::Resources]);
     assert_eq!(d.state_dir, Some(base.join("state")));
-    assert_eq!(d.invalid_cursor_restarts, 2);
+    assert_eq!(dl.invalid_cursor_restarts, 2);
     assert_eq!(d.concurrency, 3);
     assert_eq!(d.backoff_max, Duration::from_secs(600));
     assert!(d.invalid_cursor_probe && !d.watch_list_changed && !d.propagate_trace_context);
@@ -174,39 +182,37 @@ fn every_key_loads_and_resolves() {
 
     // Inherits every default.
     let a = &c.targets[0];
-    assert_eq!(a.limits, d.limits());
+    assert_eq!(a.limits, d.limits);
     assert_eq!(a.schedule, d.schedule);
     assert_eq!(a.kinds, d.kinds);
     assert_eq!(a.jitter, d.jitter);
     assert!(a.invalid_cursor_probe && !a.watch_list_changed && !a.propagate_trace_context);
-    let EndpointConfig::Http {
+    let EndpointConfig::Http(http) = &a.endpoint else {
+        panic!("http expected")
+    };
+    let HttpSettings {
         transport,
         max_redirects,
         bearer_token,
         headers,
         tls,
-        ..
-    } = &a.endpoint
-    else {
-        panic!("http expected")
-    };
+    } = &http.settings;
     assert_eq!(*transport, HttpMode::Auto);
     assert_eq!(*max_redirects, default::MAX_REDIRECTS);
     assert!(bearer_token.is_none() && headers.is_empty() && tls.ca_file.is_none());
 
     // Overrides every per-target key.
     let o = &c.targets[1];
-    let EndpointConfig::Http {
-        url,
+    let EndpointConfig::Http(HttpEndpoint { url, settings }) = &o.endpoint else {
+        panic!("http expected")
+    };
+    let HttpSettings {
         transport,
         headers,
         bearer_token,
         tls,
         max_redirects,
-    } = &o.endpoint
-    else {
-        panic!("http expected")
-    };
+    } = settings;
     assert_eq!(url.as_str(), "https://127.0.0.1:9/mcp");
     assert_eq!(*transport, HttpMode::Sse);
     assert_eq!(headers.len(), 2);
@@ -244,13 +250,13 @@ fn every_key_loads_and_resolves() {
     assert!(w.modern);
 
     let l = &c.targets[2];
-    let EndpointConfig::Stdio {
+    let EndpointConfig::Stdio(StdioCommand {
         command,
         args,
         env,
         cwd,
         ..
-    } = &l.endpoint
+    }) = &l.endpoint
     else {
         panic!("stdio expected")
     };
@@ -262,13 +268,13 @@ fn every_key_loads_and_resolves() {
     assert_eq!(l.schedule, Schedule::Every(Duration::from_secs(15)));
 
     let m = &c.modules["gw"];
-    assert_eq!(m.transport, HttpMode::StreamableHttp);
-    assert_eq!(m.headers[0].1.expose(), "yes");
+    assert_eq!(m.http.transport, HttpMode::StreamableHttp);
+    assert_eq!(m.http.headers[0].1.expose(), "yes");
     assert_eq!(
-        m.bearer_token,
+        m.http.bearer_token,
         Some(SecretSource::File("/run/secrets/gw".into()))
     );
-    assert_eq!(m.max_redirects, 0);
+    assert_eq!(m.http.max_redirects, 0);
     assert_eq!(m.protocol_version, Some(ProtocolVersion::V2025_11_25));
     assert_eq!(m.kinds, vec![Kind::Tools]);
     assert_eq!(m.limits.max_response_bytes, 2_000_000);
@@ -299,15 +305,14 @@ fn bearer_token_is_read_at_poll_time() {
     let path = write(
         dir.path(),
         "c.yaml",
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    bearer_token_file: token\n",
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_token_file: token\n",
     );
     // The token file does not exist yet: loading does not read it.
     let loaded = load_file(&path).unwrap();
-    let EndpointConfig::Http {
-        bearer_token: Some(source),
-        ..
-    } = &loaded.config.targets[0].endpoint
-    else {
+    let EndpointConfig::Http(http) = &loaded.config.targets[0].endpoint else {
+        panic!("http expected")
+    };
+    let Some(source) = &http.settings.bearer_token else {
         panic!("bearer token expected")
     };
     assert!(source.read().is_err());
@@ -319,7 +324,7 @@ fn bearer_token_is_read_at_poll_time() {
 
 #[test]
 fn schedules_from_the_file_compute_next_ticks() {
-    let text = "targets:\n  - {name: five, command: s, schedule: \"15 3 * * 0\"}\n  - {name: six, command: s, schedule: \"*/20 * * * * *\"}\n  - {name: every, command: s, schedule: {every: 1m30s}}\n";
+    let text = "targets:\n  - {name: five, stdio: {command: s}, schedule: \"15 3 * * 0\"}\n  - {name: six, stdio: {command: s}, schedule: \"*/20 * * * * *\"}\n  - {name: every, stdio: {command: s}, schedule: {every: 1m30s}}\n";
     let c = load_str(text, "s.yaml").unwrap().config;
     // Wednesday 2 December 2026, 10:00:05 UTC.
     let now = Utc.with_ymd_and_hms(2026, 12, 2, 10, 0, 5).unwrap();
@@ -344,7 +349,7 @@ fn checksum_follows_the_file_bytes() {
     let path = write(
         dir.path(),
         "c.yaml",
-        "targets:\n  - {name: a, command: s}\n",
+        "targets:\n  - {name: a, stdio: {command: s}}\n",
     );
     let first = load_file(&path).unwrap().checksum;
     assert_eq!(first, load_file(&path).unwrap().checksum);
@@ -352,7 +357,7 @@ fn checksum_follows_the_file_bytes() {
     write(
         dir.path(),
         "c.yaml",
-        "# hi\ntargets:\n  - {name: a, command: s}\n",
+        "# hi\ntargets:\n  - {name: a, stdio: {command: s}}\n",
     );
     let second = load_file(&path).unwrap().checksum;
     assert_ne!(first, second);
@@ -364,45 +369,55 @@ fn checksum_follows_the_file_bytes() {
 fn rules_reject_with_exact_positions() {
     // Unknown key.
     assert_at(
-        "global:\n  timeout: 5s\ntargets:\n  - name: a\n    url: https://a.invalid/\n    labels: {team: x}\n",
-        6,
+        "global:\n  limits:\n    timeout: 5s\ntargets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    labels: {team: x}\n",
+        8,
         5,
         "unknown field `labels`",
     );
     // Duplicate name: the second occurrence.
     assert_at(
-        "targets:\n  - {name: a, command: s}\n  - {name: b, command: s}\n  - {name: a, command: s}\n",
+        "targets:\n  - {name: a, stdio: {command: s}}\n  - {name: b, stdio: {command: s}}\n  - {name: a, stdio: {command: s}}\n",
         4,
         12,
         "duplicate target name `a`",
     );
     // Bad name.
-    assert_at("targets:\n  - {name: \"a/b\", command: s}\n", 2, 12, "a/b");
-    // url and command both, and neither.
     assert_at(
-        "targets:\n  - name: a\n    command: s\n    url: https://a.invalid/\n",
+        "targets:\n  - {name: \"a/b\", stdio: {command: s}}\n",
+        2,
+        12,
+        "a/b",
+    );
+    // http and stdio both, and neither.
+    assert_at(
+        "targets:\n  - name: a\n    stdio:\n      command: s\n    http:\n      url: https://a.invalid/\n",
         3,
         5,
-        "both `url` and `command`",
+        "both `http` and `stdio`",
     );
-    assert_at("targets:\n  - name: a\n  - name: b\n", 2, 5, "needs `url`");
+    assert_at(
+        "targets:\n  - name: a\n  - name: b\n",
+        2,
+        5,
+        "needs `http: {url: ...}`",
+    );
     // References.
     assert_at(
-        "targets:\n  - name: a\n    command: s\n    reference:\n      - target: ghost\n",
-        5,
+        "targets:\n  - name: a\n    stdio:\n      command: s\n    reference:\n      - target: ghost\n",
+        6,
         17,
         "unknown target `ghost`",
     );
     assert_at(
-        "targets:\n  - name: a\n    command: s\n    reference: [{target: a}]\n",
-        4,
+        "targets:\n  - name: a\n    stdio:\n      command: s\n    reference: [{target: a}]\n",
+        5,
         26,
         "references itself",
     );
     // Cron and durations.
     assert_at(
-        "targets:\n  - name: a\n    command: s\n    schedule: \"0 0 * * MON-FOO\"\n",
-        4,
+        "targets:\n  - name: a\n    stdio:\n      command: s\n    schedule: \"0 0 * * MON-FOO\"\n",
+        5,
         15,
         "invalid cron",
     );
@@ -416,30 +431,30 @@ fn rules_reject_with_exact_positions() {
     assert_at("global:\n  kinds: []\n", 2, 10, "`kinds` is empty");
     // Literal token.
     assert_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    bearer_token: abc\n",
-        4,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_token: abc\n",
         5,
+        7,
         "bearer_token_env",
     );
     // Both token sources.
     assert_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    bearer_token_env: T\n    bearer_token_file: f\n",
-        5,
-        5,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_token_env: T\n      bearer_token_file: f\n",
+        6,
+        7,
         "not both",
     );
     // Bad header name.
     assert_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      \"Bad Header\": x\n",
-        5,
-        7,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers:\n        \"Bad Header\": x\n",
+        6,
+        9,
         "not a valid HTTP header name",
     );
     // Reserved header.
     assert_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers: {Mcp-Session-Id: x}\n",
-        4,
-        15,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers: {Mcp-Session-Id: x}\n",
+        5,
+        17,
         "set by the exporter itself",
     );
     // Tracing.
@@ -458,7 +473,7 @@ fn warnings_carry_positions_and_no_secrets() {
     let path = write(
         dir.path(),
         "w.yaml",
-        "targets:\n  - name: a\n    url: http://mcp.example.invalid/\n    bearer_token_env: TOK\n    tls: {insecure_skip_verify: true}\n    headers: {Authorization: \"Bearer literal-abc\"}\n",
+        "targets:\n  - name: a\n    http:\n      url: http://mcp.example.invalid/\n      bearer_token_env: TOK\n      tls: {insecure_skip_verify: true}\n      headers: {Authorization: \"Bearer literal-abc\"}\n",
     );
     let err = load_file(&path).unwrap_err().to_string();
     // Authorization header plus bearer token: ambiguous, rejected.
@@ -468,7 +483,7 @@ fn warnings_carry_positions_and_no_secrets() {
     write(
         dir.path(),
         "w.yaml",
-        "targets:\n  - name: a\n    url: http://mcp.example.invalid/\n    bearer_token_env: TOK\n    tls: {insecure_skip_verify: true}\n  - name: b\n    url: https://b.invalid/\n    headers: {Authorization: \"Bearer literal-abc\"}\n",
+        "targets:\n  - name: a\n    http:\n      url: http://mcp.example.invalid/\n      bearer_token_env: TOK\n      tls: {insecure_skip_verify: true}\n  - name: b\n    http:\n      url: https://b.invalid/\n      headers: {Authorization: \"Bearer literal-abc\"}\n",
     );
     let loaded = load_file(&path).unwrap();
     let p = path.display();
@@ -476,25 +491,25 @@ fn warnings_carry_positions_and_no_secrets() {
     assert_eq!(w.len(), 4, "{w:#?}");
     assert!(
         w.iter().any(|l| l.starts_with(&format!(
-            "{p}:5:11: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF"
+            "{p}:6:13: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF"
         ))),
         "{w:#?}"
     );
     assert!(
         w.iter().any(|l| l.starts_with(&format!(
-            "{p}:3:10: warning: target `a`: the bearer token is sent over plain http://"
+            "{p}:4:12: warning: target `a`: the bearer token is sent over plain http://"
         ))),
         "{w:#?}"
     );
     assert!(
         w.iter().any(|l| l.starts_with(&format!(
-            "{p}:5:5: warning: target `a`: `tls` has no effect"
+            "{p}:6:7: warning: target `a`: `tls` has no effect"
         ))),
         "{w:#?}"
     );
     assert!(
         w.iter().any(|l| l.starts_with(&format!(
-            "{p}:8:15: warning: target `b`: header `Authorization` has a literal value"
+            "{p}:10:17: warning: target `b`: header `Authorization` has a literal value"
         ))),
         "{w:#?}"
     );
@@ -510,7 +525,7 @@ fn empty_sections_are_allowed() {
 
 #[test]
 fn anchors_and_aliases_work() {
-    let text = "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: &few [tools]\n  - name: b\n    command: s\n    kinds: *few\n";
+    let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    kinds: &few [tools]\n  - name: b\n    stdio:\n      command: s\n    kinds: *few\n";
     let c = load_str(text, "a.yaml").unwrap().config;
     assert_eq!(c.targets[1].kinds, vec![Kind::Tools]);
 }
@@ -552,15 +567,20 @@ fn docs_mention_every_key() {
         "zz: 1\n",
         "global: {zz: 1}\n",
         "targets: [{name: a, zz: 1}]\n",
-        "targets: [{name: a, url: \"https://a.invalid/\", tls: {zz: 1}}]\n",
-        "targets: [{name: a, command: s, reference: [{target: b, zz: 1}]}]\n",
-        "targets: [{name: a, command: s, schedule: {zz: 1}}]\n",
-        "targets: [{name: a, url: \"https://a.invalid/\", headers: {X: {zz: 1}}}]\n",
+        "targets: [{name: a, http: {zz: 1}}]\n",
+        "targets: [{name: a, stdio: {zz: 1}}]\n",
+        "targets: [{name: a, limits: {zz: 1}}]\n",
+        "targets: [{name: a, http: {url: \"https://a.invalid/\", tls: {zz: 1}}}]\n",
+        "targets: [{name: a, stdio: {command: s}, reference: [{target: b, zz: 1}]}]\n",
+        "targets: [{name: a, stdio: {command: s}, schedule: {zz: 1}}]\n",
+        "targets: [{name: a, http: {url: \"https://a.invalid/\", headers: {X: {zz: 1}}}}]\n",
         "modules: {m: {zz: 1}}\n",
         "discovery: [{name: a, zz: 1}]\n",
         "discovery: [{name: a, module: m, file_sd: {zz: 1}}]\n",
         "discovery: [{name: a, module: m, http_sd: {zz: 1}}]\n",
         "discovery: [{name: a, module: m, registry: {zz: 1}}]\n",
+        "discovery: [{name: a, module: m, registry: {http: {zz: 1}}}]\n",
+        "discovery: [{name: a, module: m, registry: {limits: {zz: 1}}}]\n",
         "tracing: {zz: 1}\n",
         "web: {zz: 1}\n",
     ];

@@ -310,7 +310,7 @@ fn http_sd_lists_are_fetched_whole_and_bad_answers_keep_the_last_good_list() {
     let exp = Exporter::start_with_dir(
         |d| {
             format!(
-                "{}discovery:\n  - name: inventory\n    module: sim\n    http_sd: {{url: \"{}/sd\", refresh_interval: 1s, bearer_token_file: {}, max_response_bytes: 32MiB}}\n    max_targets: 100\n",
+                "{}discovery:\n  - name: inventory\n    module: sim\n    http_sd: {{http: {{url: \"{}/sd\", bearer_token_file: {}}}, refresh_interval: 1s, limits: {{max_response_bytes: 32MiB}}}}\n    max_targets: 100\n",
                 head(&sim.url, &d.join("state")),
                 stub.url(),
                 token.path().display()
@@ -456,7 +456,7 @@ fn no_static_or_global_credential_reaches_a_discovered_host() {
         Stub::start(|_| StubResponse::json(r#"{"servers": [], "metadata": {"count": 0}}"#));
     let exp = Exporter::start_with(
         &format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: static\n    url: {sim}/mcp/s\n    bearer_token_env: STATIC_TOKEN\n    headers: {{X-Static-Key: static-header-value}}\nmodules:\n  found:\n    allow: [\"{host}/\"]\n    headers: {{X-Module-Key: {{env: MODULE_KEY}}}}\n    kinds: [tools]\n  other:\n    allow: [\"{sim}/\"]\n    bearer_token_env: OTHER_TOKEN\ndiscovery:\n  - name: inventory\n    module: found\n    http_sd: {{url: \"{inv}/sd\", refresh_interval: 1s, headers: {{X-Inventory-Key: inventory-key-value}}}}\n  - name: public\n    module: other\n    registry: {{url: \"{reg}\", refresh_interval: 1s}}\n",
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: static\n    http:\n      url: {sim}/mcp/s\n      bearer_token_env: STATIC_TOKEN\n      headers: {{X-Static-Key: static-header-value}}\nmodules:\n  found:\n    allow: [\"{host}/\"]\n    http:\n      headers: {{X-Module-Key: {{env: MODULE_KEY}}}}\n    kinds: [tools]\n  other:\n    allow: [\"{sim}/\"]\n    http:\n      bearer_token_env: OTHER_TOKEN\ndiscovery:\n  - name: inventory\n    module: found\n    http_sd: {{http: {{url: \"{inv}/sd\", headers: {{X-Inventory-Key: inventory-key-value}}}}, refresh_interval: 1s}}\n  - name: public\n    module: other\n    registry: {{http: {{url: \"{reg}\"}}, refresh_interval: 1s}}\n",
             sim = sim.url,
             host = host.url(),
             inv = inventory.url(),
@@ -593,7 +593,7 @@ fn a_registry_is_walked_with_the_walkers_guards_and_its_rules() {
     let exp = Exporter::start_with_dir(
         |d| {
             format!(
-                "{}discovery:\n  - name: public\n    module: sim\n    registry: {{url: \"{}\", refresh_interval: 1s, limit: 2, search: example}}\n",
+                "{}discovery:\n  - name: public\n    module: sim\n    registry: {{http: {{url: \"{}\"}}, refresh_interval: 1s, limit: 2, search: example}}\n",
                 head(&sim.url, &d.join("state")),
                 registry.url()
             )
@@ -708,7 +708,7 @@ fn the_simulators_registry_yields_its_fleet_and_a_cursor_cycle_keeps_the_last_go
     let exp = Exporter::start_with_dir(
         |d| {
             format!(
-                "{}discovery:\n  - name: sim-registry\n    module: sim\n    registry: {{url: \"{}\", refresh_interval: 1s, limit: 2}}\n",
+                "{}discovery:\n  - name: sim-registry\n    module: sim\n    registry: {{http: {{url: \"{}\"}}, refresh_interval: 1s, limit: 2}}\n",
                 head(&sim.url, &d.join("state")),
                 sim.url
             )
@@ -775,7 +775,7 @@ fn discover_prints_what_every_source_would_yield_without_polling() {
     std::fs::write(
         &config,
         format!(
-            "modules:\n  m:\n    allow: [\"{}/\"]\ndiscovery:\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"*.json\"]}}\n  - name: public\n    module: m\n    registry: {{url: \"{}\"}}\n",
+            "modules:\n  m:\n    allow: [\"{}/\"]\ndiscovery:\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"*.json\"]}}\n  - name: public\n    module: m\n    registry: {{http: {{url: \"{}\"}}}}\n",
             host.url(),
             registry.url()
         ),

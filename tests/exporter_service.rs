@@ -34,7 +34,7 @@ fn wait_attempts(exp: &Exporter, labels: &[(&str, &str)], min: f64) -> String {
 
 /// YAML for a tools-only target on the scenarios simulator at `sim`.
 fn sim_target(sim: &str, name: &str) -> String {
-    format!("  - name: {name}\n    url: {sim}/mcp/{name}\n    kinds: [tools]\n")
+    format!("  - name: {name}\n    http:\n      url: {sim}/mcp/{name}\n    kinds: [tools]\n")
 }
 
 /// An exporter polling every target every second, reloadable over HTTP,
@@ -255,7 +255,7 @@ fn a_broken_reload_keeps_the_running_config() {
     let (sim, _f) =
         scenarios_simulator("  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n");
     let good_one = format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: a\n    url: {}/mcp/a\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: a\n    http:\n      url: {}/mcp/a\n",
         sim.url
     );
     let exp = Exporter::start_with(&good_one, &["--web.enable-lifecycle"], &[]);
@@ -276,7 +276,7 @@ fn a_broken_reload_keeps_the_running_config() {
 
     // A good config with a second target applies.
     let (status, _) = exp.reload(&format!(
-        "{good_one}  - name: b\n    url: {}/mcp/b\n",
+        "{good_one}  - name: b\n    http:\n      url: {}/mcp/b\n",
         sim.url
     ));
     assert_eq!(status, 200);
@@ -301,7 +301,7 @@ fn a_hanging_target_does_not_delay_a_healthy_one() {
         "  - {name: ok, scenario: healthy}\n  - {name: stuck, scenario: hang, page: 1}\n",
     );
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  timeout: 1h\n  page_timeout: 1h\n  concurrency: 4\ntargets:\n{}{}",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  limits:\n    timeout: 1h\n    page_timeout: 1h\n  concurrency: 4\ntargets:\n{}{}",
         sim_target(&sim.url, "ok"),
         sim_target(&sim.url, "stuck")
     ));
@@ -317,7 +317,7 @@ fn a_hanging_target_does_not_delay_a_healthy_one() {
 fn probe_endpoint_answers_from_its_own_registry_and_never_starts_a_process() {
     let (sim, _f) = scenarios_simulator("  - {name: overlap, scenario: overlap}\n");
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\ntargets:\n  - name: gw\n    url: {url}/mcp/overlap\n  - name: local\n    command: /bin/true\nmodules:\n  sims:\n    allow: [\"{url}/mcp/\"]\n",
+        "global:\n  schedule: {{every: 1h}}\ntargets:\n  - name: gw\n    http:\n      url: {url}/mcp/overlap\n  - name: local\n    stdio:\n      command: /bin/true\nmodules:\n  sims:\n    allow: [\"{url}/mcp/\"]\n",
         url = sim.url
     ));
     let (status, text) = exp.get("/probe?target=gw&kind=tools");

@@ -22,7 +22,7 @@ fn exporter(sim_url: &str, env: &[(&str, &str)]) -> Exporter {
     all_env.extend_from_slice(env);
     Exporter::start_with(
         &format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - {{name: ok, url: \"{u}/mcp/ok\"}}\n  - {{name: cyc, url: \"{u}/mcp/cyc\"}}\n  - {{name: stale, url: \"{u}/mcp/stale\"}}\n  - {{name: locked, url: \"{u}/mcp/locked\", bearer_token_env: SIM_TOKEN}}\n",
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - {{name: ok, http: {{url: \"{u}/mcp/ok\"}}}}\n  - {{name: cyc, http: {{url: \"{u}/mcp/cyc\"}}}}\n  - {{name: stale, http: {{url: \"{u}/mcp/stale\"}}}}\n  - {{name: locked, http: {{url: \"{u}/mcp/locked\", bearer_token_env: SIM_TOKEN}}}}\n",
             u = sim_url
         ),
         &[],

@@ -11,7 +11,7 @@ use std::time::Duration;
 /// tools shrink by one every 2 s, each change announced.
 fn watched_shrinking_tools(global: &str) -> Exporter {
     Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  watch_list_changed: true\n{global}targets:\n  - name: watched\n    command: {}\n    args: [simulate, --scenario, shrink, --after-seconds, \"2\", --notify, --kinds, tools]\n",
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  watch_list_changed: true\n{global}targets:\n  - name: watched\n    stdio:\n      command: {}\n      args: [simulate, --scenario, shrink, --after-seconds, \"2\", --notify, --kinds, tools]\n",
         exporter_bin().display()
     ))
 }
@@ -66,7 +66,7 @@ fn list_changed_between_polls_triggers_a_relist() {
 #[test]
 fn relists_keep_up_from_every_kind_and_the_failure_count() {
     let exp = watched_shrinking_tools(
-        "  kinds: [tools, prompts]\n  max_items: 19\n  invalid_cursor_probe: false\n",
+        "  kinds: [tools, prompts]\n  limits:\n    max_items: 19\n  invalid_cursor_probe: false\n",
     );
     let prompts = [("target", "watched"), ("kind", "prompts")];
     let text = exp.wait_metrics(

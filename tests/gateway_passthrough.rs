@@ -81,7 +81,7 @@ fn mcp1_fastmcp_scheduled_is_up() {
     }
     let server = fastmcp1_server();
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 2s}}\n  jitter: 0s\ntargets:\n  - name: fastmcp1\n    url: {}\n",
+        "global:\n  schedule: {{every: 2s}}\n  jitter: 0s\ntargets:\n  - name: fastmcp1\n    http:\n      url: {}\n",
         server.at("/mcp")
     ));
     let text = exporter.wait_metrics(SERVE_LIMIT, "two polls of fastmcp1", |t| {

@@ -32,17 +32,20 @@ fn stdio_child_gets_minimal_env_and_tails_are_scrubbed() {
   stderr_tail_bytes: 64KiB
 targets:
   - name: http_target
-    url: CLOSED
-    bearer_token_env: HARDEN_TOK
+    http:
+      url: CLOSED
+      bearer_token_env: HARDEN_TOK
     schedule: {every: 1h}
   - name: printer
-    command: sh
-    args: ['-c', 'env >&2; echo "echo: $HARDEN_TOK" >&2; exit 1']
-    env: {OWN_KEY: own-secret-value-77}
+    stdio:
+      command: sh
+      args: ['-c', 'env >&2; echo "echo: $HARDEN_TOK" >&2; exit 1']
+      env: {OWN_KEY: own-secret-value-77}
   - name: inheriting
-    command: sh
-    args: ['-c', 'echo "seen: $HARDEN_TOK" >&2; exit 1']
-    inherit_env: true
+    stdio:
+      command: sh
+      args: ['-c', 'echo "seen: $HARDEN_TOK" >&2; exit 1']
+      inherit_env: true
 "#
     .replace("CLOSED", &closed.url("/mcp"));
     let exp = Exporter::start_with(
@@ -82,9 +85,10 @@ fn secret_straddling_the_tail_start_is_scrubbed() {
   stderr_tail_bytes: 70
 targets:
   - name: straddle
-    command: sh
-    args: ['-c', 'printf "%s%060d" "$API_KEY" 0 >&2; exit 1']
-    env: {API_KEY: straddling-secret-Q0123456789}
+    stdio:
+      command: sh
+      args: ['-c', 'printf "%s%060d" "$API_KEY" 0 >&2; exit 1']
+      env: {API_KEY: straddling-secret-Q0123456789}
 "#,
     );
     let body = target_with_tail(&exp, "straddle");
@@ -120,7 +124,7 @@ fn stderr_tails(v: &serde_json::Value) -> Vec<String> {
 fn hostile_scrape_timeout_headers_do_not_panic() {
     let closed = ClosedPort::new();
     let exp = Exporter::start(&format!(
-        "targets:\n- name: down\n  url: {}\n  schedule: {{every: 1h}}\n  connect_timeout: 1s\n",
+        "targets:\n- name: down\n  http:\n    url: {}\n  schedule: {{every: 1h}}\n  limits:\n    connect_timeout: 1s\n",
         closed.url("/mcp")
     ));
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -157,7 +161,7 @@ fn check_config(text: &str) -> (Option<i32>, String) {
 #[test]
 fn config_errors_never_quote_values_and_are_short() {
     let (code, err) = check_config(
-        "targets:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    headers: \"X-Api-Key: key-leak-31337\"\n",
+        "targets:\n  - name: a\n    http:\n      url: http://127.0.0.1:9/mcp\n      headers: \"X-Api-Key: key-leak-31337\"\n",
     );
     assert_eq!(code, Some(1));
     assert!(err.contains("headers"), "{err}");
@@ -181,7 +185,7 @@ fn closed_stdout_is_not_a_panic() {
     let mut text = String::from("targets:\n");
     for i in 0..3000 {
         text.push_str(&format!(
-            "  - {{name: target_{i:05}, url: \"http://127.0.0.1:9/mcp/{i}\"}}\n"
+            "  - {{name: target_{i:05}, http: {{url: \"http://127.0.0.1:9/mcp/{i}\"}}}}\n"
         ));
     }
     std::fs::write(&cfg, text).unwrap();
@@ -293,14 +297,16 @@ fn redirects_never_leave_the_allow_list() {
         &format!(
             r#"targets:
   - name: redirected
-    url: http://127.0.0.1:{port}/a/mcp
-    transport: streamable-http
+    http:
+      url: http://127.0.0.1:{port}/a/mcp
+      transport: streamable-http
     schedule: {{every: 1h}}
 modules:
   m:
     allow: ["http://127.0.0.1:{port}/m/"]
-    bearer_token_env: MODULE_TOK
-    transport: streamable-http
+    http:
+      bearer_token_env: MODULE_TOK
+      transport: streamable-http
 "#
         ),
         &[],
@@ -337,7 +343,7 @@ modules:
 fn wildcard_allow_patterns_match_parts() {
     let server = Recorder::start(|_, _| not_found());
     let exp = Exporter::start(
-        "modules:\n  m:\n    allow: [\"http://127.0.0.*/m/\"]\n    transport: streamable-http\n",
+        "modules:\n  m:\n    allow: [\"http://127.0.0.*/m/\"]\n    http:\n      transport: streamable-http\n",
     );
     let probe = |target: &str| exp.get(&format!("/probe?module=m&target={target}")).0;
     assert_eq!(
@@ -406,7 +412,7 @@ fn notification_flood_keeps_nothing() {
     std::fs::write(&script, FLOOD_SERVER).unwrap();
     let exp = Exporter::start(
         &format!(
-            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  page_timeout: 5m\n  timeout: 5m\ntargets:\n  - name: flood\n    command: python3\n    args: [{:?}, \"500000\"]\n    kinds: [tools]\n",
+            "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\n  limits:\n    page_timeout: 5m\n    timeout: 5m\ntargets:\n  - name: flood\n    stdio:\n      command: python3\n      args: [{:?}, \"500000\"]\n    kinds: [tools]\n",
             script.display().to_string()
         ),
     );
@@ -444,7 +450,7 @@ fn open_fds(pid: u32) -> usize {
 /// with short timeouts.
 fn shell_server(name: &str, script: &str) -> Exporter {
     Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  page_timeout: 1s\n  connect_timeout: 1s\n  timeout: 2s\ntargets:\n  - name: {name}\n    command: sh\n    args: ['-c', '{script}']\n    kinds: [tools]\n"
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  backoff_max: 1s\n  limits:\n    page_timeout: 1s\n    connect_timeout: 1s\n    timeout: 2s\ntargets:\n  - name: {name}\n    stdio:\n      command: sh\n      args: ['-c', '{script}']\n    kinds: [tools]\n"
     ))
 }
 
@@ -537,7 +543,7 @@ fn probe_flood_never_starves_scheduled_polls() {
     let base = &sim.url;
     let exp = Exporter::start_with(
         &format!(
-            "global:\n  concurrency: 2\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: ok\n    url: {base}/mcp/ok\n    transport: streamable-http\nmodules:\n  m:\n    allow: [\"{base}/mcp/\"]\n    transport: streamable-http\n"
+            "global:\n  concurrency: 2\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: ok\n    http:\n      url: {base}/mcp/ok\n      transport: streamable-http\nmodules:\n  m:\n    allow: [\"{base}/mcp/\"]\n    http:\n      transport: streamable-http\n"
         ),
         &[
             "--probe.concurrency",
@@ -673,7 +679,7 @@ fn server_echoed_secrets_are_scrubbed_everywhere() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{CANARY}\n")).unwrap();
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  state_dir: {}\ntargets:\n  - name: echo\n    url: {url}\n    transport: streamable-http\n    bearer_token_file: {}\n",
+        "global:\n  schedule: {{every: 1h}}\n  state_dir: {}\ntargets:\n  - name: echo\n    http:\n      url: {url}\n      transport: streamable-http\n      bearer_token_file: {}\n",
         state.display(),
         token_file.display()
     ));

@@ -221,7 +221,7 @@ fn control_characters_never_reach_the_terminal() {
 #[test]
 fn serve_keeps_churning_long_names_within_budget() {
     let config = format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: churn\n    command: {bin}\n    args: [simulate, --transport, stdio, --scenario, long-names, --items, '200', --page-size, '50', --size-mib, '12', --kinds, tools]\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: churn\n    stdio:\n      command: {bin}\n      args: [simulate, --transport, stdio, --scenario, long-names, --items, '200', --page-size, '50', --size-mib, '12', --kinds, tools]\n",
         bin = bin()
     );
     let exp = Exporter::start(&config);
@@ -296,7 +296,7 @@ fn hostile_files_in_the_state_dir_are_moved_aside_untouched() {
             std::os::unix::fs::symlink(&foreign, baselines.join(".tmp-0000000000000000.partial"))
                 .unwrap();
             format!(
-                "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\n  state_dir: {}\ntargets:\n  - name: sim\n    command: {}\n    args: [simulate, --transport, stdio, --scenario, healthy, --kinds, tools]\n",
+                "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\n  state_dir: {}\ntargets:\n  - name: sim\n    stdio:\n      command: {}\n      args: [simulate, --transport, stdio, --scenario, healthy, --kinds, tools]\n",
                 dir.join("state").display(),
                 bin()
             )
@@ -338,14 +338,14 @@ fn durations_too_long_to_add_are_refused() {
     let config = dir.path().join("config.yaml");
     std::fs::write(
         &config,
-        "targets:\n  - name: t\n    url: http://127.0.0.1:9/mcp\n    timeout: 18446744073709551615s\n",
+        "targets:\n  - name: t\n    http:\n      url: http://127.0.0.1:9/mcp\n    limits:\n      timeout: 18446744073709551615s\n",
     )
     .unwrap();
     let path = config.to_string_lossy().into_owned();
     let checked = run_exporter(&["check-config", "--config.file", &path]);
     assert_eq!(checked.code(), Some(1), "{}", checked.describe());
     assert!(
-        checked.stderr.contains(&format!("{path}:4:")),
+        checked.stderr.contains(&format!("{path}:6:")),
         "FILE:LINE:COL: {}",
         checked.describe()
     );
@@ -370,7 +370,7 @@ fn durations_too_long_to_add_are_refused() {
 #[test]
 fn a_schedule_that_never_fires_is_warned_and_shows_no_next_poll() {
     let config = format!(
-        "global:\n  kinds: [tools]\n  jitter: 0s\ntargets:\n  - name: feb30\n    schedule: '0 0 30 2 *'\n    command: {}\n    args: [simulate, --transport, stdio, --scenario, healthy, --kinds, tools]\n",
+        "global:\n  kinds: [tools]\n  jitter: 0s\ntargets:\n  - name: feb30\n    schedule: '0 0 30 2 *'\n    stdio:\n      command: {}\n      args: [simulate, --transport, stdio, --scenario, healthy, --kinds, tools]\n",
         bin()
     );
     let dir = tempfile::tempdir().unwrap();

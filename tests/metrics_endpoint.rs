@@ -44,7 +44,7 @@ fn gunzip(body: &[u8]) -> String {
 fn metrics_and_probe_are_gzipped_when_the_scraper_asks() {
     let (sim, _f) = scenarios_simulator("  - {name: healthy, scenario: healthy}\n");
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    url: {}/mcp/healthy\n",
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    http:\n      url: {}/mcp/healthy\n",
         sim.url
     ));
     let polled = [("target", "healthy")];
@@ -117,7 +117,7 @@ fn the_text_form_passes_promtool_and_prometheus_gets_openmetrics() {
         "  - {name: healthy, scenario: healthy}\n  - {name: cycle, scenario: cycle}\n  - {name: shrinking, scenario: shrink}\n  - {name: failing, scenario: rpc-error}\nregistry:\n  decoys: {not-latest: 1, no-remote: 1}\n",
     );
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    url: {url}/mcp/healthy\n    metrics: {{detail: true}}\n    expect: {{tools: 5}}\n  - name: cycle\n    url: {url}/mcp/cycle\n  - name: shrinking\n    url: {url}/mcp/shrinking\n  - name: failing\n    url: {url}/mcp/failing\nmodules:\n  sim:\n    allow: [\"{url}/mcp/\"]\n    kinds: [tools]\ndiscovery:\n  - name: sim-registry\n    module: sim\n    registry: {{url: \"{url}\", refresh_interval: 1s}}\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    http:\n      url: {url}/mcp/healthy\n    metrics: {{detail: true}}\n    expect: {{tools: 5}}\n  - name: cycle\n    http:\n      url: {url}/mcp/cycle\n  - name: shrinking\n    http:\n      url: {url}/mcp/shrinking\n  - name: failing\n    http:\n      url: {url}/mcp/failing\nmodules:\n  sim:\n    allow: [\"{url}/mcp/\"]\n    kinds: [tools]\ndiscovery:\n  - name: sim-registry\n    module: sim\n    registry: {{http: {{url: \"{url}\"}}, refresh_interval: 1s}}\n",
         url = sim.url
     ));
     let every = ["healthy", "cycle", "shrinking", "failing"];
@@ -204,7 +204,7 @@ fn detail_histograms_follow_the_configuration_across_reloads() {
         scenarios_simulator("  - {name: a, scenario: healthy}\n  - {name: b, scenario: healthy}\n");
     let config = |detail: bool| {
         format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: a\n    url: {url}/mcp/a\n    metrics: {{detail: {detail}}}\n  - name: b\n    url: {url}/mcp/b\n",
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\ntargets:\n  - name: a\n    http:\n      url: {url}/mcp/a\n    metrics: {{detail: {detail}}}\n  - name: b\n    http:\n      url: {url}/mcp/b\n",
             url = sim.url
         )
     };
@@ -332,7 +332,7 @@ fn max_open_files(pid: u32) -> f64 {
 fn the_exporter_shows_its_own_process_and_render_cost() {
     let (sim, _f) = scenarios_simulator("  - {name: healthy, scenario: healthy}\n");
     let exp = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    url: {}/mcp/healthy\n",
+        "global:\n  schedule: {{every: 1h}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    http:\n      url: {}/mcp/healthy\n",
         sim.url
     ));
     let text = exp.wait_metrics(LIMIT, "a first poll", |text| {

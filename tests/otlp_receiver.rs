@@ -4,10 +4,10 @@
 //! cursor, credential or other secret leaves the process.
 
 use mcp_exporter::baseline::{KindDiff, PolledTarget};
-use mcp_exporter::config::OtlpProtocol;
+use mcp_exporter::config::{OtlpProtocol, Secret, TracingConfig};
 use mcp_exporter::poll::{HandshakeRecord, SessionFailure};
 use mcp_exporter::poll::{PollReport, ServerInfo};
-use mcp_exporter::telemetry::spans::{TraceSettings, TraceSink};
+use mcp_exporter::telemetry::spans::TraceSink;
 use mcp_listing::cursor::short_hash;
 use mcp_listing::report::{Restart, RestartReason};
 use mcp_listing::{
@@ -212,10 +212,10 @@ fn invalid_cursor_restart(sink: &TraceSink) -> PolledTarget {
 }
 
 fn sink_for(endpoint: String, protocol: &str) -> TraceSink {
-    let cfg = TraceSettings {
+    let cfg = TracingConfig {
         endpoint: Some(endpoint),
         protocol: Some(protocol.parse().expect("an OTLP protocol")),
-        headers: vec![("authorization".into(), BEARER.into())],
+        headers: vec![("authorization".into(), Secret::new(BEARER))],
         service_name: Some("mcp-exporter-test".into()),
         sample_ratio: None,
     };
@@ -636,7 +636,7 @@ async fn untraced_polls_and_disabled_sinks_send_nothing() {
 /// and the lost spans are counted; nothing waits on the dead collector.
 async fn unreachable_collector(protocol: &str) {
     let collector = ClosedPort::new();
-    let cfg = TraceSettings {
+    let cfg = TracingConfig {
         endpoint: Some(collector.url("")),
         protocol: Some(protocol.parse().expect("an OTLP protocol")),
         ..Default::default()
@@ -692,7 +692,7 @@ async fn black_hole_collector_never_blocks_polls() {
         }
     });
     let queue = 64u64;
-    let cfg = TraceSettings {
+    let cfg = TracingConfig {
         endpoint: Some(format!("http://{addr}")),
         protocol: Some(OtlpProtocol::HttpProtobuf),
         ..Default::default()

@@ -57,18 +57,21 @@ fn exporter_config(state_dir: &Path, shrink_server: &str, faults_server: &str) -
         r#"global:
   schedule: {{ every: 1s }}
   jitter: 0s
-  timeout: 10s
-  page_timeout: 2s
+  limits:
+    timeout: 10s
+    page_timeout: 2s
   state_dir: {state}
   invalid_cursor_probe: true
 targets:
   - name: healthy
-    command: {exe}
-    args: [simulate, --scenario, healthy, --transport, stdio]
+    stdio:
+      command: {exe}
+      args: [simulate, --scenario, healthy, --transport, stdio]
     expect: {{ tools: 1 }}
     metrics: {{ detail: true }}
   - name: shrinking
-    url: "{shrink_server}/mcp"
+    http:
+      url: "{shrink_server}/mcp"
     expect: {{ tools: 1 }}
     reference:
       - target: healthy
@@ -81,12 +84,12 @@ targets:
 discovery:
   - name: sim-registry
     module: nowhere
-    registry: {{ url: "{faults_server}", refresh_interval: 1s, limit: 3 }}
+    registry: {{ http: {{ url: "{faults_server}" }}, refresh_interval: 1s, limit: 3 }}
 "#,
         faults = FAULTS
             .iter()
             .map(|(name, _, extra)| format!(
-                "  - name: {name}\n    url: \"{faults_server}/mcp/{name}\"\n    kinds: [tools]\n{extra}"
+                "  - name: {name}\n    http:\n      url: \"{faults_server}/mcp/{name}\"\n    kinds: [tools]\n{extra}"
             ))
             .collect::<String>()
     )
@@ -670,7 +673,7 @@ fn a_target_stays_within_the_per_target_sample_budget() {
     let sim = simulator(&["--scenario", "healthy"]);
     let (prom, exporter) = prometheus_then_exporter(|setup| setup, &|state| {
         format!(
-                "global:\n  schedule: {{ every: 1s }}\n  jitter: 0s\n  state_dir: {}\ntargets:\n  - name: plain\n    url: \"{}/mcp\"\n",
+                "global:\n  schedule: {{ every: 1s }}\n  jitter: 0s\n  state_dir: {}\ntargets:\n  - name: plain\n    http:\n      url: \"{}/mcp\"\n",
                 serde_json::to_string(&state.display().to_string()).expect("path serialises"),
                 sim.url
             )

@@ -210,7 +210,7 @@ fn a_429_handshake_is_rate_limited_and_not_retried_as_initialize() {
 fn the_scheduler_waits_as_asked_within_backoff_max() {
     let server = rate_limiter(Refuse::Continuation, "120".into());
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 3s}}\n  jitter: 0s\n  backoff_max: 30s\n  invalid_cursor_probe: false\n  kinds: [tools]\ntargets:\n  - name: limited\n    url: {}\n",
+        "global:\n  schedule: {{every: 3s}}\n  jitter: 0s\n  backoff_max: 30s\n  invalid_cursor_probe: false\n  kinds: [tools]\ntargets:\n  - name: limited\n    http:\n      url: {}\n",
         server.url
     ));
     let api = exporter.wait_api(

@@ -41,7 +41,7 @@ fn a_server_going_down_and_back_is_logged_once_each_way() {
     let server = http_scenario("healthy", &[]);
     let address = server.url.trim_start_matches("http://").to_string();
     let exporter = Exporter::start(&format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  timeout: 5s\n  page_timeout: 2s\ntargets:\n  - name: flaky\n    url: {}/mcp\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  limits:\n    timeout: 5s\n    page_timeout: 2s\ntargets:\n  - name: flaky\n    http:\n      url: {}/mcp\n",
         server.url
     ));
     wait_polls(&exporter, 3);
@@ -92,7 +92,7 @@ fn a_server_going_down_and_back_is_logged_once_each_way() {
 fn text_and_json_are_still_accepted() {
     let server = http_scenario("healthy", &[]);
     let config = format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: flaky\n    url: {}/mcp\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: flaky\n    http:\n      url: {}/mcp\n",
         server.url
     );
     for format in ["text", "json"] {

@@ -195,14 +195,14 @@ fn watch_mode_relists_on_subscription_notifications_over_http() {
             "tools",
         ],
     );
-    let exp = watching(&format!("    url: {}/mcp\n", sim.url));
+    let exp = watching(&format!("    http:\n      url: {}/mcp\n", sim.url));
     assert_relists_follow_notifications(&exp);
 }
 
 #[test]
 fn watch_mode_relists_on_subscription_notifications_over_stdio() {
     let exp = watching(&format!(
-        "    command: {}\n    args: [simulate, --scenario, grow, --protocol, \"2026-07-28\", --notify, --after-seconds, \"2\", --kinds, tools]\n",
+        "    stdio:\n      command: {}\n      args: [simulate, --scenario, grow, --protocol, \"2026-07-28\", --notify, --after-seconds, \"2\", --kinds, tools]\n",
         exporter_bin().display()
     ));
     assert_relists_follow_notifications(&exp);

@@ -46,7 +46,7 @@ impl Ca {
 fn exporter(closed: &ClosedPort, flags: &[&str]) -> Exporter {
     Exporter::start_with(
         &format!(
-            "targets:\n  - name: down\n    url: {}\n    schedule: {{every: 1h}}\n",
+            "targets:\n  - name: down\n    http:\n      url: {}\n    schedule: {{every: 1h}}\n",
             closed.url("/mcp")
         ),
         flags,
@@ -203,7 +203,7 @@ fn idle_connections_do_not_exhaust_fds() {
     std::fs::write(
         &cfg,
         format!(
-            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    url: {}/mcp\n    kinds: [tools]\n",
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    http:\n      url: {}/mcp\n    kinds: [tools]\n",
             sim.url
         ),
     )

@@ -1,7 +1,7 @@
 //! `mcp-exporter check-config`: validate a file and say what it would poll.
 
 use super::{print_stderr, print_stdout};
-use crate::config::{self, Config, EndpointConfig};
+use crate::config::{self, Config, EndpointConfig, HttpEndpoint, StdioCommand};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,9 +80,9 @@ fn reachability_warnings(config: &Config) -> Vec<String> {
     let mut warnings = Vec::new();
     for t in &config.targets {
         match &t.endpoint {
-            EndpointConfig::Stdio {
+            EndpointConfig::Stdio(StdioCommand {
                 command, env, cwd, ..
-            } => {
+            }) => {
                 let path = env
                     .get("PATH")
                     .cloned()
@@ -100,7 +100,7 @@ fn reachability_warnings(config: &Config) -> Vec<String> {
                     ));
                 }
             }
-            EndpointConfig::Http { url, .. } => {
+            EndpointConfig::Http(HttpEndpoint { url, .. }) => {
                 if let Some(host) = url.host_str() {
                     let port = url.port_or_known_default().unwrap_or(443);
                     let resolves = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))

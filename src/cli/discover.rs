@@ -111,8 +111,8 @@ async fn discover(config: &Config) -> (Sources, Vec<config::TargetConfig>) {
 
 fn endpoint_of(t: &config::TargetConfig) -> String {
     match &t.endpoint {
-        config::EndpointConfig::Http { url, .. } => url_name(url),
-        config::EndpointConfig::Stdio { .. } => String::new(),
+        config::EndpointConfig::Http(http) => url_name(&http.url),
+        config::EndpointConfig::Stdio(_) => String::new(),
     }
 }
 

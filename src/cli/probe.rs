@@ -2,14 +2,15 @@
 
 use super::parse_duration;
 use crate::poll::{
-    poll, poll_configured, report_text, HardDeadline, HttpEndpoint, PollContext, PollReport,
-    PollTarget, TargetBuilder, TargetError,
+    poll, poll_configured, report_text, HardDeadline, PollContext, PollReport, PollTarget,
+    TargetBuilder, TargetError,
 };
 use crate::poller::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
 use crate::verdict::TargetVerdict;
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, UnknownLabel, WalkLimits};
+use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::TransportLimits;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -171,7 +172,7 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
         };
         TargetBuilder::stdio(PROBE_TARGET_NAME, command, rest, &Default::default(), None)
     } else {
-        TargetBuilder::http(PROBE_TARGET_NAME, http_endpoint(args)?)
+        TargetBuilder::http(PROBE_TARGET_NAME, http_spec(args)?, args.transport)
     };
     let protocol = match &args.protocol {
         Some(v) => Some(v.parse::<ProtocolVersion>().map_err(|_| {
@@ -228,7 +229,7 @@ fn narrow_kinds(args: &ProbeArgs, kinds: &mut Vec<Kind>, forced: &mut Vec<Kind>)
 }
 
 /// `--url` with its headers, bearer token and TLS flags.
-fn http_endpoint(args: &ProbeArgs) -> Result<HttpEndpoint, String> {
+fn http_spec(args: &ProbeArgs) -> Result<HttpSpec, String> {
     let url = args
         .url
         .clone()
@@ -240,14 +241,13 @@ fn http_endpoint(args: &ProbeArgs) -> Result<HttpEndpoint, String> {
             .ok_or_else(|| format!("--header {h:?} is not `Name: value`"))?;
         headers.push((k.trim().to_string(), v.trim().to_string()));
     }
-    Ok(HttpEndpoint {
-        url,
+    Ok(HttpSpec {
+        url: Some(url),
         headers,
         bearer_token: bearer_token(args)?,
         ca_file: args.ca_file.clone(),
         insecure_skip_verify: false,
         max_redirects: crate::config::default::MAX_REDIRECTS,
-        mode: args.transport,
     })
 }
 

@@ -12,7 +12,7 @@ use crate::telemetry::metrics::{
     register_external_url, register_process_metrics, ClientMetrics, ConformanceMetrics,
     DiscoveryMetrics, ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics,
 };
-use crate::telemetry::spans::{TraceSettings, TraceSink};
+use crate::telemetry::spans::TraceSink;
 use crate::web::server::{Server, ServerSettings};
 use crate::web::web_config::WebServerConfig;
 use crate::web::{router, AppState};
@@ -226,18 +226,7 @@ fn load_config(path: &Path) -> Result<LoadedConfig, Unstartable> {
 /// The OTLP span sink the `tracing:` section asks for (disabled without
 /// an endpoint anywhere).
 fn trace_sink(tc: &TracingConfig) -> Result<TraceSink, Unstartable> {
-    let settings = TraceSettings {
-        endpoint: tc.endpoint.clone(),
-        protocol: tc.protocol,
-        headers: tc
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.expose().to_string()))
-            .collect(),
-        service_name: tc.service_name.clone(),
-        sample_ratio: tc.sample_ratio,
-    };
-    TraceSink::from_settings(&settings).map_err(|e| Unstartable(format!("tracing: {e}")))
+    TraceSink::from_settings(tc).map_err(|e| Unstartable(format!("tracing: {e}")))
 }
 
 /// Every sink of the scheduled polls, their families registered in

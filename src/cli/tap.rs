@@ -6,12 +6,13 @@
 //! (docs/clients.md).
 
 use super::serve::{serve_taps, ServeArgs};
+use crate::config::TracingConfig;
 use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
 use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use crate::tap::run::TapSpec;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
-use crate::telemetry::spans::{TraceSettings, TraceSink};
+use crate::telemetry::spans::TraceSink;
 use mcp_tap::{MergeClients, MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
 use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
@@ -191,7 +192,7 @@ async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
     let mut settings = StdioTapSettings::new(server);
     settings.inspect_bytes = args.inspect_bytes;
     settings.merge = merge(&args);
-    let traces = match TraceSink::from_settings(&TraceSettings::default()) {
+    let traces = match TraceSink::from_settings(&TracingConfig::default()) {
         Ok(t) => t,
         Err(e) => return usage(&format!("tracing: {e}")),
     };

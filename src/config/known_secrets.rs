@@ -1,8 +1,9 @@
 //! Every secret value a configuration knows, gathered once at load into one
 //! [`SecretScrubber`] that each target and module shares.
 
+use super::endpoint::EndpointConfig;
 use super::sources::SourceKind;
-use super::types::{Config, EndpointConfig};
+use super::types::Config;
 use mcp_wire::secrets::SecretScrubber;
 
 /// Gather the secrets of `config` and hand the set to every target and module.
@@ -14,30 +15,12 @@ pub(super) fn attach(config: &mut Config) {
     let mut values: Vec<String> = Vec::new();
     for t in &config.targets {
         match &t.endpoint {
-            EndpointConfig::Http {
-                headers,
-                bearer_token,
-                ..
-            } => {
-                values.extend(headers.iter().map(|(_, v)| v.expose().to_string()));
-                values.extend(
-                    bearer_token
-                        .as_ref()
-                        .and_then(|s| s.read().ok())
-                        .map(|s| s.expose().to_string()),
-                );
-            }
-            EndpointConfig::Stdio { env, .. } => values.extend(env.values().cloned()),
+            EndpointConfig::Http(http) => values.extend(http.settings.secret_values()),
+            EndpointConfig::Stdio(stdio) => values.extend(stdio.env.values().cloned()),
         }
     }
     for m in config.modules.values() {
-        values.extend(m.headers.iter().map(|(_, v)| v.expose().to_string()));
-        values.extend(
-            m.bearer_token
-                .as_ref()
-                .and_then(|s| s.read().ok())
-                .map(|s| s.expose().to_string()),
-        );
+        values.extend(m.http.secret_values());
     }
     for source in &config.discovery {
         let endpoint = match &source.kind {
@@ -45,14 +28,7 @@ pub(super) fn attach(config: &mut Config) {
             SourceKind::HttpSd(endpoint) => endpoint,
             SourceKind::Registry(registry) => &registry.endpoint,
         };
-        values.extend(endpoint.headers.iter().map(|(_, v)| v.expose().to_string()));
-        values.extend(
-            endpoint
-                .bearer_token
-                .as_ref()
-                .and_then(|s| s.read().ok())
-                .map(|s| s.expose().to_string()),
-        );
+        values.extend(endpoint.http.settings.secret_values());
     }
     values.extend(
         config

@@ -3,15 +3,19 @@
 //! docs/configuration.md documents every key.
 //!
 //! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
-//! checks the rules (`target.rs`, `http.rs`, `sections.rs` for modules,
+//! checks the rules (`target.rs`, `http.rs` for every `http:` block,
+//! `limits.rs` for every `limits:` block, `sections.rs` for modules,
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `parse_errors.rs` gathers every parse error of a file in one run,
 //! `suggest.rs` names the key or value meant, `types.rs` is the resolved
-//! result.
+//! result, with its shared shapes in `endpoint.rs` (an HTTP endpoint or a
+//! stdio command), `limits.rs` and `tls.rs`.
 
 mod allow;
+mod endpoint;
 mod error;
 mod known_secrets;
+mod limits;
 mod locate;
 mod name_map;
 mod parse_errors;
@@ -25,7 +29,9 @@ mod suggest;
 mod tls;
 mod types;
 
+pub use endpoint::{EndpointConfig, HttpEndpoint, HttpSettings, StdioCommand};
 pub use error::ConfigError;
+pub use limits::{LimitKey, Limits};
 pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
 pub use raw::parse_byte_size;
@@ -35,11 +41,11 @@ pub use sources::{
     check_file_pattern, check_label, is_label_name, source_default, RegistrySource, SourceConfig,
     SourceEndpoint, SourceKind,
 };
+pub use tls::TlsConfig;
 pub use types::parse_duration;
 pub use types::{
-    default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
-    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_DURATION,
-    MAX_NAME_LEN,
+    default, Config, ConformanceConfig, Defaults, OtlpProtocol, ProbeModule, ReferenceConfig,
+    TargetConfig, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
 };
 
 use sha2::{Digest, Sha256};

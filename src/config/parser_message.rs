@@ -44,7 +44,7 @@ pub fn sanitize(message: &str) -> String {
         if let Some(i) = out[after..].rfind("`, expected ") {
             let key = &out[after..after + i];
             let expected = &out[after + i + 1..];
-            let hint = did_you_mean(key, expected);
+            let hint = moved_hint(key, expected).unwrap_or_else(|| did_you_mean(key, expected));
             let shown = if key.len() > MAX_KEY_BYTES {
                 format!("{}…", mcp_listing::text::prefix(key, MAX_KEY_BYTES))
             } else {
@@ -60,11 +60,23 @@ pub fn sanitize(message: &str) -> String {
     cap(&out)
 }
 
+/// ` (it moved under `limits:` ...)` for a key an older file kept flat.
+fn moved_hint(key: &str, expected: &str) -> Option<String> {
+    let names = expected_names(expected);
+    super::suggest::moved_to(key, &names).map(|block| {
+        format!(" (it moved under `{block}:`; see docs/configuration.md, \"Changelog\")")
+    })
+}
+
+/// The names of serde's `expected one of `a`, `b`` list.
+fn expected_names(expected: &str) -> Vec<&str> {
+    expected.split('`').skip(1).step_by(2).collect()
+}
+
 /// ` (did you mean `NAME`?)` for the name of serde's `expected one of `a`,
 /// `b`` list nearest to `written`; empty when none is near.
 fn did_you_mean(written: &str, expected: &str) -> String {
-    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    match super::suggest::closest(written, &names) {
+    match super::suggest::closest(written, &expected_names(expected)) {
         Some(name) => format!(" (did you mean `{name}`?)"),
         None => String::new(),
     }
@@ -140,6 +152,13 @@ mod tests {
         assert_eq!(
             m,
             "targets[0]: unknown field `timout` (did you mean `timeout`?)"
+        );
+        let m = sanitize(
+            "targets[0]: unknown field `url`, expected one of `name`, `http`, `stdio`, `limits`",
+        );
+        assert_eq!(
+            m,
+            "targets[0]: unknown field `url` (it moved under `http:`; see docs/configuration.md, \"Changelog\")"
         );
         let m = sanitize("global: unknown field `colour`, expected `timeout` or `jitter`");
         assert_eq!(

@@ -37,16 +37,10 @@ pub(super) struct RawFile {
 #[serde(deny_unknown_fields, expecting = "a mapping of global settings")]
 pub(super) struct RawGlobal {
     pub schedule: Option<RawSchedule>,
-    pub timeout: Option<RawDuration>,
-    pub page_timeout: Option<RawDuration>,
-    pub connect_timeout: Option<RawDuration>,
-    pub max_pages: Option<u32>,
-    pub max_items: Option<u64>,
-    pub max_response_bytes: Option<ByteSize>,
+    pub limits: Option<RawLimits>,
     pub jitter: Option<RawDuration>,
     pub kinds: Option<Vec<Kind>>,
     pub state_dir: Option<PathBuf>,
-    pub invalid_cursor_restarts: Option<u32>,
     pub concurrency: Option<usize>,
     pub backoff_max: Option<RawDuration>,
     pub invalid_cursor_probe: Option<bool>,
@@ -73,11 +67,60 @@ pub(super) struct RawConformance {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a target mapping (name, url or command, ...)"
+    expecting = "a target mapping (name, and http or stdio, ...)"
 )]
 pub(super) struct RawTarget {
     pub name: String,
-    // HTTP
+    /// An HTTP server; exactly one of `http` and `stdio`.
+    pub http: Option<RawHttp>,
+    pub stdio: Option<RawStdio>,
+    pub limits: Option<RawLimits>,
+    // listing
+    pub protocol_version: Option<String>,
+    pub protocols: Option<RawProtocols>,
+    pub schedule: Option<RawSchedule>,
+    pub kinds: Option<Vec<Kind>>,
+    pub forced_kinds: Option<Vec<Kind>>,
+    pub jitter: Option<RawDuration>,
+    pub invalid_cursor_probe: Option<bool>,
+    pub watch_list_changed: Option<bool>,
+    pub propagate_trace_context: Option<bool>,
+    pub expect: Option<RawExpect>,
+    pub reference: Option<Vec<RawReference>>,
+    pub conformance: Option<RawConformance>,
+    pub metrics: Option<RawMetrics>,
+}
+
+/// `limits:` of `global`, a target, a module, a discovery source's
+/// `http_sd` or `registry` (and the tap's, next): one shape wherever
+/// something we ask is bounded. Which keys apply depends on where it is
+/// written; resolving refuses the others by name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {timeout: 60s, page_timeout: 10s, max_pages: 1000}"
+)]
+pub(super) struct RawLimits {
+    pub timeout: Option<RawDuration>,
+    pub page_timeout: Option<RawDuration>,
+    pub connect_timeout: Option<RawDuration>,
+    pub max_pages: Option<u32>,
+    pub max_items: Option<u64>,
+    pub max_response_bytes: Option<ByteSize>,
+    pub invalid_cursor_restarts: Option<u32>,
+}
+
+/// `http:`: an HTTP endpoint we ask, with its credentials and TLS. The one
+/// shape of a target's server, a module's targets (no `url`: it comes from
+/// `/probe` or discovery), a discovery source's endpoint (and the tap's
+/// upstream, next). Keys that do not apply where it is written are refused
+/// when resolving.
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {url: URL, bearer_token_env: VARIABLE, tls: {ca_file: PATH}}"
+)]
+pub(super) struct RawHttp {
     pub url: Option<String>,
     pub transport: Option<HttpMode>,
     pub headers: Option<RawHeaders>,
@@ -88,33 +131,21 @@ pub(super) struct RawTarget {
     pub bearer_token: Present,
     pub tls: Option<RawTls>,
     pub max_redirects: Option<usize>,
-    // stdio
-    pub command: Option<String>,
+}
+
+/// `stdio:`: a server we start as a child and talk to over its stdin and
+/// stdout.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {command: PROGRAM, args: [ARG, ...]}"
+)]
+pub(super) struct RawStdio {
+    pub command: String,
     pub args: Option<Vec<String>>,
     pub env: Option<RawHeaders>,
     pub cwd: Option<PathBuf>,
     pub inherit_env: Option<bool>,
-    // listing
-    pub protocol_version: Option<String>,
-    pub protocols: Option<RawProtocols>,
-    pub schedule: Option<RawSchedule>,
-    pub kinds: Option<Vec<Kind>>,
-    pub forced_kinds: Option<Vec<Kind>>,
-    pub timeout: Option<RawDuration>,
-    pub page_timeout: Option<RawDuration>,
-    pub connect_timeout: Option<RawDuration>,
-    pub max_pages: Option<u32>,
-    pub max_items: Option<u64>,
-    pub max_response_bytes: Option<ByteSize>,
-    pub invalid_cursor_restarts: Option<u32>,
-    pub jitter: Option<RawDuration>,
-    pub invalid_cursor_probe: Option<bool>,
-    pub watch_list_changed: Option<bool>,
-    pub propagate_trace_context: Option<bool>,
-    pub expect: Option<RawExpect>,
-    pub reference: Option<Vec<RawReference>>,
-    pub conformance: Option<RawConformance>,
-    pub metrics: Option<RawMetrics>,
 }
 
 /// `metrics:` under `global` or a target.
@@ -203,27 +234,14 @@ pub(super) struct RawTls {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a module mapping (allow, transport, ...)"
+    expecting = "a module mapping (allow, http, limits, ...)"
 )]
 pub(super) struct RawModule {
     pub allow: Vec<String>,
-    pub transport: Option<HttpMode>,
-    pub headers: Option<RawHeaders>,
-    pub bearer_token_env: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    #[serde(default)]
-    pub bearer_token: Present,
-    pub tls: Option<RawTls>,
-    pub max_redirects: Option<usize>,
+    pub http: Option<RawHttp>,
+    pub limits: Option<RawLimits>,
     pub protocol_version: Option<String>,
     pub kinds: Option<Vec<Kind>>,
-    pub timeout: Option<RawDuration>,
-    pub page_timeout: Option<RawDuration>,
-    pub connect_timeout: Option<RawDuration>,
-    pub max_pages: Option<u32>,
-    pub max_items: Option<u64>,
-    pub max_response_bytes: Option<ByteSize>,
-    pub invalid_cursor_restarts: Option<u32>,
 }
 
 /// One `discovery:` source: a name, the module its targets are bound to,
@@ -238,8 +256,8 @@ pub(super) struct RawSource {
     pub name: String,
     pub module: String,
     pub file_sd: Option<RawFileSd>,
-    pub http_sd: Option<RawSourceHttp>,
-    pub registry: Option<RawSourceHttp>,
+    pub http_sd: Option<RawHttpSd>,
+    pub registry: Option<RawRegistry>,
     pub schedule: Option<RawSchedule>,
     pub jitter: Option<RawDuration>,
     pub expect: Option<RawExpect>,
@@ -259,32 +277,32 @@ pub(super) struct RawFileSd {
     pub max_file_bytes: Option<ByteSize>,
 }
 
-/// `http_sd:` or `registry:`: an HTTP endpoint a source asks, with its own
-/// credentials and TLS, never a module's. `search`, `limit`,
-/// `page_timeout` and `max_pages` are a registry's only (resolving says so).
+/// `http_sd: {http: {url: URL}, refresh_interval: 1m}`: the source's own
+/// endpoint (credentials and TLS, never a module's) and its bounds.
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping like {url: URL, refresh_interval: 1m}"
+    expecting = "a mapping like {http: {url: URL}, refresh_interval: 1m}"
 )]
-pub(super) struct RawSourceHttp {
-    pub url: String,
+pub(super) struct RawHttpSd {
+    pub http: RawHttp,
     pub refresh_interval: Option<RawDuration>,
-    pub headers: Option<RawHeaders>,
-    pub bearer_token_env: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    #[serde(default)]
-    pub bearer_token: Present,
-    pub tls: Option<RawTls>,
-    /// `http_sd`: one answer; a registry: its whole walk.
-    pub timeout: Option<RawDuration>,
-    pub connect_timeout: Option<RawDuration>,
-    pub max_response_bytes: Option<ByteSize>,
-    // A registry's only.
+    pub limits: Option<RawLimits>,
+}
+
+/// `registry: {http: {url: URL}, search: TEXT, limit: 100}`: like
+/// `http_sd`, plus what the registry's walk asks for.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {http: {url: URL}, refresh_interval: 1h}"
+)]
+pub(super) struct RawRegistry {
+    pub http: RawHttp,
+    pub refresh_interval: Option<RawDuration>,
+    pub limits: Option<RawLimits>,
     pub search: Option<String>,
     pub limit: Option<u32>,
-    pub page_timeout: Option<RawDuration>,
-    pub max_pages: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

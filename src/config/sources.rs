@@ -2,17 +2,17 @@
 //! `targets:`, and what binds them (a module). docs/discovery.md describes
 //! every key.
 
+use super::endpoint::HttpEndpoint;
+use super::limits::Limits;
 use super::schedule::Schedule;
-use super::secret::{Secret, SecretSource};
-use super::tls::TlsConfig;
 use mcp_listing::Kind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use url::Url;
 
 /// Defaults of a `discovery:` source; docs/discovery.md quotes these.
 pub mod source_default {
+    use crate::config::limits::Limits;
     use std::time::Duration;
     /// As Prometheus's `file_sd_configs`.
     pub const FILE_SD_REFRESH: Duration = Duration::from_secs(300);
@@ -37,6 +37,27 @@ pub mod source_default {
     pub const MAX_LABELS: usize = 32;
     /// Bytes of one label value.
     pub const MAX_LABEL_VALUE_BYTES: usize = 1024;
+    /// An `http_sd` answer's bounds (`timeout` is the whole answer; the
+    /// walk's keys do not apply).
+    pub const HTTP_SD_LIMITS: Limits = Limits {
+        timeout: HTTP_TIMEOUT,
+        page_timeout: HTTP_TIMEOUT,
+        connect_timeout: CONNECT_TIMEOUT,
+        max_pages: 1,
+        max_items: Limits::DEFAULT.max_items,
+        max_response_bytes: MAX_BYTES,
+        invalid_cursor_restarts: 0,
+    };
+    /// A registry walk's bounds (`timeout` is the whole walk).
+    pub const REGISTRY_LIMITS: Limits = Limits {
+        timeout: REGISTRY_TIMEOUT,
+        page_timeout: REGISTRY_PAGE_TIMEOUT,
+        connect_timeout: CONNECT_TIMEOUT,
+        max_pages: REGISTRY_MAX_PAGES,
+        max_items: Limits::DEFAULT.max_items,
+        max_response_bytes: MAX_BYTES,
+        invalid_cursor_restarts: 1,
+    };
 }
 
 /// One `discovery:` source.
@@ -89,21 +110,17 @@ impl SourceKind {
 }
 
 /// An HTTP endpoint a source asks: its own credentials and TLS (never a
-/// module's or a target's), a timeout and a byte cap per answer.
+/// module's or a target's; no redirects) and its bounds. `http_sd` reads
+/// `timeout` (the whole answer), `connect_timeout` and
+/// `max_response_bytes`; a registry also `page_timeout` and `max_pages`,
+/// and `timeout` is its whole walk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceEndpoint {
-    pub url: Url,
-    pub headers: Vec<(String, Secret)>,
-    /// Read at every refresh, so a rotated token needs no reload.
-    pub bearer_token: Option<SecretSource>,
-    pub tls: TlsConfig,
-    /// One request, body included (for a registry: one page).
-    pub timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_response_bytes: u64,
+    pub http: HttpEndpoint,
+    pub limits: Limits,
 }
 
-/// A registry and how its walk is bounded.
+/// A registry and what its walk asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegistrySource {
     pub endpoint: SourceEndpoint,
@@ -111,9 +128,6 @@ pub struct RegistrySource {
     pub search: Option<String>,
     /// `limit=`: entries per page asked for.
     pub limit: u32,
-    /// The whole walk, every page included.
-    pub walk_timeout: Duration,
-    pub max_pages: u32,
 }
 
 /// Labels a discovered target's `mcp_target_info` has already.

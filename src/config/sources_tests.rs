@@ -35,7 +35,7 @@ fn assert_err(discovery: &str, line: usize, col: usize, needle: &str) {
 #[test]
 fn each_kind_gets_its_defaults() {
     let loaded = load_ok(
-        "  - name: fleet\n    module: internal\n    file_sd: {files: [\"targets/*.json\"]}\n  - name: platform\n    module: internal\n    http_sd: {url: \"https://inv.example.invalid/mcp\"}\n  - name: public\n    module: internal\n    registry: {url: \"https://registry.example.invalid\"}\n    schedule: {every: 10m}\n    labels: {team: platform}\n",
+        "  - name: fleet\n    module: internal\n    file_sd: {files: [\"targets/*.json\"]}\n  - name: platform\n    module: internal\n    http_sd: {http: {url: \"https://inv.example.invalid/mcp\"}}\n  - name: public\n    module: internal\n    registry: {http: {url: \"https://registry.example.invalid\"}}\n    schedule: {every: 10m}\n    labels: {team: platform}\n",
     );
     let c = &loaded.config;
     assert_eq!(c.defaults.baseline_retention, default::BASELINE_RETENTION);
@@ -52,7 +52,10 @@ fn each_kind_gets_its_defaults() {
     let SourceKind::HttpSd(endpoint) = &platform.kind else {
         panic!("http_sd")
     };
-    assert!(endpoint.bearer_token.is_none() && endpoint.headers.is_empty());
+    let settings = &endpoint.http.settings;
+    assert!(settings.bearer_token.is_none() && settings.headers.is_empty());
+    assert_eq!(endpoint.limits, source_default::HTTP_SD_LIMITS);
+    assert_eq!(settings.max_redirects, 0);
     assert_eq!(public.refresh_interval, source_default::REGISTRY_REFRESH);
     assert_eq!(public.schedule, Schedule::Every(Duration::from_secs(600)));
     assert_eq!(
@@ -63,7 +66,11 @@ fn each_kind_gets_its_defaults() {
         panic!("registry")
     };
     assert_eq!((r.limit, r.search.as_deref()), (100, None));
-    assert_eq!(r.max_pages, source_default::REGISTRY_MAX_PAGES);
+    assert_eq!(r.endpoint.limits, source_default::REGISTRY_LIMITS);
+    assert_eq!(
+        r.endpoint.limits.max_pages,
+        source_default::REGISTRY_MAX_PAGES
+    );
 }
 
 #[test]
@@ -81,7 +88,7 @@ fn a_source_needs_a_known_module_and_exactly_one_kind() {
         "needs one of `file_sd`, `http_sd` or `registry`",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    file_sd: {files: [\"a.json\"]}\n    registry: {url: \"https://r.invalid\"}\n",
+        "  - name: a\n    module: internal\n    file_sd: {files: [\"a.json\"]}\n    registry: {http: {url: \"https://r.invalid\"}}\n",
         5,
         5,
         "has both `file_sd` and `registry`",
@@ -115,33 +122,33 @@ fn bad_values_point_at_themselves() {
         "`file_sd.files` is empty",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    http_sd: {url: \"https://u:p@inv.invalid/\"}\n",
+        "  - name: a\n    module: internal\n    http_sd: {http: {url: \"https://u:p@inv.invalid/\"}}\n",
         4,
-        20,
+        27,
         "credentials in the `url` are not allowed",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    http_sd: {url: \"ftp://inv.invalid/\"}\n",
+        "  - name: a\n    module: internal\n    http_sd: {http: {url: \"ftp://inv.invalid/\"}}\n",
         4,
-        20,
+        27,
         "must be http:// or https://",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    registry: {url: \"https://r.invalid\", limit: 500}\n",
+        "  - name: a\n    module: internal\n    registry: {http: {url: \"https://r.invalid\"}, limit: 500}\n",
         4,
-        49,
+        57,
         "`limit` must be between 1 and 100",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    registry: {url: \"https://r.invalid\", refresh_interval: 0s}\n",
+        "  - name: a\n    module: internal\n    registry: {http: {url: \"https://r.invalid\"}, refresh_interval: 0s}\n",
         4,
-        60,
+        68,
         "`refresh_interval` must be at least 1s",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    http_sd: {url: \"https://inv.invalid/\", bearer_token: x}\n",
+        "  - name: a\n    module: internal\n    http_sd: {http: {url: \"https://inv.invalid/\", bearer_token: x}}\n",
         4,
-        44,
+        51,
         "a literal `bearer_token` is not allowed",
     );
     assert_err(
@@ -169,10 +176,10 @@ fn bad_values_point_at_themselves() {
         "`max_targets` must be at least 1",
     );
     assert_err(
-        "  - name: a\n    module: internal\n    http_sd: {url: \"https://inv.invalid/\", limit: 5}\n",
+        "  - name: a\n    module: internal\n    http_sd: {http: {url: \"https://inv.invalid/\"}, limit: 5}\n",
         4,
-        44,
-        "`limit` is a key of `registry`, not of `http_sd`",
+        52,
+        "unknown field `limit`",
     );
     assert_err(
         "  - name: a\n    module: internal\n    file_sd: {files: [\"a.json\"], refresh: 5m}\n",
@@ -186,7 +193,7 @@ fn bad_values_point_at_themselves() {
 fn source_secrets_are_known_secrets() {
     std::env::set_var("MCP_EXPORTER_TEST_SD_TOKEN", "sd-secret-value-1234");
     let loaded = load_ok(
-        "  - name: a\n    module: internal\n    http_sd: {url: \"https://inv.example.invalid/\", headers: {X-Key: {env: MCP_EXPORTER_TEST_SD_TOKEN}}}\n",
+        "  - name: a\n    module: internal\n    http_sd: {http: {url: \"https://inv.example.invalid/\", headers: {X-Key: {env: MCP_EXPORTER_TEST_SD_TOKEN}}}}\n",
     );
     let scrubbed = loaded
         .config
@@ -194,4 +201,79 @@ fn source_secrets_are_known_secrets() {
         .scrub("token sd-secret-value-1234 here");
     assert!(!scrubbed.contains("sd-secret-value-1234"), "{scrubbed}");
     assert_eq!(loaded.config.discovery[0].expect.get(&Kind::Tools), None);
+}
+
+#[test]
+fn source_limits_and_endpoints_take_their_own_keys() {
+    let loaded = load_ok(
+        "  - name: a\n    module: internal\n    http_sd:\n      http:\n        url: https://inv.invalid/\n      limits: {timeout: 3s, max_response_bytes: 1KiB}\n  - name: b\n    module: internal\n    registry:\n      http: {url: \"https://r.invalid\"}\n      limits: {timeout: 1m, page_timeout: 2s, max_pages: 7}\n",
+    );
+    let SourceKind::HttpSd(sd) = &loaded.config.discovery[0].kind else {
+        panic!("http_sd")
+    };
+    assert_eq!(sd.limits.timeout, Duration::from_secs(3));
+    assert_eq!(sd.limits.max_response_bytes, 1024);
+    assert_eq!(sd.limits.connect_timeout, source_default::CONNECT_TIMEOUT);
+    let SourceKind::Registry(r) = &loaded.config.discovery[1].kind else {
+        panic!("registry")
+    };
+    let walk = r.endpoint.limits.walk_limits(false);
+    assert_eq!(walk.listing_timeout, Duration::from_secs(60));
+    assert_eq!(walk.page_timeout, Duration::from_secs(2));
+    assert_eq!(walk.max_pages, 7);
+    assert_err(
+        "  - name: a\n    module: internal\n    http_sd:\n      http: {url: \"https://inv.invalid/\"}\n      limits: {max_pages: 5}\n",
+        6,
+        16,
+        "`limits.max_pages` does not apply to `http_sd` (its limits are timeout, connect_timeout, max_response_bytes)",
+    );
+    assert_err(
+        "  - name: a\n    module: internal\n    registry:\n      http: {url: \"https://r.invalid\"}\n      limits: {max_items: 5}\n",
+        6,
+        16,
+        "`limits.max_items` does not apply to `registry`",
+    );
+    assert_err(
+        "  - name: a\n    module: internal\n    registry:\n      http: {url: \"https://r.invalid\"}\n      limits: {page_timout: 5s}\n",
+        6,
+        16,
+        "unknown field `page_timout` (did you mean `page_timeout`?)",
+    );
+    assert_err(
+        "  - name: a\n    module: internal\n    http_sd:\n      http: {url: \"https://inv.invalid/\", transport: sse}\n",
+        5,
+        43,
+        "`transport` applies to MCP servers, not to a discovery source",
+    );
+    assert_err(
+        "  - name: a\n    module: internal\n    http_sd:\n      http: {url: \"https://inv.invalid/\", max_redirects: 1}\n",
+        5,
+        43,
+        "a discovery source follows no redirects",
+    );
+    assert_err(
+        "  - name: a\n    module: internal\n    http_sd:\n      http: {bearer_token_env: T}\n",
+        5,
+        13,
+        "`http` needs `url`",
+    );
+}
+
+#[test]
+fn flat_keys_of_an_older_file_say_where_they_moved() {
+    let text = format!(
+        "{MODULES}discovery:\n  - name: a\n    module: internal\n    http_sd: {{url: \"https://inv.invalid/\", timeout: 5s}}\n"
+    );
+    let shown = load_str(&text, "t.yaml").unwrap_err().to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    assert!(
+        lines[0].starts_with("t.yaml:8:15: ")
+            && lines[0].contains("unknown field `url` (it moved under `http:`"),
+        "{shown}"
+    );
+    assert!(
+        lines[1].starts_with("t.yaml:8:44: ")
+            && lines[1].contains("unknown field `timeout` (it moved under `limits:`"),
+        "{shown}"
+    );
 }

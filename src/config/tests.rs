@@ -26,23 +26,24 @@ fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
 #[test]
 fn minimal_target_gets_defaults() {
     let loaded = load_str(
-        "targets:\n  - name: a\n    url: https://a.invalid/mcp\n",
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/mcp\n",
         "t.yaml",
     )
     .unwrap();
     let c = &loaded.config;
-    assert_eq!(c.defaults.timeout, default::TIMEOUT);
+    assert_eq!(c.defaults.limits, Limits::DEFAULT);
+    assert_eq!(c.defaults.limits.timeout, Duration::from_secs(60));
     assert_eq!(c.defaults.kinds, Kind::ALL.to_vec());
     let t = &c.targets[0];
-    assert_eq!(t.limits, c.defaults.limits());
+    assert_eq!(t.limits, c.defaults.limits);
     assert_eq!(t.schedule, Schedule::Every(default::EVERY));
     assert!(!t.is_stdio());
     assert_eq!(c.web.history, 20);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     let w = t.walk_limits(true);
     assert!(w.modern);
-    assert_eq!(w.max_pages, default::MAX_PAGES);
-    assert_eq!(w.listing_timeout, default::TIMEOUT);
+    assert_eq!(w.max_pages, 1000);
+    assert_eq!(w.listing_timeout, Duration::from_secs(60));
     assert_eq!(w.session_restarts, 1);
 }
 
@@ -56,14 +57,14 @@ fn empty_file_is_an_empty_config_with_a_warning() {
 #[test]
 fn unknown_key_points_at_the_key() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    tiemout: 5s\n",
-        4,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    tiemout: 5s\n",
+        5,
         5,
         "unknown field `tiemout`",
     );
     assert_err_at(
-        "global:\n  timeout: 5s\n  colour: red\n",
-        3,
+        "global:\n  limits:\n    timeout: 5s\n  colour: red\n",
+        4,
         3,
         "unknown field `colour`",
     );
@@ -72,11 +73,21 @@ fn unknown_key_points_at_the_key() {
 
 #[test]
 fn bad_duration_points_at_the_value() {
-    assert_err_at("global:\n  timeout: 5 parsecs\n", 2, 12, "invalid duration");
-    assert_err_at("global:\n  page_timeout: 30\n", 2, 17, "needs a unit");
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    schedule: {every: 0s}\n",
-        4,
+        "global:\n  limits:\n    timeout: 5 parsecs\n",
+        3,
+        14,
+        "invalid duration",
+    );
+    assert_err_at(
+        "global:\n  limits:\n    page_timeout: 30\n",
+        3,
+        19,
+        "needs a unit",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    schedule: {every: 0s}\n",
+        5,
         23,
         "too short",
     );
@@ -96,10 +107,10 @@ fn bad_cron_points_at_the_value() {
 #[test]
 fn duplicate_target_name() {
     let text =
-        "targets:\n  - name: a\n    url: https://a.invalid/\n  - name: a\n    command: srv\n";
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n  - name: a\n    stdio:\n      command: srv\n";
     assert_err_at(
         text,
-        4,
+        5,
         11,
         "duplicate target name `a` (first defined on line 2)",
     );
@@ -108,77 +119,183 @@ fn duplicate_target_name() {
 #[test]
 fn bad_target_names() {
     assert_err_at(
-        "targets:\n  - name: 9lives\n    url: https://a.invalid/\n",
+        "targets:\n  - name: 9lives\n    http:\n      url: https://a.invalid/\n",
         2,
         11,
         "must match [a-zA-Z_][a-zA-Z0-9_.:-]*",
     );
     assert_err_at(
-        "targets:\n  - name: \"has space\"\n    url: https://a.invalid/\n",
+        "targets:\n  - name: \"has space\"\n    http:\n      url: https://a.invalid/\n",
         2,
         11,
         "not allowed",
     );
     let long = "x".repeat(129);
     assert_err_at(
-        &format!("targets:\n  - name: {long}\n    url: https://a.invalid/\n"),
+        &format!("targets:\n  - name: {long}\n    http:\n      url: https://a.invalid/\n"),
         2,
         11,
         "at most 128",
     );
     let ok = "x".repeat(128);
     load_str(
-        &format!("targets:\n  - name: {ok}\n    url: https://a.invalid/\n"),
+        &format!("targets:\n  - name: {ok}\n    http:\n      url: https://a.invalid/\n"),
         "t",
     )
     .unwrap();
     load_str(
-        "targets:\n  - name: _a.b:c-d9\n    url: https://a.invalid/\n",
+        "targets:\n  - name: _a.b:c-d9\n    http:\n      url: https://a.invalid/\n",
         "t",
     )
     .unwrap();
 }
 
 #[test]
-fn url_and_command_both_or_neither() {
+fn http_and_stdio_both_or_neither() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    command: srv\n",
+        "targets:\n  - name: a\n    http: {url: https://a.invalid/}\n    stdio: {command: srv}\n",
         4,
         5,
-        "both `url` and `command`",
+        "both `http` and `stdio`",
     );
     assert_err_at(
         "targets:\n  - name: a\n    kinds: [tools]\n",
         2,
         5,
-        "needs `url`",
+        "needs `http: {url: ...}` (an HTTP server) or `stdio: {command: ...}`",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    command: srv\n    headers: {X-A: b}\n",
-        4,
-        5,
-        "`headers` applies to HTTP targets",
+        "targets:\n  - name: a\n    http: {headers: {X-A: b}}\n",
+        3,
+        11,
+        "`http` needs `url`",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    args: [x]\n",
+        "targets:\n  - name: a\n    stdio: {command: srv, headers: {X-A: b}}\n",
+        3,
+        27,
+        "unknown field `headers`",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    stdio: {command: \" \"}\n",
+        3,
+        22,
+        "`command` is empty",
+    );
+}
+
+#[test]
+fn misspelt_nested_keys_are_named_with_the_key_meant() {
+    assert_err_at(
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_tokn_env: T\n",
+        5,
+        7,
+        "unknown field `bearer_tokn_env` (did you mean `bearer_token_env`?)",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    stdio: {command: srv}\n    limits:\n      max_page: 3\n",
+        5,
+        7,
+        "unknown field `max_page` (did you mean `max_pages`?)",
+    );
+    assert_err_at(
+        "global:\n  limits: {timout: 5s}\n",
+        2,
+        12,
+        "unknown field `timout` (did you mean `timeout`?)",
+    );
+    assert_err_at(
+        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    htp: {transport: sse}\n",
         4,
         5,
-        "`args` applies to stdio targets",
+        "unknown field `htp` (did you mean `http`?)",
+    );
+}
+
+#[test]
+fn flat_keys_of_an_older_file_say_where_they_moved() {
+    assert_err_at(
+        "targets:\n  - name: a\n    url: https://a.invalid/\n",
+        3,
+        5,
+        "unknown field `url` (it moved under `http:`; see docs/configuration.md, \"Changelog\")",
+    );
+    assert_err_at(
+        "targets:\n  - name: a\n    command: srv\n",
+        3,
+        5,
+        "unknown field `command` (it moved under `stdio:`",
+    );
+    assert_err_at(
+        "global:\n  page_timeout: 5s\n",
+        2,
+        3,
+        "unknown field `page_timeout` (it moved under `limits:`",
+    );
+    assert_err_at(
+        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    bearer_token_file: t\n",
+        4,
+        5,
+        "unknown field `bearer_token_file` (it moved under `http:`",
+    );
+}
+
+#[test]
+fn module_http_has_no_url_and_follows_no_redirects() {
+    assert_err_at(
+        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    http: {url: https://x.invalid/a}\n",
+        4,
+        12,
+        "a module has no `url`",
+    );
+    let loaded = load_str(
+        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    http: {transport: sse, max_redirects: 3}\n",
+        "t.yaml",
+    )
+    .unwrap();
+    let m = &loaded.config.modules["m"];
+    assert_eq!(m.http.max_redirects, 0);
+    assert_eq!(m.http.transport, mcp_listing::HttpMode::Sse);
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0]
+            .starts_with("t.yaml:4:43: warning: module `m`: `max_redirects` is ignored"),
+        "{}",
+        loaded.warnings[0]
+    );
+}
+
+#[test]
+fn limits_warn_where_a_page_outlasts_its_listing() {
+    let loaded = load_str(
+        "global:\n  limits: {timeout: 5s, page_timeout: 10s}\ntargets:\n  - name: a\n    stdio: {command: srv}\n  - name: b\n    stdio: {command: srv}\n    limits: {timeout: 2s}\n",
+        "t.yaml",
+    )
+    .unwrap();
+    let shown = loaded.warnings.join("\n");
+    assert_eq!(loaded.warnings.len(), 2, "{shown}");
+    assert!(
+        loaded.warnings[0].starts_with("t.yaml:2:25: warning: `global`: page_timeout (10s)"),
+        "{shown}"
+    );
+    assert!(
+        loaded.warnings[1].starts_with("t.yaml:8:14: warning: target `b`: page_timeout (10s)"),
+        "{shown}"
     );
 }
 
 #[test]
 fn references_must_name_another_known_target() {
-    let base = "targets:\n  - name: origin\n    url: https://o.invalid/\n  - name: gw\n    url: https://g.invalid/\n    reference:\n";
+    let base = "targets:\n  - name: origin\n    http:\n      url: https://o.invalid/\n  - name: gw\n    http:\n      url: https://g.invalid/\n    reference:\n";
     assert_err_at(
         &format!("{base}      - target: nobody\n"),
-        7,
+        9,
         17,
         "unknown target `nobody`",
     );
     assert_err_at(
         &format!("{base}      - {{target: gw}}\n"),
-        7,
+        9,
         18,
         "references itself",
     );
@@ -195,7 +312,7 @@ fn references_must_name_another_known_target() {
 
 #[test]
 fn forward_references_are_fine() {
-    let text = "targets:\n  - name: gw\n    url: https://g.invalid/\n    kinds: [tools, prompts]\n    reference: [{target: origin}]\n  - name: origin\n    command: srv\n    kinds: [tools]\n";
+    let text = "targets:\n  - name: gw\n    http:\n      url: https://g.invalid/\n    kinds: [tools, prompts]\n    reference: [{target: origin}]\n  - name: origin\n    stdio:\n      command: srv\n    kinds: [tools]\n";
     let loaded = load_str(text, "t").unwrap();
     assert_eq!(
         loaded.config.targets[0].reference[0].kinds,
@@ -206,8 +323,8 @@ fn forward_references_are_fine() {
 #[test]
 fn kinds_rules() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: []\n",
-        4,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    kinds: []\n",
+        5,
         12,
         "`kinds` is empty",
     );
@@ -219,14 +336,14 @@ fn kinds_rules() {
         "unknown value (did you mean `tools`?), expected one of `tools`",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: [tools]\n    expect: {prompts: 3}\n",
-        5,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    kinds: [tools]\n    expect: {prompts: 3}\n",
+        6,
         14,
         "not in this target's `kinds`",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    kinds: [tools]\n    forced_kinds: [tools, resources]\n",
-        5,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    kinds: [tools]\n    forced_kinds: [tools, resources]\n",
+        6,
         27,
         "forced kind `resources`",
     );
@@ -234,25 +351,25 @@ fn kinds_rules() {
 
 #[test]
 fn literal_bearer_token_is_rejected_without_echoing_it() {
-    let text = "targets:\n  - name: a\n    url: https://a.invalid/\n    bearer_token: sekrit-123\n";
-    assert_err_at(text, 4, 5, "bearer_token_env");
+    let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_token: sekrit-123\n";
+    assert_err_at(text, 5, 7, "bearer_token_env");
     assert!(!err(text).to_string().contains("sekrit-123"));
     assert_err_at(
-        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    bearer_token: sekrit\n",
-        4,
+        "modules:\n  m:\n    allow: [\"https://x.invalid/\"]\n    http:\n      bearer_token: sekrit\n",
         5,
+        7,
         "bearer_token_file",
     );
 }
 
 #[test]
 fn insecure_skip_verify_warns_loudly_with_position() {
-    let text = "targets:\n  - name: a\n    url: https://a.invalid/\n    tls:\n      insecure_skip_verify: true\n";
+    let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      tls:\n        insecure_skip_verify: true\n";
     let loaded = load_str(text, "t.yaml").unwrap();
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
     assert!(
         loaded.warnings[0]
-            .starts_with("t.yaml:5:7: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF"),
+            .starts_with("t.yaml:6:9: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF"),
         "{}",
         loaded.warnings[0]
     );
@@ -265,19 +382,19 @@ fn secrets_resolve_and_stay_redacted() {
     let path = dir.path().join("c.yaml");
     std::fs::write(
         &path,
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    bearer_token_file: tok\n    headers:\n      X-Key: {file: key}\n      X-Team: search\n",
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      bearer_token_file: tok\n      headers:\n        X-Key: {file: key}\n        X-Team: search\n",
     )
     .unwrap();
     let loaded = load_file(&path).unwrap();
     let t = &loaded.config.targets[0];
-    let EndpointConfig::Http {
+    let EndpointConfig::Http(http) = &t.endpoint else {
+        panic!("http expected")
+    };
+    let HttpSettings {
         headers,
         bearer_token,
         ..
-    } = &t.endpoint
-    else {
-        panic!("http expected")
-    };
+    } = &http.settings;
     assert_eq!(headers[0].0, "X-Key");
     assert_eq!(headers[0].1.expose(), "file-secret-value");
     assert_eq!(headers[1].1.expose(), "search");
@@ -293,9 +410,9 @@ fn secrets_resolve_and_stay_redacted() {
 #[test]
 fn missing_header_env_points_at_the_value() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      X-Key: {env: MCP_EXPORTER_SURELY_UNSET}\n",
-        5,
-        14,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers:\n        X-Key: {env: MCP_EXPORTER_SURELY_UNSET}\n",
+        6,
+        16,
         "MCP_EXPORTER_SURELY_UNSET` is not set",
     );
 }
@@ -303,21 +420,21 @@ fn missing_header_env_points_at_the_value() {
 #[test]
 fn url_rules() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: ftp://a.invalid/\n",
-        3,
-        10,
+        "targets:\n  - name: a\n    http:\n      url: ftp://a.invalid/\n",
+        4,
+        12,
         "must be http:// or https://",
     );
-    let text = "targets:\n  - name: a\n    url: https://me:pw-123@a.invalid/\n";
-    assert_err_at(text, 3, 10, "credentials in the `url`");
+    let text = "targets:\n  - name: a\n    http:\n      url: https://me:pw-123@a.invalid/\n";
+    assert_err_at(text, 4, 12, "credentials in the `url`");
     assert!(!err(text).to_string().contains("pw-123"));
 }
 
 #[test]
 fn protocol_version_must_be_known() {
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    protocol_version: \"2025-01-01\"\n",
-        4,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    protocol_version: \"2025-01-01\"\n",
+        5,
         23,
         "unknown protocol_version",
     );
@@ -332,7 +449,7 @@ fn syntax_errors_carry_position() {
 
 #[test]
 fn modules_resolve_and_allow() {
-    let text = "global:\n  max_pages: 50\nmodules:\n  gateways:\n    allow: [\"https://gw.example.invalid/\", \"https://*.mcp.example.invalid/\"]\n    kinds: [tools]\n    timeout: 20s\n";
+    let text = "global:\n  limits:\n    max_pages: 50\nmodules:\n  gateways:\n    allow: [\"https://gw.example.invalid/\", \"https://*.mcp.example.invalid/\"]\n    kinds: [tools]\n    limits:\n      timeout: 20s\n";
     let loaded = load_str(text, "t").unwrap();
     let m = &loaded.config.modules["gateways"];
     assert_eq!(m.limits.max_pages, 50);
@@ -357,15 +474,15 @@ fn modules_resolve_and_allow() {
 #[test]
 fn zero_limits_are_rejected() {
     assert_err_at(
-        "global:\n  max_pages: 0\n",
-        2,
-        14,
+        "global:\n  limits:\n    max_pages: 0\n",
+        3,
+        16,
         "`max_pages` must be greater than zero",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    command: srv\n    timeout: 0s\n",
-        4,
-        14,
+        "targets:\n  - name: a\n    stdio:\n      command: srv\n    limits:\n      timeout: 0s\n",
+        6,
+        16,
         "`timeout` must be greater than zero",
     );
     assert_err_at("web:\n  history: 0\n", 2, 12, "history");
@@ -384,9 +501,9 @@ fn checksum_changes_with_content() {
 #[test]
 fn duplicate_keys_are_rejected() {
     assert_err_at(
-        "targets:\n  - name: a\n    command: s\n    timeout: 5s\n    timeout: 6s\n",
-        5,
-        5,
+        "targets:\n  - name: a\n    stdio:\n      command: s\n    limits:\n      timeout: 5s\n      timeout: 6s\n",
+        7,
+        7,
         "duplicate",
     );
     assert_err_at(
@@ -396,9 +513,9 @@ fn duplicate_keys_are_rejected() {
         "duplicate",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      X-A: b\n      x-a: c\n",
-        6,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers:\n        X-A: b\n        x-a: c\n",
         7,
+        9,
         "given twice",
     );
 }
@@ -412,15 +529,15 @@ fn duplicate_keys_point_at_the_second() {
         "duplicate field `web`",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    headers:\n      X-A: b\n      X-A: c\n",
-        6,
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers:\n        X-A: b\n        X-A: c\n",
         7,
+        9,
         "given twice",
     );
     assert_err_at(
-        "targets:\n  - name: a\n    command: s\n    env: {A: \"1\", B: \"2\", A: \"3\"}\n",
-        4,
-        27,
+        "targets:\n  - name: a\n    stdio:\n      command: s\n      env: {A: \"1\", B: \"2\", A: \"3\"}\n",
+        5,
+        29,
         "`A` is given twice",
     );
 }
@@ -428,7 +545,7 @@ fn duplicate_keys_point_at_the_second() {
 #[test]
 fn unquoted_protocol_version_is_a_string() {
     let text =
-        "targets:\n  - name: a\n    url: https://a.invalid/\n    protocol_version: 2025-06-18\n";
+        "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    protocol_version: 2025-06-18\n";
     let loaded = load_str(text, "t").unwrap();
     assert_eq!(
         loaded.config.targets[0].protocol_version,
@@ -439,7 +556,7 @@ fn unquoted_protocol_version_is_a_string() {
 #[test]
 fn protocols_are_checked_and_ordered_newest_first() {
     let t = |protocols: &str| {
-        format!("targets:\n  - name: gw\n    url: https://g.invalid/\n    protocols: {protocols}\n")
+        format!("targets:\n  - name: gw\n    http:\n      url: https://g.invalid/\n    protocols: {protocols}\n")
     };
     let ok = load_str(&t("[\"2025-11-25\", \"2026-07-28\"]"), "t").unwrap();
     assert_eq!(
@@ -455,23 +572,23 @@ fn protocols_are_checked_and_ordered_newest_first() {
         all.config.targets[0].protocols[0],
         ProtocolVersion::V2026_07_28
     );
-    assert_err_at(&t("[\"2025-11-25\"]"), 4, 16, "at least two versions");
+    assert_err_at(&t("[\"2025-11-25\"]"), 5, 16, "at least two versions");
     assert_err_at(
         &t("[\"2025-11-25\", \"2025-11-25\"]"),
-        4,
+        5,
         31,
         "listed twice",
     );
     assert_err_at(
         &t("[\"2025-11-25\", \"1999-01-01\"]"),
-        4,
+        5,
         31,
         "unknown protocol_version",
     );
-    assert_err_at(&t("everything"), 4, 16, "`all_supported`");
+    assert_err_at(&t("everything"), 5, 16, "`all_supported`");
     assert_err_at(
-        "targets:\n  - name: gw\n    url: https://g.invalid/\n    protocol_version: \"2025-11-25\"\n    protocols: all_supported\n",
-        5,
+        "targets:\n  - name: gw\n    http:\n      url: https://g.invalid/\n    protocol_version: \"2025-11-25\"\n    protocols: all_supported\n",
+        6,
         5,
         "not both",
     );
@@ -479,7 +596,7 @@ fn protocols_are_checked_and_ordered_newest_first() {
 
 #[test]
 fn reference_maps_compile_and_name_keys_not_values() {
-    let base = "targets:\n  - name: origin\n    command: srv\n  - name: gw\n    url: https://g.invalid/\n    reference:\n      - target: origin\n        map:\n";
+    let base = "targets:\n  - name: origin\n    stdio:\n      command: srv\n  - name: gw\n    http:\n      url: https://g.invalid/\n    reference:\n      - target: origin\n        map:\n";
     let ok = load_str(
         &format!("{base}          tools: {{prefix: legacy, separator: _}}\n          resources: {{regex: '^sim://(.*)$', replace: 'sim://legacy/$1'}}\n"),
         "t",
@@ -495,29 +612,29 @@ fn reference_maps_compile_and_name_keys_not_values() {
     assert_eq!(r.name_map(Kind::Prompts).apply("p"), "p");
 
     let bad = format!("{base}          tools: {{regex: '(secret-ish', replace: x}}\n");
-    assert_err_at(&bad, 9, 26, "`regex` is not a valid regular expression");
+    assert_err_at(&bad, 11, 26, "`regex` is not a valid regular expression");
     assert!(!err(&bad).to_string().contains("secret-ish"));
     assert_err_at(
         &format!("{base}          tools: {{regex: a}}\n"),
-        9,
+        11,
         19,
         "`regex` needs `replace`",
     );
     assert_err_at(
         &format!("{base}          tools: {{separator: _}}\n"),
-        9,
+        11,
         19,
         "give `prefix` too",
     );
     assert_err_at(
         &format!("{base}          tools: {{colour: red}}\n"),
-        9,
+        11,
         19,
         "unknown field `colour`",
     );
     assert_err_at(
-        "targets:\n  - name: origin\n    command: srv\n    kinds: [tools]\n  - name: gw\n    url: https://g.invalid/\n    reference:\n      - target: origin\n        map: {prompts: {prefix: p_}}\n",
-        9,
+        "targets:\n  - name: origin\n    stdio:\n      command: srv\n    kinds: [tools]\n  - name: gw\n    http:\n      url: https://g.invalid/\n    reference:\n      - target: origin\n        map: {prompts: {prefix: p_}}\n",
+        11,
         15,
         "does not compare",
     );
@@ -526,7 +643,7 @@ fn reference_maps_compile_and_name_keys_not_values() {
             "      - target: origin\n        map:",
             "      - target: origin\n        prefix: a_\n        map:",
         ),
-        9,
+        11,
         9,
         "not both",
     );
@@ -534,26 +651,26 @@ fn reference_maps_compile_and_name_keys_not_values() {
 
 #[test]
 fn every_parse_error_of_the_file_in_one_run() {
-    let text = "global:\n  timout: 5s\n  page_timeout: 5 parsecs\ntargets:\n  - name: a\n    url: https://a.invalid/\n    transport: stremable-http\n    colour: red\n";
+    let text = "global:\n  limits:\n    timout: 5s\n    page_timeout: 5 parsecs\ntargets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      transport: stremable-http\n    colour: red\n";
     let shown = err(text).to_string();
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 4, "{shown}");
     assert!(
-        lines[0].starts_with("t.yaml:2:3: ") && lines[0].contains("did you mean `timeout`?"),
+        lines[0].starts_with("t.yaml:3:5: ") && lines[0].contains("did you mean `timeout`?"),
         "{shown}"
     );
     assert!(
-        lines[1].starts_with("t.yaml:3:17: ") && lines[1].contains("invalid duration"),
+        lines[1].starts_with("t.yaml:4:19: ") && lines[1].contains("invalid duration"),
         "{shown}"
     );
     assert!(
-        lines[2].starts_with("t.yaml:7:16: ")
+        lines[2].starts_with("t.yaml:9:18: ")
             && lines[2].contains("did you mean `streamable-http`?")
             && !lines[2].contains("stremable"),
         "{shown}"
     );
     assert!(
-        lines[3].starts_with("t.yaml:8:5: ") && lines[3].contains("unknown field `colour`"),
+        lines[3].starts_with("t.yaml:10:5: ") && lines[3].contains("unknown field `colour`"),
         "{shown}"
     );
 }
@@ -561,7 +678,8 @@ fn every_parse_error_of_the_file_in_one_run() {
 #[test]
 fn a_dropped_required_key_is_not_reported_missing() {
     // `name` has the wrong type; its absence afterwards is no second problem.
-    let shown = err("targets:\n  - name: [a]\n    url: https://a.invalid/\n").to_string();
+    let shown =
+        err("targets:\n  - name: [a]\n    http:\n      url: https://a.invalid/\n").to_string();
     assert_eq!(shown.lines().count(), 1, "{shown}");
     assert!(shown.starts_with("t.yaml:2:11: "), "{shown}");
 }

@@ -2,15 +2,15 @@
 //! This is what the rest of the exporter reads; the YAML shape lives in
 //! `raw.rs`.
 
+use super::endpoint::{EndpointConfig, HttpEndpoint, HttpSettings};
+use super::limits::Limits;
 use super::name_map::NameMap;
 use super::schedule::Schedule;
-use super::secret::{Secret, SecretSource};
+use super::secret::Secret;
 use super::sources::SourceConfig;
-pub use super::tls::TlsConfig;
-use mcp_listing::{HttpMode, Kind, ProtocolVersion, WalkLimits};
+use mcp_listing::{Kind, ProtocolVersion, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
@@ -63,19 +63,13 @@ impl Config {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Defaults {
     pub schedule: Schedule,
-    /// Whole listing of one kind, restarts included.
-    pub timeout: Duration,
-    pub page_timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_pages: u32,
-    pub max_items: u64,
-    pub max_response_bytes: u64,
+    /// `global.limits`, what a target or module does not say otherwise.
+    pub limits: Limits,
     /// Upper bound of the random delay added to each scheduled poll.
     pub jitter: Duration,
     pub kinds: Vec<Kind>,
     /// Where baselines persist; None keeps them in memory only.
     pub state_dir: Option<PathBuf>,
-    pub invalid_cursor_restarts: u32,
     /// Polls running at once, across all targets.
     pub concurrency: usize,
     /// Longest delay between retries of a failing target.
@@ -114,32 +108,12 @@ impl Default for ConformanceConfig {
     }
 }
 
-impl Defaults {
-    pub fn limits(&self) -> Limits {
-        Limits {
-            timeout: self.timeout,
-            page_timeout: self.page_timeout,
-            connect_timeout: self.connect_timeout,
-            max_pages: self.max_pages,
-            max_items: self.max_items,
-            max_response_bytes: self.max_response_bytes,
-            invalid_cursor_restarts: self.invalid_cursor_restarts,
-        }
-    }
-}
-
-/// Default values of `global:`; docs/configuration.md quotes these.
+/// Default values of `global:` (its `limits:` are `Limits::DEFAULT`);
+/// docs/configuration.md quotes these.
 pub mod default {
     use std::time::Duration;
     pub const EVERY: Duration = Duration::from_secs(60);
-    pub const TIMEOUT: Duration = Duration::from_secs(60);
-    pub const PAGE_TIMEOUT: Duration = Duration::from_secs(10);
-    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-    pub const MAX_PAGES: u32 = 1000;
-    pub const MAX_ITEMS: u64 = 100_000;
-    pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
     pub const JITTER: Duration = Duration::from_secs(5);
-    pub const INVALID_CURSOR_RESTARTS: u32 = 1;
     pub const CONCURRENCY: usize = 8;
     pub const BACKOFF_MAX: Duration = Duration::from_secs(300);
     pub const INVALID_CURSOR_PROBE: bool = true;
@@ -154,35 +128,6 @@ pub mod default {
     /// The shortest accepted `conformance.every`.
     pub const CONFORMANCE_MIN_EVERY: Duration = Duration::from_secs(1);
     pub const BASELINE_RETENTION: Duration = Duration::from_secs(24 * 3600);
-}
-
-/// Bounds on one listing; see docs/guards.md.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub timeout: Duration,
-    pub page_timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_pages: u32,
-    pub max_items: u64,
-    pub max_response_bytes: u64,
-    pub invalid_cursor_restarts: u32,
-}
-
-impl Limits {
-    /// The walker's view of these limits. `modern` = protocol 2026-07-28 or later.
-    pub fn walk_limits(&self, modern: bool) -> WalkLimits {
-        WalkLimits {
-            max_pages: self.max_pages,
-            max_items: self.max_items,
-            invalid_cursor_restarts: self.invalid_cursor_restarts,
-            // One budget for both reasons the result set can move under a walk.
-            list_changed_restarts: self.invalid_cursor_restarts,
-            session_restarts: 1,
-            page_timeout: self.page_timeout,
-            listing_timeout: self.timeout,
-            modern,
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -258,78 +203,6 @@ impl ReferenceConfig {
     }
 }
 
-#[derive(Clone, PartialEq)]
-pub enum EndpointConfig {
-    Http {
-        url: Url,
-        transport: HttpMode,
-        /// Read at load time; values of `{env:}`/`{file:}` headers included.
-        headers: Vec<(String, Secret)>,
-        /// Read at every poll, so a rotated token needs no reload.
-        bearer_token: Option<SecretSource>,
-        tls: TlsConfig,
-        max_redirects: usize,
-    },
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        /// Added to the exporter's own environment for the child. Values may
-        /// be secrets, so Debug shows only the names.
-        env: BTreeMap<String, String>,
-        cwd: Option<PathBuf>,
-        /// Pass the exporter's whole environment to the child; by default it
-        /// gets only PATH, HOME, LANG and its own `env:`.
-        inherit_env: bool,
-    },
-}
-
-impl fmt::Debug for EndpointConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EndpointConfig::Http {
-                url,
-                transport,
-                headers,
-                bearer_token,
-                tls,
-                max_redirects,
-            } => f
-                .debug_struct("Http")
-                .field("url", &url.as_str())
-                .field("transport", transport)
-                .field("headers", headers)
-                .field("bearer_token", bearer_token)
-                .field("tls", tls)
-                .field("max_redirects", max_redirects)
-                .finish(),
-            EndpointConfig::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-                inherit_env,
-            } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", args)
-                .field("env", &RedactedValues(env))
-                .field("cwd", cwd)
-                .field("inherit_env", inherit_env)
-                .finish(),
-        }
-    }
-}
-
-struct RedactedValues<'a>(&'a BTreeMap<String, String>);
-
-impl fmt::Debug for RedactedValues<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map()
-            .entries(self.0.keys().map(|k| (k, Secret::new(String::new()))))
-            .finish()
-    }
-}
-
 /// A `/probe` module: which URLs may be probed, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeModule {
@@ -337,11 +210,8 @@ pub struct ProbeModule {
     /// `scheme://host[:port]/path-prefix` patterns, matched as parsed parts
     /// (see `allow.rs`).
     pub allow: Vec<String>,
-    pub transport: HttpMode,
-    pub headers: Vec<(String, Secret)>,
-    pub bearer_token: Option<SecretSource>,
-    pub tls: TlsConfig,
-    pub max_redirects: usize,
+    /// How its targets are asked; `max_redirects` is 0 (see `target_for`).
+    pub http: HttpSettings,
     pub limits: Limits,
     pub kinds: Vec<Kind>,
     pub protocol_version: Option<ProtocolVersion>,
@@ -363,16 +233,12 @@ impl ProbeModule {
     pub fn target_for(&self, name: String, url: Url, defaults: &Defaults) -> TargetConfig {
         TargetConfig {
             name,
-            endpoint: EndpointConfig::Http {
+            // A redirect could lead out of the allow-list (same origin,
+            // another path) with our token: the module's settings follow none.
+            endpoint: EndpointConfig::Http(HttpEndpoint {
                 url,
-                transport: self.transport,
-                headers: self.headers.clone(),
-                bearer_token: self.bearer_token.clone(),
-                tls: self.tls.clone(),
-                // A redirect could lead out of the allow-list (same origin,
-                // another path) with our token: module probes follow none.
-                max_redirects: 0,
-            },
+                settings: self.http.clone(),
+            }),
             protocol_version: self.protocol_version,
             protocols: Vec::new(),
             schedule: defaults.schedule.clone(),
@@ -429,24 +295,5 @@ impl Default for WebConfig {
         WebConfig {
             history: default::WEB_HISTORY,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoint_debug_hides_env_values() {
-        let e = EndpointConfig::Stdio {
-            command: "srv".into(),
-            args: vec![],
-            env: BTreeMap::from([("API_KEY".to_string(), "s3cret-value".to_string())]),
-            cwd: None,
-            inherit_env: false,
-        };
-        let shown = format!("{e:?}");
-        assert!(shown.contains("API_KEY"), "{shown}");
-        assert!(!shown.contains("s3cret-value"), "{shown}");
     }
 }

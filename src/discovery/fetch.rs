@@ -19,7 +19,6 @@ use url::Url;
 pub struct Fetcher {
     client: HttpClient,
     max_bytes: u64,
-    timeout: Duration,
 }
 
 /// A 200 answer, read whole (at most the byte cap).
@@ -45,7 +44,8 @@ impl Fetcher {
     pub fn new(endpoint: &SourceEndpoint) -> Result<Fetcher, (RefreshFailure, String)> {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        for (name, value) in &endpoint.headers {
+        let http = &endpoint.http.settings;
+        for (name, value) in &http.headers {
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
                 (
                     RefreshFailure::Unreadable,
@@ -54,7 +54,7 @@ impl Fetcher {
             })?;
             headers.insert(name, sensitive(value.expose())?);
         }
-        if let Some(source) = &endpoint.bearer_token {
+        if let Some(source) = &http.bearer_token {
             let token = source
                 .read()
                 .map_err(|e| (RefreshFailure::Unreadable, e.to_string()))?;
@@ -65,9 +65,9 @@ impl Fetcher {
         }
         let client = HttpClient::new(ClientSettings {
             default_headers: headers,
-            connect_timeout: endpoint.connect_timeout,
-            ca_file: endpoint.tls.ca_file.as_deref(),
-            insecure_skip_verify: endpoint.tls.insecure_skip_verify,
+            connect_timeout: endpoint.limits.connect_timeout,
+            ca_file: http.tls.ca_file.as_deref(),
+            insecure_skip_verify: http.tls.insecure_skip_verify,
             // A source answers where it is configured; a redirect could
             // lead our token elsewhere.
             max_redirects: 0,
@@ -80,17 +80,16 @@ impl Fetcher {
         })?;
         Ok(Fetcher {
             client,
-            max_bytes: endpoint.max_response_bytes,
-            timeout: endpoint.timeout,
+            max_bytes: endpoint.limits.max_response_bytes,
         })
     }
 
-    /// GET `url` with `extra` headers, within `timeout` (at most the
-    /// endpoint's own) for the whole answer.
+    /// GET `url` with `extra` headers, within `timeout` for the whole
+    /// answer (`http_sd`: its `timeout`; a registry page: what the walk
+    /// gives it, at most its `page_timeout`).
     pub async fn get(&self, url: &Url, extra: HeaderMap, timeout: Duration) -> Fetched {
         let started = SystemTime::now();
         let clock = Instant::now();
-        let timeout = timeout.min(self.timeout);
         let mut bytes = 0u64;
         let outcome =
             match tokio::time::timeout(timeout, self.exchange(url, extra, &mut bytes)).await {

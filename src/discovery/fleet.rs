@@ -90,12 +90,12 @@ pub fn bind(
     t.jitter = source.jitter;
     t.expect = source.expect.clone();
     t.expect_page_latency = source.expect_page_latency;
-    if let EndpointConfig::Http { transport, .. } = &mut t.endpoint {
+    if let EndpointConfig::Http(http) = &mut t.endpoint {
         // A registry says which transport a remote speaks; the module's
         // own choice wins unless it is `auto`.
-        if *transport == HttpMode::Auto {
+        if http.settings.transport == HttpMode::Auto {
             if let Some(hint) = entry.transport {
-                *transport = hint;
+                http.settings.transport = hint;
             }
         }
     }
@@ -109,13 +109,13 @@ pub fn bind(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{load_str, Secret};
+    use crate::config::{load_str, HttpSettings, Secret};
     use url::Url;
 
     fn config() -> Config {
         std::env::set_var("MCP_EXPORTER_TEST_FLEET_TOKEN", "module-token-1");
         load_str(
-            "global:\n  jitter: 1s\ntargets:\n  - name: static\n    url: https://static.invalid/mcp\n    headers: {X-Static: static-secret}\nmodules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n    headers: {X-Key: {env: MCP_EXPORTER_TEST_FLEET_TOKEN}}\n    kinds: [tools]\ndiscovery:\n  - name: first\n    module: m\n    file_sd: {files: [\"a.json\"]}\n    labels: {team: a, tier: x}\n    schedule: {every: 2m}\n  - name: second\n    module: m\n    file_sd: {files: [\"b.json\"]}\n",
+            "global:\n  jitter: 1s\ntargets:\n  - name: static\n    http:\n      url: https://static.invalid/mcp\n      headers: {X-Static: static-secret}\nmodules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n    http:\n      headers: {X-Key: {env: MCP_EXPORTER_TEST_FLEET_TOKEN}}\n    kinds: [tools]\ndiscovery:\n  - name: first\n    module: m\n    file_sd: {files: [\"a.json\"]}\n    labels: {team: a, tier: x}\n    schedule: {every: 2m}\n  - name: second\n    module: m\n    file_sd: {files: [\"b.json\"]}\n",
             "t.yaml",
         )
         .unwrap()
@@ -164,16 +164,16 @@ mod tests {
         assert_eq!(t.labels["tier"], "x");
         assert_eq!(t.kinds, vec![mcp_listing::Kind::Tools]);
         assert_eq!(t.schedule, c.discovery[0].schedule);
-        let EndpointConfig::Http {
+        let EndpointConfig::Http(http) = &t.endpoint else {
+            panic!("an HTTP target")
+        };
+        let HttpSettings {
             headers,
             bearer_token,
             transport,
             max_redirects,
             ..
-        } = &t.endpoint
-        else {
-            panic!("an HTTP target")
-        };
+        } = &http.settings;
         // The module's header, nothing of the static target or global.
         assert_eq!(
             headers,

@@ -48,7 +48,11 @@ impl DiscoverySource for HttpSd {
             HeaderValue::from(self.source.refresh_interval.as_secs()),
         );
         let fetched = fetcher
-            .get(&self.endpoint.url, headers, self.endpoint.timeout)
+            .get(
+                &self.endpoint.http.url,
+                headers,
+                self.endpoint.limits.timeout,
+            )
             .await;
         let answer = match fetched.outcome {
             Ok(answer) => answer,
@@ -75,6 +79,7 @@ impl DiscoverySource for HttpSd {
         }
         let origin = self
             .endpoint
+            .http
             .url
             .host_str()
             .unwrap_or("endpoint")

@@ -88,16 +88,12 @@ impl McpRegistry {
 
     fn limits(&self) -> WalkLimits {
         WalkLimits {
-            max_pages: self.registry.max_pages,
-            invalid_cursor_restarts: 1,
+            // No notifications and no session to restart.
             list_changed_restarts: 0,
             session_restarts: 0,
-            page_timeout: self.registry.endpoint.timeout,
-            listing_timeout: self.registry.walk_timeout,
             // The registry API ends a walk on an empty `nextCursor`, as MCP
             // did before 2026-07-28; a repeated cursor is a cycle.
-            modern: false,
-            ..WalkLimits::default()
+            ..self.registry.endpoint.limits.walk_limits(false)
         }
     }
 }
@@ -248,11 +244,11 @@ impl McpRegistry {
     /// Whether the module sends `header` (its `headers`, or
     /// `Authorization` from its bearer token).
     fn module_sends(&self, header: &str) -> bool {
-        self.module
-            .headers
+        let http = &self.module.http;
+        http.headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case(header))
-            || (header.eq_ignore_ascii_case("authorization") && self.module.bearer_token.is_some())
+            || (header.eq_ignore_ascii_case("authorization") && http.bearer_token.is_some())
     }
 }
 
@@ -357,7 +353,7 @@ struct RegistryPager<'a> {
 
 impl RegistryPager<'_> {
     fn page_url(&self, cursor: Option<&str>) -> Url {
-        let mut url = self.registry.endpoint.url.clone();
+        let mut url = self.registry.endpoint.http.url.clone();
         let base = url.path().trim_end_matches('/').to_string();
         url.set_path(&format!("{base}/{}", PATHS[self.path]));
         {

@@ -4,7 +4,7 @@
 //! a rotated token file needs no reload; every secret value is remembered so
 //! it can be scrubbed from anything the poll keeps.
 
-use crate::config::{ConfigError, EndpointConfig, TargetConfig};
+use crate::config::{ConfigError, EndpointConfig, HttpEndpoint, Secret, TargetConfig};
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, TransportKind, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use mcp_wire::session::Endpoint;
@@ -54,40 +54,23 @@ impl PollTarget {
         stderr_tail_bytes: usize,
     ) -> Result<PollTarget, TargetError> {
         let builder = match &target.endpoint {
-            EndpointConfig::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-                inherit_env,
-            } => TargetBuilder::stdio(&target.name, command, args, env, cwd.clone())
-                .inherit_env(*inherit_env),
-            EndpointConfig::Http {
-                url,
-                transport,
-                headers,
-                bearer_token,
-                tls,
-                max_redirects,
-            } => {
-                let bearer = match bearer_token {
+            EndpointConfig::Stdio(stdio) => TargetBuilder::stdio(
+                &target.name,
+                &stdio.command,
+                &stdio.args,
+                &stdio.env,
+                stdio.cwd.clone(),
+            )
+            .inherit_env(stdio.inherit_env),
+            EndpointConfig::Http(http) => {
+                let bearer = match &http.settings.bearer_token {
                     Some(source) => Some(source.read().map_err(TargetError::Secret)?),
                     None => None,
                 };
                 TargetBuilder::http(
                     &target.name,
-                    HttpEndpoint {
-                        url: url.clone(),
-                        headers: headers
-                            .iter()
-                            .map(|(k, v)| (k.clone(), v.expose().to_string()))
-                            .collect(),
-                        bearer_token: bearer.map(|b| b.expose().to_string()),
-                        ca_file: tls.ca_file.clone(),
-                        insecure_skip_verify: tls.insecure_skip_verify,
-                        max_redirects: *max_redirects,
-                        mode: *transport,
-                    },
+                    http_spec(http, bearer),
+                    http.settings.transport,
                 )
             }
         };
@@ -138,16 +121,22 @@ pub fn nominal_transport(stdio: bool) -> TransportKind {
     }
 }
 
-/// An HTTP endpoint with its credentials already read.
-#[derive(Debug, Clone)]
-pub struct HttpEndpoint {
-    pub url: url::Url,
-    pub headers: Vec<(String, String)>,
-    pub bearer_token: Option<String>,
-    pub ca_file: Option<PathBuf>,
-    pub insecure_skip_verify: bool,
-    pub max_redirects: usize,
-    pub mode: HttpMode,
+/// The wire's view of a configured HTTP endpoint, with its token as read
+/// for this poll: the one place secrets of an endpoint are exposed.
+fn http_spec(http: &HttpEndpoint, bearer_token: Option<Secret>) -> HttpSpec {
+    let settings = &http.settings;
+    HttpSpec {
+        url: Some(http.url.clone()),
+        headers: settings
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+            .collect(),
+        bearer_token: bearer_token.map(|b| b.expose().to_string()),
+        ca_file: settings.tls.ca_file.clone(),
+        insecure_skip_verify: settings.tls.insecure_skip_verify,
+        max_redirects: settings.max_redirects,
+    }
 }
 
 /// The one way to a [`PollTarget`]. Starts from the endpoint (which decides
@@ -184,29 +173,16 @@ impl TargetBuilder {
         )
     }
 
-    /// An HTTP server; header values and the bearer token are secrets.
-    pub fn http(name: &str, http: HttpEndpoint) -> TargetBuilder {
+    /// An HTTP server spoken to in `mode`; header values and the bearer
+    /// token are secrets.
+    pub fn http(name: &str, spec: HttpSpec, mode: HttpMode) -> TargetBuilder {
         let secrets = SecretScrubber::new(
-            http.headers
+            spec.headers
                 .iter()
                 .map(|(_, v)| v.clone())
-                .chain(http.bearer_token.clone()),
+                .chain(spec.bearer_token.clone()),
         );
-        Self::with_endpoint(
-            name,
-            Endpoint::Http {
-                spec: HttpSpec {
-                    url: Some(http.url),
-                    headers: http.headers,
-                    bearer_token: http.bearer_token,
-                    ca_file: http.ca_file,
-                    insecure_skip_verify: http.insecure_skip_verify,
-                    max_redirects: http.max_redirects,
-                },
-                mode: http.mode,
-            },
-            secrets,
-        )
+        Self::with_endpoint(name, Endpoint::Http { spec, mode }, secrets)
     }
 
     fn with_endpoint(name: &str, endpoint: Endpoint, secrets: SecretScrubber) -> TargetBuilder {

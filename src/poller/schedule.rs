@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn first_polls_spread_over_the_period_for_a_fleet_within_seconds_for_a_few() {
         let loaded = crate::config::load_str(
-            "global:\n  schedule: {every: 60s}\n  jitter: 2s\ntargets:\n  - {name: s, url: \"https://s.invalid/\"}\n",
+            "global:\n  schedule: {every: 60s}\n  jitter: 2s\ntargets:\n  - {name: s, http: {url: \"https://s.invalid/\"}}\n",
             "t.yaml",
         )
         .unwrap();

@@ -294,15 +294,15 @@ impl Service {
 /// Host for URLs (never path, query or credentials), the command for stdio.
 pub fn describe_endpoint(t: &TargetConfig) -> String {
     match &t.endpoint {
-        config::EndpointConfig::Http { url, transport, .. } => format!(
+        config::EndpointConfig::Http(http) => format!(
             "{}://{}{}{} ({})",
-            url.scheme(),
-            url.host_str().unwrap_or("?"),
-            url.port().map(|p| format!(":{p}")).unwrap_or_default(),
-            shown_path(url, t),
-            transport.label()
+            http.url.scheme(),
+            http.url.host_str().unwrap_or("?"),
+            http.url.port().map(|p| format!(":{p}")).unwrap_or_default(),
+            shown_path(&http.url, t),
+            http.settings.transport.label()
         ),
-        config::EndpointConfig::Stdio { command, .. } => format!("stdio: {command}"),
+        config::EndpointConfig::Stdio(stdio) => format!("stdio: {}", stdio.command),
     }
 }
 

@@ -109,7 +109,7 @@ mod tests {
 
     fn one_slot() -> Arc<Shared> {
         let loaded = crate::config::load_str(
-            "global:\n  concurrency: 1\ntargets:\n  - {name: s, url: \"https://s.invalid/\"}\n",
+            "global:\n  concurrency: 1\ntargets:\n  - {name: s, http: {url: \"https://s.invalid/\"}}\n",
             "t.yaml",
         )
         .unwrap();

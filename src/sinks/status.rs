@@ -284,25 +284,23 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
     }
 }
 
-/// A configured or discovered target as the status store lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A configured or discovered target as the status store lists it: what
+/// the configuration says, replaced at each reload or discovery refresh.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TargetDescription {
     pub name: String,
     /// Host (never path, query or credentials) and transport, or the command.
     pub endpoint: String,
     pub schedule: String,
-    /// The discovery source that yields it; `None` for `targets:` entries.
+    /// The discovery source that yields it; `null` for `targets:` entries.
     pub source: Option<String>,
 }
 
 /// What the status page shows for one target.
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetStatus {
-    pub name: String,
-    pub endpoint: String,
-    pub schedule: String,
-    /// The discovery source that yields it; `null` for `targets:` entries.
-    pub source: Option<String>,
+    #[serde(flatten)]
+    pub target: TargetDescription,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
     pub polls: u64,
@@ -320,6 +318,25 @@ pub struct TargetStatus {
     /// API shows them in its own shape, docs/api.md).
     #[serde(skip)]
     pub catalogue: CatalogueHistory,
+}
+
+impl TargetStatus {
+    /// A target not polled yet.
+    fn new(target: TargetDescription) -> TargetStatus {
+        TargetStatus {
+            target,
+            server_name: None,
+            server_version: None,
+            polls: 0,
+            skipped_polls: 0,
+            consecutive_failures: 0,
+            next_poll_unix_seconds: None,
+            history: VecDeque::new(),
+            trend: BTreeMap::new(),
+            stderr_tail: None,
+            catalogue: CatalogueHistory::default(),
+        }
+    }
 }
 
 /// Shared between the poller (writer) and the web server (reader).
@@ -345,25 +362,12 @@ impl StatusStore {
             targets.iter().map(|t| t.name.as_str()).collect();
         map.retain(|name, _| names.contains(name.as_str()));
         for t in targets {
-            let entry = map.entry(t.name.clone()).or_insert_with(|| TargetStatus {
-                name: t.name.clone(),
-                endpoint: String::new(),
-                schedule: String::new(),
-                source: None,
-                server_name: None,
-                server_version: None,
-                polls: 0,
-                skipped_polls: 0,
-                consecutive_failures: 0,
-                next_poll_unix_seconds: None,
-                history: VecDeque::new(),
-                trend: BTreeMap::new(),
-                stderr_tail: None,
-                catalogue: CatalogueHistory::default(),
-            });
-            entry.endpoint = t.endpoint.clone();
-            entry.schedule = t.schedule.clone();
-            entry.source = t.source.clone();
+            match map.get_mut(&t.name) {
+                Some(status) => status.target.clone_from(t),
+                None => {
+                    map.insert(t.name.clone(), TargetStatus::new(t.clone()));
+                }
+            }
         }
     }
 
@@ -485,7 +489,7 @@ impl StatusStore {
     /// Every target, sorted by name.
     pub fn all(&self) -> Vec<TargetStatus> {
         let mut v: Vec<TargetStatus> = self.read().values().cloned().collect();
-        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v.sort_by(|a, b| a.target.name.cmp(&b.target.name));
         v
     }
 

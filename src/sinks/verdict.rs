@@ -6,7 +6,8 @@ use crate::baseline::{BaselineStore, PolledTarget};
 use crate::poll::{unix_seconds, PollReport};
 use crate::verdict::history::{KindObservation, Observation};
 use crate::verdict::{
-    CatalogueHistory, Change, ProtocolGap, ReferenceGap, TargetVerdict, DEFAULT_EVENT_WINDOW,
+    CatalogueHistory, Change, KindInput, ProtocolGap, ReferenceGap, TargetVerdict,
+    DEFAULT_EVENT_WINDOW,
 };
 use mcp_listing::{Kind, Outcome};
 use std::collections::BTreeMap;
@@ -87,19 +88,21 @@ pub fn observation<'a>(
                 })
                 .unwrap_or_default();
             KindObservation {
-                listing: l,
+                input: KindInput {
+                    listing: l,
+                    expected_min: expect.get(&l.kind).copied(),
+                    reference_gaps,
+                    garbage_cursor: report
+                        .garbage_cursor_checks
+                        .iter()
+                        .find(|c| c.kind == l.kind)
+                        .map(|c| c.result.label()),
+                    protocol_gaps: protocol_gaps(report, l.kind),
+                    empty_is_suspect: !report.unadvertised_kinds.contains(&l.kind)
+                        && expect.get(&l.kind) != Some(&0),
+                    page_latency,
+                },
                 change,
-                expected_min: expect.get(&l.kind).copied(),
-                reference_gaps,
-                garbage_cursor: report
-                    .garbage_cursor_checks
-                    .iter()
-                    .find(|c| c.kind == l.kind)
-                    .map(|c| c.result.label()),
-                protocol_gaps: protocol_gaps(report, l.kind),
-                empty_is_suspect: !report.unadvertised_kinds.contains(&l.kind)
-                    && expect.get(&l.kind) != Some(&0),
-                page_latency,
             }
         })
         .collect();

@@ -20,9 +20,9 @@ mod settings;
 pub use build::MAX_NAMES_PER_EVENT;
 pub use error::TracingError;
 pub use sampler::Sampler;
-pub use settings::TraceSettings;
 
 use crate::baseline::PolledTarget;
+use crate::config::TracingConfig;
 use crate::poll::{PollTrace, SpanId, TraceId};
 use export::ExportQueue;
 use opentelemetry::InstrumentationScope;
@@ -58,13 +58,13 @@ impl TraceSink {
     /// env vars (config wins). Disabled, without error or log, when no
     /// endpoint is configured anywhere. Must run where no tokio runtime is
     /// required: it starts its own export thread.
-    pub fn from_settings(cfg: &TraceSettings) -> Result<TraceSink, TracingError> {
+    pub fn from_settings(cfg: &TracingConfig) -> Result<TraceSink, TracingError> {
         Self::from_settings_with_env(cfg, &|name| std::env::var(name).ok())
     }
 
     /// Like `from_settings` with an explicit environment, for tests.
     pub fn from_settings_with_env(
-        cfg: &TraceSettings,
+        cfg: &TracingConfig,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<TraceSink, TracingError> {
         let Some(resolved) = settings::resolve(cfg, env)? else {
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn disabled_sink_does_nothing() {
-        let sink = TraceSink::from_settings_with_env(&TraceSettings::default(), &|_| None).unwrap();
+        let sink = TraceSink::from_settings_with_env(&TracingConfig::default(), &|_| None).unwrap();
         assert!(!sink.enabled());
         assert!(sink.start_poll().is_none());
         assert_eq!(sink.dropped_spans(), 0);
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn always_off_sampler_yields_no_poll_trace() {
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("http://127.0.0.1:9".into()),
             sample_ratio: Some(0.0),
             ..Default::default()
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn start_poll_gives_well_formed_ids() {
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("http://127.0.0.1:9".into()),
             ..Default::default()
         };
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn https_endpoints_build_for_both_protocols() {
         for protocol in OtlpProtocol::ALL {
-            let cfg = TraceSettings {
+            let cfg = TracingConfig {
                 endpoint: Some("https://127.0.0.1:9".into()),
                 protocol: Some(protocol),
                 ..Default::default()

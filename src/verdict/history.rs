@@ -5,9 +5,7 @@
 
 use super::conformance::ConformanceResult;
 use super::judge::judge;
-use super::types::{
-    Change, Health, KindInput, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
-};
+use super::types::{Change, Health, KindInput, ReferenceGap, TargetInput, TargetVerdict};
 use mcp_listing::report::SessionFailure;
 use mcp_listing::{EndReason, Kind, ListingReport, Outcome};
 use serde::Serialize;
@@ -78,21 +76,14 @@ pub struct Failure {
     pub page_index: Option<u32>,
 }
 
-/// One kind of one poll, as the sinks hand it over.
+/// One kind of one poll, as the sinks hand it over: what its verdict
+/// depends on, and what the history keeps besides.
 #[derive(Debug, Clone)]
 pub struct KindObservation<'a> {
-    pub listing: &'a ListingReport,
+    pub input: KindInput<'a>,
     /// This poll's change against the previous complete listing, when
     /// there was a previous one and anything changed.
     pub change: Option<Change>,
-    pub expected_min: Option<u64>,
-    pub reference_gaps: Vec<ReferenceGap>,
-    pub garbage_cursor: Option<&'a str>,
-    pub protocol_gaps: Vec<ProtocolGap>,
-    /// See `KindInput::empty_is_suspect`.
-    pub empty_is_suspect: bool,
-    /// See `KindInput::page_latency`.
-    pub page_latency: Option<Duration>,
 }
 
 /// One poll of one target, as the sinks hand it over.
@@ -163,7 +154,7 @@ impl CatalogueHistory {
     /// gaps, a failed one's failure (unless the session failed, which is
     /// kept once for the poll), its change.
     fn record_kind(&mut self, k: &KindObservation<'_>, at: f64, session_failed: bool) {
-        let l = k.listing;
+        let l = k.input.listing;
         match l.outcome {
             Outcome::Complete => self.push_point(l, k.change.as_ref(), at),
             Outcome::Unsupported => {}
@@ -183,7 +174,7 @@ impl CatalogueHistory {
             self.changes.push_front(c.clone());
         }
         if l.outcome == Outcome::Complete {
-            self.set_reference_gaps(l.kind, &k.reference_gaps);
+            self.set_reference_gaps(l.kind, &k.input.reference_gaps);
         }
     }
 
@@ -215,19 +206,7 @@ impl CatalogueHistory {
         let changes: Vec<Change> = self.changes.iter().cloned().collect();
         judge(&TargetInput {
             session_error: obs.session_error.clone(),
-            kinds: obs
-                .kinds
-                .iter()
-                .map(|k| KindInput {
-                    listing: k.listing,
-                    expected_min: k.expected_min,
-                    reference_gaps: k.reference_gaps.clone(),
-                    garbage_cursor: k.garbage_cursor,
-                    protocol_gaps: k.protocol_gaps.clone(),
-                    empty_is_suspect: k.empty_is_suspect,
-                    page_latency: k.page_latency,
-                })
-                .collect(),
+            kinds: obs.kinds.iter().map(|k| k.input.clone()).collect(),
             changes: &changes,
             now_unix_seconds: obs.at_unix_seconds,
             event_window,
@@ -390,14 +369,16 @@ mod tests {
             at_unix_seconds: at,
             session_error: None,
             kinds: vec![KindObservation {
-                listing: l,
+                input: KindInput {
+                    listing: l,
+                    expected_min: None,
+                    reference_gaps: Vec::new(),
+                    garbage_cursor: None,
+                    protocol_gaps: Vec::new(),
+                    empty_is_suspect: false,
+                    page_latency: None,
+                },
                 change,
-                expected_min: None,
-                reference_gaps: Vec::new(),
-                garbage_cursor: None,
-                protocol_gaps: Vec::new(),
-                empty_is_suspect: false,
-                page_latency: None,
             }],
         }
     }

@@ -54,13 +54,17 @@ fn keep(t: &TargetStatus, q: &IndexQuery) -> bool {
         q.q.as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .is_none_or(|s| t.name.contains(s));
+            .is_none_or(|s| t.target.name.contains(s));
     level_ok && name_ok
 }
 
 pub async fn index(State(app): State<AppState>, Query(q): Query<IndexQuery>) -> Html<String> {
     let mut targets = app.service.status().all();
-    targets.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.name.cmp(&b.name)));
+    targets.sort_by(|a, b| {
+        rank(a)
+            .cmp(&rank(b))
+            .then(a.target.name.cmp(&b.target.name))
+    });
     let sources = app.service.sources();
     let now = unix_now();
     let taps = app.clients.taps();
@@ -137,7 +141,7 @@ fn targets_table(
         .map(|group| {
             let rows = targets
                 .iter()
-                .filter(|t| t.source.as_deref() == group && keep(t, q))
+                .filter(|t| t.target.source.as_deref() == group && keep(t, q))
                 .collect();
             (group, rows)
         })
@@ -175,8 +179,8 @@ fn targets_table(
 fn target_row(t: &TargetStatus, now: f64) -> Markup {
     let last = t.history.front();
     html! {
-        tr data-target=(t.name) data-level=(level_word(t)) {
-            td { a href=(target_href(&t.name)) { (t.name) } br; span.muted { (t.endpoint) } }
+        tr data-target=(t.target.name) data-level=(level_word(t)) {
+            td { a href=(target_href(&t.target.name)) { (t.target.name) } br; span.muted { (t.target.endpoint) } }
             @match &t.catalogue.verdict {
                 None => {
                     td { span.verdict.muted { "pending" } }
@@ -244,7 +248,7 @@ fn target_page(app: &AppState, name: &str) -> Response {
         let body = html! { p { "No such target." } };
         return (StatusCode::NOT_FOUND, page("not found", body)).into_response();
     };
-    page(&t.name, render_target(&t)).into_response()
+    page(&t.target.name, render_target(&t)).into_response()
 }
 
 /// A target's page: what it is, its verdict, then each section.
@@ -279,11 +283,11 @@ fn render_target(t: &TargetStatus) -> Markup {
 /// The name, endpoint, source, schedule and counters.
 fn target_header(t: &TargetStatus) -> Markup {
     html! {
-        h1 { (t.name) }
+        h1 { (t.target.name) }
         p {
-            span.muted { (t.endpoint) }
-            @if let Some(s) = &t.source { " · discovered by " b { (s) } }
-            " · " (t.schedule) " · " (t.polls) " poll(s), " (t.skipped_polls) " skipped · "
+            span.muted { (t.target.endpoint) }
+            @if let Some(s) = &t.target.source { " · discovered by " b { (s) } }
+            " · " (t.target.schedule) " · " (t.polls) " poll(s), " (t.skipped_polls) " skipped · "
             (t.consecutive_failures) " consecutive failure(s)"
         }
     }

@@ -214,7 +214,7 @@ impl Fleet {
         let mut config = "global:\n  schedule: {every: 10s}\n  jitter: 10s\n  concurrency: 32\n  kinds: [tools]\n  invalid_cursor_probe: false\ntargets:\n".to_string();
         for i in 1..=targets {
             config.push_str(&format!(
-                "  - name: t-{i:04}\n    url: {}/mcp/t-{i:04}\n",
+                "  - name: t-{i:04}\n    http:\n      url: {}/mcp/t-{i:04}\n",
                 sim.url
             ));
         }

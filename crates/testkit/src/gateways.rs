@@ -308,14 +308,14 @@ pub fn stdio_target(name: &str, origin: &str) -> String {
     let command = argv.next().unwrap_or_default();
     let args: Vec<String> = argv.map(|a| format!("\"{a}\"")).collect();
     format!(
-        "  - name: {name}\n    command: \"{command}\"\n    args: [{}]\n",
+        "  - name: {name}\n    stdio:\n      command: \"{command}\"\n      args: [{}]\n",
         args.join(", ")
     )
 }
 
 /// YAML for a URL target with `extra` keys (indented four spaces).
 pub fn url_target(name: &str, url: &str, extra: &str) -> String {
-    format!("  - name: {name}\n    url: {url}\n{extra}")
+    format!("  - name: {name}\n    http:\n      url: {url}\n{extra}")
 }
 
 /// `extra` for a target with one reference.
@@ -327,7 +327,7 @@ pub fn reference(target: &str) -> String {
 /// garbage-cursor probe.
 pub fn serve(targets: &str) -> Exporter {
     Exporter::start(&format!(
-        "global:\n  schedule: {{every: 3s}}\n  jitter: 0s\n  kinds: [tools]\n  page_timeout: 30s\n  invalid_cursor_probe: false\ntargets:\n{targets}"
+        "global:\n  schedule: {{every: 3s}}\n  jitter: 0s\n  kinds: [tools]\n  limits:\n    page_timeout: 30s\n  invalid_cursor_probe: false\ntargets:\n{targets}"
     ))
 }
 

@@ -1,10 +1,14 @@
 //! The `discovery:` section: each source's name, module, kind and what its
 //! targets get besides the module.
 
-use super::http::RawHttp;
-use super::{child, Resolver, Result, LITERAL_TOKEN};
+use super::http::HttpRole;
+use super::limits::Applies;
+use super::{child, Resolver, Result};
+use crate::config::limits::{LimitKey, Limits};
 use crate::config::locate::{locate, yaml_path, At, Seg};
-use crate::config::raw::{OrderedMap, RawDuration, RawFileSd, RawSource, RawSourceHttp};
+use crate::config::raw::{
+    OrderedMap, RawDuration, RawFileSd, RawHttp, RawHttpSd, RawLimits, RawRegistry, RawSource,
+};
 use crate::config::sources::{
     check_file_pattern, check_label, source_default, RegistrySource, SourceConfig, SourceEndpoint,
     SourceKind,
@@ -14,21 +18,27 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The endpoint keys of a `RawHttpSd` or `RawRegistry` as a `RawHttp`:
-/// a source's own credentials and TLS. No redirects: a source's answer
-/// comes from where it is configured.
-macro_rules! source_http {
-    ($raw:expr) => {
-        RawHttp {
-            transport: None,
-            headers: $raw.headers.take(),
-            bearer_token_env: $raw.bearer_token_env.take(),
-            bearer_token_file: $raw.bearer_token_file.take(),
-            tls: $raw.tls.take(),
-            max_redirects: Some(0),
-        }
-    };
-}
+/// An `http_sd` answer's limits: one GET.
+const HTTP_SD: Applies = Applies {
+    keys: &[
+        LimitKey::Timeout,
+        LimitKey::ConnectTimeout,
+        LimitKey::MaxResponseBytes,
+    ],
+    place: "`http_sd`",
+};
+
+/// A registry walk's limits.
+const REGISTRY: Applies = Applies {
+    keys: &[
+        LimitKey::Timeout,
+        LimitKey::PageTimeout,
+        LimitKey::ConnectTimeout,
+        LimitKey::MaxResponseBytes,
+        LimitKey::MaxPages,
+    ],
+    place: "`registry`",
+};
 
 impl Resolver<'_> {
     pub(super) fn sources(
@@ -138,8 +148,8 @@ impl Resolver<'_> {
         i: usize,
         who: &str,
         file_sd: Option<RawFileSd>,
-        http_sd: Option<RawSourceHttp>,
-        registry: Option<RawSourceHttp>,
+        http_sd: Option<RawHttpSd>,
+        registry: Option<RawRegistry>,
     ) -> Result<(SourceKind, Duration)> {
         let owner = yaml_path!["discovery", i];
         let given = [
@@ -233,28 +243,14 @@ impl Resolver<'_> {
         ))
     }
 
-    fn http_sd(
-        &mut self,
-        i: usize,
-        who: &str,
-        mut h: RawSourceHttp,
-    ) -> Result<(SourceKind, Duration)> {
+    fn http_sd(&mut self, i: usize, who: &str, h: RawHttpSd) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "http_sd"];
-        let registry_only = [
-            ("search", h.search.is_some()),
-            ("limit", h.limit.is_some()),
-            ("page_timeout", h.page_timeout.is_some()),
-            ("max_pages", h.max_pages.is_some()),
-        ];
-        if let Some((key, _)) = registry_only.iter().find(|(_, given)| *given) {
-            return Err(self.error(
-                &child(&at, key),
-                At::Key,
-                format!("{who}: `{key}` is a key of `registry`, not of `http_sd`"),
-            ));
-        }
-        let one_answer = (h.timeout, source_default::HTTP_TIMEOUT);
-        let endpoint = self.source_endpoint(&at, who, &mut h, "timeout", one_answer)?;
+        let endpoint = self.source_endpoint(
+            &at,
+            who,
+            h.http,
+            (h.limits, source_default::HTTP_SD_LIMITS, &HTTP_SD),
+        )?;
         let every = self.refresh_interval(
             &at,
             who,
@@ -264,18 +260,17 @@ impl Resolver<'_> {
         Ok((SourceKind::HttpSd(endpoint), every))
     }
 
-    fn registry(
-        &mut self,
-        i: usize,
-        who: &str,
-        mut r: RawSourceHttp,
-    ) -> Result<(SourceKind, Duration)> {
+    fn registry(&mut self, i: usize, who: &str, r: RawRegistry) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "registry"];
-        let one_page = (r.page_timeout, source_default::REGISTRY_PAGE_TIMEOUT);
-        let endpoint = self.source_endpoint(&at, who, &mut r, "page_timeout", one_page)?;
-        if endpoint.url.query().is_some() || endpoint.url.fragment().is_some() {
+        let endpoint = self.source_endpoint(
+            &at,
+            who,
+            r.http,
+            (r.limits, source_default::REGISTRY_LIMITS, &REGISTRY),
+        )?;
+        if endpoint.http.url.query().is_some() || endpoint.http.url.fragment().is_some() {
             return Err(self.error(
-                &child(&at, "url"),
+                &yaml_path!["discovery", i, "registry", "http", "url"],
                 At::Value,
                 format!("{who}: the registry `url` is its base (e.g. https://registry.example); it must not have a query or fragment: the walk adds `/v0.1/servers` and its own query"),
             ));
@@ -291,21 +286,6 @@ impl Resolver<'_> {
                 ),
             ));
         }
-        let max_pages = r.max_pages.unwrap_or(source_default::REGISTRY_MAX_PAGES);
-        if max_pages == 0 {
-            return Err(self.error(
-                &child(&at, "max_pages"),
-                At::Value,
-                format!("{who}: `max_pages` must be greater than zero"),
-            ));
-        }
-        let walk_timeout = self.positive_duration(
-            &at,
-            who,
-            "timeout",
-            r.timeout,
-            source_default::REGISTRY_TIMEOUT,
-        )?;
         let every = self.refresh_interval(
             &at,
             who,
@@ -317,72 +297,23 @@ impl Resolver<'_> {
                 endpoint,
                 search: r.search.filter(|s| !s.is_empty()),
                 limit,
-                walk_timeout,
-                max_pages,
             }),
             every,
         ))
     }
 
-    /// A source's HTTP endpoint: its URL, its own credentials and TLS, its
-    /// byte cap, and `answer_key` (with its value and default) bounding one
-    /// answer.
+    /// A source's endpoint (its own credentials and TLS) and its limits
+    /// over `base`, `applies` saying which keys it takes.
     fn source_endpoint(
         &mut self,
         at: &[Seg],
         who: &str,
-        raw: &mut RawSourceHttp,
-        answer_key: &str,
-        (answer_timeout, answer_default): (Option<RawDuration>, Duration),
+        http: RawHttp,
+        (limits, base, applies): (Option<RawLimits>, Limits, &Applies),
     ) -> Result<SourceEndpoint> {
-        if raw.bearer_token.0 {
-            return Err(self.error(
-                &child(at, "bearer_token"),
-                At::Key,
-                format!("{who}: {LITERAL_TOKEN}"),
-            ));
-        }
-        let url = self.url(&child(at, "url"), who, &raw.url)?;
-        let http = self.http(at, who, Some(&url), source_http!(raw))?;
-        Ok(SourceEndpoint {
-            url,
-            headers: http.headers,
-            bearer_token: http.bearer_token,
-            tls: http.tls,
-            timeout: self.positive_duration(at, who, answer_key, answer_timeout, answer_default)?,
-            connect_timeout: self.positive_duration(
-                at,
-                who,
-                "connect_timeout",
-                raw.connect_timeout,
-                source_default::CONNECT_TIMEOUT,
-            )?,
-            max_response_bytes: self.positive_bytes(
-                &child(at, "max_response_bytes"),
-                who,
-                "max_response_bytes",
-                raw.max_response_bytes.map(|b| b.0),
-            )?,
-        })
-    }
-
-    fn positive_duration(
-        &self,
-        owner: &[Seg],
-        who: &str,
-        key: &str,
-        raw: Option<RawDuration>,
-        default: Duration,
-    ) -> Result<Duration> {
-        let d = raw.map_or(default, |d| d.0);
-        if d.is_zero() {
-            return Err(self.error(
-                &child(owner, key),
-                At::Value,
-                format!("{who}: `{key}` must be greater than zero"),
-            ));
-        }
-        Ok(d)
+        let http = self.http_endpoint(&child(at, "http"), who, http, HttpRole::Source)?;
+        let limits = self.limits(at, who, base, limits, applies)?;
+        Ok(SourceEndpoint { http, limits })
     }
 
     fn positive_bytes(&self, at: &[Seg], who: &str, key: &str, raw: Option<u64>) -> Result<u64> {

@@ -1,11 +1,13 @@
-//! HTTP settings shared by targets and modules: URL, headers, tokens, TLS.
+//! Every `http:` block (targets, modules, discovery sources): URL,
+//! headers, tokens, TLS, redirects, and the keys each place takes.
 
-use super::{child, Resolver, Result};
+use super::{child, Resolver, Result, LITERAL_TOKEN};
+use crate::config::endpoint::{HttpEndpoint, HttpSettings};
 use crate::config::locate::{locate, At, Seg};
-use crate::config::raw::{RawHeaders, RawSecretValue, RawTls};
+use crate::config::raw::{RawHeaders, RawHttp, RawSecretValue, RawTls};
 use crate::config::secret::{trim_trailing_newlines, Secret, SecretSource};
-use crate::config::types::{default, TlsConfig};
-use mcp_listing::HttpMode;
+use crate::config::tls::TlsConfig;
+use crate::config::types::default;
 use std::path::PathBuf;
 use url::Url;
 
@@ -28,23 +30,18 @@ const CREDENTIAL_HEADERS: [&str; 4] = [
     "x-api-key",
 ];
 
-/// The HTTP settings targets and modules share, as written.
-pub(super) struct RawHttp {
-    pub(super) transport: Option<HttpMode>,
-    pub(super) headers: Option<RawHeaders>,
-    pub(super) bearer_token_env: Option<String>,
-    pub(super) bearer_token_file: Option<PathBuf>,
-    pub(super) tls: Option<RawTls>,
-    pub(super) max_redirects: Option<usize>,
-}
-
-/// Those settings resolved.
-pub(super) struct Http {
-    pub(super) transport: HttpMode,
-    pub(super) headers: Vec<(String, Secret)>,
-    pub(super) bearer_token: Option<SecretSource>,
-    pub(super) tls: TlsConfig,
-    pub(super) max_redirects: usize,
+/// Where an `http:` block is written, which decides the keys it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HttpRole {
+    /// A target's server: `url` needed, same-origin redirects followed.
+    Target,
+    /// A module's targets: no `url` (it comes from `/probe` or discovery)
+    /// and no redirects, so that none leads out of `allow` with the
+    /// module's credentials.
+    Module,
+    /// A discovery source: `url` needed; not MCP, so no `transport`; no
+    /// redirects (its answer comes from where it is configured).
+    Source,
 }
 
 impl Resolver<'_> {
@@ -72,20 +69,40 @@ impl Resolver<'_> {
         Ok(url)
     }
 
-    pub(super) fn http(
+    /// The `http:` block at `at` with its `url`: a target's or a source's.
+    pub(super) fn http_endpoint(
         &mut self,
-        owner: &[Seg],
+        at: &[Seg],
         who: &str,
-        url: Option<&Url>,
+        mut raw: RawHttp,
+        role: HttpRole,
+    ) -> Result<HttpEndpoint> {
+        let Some(written) = raw.url.take() else {
+            return Err(self.error(at, At::Value, format!("{who}: `http` needs `url`")));
+        };
+        let url = self.url(&child(at, "url"), who, &written)?;
+        let settings = self.http_settings(at, who, raw, role)?;
+        self.warn_plain_http(at, who, &url, &settings);
+        Ok(HttpEndpoint { url, settings })
+    }
+
+    /// The `http:` block at `at` without its `url` (a module's, or an
+    /// endpoint's once the URL is taken out), checked for `role`.
+    pub(super) fn http_settings(
+        &mut self,
+        at: &[Seg],
+        who: &str,
         raw: RawHttp,
-    ) -> Result<Http> {
-        let key = |k: &str| child(owner, k);
+        role: HttpRole,
+    ) -> Result<HttpSettings> {
+        let key = |k: &str| child(at, k);
+        self.http_keys_of_role(at, who, &raw, role)?;
         let headers = match raw.headers {
             Some(h) => self.headers(&key("headers"), who, h)?,
             None => Vec::new(),
         };
         let bearer_token =
-            self.bearer_token(owner, who, raw.bearer_token_env, raw.bearer_token_file)?;
+            self.bearer_token(at, who, raw.bearer_token_env, raw.bearer_token_file)?;
         if bearer_token.is_some()
             && headers
                 .iter()
@@ -104,17 +121,64 @@ impl Resolver<'_> {
                 ),
             ));
         }
-        let tls = self.tls(owner, who, raw.tls.unwrap_or_default());
-        if let Some(url) = url {
-            self.warn_plain_http(owner, who, url, bearer_token.is_some(), &tls);
-        }
-        Ok(Http {
+        let tls = self.tls(at, who, raw.tls.unwrap_or_default());
+        let max_redirects = match role {
+            HttpRole::Target => raw.max_redirects.unwrap_or(default::MAX_REDIRECTS),
+            HttpRole::Module | HttpRole::Source => 0,
+        };
+        Ok(HttpSettings {
             transport: raw.transport.unwrap_or_default(),
             headers,
             bearer_token,
             tls,
-            max_redirects: raw.max_redirects.unwrap_or(default::MAX_REDIRECTS),
+            max_redirects,
         })
+    }
+
+    /// A literal token, and the keys `role` does not take: refused; a
+    /// module's `max_redirects` above 0: ignored, with a warning.
+    fn http_keys_of_role(
+        &mut self,
+        at: &[Seg],
+        who: &str,
+        raw: &RawHttp,
+        role: HttpRole,
+    ) -> Result<()> {
+        let refuse = |this: &Self, k: &str, why: &str| {
+            Err(this.error(&child(at, k), At::Key, format!("{who}: {why}")))
+        };
+        if raw.bearer_token.0 {
+            return refuse(self, "bearer_token", LITERAL_TOKEN);
+        }
+        match role {
+            HttpRole::Target => Ok(()),
+            HttpRole::Module if raw.url.is_some() => refuse(
+                self,
+                "url",
+                "a module has no `url`: its targets' URLs come from `/probe?target=` or from discovery, within `allow`",
+            ),
+            HttpRole::Module => {
+                if raw.max_redirects.is_some_and(|n| n > 0) {
+                    self.warn(
+                        &child(at, "max_redirects"),
+                        At::Value,
+                        format!("{who}: `max_redirects` is ignored: module probes follow no redirects, so that none can lead out of `allow` with the module's credentials"),
+                    );
+                }
+                Ok(())
+            }
+            HttpRole::Source if raw.transport.is_some() => refuse(
+                self,
+                "transport",
+                "`transport` applies to MCP servers, not to a discovery source",
+            ),
+            HttpRole::Source if raw.max_redirects.is_some() => refuse(
+                self,
+                "max_redirects",
+                "a discovery source follows no redirects: its answer comes from where it is configured",
+            ),
+            HttpRole::Source => Ok(()),
+        }
     }
 
     /// `bearer_token_env` or `bearer_token_file`, at most one.
@@ -164,18 +228,12 @@ impl Resolver<'_> {
 
     /// Warnings for an http:// URL: a bearer token sent in the clear to
     /// another host, and `tls` settings that cannot apply.
-    fn warn_plain_http(
-        &mut self,
-        owner: &[Seg],
-        who: &str,
-        url: &Url,
-        bearer_token: bool,
-        tls: &TlsConfig,
-    ) {
+    fn warn_plain_http(&mut self, owner: &[Seg], who: &str, url: &Url, settings: &HttpSettings) {
         if url.scheme() != "http" {
             return;
         }
-        if bearer_token && !is_loopback(url) {
+        let tls = &settings.tls;
+        if settings.bearer_token.is_some() && !is_loopback(url) {
             self.warn(
                 &child(owner, "url"),
                 At::Value,

@@ -3,53 +3,24 @@
 //! value cannot check on its own. Errors and warnings point at the offending
 //! YAML node (see `locate.rs`).
 
-/// The limit keys of a `RawGlobal`, `RawTarget` or `RawModule` (same names
-/// in each) as [`RawLimits`].
-macro_rules! raw_limits {
-    ($raw:expr) => {
-        RawLimits {
-            timeout: $raw.timeout.map(|x| x.0),
-            page_timeout: $raw.page_timeout.map(|x| x.0),
-            connect_timeout: $raw.connect_timeout.map(|x| x.0),
-            max_pages: $raw.max_pages,
-            max_items: $raw.max_items,
-            max_response_bytes: $raw.max_response_bytes.map(|x| x.0),
-            invalid_cursor_restarts: $raw.invalid_cursor_restarts,
-        }
-    };
-}
-
-/// The HTTP keys of a `RawTarget` or `RawModule` (same names in both),
-/// taken out of it as a `RawHttp`.
-macro_rules! raw_http {
-    ($raw:expr) => {
-        RawHttp {
-            transport: $raw.transport.take(),
-            headers: $raw.headers.take(),
-            bearer_token_env: $raw.bearer_token_env.take(),
-            bearer_token_file: $raw.bearer_token_file.take(),
-            tls: $raw.tls.take(),
-            max_redirects: $raw.max_redirects.take(),
-        }
-    };
-}
-
 mod discovery;
 mod http;
+mod limits;
 mod sections;
 mod target;
 
 use super::error::ConfigError;
+use super::limits::Limits;
 use super::locate::{locate, locate_nth, yaml_path, At, Seg};
 use super::raw::{RawConformance, RawFile, RawGlobal, RawTarget};
 use super::schedule::Schedule;
-use super::types::{default, Config, ConformanceConfig, Defaults, Limits, MAX_NAME_LEN};
+use super::types::{default, Config, ConformanceConfig, Defaults, MAX_NAME_LEN};
 use mcp_listing::{Kind, ProtocolVersion};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Why `bearer_token:` is refused (targets and modules).
+/// Why `bearer_token:` is refused (every `http:` block).
 const LITERAL_TOKEN: &str = "a literal `bearer_token` is not allowed in the configuration file: \
      put the token in an environment variable or a file and write `bearer_token_env: VARIABLE` \
      or `bearer_token_file: PATH`";
@@ -63,17 +34,6 @@ pub(super) struct Resolver<'a> {
 }
 
 type Result<T> = std::result::Result<T, ConfigError>;
-
-/// Per-target or per-module overrides of the global limits, as written.
-struct RawLimits {
-    timeout: Option<Duration>,
-    page_timeout: Option<Duration>,
-    connect_timeout: Option<Duration>,
-    max_pages: Option<u32>,
-    max_items: Option<u64>,
-    max_response_bytes: Option<u64>,
-    invalid_cursor_restarts: Option<u32>,
-}
 
 impl<'a> Resolver<'a> {
     pub fn new(text: &'a str, origin: &'a str, base_dir: Option<&'a Path>) -> Resolver<'a> {
@@ -212,8 +172,9 @@ impl<'a> Resolver<'a> {
         let limits = self.limits(
             &yaml_path!["global"],
             "`global`",
-            built_in_limits(),
-            raw_limits!(g),
+            Limits::DEFAULT,
+            g.limits,
+            &limits::LISTING,
         )?;
         let schedule = g.schedule.map_or(Schedule::Every(default::EVERY), |s| s.0);
         let conformance = self.conformance(
@@ -226,16 +187,10 @@ impl<'a> Resolver<'a> {
         self.check_schedule(&yaml_path!["global"], "`global`", &schedule, jitter);
         Ok(Defaults {
             schedule,
-            timeout: limits.timeout,
-            page_timeout: limits.page_timeout,
-            connect_timeout: limits.connect_timeout,
-            max_pages: limits.max_pages,
-            max_items: limits.max_items,
-            max_response_bytes: limits.max_response_bytes,
+            limits,
             jitter,
             kinds,
             state_dir: g.state_dir.map(|p| self.file_path(p)),
-            invalid_cursor_restarts: limits.invalid_cursor_restarts,
             concurrency: g.concurrency.unwrap_or(default::CONCURRENCY),
             backoff_max,
             invalid_cursor_probe: g
@@ -281,64 +236,6 @@ impl<'a> Resolver<'a> {
             enabled: raw.enabled.unwrap_or(base.enabled),
             every,
         })
-    }
-
-    /// Merge `raw` over `base`; every bound must be positive.
-    fn limits(&mut self, owner: &[Seg], who: &str, base: Limits, raw: RawLimits) -> Result<Limits> {
-        let key = |k: &str| child(owner, k);
-        let zero = |this: &Self, k: &str| {
-            this.error(
-                &key(k),
-                At::Value,
-                format!("{who}: `{k}` must be greater than zero"),
-            )
-        };
-        let limits = Limits {
-            timeout: raw.timeout.unwrap_or(base.timeout),
-            page_timeout: raw.page_timeout.unwrap_or(base.page_timeout),
-            connect_timeout: raw.connect_timeout.unwrap_or(base.connect_timeout),
-            max_pages: raw.max_pages.unwrap_or(base.max_pages),
-            max_items: raw.max_items.unwrap_or(base.max_items),
-            max_response_bytes: raw.max_response_bytes.unwrap_or(base.max_response_bytes),
-            invalid_cursor_restarts: raw
-                .invalid_cursor_restarts
-                .unwrap_or(base.invalid_cursor_restarts),
-        };
-        if limits.timeout.is_zero() {
-            return Err(zero(self, "timeout"));
-        }
-        if limits.page_timeout.is_zero() {
-            return Err(zero(self, "page_timeout"));
-        }
-        if limits.connect_timeout.is_zero() {
-            return Err(zero(self, "connect_timeout"));
-        }
-        if limits.max_pages == 0 {
-            return Err(zero(self, "max_pages"));
-        }
-        if limits.max_items == 0 {
-            return Err(zero(self, "max_items"));
-        }
-        if limits.max_response_bytes == 0 {
-            return Err(zero(self, "max_response_bytes"));
-        }
-        if limits.page_timeout > limits.timeout {
-            let k = if raw.page_timeout.is_some() {
-                "page_timeout"
-            } else {
-                "timeout"
-            };
-            self.warn(
-                &key(k),
-                At::Key,
-                format!(
-                    "{who}: page_timeout ({}) is longer than the whole-listing timeout ({}); the listing deadline will cut pages short",
-                    humantime::format_duration(limits.page_timeout),
-                    humantime::format_duration(limits.timeout)
-                ),
-            );
-        }
-        Ok(limits)
     }
 
     fn check_schedule(&mut self, owner: &[Seg], who: &str, schedule: &Schedule, jitter: Duration) {
@@ -466,17 +363,4 @@ fn child(at: &[Seg], key: &str) -> Vec<Seg> {
     let mut p = at.to_vec();
     p.push(Seg::from(key));
     p
-}
-
-/// The limits where neither `global:` nor a target or module says otherwise.
-fn built_in_limits() -> Limits {
-    Limits {
-        timeout: default::TIMEOUT,
-        page_timeout: default::PAGE_TIMEOUT,
-        connect_timeout: default::CONNECT_TIMEOUT,
-        max_pages: default::MAX_PAGES,
-        max_items: default::MAX_ITEMS,
-        max_response_bytes: default::MAX_RESPONSE_BYTES,
-        invalid_cursor_restarts: default::INVALID_CURSOR_RESTARTS,
-    }
 }

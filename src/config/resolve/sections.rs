@@ -1,7 +1,8 @@
 //! The `modules`, `tracing` and `web` sections.
 
-use super::http::RawHttp;
-use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
+use super::http::HttpRole;
+use super::limits::LISTING;
+use super::{Resolver, Result};
 use crate::config::locate::{yaml_path, At};
 use crate::config::raw::{RawModule, RawTracing, RawWeb};
 use crate::config::types::{default, Defaults, ProbeModule, TracingConfig, WebConfig};
@@ -11,35 +12,21 @@ use url::Url;
 const MAX_HISTORY: usize = 10_000;
 
 impl Resolver<'_> {
-    pub(super) fn module(
-        &mut self,
-        name: &str,
-        mut m: RawModule,
-        d: &Defaults,
-    ) -> Result<ProbeModule> {
+    pub(super) fn module(&mut self, name: &str, m: RawModule, d: &Defaults) -> Result<ProbeModule> {
         let owner = yaml_path!["modules", name];
         let key = |k: &str| yaml_path!["modules", name, k];
         let who = format!("module `{name}`");
         self.check_name(&owner, At::Key, "module", name)?;
-        if m.bearer_token.0 {
-            return Err(self.error(
-                &key("bearer_token"),
-                At::Key,
-                format!("{who}: {LITERAL_TOKEN}"),
-            ));
-        }
         self.check_allow(name, &who, &m.allow)?;
-        if m.max_redirects.is_some_and(|n| n > 0) {
-            self.warn(
-                &key("max_redirects"),
-                At::Value,
-                format!("{who}: `max_redirects` is ignored: module probes follow no redirects, so that none can lead out of `allow` with the module's credentials"),
-            );
-        }
         let protocol_version = self
             .optional_protocol_version(&key("protocol_version"), m.protocol_version.as_deref())?;
-        let http = self.http(&owner, &who, None, raw_http!(m))?;
-        let limits = self.limits(&owner, &who, d.limits(), raw_limits!(m))?;
+        let http = self.http_settings(
+            &key("http"),
+            &who,
+            m.http.unwrap_or_default(),
+            HttpRole::Module,
+        )?;
+        let limits = self.limits(&owner, &who, d.limits, m.limits, &LISTING)?;
         let kinds = match m.kinds {
             Some(kinds) => self.kinds(&key("kinds"), kinds)?,
             None => d.kinds.clone(),
@@ -47,11 +34,7 @@ impl Resolver<'_> {
         Ok(ProbeModule {
             name: name.to_string(),
             allow: m.allow,
-            transport: http.transport,
-            headers: http.headers,
-            bearer_token: http.bearer_token,
-            tls: http.tls,
-            max_redirects: http.max_redirects,
+            http,
             limits,
             kinds,
             protocol_version,

@@ -1,13 +1,15 @@
 //! One target: its endpoint, kinds, limits, and its references to others.
 
-use super::http::RawHttp;
-use super::{child, RawLimits, Resolver, Result, LITERAL_TOKEN};
+use super::http::HttpRole;
+use super::limits::LISTING;
+use super::{child, Resolver, Result};
+use crate::config::endpoint::{EndpointConfig, StdioCommand};
 use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::name_map::{NameMap, NameRewrite};
 use crate::config::raw::{
-    OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawTarget,
+    OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawStdio, RawTarget,
 };
-use crate::config::types::{Defaults, EndpointConfig, ReferenceConfig, TargetConfig};
+use crate::config::types::{Defaults, ReferenceConfig, TargetConfig};
 use mcp_listing::{Kind, ProtocolVersion};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
@@ -22,13 +24,6 @@ impl Resolver<'_> {
         let owner = yaml_path!["targets", i];
         let key = |k: &str| yaml_path!["targets", i, k];
         let who = format!("target `{}`", t.name);
-        if t.bearer_token.0 {
-            return Err(self.error(
-                &key("bearer_token"),
-                At::Key,
-                format!("{who}: {LITERAL_TOKEN}"),
-            ));
-        }
         let protocol_version = self
             .optional_protocol_version(&key("protocol_version"), t.protocol_version.as_deref())?;
         let protocols = self.protocols(i, &who, t.protocols.take(), protocol_version.is_some())?;
@@ -41,7 +36,7 @@ impl Resolver<'_> {
         let raw_expect = t.expect.take().unwrap_or_default();
         let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
         let expect = self.expect(i, &who, Some(raw_expect.items), &kinds)?;
-        let limits = self.limits(&owner, &who, d.limits(), raw_limits!(t))?;
+        let limits = self.limits(&owner, &who, d.limits, t.limits.take(), &LISTING)?;
         let conformance = self.conformance(
             &yaml_path!["targets", i, "conformance"],
             &who,
@@ -83,89 +78,43 @@ impl Resolver<'_> {
         Ok((target, t.reference.unwrap_or_default()))
     }
 
-    /// `url` (HTTP) or `command` (stdio), with the keys of that kind of
-    /// endpoint taken out of `t`; a key of the other kind is an error.
+    /// `http` (an HTTP server) or `stdio` (a child), exactly one.
     fn endpoint(&mut self, i: usize, who: &str, t: &mut RawTarget) -> Result<EndpointConfig> {
-        match (t.url.take(), t.command.take()) {
+        match (t.http.take(), t.stdio.take()) {
             (Some(_), Some(_)) => Err(self.error(
-                &yaml_path!["targets", i, "command"],
+                &yaml_path!["targets", i, "stdio"],
                 At::Key,
-                format!("{who} has both `url` and `command`: give `url` for an HTTP server or `command` for a stdio server, not both"),
+                format!("{who} has both `http` and `stdio`: give `http` for an HTTP server or `stdio` for a stdio server, not both"),
             )),
             (None, None) => Err(self.error(
                 &yaml_path!["targets", i],
                 At::Value,
-                format!("{who} needs `url` (an HTTP server) or `command` (a stdio server)"),
+                format!("{who} needs `http: {{url: ...}}` (an HTTP server) or `stdio: {{command: ...}}` (a stdio server)"),
             )),
-            (Some(url), None) => self.http_endpoint(i, who, &url, t),
-            (None, Some(command)) => self.stdio_endpoint(i, who, command, t),
+            (Some(http), None) => {
+                let at = yaml_path!["targets", i, "http"];
+                let endpoint = self.http_endpoint(&at, who, http, HttpRole::Target)?;
+                Ok(EndpointConfig::Http(endpoint))
+            }
+            (None, Some(stdio)) => self.stdio(i, who, stdio).map(EndpointConfig::Stdio),
         }
     }
 
-    fn http_endpoint(
-        &mut self,
-        i: usize,
-        who: &str,
-        url: &str,
-        t: &mut RawTarget,
-    ) -> Result<EndpointConfig> {
-        self.refuse_keys(
-            i,
-            who,
-            &[
-                (t.args.is_some(), "args"),
-                (t.env.is_some(), "env"),
-                (t.cwd.is_some(), "cwd"),
-                (t.inherit_env.is_some(), "inherit_env"),
-            ],
-            "applies to stdio targets (with `command`), not to a `url`",
-        )?;
-        let url = self.url(&yaml_path!["targets", i, "url"], who, url)?;
-        let http = self.http(&yaml_path!["targets", i], who, Some(&url), raw_http!(t))?;
-        Ok(EndpointConfig::Http {
-            url,
-            transport: http.transport,
-            headers: http.headers,
-            bearer_token: http.bearer_token,
-            tls: http.tls,
-            max_redirects: http.max_redirects,
-        })
-    }
-
-    fn stdio_endpoint(
-        &self,
-        i: usize,
-        who: &str,
-        command: String,
-        t: &mut RawTarget,
-    ) -> Result<EndpointConfig> {
-        self.refuse_keys(
-            i,
-            who,
-            &[
-                (t.transport.is_some(), "transport"),
-                (t.headers.is_some(), "headers"),
-                (t.bearer_token_env.is_some(), "bearer_token_env"),
-                (t.bearer_token_file.is_some(), "bearer_token_file"),
-                (t.tls.is_some(), "tls"),
-                (t.max_redirects.is_some(), "max_redirects"),
-            ],
-            "applies to HTTP targets (with `url`), not to a `command`",
-        )?;
-        if command.trim().is_empty() {
+    fn stdio(&self, i: usize, who: &str, raw: RawStdio) -> Result<StdioCommand> {
+        if raw.command.trim().is_empty() {
             return Err(self.error(
-                &yaml_path!["targets", i, "command"],
+                &yaml_path!["targets", i, "stdio", "command"],
                 At::Value,
                 format!("{who}: `command` is empty"),
             ));
         }
-        let env = self.child_env(i, who, t.env.take().unwrap_or_default())?;
-        Ok(EndpointConfig::Stdio {
-            command,
-            args: t.args.take().unwrap_or_default(),
+        let env = self.child_env(i, who, raw.env.unwrap_or_default())?;
+        Ok(StdioCommand {
+            command: raw.command,
+            args: raw.args.unwrap_or_default(),
             env,
-            cwd: t.cwd.take().map(|p| self.file_path(p)),
-            inherit_env: t.inherit_env.unwrap_or(false),
+            cwd: raw.cwd.map(|p| self.file_path(p)),
+            inherit_env: raw.inherit_env.unwrap_or(false),
         })
     }
 
@@ -316,18 +265,6 @@ impl Resolver<'_> {
         })
     }
 
-    /// Error at the first key of `keys` that is present: "WHO: `KEY` WHY".
-    fn refuse_keys(&self, i: usize, who: &str, keys: &[(bool, &str)], why: &str) -> Result<()> {
-        match keys.iter().find(|(present, _)| *present) {
-            Some((_, k)) => Err(self.error(
-                &yaml_path!["targets", i, *k],
-                At::Key,
-                format!("{who}: `{k}` {why}"),
-            )),
-            None => Ok(()),
-        }
-    }
-
     /// A stdio target's `env:`, each value read now.
     fn child_env(
         &self,
@@ -337,7 +274,7 @@ impl Resolver<'_> {
     ) -> Result<BTreeMap<String, String>> {
         let mut env = BTreeMap::new();
         for (name, value) in raw.0 {
-            let at = yaml_path!["targets", i, "env", &name];
+            let at = yaml_path!["targets", i, "stdio", "env", &name];
             if env.contains_key(&name) {
                 return Err(self.error_nth(
                     &at,

@@ -1,26 +1,12 @@
-//! Resolving where and how to export spans from config plus the standard
+//! Resolving where and how to export spans from the config's `tracing:`
+//! section ([`TracingConfig`], the one type) plus the standard
 //! OpenTelemetry environment variables. Pure: the environment is passed in
 //! as a lookup function so tests never touch the process environment.
 
 use super::error::TracingError;
 use super::redact::redacted_endpoint;
 use super::sampler::Sampler;
-use crate::config::OtlpProtocol;
-
-/// What the configuration file says about tracing (`tracing:` section).
-/// Every field is optional; the OpenTelemetry env vars fill the gaps.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TraceSettings {
-    /// Base OTLP endpoint, like `OTEL_EXPORTER_OTLP_ENDPOINT`: for
-    /// `http/protobuf`, `/v1/traces` is appended unless already there.
-    pub endpoint: Option<String>,
-    pub protocol: Option<OtlpProtocol>,
-    /// Extra request headers (e.g. an API key); values are secrets.
-    pub headers: Vec<(String, String)>,
-    pub service_name: Option<String>,
-    /// Fraction of polls traced, 0.0 ..= 1.0.
-    pub sample_ratio: Option<f64>,
-}
+use crate::config::{OtlpProtocol, Secret, TracingConfig};
 
 /// Everything needed to start the exporter, after config and env merged.
 #[derive(Clone, PartialEq)]
@@ -65,7 +51,7 @@ const TRACES_PATH: &str = "/v1/traces";
 /// Merge config and env. `Ok(None)` means tracing is off: no endpoint
 /// anywhere, `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
 pub fn resolve(
-    cfg: &TraceSettings,
+    cfg: &TracingConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<Resolved>, TracingError> {
     let env = |name: &str| {
@@ -107,7 +93,11 @@ pub fn resolve(
     Ok(Some(Resolved {
         endpoint,
         protocol,
-        headers: cfg.headers.clone(),
+        headers: cfg
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.expose().to_string()))
+            .collect(),
         service_name,
         sampler,
         max_queue_spans,
@@ -119,7 +109,7 @@ pub fn resolve(
 /// OTLP exporter spec), then the generic base variable; `None` when none
 /// is set.
 fn resolve_endpoint(
-    cfg: &TraceSettings,
+    cfg: &TracingConfig,
     env: &dyn Fn(&str) -> Option<String>,
     protocol: OtlpProtocol,
 ) -> Result<Option<String>, TracingError> {
@@ -142,7 +132,7 @@ fn resolve_endpoint(
 }
 
 /// Header names safe to send as gRPC metadata and HTTP headers alike.
-fn check_header_names(headers: &[(String, String)]) -> Result<(), TracingError> {
+fn check_header_names(headers: &[(String, Secret)]) -> Result<(), TracingError> {
     for (name, _) in headers {
         let valid = !name.is_empty()
             && name
@@ -157,7 +147,7 @@ fn check_header_names(headers: &[(String, String)]) -> Result<(), TracingError> 
 
 /// Config, then `OTEL_SERVICE_NAME`, then `service.name` in
 /// `OTEL_RESOURCE_ATTRIBUTES`, then our default.
-fn resolve_service_name(cfg: &TraceSettings, env: &dyn Fn(&str) -> Option<String>) -> String {
+fn resolve_service_name(cfg: &TracingConfig, env: &dyn Fn(&str) -> Option<String>) -> String {
     cfg.service_name
         .clone()
         .filter(|s| !s.trim().is_empty())
@@ -175,7 +165,7 @@ fn resolve_service_name(cfg: &TraceSettings, env: &dyn Fn(&str) -> Option<String
 }
 
 fn resolve_protocol(
-    cfg: &TraceSettings,
+    cfg: &TracingConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<OtlpProtocol, TracingError> {
     if let Some(p) = cfg.protocol {
@@ -270,14 +260,14 @@ mod tests {
 
     #[test]
     fn nothing_configured_is_disabled() {
-        let r = resolve(&TraceSettings::default(), &env_of(&[])).unwrap();
+        let r = resolve(&TracingConfig::default(), &env_of(&[])).unwrap();
         assert!(r.is_none());
     }
 
     #[test]
     fn generic_env_endpoint_gets_traces_path_for_http() {
         let r = resolve(
-            &TraceSettings::default(),
+            &TracingConfig::default(),
             &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")]),
         )
         .unwrap()
@@ -291,7 +281,7 @@ mod tests {
     #[test]
     fn signal_env_endpoint_is_used_as_is_and_beats_generic() {
         let r = resolve(
-            &TraceSettings::default(),
+            &TracingConfig::default(),
             &env_of(&[
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
                 ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://b:9999/custom"),
@@ -304,7 +294,7 @@ mod tests {
 
     #[test]
     fn config_beats_env_and_grpc_keeps_path() {
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("http://cfg:4317".into()),
             protocol: Some(OtlpProtocol::Grpc),
             service_name: Some("svc".into()),
@@ -334,7 +324,7 @@ mod tests {
     #[test]
     fn env_protocol_sampler_and_service_name() {
         let r = resolve(
-            &TraceSettings::default(),
+            &TracingConfig::default(),
             &env_of(&[
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
                 ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
@@ -360,7 +350,7 @@ mod tests {
             ("OTEL_TRACES_EXPORTER", "none"),
         ] {
             let r = resolve(
-                &TraceSettings::default(),
+                &TracingConfig::default(),
                 &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"), (k, v)]),
             )
             .unwrap();
@@ -370,7 +360,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors_that_do_not_echo_the_url() {
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("ftp://user:hunter2@c:21".into()),
             ..Default::default()
         };
@@ -378,7 +368,7 @@ mod tests {
         assert!(err.contains("tracing.endpoint"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
 
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("http://c:4318".into()),
             ..Default::default()
         };
@@ -390,9 +380,9 @@ mod tests {
             Err(TracingError::UnsupportedProtocol { .. })
         ));
 
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("http://c:4318".into()),
-            headers: vec![("bad header".into(), "v".into())],
+            headers: vec![("bad header".into(), Secret::new("v"))],
             ..Default::default()
         };
         assert!(matches!(
@@ -403,9 +393,9 @@ mod tests {
 
     #[test]
     fn debug_output_hides_header_values_and_credentials() {
-        let cfg = TraceSettings {
+        let cfg = TracingConfig {
             endpoint: Some("https://user:pw@c:4318/base?token=abc".into()),
-            headers: vec![("authorization".into(), "Bearer topsecret".into())],
+            headers: vec![("authorization".into(), Secret::new("Bearer topsecret"))],
             ..Default::default()
         };
         let r = resolve(&cfg, &env_of(&[])).unwrap().unwrap();
