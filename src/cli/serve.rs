@@ -180,19 +180,7 @@ async fn run(
         args.probe_queue,
         &mut registry,
     ));
-    let tap_service = TapService::new(
-        TapHealth::register(&mut registry),
-        Arc::new(ClientSinks {
-            metrics: Some(ClientMetrics::register(&mut registry)),
-            traces: traces.clone(),
-            book: Arc::default(),
-            event_window: args.event_window,
-        }),
-    );
-    tap_service
-        .start_all(taps)
-        .await
-        .map_err(|e| Unstartable(e.to_string()))?;
+    let tap_service = start_taps(&service, taps, &traces, args.event_window, &mut registry).await?;
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
@@ -206,7 +194,9 @@ async fn run(
         probe_budget,
         tap_service.book(),
     ));
+    let following = tokio::spawn(tap_service.clone().follow(service.clone()));
     server.serve(listener, app, shutdown_signal()).await;
+    following.abort();
     tap_service.shut_down().await;
     service.shut_down().await;
     traces.shutdown().await;
@@ -265,6 +255,31 @@ fn sinks(
         discovery: DiscoveryMetrics::register(registry),
         levels: Default::default(),
     }
+}
+
+/// The configured taps and `given` ones, their families in `registry`;
+/// one that cannot start stops the start-up.
+async fn start_taps(
+    service: &Arc<Service>,
+    given: Vec<TapSpec>,
+    traces: &TraceSink,
+    event_window: Duration,
+    registry: &mut Registry,
+) -> Result<Arc<TapService>, Unstartable> {
+    let taps = Arc::new(TapService::new(
+        TapHealth::register(registry),
+        Arc::new(ClientSinks {
+            metrics: Some(ClientMetrics::register(registry)),
+            traces: traces.clone(),
+            book: Arc::default(),
+            event_window,
+        }),
+    ));
+    let configured = service.config().config.taps.clone();
+    taps.start_all(&configured, given)
+        .await
+        .map_err(Unstartable)?;
+    Ok(taps)
 }
 
 /// Our HTTP(S) server: `--web.config.file` (TLS, basic auth) and the

@@ -11,9 +11,10 @@ use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
 use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use crate::tap::run::TapSpec;
+use crate::tap::spec::merge_clients;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
 use crate::telemetry::spans::TraceSink;
-use mcp_tap::{MergeClients, MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
+use mcp_tap::{MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
 use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -228,16 +229,4 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
-}
-
-/// `--merge-pages`: nobody, `all`, or the identities named (compared as the
-/// tap labels them).
-pub fn merge_clients(names: &[String]) -> MergeClients {
-    if names.is_empty() {
-        MergeClients::Nobody
-    } else if names.iter().any(|n| n == "all") {
-        MergeClients::All
-    } else {
-        MergeClients::Named(names.iter().map(|n| mcp_tap::identity::label(n)).collect())
-    }
 }

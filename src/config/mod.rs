@@ -26,6 +26,7 @@ mod schedule;
 mod secret;
 mod sources;
 mod suggest;
+pub mod taps;
 mod tls;
 mod types;
 
@@ -114,5 +115,7 @@ fn is_blank(text: &str) -> bool {
 
 #[cfg(test)]
 mod sources_tests;
+#[cfg(test)]
+mod taps_tests;
 #[cfg(test)]
 mod tests;

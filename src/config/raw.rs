@@ -16,7 +16,7 @@ use std::time::Duration;
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with keys global, targets, modules, discovery, tracing, web"
+    expecting = "a mapping with keys global, targets, modules, discovery, taps, tracing, web"
 )]
 pub(super) struct RawFile {
     #[serde(default)]
@@ -27,6 +27,8 @@ pub(super) struct RawFile {
     pub modules: OrderedMap<RawModule>,
     #[serde(default)]
     pub discovery: Vec<RawSource>,
+    #[serde(default)]
+    pub taps: Vec<RawTap>,
     #[serde(default)]
     pub tracing: RawTracing,
     #[serde(default)]
@@ -89,6 +91,49 @@ pub(super) struct RawTarget {
     pub reference: Option<Vec<RawReference>>,
     pub conformance: Option<RawConformance>,
     pub metrics: Option<RawMetrics>,
+}
+
+/// One entry of `taps:`: a transparent proxy in front of one upstream,
+/// watching which clients read the whole catalogue (docs/clients.md).
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a tap mapping (name, listen, upstream: {url: URL}, ...)"
+)]
+pub(super) struct RawTap {
+    pub name: String,
+    pub listen: String,
+    /// An `http:` block: `url` and `tls` (the tap adds no credentials of
+    /// its own; clients' pass through).
+    pub upstream: RawHttp,
+    /// TLS on the listener.
+    pub tls: Option<RawListenTls>,
+    /// The scheduled target whose last complete poll is the reference
+    /// catalogue.
+    pub target: Option<String>,
+    pub abandon_after: Option<RawDuration>,
+    pub inspect_bytes: Option<ByteSize>,
+    pub max_clients: Option<usize>,
+    pub client_header: Option<String>,
+    pub merge_pages: Option<Vec<String>>,
+    pub max_merged_bytes: Option<ByteSize>,
+    pub upstream_timeout: Option<RawDuration>,
+    /// Connecting to the upstream, and merged walks.
+    pub limits: Option<RawLimits>,
+    pub report: Option<PathBuf>,
+}
+
+/// `tls:` of a tap's listener: its certificate and key (PEM), and
+/// optionally the CA that client certificates must chain to.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping like {cert_file: PATH, key_file: PATH}"
+)]
+pub(super) struct RawListenTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub client_ca_file: Option<PathBuf>,
 }
 
 /// `limits:` of `global`, a target, a module, a discovery source's

@@ -46,6 +46,8 @@ pub struct Config {
     pub modules: BTreeMap<String, ProbeModule>,
     /// `discovery:` sources, in file order (an earlier source wins a name).
     pub discovery: Vec<SourceConfig>,
+    /// `taps:`, in file order.
+    pub taps: Vec<super::taps::TapConfig>,
     pub tracing: TracingConfig,
     pub web: WebConfig,
     /// Every secret value this configuration knows (all targets, modules and

@@ -6,10 +6,13 @@
 
 pub mod book;
 pub mod judge;
+pub mod listen_tls;
 pub mod observe;
 pub mod queue;
 pub mod recent;
+pub mod reference;
 pub mod report;
 pub mod run;
 pub mod service;
+pub mod spec;
 pub mod stdio;

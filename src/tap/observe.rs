@@ -8,6 +8,7 @@ use super::book::{ClientBook, TapView};
 use super::judge::{self, Clock};
 use super::queue::QueueReceiver;
 use super::recent::Recent;
+use super::reference::Reference;
 use super::report::ReportFile;
 use crate::telemetry::events::{ClientListingObserved, ClientVerdictChanged};
 use crate::telemetry::metrics::ClientMetrics;
@@ -18,6 +19,7 @@ use mcp_tap::TapStats;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// Where every tap's findings go (one per exporter).
 pub struct ClientSinks {
@@ -51,6 +53,8 @@ pub struct ObserverTask {
     pub tick: Duration,
     /// Where each client listing is told besides metrics and spans.
     pub listings: ListingSinks,
+    /// The reference catalogue (the tap's `target:`), as it changes.
+    pub references: Option<mpsc::Receiver<Reference>>,
 }
 
 /// A tap's own destinations for each finished client listing.
@@ -73,9 +77,10 @@ struct State {
 }
 
 /// Runs until the data path is gone and the queue is drained.
-pub async fn observe(mut queue: QueueReceiver, task: ObserverTask) {
+pub async fn observe(mut queue: QueueReceiver, mut task: ObserverTask) {
     let mut tick = tokio::time::interval(task.tick);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut references = task.references.take();
     let mut state = State {
         observer: Observer::new(task.limits.clone()),
         recent: Recent::new(task.sinks.event_window),
@@ -96,6 +101,10 @@ pub async fn observe(mut queue: QueueReceiver, task: ObserverTask) {
                 None => break,
             },
             _ = tick.tick() => state.tick(),
+            Some(reference) = next_reference(&mut references) => {
+                let now = std::time::Instant::now();
+                state.observer.set_reference(reference.kind, &reference.names, now);
+            }
         }
     }
     state.tick();
@@ -182,5 +191,13 @@ fn listing_done(tap: &str, listing: &ClientListing, sinks: &ClientSinks, own: &L
     }
     if own.log {
         ClientListingObserved { tap, listing }.emit();
+    }
+}
+
+/// The next reference catalogue, or never when the tap has none.
+async fn next_reference(references: &mut Option<mpsc::Receiver<Reference>>) -> Option<Reference> {
+    match references {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }

@@ -6,11 +6,12 @@
 
 use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
+use super::reference::Reference;
 use mcp_observer::ObserverLimits;
 use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// Everything one tap is started from.
@@ -52,6 +53,8 @@ pub struct RunningTap {
     /// Where it listens (the port chosen when the spec said 0).
     pub local_addr: SocketAddr,
     pub stats: Arc<TapStats>,
+    /// The tap's reference catalogue goes to its observer through here.
+    pub references: mpsc::Sender<Reference>,
     stop: oneshot::Sender<()>,
     serving: JoinHandle<()>,
     observing: JoinHandle<()>,
@@ -82,6 +85,8 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
             address: spec.listen.clone(),
             source,
         })?;
+    // A few: they change only when the reference target's catalogue does.
+    let (references, references_rx) = mpsc::channel(8);
     let task = ObserverTask {
         tap: spec.name.clone(),
         limits: ObserverLimits {
@@ -99,6 +104,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         },
         tick: std::time::Duration::from_secs(1),
         listings: spec.listings.clone(),
+        references: Some(references_rx),
     };
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
@@ -114,6 +120,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         name: spec.name,
         local_addr,
         stats,
+        references,
         stop,
         serving,
         observing,

@@ -1,19 +1,37 @@
-//! The taps `serve` runs (from `taps:` in the configuration, or the one of
-//! `mcp-exporter tap`): started once the exporter listens, each on its own
-//! listener, and stopped when it shuts down.
+//! The taps `serve` runs — `taps:` in the configuration, or the one of
+//! `mcp-exporter tap` — each on its own listener. A reload changes them
+//! like everything else: a tap added starts, one removed stops, one changed
+//! restarts (its clients reconnect); one that cannot start is logged and
+//! the others go on. Each tap with a `target:` gets that target's last
+//! complete listing as its reference catalogue whenever it changes.
 
 use super::book::ClientBook;
 use super::observe::ClientSinks;
+use super::reference::Sent;
 use super::run::{start, RunningTap, TapSpec, TapStartError};
+use crate::config::taps::TapConfig;
+use crate::poller::Service;
 use crate::telemetry::metrics::TapHealth;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Mutex;
+
+/// How often a reload and the reference targets' catalogues are looked at.
+const FOLLOW_EVERY: Duration = Duration::from_secs(1);
+
+/// One running tap and what it was started from.
+struct Running {
+    tap: RunningTap,
+    /// `None` for the tap of `mcp-exporter tap` (no file to reload).
+    config: Option<TapConfig>,
+    sent: Sent,
+}
 
 /// Every running tap, by name.
 pub struct TapService {
-    running: Mutex<BTreeMap<Arc<str>, RunningTap>>,
+    running: Mutex<BTreeMap<Arc<str>, Running>>,
     health: Arc<TapHealth>,
     sinks: Arc<ClientSinks>,
 }
@@ -32,29 +50,103 @@ impl TapService {
         self.sinks.book.clone()
     }
 
-    /// Start every tap; the first that cannot start stops those already
-    /// started and is the error (at start-up a tap that cannot listen is a
-    /// configuration error, as the exporter's own port is).
-    pub async fn start_all(&self, specs: Vec<TapSpec>) -> Result<(), TapStartError> {
-        for spec in specs {
-            if let Err(e) = self.start_one(spec).await {
+    /// Start the configured taps and `given` ones; the first that cannot
+    /// start stops those already started and is the error (at start-up a
+    /// tap that cannot listen is a configuration error, as the exporter's
+    /// own port is).
+    pub async fn start_all(
+        &self,
+        configured: &[TapConfig],
+        given: Vec<TapSpec>,
+    ) -> Result<(), String> {
+        let mut specs: Vec<(TapSpec, Option<TapConfig>)> =
+            given.into_iter().map(|s| (s, None)).collect();
+        for c in configured {
+            let spec = TapSpec::from_config(c).map_err(|e| e.to_string())?;
+            specs.push((spec, Some(c.clone())));
+        }
+        for (spec, config) in specs {
+            if let Err(e) = self.start_one(spec, config).await {
                 self.shut_down().await;
-                return Err(e);
+                return Err(e.to_string());
             }
         }
         Ok(())
     }
 
-    async fn start_one(&self, spec: TapSpec) -> Result<(), TapStartError> {
-        let running = start(spec, self.sinks.clone()).await?;
-        crate::cli::logging::announce_tap(&running.name, &format!("http://{}", running.local_addr));
-        self.health
-            .insert(running.name.clone(), running.stats.clone());
-        self.running
-            .lock()
-            .await
-            .insert(running.name.clone(), running);
+    async fn start_one(
+        &self,
+        spec: TapSpec,
+        config: Option<TapConfig>,
+    ) -> Result<(), TapStartError> {
+        let tap = start(spec, self.sinks.clone()).await?;
+        crate::cli::logging::announce_tap(&tap.name, &format!("http://{}", tap.local_addr));
+        self.health.insert(tap.name.clone(), tap.stats.clone());
+        let name = tap.name.clone();
+        let running = Running {
+            tap,
+            config,
+            sent: Sent::default(),
+        };
+        self.running.lock().await.insert(name, running);
         Ok(())
+    }
+
+    /// Bring the configured taps to `configured` (after a reload); the
+    /// taps of the command line stay.
+    pub async fn reconcile(&self, configured: &[TapConfig]) {
+        let stale: Vec<Arc<str>> = {
+            let running = self.running.lock().await;
+            running
+                .iter()
+                .filter(|(_, r)| r.config.as_ref().is_some_and(|c| !configured.contains(c)))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        for name in stale {
+            let taken = self.running.lock().await.remove(&name);
+            if let Some(running) = taken {
+                self.stop(running.tap).await;
+            }
+        }
+        for c in configured {
+            if self.running.lock().await.contains_key(c.name.as_str()) {
+                continue;
+            }
+            let started = match TapSpec::from_config(c) {
+                Ok(spec) => self
+                    .start_one(spec, Some(c.clone()))
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(error) = started {
+                tracing::error!(tap = %c.name, %error, "tap not started after the reload");
+            }
+        }
+    }
+
+    /// Follow the service: after each reload, reconcile the taps; every
+    /// second, hand changed reference catalogues to the taps' observers.
+    pub async fn follow(self: Arc<Self>, service: Arc<Service>) {
+        let mut seen = service.config();
+        loop {
+            tokio::time::sleep(FOLLOW_EVERY).await;
+            let now = service.config();
+            if !Arc::ptr_eq(&now, &seen) {
+                self.reconcile(&now.config.taps).await;
+                seen = now;
+            }
+            let mut running = self.running.lock().await;
+            for r in running.values_mut() {
+                let Some(target) = r.config.as_ref().and_then(|c| c.target.as_deref()) else {
+                    continue;
+                };
+                for reference in r.sent.changed(&service.shared.sinks.baselines, target) {
+                    let _ = r.tap.references.try_send(reference);
+                }
+            }
+        }
     }
 
     /// Where each tap listens.
@@ -62,23 +154,25 @@ impl TapService {
         let running = self.running.lock().await;
         running
             .values()
-            .map(|t| (t.name.clone(), t.local_addr))
+            .map(|r| (r.tap.name.clone(), r.tap.local_addr))
             .collect()
+    }
+
+    async fn stop(&self, tap: RunningTap) {
+        let name = tap.name.clone();
+        tap.stop().await;
+        self.health.remove(&name);
+        if let Some(metrics) = &self.sinks.metrics {
+            metrics.forget_tap(&name);
+        }
+        self.sinks.book.remove(&name);
     }
 
     /// Stop every tap: no new connections, open exchanges finish within
     /// each tap's grace period.
     pub async fn shut_down(&self) {
         let taps = std::mem::take(&mut *self.running.lock().await);
-        let stops = taps.into_values().map(|tap| async move {
-            let name = tap.name.clone();
-            tap.stop().await;
-            self.health.remove(&name);
-            if let Some(metrics) = &self.sinks.metrics {
-                metrics.forget_tap(&name);
-            }
-            self.sinks.book.remove(&name);
-        });
+        let stops = taps.into_values().map(|r| self.stop(r.tap));
         futures_util::future::join_all(stops).await;
     }
 }

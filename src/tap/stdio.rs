@@ -49,6 +49,7 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
         },
         tick: Duration::from_secs(1),
         listings: spec.listings,
+        references: None,
     };
     let observing = tokio::spawn(observe(receiver, task));
     let status = run_stdio(

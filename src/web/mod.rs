@@ -19,7 +19,7 @@ mod status_page;
 mod status_protocols;
 mod status_sections;
 mod status_sources;
-mod tls;
+pub(crate) mod tls;
 pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};

@@ -162,6 +162,20 @@ fn saw(stdout: &str, what: &str) -> ClientSaw {
     }
 }
 
+/// Where tap `name` (any tap when `None`) last said it serves, from
+/// the exporter's logfmt stderr (`msg="tap serving" tap=NAME url=URL`).
+pub fn tap_url_in(stderr: &str, name: Option<&str>) -> Option<String> {
+    stderr.lines().rev().find_map(|line| {
+        let rest = line.split_once("msg=\"tap serving\" tap=")?.1;
+        let (tap, rest) = rest.split_once(' ')?;
+        if name.is_some_and(|n| n != tap) {
+            return None;
+        }
+        let url = rest.strip_prefix("url=")?.split_whitespace().next()?;
+        Some(url.to_string())
+    })
+}
+
 /// `mcp-exporter tap ARGS` in front of `upstream` (an MCP endpoint URL):
 /// where clients connect (`tap_url`, scheme, host and port) and its own web
 /// port (`web.url`).
@@ -191,11 +205,7 @@ impl TapCommand {
         args.extend_from_slice(flags);
         let web = crate::Proc::start_with_env(&args, env);
         // The tap's line comes before the web port's `listening on`.
-        let tap_url = web
-            .stderr()
-            .lines()
-            .find_map(|l| Some(l.split_once("msg=\"tap serving\"")?.1.split_once("url=")?.1))
-            .map(|u| u.split_whitespace().next().unwrap_or_default().to_string())
+        let tap_url = tap_url_in(&web.stderr(), None)
             .unwrap_or_else(|| panic!("no `tap serving` line:\n{}", web.stderr()));
         TapCommand { web, tap_url }
     }

@@ -42,6 +42,10 @@ pub(super) enum HttpRole {
     /// A discovery source: `url` needed; not MCP, so no `transport`; no
     /// redirects (its answer comes from where it is configured).
     Source,
+    /// A tap's upstream: `url` and `tls` only. The tap forwards what its
+    /// clients send, credentials included, and adds none of its own; it
+    /// follows no redirects (the client sees them).
+    Tap,
 }
 
 impl Resolver<'_> {
@@ -124,7 +128,7 @@ impl Resolver<'_> {
         let tls = self.tls(at, who, raw.tls.unwrap_or_default());
         let max_redirects = match role {
             HttpRole::Target => raw.max_redirects.unwrap_or(default::MAX_REDIRECTS),
-            HttpRole::Module | HttpRole::Source => 0,
+            HttpRole::Module | HttpRole::Source | HttpRole::Tap => 0,
         };
         Ok(HttpSettings {
             transport: raw.transport.unwrap_or_default(),
@@ -178,6 +182,23 @@ impl Resolver<'_> {
                 "a discovery source follows no redirects: its answer comes from where it is configured",
             ),
             HttpRole::Source => Ok(()),
+            HttpRole::Tap => {
+                let own = [
+                    ("transport", raw.transport.is_some()),
+                    ("headers", raw.headers.is_some()),
+                    ("bearer_token_env", raw.bearer_token_env.is_some()),
+                    ("bearer_token_file", raw.bearer_token_file.is_some()),
+                    ("max_redirects", raw.max_redirects.is_some()),
+                ];
+                match own.into_iter().find(|(_, given)| *given) {
+                    Some((k, _)) => refuse(
+                        self,
+                        k,
+                        &format!("a tap's `upstream` takes `url` and `tls` only (`{k}` does not apply): the tap forwards its clients' own headers and credentials and adds none"),
+                    ),
+                    None => Ok(()),
+                }
+            }
         }
     }
 

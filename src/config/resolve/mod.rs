@@ -7,6 +7,7 @@ mod discovery;
 mod http;
 mod limits;
 mod sections;
+mod taps;
 mod target;
 
 use super::error::ConfigError;
@@ -116,9 +117,10 @@ impl<'a> Resolver<'a> {
             modules.insert(name, resolved);
         }
         let discovery = self.sources(raw.discovery, &modules, &defaults)?;
+        let taps = self.taps(raw.taps, &targets)?;
         let tracing = self.tracing(raw.tracing)?;
         let web = self.web(raw.web)?;
-        if targets.is_empty() && modules.is_empty() {
+        if targets.is_empty() && modules.is_empty() && taps.is_empty() {
             self.warn(
                 &[],
                 At::Value,
@@ -130,6 +132,7 @@ impl<'a> Resolver<'a> {
             targets,
             modules,
             discovery,
+            taps,
             tracing,
             web,
             known_secrets: Default::default(),

@@ -1,0 +1,147 @@
+//! The `taps:` section: names, listeners, upstreams, references to
+//! targets, and the bounds of each tap.
+
+use super::http::HttpRole;
+use super::limits::LISTING;
+use super::{child, Resolver, Result};
+use crate::config::locate::{yaml_path, At, Seg};
+use crate::config::raw::{RawListenTls, RawTap};
+use crate::config::taps::{
+    ListenTls, TapConfig, DEFAULT_ABANDON_AFTER, DEFAULT_INSPECT_BYTES, DEFAULT_MAX_CLIENTS,
+    DEFAULT_MAX_MERGED_BYTES, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
+};
+use crate::config::types::TargetConfig;
+use std::collections::HashSet;
+
+impl Resolver<'_> {
+    pub(super) fn taps(
+        &mut self,
+        raw: Vec<RawTap>,
+        targets: &[TargetConfig],
+    ) -> Result<Vec<TapConfig>> {
+        let mut names = HashSet::new();
+        let mut listens = HashSet::new();
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, tap) in raw.into_iter().enumerate() {
+            let at = yaml_path!["taps", i];
+            self.check_name(&child(&at, "name"), At::Value, "tap", &tap.name)?;
+            if !names.insert(tap.name.clone()) {
+                let message = format!("duplicate tap name `{}`", tap.name);
+                return Err(self.error(&child(&at, "name"), At::Value, message));
+            }
+            // Port 0 picks a free port each time: never the same one twice.
+            if !tap.listen.ends_with(":0") && !listens.insert(tap.listen.clone()) {
+                let message = format!(
+                    "tap `{}`: another tap listens on the same address",
+                    tap.name
+                );
+                return Err(self.error(&child(&at, "listen"), At::Value, message));
+            }
+            out.push(self.tap(&at, tap, targets)?);
+        }
+        Ok(out)
+    }
+
+    fn tap(&mut self, at: &[Seg], raw: RawTap, targets: &[TargetConfig]) -> Result<TapConfig> {
+        let key = |k: &str| child(at, k);
+        let who = format!("tap `{}`", raw.name);
+        if raw.listen.parse::<std::net::SocketAddr>().is_err() && !raw.listen.contains(':') {
+            return Err(self.error(
+                &key("listen"),
+                At::Value,
+                format!("{who}: `listen` must be HOST:PORT (port 0 picks a free one)"),
+            ));
+        }
+        let upstream = self.http_endpoint(&key("upstream"), &who, raw.upstream, HttpRole::Tap)?;
+        if let Some(target) = &raw.target {
+            self.tap_target(&key("target"), &who, target, targets)?;
+        }
+        if let Some(header) = &raw.client_header {
+            if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                return Err(self.error(
+                    &key("client_header"),
+                    At::Value,
+                    format!("{who}: `client_header` is not a valid HTTP header name"),
+                ));
+            }
+        }
+        let limits = self.limits(at, &who, TAP_LIMITS, raw.limits, &LISTING)?;
+        let positive = |this: &Self, k: &str, n: u64| {
+            if n == 0 {
+                Err(this.error(
+                    &key(k),
+                    At::Value,
+                    format!("{who}: `{k}` must be greater than zero"),
+                ))
+            } else {
+                Ok(n)
+            }
+        };
+        let inspect_bytes = positive(
+            self,
+            "inspect_bytes",
+            raw.inspect_bytes.map_or(DEFAULT_INSPECT_BYTES, |b| b.0),
+        )?;
+        let max_merged_bytes = positive(
+            self,
+            "max_merged_bytes",
+            raw.max_merged_bytes
+                .map_or(DEFAULT_MAX_MERGED_BYTES, |b| b.0),
+        )?;
+        let max_clients = positive(
+            self,
+            "max_clients",
+            raw.max_clients
+                .map_or(DEFAULT_MAX_CLIENTS as u64, |n| n as u64),
+        )?;
+        Ok(TapConfig {
+            name: raw.name,
+            listen: raw.listen,
+            listen_tls: raw.tls.map(|t| self.listen_tls(t)),
+            upstream: upstream.url,
+            upstream_tls: upstream.settings.tls,
+            target: raw.target,
+            abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
+            inspect_bytes,
+            max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
+            client_header: raw.client_header,
+            merge_pages: raw.merge_pages.unwrap_or_default(),
+            max_merged_bytes,
+            upstream_timeout: raw
+                .upstream_timeout
+                .map_or(DEFAULT_UPSTREAM_TIMEOUT, |d| d.0),
+            limits,
+            report: raw.report.map(|p| self.file_path(p)),
+        })
+    }
+
+    fn tap_target(
+        &self,
+        at: &[Seg],
+        who: &str,
+        target: &str,
+        targets: &[TargetConfig],
+    ) -> Result<()> {
+        if targets.iter().any(|t| t.name == target) {
+            return Ok(());
+        }
+        let known: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+        let hint = match crate::config::suggest::closest(target, &known) {
+            Some(near) => format!(" (did you mean `{near}`?)"),
+            None => String::new(),
+        };
+        Err(self.error(
+            at,
+            At::Value,
+            format!("{who}: `target` names no configured target{hint}"),
+        ))
+    }
+
+    fn listen_tls(&self, raw: RawListenTls) -> ListenTls {
+        ListenTls {
+            cert_file: self.file_path(raw.cert_file),
+            key_file: self.file_path(raw.key_file),
+            client_ca_file: raw.client_ca_file.map(|p| self.file_path(p)),
+        }
+    }
+}

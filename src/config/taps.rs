@@ -1,0 +1,63 @@
+//! The resolved `taps:` section: each tap's listener, its upstream and its
+//! bounds (docs/configuration.md, "taps"). Plain data; `crate::tap` builds
+//! a running tap from it.
+
+use super::limits::Limits;
+use super::tls::TlsConfig;
+use std::path::PathBuf;
+use std::time::Duration;
+use url::Url;
+
+/// Defaults of a tap's own keys; docs/configuration.md quotes them.
+pub const DEFAULT_ABANDON_AFTER: Duration = Duration::from_secs(30);
+pub const DEFAULT_INSPECT_BYTES: u64 = 4 << 20;
+pub const DEFAULT_MAX_CLIENTS: usize = 64;
+pub const DEFAULT_MAX_MERGED_BYTES: u64 = 8 << 20;
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A tap's limits where its `limits:` says nothing: connecting to the
+/// upstream, and a merged walk (pages, items, one page's bytes, time).
+pub const TAP_LIMITS: Limits = Limits {
+    timeout: Duration::from_secs(60),
+    page_timeout: Duration::from_secs(10),
+    connect_timeout: Duration::from_secs(10),
+    max_pages: 100,
+    max_items: 10_000,
+    max_response_bytes: 4 << 20,
+    invalid_cursor_restarts: 1,
+};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapConfig {
+    /// The `tap` label.
+    pub name: String,
+    /// `host:port` clients connect to.
+    pub listen: String,
+    pub listen_tls: Option<ListenTls>,
+    pub upstream: Url,
+    pub upstream_tls: TlsConfig,
+    /// A configured target whose last complete poll is the catalogue
+    /// clients are compared with.
+    pub target: Option<String>,
+    pub abandon_after: Duration,
+    pub inspect_bytes: u64,
+    pub max_clients: usize,
+    /// A request header naming the client, checked as a header name.
+    pub client_header: Option<String>,
+    /// Client identities merged for (`all` for every one); empty: nobody.
+    pub merge_pages: Vec<String>,
+    pub max_merged_bytes: u64,
+    /// The upstream's answer head must come within this (else 504).
+    pub upstream_timeout: Duration,
+    pub limits: Limits,
+    /// One JSON line per client listing.
+    pub report: Option<PathBuf>,
+}
+
+/// TLS on a tap's listener.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    pub client_ca_file: Option<PathBuf>,
+}

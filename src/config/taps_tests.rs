@@ -1,0 +1,110 @@
+//! The `taps:` section: defaults, what it refuses and where it says so.
+
+use super::load_str;
+use super::taps::{DEFAULT_ABANDON_AFTER, DEFAULT_MAX_CLIENTS};
+use std::time::Duration;
+
+fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
+    let shown = match load_str(text, "t.yaml") {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        shown.starts_with(&format!("t.yaml:{line}:{col}: ")) && shown.contains(needle),
+        "want t.yaml:{line}:{col} with {needle:?}, got: {shown}"
+    );
+}
+
+const TARGET: &str = "targets:\n  - name: origin\n    http: {url: http://127.0.0.1:8080/mcp}\n";
+
+#[test]
+fn a_tap_gets_defaults_and_its_keys() {
+    let text = format!(
+        "{TARGET}taps:\n  - name: edge\n    listen: 127.0.0.1:9101\n    upstream: {{url: http://127.0.0.1:8080/mcp}}\n    target: origin\n    merge_pages: [mcp]\n    limits: {{max_pages: 20}}\n"
+    );
+    let loaded = load_str(&text, "t.yaml").expect("loads");
+    let tap = &loaded.config.taps[0];
+    assert_eq!(tap.name, "edge");
+    assert_eq!(tap.listen, "127.0.0.1:9101");
+    assert_eq!(tap.upstream.as_str(), "http://127.0.0.1:8080/mcp");
+    assert_eq!(tap.target.as_deref(), Some("origin"));
+    assert_eq!(tap.merge_pages, ["mcp"]);
+    assert_eq!(tap.abandon_after, DEFAULT_ABANDON_AFTER);
+    assert_eq!(tap.max_clients, DEFAULT_MAX_CLIENTS);
+    assert_eq!(tap.limits.max_pages, 20);
+    assert_eq!(tap.limits.timeout, Duration::from_secs(60));
+}
+
+#[test]
+fn a_tap_alone_is_something_to_run() {
+    let text = "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: http://127.0.0.1:8080/mcp}\n";
+    let loaded = load_str(text, "t.yaml").expect("loads");
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .all(|w| !w.contains("nothing will be polled")),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
+#[test]
+fn a_misspelt_key_points_at_it() {
+    let text = "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: http://127.0.0.1:8080/mcp}\n    abandon_afer: 10s\n";
+    assert_err_at(text, 5, 5, "abandon_afer");
+}
+
+#[test]
+fn the_upstream_takes_no_credentials_of_its_own() {
+    let text = "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream:\n      url: http://127.0.0.1:8080/mcp\n      bearer_token_env: TOKEN\n";
+    assert_err_at(text, 6, 7, "`upstream` takes `url` and `tls` only");
+}
+
+#[test]
+fn credentials_in_the_upstream_url_are_refused_without_echoing_them() {
+    let text = "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: \"http://user:s3cret@127.0.0.1:8080/mcp\"}\n";
+    let shown = load_str(text, "t.yaml").err().expect("refused").to_string();
+    assert!(shown.starts_with("t.yaml:4:"), "{shown}");
+    assert!(
+        !shown.contains("s3cret"),
+        "the secret is not shown: {shown}"
+    );
+}
+
+#[test]
+fn the_reference_target_must_exist() {
+    let text = format!(
+        "{TARGET}taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {{url: http://127.0.0.1:8080/mcp}}\n    target: orgin\n"
+    );
+    assert_err_at(&text, 8, 13, "did you mean `origin`");
+}
+
+#[test]
+fn names_and_listen_addresses_are_one_per_tap() {
+    let two = |second_name: &str, second_listen: &str| {
+        format!(
+            "taps:\n  - name: edge\n    listen: 127.0.0.1:9101\n    upstream: {{url: http://a/mcp}}\n  - name: {second_name}\n    listen: {second_listen}\n    upstream: {{url: http://b/mcp}}\n"
+        )
+    };
+    assert_err_at(&two("edge", "127.0.0.1:9102"), 5, 11, "duplicate tap name");
+    assert_err_at(&two("other", "127.0.0.1:9101"), 6, 13, "same address");
+}
+
+#[test]
+fn a_bad_client_header_and_zero_bounds_are_refused() {
+    let base =
+        "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: http://a/mcp}\n";
+    assert_err_at(
+        &format!("{base}    client_header: \"X Client\"\n"),
+        5,
+        20,
+        "client_header",
+    );
+    assert_err_at(
+        &format!("{base}    max_clients: 0\n"),
+        5,
+        18,
+        "greater than zero",
+    );
+}

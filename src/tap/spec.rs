@@ -1,0 +1,100 @@
+//! A configured tap (`taps:` in the configuration) as the data path and its
+//! observer task are started from: its `limits:` become the upstream
+//! connection's bounds and those of a merged walk.
+
+use super::listen_tls::ReloadingTls;
+use super::observe::ListingSinks;
+use super::queue::QueueBudget;
+use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
+use super::run::TapSpec;
+use crate::config::taps::TapConfig;
+use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
+use std::sync::Arc;
+
+/// Why a configured tap cannot be started (its TLS files, its report file).
+#[derive(Debug, thiserror::Error)]
+#[error("tap {tap}: {message}")]
+pub struct SpecError {
+    pub tap: String,
+    pub message: String,
+}
+
+impl TapSpec {
+    pub fn from_config(c: &TapConfig) -> Result<TapSpec, SpecError> {
+        let fail = |message: String| SpecError {
+            tap: c.name.clone(),
+            message,
+        };
+        let mut settings = TapSettings::new(c.upstream.clone());
+        settings.upstream_tls = UpstreamTls {
+            ca_file: c.upstream_tls.ca_file.clone(),
+            insecure_skip_verify: c.upstream_tls.insecure_skip_verify,
+        };
+        if let Some(tls) = &c.listen_tls {
+            let tls = ReloadingTls::new(tls).map_err(|e| fail(format!("listener TLS: {e}")))?;
+            settings.listener_tls = Some(Arc::new(tls));
+        }
+        settings.client_header = c
+            .client_header
+            .as_deref()
+            .and_then(|h| http::HeaderName::from_bytes(h.as_bytes()).ok());
+        settings.merge = merge_settings(c);
+        settings.limits = TapLimits {
+            connect_timeout: c.limits.connect_timeout,
+            upstream_head_timeout: c.upstream_timeout,
+            inspect_bytes: bytes(c.inspect_bytes),
+            ..TapLimits::default()
+        };
+        let report = match &c.report {
+            Some(path) => Some(Arc::new(
+                ReportFile::open(path, DEFAULT_MAX_REPORT_BYTES)
+                    .map_err(|e| fail(e.to_string()))?,
+            )),
+            None => None,
+        };
+        Ok(TapSpec {
+            name: Arc::from(c.name.as_str()),
+            listen: c.listen.clone(),
+            settings,
+            queue: QueueBudget::default(),
+            abandon_after: c.abandon_after,
+            max_clients: c.max_clients,
+            listings: ListingSinks { report, log: false },
+        })
+    }
+}
+
+fn merge_settings(c: &TapConfig) -> MergeSettings {
+    let base = MergeSettings::default();
+    let l = &c.limits;
+    MergeSettings {
+        clients: merge_clients(&c.merge_pages),
+        walk: mcp_listing::WalkLimits {
+            max_pages: l.max_pages,
+            max_items: l.max_items,
+            invalid_cursor_restarts: l.invalid_cursor_restarts,
+            page_timeout: l.page_timeout,
+            listing_timeout: l.timeout,
+            ..base.walk
+        },
+        max_page_bytes: bytes(l.max_response_bytes),
+        max_merged_bytes: bytes(c.max_merged_bytes),
+        ..base
+    }
+}
+
+fn bytes(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// `merge_pages:` (or `--merge-pages`): nobody, `all`, or the identities
+/// named (compared as the tap labels them).
+pub fn merge_clients(names: &[String]) -> MergeClients {
+    if names.is_empty() {
+        MergeClients::Nobody
+    } else if names.iter().any(|n| n == "all") {
+        MergeClients::All
+    } else {
+        MergeClients::Named(names.iter().map(|n| mcp_tap::identity::label(n)).collect())
+    }
+}
