@@ -37,6 +37,7 @@ fn demo_command(target_dir: &Path, sim_port: u16, listen: &str) -> Command {
         .env("DEMO_STATE_DIR", target_dir.join("state"))
         .env("DEMO_BUILD", "0")
         .env("DEMO_SIM_PORT", sim_port.to_string())
+        .env("DEMO_TAP_PORT", free_port().to_string())
         .env("DEMO_LISTEN", listen);
     command
 }

@@ -11,7 +11,9 @@
 //! - `slow` is degraded: its pages take longer than its `page_latency`;
 //! - every target's endpoint is told apart from the others';
 //! - `healthy` and `origin` are healthy;
-//! - the registry source discovers `io.github.sim/public-0001` … `0003`.
+//! - the registry source discovers `io.github.sim/public-0001` … `0003`;
+//! - behind the demo's tap, `desk-app` (page 1 only) is down with the six
+//!   tools it never saw named, `agent-sdk` (walks) is healthy.
 
 use mcp_testkit::demo::{reason, Demo};
 use mcp_testkit::process::run_exporter;
@@ -25,6 +27,41 @@ fn message(r: Option<&Value>) -> String {
         .to_string()
 }
 
+/// The Clients section's two demo clients, as `/api/clients` and the
+/// front page show them.
+fn the_demo_clients_are_judged(demo: &Demo) {
+    let client = |answer: &Value, name: &str| -> Option<Value> {
+        let clients = answer["taps"][0]["clients"].as_array()?;
+        clients.iter().find(|c| c["client"] == name).cloned()
+    };
+    let (desk, agent) = mcp_testkit::wait_for(
+        std::time::Duration::from_secs(120),
+        "both demo clients judged against origin",
+        || {
+            let (_, body) = http_get(&demo.url("/api/clients"));
+            let answer: Value = serde_json::from_str(&body).ok()?;
+            let desk = client(&answer, "desk-app")?;
+            let agent = client(&answer, "agent-sdk")?;
+            let judged = desk["kinds"]["tools"]["items_missed"] == 6
+                && agent["kinds"]["tools"]["since_start"]["complete"].as_u64() > Some(0);
+            judged.then_some((desk, agent))
+        },
+    );
+    assert_eq!(desk["verdict"]["level"], "down", "{desk:#}");
+    let sentence = message(desk["verdict"]["reasons"].get(0));
+    assert!(
+        sentence.starts_with("desk-app 1.0.0 read page 1")
+            && sentence.ends_with("sees 8 of 14 tools, missing tool-009 … tool-014"),
+        "{sentence}"
+    );
+    assert_eq!(agent["verdict"]["level"], "healthy", "{agent:#}");
+    let (_, front) = http_get(&demo.url("/"));
+    assert!(
+        front.contains("id=\"tap-demo-tap\""),
+        "the front page has the Clients section"
+    );
+}
+
 fn level(t: &Value) -> &str {
     t["verdict"]["level"].as_str().unwrap_or("")
 }
@@ -32,6 +69,7 @@ fn level(t: &Value) -> &str {
 #[test]
 fn every_demo_target_gets_the_verdict_a_person_needs() {
     let demo = Demo::start(&[]);
+    the_demo_clients_are_judged(&demo);
 
     let gateway = demo.wait_target("gateway", "the reference gap", |t| {
         reason(&t["verdict"], "reference_missing", Some("tools")).is_some()

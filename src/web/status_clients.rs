@@ -82,7 +82,9 @@ fn client_row(tap: &TapView, c: &ClientView, now: f64) -> Markup {
             }
             td { (badge(c.verdict.verdict.level)) }
             td {
-                @if c.verdict.verdict.reasons.is_empty() {
+                @if c.verdict.verdict.reasons.is_empty() && merged(c) {
+                    "sees every item: the tap merges its pages"
+                } @else if c.verdict.verdict.reasons.is_empty() {
                     "reads every list to its last page"
                 } @else {
                     (first_reason(&c.verdict.verdict))
@@ -126,4 +128,11 @@ fn kind_line(c: &ClientView, kind: &str, k: &ClientKindView, known: Option<u64>)
             }
         }
     }
+}
+
+/// Whether the tap merged the client's last complete listing of some kind.
+fn merged(c: &ClientView) -> bool {
+    c.kinds
+        .values()
+        .any(|k| k.last_complete.as_ref().is_some_and(|l| l.merged))
 }

@@ -1,8 +1,9 @@
 //! The demo (scripts/demo: config/demo.yaml against the simulated servers of
 //! config/demo-scenarios.yaml) on free loopback ports, for tests that check
-//! what a person sees there. Two changes, both for speed: every target is
-//! polled every second, and `shrinking` loses a tool every 3 s instead of
-//! every 60 s.
+//! what a person sees there. Changes for speed: every target is polled every
+//! second, `shrinking` loses a tool every 3 s instead of every 60 s, and the
+//! demo's two clients behind its tap (as scripts/demo runs them) list every
+//! second, the tap on a free port.
 
 use crate::http::http_get;
 use crate::process::{wait_for, Proc};
@@ -14,6 +15,38 @@ pub struct Demo {
     pub simulator: Proc,
     pub exporter: Proc,
     pub dir: tempfile::TempDir,
+    /// desk-app (page 1 only) and agent-sdk (walks), as scripts/demo runs them.
+    pub clients: Vec<Client>,
+}
+
+/// A `simulate-client` listing on its own; killed with its group on drop.
+pub struct Client(std::process::Child);
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        crate::process::kill_group(self.0.id(), libc::SIGKILL);
+        let _ = self.0.wait();
+    }
+}
+
+/// The demo's clients through the tap at `tap_url`, every second.
+fn demo_clients(tap_url: &str) -> Vec<Client> {
+    use std::os::unix::process::CommandExt;
+    [("desk-app", "--first-page-only"), ("agent-sdk", "--walk")]
+        .into_iter()
+        .map(|(name, how)| {
+            let child = std::process::Command::new(exporter_bin())
+                .args(["simulate-client", "--url", &format!("{tap_url}/mcp/origin")])
+                .args(["--name", name, how, "--every", "1s"])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .process_group(0)
+                .spawn()
+                .expect("start a demo client");
+            Client(child)
+        })
+        .collect()
 }
 
 impl Demo {
@@ -42,6 +75,7 @@ impl Demo {
             .replace("http://127.0.0.1:9740", &simulator.url)
             .replace("every: 15s", "every: 1s")
             .replace("jitter: 2s", "jitter: 0s")
+            .replace("listen: 127.0.0.1:9741", "listen: 127.0.0.1:0")
             .replace(
                 "state_dir: .state/demo",
                 &format!(
@@ -50,6 +84,10 @@ impl Demo {
                 ),
             );
         assert!(config.contains("every: 1s"), "demo config changed shape");
+        assert!(
+            config.contains("listen: 127.0.0.1:0"),
+            "demo tap changed shape"
+        );
         let config_path = dir.path().join("demo.yaml");
         std::fs::write(&config_path, config).expect("write config");
         // local-stdio runs `mcp-exporter`: put the test binary on PATH.
@@ -67,10 +105,14 @@ impl Demo {
         ];
         args.extend_from_slice(extra_args);
         let exporter = Proc::start_with_env(&args, &[("PATH", &path)]);
+        let tap_url = crate::clients::tap_url_in(&exporter.stderr(), Some("demo-tap"))
+            .unwrap_or_else(|| panic!("the demo tap did not start:\n{}", exporter.stderr()));
+        let clients = demo_clients(&tap_url);
         Demo {
             simulator,
             exporter,
             dir,
+            clients,
         }
     }
 
