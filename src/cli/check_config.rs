@@ -62,6 +62,7 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                     s.schedule.describe()
                 );
             }
+            tap_lines(&mut out, &loaded.config.taps);
             print_stdout(&out);
             ExitCode::SUCCESS
         }
@@ -134,4 +135,21 @@ fn command_exists(command: &str, path: &str, cwd: Option<&std::path::Path>) -> b
         };
     }
     std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
+}
+
+/// One line per tap: where clients connect, what it stands in front of.
+fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
+    for t in taps {
+        let _ = writeln!(
+            out,
+            "  tap {}: listens on {} · upstream {}{}",
+            t.name,
+            t.listen,
+            crate::tap::run::shown_url(&t.upstream),
+            t.target
+                .as_ref()
+                .map(|target| format!(" · compared with target {target}"))
+                .unwrap_or_default()
+        );
+    }
 }

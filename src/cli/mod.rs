@@ -18,6 +18,8 @@ mcp-exporter: no configuration to serve (no mcp-exporter.yaml in this folder).
   mcp-exporter --config.file FILE   poll FILE's targets; serve /metrics and the status page
   mcp-exporter check-config -c FILE check a configuration file
   mcp-exporter probe --url URL      list one MCP server now and show every page
+  mcp-exporter tap --listen ADDR --upstream URL
+                                    see which clients read the whole catalogue
   mcp-exporter --help               every command and flag
   scripts/demo                      (in the source tree) the exporter on simulated servers
 
