@@ -197,6 +197,47 @@ fn a_span_per_client_listing() {
     assert_ne!(walker.trace_id(), reader.trace_id(), "a trace per listing");
 }
 
+/// Client names are label values a client chooses: past `--max-clients`
+/// every new one is `other`, so the series stay bounded whatever names come.
+#[test]
+fn names_past_max_clients_are_other() {
+    let sim = http_scenario("healthy", &PAGING);
+    let tap = TapCommand::start(&sim.at("/mcp"), &["--name", "edge", "--max-clients", "3"]);
+    let url = format!("{}/mcp", tap.tap_url);
+    for i in 0..6 {
+        let name = format!("app-{i}\u{1b}[31m");
+        let run = run_exporter(&["simulate-client", "--url", &url, "--name", &name, "--walk"]);
+        assert!(run.success(), "{}", run.describe());
+    }
+    let metrics = wait_for(Duration::from_secs(60), "six listings counted", || {
+        let text = tap.metrics();
+        let counted: f64 = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("mcp_client_listings_total{") && l.contains("outcome=\"complete\"")
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        (counted == 6.0).then_some(text)
+    });
+    let clients: std::collections::BTreeSet<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("mcp_client_list_pages_total{"))
+        .filter_map(|l| l.split("client=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(clients.len(), 4, "three names and other: {clients:?}");
+    assert!(clients.contains("other"), "{clients:?}");
+    assert!(
+        clients.iter().all(|c| !c.contains('\u{1b}')),
+        "control characters are escaped: {clients:?}"
+    );
+    assert_eq!(
+        sample(&metrics, "mcp_tap_clients", &[("tap", "edge")]),
+        Some(4.0),
+        "{metrics}"
+    );
+}
+
 #[test]
 fn streamable_http_json_answers() {
     let sim = http_scenario("healthy", &PAGING);
