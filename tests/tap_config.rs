@@ -120,5 +120,8 @@ fn a_reload_adds_and_removes_taps() {
         "nothing listens where tap one was"
     );
     let (status, _) = http_get(&format!("{two}/mcp"));
-    assert_eq!(status, 400, "tap two forwards, and the simulator refuses a GET without a session");
+    assert_eq!(
+        status, 400,
+        "tap two forwards, and the simulator refuses a GET without a session"
+    );
 }

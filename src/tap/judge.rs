@@ -196,7 +196,8 @@ fn listing_view(l: &LastListing, clock: &Clock) -> ListingView {
     }
 }
 
-fn missed_view(m: &MissedItems) -> MissedView {
+/// What a listing missed, as the API and the report file show it.
+pub fn missed_view(m: &MissedItems) -> MissedView {
     MissedView {
         count: m.count,
         catalogue_items: m.catalogue_items,

@@ -3,7 +3,8 @@
 //! created private to our user), never past its byte bound: once full,
 //! further listings are left out and that is said once in the log.
 
-use super::judge::Clock;
+use super::book::MissedView;
+use super::judge::{missed_view, Clock};
 use mcp_observer::ClientListing;
 use serde::Serialize;
 use std::fs::File;
@@ -114,21 +115,12 @@ struct Line<'a> {
     abandon_cause: Option<&'static str>,
     pages: u32,
     items: u64,
-    missed: Option<Missed<'a>>,
+    missed: Option<MissedView>,
     merged: Option<&'static str>,
     error_code: Option<i64>,
     session: &'a str,
     started_unix_seconds: f64,
     ended_unix_seconds: f64,
-}
-
-#[derive(Debug, Serialize)]
-struct Missed<'a> {
-    count: u64,
-    catalogue_items: u64,
-    catalogue_pages: Option<u32>,
-    names: Vec<&'a str>,
-    last: Option<&'a str>,
 }
 
 impl<'a> Line<'a> {
@@ -143,13 +135,7 @@ impl<'a> Line<'a> {
             abandon_cause: l.abandoned.map(|c| c.label()),
             pages: l.pages,
             items: l.items,
-            missed: l.missed.as_ref().map(|m| Missed {
-                count: m.count,
-                catalogue_items: m.catalogue_items,
-                catalogue_pages: m.catalogue_pages,
-                names: m.names.iter().map(|n| n.as_ref()).collect(),
-                last: m.last.as_deref(),
-            }),
+            missed: l.missed.as_ref().map(missed_view),
             merged: l.merged.map(|m| m.label()),
             error_code: l.error_code(),
             session: l.session.as_str(),

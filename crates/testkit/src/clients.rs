@@ -127,22 +127,7 @@ impl SdkClient {
         let what = format!("{self:?} client against {url} ({transport:?})");
         let finished = run(command, &what);
         assert!(finished.success(), "{what}: {}", finished.describe());
-        let saw: Value = serde_json::from_str(finished.stdout.trim()).unwrap_or_else(|e| {
-            panic!(
-                "{what}: stdout is not one JSON object ({e})\n{}",
-                finished.describe()
-            )
-        });
-        let names: Vec<String> = saw["names"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{what}: no names in {saw}"))
-            .iter()
-            .filter_map(|n| n.as_str().map(str::to_string))
-            .collect();
-        ClientSaw {
-            count: saw["count"].as_u64().unwrap_or(u64::MAX) as usize,
-            names,
-        }
+        saw(&finished.stdout, &what)
     }
 }
 

@@ -22,6 +22,19 @@ export function parseArgs(argv, defaultName) {
   return args;
 }
 
+// What every client peer prints: one JSON object on stdout.
+export function printSaw(args, result) {
+  const names = result.tools.map((tool) => tool.name);
+  console.log(
+    JSON.stringify({
+      client: args.name,
+      count: names.length,
+      names,
+      next_cursor: result.nextCursor !== undefined,
+    }),
+  );
+}
+
 function usage(message) {
   console.error(
     `${message}\nusage: --url URL [--transport http|sse] [--name NAME] [--version V]\n` +

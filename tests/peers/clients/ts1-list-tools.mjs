@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { parseArgs } from "./args.mjs";
+import { parseArgs, printSaw } from "./args.mjs";
 
 const args = parseArgs(process.argv.slice(2), "ts-sdk-1");
 const transport =
@@ -24,12 +24,4 @@ await client.connect(transport);
 const result = await client.listTools();
 // close() as apps do when they are done; what it sends (or not) is the SDK's.
 await client.close();
-const names = result.tools.map((tool) => tool.name);
-console.log(
-  JSON.stringify({
-    client: args.name,
-    count: names.length,
-    names,
-    next_cursor: result.nextCursor !== undefined,
-  }),
-);
+printSaw(args, result);

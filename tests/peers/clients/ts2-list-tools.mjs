@@ -7,7 +7,7 @@
 // Prints one JSON object on stdout: {"client", "count", "names", "next_cursor"}.
 // Uses @modelcontextprotocol/client from tests/peers/node_modules.
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { parseArgs } from "./args.mjs";
+import { parseArgs, printSaw } from "./args.mjs";
 
 const args = parseArgs(process.argv.slice(2), "ts-sdk-2");
 if (args.transport === "stdio") {
@@ -22,12 +22,4 @@ await client.connect(transport);
 const result = await client.listTools();
 // close() as apps do when they are done; what it sends (or not) is the SDK's.
 await client.close();
-const names = result.tools.map((tool) => tool.name);
-console.log(
-  JSON.stringify({
-    client: args.name,
-    count: names.length,
-    names,
-    next_cursor: result.nextCursor !== undefined,
-  }),
-);
+printSaw(args, result);
