@@ -2,14 +2,15 @@
 //!
 //! ```text
 //! tap --listen 127.0.0.1:9000 --upstream http://127.0.0.1:8000/mcp
-//!     [--threads N] [--merge NAME|all]... [--reuse-ms MS]
+//!     [--threads N] [--merge NAME|all]... [--reuse-ms MS] [--observe queue|none]
 //! ```
 //!
 //! It observes as the application does in cost, not in kind: every event
 //! goes through a bounded queue (`try_send`, never waiting) to a task that
 //! lets it go. `--threads` sets the runtime's workers (1 by default, as
 //! the benchmark's nginx has one worker); `--reuse-ms 0` makes every merge
-//! walk. It prints `listening on http://ADDR` to stderr once it listens,
+//! walk; `--observe none` observes nothing (what observation costs is the
+//! difference). It prints `listening on http://ADDR` to stderr once it listens,
 //! and runs until stopped.
 
 use mcp_tap::{MergeClients, Tap, TapEvent, TapSettings, TapStats, Tee};
@@ -28,9 +29,8 @@ impl Tee for Queued {
 }
 
 fn usage() -> ! {
-    eprintln!(
-        "usage: tap --listen ADDR --upstream URL [--threads N] [--merge NAME|all]... [--reuse-ms MS]"
-    );
+    eprintln!("usage: tap --listen ADDR --upstream URL [--threads N] [--merge NAME|all]...");
+    eprintln!("           [--reuse-ms MS] [--observe queue|none]");
     std::process::exit(2)
 }
 
@@ -38,10 +38,11 @@ struct Args {
     listen: String,
     settings: TapSettings,
     threads: usize,
+    observe: bool,
 }
 
 fn args() -> Args {
-    let (mut listen, mut upstream, mut threads) = (None, None, 1);
+    let (mut listen, mut upstream, mut threads, mut observe) = (None, None, 1, true);
     let mut merge = Vec::new();
     let mut reuse = None;
     let mut args = std::env::args().skip(1);
@@ -53,6 +54,7 @@ fn args() -> Args {
             "--threads" => threads = value.parse().unwrap_or_else(|_| usage()),
             "--merge" => merge.push(value),
             "--reuse-ms" => reuse = Some(value.parse().unwrap_or_else(|_| usage())),
+            "--observe" => observe = value != "none",
             _ => usage(),
         }
     }
@@ -72,6 +74,7 @@ fn args() -> Args {
         listen,
         settings,
         threads,
+        observe,
     }
 }
 
@@ -90,11 +93,23 @@ fn main() {
     }
 }
 
-async fn run(Args { listen, settings, .. }: Args) {
-    let (tx, mut rx) = mpsc::channel(QUEUE);
-    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+async fn run(
+    Args {
+        listen,
+        settings,
+        observe,
+        ..
+    }: Args,
+) {
+    let tee: Arc<dyn Tee> = if observe {
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        Arc::new(Queued(tx))
+    } else {
+        Arc::new(())
+    };
     let stats = Arc::new(TapStats::default());
-    let tap = match Tap::new(settings, Arc::new(Queued(tx)), stats) {
+    let tap = match Tap::new(settings, tee, stats) {
         Ok(tap) => tap,
         Err(e) => {
             eprintln!("tap: {e}");
