@@ -2,22 +2,23 @@
 //! no message has used yet. Nothing is held while a connection is quiet: a
 //! read waits with no buffer and gets one only when bytes arrive (an idle
 //! kept-alive client or an open stream with nothing to say costs its
-//! socket and a few words, not a buffer). A small read is copied into a
-//! buffer of its own size, so the copies an observer holds pin only what
-//! they show.
+//! socket and a few words, not a buffer). A first read lands on the stack
+//! and a small one is kept in a buffer of its own size, so the copies an
+//! observer holds pin only what they show.
 
 use crate::http1::head::{Head, Parsed};
 use bytes::{Bytes, BytesMut};
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Bytes asked for per read.
 const READ_SIZE: usize = 16 * 1024;
-/// Reads smaller than this move to a buffer of their own size.
-const KEEP_EXACT_BELOW: usize = READ_SIZE / 4;
+/// Bytes of a first read, on the stack: what most messages fit in.
+const FIRST_READ: usize = 4 * 1024;
 
 pub(crate) struct Peer<S> {
     pub(crate) io: S,
@@ -71,15 +72,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
             }
             return read_into(&mut self.io, &mut self.buf, cx);
         }
-        // Nothing kept: a buffer only for this poll, dropped if it waits.
-        let mut fresh = BytesMut::with_capacity(READ_SIZE);
-        let n = ready!(read_into(&mut self.io, &mut fresh, cx))?;
-        self.buf = if n < KEEP_EXACT_BELOW {
-            BytesMut::from(&fresh[..])
-        } else {
-            fresh
+        // Nothing kept: read onto the stack first, so a read that waits
+        // costs no allocation and a small one gets a buffer of its size.
+        let mut first = [MaybeUninit::<u8>::uninit(); FIRST_READ];
+        let mut read = ReadBuf::uninit(&mut first);
+        ready!(Pin::new(&mut self.io).poll_read(cx, &mut read))?;
+        let n = read.filled().len();
+        if n < FIRST_READ {
+            self.buf = BytesMut::from(read.filled());
+            return Poll::Ready(Ok(n));
+        }
+        // More may be there: go on into a buffer of full size.
+        let mut buf = BytesMut::with_capacity(READ_SIZE);
+        buf.extend_from_slice(read.filled());
+        self.buf = buf;
+        let more = match read_into(&mut self.io, &mut self.buf, cx) {
+            Poll::Ready(Ok(more)) => more,
+            // What came is enough for now; an error shows at the next read.
+            Poll::Ready(Err(_)) | Poll::Pending => 0,
         };
-        Poll::Ready(Ok(n))
+        Poll::Ready(Ok(n + more))
     }
 
     /// Read until at least `n` bytes are buffered; an error when the
@@ -101,12 +113,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
             // it, so a head sent byte by byte is not parsed again each time.
             let added = &self.buf[self.buf.len() - fresh..];
             if added.contains(&b'\n') {
-                match T::measure(&self.buf) {
-                    Parsed::Head((), len) => {
+                match T::layout(&self.buf) {
+                    Parsed::Head(layout, len) => {
                         let head = self.take(len);
-                        return match T::parse(&head) {
-                            Parsed::Head(head, _) => HeadRead::Head(head),
-                            _ => HeadRead::Invalid,
+                        return match T::bind(layout, &head) {
+                            Some(head) => HeadRead::Head(head),
+                            None => HeadRead::Invalid,
                         };
                     }
                     Parsed::Invalid => return HeadRead::Invalid,

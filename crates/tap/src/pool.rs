@@ -19,6 +19,10 @@ pub(crate) type Upstream = Peer<UpstreamIo>;
 /// theirs after a few seconds (Node's default is 5 s); past that, reuse
 /// mostly meets a closed connection.
 const IDLE_FOR: Duration = Duration::from_secs(4);
+/// A connection kept longer than this is checked (a read that must find
+/// nothing) before reuse; a younger one has had no time to be closed by a
+/// server's idle timeout, and is taken without the extra system call.
+const CHECK_AFTER: Duration = Duration::from_millis(500);
 
 pub(crate) struct Pool {
     connector: Connector,
@@ -58,8 +62,8 @@ impl Pool {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         idle.retain(|(_, since)| now.duration_since(*since) < IDLE_FOR);
-        while let Some((mut conn, _)) = idle.pop() {
-            if conn.idle_and_open() {
+        while let Some((mut conn, since)) = idle.pop() {
+            if now.duration_since(since) < CHECK_AFTER || conn.idle_and_open() {
                 return Some(conn);
             }
         }

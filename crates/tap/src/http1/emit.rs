@@ -164,7 +164,7 @@ pub(crate) fn response_head(resp: &Response, to: ToClient) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::head::Parsed;
+    use super::super::head::{Head, Parsed};
     use super::*;
     use bytes::Bytes;
 

@@ -4,6 +4,7 @@
 
 use bytes::Bytes;
 use http::Method;
+use std::ops::Range;
 
 /// Most header lines a head may have (a head past it is refused as too
 /// large, as one past `max_head_bytes` is).
@@ -54,57 +55,76 @@ pub(crate) enum Parsed<T> {
     Invalid,
 }
 
-/// Heads of one kind: how to tell a whole one in the bytes read so far,
-/// and how to read it from exactly its bytes.
+/// Heads of one kind, parsed once: where each part lies in the bytes read
+/// so far, then the parts taken from exactly those bytes.
 pub(crate) trait Head: Sized {
-    /// The length of the head at the start of `buf`, once it is whole.
-    fn measure(buf: &[u8]) -> Parsed<()>;
-    fn parse(buf: &Bytes) -> Parsed<Self>;
+    /// The layout of the head at the start of `buf`, once it is whole.
+    fn layout(buf: &[u8]) -> Parsed<Layout>;
+    /// The head, its parts shared from `bytes` (the head's bytes).
+    fn bind(layout: Layout, bytes: &Bytes) -> Option<Self>;
+
+    /// Parse the head at the start of `buf` (tests).
+    #[cfg(test)]
+    fn parse(buf: &Bytes) -> Parsed<Self> {
+        match Self::layout(buf) {
+            Parsed::Head(layout, len) => match Self::bind(layout, buf) {
+                Some(head) => Parsed::Head(head, len),
+                None => Parsed::Invalid,
+            },
+            Parsed::Partial => Parsed::Partial,
+            Parsed::Invalid => Parsed::Invalid,
+        }
+    }
+}
+
+/// Where a head's parts lie in its bytes.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    first: FirstLine,
+    minor: u8,
+    fields: Vec<(Range<usize>, Range<usize>)>,
+}
+
+#[derive(Debug)]
+enum FirstLine {
+    Request {
+        method: Method,
+        target: Range<usize>,
+    },
+    Response {
+        status: u16,
+        reason: Range<usize>,
+    },
+}
+
+/// Where `part` (a slice of `buf`) lies in `buf`.
+fn span(buf: &[u8], part: &[u8]) -> Range<usize> {
+    let start = (part.as_ptr() as usize).saturating_sub(buf.as_ptr() as usize);
+    start..start + part.len()
+}
+
+fn spans(buf: &[u8], headers: &[httparse::Header<'_>]) -> Vec<(Range<usize>, Range<usize>)> {
+    headers
+        .iter()
+        .map(|h| (span(buf, h.name.as_bytes()), span(buf, h.value)))
+        .collect()
+}
+
+fn bound_fields(bytes: &Bytes, spans: Vec<(Range<usize>, Range<usize>)>) -> Option<Vec<Field>> {
+    let len = bytes.len();
+    spans
+        .into_iter()
+        .map(|(n, v)| {
+            (n.end <= len && v.end <= len).then(|| Field {
+                name: bytes.slice(n),
+                value: bytes.slice(v),
+            })
+        })
+        .collect()
 }
 
 impl Head for Request {
-    fn measure(buf: &[u8]) -> Parsed<()> {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        measured(httparse::Request::new(&mut headers).parse(buf))
-    }
-
-    fn parse(buf: &Bytes) -> Parsed<Request> {
-        Request::parse(buf)
-    }
-}
-
-impl Head for Response {
-    fn measure(buf: &[u8]) -> Parsed<()> {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        measured(httparse::Response::new(&mut headers).parse(buf))
-    }
-
-    fn parse(buf: &Bytes) -> Parsed<Response> {
-        Response::parse(buf)
-    }
-}
-
-fn measured(result: httparse::Result<usize>) -> Parsed<()> {
-    match result {
-        Ok(httparse::Status::Complete(len)) => Parsed::Head((), len),
-        Ok(httparse::Status::Partial) => Parsed::Partial,
-        Err(_) => Parsed::Invalid,
-    }
-}
-
-/// Finds all values of `name` among `fields`.
-pub(crate) fn values<'a>(fields: &'a [Field], name: &'a str) -> impl Iterator<Item = &'a Bytes> {
-    fields.iter().filter(move |f| f.is(name)).map(|f| &f.value)
-}
-
-/// The one value of `name` (the first, if several).
-pub(crate) fn value<'a>(fields: &'a [Field], name: &str) -> Option<&'a Bytes> {
-    fields.iter().find(|f| f.is(name)).map(|f| &f.value)
-}
-
-impl Request {
-    /// Parse a request head from the start of `buf` (the bytes read so far).
-    pub(crate) fn parse(buf: &Bytes) -> Parsed<Request> {
+    fn layout(buf: &[u8]) -> Parsed<Layout> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         let len = match req.parse(buf) {
@@ -118,21 +138,35 @@ impl Request {
         let Ok(method) = Method::from_bytes(method.as_bytes()) else {
             return Parsed::Invalid;
         };
+        let first = FirstLine::Request {
+            method,
+            target: span(buf, target.as_bytes()),
+        };
         Parsed::Head(
-            Request {
-                method,
-                target: buf.slice_ref(target.as_bytes()),
+            Layout {
+                first,
                 minor,
-                fields: fields(buf, req.headers),
+                fields: spans(buf, req.headers),
             },
             len,
         )
     }
+
+    fn bind(layout: Layout, bytes: &Bytes) -> Option<Request> {
+        let FirstLine::Request { method, target } = layout.first else {
+            return None;
+        };
+        Some(Request {
+            method,
+            target: bytes.get(target.clone()).map(|_| bytes.slice(target))?,
+            minor: layout.minor,
+            fields: bound_fields(bytes, layout.fields)?,
+        })
+    }
 }
 
-impl Response {
-    /// Parse an answer head from the start of `buf`.
-    pub(crate) fn parse(buf: &Bytes) -> Parsed<Response> {
+impl Head for Response {
+    fn layout(buf: &[u8]) -> Parsed<Layout> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
         let len = match resp.parse(buf) {
@@ -143,27 +177,38 @@ impl Response {
         let (Some(status), Some(minor)) = (resp.code, resp.version) else {
             return Parsed::Invalid;
         };
-        let reason = resp.reason.map(|r| buf.slice_ref(r.as_bytes()));
+        let reason = resp.reason.map_or(0..0, |r| span(buf, r.as_bytes()));
         Parsed::Head(
-            Response {
-                status,
-                reason: reason.unwrap_or_default(),
+            Layout {
+                first: FirstLine::Response { status, reason },
                 minor,
-                fields: fields(buf, resp.headers),
+                fields: spans(buf, resp.headers),
             },
             len,
         )
     }
+
+    fn bind(layout: Layout, bytes: &Bytes) -> Option<Response> {
+        let FirstLine::Response { status, reason } = layout.first else {
+            return None;
+        };
+        Some(Response {
+            status,
+            reason: bytes.get(reason.clone()).map(|_| bytes.slice(reason))?,
+            minor: layout.minor,
+            fields: bound_fields(bytes, layout.fields)?,
+        })
+    }
 }
 
-fn fields(buf: &Bytes, headers: &[httparse::Header<'_>]) -> Vec<Field> {
-    headers
-        .iter()
-        .map(|h| Field {
-            name: buf.slice_ref(h.name.as_bytes()),
-            value: buf.slice_ref(h.value),
-        })
-        .collect()
+/// Finds all values of `name` among `fields`.
+pub(crate) fn values<'a>(fields: &'a [Field], name: &'a str) -> impl Iterator<Item = &'a Bytes> {
+    fields.iter().filter(move |f| f.is(name)).map(|f| &f.value)
+}
+
+/// The one value of `name` (the first, if several).
+pub(crate) fn value<'a>(fields: &'a [Field], name: &str) -> Option<&'a Bytes> {
+    fields.iter().find(|f| f.is(name)).map(|f| &f.value)
 }
 
 #[cfg(test)]
