@@ -73,12 +73,21 @@ impl Observer {
         }
         let initialize = exchange.initialize.take();
         let session = exchange.session.clone();
-        if let (Some(key), Some((info, version))) = (&assigned, initialize) {
-            self.ensure_session(key, at, facts);
-            if let Some(session) = self.sessions.peek_mut(key) {
-                session.client_info = info;
-                session.protocol = version;
+        let caller = (exchange.header.clone(), exchange.user_agent.clone());
+        match (&assigned, initialize) {
+            (Some(key), Some((info, version))) => {
+                self.ensure_session(key, at, facts);
+                if let Some(session) = self.sessions.peek_mut(key) {
+                    session.client_info = info;
+                    session.protocol = version;
+                }
             }
+            // A stateless server: no session to bind the client's info
+            // to; its later requests from the same caller get it.
+            (None, Some((Some(info), _))) if session.is_none() => {
+                self.sessionless_info.insert(caller, info);
+            }
+            _ => {}
         }
         if let (true, Some(key)) = (gone, session) {
             self.end_session(&key, AbandonCause::SessionEnded, at, facts);

@@ -612,3 +612,42 @@ fn a_client_that_closes_its_stream_without_delete_abandons() {
     );
     assert_eq!(s.observer.usage().sessions, 1, "who it is stays");
 }
+
+#[test]
+fn a_stateless_servers_caller_keeps_the_name_it_gave_on_initialize() {
+    let mut s = Script::new(ObserverLimits::default());
+    let head = Head {
+        user_agent: Some("python-httpx/0.28.1"),
+        ..Head::default()
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18"}});
+    s.post(&head, &script::initialize_request("mcp", "0.1.0"), &answer);
+    s.post(
+        &head,
+        &list_request(1, "tools/list", None),
+        &tools_page(1, 0, 8, 14),
+    );
+    s.post(
+        &Head {
+            user_agent: Some("node"),
+            ..head
+        },
+        &list_request(1, "tools/list", None),
+        &tools_page(1, 0, 8, 14),
+    );
+    s.wait(Duration::from_secs(30));
+    s.tick();
+    let mut names: Vec<(&str, IdentitySource)> = s
+        .listings()
+        .iter()
+        .map(|l| (l.client.label(), l.source))
+        .collect();
+    names.sort_by_key(|n| n.0);
+    assert_eq!(
+        names,
+        [
+            ("mcp", IdentitySource::ClientInfo),
+            ("node", IdentitySource::UserAgent)
+        ]
+    );
+}
