@@ -651,3 +651,73 @@ fn a_stateless_servers_caller_keeps_the_name_it_gave_on_initialize() {
         ]
     );
 }
+
+#[test]
+fn on_stdio_a_merge_note_marks_one_answer_only() {
+    let mut s = Script::new(ObserverLimits::default());
+    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
+    s.answered(x, 0, BodyFraming::Lines, None);
+    let line = |v: serde_json::Value| v.to_string().into_bytes();
+    let init = script::initialize_request("mcp", "0.1.0");
+    s.message(x, Direction::FromClient, &line(init), 50);
+    for (id, outcome) in [
+        (1, mcp_tap::MergeOutcome::Merged),
+        (2, mcp_tap::MergeOutcome::Reused),
+    ] {
+        s.message(
+            x,
+            Direction::FromClient,
+            &line(list_request(id, "tools/list", None)),
+            50,
+        );
+        s.feed(mcp_tap::TapEvent::Merged {
+            exchange: x,
+            kind: Kind::Tools,
+            outcome,
+            pages: if id == 1 { 2 } else { 0 },
+            items: 14,
+        });
+        s.message(
+            x,
+            Direction::FromUpstream,
+            &line(tools_page(id, 0, 14, 14)),
+            50,
+        );
+    }
+    s.message(
+        x,
+        Direction::FromClient,
+        &line(list_request(3, "tools/list", None)),
+        50,
+    );
+    s.message(
+        x,
+        Direction::FromUpstream,
+        &line(tools_page(3, 0, 8, 14)),
+        50,
+    );
+    s.close(x, ExchangeEnd::Completed);
+    let merged: Vec<_> = s.listings().iter().map(|l| (l.outcome, l.merged)).collect();
+    assert_eq!(
+        merged,
+        [
+            (
+                ListingOutcome::Complete,
+                Some(mcp_tap::MergeOutcome::Merged)
+            ),
+            (
+                ListingOutcome::Complete,
+                Some(mcp_tap::MergeOutcome::Reused)
+            ),
+            (ListingOutcome::Abandoned, None),
+        ]
+    );
+    let catalogue = s.observer.catalogue(Kind::Tools).unwrap();
+    assert_eq!(
+        (catalogue.items, catalogue.pages),
+        (14, Some(2)),
+        "a reused merge keeps the pages"
+    );
+    let missed = s.listings()[2].missed.as_ref().unwrap();
+    assert_eq!((missed.count, missed.catalogue_pages), (6, Some(2)));
+}
