@@ -98,8 +98,7 @@ fn message_of(answer: &RawAnswer) -> Value {
     let json = if answer.header("content-type") == Some("text/event-stream") {
         text.lines()
             .filter_map(|l| l.strip_prefix("data: "))
-            .filter(|d| !d.is_empty())
-            .last()
+            .rfind(|d| !d.is_empty())
             .unwrap_or_default()
             .to_string()
     } else {

@@ -34,6 +34,7 @@ mod relay;
 mod server;
 pub mod settings;
 pub mod stats;
+pub mod stdio;
 mod upstream;
 
 pub use event::{
@@ -45,3 +46,4 @@ pub use settings::{
     ListenerTls, MergeClients, MergeSettings, TapError, TapLimits, TapSettings, UpstreamTls,
 };
 pub use stats::{MergeCount, TapStats};
+pub use stdio::{run_stdio, StdioTapError, StdioTapSettings};

@@ -20,7 +20,7 @@ use crate::merge::result::{self, Merged};
 use crate::merge::{Key, Merges};
 use crate::peer::Peer;
 use bytes::Bytes;
-use mcp_listing::{Outcome, WalkLimits};
+use mcp_listing::WalkLimits;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// What became of a request the tap could merge for.
@@ -69,11 +69,7 @@ impl Forwarder {
             credentials.map(|c| &c[..]),
             ask.list.kind,
         );
-        let flight = key.as_ref().map(|k| merges.flight(k));
-        let _turn = match &flight {
-            Some(flight) => Some(flight.lock().await),
-            None => None,
-        };
+        let _turn = merges.turn(key.as_ref()).await;
         if let Some(reused) = key.as_ref().and_then(|k| merges.reused(k)) {
             self.copy_request(client, &ask);
             let body = result::envelope(ask.list.id(), &reused.result);
@@ -135,13 +131,7 @@ impl Forwarder {
                 return After::Close;
             }
         };
-        let merged = match (report.outcome, pager.over_budget) {
-            (_, true) => Err(MergeFallback::TooLarge),
-            (Outcome::Complete, false) => {
-                result::merge(ask.list.kind, std::mem::take(&mut pager.results))
-            }
-            (outcome, false) => Err(MergeFallback::Walk(outcome)),
-        };
+        let merged = pager.merged(report.outcome, settings.max_merged_bytes);
         let Some(first) = pager.transport.first.take() else {
             // Not even page 1 came: what a proxy answers.
             let cause = crate::event::UpstreamFailure::Reset;
@@ -160,20 +150,13 @@ impl Forwarder {
         ask: &MergeAsk<'_>,
         key: Option<Key>,
         first: RawPage,
-        merged: Result<Merged, MergeFallback>,
+        merged: Result<(Merged, Vec<u8>), MergeFallback>,
         pages: u32,
     ) -> After
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        let sized = merged.and_then(|m| {
-            let body = result::envelope(ask.list.id(), &m.result);
-            if body.len() > merges.settings.max_merged_bytes {
-                return Err(MergeFallback::TooLarge);
-            }
-            Ok((m, body))
-        });
-        let held = match sized {
+        let held = match merged {
             Ok((m, body)) => {
                 let body = shaped(&first.head, body);
                 let held = Held {

@@ -100,7 +100,7 @@ impl Merges {
     }
 
     /// The turn of `key`'s walk: one walk per session and kind at a time.
-    pub(crate) fn flight(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
+    fn flight(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
         let mut flights = lock(&self.flights);
         if let Some(flight) = flights.get(key).and_then(Weak::upgrade) {
             return flight;
@@ -109,6 +109,11 @@ impl Merges {
         let flight = Arc::new(tokio::sync::Mutex::new(()));
         flights.insert(key.clone(), Arc::downgrade(&flight));
         flight
+    }
+
+    /// Wait for the turn of `key`'s walk (none without a key).
+    pub(crate) async fn turn(&self, key: Option<&Key>) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        Some(self.flight(key?).lock_owned().await)
     }
 
     /// A merged answer still good for `key`.
@@ -161,7 +166,7 @@ impl Merges {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A poisoned lock only means a panic elsewhere mid-update of a plain
     // map; its entries are still whole.
     m.lock().unwrap_or_else(|p| p.into_inner())

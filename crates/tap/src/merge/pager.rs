@@ -5,9 +5,11 @@
 //! results of the walk's current attempt (a restart starts them over) and
 //! bounds what they hold together.
 
+use crate::event::MergeFallback;
 use crate::merge::ask::ListRequest;
+use crate::merge::result::{self, Merged};
 use bytes::Bytes;
-use mcp_listing::{Kind, PageError, PageResult, Pager};
+use mcp_listing::{Kind, Outcome, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
@@ -64,6 +66,27 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
             over_budget: false,
             requests: 0,
         }
+    }
+
+    /// What the walk that ended with `outcome` gives the client: the merged
+    /// result and its answer, within `max_bytes`, or why page 1 goes.
+    pub(crate) fn merged(
+        &mut self,
+        outcome: Outcome,
+        max_bytes: usize,
+    ) -> Result<(Merged, Vec<u8>), MergeFallback> {
+        let merged = match (outcome, self.over_budget) {
+            (_, true) => Err(MergeFallback::TooLarge),
+            (Outcome::Complete, false) => {
+                result::merge(self.ask.kind, std::mem::take(&mut self.results))
+            }
+            (outcome, false) => Err(MergeFallback::Walk(outcome)),
+        }?;
+        let body = result::envelope(self.ask.id(), &merged.result);
+        if body.len() > max_bytes {
+            return Err(MergeFallback::TooLarge);
+        }
+        Ok((merged, body))
     }
 
     async fn page(&mut self, kind: Kind, cursor: Option<&str>, timeout: Duration) -> PageResult {

@@ -77,7 +77,7 @@ pub struct StdioTransport {
 
 /// The server's command: a minimal environment unless `inherit_env`, the
 /// tree tag every descendant inherits, piped stdio, its own process group.
-fn command(spec: &StdioSpec, tree_tag: &str) -> Command {
+pub fn command(spec: &StdioSpec, tree_tag: &str) -> Command {
     let mut cmd = Command::new(&spec.command);
     if !spec.inherit_env {
         cmd.env_clear();
