@@ -12,7 +12,6 @@ use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// Bytes allocated and not yet freed, by anyone in this process.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -101,11 +100,7 @@ fn ten_thousand_new_clients_and_huge_cursors_stay_inside_the_bounds() {
         user_agent: Some("evil/6.6"),
         ..Head::default()
     };
-    s.post(
-        &stolen,
-        &list_request(7, "tools/list", None),
-        &tools_page(7, 0, 8, 14),
-    );
+    s.tools(&stolen, 7, 0, 14);
     check_labels(&s.take_facts(), &limits);
     drop(huge);
 
@@ -168,19 +163,7 @@ fn past_max_clients_every_new_name_is_other() {
         ..ObserverLimits::default()
     };
     let mut s = Script::new(limits);
-    for i in 0..10 {
-        let session = format!("s-{i}");
-        s.initialize(&Head::default(), &session, &format!("name-{i}"), "1");
-        let head = Head {
-            session: Some(&session),
-            ..Head::default()
-        };
-        s.post(
-            &head,
-            &list_request(1, "tools/list", None),
-            &tools_page(1, 0, 8, 8),
-        );
-    }
+    page_one_in_sessions(&mut s, 10, 8, |i| format!("name-{i}"));
     let labels: Vec<&str> = s.listings().iter().map(|l| l.client.label()).collect();
     assert_eq!(labels[..3], ["name-0", "name-1", "name-2"]);
     assert!(labels[3..].iter().all(|l| *l == OTHER), "{labels:?}");
@@ -196,23 +179,29 @@ fn a_session_past_max_sessions_is_forgotten_and_its_listing_told() {
         ..ObserverLimits::default()
     };
     let mut s = Script::new(limits);
-    for i in 0..3 {
-        let session = format!("s-{i}");
-        s.initialize(&Head::default(), &session, "c", "1");
-        let head = Head {
-            session: Some(&session),
-            ..Head::default()
-        };
-        s.post(
-            &head,
-            &list_request(1, "tools/list", None),
-            &tools_page(1, 0, 8, 14),
-        );
-    }
+    page_one_in_sessions(&mut s, 3, 14, |_| "c".into());
     let evicted: Vec<_> = s.listings().iter().map(|l| l.abandoned).collect();
     assert_eq!(evicted, [Some(mcp_observer::AbandonCause::Evicted)]);
     let full = Fact::NotObserved(mcp_tap::NotObserved::ObserverFull);
     assert!(s.facts.contains(&full));
     assert_eq!(s.observer.usage().sessions, 2);
-    s.wait(Duration::from_secs(1));
+}
+
+/// `sessions` sessions, each initialized by a client called `name(i)`,
+/// reading page 1 of `total` tools.
+fn page_one_in_sessions(
+    s: &mut Script,
+    sessions: usize,
+    total: usize,
+    name: impl Fn(usize) -> String,
+) {
+    for i in 0..sessions {
+        let session = format!("s-{i}");
+        s.initialize(&Head::default(), &session, &name(i), "1");
+        let head = Head {
+            session: Some(&session),
+            ..Head::default()
+        };
+        s.tools(&head, 1, 0, total);
+    }
 }
