@@ -314,6 +314,15 @@ impl Observer {
         if let Some(ex) = self.exchanges.peek_mut(&pending.exchange) {
             ex.remember_sent(key);
         }
+        // An id sent again before its answer: the earlier request will not
+        // be paired any more.
+        if let Some(Pending {
+            asked: Asked::List(asked),
+            ..
+        }) = self.pending.remove(&key)
+        {
+            self.unwait(&asked, false);
+        }
         if let Some((_, evicted)) = self.pending.insert(key, pending) {
             facts.push(Fact::NotObserved(NotObserved::ObserverFull));
             if let Asked::List(asked) = evicted.asked {

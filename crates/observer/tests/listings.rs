@@ -655,3 +655,22 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
     let missed = s.listings()[2].missed.as_ref().unwrap();
     assert_eq!((missed.count, missed.catalogue_pages), (6, Some(2)));
 }
+
+#[test]
+fn an_id_sent_again_before_its_answer_leaves_no_listing_waiting() {
+    let (mut s, head) = initialized("c", "1");
+    s.tools(&head, 1, 0, 24);
+    let again = list_request(2, "tools/list", Some("p1"));
+    let first = s.ask(&head, &again);
+    let second = s.ask(&head, &again);
+    s.answered(second, 200, BodyFraming::Json, None);
+    let answer = tools_page(2, 1, 8, 24).to_string();
+    s.message(second, Direction::FromUpstream, answer.as_bytes(), 99);
+    s.close(second, ExchangeEnd::Completed);
+    s.close(first, ExchangeEnd::ClientGone);
+    s.wait(Duration::from_secs(30));
+    s.tick();
+    let l = s.listings()[0];
+    assert_eq!((l.outcome, l.pages), (ListingOutcome::Abandoned, 2));
+    assert_eq!(l.abandoned, Some(AbandonCause::Timeout));
+}
