@@ -53,6 +53,10 @@ impl Observer {
         else {
             return;
         };
+        let merged = match &asked {
+            crate::request::Asked::List(list) => self.merge_note(exchange, merged, list),
+            crate::request::Asked::Initialize => None,
+        };
         match asked {
             crate::request::Asked::Initialize => {
                 let version = match &answer {
@@ -106,7 +110,6 @@ impl Observer {
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let merged = merged.filter(|m| m.kind == asked.kind && !asked.cursor_sent);
         let cap = self.limits.max_cursors_per_session;
         let catalogue = self.catalogues.get(asked.kind);
         let session = self
@@ -152,6 +155,21 @@ impl Observer {
         if page.next.is_none() && number.is_some() {
             self.end_asked(asked, End::Complete, at, facts);
         }
+    }
+
+    /// The tap's note that it merged this answer: for a first page of its
+    /// kind, used once (the stdio tap's one exchange carries many).
+    fn merge_note(
+        &mut self,
+        exchange: ExchangeId,
+        note: Option<MergeNote>,
+        asked: &AskedList,
+    ) -> Option<MergeNote> {
+        let note = note.filter(|m| m.kind == asked.kind && !asked.cursor_sent)?;
+        if let Some(ex) = self.exchanges.peek_mut(&exchange) {
+            ex.merged = None;
+        }
+        Some(note)
     }
 
     fn listing_mut(&mut self, asked: &AskedList) -> Option<&mut crate::listing::Listing> {

@@ -87,7 +87,17 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
         let (value, stamp) = self.map.remove(key)?;
         self.order.remove(&stamp);
+        self.settle();
         Some(value)
+    }
+
+    /// A map that emptied gives its room back (a flood's sessions gone,
+    /// the table they grew stays otherwise).
+    fn settle(&mut self) {
+        let room = self.map.capacity();
+        if room > 64 && self.map.len() * 4 < room {
+            self.map.shrink_to(self.map.len() * 2);
+        }
     }
 
     /// The entry touched longest ago, if any.
@@ -99,6 +109,7 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     pub(crate) fn pop_oldest(&mut self) -> Option<(K, V)> {
         let (_, key) = self.order.pop_first()?;
         let (value, _) = self.map.remove(&key)?;
+        self.settle();
         Some((key, value))
     }
 

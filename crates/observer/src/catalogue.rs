@@ -157,7 +157,7 @@ impl Catalogues {
         kind: Kind,
         received: &HashSet<u64>,
         extra: &[(u64, Arc<str>)],
-        pages: u32,
+        pages: Option<u32>,
         max_items: usize,
         now: Instant,
     ) {
@@ -166,7 +166,7 @@ impl Catalogues {
         }
         let info = CatalogueInfo {
             items: 0,
-            pages: Some(pages),
+            pages,
             source: CatalogueSource::Walk,
             learned: now,
         };
@@ -174,6 +174,7 @@ impl Catalogues {
         if let Some(known) = slot.as_mut().filter(|c| c.same_items(received)) {
             known.info = CatalogueInfo {
                 items: known.info.items,
+                pages: pages.or(known.info.pages),
                 ..info
             };
             return;
@@ -225,17 +226,34 @@ mod tests {
         known.set_reference(Kind::Prompts, ["a", "b"], 100, now);
         let received = digests(&["a", "b", "c"]);
         let extra = vec![(item_digest("c"), shown_name("c"))];
-        known.learn(Kind::Prompts, &received, &extra, 2, 100, now);
+        known.learn(Kind::Prompts, &received, &extra, Some(2), 100, now);
         let info = known.info(Kind::Prompts).unwrap();
         assert_eq!(
             (info.items, info.pages, info.source),
             (3, Some(2), CatalogueSource::Walk)
         );
         // "z" named by nothing known: the catalogue stays.
-        known.learn(Kind::Prompts, &digests(&["a", "z"]), &[], 1, 100, now);
+        known.learn(Kind::Prompts, &digests(&["a", "z"]), &[], Some(1), 100, now);
         assert_eq!(known.info(Kind::Prompts).unwrap().items, 3);
         // Too large: not kept.
-        known.learn(Kind::Prompts, &digests(&["a", "b", "c"]), &[], 1, 2, now);
+        known.learn(
+            Kind::Prompts,
+            &digests(&["a", "b", "c"]),
+            &[],
+            Some(1),
+            2,
+            now,
+        );
+        // The same items with pages unknown (a reused merge): pages stay.
+        known.learn(
+            Kind::Prompts,
+            &digests(&["a", "b", "c"]),
+            &[],
+            None,
+            100,
+            now,
+        );
+        assert_eq!(known.info(Kind::Prompts).unwrap().pages, Some(2));
         assert_eq!(known.info(Kind::Prompts).unwrap().pages, Some(2));
     }
 

@@ -27,7 +27,12 @@ impl Observer {
             return;
         }
         if matches!(end, End::Complete) && !listing.received.overflow {
-            let pages = listing.walk_pages.unwrap_or(listing.pages);
+            // A merged answer is one page to the client; the catalogue's
+            // pages are the upstream's (unknown when the merge was reused).
+            let pages = match listing.merged {
+                Some(_) => listing.walk_pages,
+                None => Some(listing.pages),
+            };
             self.catalogues.learn(
                 listing.kind,
                 &listing.received.digests,

@@ -6,7 +6,7 @@
 
 use crate::exchange::{Exchange, Scope};
 use crate::fact::{AbandonCause, Fact, Failure};
-use crate::listing::End;
+use crate::listing::{End, Listing};
 use crate::observer::Observer;
 use crate::request::Asked;
 use crate::session::{Session, SessionKey};
@@ -73,12 +73,21 @@ impl Observer {
         }
         let initialize = exchange.initialize.take();
         let session = exchange.session.clone();
-        if let (Some(key), Some((info, version))) = (&assigned, initialize) {
-            self.ensure_session(key, at, facts);
-            if let Some(session) = self.sessions.peek_mut(key) {
-                session.client_info = info;
-                session.protocol = version;
+        let caller = (exchange.header.clone(), exchange.user_agent.clone());
+        match (&assigned, initialize) {
+            (Some(key), Some((info, version))) => {
+                self.ensure_session(key, at, facts);
+                if let Some(session) = self.sessions.peek_mut(key) {
+                    session.client_info = info;
+                    session.protocol = version;
+                }
             }
+            // A stateless server: no session to bind the client's info
+            // to; its later requests from the same caller get it.
+            (None, Some((Some(info), _))) if session.is_none() => {
+                self.sessionless_info.insert(caller, info);
+            }
+            _ => {}
         }
         if let (true, Some(key)) = (gone, session) {
             self.end_session(&key, AbandonCause::SessionEnded, at, facts);
@@ -137,7 +146,7 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) {
         for key in &exchange.sent {
-            if !self.pending.peek(key).is_some_and(|p| p.exchange == id) {
+            if self.pending.peek(key).is_none_or(|p| p.exchange != id) {
                 continue;
             }
             let failure = match (end, exchange.status) {
@@ -222,10 +231,14 @@ impl Observer {
             }
         }
         let mut quiet = Vec::new();
+        let over = |l: &Listing| l.waiting == 0 && passed(l.last, abandon_after, now);
         for session in self.sessions.values_mut() {
+            if !session.listings.iter().any(over) {
+                continue;
+            }
             let (done, going): (Vec<_>, Vec<_>) = std::mem::take(&mut session.listings)
                 .into_iter()
-                .partition(|l| l.waiting == 0 && passed(l.last, abandon_after, now));
+                .partition(over);
             session.listings = going;
             quiet.extend(done.into_iter().map(|l| (l, session.tag.clone())));
         }

@@ -14,6 +14,7 @@ use crate::settings::ObserverLimits;
 use crate::tally::{ClientTally, Tallies};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
+use mcp_tap::identity::ClientInfo;
 use mcp_tap::{NotObserved, TapEvent};
 use std::time::Instant;
 
@@ -30,6 +31,10 @@ pub struct Observer {
     /// Which session (serial) was last handed each cursor.
     pub(crate) origins: Lru<CursorDigest, u64>,
     pub(crate) clients: Clients,
+    /// The client info a stateless server's callers gave on `initialize`,
+    /// by their operator header and User-Agent product (no session to
+    /// bind it to).
+    pub(crate) sessionless_info: Lru<(Option<ClientInfo>, Option<ClientInfo>), ClientInfo>,
     pub(crate) tallies: Tallies,
     pub(crate) catalogues: Catalogues,
     /// Bytes of unfinished messages held.
@@ -60,6 +65,7 @@ impl Observer {
             pending: Lru::new(limits.max_pending),
             origins: Lru::new(limits.max_cursors),
             clients: Clients::new(limits.max_clients),
+            sessionless_info: Lru::new(limits.max_clients),
             tallies: Tallies::new(limits.tally_window, limits.max_versions),
             catalogues: Catalogues::default(),
             buffered: 0,

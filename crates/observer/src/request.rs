@@ -131,11 +131,7 @@ impl Observer {
             (ex.header.clone(), ex.user_agent.clone(), ex.session.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let bound = ex_session
-            .as_ref()
-            .and_then(|k| self.sessions.peek(k))
-            .and_then(|s| s.client_info.clone());
-        let asker = self.asker(header, info.or(bound), user_agent, facts);
+        let asker = self.asker(header, info, user_agent, ex_session.as_ref(), facts);
         let key = ex_session
             .clone()
             .unwrap_or_else(|| SessionKey::Client(asker.client.clone()));
@@ -147,32 +143,7 @@ impl Observer {
         let tag = session.tag.clone();
         let place = self.place(&key, serial, kind, params.cursor, modern);
         let cursor_sent = !matches!(place, Place::First);
-        let listing = match place {
-            Place::First => Some(self.start_listing(&key, kind, asker.clone(), modern, at, facts)),
-            Place::Continues(listing) => {
-                if let Some(l) = self
-                    .sessions
-                    .peek_mut(&key)
-                    .and_then(|s| s.listing_mut(listing))
-                {
-                    l.waiting += 1;
-                    l.last = at;
-                }
-                Some(listing)
-            }
-            Place::Stale => None,
-            Place::Foreign(origin) => {
-                let cursor = CursorUse {
-                    client: asker.client.clone(),
-                    kind,
-                    session: tag.clone(),
-                    at,
-                };
-                self.tallies.foreign(&asker.client, kind, origin, at);
-                facts.push(Fact::ForeignCursor { cursor, origin });
-                None
-            }
-        };
+        let listing = self.join(place, &key, kind, &asker, &tag, modern, at, facts);
         let asked = AskedList {
             kind,
             session: key,
@@ -195,16 +166,65 @@ impl Observer {
         self.await_answer(PendingKey { scope, id }, pending, facts);
     }
 
-    /// Who asks: the operator's header, the client's info, its User-Agent
-    /// product, by precedence; as a bounded label.
+    /// The listing a request joins: a new one, the one it continues, or
+    /// none (a stale cursor; a foreign one, told).
+    #[allow(clippy::too_many_arguments)]
+    fn join(
+        &mut self,
+        place: Place,
+        key: &SessionKey,
+        kind: Kind,
+        asker: &Asker,
+        tag: &SessionTag,
+        modern: bool,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) -> Option<u64> {
+        match place {
+            Place::First => Some(self.start_listing(key, kind, asker.clone(), modern, at, facts)),
+            Place::Continues(listing) => {
+                let session = self.sessions.peek_mut(key);
+                if let Some(l) = session.and_then(|s| s.listing_mut(listing)) {
+                    l.waiting += 1;
+                    l.last = at;
+                }
+                Some(listing)
+            }
+            Place::Stale => None,
+            Place::Foreign(origin) => {
+                let cursor = CursorUse {
+                    client: asker.client.clone(),
+                    kind,
+                    session: tag.clone(),
+                    at,
+                };
+                self.tallies.foreign(&asker.client, kind, origin, at);
+                facts.push(Fact::ForeignCursor { cursor, origin });
+                None
+            }
+        }
+    }
+
+    /// Who asks: the operator's header, the client's info (the request's
+    /// own, else what its session's — or, with no session, its caller's —
+    /// `initialize` said), its User-Agent product, by precedence; as a
+    /// bounded label.
     fn asker(
         &mut self,
         header: Option<ClientInfo>,
         info: Option<ClientInfo>,
         user_agent: Option<ClientInfo>,
+        session: Option<&SessionKey>,
         facts: &mut Vec<Fact>,
     ) -> Asker {
-        let (who, source) = identity::identify(header, info, user_agent);
+        let bound = match session {
+            Some(key) => self.sessions.peek(key).and_then(|s| s.client_info.clone()),
+            None => {
+                let caller = (header.clone(), user_agent.clone());
+                self.sessionless_info.peek(&caller).cloned()
+            }
+        };
+        let (who, source) = identity::identify(header, info.or(bound), user_agent);
         Asker {
             client: self.clients.resolve(&who.name, facts),
             version: who.version.as_deref().map(shown_version),
@@ -293,6 +313,15 @@ impl Observer {
     fn await_answer(&mut self, key: PendingKey, pending: Pending, facts: &mut Vec<Fact>) {
         if let Some(ex) = self.exchanges.peek_mut(&pending.exchange) {
             ex.remember_sent(key);
+        }
+        // An id sent again before its answer: the earlier request will not
+        // be paired any more.
+        if let Some(Pending {
+            asked: Asked::List(asked),
+            ..
+        }) = self.pending.remove(&key)
+        {
+            self.unwait(&asked, false);
         }
         if let Some((_, evicted)) = self.pending.insert(key, pending) {
             facts.push(Fact::NotObserved(NotObserved::ObserverFull));

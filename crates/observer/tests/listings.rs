@@ -22,31 +22,27 @@ fn in_session(session: &str) -> Head<'_> {
     }
 }
 
+/// An observer that saw `client` initialize session `s`; the head of its
+/// later requests.
+fn initialized(client: &str, version: &str) -> (Script, Head<'static>) {
+    let mut s = Script::new(ObserverLimits::default());
+    s.initialize(&Head::default(), "s", client, version);
+    (s, in_session("s"))
+}
+
 /// A client that walks 14 tools paged by 8 to the end.
 fn walk(s: &mut Script, session: &str, name: &str) {
     s.initialize(&Head::default(), session, name, "2.4.0");
     let head = in_session(session);
-    s.post(
-        &head,
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 14),
-    );
-    s.post(
-        &head,
-        &list_request(2, "tools/list", Some("p1")),
-        &tools_page(2, 1, 8, 14),
-    );
+    s.tools(&head, 1, 0, 14);
+    s.tools(&head, 2, 1, 14);
 }
 
 /// A client that reads page 1 only and leaves with DELETE.
 fn first_page_only(s: &mut Script, session: &str) {
     s.initialize(&Head::default(), session, "mcp", "0.1.0");
     let head = in_session(session);
-    s.post(
-        &head,
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 14),
-    );
+    s.tools(&head, 1, 0, 14);
     s.delete(session);
 }
 
@@ -116,11 +112,7 @@ fn a_cursor_that_never_comes_back_is_abandoned_after_the_wait() {
     let names: Vec<String> = (1..=14).map(|i| format!("tool-{i:03}")).collect();
     s.observer.set_reference(Kind::Tools, &names, s.now);
     s.initialize(&Head::default(), "s-ts", "ts1", "1.0");
-    s.post(
-        &in_session("s-ts"),
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 14),
-    );
+    s.tools(&in_session("s-ts"), 1, 0, 14);
     s.wait(Duration::from_secs(29));
     s.tick();
     assert!(s.listings().is_empty(), "not yet");
@@ -138,19 +130,9 @@ fn a_cursor_that_never_comes_back_is_abandoned_after_the_wait() {
 
 #[test]
 fn page_one_again_restarts_and_an_error_fails() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "c", "1");
-    let head = in_session("s");
-    s.post(
-        &head,
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 14),
-    );
-    s.post(
-        &head,
-        &list_request(2, "tools/list", None),
-        &tools_page(2, 0, 8, 14),
-    );
+    let (mut s, head) = initialized("c", "1");
+    s.tools(&head, 1, 0, 14);
+    s.tools(&head, 2, 0, 14);
     s.post(
         &head,
         &list_request(3, "tools/list", Some("p1")),
@@ -252,9 +234,7 @@ fn cursors_from_another_session_or_nowhere_are_foreign() {
 
 #[test]
 fn sse_answers_are_read_past_priming_events_and_notifications() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "sse-client", "1");
-    let head = in_session("s");
+    let (mut s, head) = initialized("sse-client", "1");
     s.post_sse(
         &head,
         &list_request(1, "tools/list", None),
@@ -408,11 +388,7 @@ fn the_operators_header_names_the_client_first() {
         client_header: Some("team-7"),
         user_agent: Some("node"),
     };
-    s.post(
-        &head,
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 8),
-    );
+    s.tools(&head, 1, 0, 8);
     let l = s.listings()[0];
     assert_eq!(
         (l.client.label(), l.source),
@@ -466,16 +442,8 @@ fn batches_garbage_and_truncated_messages_are_counted_and_skipped() {
 
 #[test]
 fn an_answer_that_passed_unread_lets_its_listing_go_on() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "c", "1");
-    let head = in_session("s");
-    let x = s.open(RequestMethod::Post, &head, BodyFraming::Json);
-    s.message(
-        x,
-        Direction::FromClient,
-        list_request(1, "tools/list", None).to_string().as_bytes(),
-        99,
-    );
+    let (mut s, head) = initialized("c", "1");
+    let x = s.ask(&head, &list_request(1, "tools/list", None));
     s.answered(x, 200, BodyFraming::Json, None);
     s.end(
         x,
@@ -483,11 +451,7 @@ fn an_answer_that_passed_unread_lets_its_listing_go_on() {
         CopyEnd::NotObserved(NotObserved::TooLarge),
     );
     s.close(x, ExchangeEnd::Completed);
-    s.post(
-        &head,
-        &list_request(2, "tools/list", Some("p1")),
-        &tools_page(2, 1, 8, 14),
-    );
+    s.tools(&head, 2, 1, 14);
     assert!(!s
         .facts
         .iter()
@@ -498,16 +462,8 @@ fn an_answer_that_passed_unread_lets_its_listing_go_on() {
 
 #[test]
 fn an_upstream_failure_or_http_error_fails_the_listing() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "c", "1");
-    let head = in_session("s");
-    let x = s.open(RequestMethod::Post, &head, BodyFraming::Json);
-    s.message(
-        x,
-        Direction::FromClient,
-        list_request(1, "tools/list", None).to_string().as_bytes(),
-        99,
-    );
+    let (mut s, head) = initialized("c", "1");
+    let x = s.ask(&head, &list_request(1, "tools/list", None));
     s.close(
         x,
         ExchangeEnd::UpstreamFailed(mcp_tap::UpstreamFailure::Reset),
@@ -528,11 +484,7 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
         ]
     );
     // A 404 for the session ends it.
-    s.post(
-        &head,
-        &list_request(3, "tools/list", None),
-        &tools_page(3, 0, 8, 14),
-    );
+    s.tools(&head, 3, 0, 14);
     s.post_with(
         &head,
         &list_request(4, "tools/list", Some("p1")),
@@ -553,16 +505,8 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
 
 #[test]
 fn a_merged_answer_is_a_complete_listing_that_says_so() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "mcp", "0.1.0");
-    let head = in_session("s");
-    let x = s.open(RequestMethod::Post, &head, BodyFraming::Json);
-    s.message(
-        x,
-        Direction::FromClient,
-        list_request(1, "tools/list", None).to_string().as_bytes(),
-        99,
-    );
+    let (mut s, head) = initialized("mcp", "0.1.0");
+    let x = s.ask(&head, &list_request(1, "tools/list", None));
     s.answered(x, 200, BodyFraming::Json, None);
     s.feed(mcp_tap::TapEvent::Merged {
         exchange: x,
@@ -594,16 +538,10 @@ fn a_merged_answer_is_a_complete_listing_that_says_so() {
 
 #[test]
 fn a_client_that_closes_its_stream_without_delete_abandons() {
-    let mut s = Script::new(ObserverLimits::default());
-    s.initialize(&Head::default(), "s", "ts1", "1.0");
-    let head = in_session("s");
+    let (mut s, head) = initialized("ts1", "1.0");
     let stream = s.open(RequestMethod::Get, &head, BodyFraming::Other);
     s.answered(stream, 200, BodyFraming::EventStream, None);
-    s.post(
-        &head,
-        &list_request(1, "tools/list", None),
-        &tools_page(1, 0, 8, 14),
-    );
+    s.tools(&head, 1, 0, 14);
     s.close(stream, ExchangeEnd::ClientGone);
     let l = s.listings()[0];
     assert_eq!(
@@ -611,4 +549,128 @@ fn a_client_that_closes_its_stream_without_delete_abandons() {
         (ListingOutcome::Abandoned, Some(AbandonCause::SessionEnded))
     );
     assert_eq!(s.observer.usage().sessions, 1, "who it is stays");
+}
+
+#[test]
+fn a_stateless_servers_caller_keeps_the_name_it_gave_on_initialize() {
+    let mut s = Script::new(ObserverLimits::default());
+    let head = Head {
+        user_agent: Some("python-httpx/0.28.1"),
+        ..Head::default()
+    };
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18"}});
+    s.post(&head, &script::initialize_request("mcp", "0.1.0"), &answer);
+    s.tools(&head, 1, 0, 14);
+    s.post(
+        &Head {
+            user_agent: Some("node"),
+            ..head
+        },
+        &list_request(1, "tools/list", None),
+        &tools_page(1, 0, 8, 14),
+    );
+    s.wait(Duration::from_secs(30));
+    s.tick();
+    let mut names: Vec<(&str, IdentitySource)> = s
+        .listings()
+        .iter()
+        .map(|l| (l.client.label(), l.source))
+        .collect();
+    names.sort_by_key(|n| n.0);
+    assert_eq!(
+        names,
+        [
+            ("mcp", IdentitySource::ClientInfo),
+            ("node", IdentitySource::UserAgent)
+        ]
+    );
+}
+
+#[test]
+fn on_stdio_a_merge_note_marks_one_answer_only() {
+    let mut s = Script::new(ObserverLimits::default());
+    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
+    s.answered(x, 0, BodyFraming::Lines, None);
+    let line = |v: serde_json::Value| v.to_string().into_bytes();
+    let init = script::initialize_request("mcp", "0.1.0");
+    s.message(x, Direction::FromClient, &line(init), 50);
+    for (id, outcome) in [
+        (1, mcp_tap::MergeOutcome::Merged),
+        (2, mcp_tap::MergeOutcome::Reused),
+    ] {
+        s.message(
+            x,
+            Direction::FromClient,
+            &line(list_request(id, "tools/list", None)),
+            50,
+        );
+        s.feed(mcp_tap::TapEvent::Merged {
+            exchange: x,
+            kind: Kind::Tools,
+            outcome,
+            pages: if id == 1 { 2 } else { 0 },
+            items: 14,
+        });
+        s.message(
+            x,
+            Direction::FromUpstream,
+            &line(tools_page(id, 0, 14, 14)),
+            50,
+        );
+    }
+    s.message(
+        x,
+        Direction::FromClient,
+        &line(list_request(3, "tools/list", None)),
+        50,
+    );
+    s.message(
+        x,
+        Direction::FromUpstream,
+        &line(tools_page(3, 0, 8, 14)),
+        50,
+    );
+    s.close(x, ExchangeEnd::Completed);
+    let merged: Vec<_> = s.listings().iter().map(|l| (l.outcome, l.merged)).collect();
+    assert_eq!(
+        merged,
+        [
+            (
+                ListingOutcome::Complete,
+                Some(mcp_tap::MergeOutcome::Merged)
+            ),
+            (
+                ListingOutcome::Complete,
+                Some(mcp_tap::MergeOutcome::Reused)
+            ),
+            (ListingOutcome::Abandoned, None),
+        ]
+    );
+    let catalogue = s.observer.catalogue(Kind::Tools).unwrap();
+    assert_eq!(
+        (catalogue.items, catalogue.pages),
+        (14, Some(2)),
+        "a reused merge keeps the pages"
+    );
+    let missed = s.listings()[2].missed.as_ref().unwrap();
+    assert_eq!((missed.count, missed.catalogue_pages), (6, Some(2)));
+}
+
+#[test]
+fn an_id_sent_again_before_its_answer_leaves_no_listing_waiting() {
+    let (mut s, head) = initialized("c", "1");
+    s.tools(&head, 1, 0, 24);
+    let again = list_request(2, "tools/list", Some("p1"));
+    let first = s.ask(&head, &again);
+    let second = s.ask(&head, &again);
+    s.answered(second, 200, BodyFraming::Json, None);
+    let answer = tools_page(2, 1, 8, 24).to_string();
+    s.message(second, Direction::FromUpstream, answer.as_bytes(), 99);
+    s.close(second, ExchangeEnd::Completed);
+    s.close(first, ExchangeEnd::ClientGone);
+    s.wait(Duration::from_secs(30));
+    s.tick();
+    let l = s.listings()[0];
+    assert_eq!((l.outcome, l.pages), (ListingOutcome::Abandoned, 2));
+    assert_eq!(l.abandoned, Some(AbandonCause::Timeout));
 }

@@ -128,6 +128,13 @@ impl Script {
         });
     }
 
+    /// A POST carrying `request`, not answered yet.
+    pub fn ask(&mut self, head: &Head<'_>, request: &Value) -> ExchangeId {
+        let x = self.open(RequestMethod::Post, head, BodyFraming::Json);
+        self.message(x, Direction::FromClient, request.to_string().as_bytes(), 99);
+        x
+    }
+
     /// A POST of `request` answered with `answer` as one JSON body.
     pub fn post(&mut self, head: &Head<'_>, request: &Value, answer: &Value) -> ExchangeId {
         self.post_with(head, request, 200, None, Some(answer))
@@ -154,6 +161,14 @@ impl Script {
         }
         self.close(x, ExchangeEnd::Completed);
         x
+    }
+
+    /// `tools/list` page `page` (0-based) of `total` tools paged by 8, with
+    /// request id `id`; past the first page the cursor is `"p<page>"`.
+    pub fn tools(&mut self, head: &Head<'_>, id: u64, page: usize, total: usize) -> ExchangeId {
+        let cursor = (page > 0).then(|| format!("p{page}"));
+        let request = list_request(id, "tools/list", cursor.as_deref());
+        self.post(head, &request, &tools_page(id, page, 8, total))
     }
 
     /// A POST of `request` answered with an event stream: a priming event,

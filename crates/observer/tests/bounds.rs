@@ -1,0 +1,207 @@
+//! A flood stays inside the documented bounds (docs/reliability.md, "Byte
+//! budgets", the observer's part): 10,000 sessions each naming a new
+//! random client, 1 MiB cursors both ways, a session id taken over by
+//! another client. The heap is measured with a counting allocator, not
+//! assumed.
+
+mod script;
+
+use mcp_observer::{Fact, ListingOutcome, ObserverLimits, OTHER};
+use script::{list_request, tools_page, Head, Script};
+use serde_json::json;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bytes allocated and not yet freed, by anyone in this process.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+struct Counting;
+
+// SAFETY: every call is passed to the system allocator unchanged; only
+// the byte count around it is ours.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// A small, seeded generator: names nobody could guess, the same each run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 16
+    }
+}
+
+const SESSIONS: usize = 10_000;
+/// What the observer may hold after the flood, all of it: the documented
+/// bound for default limits (sessions, their listings and cursors, the
+/// cross-session cursor index, labels and tallies).
+const HELD_BOUND: usize = 12 << 20;
+
+#[test]
+fn ten_thousand_new_clients_and_huge_cursors_stay_inside_the_bounds() {
+    let limits = ObserverLimits::default();
+    let before = LIVE.load(Ordering::Relaxed);
+    let mut s = Script::new(limits.clone());
+    let mut rng = Lcg(7);
+    let huge = "c".repeat(1 << 20);
+    let mut peak_buffered = 0;
+    for i in 0..SESSIONS {
+        let session = format!("s-{i}");
+        let name = format!("client-{:016x}", rng.next());
+        s.initialize(&Head::default(), &session, &name, "0.1.0");
+        let head = Head {
+            session: Some(&session),
+            user_agent: Some("python-httpx/0.28.1"),
+            ..Head::default()
+        };
+        let mut page = tools_page(1, 0, 8, 14);
+        if i % 1000 == 0 {
+            // A server's 1 MiB cursor, and a client's 1 MiB cursor back.
+            page["result"]["nextCursor"] = json!(huge);
+            s.post(&head, &list_request(1, "tools/list", None), &page);
+            s.post(
+                &head,
+                &list_request(2, "tools/list", Some(&huge)),
+                &tools_page(2, 1, 8, 14),
+            );
+        } else {
+            s.post(&head, &list_request(1, "tools/list", None), &page);
+        }
+        peak_buffered = peak_buffered.max(s.observer.usage().buffered_bytes);
+        // Facts are the application's to drain; keep this test's memory ours.
+        check_labels(&s.take_facts(), &limits);
+    }
+    // Another client takes over a session id it never initialized.
+    let stolen = Head {
+        session: Some("s-9999"),
+        user_agent: Some("evil/6.6"),
+        ..Head::default()
+    };
+    s.tools(&stolen, 7, 0, 14);
+    check_labels(&s.take_facts(), &limits);
+    drop(huge);
+
+    let usage = s.observer.usage();
+    assert!(usage.sessions <= limits.max_sessions, "{usage:?}");
+    assert!(usage.pending <= limits.max_pending, "{usage:?}");
+    assert!(usage.cursors <= limits.max_cursors, "{usage:?}");
+    assert!(usage.clients <= limits.max_clients + 1, "{usage:?}");
+    assert!(usage.tracked_bytes <= limits.max_tracked_bytes, "{usage:?}");
+    assert_eq!((usage.exchanges, usage.buffered_bytes), (0, 0), "{usage:?}");
+    assert!(peak_buffered <= limits.max_buffered_bytes);
+    let held = LIVE.load(Ordering::Relaxed).saturating_sub(before);
+    println!("after the flood: {usage:?}, {held} bytes held");
+    assert!(held <= HELD_BOUND, "{held} bytes held after the flood");
+
+    // Time passes: every listing left open ends, every session goes.
+    s.wait(limits.abandon_after);
+    s.tick();
+    let abandoned = s
+        .take_facts()
+        .iter()
+        .filter(|f| matches!(f, Fact::Listing(l) if l.outcome == ListingOutcome::Abandoned))
+        .count();
+    assert_eq!(abandoned, usage.listings, "every listing left open");
+    s.wait(limits.session_idle);
+    s.tick();
+    let usage = s.observer.usage();
+    assert_eq!(
+        (usage.sessions, usage.listings, usage.pending),
+        (0, 0, 0),
+        "{usage:?}"
+    );
+    assert_eq!(usage.tracked_bytes, 0);
+    let held = LIVE.load(Ordering::Relaxed).saturating_sub(before);
+    println!("after the wait: {usage:?}, {held} bytes held");
+    assert!(held <= 1 << 20, "{held} bytes held when idle");
+}
+
+/// Labels stay within `max_clients`, then `other`.
+fn check_labels(facts: &[Fact], limits: &ObserverLimits) {
+    let labels: HashSet<&str> = facts
+        .iter()
+        .filter_map(|f| match f {
+            Fact::Listing(l) => Some(l.client.label()),
+            Fact::Page(p) => Some(p.client.label()),
+            Fact::NewClient(c) => Some(c.label()),
+            _ => None,
+        })
+        .collect();
+    assert!(labels.len() <= limits.max_clients + 1);
+    for label in labels {
+        assert!(label.len() <= 64 || label == OTHER, "{label}");
+    }
+}
+
+#[test]
+fn past_max_clients_every_new_name_is_other() {
+    let limits = ObserverLimits {
+        max_clients: 3,
+        ..ObserverLimits::default()
+    };
+    let mut s = Script::new(limits);
+    page_one_in_sessions(&mut s, 10, 8, |i| format!("name-{i}"));
+    let labels: Vec<&str> = s.listings().iter().map(|l| l.client.label()).collect();
+    assert_eq!(labels[..3], ["name-0", "name-1", "name-2"]);
+    assert!(labels[3..].iter().all(|l| *l == OTHER), "{labels:?}");
+    assert_eq!(s.observer.tallies().count(), 4);
+    let other = s.observer.tallies().find(|(c, _)| c.is_other()).unwrap().1;
+    assert_eq!(other.kind(mcp_listing::Kind::Tools).since_start.total(), 7);
+}
+
+#[test]
+fn a_session_past_max_sessions_is_forgotten_and_its_listing_told() {
+    let limits = ObserverLimits {
+        max_sessions: 2,
+        ..ObserverLimits::default()
+    };
+    let mut s = Script::new(limits);
+    page_one_in_sessions(&mut s, 3, 14, |_| "c".into());
+    let evicted: Vec<_> = s.listings().iter().map(|l| l.abandoned).collect();
+    assert_eq!(evicted, [Some(mcp_observer::AbandonCause::Evicted)]);
+    let full = Fact::NotObserved(mcp_tap::NotObserved::ObserverFull);
+    assert!(s.facts.contains(&full));
+    assert_eq!(s.observer.usage().sessions, 2);
+}
+
+/// `sessions` sessions, each initialized by a client called `name(i)`,
+/// reading page 1 of `total` tools.
+fn page_one_in_sessions(
+    s: &mut Script,
+    sessions: usize,
+    total: usize,
+    name: impl Fn(usize) -> String,
+) {
+    for i in 0..sessions {
+        let session = format!("s-{i}");
+        s.initialize(&Head::default(), &session, &name(i), "1");
+        let head = Head {
+            session: Some(&session),
+            ..Head::default()
+        };
+        s.tools(&head, 1, 0, total);
+    }
+}
