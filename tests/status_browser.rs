@@ -53,6 +53,15 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
     ] {
         demo.wait_target(name, "a verdict", |t| t["verdict"]["level"].is_string());
     }
+    // The demo's tap: desk-app judged against origin's catalogue.
+    mcp_testkit::wait_for(
+        std::time::Duration::from_secs(120),
+        "desk-app judged",
+        || {
+            let (_, body) = mcp_testkit::http_get(&demo.url("/api/clients"));
+            body.contains("\"items_missed\":6").then_some(())
+        },
+    );
 
     // Front page: the verdict first, worst first, with the first reason.
     let (front, front_dom) = text_of(&demo, "/");
@@ -62,6 +71,12 @@ fn a_person_reads_the_verdict_and_the_missing_names_in_a_browser() {
             "{word} not on the front page:\n{front}"
         );
     }
+    // The Clients section, as the browser shows it.
+    assert!(front.contains("Clients"), "{front}");
+    assert!(
+        front.contains("sees 8 of 14 tools, missing tool-009 … tool-014"),
+        "the demo's page-1 reader is told what it missed:\n{front}"
+    );
     let gateway_row = visible_text(row(&front_dom, "gateway"));
     assert!(gateway_row.contains("degraded"), "{gateway_row}");
     assert!(
