@@ -13,7 +13,6 @@ use crate::config::taps::TapConfig;
 use crate::poller::Service;
 use crate::telemetry::metrics::TapHealth;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -147,15 +146,6 @@ impl TapService {
                 }
             }
         }
-    }
-
-    /// Where each tap listens.
-    pub async fn listening(&self) -> Vec<(Arc<str>, SocketAddr)> {
-        let running = self.running.lock().await;
-        running
-            .values()
-            .map(|r| (r.tap.name.clone(), r.tap.local_addr))
-            .collect()
     }
 
     async fn stop(&self, tap: RunningTap) {
