@@ -7,6 +7,7 @@
 //! the tap, driven by the same requests.
 
 use mcp_tap::{CopyEnd, Direction, NotObserved, RequestMethod, TapEvent, TapSettings};
+use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
 use mcp_testkit::Proc;
 use std::net::SocketAddr;
@@ -32,11 +33,8 @@ struct Twins {
 impl Twins {
     fn start(transport: &str, flags: &[&str], path: &str, inspect_bytes: Option<usize>) -> Twins {
         let start = || {
-            let mut args = vec!["simulate", "--transport", transport, "--seed", "7"];
-            if !flags.contains(&"--scenario") {
-                args.extend_from_slice(&["--scenario", "healthy"]);
-            }
-            args.extend_from_slice(flags);
+            let mut args = simulate_args(transport, flags);
+            args.extend_from_slice(&["--seed", "7"]);
             Proc::start(&args)
         };
         let (direct, behind) = (start(), start());

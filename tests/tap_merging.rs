@@ -9,6 +9,7 @@
 use mcp_tap::{
     Direction, MergeClients, MergeCount, MergeFallback, MergeOutcome, TapEvent, TapSettings,
 };
+use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
 use mcp_testkit::Proc;
 use serde_json::Value;
@@ -16,20 +17,11 @@ use serde_json::Value;
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 
+/// The simulator paging 14 tools by 8, with `flags`.
 fn simulator(flags: &[&str]) -> Proc {
-    let mut args = vec![
-        "simulate",
-        "--transport",
-        "http",
-        "--items",
-        "14",
-        "--page-size",
-        "8",
-    ];
-    if !flags.contains(&"--scenario") {
-        args.extend_from_slice(&["--scenario", "healthy"]);
-    }
-    args.extend_from_slice(flags);
+    let mut flags = flags.to_vec();
+    flags.extend_from_slice(&["--items", "14", "--page-size", "8"]);
+    let args = simulate_args("http", &flags);
     Proc::start(&args)
 }
 

@@ -9,6 +9,7 @@ use mcp_tap::{
     run_stdio, Direction, MergeClients, MergeFallback, MergeOutcome, StdioTapSettings, TapEvent,
     TapStats,
 };
+use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::tap::Recorder;
 use mcp_wire::transport::stdio::StdioSpec;
 use serde_json::Value;
@@ -34,20 +35,11 @@ fn spec(command: &str, args: &[&str]) -> StdioSpec {
     }
 }
 
+/// The simulator paging 14 tools by 8 over stdio, with `flags`.
 fn simulator(flags: &[&str]) -> StdioSpec {
-    let mut args = vec![
-        "simulate",
-        "--transport",
-        "stdio",
-        "--items",
-        "14",
-        "--page-size",
-        "8",
-    ];
-    if !flags.contains(&"--scenario") {
-        args.extend_from_slice(&["--scenario", "healthy"]);
-    }
-    args.extend_from_slice(flags);
+    let mut flags = flags.to_vec();
+    flags.extend_from_slice(&["--items", "14", "--page-size", "8"]);
+    let args = simulate_args("stdio", &flags);
     spec(&mcp_testkit::exporter_bin().to_string_lossy(), &args)
 }
 

@@ -52,6 +52,15 @@ fn send(method: reqwest::Method, url: &str, accept: Option<&str>) -> (u16, Strin
     })
 }
 
+/// The value of the header `name` (lower-case) among `headers` (names
+/// lower-cased, as the readers here keep them).
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
 /// An answer read by [`raw_get`].
 pub struct RawResponse {
     pub status: u16,
@@ -63,10 +72,7 @@ pub struct RawResponse {
 
 impl RawResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        header_value(&self.headers, name)
     }
 
     pub fn text(&self) -> String {

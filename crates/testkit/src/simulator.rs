@@ -20,6 +20,17 @@ pub fn http_scenario(scenario: &str, flags: &[&str]) -> crate::Proc {
     crate::Proc::start(&args)
 }
 
+/// `simulate --transport TRANSPORT FLAGS…`, with `--scenario healthy`
+/// unless the flags name a scenario.
+pub fn simulate_args<'a>(transport: &'a str, flags: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["simulate", "--transport", transport];
+    if !flags.contains(&"--scenario") {
+        args.extend_from_slice(&["--scenario", "healthy"]);
+    }
+    args.extend_from_slice(flags);
+    args
+}
+
 /// Generous: only a hung or broken simulator takes this long.
 pub const WAIT: Duration = Duration::from_secs(20);
 

@@ -23,10 +23,7 @@ pub struct StubRequest {
 
 impl StubRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.headers, name)
     }
 
     pub fn param(&self, name: &str) -> Option<&str> {

@@ -195,10 +195,7 @@ pub struct RawAnswer {
 
 impl RawAnswer {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.headers, name)
     }
 
     /// The end-to-end headers: without the hop-by-hop ones and `Date`
@@ -455,10 +452,7 @@ pub struct Seen {
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        crate::http::header_value(&self.headers, name)
     }
 }
 

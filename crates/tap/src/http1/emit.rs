@@ -66,11 +66,7 @@ pub(crate) fn request_head(
     host: &[u8],
     length: Option<usize>,
 ) -> Vec<u8> {
-    let size: usize = req
-        .fields
-        .iter()
-        .map(|f| f.name.len() + f.value.len() + 4)
-        .sum();
+    let size = fields_size(&req.fields);
     let mut out = Vec::with_capacity(size + path.len() + host.len() + 48);
     out.extend_from_slice(req.method.as_str().as_bytes());
     out.push(b' ');
@@ -121,13 +117,18 @@ pub(crate) fn held_response_head(resp: &Response, length: usize, close: bool) ->
     out
 }
 
-fn status_line(resp: &Response) -> Vec<u8> {
-    let size: usize = resp
-        .fields
+/// Bytes the header lines of `fields` take.
+fn fields_size(fields: &[Field]) -> usize {
+    fields
         .iter()
         .map(|f| f.name.len() + f.value.len() + 4)
-        .sum();
-    let mut out = Vec::with_capacity(size + resp.reason.len() + 64);
+        .sum()
+}
+
+/// The status line, in a buffer with room for the rest of the head.
+fn status_line(resp: &Response) -> Vec<u8> {
+    let size = fields_size(&resp.fields) + resp.reason.len() + 64;
+    let mut out = Vec::with_capacity(size);
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(resp.status.to_string().as_bytes());
     out.push(b' ');
@@ -138,17 +139,7 @@ fn status_line(resp: &Response) -> Vec<u8> {
 
 /// The answer head the client gets (an interim 1xx one too).
 pub(crate) fn response_head(resp: &Response, to: ToClient) -> Vec<u8> {
-    let size: usize = resp
-        .fields
-        .iter()
-        .map(|f| f.name.len() + f.value.len() + 4)
-        .sum();
-    let mut out = Vec::with_capacity(size + resp.reason.len() + 48);
-    out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(resp.status.to_string().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(&resp.reason);
-    out.extend_from_slice(b"\r\n");
+    let mut out = status_line(resp);
     let extra: &[&str] = if to.dechunk {
         &["transfer-encoding", "trailer"]
     } else {

@@ -114,13 +114,7 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
         shared.inspect_bytes,
     );
     let mut lines = Lines::new(ask::MAX_INSPECTED_BYTES);
-    loop {
-        let mut buf = BytesMut::with_capacity(READ_SIZE);
-        match input.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let chunk = buf.freeze();
+    while let Some(chunk) = next_chunk(&mut input).await {
         copier.data(&shared.exchange, &chunk);
         if !merging {
             if to_server(&shared, &chunk).await.is_err() {
@@ -174,6 +168,15 @@ fn take_for_merge(shared: &Arc<Shared>, line: &Bytes) -> bool {
     true
 }
 
+/// The next bytes a pipe gives; `None` at its end (or a failed read).
+async fn next_chunk<R: AsyncRead + Unpin>(pipe: &mut R) -> Option<Bytes> {
+    let mut buf = BytesMut::with_capacity(READ_SIZE);
+    match pipe.read_buf(&mut buf).await {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(buf.freeze()),
+    }
+}
+
 /// Write whole lines (or a too-long line's pieces) to the server.
 pub(crate) async fn to_server(shared: &Shared, bytes: &[u8]) -> std::io::Result<()> {
     let mut stdin = shared.stdin.lock().await;
@@ -202,13 +205,7 @@ pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, mer
         .as_ref()
         .map_or(0, |m| m.settings.max_page_bytes);
     let mut lines = Lines::new(max);
-    loop {
-        let mut buf = BytesMut::with_capacity(READ_SIZE);
-        match stdout.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let chunk = buf.freeze();
+    while let Some(chunk) = next_chunk(&mut stdout).await {
         if !merging {
             to_client(&shared, &chunk).await;
             continue;
