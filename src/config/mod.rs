@@ -25,6 +25,7 @@ mod suggest;
 mod tls;
 mod types;
 
+pub use allow::{AllowList, AllowPattern};
 pub use error::ConfigError;
 pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;

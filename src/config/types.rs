@@ -2,6 +2,7 @@
 //! This is what the rest of the exporter reads; the YAML shape lives in
 //! `raw.rs`.
 
+use super::allow::AllowList;
 use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::{Secret, SecretSource};
@@ -334,9 +335,9 @@ impl fmt::Debug for RedactedValues<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeModule {
     pub name: String,
-    /// `scheme://host[:port]/path-prefix` patterns, matched as parsed parts
-    /// (see `allow.rs`).
-    pub allow: Vec<String>,
+    /// `scheme://host[:port]/path-prefix` patterns, compiled at load and
+    /// matched as parsed parts (see `allow.rs`).
+    pub allow: AllowList,
     pub transport: HttpMode,
     pub headers: Vec<(String, Secret)>,
     pub bearer_token: Option<SecretSource>,
@@ -353,9 +354,7 @@ impl ProbeModule {
     /// Whether `url` may be probed with this module: http(s), no user info,
     /// and some `allow` pattern matches a prefix of the URL.
     pub fn allows(&self, url: &Url) -> bool {
-        self.allow
-            .iter()
-            .any(|pattern| super::allow::AllowPattern::parse(pattern).is_ok_and(|p| p.matches(url)))
+        self.allow.allows(url)
     }
 
     /// A one-off target for probing `url` with this module, named `name`

@@ -2,6 +2,7 @@
 
 use super::http::RawHttp;
 use super::{RawLimits, Resolver, Result, LITERAL_TOKEN};
+use crate::config::allow::{AllowList, AllowPattern};
 use crate::config::locate::{yaml_path, At};
 use crate::config::raw::{RawModule, RawTracing, RawWeb};
 use crate::config::types::{default, Defaults, ProbeModule, TracingConfig, WebConfig};
@@ -28,7 +29,7 @@ impl Resolver<'_> {
                 format!("{who}: {LITERAL_TOKEN}"),
             ));
         }
-        self.check_allow(name, &who, &m.allow)?;
+        let allow = self.allow(name, &who, &m.allow)?;
         if m.max_redirects.is_some_and(|n| n > 0) {
             self.warn(
                 &key("max_redirects"),
@@ -46,7 +47,7 @@ impl Resolver<'_> {
         };
         Ok(ProbeModule {
             name: name.to_string(),
-            allow: m.allow,
+            allow,
             transport: http.transport,
             headers: http.headers,
             bearer_token: http.bearer_token,
@@ -60,8 +61,9 @@ impl Resolver<'_> {
         })
     }
 
-    /// A module's `allow:`: not empty, every pattern pinned to one origin.
-    fn check_allow(&self, name: &str, who: &str, allow: &[String]) -> Result<()> {
+    /// A module's `allow:`, compiled: not empty, every pattern pinned to one
+    /// origin.
+    fn allow(&self, name: &str, who: &str, allow: &[String]) -> Result<AllowList> {
         if allow.is_empty() {
             return Err(self.error(
                 &yaml_path!["modules", name, "allow"],
@@ -69,16 +71,18 @@ impl Resolver<'_> {
                 format!("{who}: `allow` is empty, so nothing could be probed with it"),
             ));
         }
+        let mut patterns = Vec::with_capacity(allow.len());
         for (j, pattern) in allow.iter().enumerate() {
-            if let Err(why) = crate::config::allow::AllowPattern::parse(pattern) {
-                return Err(self.error(
+            match AllowPattern::parse(pattern) {
+                Ok(p) => patterns.push(p),
+                Err(why) => return Err(self.error(
                     &yaml_path!["modules", name, "allow", j],
                     At::Value,
                     format!("{who}: allow pattern {pattern:?} {why} (write scheme://host[:port]/path-prefix, so that it cannot match other hosts)"),
-                ));
+                )),
             }
         }
-        Ok(())
+        Ok(AllowList::new(patterns))
     }
 
     pub(super) fn tracing(&mut self, t: RawTracing) -> Result<TracingConfig> {
