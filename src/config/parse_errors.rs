@@ -1,23 +1,31 @@
 //! Every parse error of a file in one run, as far as parsing allows: after
 //! an error the offending key is dropped and the rest parsed again, so a
-//! person fixes three typos in one edit rather than in three runs.
+//! person fixes three typos in one edit rather than in three runs. Only a
+//! file without aliases is parsed again: written back, it is no larger
+//! than itself, whereas a file with aliases would be written back
+//! expanded; such a file reports its first error.
 
 use super::error::ConfigError;
 use super::locate::{self, At, Seg};
 use super::parser_message;
 use super::raw::RawFile;
+use super::yaml_bounds::YamlShape;
 use yaml_serde::Value;
 
 /// At most this many problems are reported for one file.
 const MAX_ERRORS: usize = 20;
 
-/// The file as written, or every problem the parser finds in it.
-pub(super) fn parse(text: &str, origin: &str) -> Result<RawFile, ConfigError> {
+/// The file as written, or every problem the parser finds in it (`shape`:
+/// what the bounds check saw of it).
+pub(super) fn parse(text: &str, origin: &str, shape: YamlShape) -> Result<RawFile, ConfigError> {
     let first = match yaml_serde::from_str::<RawFile>(text) {
         Ok(raw) => return Ok(raw),
         Err(e) => e,
     };
     let mut errors = vec![parse_error(text, origin, &first)];
+    if shape.aliases > 0 {
+        return Err(ConfigError::from_list(errors));
+    }
     // Not even YAML: nothing more can be read.
     let Ok(mut doc) = yaml_serde::from_str::<Value>(text) else {
         return Err(ConfigError::from_list(errors));
