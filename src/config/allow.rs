@@ -173,7 +173,11 @@ impl HostPattern {
             return Err("has no host label without `*`, so it would match any host".into());
         }
         let subdomains = labels[0] == "*";
-        let rest = if subdomains { &labels[1..] } else { &labels[..] };
+        let rest = if subdomains {
+            &labels[1..]
+        } else {
+            &labels[..]
+        };
         Ok(HostPattern::Labels {
             subdomains,
             labels: rest.iter().map(|l| Glob::new(l)).collect(),

@@ -156,11 +156,8 @@ fn a_64_kib_value_against_many_stars_takes_linear_steps() {
 #[test]
 fn a_hostile_host_label_and_path_segment_are_matched_in_linear_steps() {
     let label = "a".repeat(64 * 1024);
-    let host_pattern = AllowPattern::parse(&format!(
-        "https://{}.example.invalid/mcp/",
-        many_stars(32)
-    ))
-    .unwrap();
+    let host_pattern =
+        AllowPattern::parse(&format!("https://{}.example.invalid/mcp/", many_stars(32))).unwrap();
     let url = Url::parse(&format!("https://{label}.example.invalid/mcp/x")).unwrap();
     let mut steps = 0;
     assert!(!host_pattern.matches_counting(&url, &mut steps));

@@ -38,12 +38,12 @@ pub use sources::{
     SourceEndpoint, SourceKind,
 };
 pub use types::parse_duration;
-pub use yaml_bounds::{check as check_yaml_bounds, YamlBoundError, YamlBoundProblem, YamlBounds};
 pub use types::{
     default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
     ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_DURATION,
     MAX_NAME_LEN,
 };
+pub use yaml_bounds::{check as check_yaml_bounds, YamlBoundError, YamlBoundProblem, YamlBounds};
 
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -83,14 +83,13 @@ pub fn load_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigError> {
 
 fn load(text: &str, origin: &str, base_dir: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
     // Before any YAML parser expands an alias or descends a bracket.
-    let shape = yaml_bounds::check(text.as_bytes(), &YamlBounds::CONFIG).map_err(|e| {
-        ConfigError::At {
+    let shape =
+        yaml_bounds::check(text.as_bytes(), &YamlBounds::CONFIG).map_err(|e| ConfigError::At {
             origin: origin.to_string(),
             line: e.line,
             column: e.column,
             message: format!("the YAML document {e}"),
-        }
-    })?;
+        })?;
     let raw: raw::RawFile = if is_blank(text) {
         // An empty document is null to the YAML parser; treat it as `{}`.
         raw::RawFile::default()

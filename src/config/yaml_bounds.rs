@@ -76,6 +76,9 @@ pub struct YamlBoundError {
 pub struct YamlShape {
     /// Aliases used (each replays its anchor).
     pub aliases: u64,
+    /// The parser found a syntax error (after which nothing was counted):
+    /// yaml_serde's error on this document is a syntax error too.
+    pub syntax_error: bool,
 }
 
 /// Check `input` against `bounds`. A syntax error ends the check without
@@ -83,7 +86,8 @@ pub struct YamlShape {
 /// before it was within bounds.
 pub fn check(input: &[u8], bounds: &YamlBounds) -> Result<YamlShape, YamlBoundError> {
     let mut count = Count::new(bounds);
-    for (event, start, end) in Events::new(input) {
+    let mut events = Events::new(input);
+    for (event, start, end) in events.by_ref() {
         count
             .take(event, start, end)
             .map_err(|problem| YamlBoundError {
@@ -94,6 +98,7 @@ pub fn check(input: &[u8], bounds: &YamlBounds) -> Result<YamlShape, YamlBoundEr
     }
     Ok(YamlShape {
         aliases: count.aliases,
+        syntax_error: events.failed(),
     })
 }
 

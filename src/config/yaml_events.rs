@@ -22,12 +22,18 @@ pub(super) struct Mark {
 pub(super) enum Event {
     DocumentStart,
     /// A sequence or a mapping opens, with its anchor (`&name`), if any.
-    Open { anchor: Option<Vec<u8>> },
+    Open {
+        anchor: Option<Vec<u8>>,
+    },
     /// The sequence or mapping opened last closes.
     Close,
-    Scalar { anchor: Option<Vec<u8>> },
+    Scalar {
+        anchor: Option<Vec<u8>>,
+    },
     /// `*name`.
-    Alias { anchor: Vec<u8> },
+    Alias {
+        anchor: Vec<u8>,
+    },
     /// Stream start, document end: nothing to count.
     Other,
 }
@@ -40,6 +46,8 @@ pub(super) struct Events<'a> {
     parser: Box<MaybeUninit<sys::yaml_parser_t>>,
     initialised: bool,
     done: bool,
+    /// The parser stopped at a syntax error.
+    failed: bool,
     input: PhantomData<&'a [u8]>,
 }
 
@@ -63,8 +71,14 @@ impl<'a> Events<'a> {
             parser,
             initialised,
             done: !initialised,
+            failed: !initialised,
             input: PhantomData,
         }
+    }
+
+    /// Whether reading stopped at a syntax error rather than at the end.
+    pub fn failed(&self) -> bool {
+        self.failed
     }
 }
 
@@ -83,6 +97,7 @@ impl Iterator for Events<'_> {
         let item = unsafe {
             if sys::yaml_parser_parse(p, raw.as_mut_ptr()).fail {
                 self.done = true;
+                self.failed = true;
                 return None;
             }
             let event = raw.as_mut_ptr();
