@@ -114,9 +114,16 @@ pub struct SkipList {
 
 impl SkipList {
     pub fn push(&mut self, skipped: Skipped) {
-        *self.counts.entry(skipped.reason).or_default() += 1;
+        self.push_with(skipped.reason, || skipped);
+    }
+
+    /// One entry left out for `reason`; `skipped` makes its details, and
+    /// is called only while details are still kept (a list of millions of
+    /// bad entries makes 200).
+    pub fn push_with(&mut self, reason: SkipReason, skipped: impl FnOnce() -> Skipped) {
+        *self.counts.entry(reason).or_default() += 1;
         if self.entries.len() < MAX_SKIPPED_KEPT {
-            self.entries.push(skipped);
+            self.entries.push(skipped());
         }
     }
 

@@ -178,12 +178,7 @@ impl McpRegistry {
     fn candidate(&self, entry: ServerEntry) -> Result<Candidate, Skipped> {
         let origin = "registry";
         let Some(name) = entry.name else {
-            return Err(Skipped::new(
-                "(no name)",
-                origin,
-                SkipReason::InvalidEntry,
-                "the entry has no `server.name`",
-            ));
+            return Err(nameless());
         };
         let skip = |reason, detail: String| Skipped::new(&name, origin, reason, detail);
         if let Some(status) = entry.status.as_deref().filter(|s| *s != "active") {
@@ -273,15 +268,16 @@ impl Kept {
         rules: &McpRegistry,
         entry: ServerEntry,
     ) -> Result<Option<String>, OverBudget> {
-        let identity = entry.identity.clone();
-        if let Some(id) = &identity {
-            if self.seen.contains(id) {
-                return Ok(identity);
-            }
-            // Kept here and in the walk's own set.
-            self.budget.charge(entry_bytes(2 * id.len(), 0))?;
-            self.seen.insert(id.clone());
+        let Some(identity) = entry.identity.clone() else {
+            self.skipped.push_with(SkipReason::InvalidEntry, nameless);
+            return Ok(None);
+        };
+        if self.seen.contains(&identity) {
+            return Ok(Some(identity));
         }
+        // Kept here and in the walk's own set.
+        self.budget.charge(entry_bytes(2 * identity.len(), 0))?;
+        self.seen.insert(identity.clone());
         match rules.candidate(entry) {
             Ok(c) => {
                 let text = c.name.as_ref().map_or(0, String::len) + c.url.len() + c.origin.len();
@@ -290,8 +286,14 @@ impl Kept {
             }
             Err(skip) => self.skipped.push(skip),
         }
-        Ok(identity)
+        Ok(Some(identity))
     }
+}
+
+/// An entry without `server.name` (it has no identity either).
+fn nameless() -> Skipped {
+    let detail = "the entry has no `server.name`";
+    Skipped::new("(no name)", "registry", SkipReason::InvalidEntry, detail)
 }
 
 /// The walker's pager over the registry's HTTP API: one GET per page, what

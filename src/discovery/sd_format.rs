@@ -128,9 +128,10 @@ impl GroupReader {
             .flatten();
         if let Err(why) = group.check_labels() {
             for url in &group.targets {
-                let entry = shown_entry(named, url);
-                let skip = Skipped::new(&entry, &origin, SkipReason::InvalidLabel, why.clone());
-                self.skipped.push(skip);
+                self.skipped.push_with(SkipReason::InvalidLabel, || {
+                    let entry = shown_entry(named, url);
+                    Skipped::new(&entry, &origin, SkipReason::InvalidLabel, why.clone())
+                });
             }
             return Ok(());
         }
