@@ -9,12 +9,14 @@
 
 /// Bytes one refresh of one source may keep: its candidates (name, URL,
 /// labels as copied for each URL, where each came from) and, for a
-/// registry, every entry's identity for the walk. About 50,000 ordinary
-/// targets; `max_targets` (10,000 by default) usually stops a list first.
+/// registry, every entry's identity for the walk. About 35,000 ordinary
+/// targets or registry entries; `max_targets` (10,000 by default) usually
+/// stops a list first.
 pub const MAX_KEPT_BYTES: u64 = 16 << 20;
 
-/// Counted per kept entry besides its text: the structures around it.
-pub const ENTRY_OVERHEAD: u64 = 256;
+/// Counted per kept entry besides its text: the structures around it (a
+/// candidate's fields, a set's slot, the allocator's headers).
+pub const ENTRY_OVERHEAD: u64 = 128;
 
 /// Counted per label besides its name and value: its place in a map.
 pub const LABEL_OVERHEAD: u64 = 64;
