@@ -26,6 +26,7 @@ mod tls;
 mod types;
 mod yaml_bounds;
 mod yaml_events;
+mod yaml_span;
 
 pub use allow::{AllowList, AllowPattern};
 pub use error::ConfigError;
@@ -83,18 +84,17 @@ pub fn load_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigError> {
 
 fn load(text: &str, origin: &str, base_dir: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
     // Before any YAML parser expands an alias or descends a bracket.
-    let shape =
-        yaml_bounds::check(text.as_bytes(), &YamlBounds::CONFIG).map_err(|e| ConfigError::At {
-            origin: origin.to_string(),
-            line: e.line,
-            column: e.column,
-            message: format!("the YAML document {e}"),
-        })?;
+    yaml_bounds::check(text.as_bytes(), &YamlBounds::CONFIG).map_err(|e| ConfigError::At {
+        origin: origin.to_string(),
+        line: e.line,
+        column: e.column,
+        message: format!("the YAML document {e}"),
+    })?;
     let raw: raw::RawFile = if is_blank(text) {
         // An empty document is null to the YAML parser; treat it as `{}`.
         raw::RawFile::default()
     } else {
-        parse_errors::parse(text, origin, shape)?
+        parse_errors::parse(text, origin)?
     };
     let mut resolver = resolve::Resolver::new(text, origin, base_dir);
     let config = resolver.resolve(raw)?;

@@ -147,7 +147,7 @@ impl<'b> Count<'b> {
         match event {
             // Anchors name nodes of their own document only.
             Event::DocumentStart => self.anchors.clear(),
-            Event::Open { anchor } => {
+            Event::Open { anchor, .. } => {
                 if self.open.len() >= self.bounds.depth {
                     return Err(YamlBoundProblem::TooDeep(self.bounds.depth));
                 }
@@ -163,7 +163,7 @@ impl<'b> Count<'b> {
                 });
             }
             Event::Close => self.close(end),
-            Event::Scalar { anchor } => {
+            Event::Scalar { anchor, .. } => {
                 self.add_nodes(1)?;
                 self.grow_parent(1, 0);
                 if let Some(name) = anchor {

@@ -1,7 +1,8 @@
 //! The YAML parser under yaml_serde (libyaml, in Rust), read as a stream of
-//! events: what `yaml_bounds.rs` counts before yaml_serde loads a document.
-//! The same parser, so both read the same document; one event at a time,
-//! so a check can stop reading where a document turns hostile.
+//! events: what `yaml_bounds.rs` counts before yaml_serde loads a document,
+//! and where `yaml_span.rs` finds a mapping entry in the text. The same
+//! parser, so all read the same document; one event at a time, so a check
+//! can stop reading where a document turns hostile. Marks are byte offsets.
 
 use libyaml_rs as sys;
 use std::ffi::CStr;
@@ -17,18 +18,23 @@ pub(super) struct Mark {
     pub column: u64,
 }
 
-/// What one event is, as far as counting goes.
+/// What one event is, as far as counting and finding go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Event {
     DocumentStart,
-    /// A sequence or a mapping opens, with its anchor (`&name`), if any.
+    /// A sequence or a mapping (`map`) opens, with its anchor (`&name`),
+    /// if any; `flow`: written in brackets or braces.
     Open {
         anchor: Option<Vec<u8>>,
+        map: bool,
+        flow: bool,
     },
     /// The sequence or mapping opened last closes.
     Close,
+    /// `value` only when the events were asked for with values.
     Scalar {
         anchor: Option<Vec<u8>>,
+        value: Option<Vec<u8>>,
     },
     /// `*name`.
     Alias {
@@ -48,10 +54,19 @@ pub(super) struct Events<'a> {
     done: bool,
     /// The parser stopped at a syntax error.
     failed: bool,
+    /// Copy each scalar's value into its event.
+    values: bool,
     input: PhantomData<&'a [u8]>,
 }
 
 impl<'a> Events<'a> {
+    /// The events of `input`, scalars with their values.
+    pub fn with_values(input: &'a [u8]) -> Events<'a> {
+        let mut events = Events::new(input);
+        events.values = true;
+        events
+    }
+
     pub fn new(input: &'a [u8]) -> Events<'a> {
         let mut parser = Box::<sys::yaml_parser_t>::new_uninit();
         let p = parser.as_mut_ptr();
@@ -72,6 +87,7 @@ impl<'a> Events<'a> {
             initialised,
             done: !initialised,
             failed: !initialised,
+            values: false,
             input: PhantomData,
         }
     }
@@ -105,7 +121,7 @@ impl Iterator for Events<'_> {
                 (*event).type_,
                 sys::YAML_STREAM_END_EVENT | sys::YAML_NO_EVENT
             );
-            let item = read_event(&*event);
+            let item = read_event(&*event, self.values);
             sys::yaml_event_delete(event);
             if end {
                 // Past the end the parser hands out empty events forever.
@@ -118,22 +134,34 @@ impl Iterator for Events<'_> {
     }
 }
 
-/// The event's kind, anchor and marks.
+/// The event's kind, anchor (and value, with `values`) and marks.
 ///
 /// # Safety
 /// `event` must be an event the parser produced and not yet deleted.
-unsafe fn read_event(event: &sys::yaml_event_t) -> (Event, Mark, Mark) {
+unsafe fn read_event(event: &sys::yaml_event_t, values: bool) -> (Event, Mark, Mark) {
     let kind = match event.type_ {
         sys::YAML_DOCUMENT_START_EVENT => Event::DocumentStart,
         sys::YAML_SEQUENCE_START_EVENT => Event::Open {
             anchor: anchor(event.data.sequence_start.anchor),
+            map: false,
+            flow: event.data.sequence_start.style == sys::YAML_FLOW_SEQUENCE_STYLE,
         },
         sys::YAML_MAPPING_START_EVENT => Event::Open {
             anchor: anchor(event.data.mapping_start.anchor),
+            map: true,
+            flow: event.data.mapping_start.style == sys::YAML_FLOW_MAPPING_STYLE,
         },
         sys::YAML_SEQUENCE_END_EVENT | sys::YAML_MAPPING_END_EVENT => Event::Close,
         sys::YAML_SCALAR_EVENT => Event::Scalar {
             anchor: anchor(event.data.scalar.anchor),
+            value: values.then(|| {
+                let s = &event.data.scalar;
+                if s.value.is_null() {
+                    return Vec::new();
+                }
+                // A scalar the parser made: `length` bytes at `value`.
+                std::slice::from_raw_parts(s.value, s.length as usize).to_vec()
+            }),
         },
         sys::YAML_ALIAS_EVENT => Event::Alias {
             anchor: anchor(event.data.alias.anchor).unwrap_or_default(),
