@@ -7,7 +7,10 @@
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `parse_errors.rs` gathers every parse error of a file in one run,
 //! `suggest.rs` names the key or value meant, `types.rs` is the resolved
-//! result.
+//! result. `yaml_bounds.rs` bounds a YAML document (depth, nodes, alias
+//! replays) on libyaml's events (`yaml_events.rs`) before yaml_serde reads
+//! it; `yaml_span.rs` finds and blanks an entry in the text; `allow.rs`
+//! compiles a module's `allow:`.
 
 mod allow;
 mod error;
