@@ -83,4 +83,3 @@ fn what_is_not_there_is_left_alone() {
         &[Seg::Key("l".into()), Seg::Index(0)]
     ));
 }
-
