@@ -10,6 +10,10 @@
 //! `suggest.rs` names the key or value meant, `types.rs` is the resolved
 //! result, with its shared shapes in `endpoint.rs` (an HTTP endpoint or a
 //! stdio command), `limits.rs` and `tls.rs`.
+//! `yaml_bounds.rs` bounds a YAML document (depth, nodes, alias
+//! replays) on libyaml's events (`yaml_events.rs`) before yaml_serde reads
+//! it; `yaml_span.rs` finds and blanks an entry in the text; `allow.rs`
+//! compiles a module's `allow:`.
 
 mod allow;
 mod endpoint;
@@ -29,7 +33,11 @@ mod suggest;
 pub mod taps;
 mod tls;
 mod types;
+mod yaml_bounds;
+mod yaml_events;
+mod yaml_span;
 
+pub use allow::{AllowList, AllowPattern};
 pub use endpoint::{EndpointConfig, HttpEndpoint, HttpSettings, StdioCommand};
 pub use error::ConfigError;
 pub use limits::{LimitKey, Limits};
@@ -48,6 +56,7 @@ pub use types::{
     default, Config, ConformanceConfig, Defaults, OtlpProtocol, ProbeModule, ReferenceConfig,
     TargetConfig, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
 };
+pub use yaml_bounds::{check as check_yaml_bounds, YamlBoundError, YamlBoundProblem, YamlBounds};
 
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -86,6 +95,13 @@ pub fn load_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigError> {
 }
 
 fn load(text: &str, origin: &str, base_dir: Option<&Path>) -> Result<LoadedConfig, ConfigError> {
+    // Before any YAML parser expands an alias or descends a bracket.
+    yaml_bounds::check(text.as_bytes(), &YamlBounds::CONFIG).map_err(|e| ConfigError::At {
+        origin: origin.to_string(),
+        line: e.line,
+        column: e.column,
+        message: format!("the YAML document {e}"),
+    })?;
     let raw: raw::RawFile = if is_blank(text) {
         // An empty document is null to the YAML parser; treat it as `{}`.
         raw::RawFile::default()

@@ -1,12 +1,14 @@
 //! Every parse error of a file in one run, as far as parsing allows: after
-//! an error the offending key is dropped and the rest parsed again, so a
-//! person fixes three typos in one edit rather than in three runs.
+//! an error the offending entry is blanked in the text (`yaml_span.rs`)
+//! and the rest parsed again, so a person fixes three typos in one edit
+//! rather than in three runs. The document is never built and written
+//! back: that would expand its aliases, and the text stays the file's size.
 
 use super::error::ConfigError;
 use super::locate::{self, At, Seg};
 use super::parser_message;
 use super::raw::RawFile;
-use yaml_serde::Value;
+use super::yaml_span::blank_entry;
 
 /// At most this many problems are reported for one file.
 const MAX_ERRORS: usize = 20;
@@ -18,23 +20,17 @@ pub(super) fn parse(text: &str, origin: &str) -> Result<RawFile, ConfigError> {
         Err(e) => e,
     };
     let mut errors = vec![parse_error(text, origin, &first)];
-    // Not even YAML: nothing more can be read.
-    let Ok(mut doc) = yaml_serde::from_str::<Value>(text) else {
-        return Err(ConfigError::from_list(errors));
-    };
+    let mut rest = text.to_string();
     let mut dropped: Vec<Vec<Seg>> = Vec::new();
     let mut last = without_location(&first);
     while errors.len() < MAX_ERRORS {
         let Some(node) = offending_node(&last) else {
             break;
         };
-        if !drop_node(&mut doc, &node) {
+        if !blank_entry(&mut rest, &node) {
             break;
         }
         dropped.push(node);
-        let Ok(rest) = yaml_serde::to_string(&doc) else {
-            break;
-        };
         let next = match yaml_serde::from_str::<RawFile>(&rest) {
             Ok(_) => break,
             Err(e) => without_location(&e),
@@ -136,9 +132,13 @@ fn offending_node(message: &str) -> Option<Vec<Seg>> {
     matches!(path.last(), Some(Seg::Key(_))).then_some(path)
 }
 
-/// A required key reported missing because we dropped it: not the
-/// person's problem.
+/// A required key reported missing because we dropped it, or an anchor
+/// unknown because we blanked where it was defined (the file as written
+/// got past it): not the person's problem.
 fn follows_from_dropping(message: &str, dropped: &[Vec<Seg>]) -> bool {
+    if message == "unknown anchor" {
+        return true;
+    }
     let (mut path, problem) = split_path(message);
     let Some(key) = problem
         .strip_prefix("missing field `")
@@ -148,27 +148,6 @@ fn follows_from_dropping(message: &str, dropped: &[Vec<Seg>]) -> bool {
     };
     path.push(Seg::Key(key.to_string()));
     dropped.contains(&path)
-}
-
-/// Removes the entry at `node` (its last segment a key); false when absent.
-fn drop_node(doc: &mut Value, node: &[Seg]) -> bool {
-    let Some((Seg::Key(last), parents)) = node.split_last() else {
-        return false;
-    };
-    let mut here = doc;
-    for seg in parents {
-        let next = match seg {
-            Seg::Key(k) => here.get_mut(k.as_str()),
-            Seg::Index(i) => here.get_mut(*i),
-        };
-        match next {
-            Some(v) => here = v,
-            None => return false,
-        }
-    }
-    here.as_mapping_mut()
-        .and_then(|m| m.remove(last.as_str()))
-        .is_some()
 }
 
 /// Position of the second `key` in "PATH: duplicate field `key`" or

@@ -2,6 +2,7 @@
 //! This is what the rest of the exporter reads; the YAML shape lives in
 //! `raw.rs`.
 
+use super::allow::AllowList;
 use super::endpoint::{EndpointConfig, HttpEndpoint, HttpSettings};
 use super::limits::Limits;
 use super::name_map::NameMap;
@@ -209,9 +210,9 @@ impl ReferenceConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeModule {
     pub name: String,
-    /// `scheme://host[:port]/path-prefix` patterns, matched as parsed parts
-    /// (see `allow.rs`).
-    pub allow: Vec<String>,
+    /// `scheme://host[:port]/path-prefix` patterns, compiled at load and
+    /// matched as parsed parts (see `allow.rs`).
+    pub allow: AllowList,
     /// How its targets are asked; `max_redirects` is 0 (see `target_for`).
     pub http: HttpSettings,
     pub limits: Limits,
@@ -225,9 +226,7 @@ impl ProbeModule {
     /// Whether `url` may be probed with this module: http(s), no user info,
     /// and some `allow` pattern matches a prefix of the URL.
     pub fn allows(&self, url: &Url) -> bool {
-        self.allow
-            .iter()
-            .any(|pattern| super::allow::AllowPattern::parse(pattern).is_ok_and(|p| p.matches(url)))
+        self.allow.allows(url)
     }
 
     /// A one-off target for probing `url` with this module, named `name`

@@ -1,9 +1,10 @@
 //! One discovered entry, from whatever source: the checks every entry
 //! passes before it may become a target (an http(s) URL without user info,
-//! a usable name, valid labels, inside its module's `allow`), and why an
-//! entry was left out when it was.
+//! a usable name, inside its module's `allow`), and why an entry was left
+//! out when it was. A group's labels are checked where the group is read,
+//! before they are copied to its URLs (`sd_format.rs`).
 
-use crate::config::{check_label, source_default, ProbeModule, MAX_NAME_LEN};
+use crate::config::{ProbeModule, MAX_NAME_LEN};
 use mcp_listing::HttpMode;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
@@ -56,7 +57,7 @@ pub struct Candidate {
     /// names it.
     pub name: Option<String>,
     pub url: String,
-    /// The group's labels (meta labels, `__*`, already left out).
+    /// The group's labels (meta labels, `__*`, already left out), checked.
     pub labels: BTreeMap<String, String>,
     /// The transport the source says the URL speaks (a registry remote's
     /// `type`), used when the module's `transport` is `auto`.
@@ -113,9 +114,16 @@ pub struct SkipList {
 
 impl SkipList {
     pub fn push(&mut self, skipped: Skipped) {
-        *self.counts.entry(skipped.reason).or_default() += 1;
+        self.push_with(skipped.reason, || skipped);
+    }
+
+    /// One entry left out for `reason`; `skipped` makes its details, and
+    /// is called only while details are still kept (a list of millions of
+    /// bad entries makes 200).
+    pub fn push_with(&mut self, reason: SkipReason, skipped: impl FnOnce() -> Skipped) {
+        *self.counts.entry(reason).or_default() += 1;
         if self.entries.len() < MAX_SKIPPED_KEPT {
-            self.entries.push(skipped);
+            self.entries.push(skipped());
         }
     }
 
@@ -149,17 +157,6 @@ pub fn admit(
     let skip = |reason, detail: String| Skipped::new(&name, &c.origin, reason, detail);
     if let Err(why) = check_name(&name) {
         return Err(skip(SkipReason::InvalidName, why));
-    }
-    if c.labels.len() > source_default::MAX_LABELS {
-        return Err(skip(
-            SkipReason::InvalidLabel,
-            format!("more than {} labels", source_default::MAX_LABELS),
-        ));
-    }
-    for (label, value) in &c.labels {
-        if let Err(why) = check_label(label, value) {
-            return Err(skip(SkipReason::InvalidLabel, why));
-        }
     }
     if !module.allows(&url) {
         return Err(skip(
@@ -252,6 +249,17 @@ fn checked_url(c: &Candidate) -> Result<Url, Skipped> {
         ));
     }
     Ok(url)
+}
+
+/// How an entry left out before it was checked is shown: its name, else
+/// its URL without user info, query or fragment; never a URL that is too
+/// long or does not parse (it may hold a secret anywhere).
+pub fn shown_entry(name: Option<&str>, url: &str) -> String {
+    match name {
+        Some(name) => name.to_string(),
+        None if url.len() > MAX_URL_BYTES => "(URL too long)".into(),
+        None => Url::parse(url.trim()).map_or_else(|_| "(unparsable URL)".into(), |u| url_name(&u)),
+    }
 }
 
 /// The URL without user info, query or fragment: what names an entry that
@@ -387,9 +395,6 @@ mod tests {
             reason(candidate(Some("a b"), "https://mcp.example.invalid/a")),
             SkipReason::InvalidName
         );
-        let mut bad_label = candidate(None, "https://mcp.example.invalid/a");
-        bad_label.labels.insert("bad-name".into(), "x".into());
-        assert_eq!(reason(bad_label), SkipReason::InvalidLabel);
         let mut names = HashSet::new();
         let m = module();
         admit(
@@ -404,6 +409,18 @@ mod tests {
             &mut names,
         );
         assert_eq!(dup.unwrap_err().reason, SkipReason::DuplicateName);
+    }
+
+    #[test]
+    fn entries_skipped_unchecked_are_shown_without_secrets() {
+        assert_eq!(shown_entry(Some("a"), "x"), "a");
+        assert_eq!(
+            shown_entry(None, "https://u:s3cret@h.invalid/p?k=s3cret"),
+            "https://h.invalid/p"
+        );
+        assert_eq!(shown_entry(None, "not a url s3cret"), "(unparsable URL)");
+        let long = format!("https://h.invalid/{}", "x".repeat(MAX_URL_BYTES));
+        assert_eq!(shown_entry(None, &long), "(URL too long)");
     }
 
     #[test]

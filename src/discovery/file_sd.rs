@@ -9,10 +9,10 @@
 //! and read up to `max_file_bytes`. Symbolic links are followed, unlike
 //! for the files we own: Kubernetes mounts a ConfigMap's files as links.
 
-use super::entry::SkipList;
-use super::entry::{admit_all, Candidate};
+use super::budget::KeptBudget;
+use super::entry::{admit_all, Candidate, SkipList};
 use super::refresh::{Refresh, RefreshFailure};
-use super::sd_format::{parse_groups, Format, FormatError};
+use super::sd_format::{Format, FormatError, GroupReader};
 use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig};
 use mcp_listing::ErrorKind;
@@ -82,8 +82,8 @@ impl DiscoverySource for FileSd {
         };
         self.stamps = stamps.ok();
         match read {
-            Ok(candidates) => {
-                let (entries, skipped) = admit_all(candidates, &self.module, SkipList::default());
+            Ok((candidates, skipped)) => {
+                let (entries, skipped) = admit_all(candidates, &self.module, skipped);
                 Refresh::complete(entries, skipped, started)
             }
             Err((failure, detail)) => Refresh::failed(failure, detail, started),
@@ -102,20 +102,20 @@ impl DiscoverySource for FileSd {
     }
 }
 
-/// Every file the patterns match, in order, each read and parsed.
+/// Every file the patterns match, in order, each read and parsed: their
+/// candidates, and the entries skipped while reading them.
 fn read_all(
     patterns: &[PathBuf],
     cap: u64,
     max_targets: usize,
-) -> Result<Vec<Candidate>, (RefreshFailure, String)> {
-    let mut out = Vec::new();
+) -> Result<(Vec<Candidate>, SkipList), (RefreshFailure, String)> {
+    // One budget for all the files of the source.
+    let mut reader = GroupReader::new(max_targets, KeptBudget::default());
     for path in expand_all(patterns)? {
         let shown = path.display().to_string();
         let bytes = read_regular(&path, cap)?;
-        let format = format_of(&path);
-        let room = max_targets - out.len().min(max_targets);
-        match parse_groups(&bytes, format, &shown, room) {
-            Ok(mut candidates) => out.append(&mut candidates),
+        match reader.read(&bytes, format_of(&path), &shown) {
+            Ok(()) => {}
             Err(FormatError::Malformed(why)) => {
                 return Err((
                     RefreshFailure::Error(ErrorKind::MalformedResult),
@@ -130,9 +130,12 @@ fn read_all(
                     ),
                 ))
             }
+            Err(FormatError::OverBudget(e)) => {
+                return Err((RefreshFailure::OverBudget, format!("{e} (at {shown})")))
+            }
         }
     }
-    Ok(out)
+    Ok(reader.finish())
 }
 
 /// The files matching every pattern, sorted per pattern, each once.

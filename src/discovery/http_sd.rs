@@ -3,11 +3,11 @@
 //! `X-Prometheus-Refresh-Interval-Seconds`; only `200` with
 //! `application/json` is a list, `[]` an empty one.
 
+use super::budget::KeptBudget;
 use super::entry::admit_all;
-use super::entry::SkipList;
 use super::fetch::Fetcher;
 use super::refresh::{Refresh, RefreshFailure};
-use super::sd_format::{parse_groups, Format, FormatError};
+use super::sd_format::{Format, FormatError, GroupReader};
 use super::DiscoverySource;
 use crate::config::{ProbeModule, SourceConfig, SourceEndpoint};
 use http::{HeaderMap, HeaderValue};
@@ -84,9 +84,11 @@ impl DiscoverySource for HttpSd {
             .host_str()
             .unwrap_or("endpoint")
             .to_string();
-        match parse_groups(&answer.body, Format::Json, &origin, self.source.max_targets) {
-            Ok(candidates) => {
-                let (entries, skipped) = admit_all(candidates, &self.module, SkipList::default());
+        let mut reader = GroupReader::new(self.source.max_targets, KeptBudget::default());
+        match reader.read(&answer.body, Format::Json, &origin) {
+            Ok(()) => {
+                let (candidates, skipped) = reader.finish();
+                let (entries, skipped) = admit_all(candidates, &self.module, skipped);
                 Refresh::complete(entries, skipped, started)
             }
             Err(FormatError::Malformed(why)) => malformed(why),
@@ -95,6 +97,9 @@ impl DiscoverySource for HttpSd {
                 format!("the list holds more than max_targets ({max}) entries"),
                 started,
             ),
+            Err(FormatError::OverBudget(e)) => {
+                Refresh::failed(RefreshFailure::OverBudget, e.to_string(), started)
+            }
         }
     }
 }

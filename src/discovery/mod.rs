@@ -5,13 +5,14 @@
 //! every entry must pass is `entry.rs`; turning lists into bound targets
 //! (duplicates, the module's settings) is `fleet.rs`; the refresh loop is
 //! `runner.rs`; what is kept per source (the last good list) is
-//! `status.rs`.
+//! `status.rs`; what one refresh may keep, in bytes, is `budget.rs`.
 //!
 //! Arrows: discovery → {config, mcp_listing, mcp_wire}. It knows nothing
 //! of the poller, the sinks or the metrics: the poller feeds what a source
 //! yields into the same reconcile that reloads use, and records each
 //! refresh in the telemetry.
 
+pub mod budget;
 pub mod entry;
 pub mod fetch;
 pub mod file_sd;
@@ -19,7 +20,9 @@ pub mod fleet;
 pub mod http_sd;
 pub mod refresh;
 pub mod registry;
+mod registry_page;
 pub mod runner;
+mod scalar;
 pub mod sd_format;
 pub mod status;
 

@@ -25,6 +25,9 @@ pub enum RefreshFailure {
     Unreadable,
     /// The list held more targets than the source's `max_targets`.
     TooManyTargets,
+    /// What the list would keep passed the source's byte budget
+    /// (`budget.rs`).
+    OverBudget,
 }
 
 impl RefreshFailure {
@@ -35,6 +38,7 @@ impl RefreshFailure {
             RefreshFailure::Error(e) => e.label(),
             RefreshFailure::Unreadable => "unreadable",
             RefreshFailure::TooManyTargets => "too_many_targets",
+            RefreshFailure::OverBudget => "over_budget",
         }
     }
 }

@@ -5,18 +5,24 @@
 //! an empty or null `nextCursor` ends the walk, as the registry API says.
 //! One target per server entry, named by the entry's `name`, from its
 //! first `streamable-http` remote, else its first `sse` remote.
+//!
+//! Each page is read as a stream (`registry_page.rs`): of every entry only
+//! what becomes a target or a skip reason is kept, cut, and counted
+//! against the source's byte budget (`budget.rs`) as the walk goes; an
+//! entry without a name is a skip, never kept.
 
-use super::entry::SkipList;
-use super::entry::{admit_all, Candidate, SkipReason, Skipped};
+use super::budget::{entry_bytes, KeptBudget, OverBudget};
+use super::entry::{admit_all, Candidate, SkipList, SkipReason, Skipped};
 use super::fetch::Fetcher;
 use super::refresh::{Refresh, RefreshFailure, WalkStats};
+use super::registry_page::{read_page, ServerEntry};
 use super::DiscoverySource;
 use crate::config::{ProbeModule, RegistrySource, SourceConfig};
 use http::HeaderMap;
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{
-    walk, HttpMode, ListingReport, Outcome, PageError, PageResult, PageShape, Pager, WalkLimits,
+    walk, ListingReport, Outcome, PageError, PageResult, PageShape, Pager, WalkLimits,
 };
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -25,21 +31,15 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use url::Url;
 
-/// The `_meta` key of the official registry's per-entry facts.
-pub const OFFICIAL_META: &str = "io.modelcontextprotocol.registry/official";
+pub use super::registry_page::OFFICIAL_META;
 
 /// The stable path and the development one, tried in this order.
 const PATHS: [&str; 2] = ["v0.1/servers", "v0/servers"];
 
-/// Longest server name or version kept from an entry (longer names are
-/// refused as names anyway; this bounds what we hold).
-const MAX_FIELD_BYTES: usize = 512;
-
-/// Required header names kept per remote.
-const MAX_HEADERS: usize = 16;
-
-/// A registry page: entries under `servers`, each identified by its
-/// server's name and version, the cursor under `metadata.nextCursor`.
+/// A registry page as the walker sees it (`registry_page.rs` reads the
+/// answer into it): under `servers` the identity of each named entry
+/// (`name@version`, cut as a name), the cursor under
+/// `metadata.nextCursor`.
 #[derive(Debug, Clone, Copy)]
 pub struct RegistryPage;
 
@@ -49,12 +49,7 @@ impl PageShape for RegistryPage {
     }
 
     fn identity(self, item: &Value) -> Option<Cow<'_, str>> {
-        let server = item.get("server")?;
-        let name = server.get("name")?.as_str()?;
-        Some(match server.get("version").and_then(Value::as_str) {
-            Some(version) => Cow::Owned(format!("{name}@{version}")),
-            None => Cow::Borrowed(name),
-        })
+        item.as_str().map(Cow::Borrowed)
     }
 
     fn next_cursor(self, page: &Map<String, Value>) -> Option<&Value> {
@@ -105,14 +100,16 @@ impl DiscoverySource for McpRegistry {
             Ok(f) => f,
             Err((failure, why)) => return Refresh::failed(failure, why, started),
         };
+        let rules: &McpRegistry = self;
         let mut pager = RegistryPager {
             fetcher,
-            registry: &self.registry,
+            rules,
             path: 0,
             requests: 0,
-            entries: Vec::new(),
+            kept: Kept::default(),
+            over_budget: None,
         };
-        let report = walk(&mut pager, RegistryPage, &self.limits()).await;
+        let report = walk(&mut pager, RegistryPage, &rules.limits()).await;
         let stats = WalkStats {
             pages: report.final_pages,
             requests: report.requests(),
@@ -122,7 +119,12 @@ impl DiscoverySource for McpRegistry {
             fell_back_to_v0: pager.path == 1,
         };
         let mut refresh = match report.outcome {
-            Outcome::Complete => self.complete(&report, pager.entries, started),
+            // The walk was stopped where what it kept passed the budget.
+            _ if pager.over_budget.is_some() => {
+                let why = pager.over_budget.map(|e| e.to_string()).unwrap_or_default();
+                Refresh::failed(RefreshFailure::OverBudget, why, started)
+            }
+            Outcome::Complete => rules.complete(pager.kept, started),
             Outcome::Aborted(guard) => {
                 Refresh::failed(RefreshFailure::Guard(guard), walk_detail(&report), started)
             }
@@ -142,30 +144,15 @@ impl DiscoverySource for McpRegistry {
 }
 
 impl McpRegistry {
-    /// The targets of a complete walk: each entry the walk listed (its
-    /// first occurrence), checked against the registry's rules and then
-    /// every entry's rules.
-    fn complete(
-        &self,
-        report: &ListingReport<RegistryPage>,
-        entries: Vec<ServerEntry>,
-        started: SystemTime,
-    ) -> Refresh {
-        let listed: HashSet<&str> = report.names.iter().map(String::as_str).collect();
-        let mut seen = HashSet::new();
-        let mut skipped = SkipList::default();
-        let mut candidates = Vec::new();
-        for entry in entries {
-            if let Some(identity) = &entry.identity {
-                if !listed.contains(identity.as_str()) || !seen.insert(identity.clone()) {
-                    continue;
-                }
-            }
-            match self.candidate(entry) {
-                Ok(c) => candidates.push(c),
-                Err(skip) => skipped.push(skip),
-            }
-        }
+    /// The targets of a complete walk: each entry of its last attempt (the
+    /// first occurrence of each identity), as the registry's rules left
+    /// it, checked against every entry's rules.
+    fn complete(&self, kept: Kept, started: SystemTime) -> Refresh {
+        let Kept {
+            candidates,
+            skipped,
+            ..
+        } = kept;
         if candidates.len() > self.source.max_targets {
             return Refresh::failed(
                 RefreshFailure::TooManyTargets,
@@ -187,12 +174,7 @@ impl McpRegistry {
     fn candidate(&self, entry: ServerEntry) -> Result<Candidate, Skipped> {
         let origin = "registry";
         let Some(name) = entry.name else {
-            return Err(Skipped::new(
-                "(no name)",
-                origin,
-                SkipReason::InvalidEntry,
-                "the entry has no `server.name`",
-            ));
+            return Err(nameless());
         };
         let skip = |reason, detail: String| Skipped::new(&name, origin, reason, detail);
         if let Some(status) = entry.status.as_deref().filter(|s| *s != "active") {
@@ -263,104 +245,78 @@ fn walk_detail(report: &ListingReport<RegistryPage>) -> String {
     }
 }
 
-/// One registry entry, as much of it as a target needs.
-#[derive(Debug)]
-struct ServerEntry {
-    /// As [`RegistryPage::identity`] says; `None` for an entry without
-    /// a name (the walker counts it invalid).
-    identity: Option<String>,
-    name: Option<String>,
-    status: Option<String>,
-    is_latest: Option<bool>,
-    remote: Option<Remote>,
+/// What the current attempt of a walk keeps: each identity once (the
+/// first occurrence wins, as in the walk), and of each entry the target it
+/// may become or the reason it cannot; all of it within the budget.
+#[derive(Default)]
+struct Kept {
+    seen: HashSet<String>,
+    candidates: Vec<Candidate>,
+    skipped: SkipList,
+    budget: KeptBudget,
 }
 
-#[derive(Debug)]
-struct Remote {
-    url: String,
-    transport: HttpMode,
-    required_headers: Vec<String>,
-}
-
-impl ServerEntry {
-    fn read(item: &Value) -> ServerEntry {
-        let server = item.get("server");
-        let text = |v: Option<&Value>| {
-            v.and_then(Value::as_str)
-                .map(|s| s.chars().take(MAX_FIELD_BYTES).collect::<String>())
+impl Kept {
+    /// Keep what `entry` becomes under `rules`; the identity the walker
+    /// sees, none for an entry without a name.
+    fn keep(
+        &mut self,
+        rules: &McpRegistry,
+        entry: ServerEntry,
+    ) -> Result<Option<String>, OverBudget> {
+        let Some(identity) = entry.identity.clone() else {
+            self.skipped.push_with(SkipReason::InvalidEntry, nameless);
+            return Ok(None);
         };
-        let official = item.get("_meta").and_then(|m| m.get(OFFICIAL_META));
-        ServerEntry {
-            identity: RegistryPage.identity(item).map(Cow::into_owned),
-            name: text(server.and_then(|s| s.get("name"))),
-            status: text(official.and_then(|o| o.get("status"))),
-            is_latest: official
-                .and_then(|o| o.get("isLatest"))
-                .and_then(Value::as_bool),
-            remote: server
-                .and_then(|s| s.get("remotes"))
-                .and_then(Value::as_array)
-                .and_then(|remotes| pick_remote(remotes)),
+        if self.seen.contains(&identity) {
+            return Ok(Some(identity));
         }
+        // Kept here and in the walk's own set.
+        self.budget.charge(entry_bytes(2 * identity.len(), 0))?;
+        self.seen.insert(identity.clone());
+        match rules.candidate(entry) {
+            Ok(c) => {
+                let text = c.name.as_ref().map_or(0, String::len) + c.url.len() + c.origin.len();
+                self.budget.charge(entry_bytes(text, 0))?;
+                self.candidates.push(c);
+            }
+            Err(skip) => self.skipped.push(skip),
+        }
+        Ok(Some(identity))
     }
 }
 
-/// The first `streamable-http` remote, else the first `sse` one.
-fn pick_remote(remotes: &[Value]) -> Option<Remote> {
-    let of_type = |t: &str| {
-        remotes
-            .iter()
-            .find(|r| r.get("type").and_then(Value::as_str) == Some(t))
-    };
-    let (remote, transport) = match of_type("streamable-http") {
-        Some(r) => (r, HttpMode::StreamableHttp),
-        None => (of_type("sse")?, HttpMode::Sse),
-    };
-    let url = remote.get("url").and_then(Value::as_str)?;
-    let required_headers = remote
-        .get("headers")
-        .and_then(Value::as_array)
-        .map(|headers| {
-            headers
-                .iter()
-                .filter(|h| h.get("isRequired").and_then(Value::as_bool) == Some(true))
-                .filter_map(|h| h.get("name").and_then(Value::as_str))
-                .take(MAX_HEADERS)
-                .map(|n| n.chars().take(MAX_FIELD_BYTES).collect())
-                .collect()
-        })
-        .unwrap_or_default();
-    Some(Remote {
-        // Longer than an entry may be: kept whole up to the cap, refused by
-        // the entry's URL check.
-        url: url.chars().take(super::entry::MAX_URL_BYTES + 1).collect(),
-        transport,
-        required_headers,
-    })
+/// An entry without `server.name` (it has no identity either).
+fn nameless() -> Skipped {
+    let detail = "the entry has no `server.name`";
+    Skipped::new("(no name)", "registry", SkipReason::InvalidEntry, detail)
 }
 
-/// The walker's pager over the registry's HTTP API: one GET per page, the
-/// entries of each page kept (compactly) for after the walk.
+/// The walker's pager over the registry's HTTP API: one GET per page, what
+/// the entries of each page become kept for after the walk.
 struct RegistryPager<'a> {
     fetcher: Fetcher,
-    registry: &'a RegistrySource,
+    rules: &'a McpRegistry,
     /// Index into [`PATHS`]: 1 once `/v0.1/servers` answered 404.
     path: usize,
     requests: i64,
-    /// The entries of the current attempt, in page order.
-    entries: Vec<ServerEntry>,
+    /// What the current attempt keeps.
+    kept: Kept,
+    /// Set when what the walk keeps passed the budget (the walk stopped).
+    over_budget: Option<OverBudget>,
 }
 
 impl RegistryPager<'_> {
     fn page_url(&self, cursor: Option<&str>) -> Url {
-        let mut url = self.registry.endpoint.http.url.clone();
+        let registry = &self.rules.registry;
+        let mut url = registry.endpoint.http.url.clone();
         let base = url.path().trim_end_matches('/').to_string();
         url.set_path(&format!("{base}/{}", PATHS[self.path]));
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("version", "latest");
-            q.append_pair("limit", &self.registry.limit.to_string());
-            if let Some(search) = &self.registry.search {
+            q.append_pair("limit", &registry.limit.to_string());
+            if let Some(search) = &registry.search {
                 q.append_pair("search", search);
             }
             if let Some(cursor) = cursor {
@@ -368,6 +324,23 @@ impl RegistryPager<'_> {
             }
         }
         url
+    }
+}
+
+impl RegistryPager<'_> {
+    /// The page as the walker sees it, its entries kept as they are read.
+    fn read(&mut self, body: &[u8]) -> Result<Value, PageError> {
+        let (rules, kept) = (self.rules, &mut self.kept);
+        let mut over_budget = None;
+        let page = read_page(body, &mut |entry| {
+            kept.keep(rules, entry)
+                .inspect_err(|e| over_budget = Some(*e))
+        });
+        if let Some(e) = over_budget {
+            self.over_budget = Some(e);
+            return Err(PageError::TooLarge { limit: e.max });
+        }
+        page.map_err(PageError::Malformed)
     }
 }
 
@@ -380,7 +353,7 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
     ) -> PageResult {
         if cursor.is_none() {
             // A new attempt: what an earlier one listed does not count.
-            self.entries.clear();
+            self.kept = Kept::default();
         }
         self.requests += 1;
         let mut fetched = self
@@ -403,17 +376,9 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
                 .get(&self.page_url(cursor), HeaderMap::new(), timeout)
                 .await;
         }
-        let outcome = fetched.outcome.and_then(|answer| {
-            serde_json::from_slice::<Value>(&answer.body)
-                .map_err(|e| PageError::Malformed(format!("not JSON: {e}")))
-        });
+        let outcome = fetched.outcome.and_then(|answer| self.read(&answer.body));
         let outcome = match outcome {
-            Ok(page) => {
-                if let Some(items) = page.get("servers").and_then(Value::as_array) {
-                    self.entries.extend(items.iter().map(ServerEntry::read));
-                }
-                Ok(page)
-            }
+            Ok(page) => Ok(page),
             // The registry rejected a cursor it handed out: the walker
             // restarts once, then reports `invalid_cursor`.
             Err(PageError::Transport {
@@ -440,45 +405,70 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::config::{load_str, SourceKind};
 
-    #[test]
-    fn a_registry_page_is_read_where_the_api_keeps_things() {
-        let page = json!({
-            "servers": [{"server": {"name": "io.x/a", "version": "2.0.0"}}, {"server": {"name": "io.x/b"}}, {}],
-            "metadata": {"nextCursor": "c2", "count": 3}
-        });
-        let servers = page["servers"].as_array().unwrap();
-        assert_eq!(
-            RegistryPage.identity(&servers[0]).as_deref(),
-            Some("io.x/a@2.0.0")
-        );
-        assert_eq!(
-            RegistryPage.identity(&servers[1]).as_deref(),
-            Some("io.x/b")
-        );
-        assert_eq!(RegistryPage.identity(&servers[2]), None);
-        let obj = page.as_object().unwrap();
-        assert_eq!(RegistryPage.next_cursor(obj), Some(&json!("c2")));
-        assert_eq!(RegistryPage.next_cursor(&Map::new()), None);
+    fn registry() -> McpRegistry {
+        let config = load_str(
+            "modules:\n  m:\n    allow: [\"https://h.invalid/\"]\ndiscovery:\n  - name: r\n    module: m\n    registry: {url: \"https://registry.invalid/\"}\n",
+            "t.yaml",
+        )
+        .unwrap()
+        .config;
+        let source = config.discovery[0].clone();
+        let SourceKind::Registry(registry) = source.kind.clone() else {
+            panic!("a registry source");
+        };
+        McpRegistry::new(Arc::new(source), config.modules["m"].clone(), registry)
+    }
+
+    fn entry(name: Option<&str>, identity: Option<String>) -> ServerEntry {
+        ServerEntry {
+            identity,
+            name: name.map(str::to_string),
+            remote: Some(super::super::registry_page::Remote {
+                url: "https://h.invalid/mcp".into(),
+                transport: mcp_listing::HttpMode::StreamableHttp,
+                required_headers: Vec::new(),
+            }),
+            ..ServerEntry::default()
+        }
     }
 
     #[test]
-    fn streamable_http_wins_over_sse_and_required_headers_are_kept() {
-        let remotes = json!([
-            {"type": "sse", "url": "https://h.invalid/sse"},
-            {"type": "streamable-http", "url": "https://h.invalid/mcp",
-             "headers": [{"name": "X-Key", "isRequired": true}, {"name": "X-Opt", "isRequired": false}]}
-        ]);
-        let r = pick_remote(remotes.as_array().unwrap()).unwrap();
-        assert_eq!(r.url, "https://h.invalid/mcp");
-        assert_eq!(r.transport, HttpMode::StreamableHttp);
-        assert_eq!(r.required_headers, vec!["X-Key".to_string()]);
-        let sse = json!([{"type": "sse", "url": "https://h.invalid/sse"}]);
+    fn every_entry_is_a_target_or_a_counted_skip() {
+        let rules = registry();
+        let mut kept = Kept::default();
+        let long = mcp_listing::text::name(&format!("io.x/a@{}", "9".repeat(300))).into_owned();
         assert_eq!(
-            pick_remote(sse.as_array().unwrap()).unwrap().transport,
-            HttpMode::Sse
+            kept.keep(&rules, entry(Some("io.x/a"), Some(long.clone()))),
+            Ok(Some(long.clone()))
         );
-        assert!(pick_remote(&[json!({"type": "stdio"})]).is_none());
+        // A repeat of an identity is the walker's duplicate, kept once.
+        assert_eq!(
+            kept.keep(&rules, entry(Some("io.x/a"), Some(long.clone()))),
+            Ok(Some(long))
+        );
+        for _ in 0..1000 {
+            assert_eq!(kept.keep(&rules, ServerEntry::default()), Ok(None));
+        }
+        assert_eq!(kept.candidates.len(), 1);
+        assert_eq!(kept.skipped.counts[&SkipReason::InvalidEntry], 1000);
+        assert!(kept.skipped.entries.len() <= crate::discovery::entry::MAX_SKIPPED_KEPT);
+        let refresh = rules.complete(kept, SystemTime::now());
+        assert_eq!(refresh.entries.len(), 1);
+        assert_eq!(refresh.entries[0].name, "io.x/a");
+    }
+
+    #[test]
+    fn keeping_past_the_budget_stops() {
+        let rules = registry();
+        let mut kept = Kept {
+            budget: KeptBudget::new(4096),
+            ..Kept::default()
+        };
+        let result = (0..100)
+            .map(|i| kept.keep(&rules, entry(Some("n"), Some(format!("io.x/{i}")))))
+            .find(Result::is_err);
+        assert_eq!(result, Some(Err(OverBudget { max: 4096 })));
     }
 }

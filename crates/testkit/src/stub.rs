@@ -40,6 +40,10 @@ pub enum StubBody {
     /// This many bytes of filler, without a length: a body that only ends
     /// when it is all written or the client goes away.
     Filler(u64),
+    /// A file's bytes, streamed from it: a large answer the test process
+    /// never holds (a child's peak RSS counts the test's own peak at the
+    /// time the child started).
+    File(std::path::PathBuf),
 }
 
 pub struct StubResponse {
@@ -176,6 +180,13 @@ fn write_response(mut stream: TcpStream, r: &StubResponse) -> std::io::Result<()
             head.push_str(&format!("Content-Length: {}\r\n\r\n", bytes.len()));
             stream.write_all(head.as_bytes())?;
             stream.write_all(bytes)?;
+        }
+        StubBody::File(path) => {
+            let mut file = std::fs::File::open(path)?;
+            let length = file.metadata()?.len();
+            head.push_str(&format!("Content-Length: {length}\r\n\r\n"));
+            stream.write_all(head.as_bytes())?;
+            std::io::copy(&mut file, &mut stream)?;
         }
         StubBody::Filler(n) => {
             head.push_str("\r\n");

@@ -3,6 +3,7 @@
 use super::http::HttpRole;
 use super::limits::LISTING;
 use super::{Resolver, Result};
+use crate::config::allow::{AllowList, AllowPattern};
 use crate::config::locate::{yaml_path, At};
 use crate::config::raw::{RawModule, RawTracing, RawWeb};
 use crate::config::types::{default, Defaults, ProbeModule, TracingConfig, WebConfig};
@@ -17,7 +18,7 @@ impl Resolver<'_> {
         let key = |k: &str| yaml_path!["modules", name, k];
         let who = format!("module `{name}`");
         self.check_name(&owner, At::Key, "module", name)?;
-        self.check_allow(name, &who, &m.allow)?;
+        let allow = self.allow(name, &who, &m.allow)?;
         let protocol_version = self
             .optional_protocol_version(&key("protocol_version"), m.protocol_version.as_deref())?;
         let http = self.http_settings(
@@ -33,7 +34,7 @@ impl Resolver<'_> {
         };
         Ok(ProbeModule {
             name: name.to_string(),
-            allow: m.allow,
+            allow,
             http,
             limits,
             kinds,
@@ -43,8 +44,9 @@ impl Resolver<'_> {
         })
     }
 
-    /// A module's `allow:`: not empty, every pattern pinned to one origin.
-    fn check_allow(&self, name: &str, who: &str, allow: &[String]) -> Result<()> {
+    /// A module's `allow:`, compiled: not empty, every pattern pinned to one
+    /// origin.
+    fn allow(&self, name: &str, who: &str, allow: &[String]) -> Result<AllowList> {
         if allow.is_empty() {
             return Err(self.error(
                 &yaml_path!["modules", name, "allow"],
@@ -52,16 +54,18 @@ impl Resolver<'_> {
                 format!("{who}: `allow` is empty, so nothing could be probed with it"),
             ));
         }
+        let mut patterns = Vec::with_capacity(allow.len());
         for (j, pattern) in allow.iter().enumerate() {
-            if let Err(why) = crate::config::allow::AllowPattern::parse(pattern) {
-                return Err(self.error(
+            match AllowPattern::parse(pattern) {
+                Ok(p) => patterns.push(p),
+                Err(why) => return Err(self.error(
                     &yaml_path!["modules", name, "allow", j],
                     At::Value,
                     format!("{who}: allow pattern {pattern:?} {why} (write scheme://host[:port]/path-prefix, so that it cannot match other hosts)"),
-                ));
+                )),
             }
         }
-        Ok(())
+        Ok(AllowList::new(patterns))
     }
 
     pub(super) fn tracing(&mut self, t: RawTracing) -> Result<TracingConfig> {
