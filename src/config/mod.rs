@@ -36,9 +36,9 @@ pub use sources::{
 };
 pub use types::parse_duration;
 pub use types::{
-    default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, OtlpProtocol,
-    ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig, MAX_DURATION,
-    MAX_NAME_LEN,
+    default, Config, ConformanceConfig, Defaults, EndpointConfig, Limits, ModuleAllow,
+    OtlpProtocol, ProbeModule, ReferenceConfig, TargetConfig, TlsConfig, TracingConfig, WebConfig,
+    MAX_DURATION, MAX_NAME_LEN,
 };
 
 use sha2::{Digest, Sha256};

@@ -12,6 +12,7 @@ use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -223,6 +224,11 @@ pub struct TargetConfig {
     /// A discovered target's labels (its source's, then its group's), shown
     /// once on `mcp_target_info`; empty for others.
     pub labels: BTreeMap<String, String>,
+    /// A target bound to a module (discovered, `/probe?module=`): the
+    /// module's `allow`, to which every URL that gets the module's
+    /// credentials is held (an SSE endpoint, a redirect). `None` for a
+    /// `targets:` entry: its own origin and directory (docs/security.md).
+    pub allow: Option<ModuleAllow>,
 }
 
 impl TargetConfig {
@@ -353,9 +359,7 @@ impl ProbeModule {
     /// Whether `url` may be probed with this module: http(s), no user info,
     /// and some `allow` pattern matches a prefix of the URL.
     pub fn allows(&self, url: &Url) -> bool {
-        self.allow
-            .iter()
-            .any(|pattern| super::allow::AllowPattern::parse(pattern).is_ok_and(|p| p.matches(url)))
+        allows_any(&self.allow, url)
     }
 
     /// A one-off target for probing `url` with this module, named `name`
@@ -393,8 +397,26 @@ impl ProbeModule {
             known_secrets: self.known_secrets.clone(),
             source: None,
             labels: BTreeMap::new(),
+            allow: Some(ModuleAllow(self.allow.iter().cloned().collect())),
         }
     }
+}
+
+/// A module's `allow`, as a target bound to the module keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleAllow(Arc<[String]>);
+
+impl ModuleAllow {
+    /// Whether the module's `allow` admits `url` (as [`ProbeModule::allows`]).
+    pub fn allows(&self, url: &Url) -> bool {
+        allows_any(&self.0, url)
+    }
+}
+
+fn allows_any(patterns: &[String], url: &Url) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| super::allow::AllowPattern::parse(pattern).is_ok_and(|p| p.matches(url)))
 }
 
 /// OTLP export settings. The standard `OTEL_*` environment variables

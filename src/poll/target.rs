@@ -4,15 +4,17 @@
 //! a rotated token file needs no reload; every secret value is remembered so
 //! it can be scrubbed from anything the poll keeps.
 
-use crate::config::{ConfigError, EndpointConfig, TargetConfig};
+use crate::config::{ConfigError, EndpointConfig, ModuleAllow, TargetConfig};
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, TransportKind, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use mcp_wire::session::Endpoint;
 use mcp_wire::transport::http::HttpSpec;
+use mcp_wire::transport::scope::{CredentialScope, UrlAllow};
 use mcp_wire::transport::stdio::StdioSpec;
 use mcp_wire::transport::TransportLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Everything needed to poll one target once.
 #[derive(Debug, Clone)]
@@ -89,6 +91,10 @@ impl PollTarget {
                         mode: *transport,
                     },
                 )
+                .credential_scope(match &target.allow {
+                    Some(allow) => CredentialScope::Allowed(Arc::new(allow.clone())),
+                    None => CredentialScope::UnderTarget,
+                })
             }
         };
         Ok(builder
@@ -202,6 +208,7 @@ impl TargetBuilder {
                     ca_file: http.ca_file,
                     insecure_skip_verify: http.insecure_skip_verify,
                     max_redirects: http.max_redirects,
+                    scope: CredentialScope::UnderTarget,
                 },
                 mode: http.mode,
             },
@@ -229,6 +236,15 @@ impl TargetBuilder {
     pub fn inherit_env(mut self, inherit: bool) -> TargetBuilder {
         if let Endpoint::Stdio(spec) = &mut self.target.endpoint {
             spec.inherit_env = inherit;
+        }
+        self
+    }
+
+    /// Where else than its URL an HTTP target's requests may go (an SSE
+    /// endpoint, a redirect); its own origin and directory until set.
+    pub fn credential_scope(mut self, scope: CredentialScope) -> TargetBuilder {
+        if let Endpoint::Http { spec, .. } = &mut self.target.endpoint {
+            spec.scope = scope;
         }
         self
     }
@@ -268,5 +284,12 @@ impl TargetBuilder {
 
     pub fn build(self) -> PollTarget {
         self.target
+    }
+}
+
+/// A module's `allow` is the wire's allow list for the targets bound to it.
+impl UrlAllow for ModuleAllow {
+    fn allows(&self, url: &url::Url) -> bool {
+        ModuleAllow::allows(self, url)
     }
 }
