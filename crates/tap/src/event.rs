@@ -1,0 +1,216 @@
+//! What the data path tells whoever observes it: copies, in order, never the
+//! traffic itself. These are plain data; the observer (crates/observer)
+//! turns them into sessions and client listings without a runtime.
+//!
+//! One *exchange* is one client request and its answer: a POST and its JSON
+//! or SSE answer, a GET stream, a DELETE, or — for the stdio tap — the whole
+//! life of the server process (one session, newline-delimited both ways).
+//! Bodies are handed over as the chunks that were forwarded (`Bytes` clones:
+//! reference counts, not copies), cut into *messages* by the data path: a
+//! JSON body is one message, an SSE event is one message, a stdio line is
+//! one message. A message's copy stops at `inspect_bytes`; the rest is still
+//! forwarded, and its end says so.
+
+use bytes::Bytes;
+use http::HeaderValue;
+use std::time::Instant;
+
+/// Which exchange an event belongs to; unique for the life of one tap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExchangeId(pub u64);
+
+/// Which way a message travelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// From the client to the upstream (a request body, a stdio line on stdin).
+    FromClient,
+    /// From the upstream to the client (an answer body, an SSE event, a
+    /// stdio line on stdout).
+    FromUpstream,
+}
+
+mcp_listing::labelled_enum! {
+    /// The client's HTTP method, as far as MCP cares; the label is the
+    /// `method` label of the tap's request counter.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum RequestMethod as "method" {
+        Post => "POST",
+        Get => "GET",
+        Delete => "DELETE",
+        /// Anything else (forwarded all the same).
+        Other => "other",
+        /// Not HTTP: the stdio tap's one exchange.
+        Stdio => "stdio",
+    }
+}
+
+/// How a body carries messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFraming {
+    /// `application/json` (or no type): the whole body is one message.
+    Json,
+    /// `text/event-stream`: every event is one message (its raw bytes,
+    /// field lines included, without the blank line that ends it).
+    EventStream,
+    /// Newline-delimited JSON (stdio): every line is one message.
+    Lines,
+    /// Anything else: not observed.
+    Other,
+}
+
+/// What identifies the client and its session on a request. Header values
+/// are shared (`HeaderValue` is reference-counted bytes), never parsed here:
+/// the observer cuts and digests them.
+#[derive(Debug, Clone)]
+pub struct RequestHead {
+    pub method: RequestMethod,
+    /// `Mcp-Session-Id` the client sent; for a legacy HTTP+SSE POST, the
+    /// `sessionId` query value of the message URL.
+    pub session: Option<HeaderValue>,
+    pub user_agent: Option<HeaderValue>,
+    /// The value of the operator's client-identity header (a gateway's
+    /// `X-Client-Id`, say), when one is configured and present.
+    pub client_header: Option<HeaderValue>,
+    /// How the request body carries messages.
+    pub framing: BodyFraming,
+}
+
+/// The upstream's answer head, as forwarded.
+#[derive(Debug, Clone)]
+pub struct ResponseHead {
+    pub status: u16,
+    /// How the answer body carries messages.
+    pub framing: BodyFraming,
+    /// `Mcp-Session-Id` the upstream assigned (on an `initialize` answer).
+    pub session: Option<HeaderValue>,
+}
+
+/// How a message's copy ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyEnd {
+    /// Every byte of the message was copied.
+    Whole,
+    /// The copy is not to be read, and why.
+    NotObserved(NotObserved),
+}
+
+mcp_listing::labelled_enum! {
+    /// Why a message that passed was not observed; the label is the
+    /// `reason` label of `mcp_tap_messages_not_observed_total`. The data path
+    /// decides the first three; the observer adds what it finds reading.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum NotObserved as "reason" {
+        /// Longer than `inspect_bytes`: the copy stopped there (the message
+        /// itself was forwarded whole).
+        TooLarge => "too_large",
+        /// A chunk could not be handed over (the observer's queue was
+        /// full): the copy has a hole.
+        Dropped => "queue_full",
+        /// The body ended or broke in the middle of the message.
+        Truncated => "truncated",
+        /// Not JSON, or not JSON-RPC.
+        Unparsable => "unparsable",
+        /// A JSON-RPC batch (not MCP since 2025-06-18).
+        Batch => "batch",
+        /// The observer's own bound (sessions, pending requests) was reached.
+        ObserverFull => "observer_full",
+    }
+}
+
+/// How an exchange ended, as a proxy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExchangeEnd {
+    /// The answer was forwarded to its end.
+    Completed,
+    /// The client went away first (the upstream request was cancelled).
+    ClientGone,
+    /// The upstream could not be reached or failed mid-answer (the client
+    /// got a 502 or a cut stream).
+    UpstreamFailed(UpstreamFailure),
+}
+
+mcp_listing::labelled_enum! {
+    /// Why the upstream failed an exchange; the label is the `cause` label
+    /// of `mcp_tap_upstream_errors_total`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum UpstreamFailure as "cause" {
+        /// No connection (refused, unreachable, DNS).
+        Connect => "connect",
+        /// The TLS handshake with the upstream failed.
+        Tls => "tls",
+        /// No answer head within the tap's upstream timeout.
+        Timeout => "timeout",
+        /// The connection broke in the middle of the answer.
+        Reset => "reset",
+    }
+}
+
+/// One thing the data path saw.
+#[derive(Debug, Clone)]
+pub enum TapEvent {
+    /// A client request began (for stdio: the server was started).
+    Opened {
+        exchange: ExchangeId,
+        at: Instant,
+        head: RequestHead,
+    },
+    /// The upstream's answer head was forwarded.
+    Answered {
+        exchange: ExchangeId,
+        at: Instant,
+        head: ResponseHead,
+    },
+    /// The next bytes of the message in progress in `direction`.
+    Chunk {
+        exchange: ExchangeId,
+        direction: Direction,
+        bytes: Bytes,
+    },
+    /// The message in progress in `direction` ended.
+    MessageEnd {
+        exchange: ExchangeId,
+        direction: Direction,
+        at: Instant,
+        copy: CopyEnd,
+    },
+    /// A legacy HTTP+SSE stream (`exchange`, the client's GET) named its
+    /// message URL: POSTs carrying this `sessionId` belong to this stream.
+    LegacySession {
+        exchange: ExchangeId,
+        session: HeaderValue,
+    },
+    /// The exchange is over.
+    Closed {
+        exchange: ExchangeId,
+        at: Instant,
+        end: ExchangeEnd,
+    },
+}
+
+impl TapEvent {
+    pub fn exchange(&self) -> ExchangeId {
+        match self {
+            TapEvent::Opened { exchange, .. }
+            | TapEvent::Answered { exchange, .. }
+            | TapEvent::Chunk { exchange, .. }
+            | TapEvent::MessageEnd { exchange, .. }
+            | TapEvent::LegacySession { exchange, .. }
+            | TapEvent::Closed { exchange, .. } => *exchange,
+        }
+    }
+}
+
+/// Whoever observes a tap. `offer` must return at once, whatever happens:
+/// it runs on the data path. It says whether the event was taken; the data
+/// path marks a message whose chunk was refused as [`CopyEnd::Dropped`] and
+/// counts it, and goes on forwarding.
+pub trait Tee: Send + Sync + 'static {
+    fn offer(&self, event: TapEvent) -> bool;
+}
+
+/// Observing nothing: a tap run with no observer forwards all the same.
+impl Tee for () {
+    fn offer(&self, _event: TapEvent) -> bool {
+        false
+    }
+}

@@ -1,0 +1,132 @@
+//! The data path's own counts, kept in plain atomics: the data path knows
+//! nothing of metrics; telemetry reads these when it is scraped.
+
+use crate::event::{NotObserved, RequestMethod, UpstreamFailure};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Upper bounds (seconds) of the added-time buckets: the time the tap itself
+/// adds to an exchange (its own work before forwarding the request and
+/// before forwarding the answer head), not the upstream's.
+pub const ADDED_SECONDS_BUCKETS: [f64; 10] = [
+    0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+];
+
+/// Counts of one tap's data path; all only grow but `open_streams`.
+#[derive(Debug, Default)]
+pub struct TapStats {
+    requests: [AtomicU64; RequestMethod::ALL.len()],
+    upstream_errors: [AtomicU64; UpstreamFailure::ALL.len()],
+    not_observed: [AtomicU64; NotObserved::ALL.len()],
+    open_streams: AtomicU64,
+    /// One count per bucket of [`ADDED_SECONDS_BUCKETS`], then the overflow.
+    added_buckets: [AtomicU64; ADDED_SECONDS_BUCKETS.len() + 1],
+    added_sum_nanos: AtomicU64,
+}
+
+/// A histogram as read: cumulative counts per bucket bound, count, sum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddedTime {
+    pub cumulative: [u64; ADDED_SECONDS_BUCKETS.len()],
+    pub count: u64,
+    pub sum_seconds: f64,
+}
+
+impl TapStats {
+    pub fn request(&self, method: RequestMethod) {
+        self.requests[method as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn upstream_error(&self, cause: UpstreamFailure) {
+        self.upstream_errors[cause as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn not_observed(&self, reason: NotObserved) {
+        self.not_observed[reason as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stream_opened(&self) {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stream_closed(&self) {
+        // Never below zero, whatever order drops run in.
+        let _ = self
+            .open_streams
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Record the time the tap added to one exchange.
+    pub fn record_added(&self, seconds: f64) {
+        let slot = ADDED_SECONDS_BUCKETS
+            .iter()
+            .position(|bound| seconds <= *bound)
+            .unwrap_or(ADDED_SECONDS_BUCKETS.len());
+        self.added_buckets[slot].fetch_add(1, Ordering::Relaxed);
+        // `as` saturates: a negative or absurd value cannot wrap the sum.
+        let nanos = (seconds * 1e9) as u64;
+        self.added_sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    pub fn requests(&self, method: RequestMethod) -> u64 {
+        self.requests[method as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn upstream_errors(&self, cause: UpstreamFailure) -> u64 {
+        self.upstream_errors[cause as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn not_observed_count(&self, reason: NotObserved) -> u64 {
+        self.not_observed[reason as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn open_streams(&self) -> u64 {
+        self.open_streams.load(Ordering::Relaxed)
+    }
+
+    pub fn added_time(&self) -> AddedTime {
+        let mut cumulative = [0u64; ADDED_SECONDS_BUCKETS.len()];
+        let mut running = 0u64;
+        for (slot, bucket) in cumulative.iter_mut().enumerate() {
+            running += self.added_buckets[slot].load(Ordering::Relaxed);
+            *bucket = running;
+        }
+        let count =
+            running + self.added_buckets[ADDED_SECONDS_BUCKETS.len()].load(Ordering::Relaxed);
+        AddedTime {
+            cumulative,
+            count,
+            sum_seconds: self.added_sum_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn added_time_is_cumulative_with_an_overflow_bucket() {
+        let stats = TapStats::default();
+        stats.record_added(0.000_01);
+        stats.record_added(0.000_3);
+        stats.record_added(1.0);
+        let read = stats.added_time();
+        assert_eq!(read.cumulative[0], 1);
+        assert_eq!(read.cumulative[3], 1);
+        assert_eq!(read.cumulative[4], 2);
+        assert_eq!(read.cumulative[9], 2);
+        assert_eq!(read.count, 3);
+        assert!((read.sum_seconds - 1.000_31).abs() < 1e-9);
+    }
+
+    #[test]
+    fn open_streams_never_go_below_zero() {
+        let stats = TapStats::default();
+        stats.stream_closed();
+        stats.stream_opened();
+        assert_eq!(stats.open_streams(), 1);
+        stats.stream_closed();
+        stats.stream_closed();
+        assert_eq!(stats.open_streams(), 0);
+    }
+}
