@@ -279,15 +279,15 @@ fn not_found() -> String {
 }
 
 /// Item 9: a module probe does not follow a same-origin redirect out of its
-/// allow-list with the module's token; a 302 turned into GET carries no
-/// body headers.
+/// allow-list with the module's token, nor a configured target one out of
+/// its URL's directory; a 302 turned into GET carries no body headers.
 #[test]
 fn redirects_never_leave_the_allow_list() {
     let server = Recorder::start(|_, path| {
-        if path.starts_with("/m/") {
+        if path.starts_with("/m/") || path.starts_with("/c/") {
             redirect("307 Temporary Redirect", "/internal/admin/x")
-        } else if path.starts_with("/a/") {
-            redirect("302 Found", "/b/mcp")
+        } else if path == "/a/mcp" {
+            redirect("302 Found", "/a/b/mcp")
         } else {
             not_found()
         }
@@ -300,6 +300,10 @@ fn redirects_never_leave_the_allow_list() {
     http:
       url: http://127.0.0.1:{port}/a/mcp
       transport: streamable-http
+    schedule: {{every: 1h}}
+  - name: escaping
+    url: http://127.0.0.1:{port}/c/mcp
+    transport: streamable-http
     schedule: {{every: 1h}}
 modules:
   m:
@@ -326,7 +330,7 @@ modules:
     let (status, _) = exp.get("/probe?target=redirected");
     assert_eq!(status, 200);
     let seen = server.seen();
-    let followed: Vec<&Seen> = seen.iter().filter(|s| s.path == "/b/mcp").collect();
+    let followed: Vec<&Seen> = seen.iter().filter(|s| s.path == "/a/b/mcp").collect();
     assert!(!followed.is_empty(), "{seen:?}");
     for s in followed {
         assert_eq!(s.method, "GET", "{s:?}");
@@ -335,6 +339,16 @@ modules:
             "a GET after 302 carries body headers: {s:?}"
         );
     }
+
+    let (status, body) = exp.get("/probe?target=escaping");
+    assert_eq!(status, 200);
+    assert!(body.contains("error=\"url_not_allowed\""), "{body}");
+    let seen = server.seen();
+    assert!(seen.iter().any(|s| s.path.starts_with("/c/")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|s| s.path.starts_with("/internal")),
+        "{seen:?}"
+    );
 }
 
 /// Item 10: `http://127.0.0.*/m/` lets no other port and no look-alike host

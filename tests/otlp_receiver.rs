@@ -54,7 +54,7 @@ fn page(
         bytes: 100 + u64::from(items) * 50,
         duration: Duration::from_millis(20),
         started: at(started_ms),
-        span_id: with_span_id.then(|| TraceSink::new_span_id().to_string()),
+        span_id: with_span_id.then(TraceSink::new_span_id),
         next_cursor: match next {
             Some(raw) => CursorState::Present(short_hash(raw)),
             None => CursorState::Absent,
@@ -298,7 +298,7 @@ fn check_pages(spans: &[&ReceivedSpan], listing_span: &ReceivedSpan, l: &Listing
         .collect();
     assert_eq!(pages.len(), l.pages.len());
     for rec in &l.pages {
-        let want_id = rec.span_id.clone().unwrap();
+        let want_id = rec.span_id.unwrap().to_string();
         let s = pages
             .iter()
             .find(|s| s.span_id() == want_id)

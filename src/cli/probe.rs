@@ -248,6 +248,7 @@ fn http_spec(args: &ProbeArgs) -> Result<HttpSpec, String> {
         ca_file: args.ca_file.clone(),
         insecure_skip_verify: false,
         max_redirects: crate::config::default::MAX_REDIRECTS,
+        scope: mcp_wire::transport::scope::CredentialScope::UnderTarget,
     })
 }
 

@@ -13,6 +13,7 @@ use mcp_listing::{Kind, ProtocolVersion, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -171,6 +172,11 @@ pub struct TargetConfig {
     /// A discovered target's labels (its source's, then its group's), shown
     /// once on `mcp_target_info`; empty for others.
     pub labels: BTreeMap<String, String>,
+    /// A target bound to a module (discovered, `/probe?module=`): the
+    /// module's `allow`, to which every URL that gets the module's
+    /// credentials is held (an SSE endpoint, a redirect). `None` for a
+    /// `targets:` entry: its own origin and directory (docs/security.md).
+    pub allow: Option<Arc<AllowList>>,
 }
 
 impl TargetConfig {
@@ -212,7 +218,7 @@ pub struct ProbeModule {
     pub name: String,
     /// `scheme://host[:port]/path-prefix` patterns, compiled at load and
     /// matched as parsed parts (see `allow.rs`).
-    pub allow: AllowList,
+    pub allow: Arc<AllowList>,
     /// How its targets are asked; `max_redirects` is 0 (see `target_for`).
     pub http: HttpSettings,
     pub limits: Limits,
@@ -260,6 +266,7 @@ impl ProbeModule {
             known_secrets: self.known_secrets.clone(),
             source: None,
             labels: BTreeMap::new(),
+            allow: Some(Arc::clone(&self.allow)),
         }
     }
 }

@@ -26,6 +26,7 @@ pub fn page_error(e: ExchangeError) -> PageError {
         ExchangeError::Malformed(m) => PageError::Malformed(m),
         ExchangeError::SessionExpired => PageError::SessionRenewed,
         ExchangeError::RateLimited { retry_after } => PageError::RateLimited { retry_after },
+        e @ ExchangeError::NotAllowed { .. } => PageError::UrlNotAllowed(e.to_string()),
     }
 }
 
@@ -47,7 +48,8 @@ pub fn http_status(e: &ExchangeError) -> Option<u16> {
         ExchangeError::RateLimited { .. } => Some(429),
         ExchangeError::Timeout(_)
         | ExchangeError::TooLarge { .. }
-        | ExchangeError::Malformed(_) => None,
+        | ExchangeError::Malformed(_)
+        | ExchangeError::NotAllowed { .. } => None,
     }
 }
 

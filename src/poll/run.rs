@@ -3,14 +3,14 @@
 //! this; none has listing code of its own.
 
 use super::garbage_cursor::{self, invalid_cursor_check};
-use super::ids::{PollTrace, SpanId};
+use super::ids::PollTrace;
 use super::pager::{error_kind, http_status, retry_after, SessionPager};
 use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
 use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
-use mcp_wire::session::{ConnectFailure, Endpoint, Session, SessionOptions, TraceIds};
+use mcp_wire::session::{ConnectFailure, Endpoint, Session, SessionOptions};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Per-poll inputs that are not configuration.
@@ -213,10 +213,7 @@ fn session_options(target: &PollTarget, ctx: &PollContext) -> SessionOptions {
         trace: ctx
             .trace
             .filter(|_| ctx.propagate_trace_context)
-            .map(|t| TraceIds {
-                trace_id: t.trace_id.to_string(),
-                sampled: t.sampled,
-            }),
+            .map(|t| t.context()),
     }
 }
 
@@ -283,6 +280,6 @@ fn handshake_record(h: &mcp_wire::session::Handshake) -> HandshakeRecord {
         started: h.started,
         duration: h.duration,
         request_id: h.request_id,
-        span_id: h.span_id.as_deref().and_then(SpanId::from_hex),
+        span_id: h.span_id,
     }
 }

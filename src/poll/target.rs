@@ -4,15 +4,17 @@
 //! a rotated token file needs no reload; every secret value is remembered so
 //! it can be scrubbed from anything the poll keeps.
 
-use crate::config::{ConfigError, EndpointConfig, HttpEndpoint, Secret, TargetConfig};
+use crate::config::{AllowList, ConfigError, EndpointConfig, HttpEndpoint, Secret, TargetConfig};
 use mcp_listing::{HttpMode, Kind, ProtocolVersion, TransportKind, WalkLimits};
 use mcp_wire::secrets::SecretScrubber;
 use mcp_wire::session::Endpoint;
 use mcp_wire::transport::http::HttpSpec;
+use mcp_wire::transport::scope::{CredentialScope, UrlAllow};
 use mcp_wire::transport::stdio::StdioSpec;
 use mcp_wire::transport::TransportLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Everything needed to poll one target once.
 #[derive(Debug, Clone)]
@@ -72,6 +74,10 @@ impl PollTarget {
                     http_spec(http, bearer),
                     http.settings.transport,
                 )
+                .credential_scope(match &target.allow {
+                    Some(allow) => CredentialScope::Allowed(Arc::clone(allow) as Arc<dyn UrlAllow>),
+                    None => CredentialScope::UnderTarget,
+                })
             }
         };
         Ok(builder
@@ -136,6 +142,7 @@ fn http_spec(http: &HttpEndpoint, bearer_token: Option<Secret>) -> HttpSpec {
         ca_file: settings.tls.ca_file.clone(),
         insecure_skip_verify: settings.tls.insecure_skip_verify,
         max_redirects: settings.max_redirects,
+        scope: CredentialScope::UnderTarget,
     }
 }
 
@@ -209,6 +216,15 @@ impl TargetBuilder {
         self
     }
 
+    /// Where else than its URL an HTTP target's requests may go (an SSE
+    /// endpoint, a redirect); its own origin and directory until set.
+    pub fn credential_scope(mut self, scope: CredentialScope) -> TargetBuilder {
+        if let Endpoint::Http { spec, .. } = &mut self.target.endpoint {
+            spec.scope = scope;
+        }
+        self
+    }
+
     /// Scrub every secret the configuration knows from what this target's
     /// child writes and from details we keep.
     pub fn known_secrets(mut self, known: &SecretScrubber) -> TargetBuilder {
@@ -244,5 +260,12 @@ impl TargetBuilder {
 
     pub fn build(self) -> PollTarget {
         self.target
+    }
+}
+
+/// A module's `allow` is the wire's allow list for the targets bound to it.
+impl UrlAllow for AllowList {
+    fn allows(&self, url: &url::Url) -> bool {
+        AllowList::allows(self, url)
     }
 }

@@ -10,6 +10,7 @@ pub mod report;
 pub mod schema_shape;
 pub mod shape;
 pub mod text;
+pub mod trace;
 pub mod transport;
 pub mod version;
 pub mod walk;
@@ -20,6 +21,7 @@ pub use report::{
     page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
 };
 pub use shape::PageShape;
+pub use trace::{SpanId, TraceContext, TraceId};
 pub use transport::{HttpMode, TransportKind};
 pub use version::ProtocolVersion;
 pub use walk::{walk, PageError, PageResult, Pager, WalkLimits};

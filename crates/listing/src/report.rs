@@ -2,6 +2,7 @@
 
 use super::fingerprint::ItemFingerprint;
 use super::kind::Kind;
+use super::trace::SpanId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -39,6 +40,10 @@ crate::labelled_enum! {
         /// (a merging gateway passes on its origin's error, or the server
         /// rejects our parameters).
         InvalidParams => "invalid_params",
+        /// The server named a URL (the legacy SSE message endpoint, a
+        /// redirect) outside where the target's credentials may go: its
+        /// origin and path, or its module's `allow`. Nothing was sent there.
+        UrlNotAllowed => "url_not_allowed",
     }
 }
 
@@ -204,7 +209,7 @@ pub struct PageRecord {
     pub started: SystemTime,
     /// Span id sent to the server in `_meta.traceparent`, if any.
     #[serde(skip)]
-    pub span_id: Option<String>,
+    pub span_id: Option<SpanId>,
     pub next_cursor: CursorState,
     /// The JSON-RPC request id, for correlating with server logs and spans.
     pub request_id: i64,

@@ -11,6 +11,7 @@ use super::report::{
 };
 use super::shape::PageShape;
 use super::text;
+use super::trace::SpanId;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -32,7 +33,7 @@ pub struct PageResult {
     pub duration: Duration,
     pub started: SystemTime,
     /// Span id sent in `_meta.traceparent`, when trace propagation is on.
-    pub span_id: Option<String>,
+    pub span_id: Option<SpanId>,
     /// `list_changed` notifications for the walked kind that arrived while
     /// this request was outstanding (or since the previous one).
     pub list_changed: u32,
@@ -63,6 +64,10 @@ pub enum PageError {
     /// cursors of the old session mean nothing now.
     #[error("session expired and was re-established")]
     SessionRenewed,
+    /// The server named a URL (a message endpoint, a redirect) outside the
+    /// URLs this target's credentials may go to; nothing was sent there.
+    #[error("{0}")]
+    UrlNotAllowed(String),
 }
 
 impl PageError {
@@ -80,6 +85,7 @@ impl PageError {
             PageError::TooLarge { .. } => ErrorKind::ResponseTooLarge,
             PageError::Malformed(_) => ErrorKind::MalformedResult,
             PageError::RateLimited { .. } => ErrorKind::RateLimited,
+            PageError::UrlNotAllowed(_) => ErrorKind::UrlNotAllowed,
         }
     }
 

@@ -116,7 +116,9 @@ fn routes(legacy_sse: bool) -> Router<Arc<App>> {
             .route("/sse", get(sse::open_default))
             .route("/sse/{name}", get(sse::open_named))
             .route("/messages", post(sse::message_default))
-            .route("/messages/{name}", post(sse::message_named))
+            // Under the stream's own path, as SDKs lay it out: a client
+            // holds the endpoint to the stream URL's directory.
+            .route("/sse/{name}/messages", post(sse::message_named))
     } else {
         router
             .route(

@@ -85,7 +85,7 @@ fn open(app: Arc<App>, name: String, headers: HeaderMap) -> Response {
     let endpoint = if name.is_empty() {
         format!("/messages?sessionId={id}")
     } else {
-        format!("/messages/{name}?sessionId={id}")
+        format!("/sse/{name}/messages?sessionId={id}")
     };
     let first = Bytes::from(format!("event: endpoint\ndata: {endpoint}\n\n"));
     let guard = SessionGuard { app, id };

@@ -6,7 +6,7 @@ use super::transport::http::{self, HttpSpec, HttpTransport};
 use super::transport::sse::SseTransport;
 use super::transport::stdio::{StdioSpec, StdioTransport};
 use super::transport::{CloseInfo, Exchange, ExchangeError, Outgoing, Transport, TransportLimits};
-use mcp_listing::{HttpMode, ProtocolVersion, TransportKind};
+use mcp_listing::{HttpMode, ProtocolVersion, SpanId, TraceContext, TransportKind};
 use serde_json::{json, Map, Value};
 
 /// 2026-07-28 list changes (`subscriptions/listen`); a child module so it
@@ -27,13 +27,6 @@ pub enum Endpoint {
     Http { spec: HttpSpec, mode: HttpMode },
 }
 
-/// Trace context to send in `_meta` (W3C traceparent).
-#[derive(Debug, Clone)]
-pub struct TraceIds {
-    pub trace_id: String,
-    pub sampled: bool,
-}
-
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
     /// Force a protocol version instead of negotiating.
@@ -43,7 +36,9 @@ pub struct SessionOptions {
     pub era_hint: Option<bool>,
     pub limits: TransportLimits,
     pub request_timeout: Duration,
-    pub trace: Option<TraceIds>,
+    /// The poll's trace, sent in `_meta.traceparent` with a span id of its
+    /// own for every request.
+    pub trace: Option<TraceContext>,
 }
 
 /// One handshake request.
@@ -53,7 +48,7 @@ pub struct Handshake {
     pub started: SystemTime,
     pub duration: Duration,
     pub request_id: i64,
-    pub span_id: Option<String>,
+    pub span_id: Option<SpanId>,
 }
 
 /// Why a session could not be established, with what was learnt.
@@ -69,12 +64,12 @@ pub struct ConnectFailure {
 pub struct Answer {
     pub exchange: Exchange,
     pub request_id: i64,
-    pub span_id: Option<String>,
+    pub span_id: Option<SpanId>,
     pub started: SystemTime,
 }
 
 pub struct Session {
-    transport: Transport,
+    transport: Box<dyn Transport>,
     /// The version this session speaks, as the server named it: after
     /// `initialize`, the server's answer, which may be one we do not know
     /// (kept as text, shown bounded and scrubbed, never parsed back).
@@ -173,9 +168,7 @@ impl Session {
                         e,
                         ExchangeError::Timeout(_) | ExchangeError::Transport { .. }
                     );
-                    if let (true, Transport::Stdio(_), Endpoint::Stdio(_)) =
-                        (wedged, &self.transport, endpoint)
-                    {
+                    if wedged && matches!(endpoint, Endpoint::Stdio(_)) {
                         let fresh = open_transport(endpoint, &self.opts).await?;
                         let old = std::mem::replace(&mut self.transport, fresh);
                         old.close().await;
@@ -290,7 +283,7 @@ impl Session {
             started: answer.started,
             duration: answer.exchange.duration,
             request_id: answer.request_id,
-            span_id: answer.span_id.clone(),
+            span_id: answer.span_id,
         });
     }
 
@@ -304,7 +297,7 @@ impl Session {
     ) -> Answer {
         let id = self.next_id;
         self.next_id += 1;
-        let span_id = self.opts.trace.as_ref().map(|_| new_span_id());
+        let span_id = self.opts.trace.map(|_| SpanId::random());
         let mut meta = Map::new();
         if self.modern {
             meta.insert(
@@ -317,11 +310,8 @@ impl Session {
             );
             meta.insert("io.modelcontextprotocol/clientInfo".into(), client_info());
         }
-        if let (Some(trace), Some(span)) = (&self.opts.trace, &span_id) {
-            meta.insert(
-                "traceparent".into(),
-                json!(traceparent(&trace.trace_id, span, trace.sampled)),
-            );
+        if let (Some(trace), Some(span)) = (&self.opts.trace, span_id) {
+            meta.insert("traceparent".into(), json!(trace.traceparent(span)));
         }
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
@@ -389,24 +379,6 @@ fn client_info() -> Value {
     json!({"name": "mcp-exporter", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// A random non-zero 64-bit span id in hex.
-pub fn new_span_id() -> String {
-    let id: u64 = rand::random::<u64>() | 1;
-    format!("{id:016x}")
-}
-
-/// The W3C `traceparent` value, version 00, ids in lower case as the
-/// format requires. The one place this string is made: spans exported later
-/// must carry the same ids.
-pub fn traceparent(trace_id: &str, span_id: &str, sampled: bool) -> String {
-    format!(
-        "00-{}-{}-{}",
-        trace_id.to_ascii_lowercase(),
-        span_id.to_ascii_lowercase(),
-        if sampled { "01" } else { "00" }
-    )
-}
-
 impl Endpoint {
     /// The transport a session to this endpoint opens first.
     pub fn first_transport(&self) -> TransportKind {
@@ -420,9 +392,9 @@ impl Endpoint {
 async fn open_transport(
     endpoint: &Endpoint,
     opts: &SessionOptions,
-) -> Result<Transport, ExchangeError> {
+) -> Result<Box<dyn Transport>, ExchangeError> {
     match endpoint {
-        Endpoint::Stdio(spec) => Ok(Transport::Stdio(
+        Endpoint::Stdio(spec) => Ok(Box::new(
             StdioTransport::spawn(
                 spec,
                 opts.limits.max_response_bytes,
@@ -440,7 +412,7 @@ async fn open_transport(
                 .url
                 .clone()
                 .ok_or_else(|| ExchangeError::transport("no URL"))?;
-            Ok(Transport::Http(HttpTransport::new(
+            Ok(Box::new(HttpTransport::new(
                 client,
                 url,
                 opts.limits.max_response_bytes,
@@ -449,7 +421,10 @@ async fn open_transport(
     }
 }
 
-async fn open_sse(spec: &HttpSpec, opts: &SessionOptions) -> Result<Transport, ExchangeError> {
+async fn open_sse(
+    spec: &HttpSpec,
+    opts: &SessionOptions,
+) -> Result<Box<dyn Transport>, ExchangeError> {
     let client = http::client(spec, opts.limits.connect_timeout)?;
     let url = spec
         .url
@@ -462,5 +437,5 @@ async fn open_sse(spec: &HttpSpec, opts: &SessionOptions) -> Result<Transport, E
         opts.request_timeout,
     )
     .await?;
-    Ok(Transport::Sse(t))
+    Ok(Box::new(t))
 }

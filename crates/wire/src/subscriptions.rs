@@ -16,7 +16,7 @@ use super::Session;
 use crate::jsonrpc::{self, Incoming};
 use crate::transport::http::Poster;
 use crate::transport::sse_body::{self, ByteCounter};
-use crate::transport::Transport;
+use crate::transport::SubscriptionPath;
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -79,7 +79,8 @@ impl ListenStats {
 
 /// The session's subscription, once opened.
 pub(super) enum Listener {
-    /// The request line was written; notifications come through stdout.
+    /// The request was written among other messages; notifications come
+    /// through the transport's own stream (stdio's stdout).
     Stdio,
     Http {
         rx: mpsc::Receiver<String>,
@@ -163,19 +164,18 @@ impl Session {
 
     async fn open_listener(&mut self) -> Listener {
         let (id, body) = self.listen_body();
-        match &mut self.transport {
-            Transport::Stdio(t) => match t.notify(body).await {
+        match self.transport.subscriptions() {
+            SubscriptionPath::InBand => match self.transport.notify(METHOD, body).await {
                 Ok(()) => Listener::Stdio,
                 Err(_) => Listener::Closed,
             },
-            Transport::Http(t) => {
-                let poster = t.poster();
+            SubscriptionPath::Stream(poster) => {
                 let (tx, rx) = mpsc::channel(QUEUE);
                 let stats = Arc::new(ListenStats::default());
-                let task = tokio::spawn(hold_http(poster, id, body, tx, stats.clone()));
+                let task = tokio::spawn(hold_http(*poster, id, body, tx, stats.clone()));
                 Listener::Http { rx, task, stats }
             }
-            Transport::Sse(_) => Listener::Closed,
+            SubscriptionPath::Unsupported => Listener::Closed,
         }
     }
 
@@ -183,9 +183,8 @@ impl Session {
     /// the acknowledgement with our id, and what did it honour?
     pub async fn probe_subscription(&mut self) -> AckProbe {
         let (id, body) = self.listen_body();
-        match &mut self.transport {
-            Transport::Http(t) => {
-                let poster = t.poster();
+        match self.transport.subscriptions() {
+            SubscriptionPath::Stream(poster) => {
                 match tokio::time::timeout(ACK_TIMEOUT, first_message(&poster, id, &body)).await {
                     Ok(r) => r,
                     Err(_) => AckProbe::NotAcknowledged {
@@ -193,36 +192,41 @@ impl Session {
                     },
                 }
             }
-            Transport::Stdio(t) => {
-                if let Err(e) = t.notify(body).await {
-                    return AckProbe::NotAcknowledged {
-                        detail: e.to_string(),
-                    };
-                }
-                let first = tokio::time::timeout(ACK_TIMEOUT, t.next_notification()).await;
-                let cancel = jsonrpc::notification(
-                    "notifications/cancelled",
-                    Some(Map::from_iter([("requestId".to_string(), json!(id))])),
-                );
-                let _ = t.notify(cancel).await;
-                match first {
-                    Ok(Some(m)) if m == ACKNOWLEDGED => AckProbe::Acknowledged {
-                        // stdio notifications reach us without params.
-                        honoured: LIST_FILTERS.iter().map(|s| s.to_string()).collect(),
-                    },
-                    Ok(Some(m)) => AckProbe::NotAcknowledged {
-                        detail: format!("the first message was {m}"),
-                    },
-                    Ok(None) => AckProbe::NotAcknowledged {
-                        detail: "the server went away".into(),
-                    },
-                    Err(_) => AckProbe::NotAcknowledged {
-                        detail: format!("no acknowledgement within {ACK_TIMEOUT:?}"),
-                    },
-                }
-            }
-            Transport::Sse(_) => AckProbe::NotAcknowledged {
+            SubscriptionPath::InBand => self.probe_in_band(id, body).await,
+            SubscriptionPath::Unsupported => AckProbe::NotAcknowledged {
                 detail: "legacy HTTP+SSE has no subscriptions/listen".into(),
+            },
+        }
+    }
+
+    /// [`Self::probe_subscription`] where the request is one message among
+    /// others (stdio): send it, take the first notification, cancel it.
+    async fn probe_in_band(&mut self, id: i64, body: Vec<u8>) -> AckProbe {
+        let t = &mut self.transport;
+        if let Err(e) = t.notify(METHOD, body).await {
+            return AckProbe::NotAcknowledged {
+                detail: e.to_string(),
+            };
+        }
+        let first = tokio::time::timeout(ACK_TIMEOUT, t.next_notification()).await;
+        let cancel = jsonrpc::notification(
+            "notifications/cancelled",
+            Some(Map::from_iter([("requestId".to_string(), json!(id))])),
+        );
+        let _ = t.notify("notifications/cancelled", cancel).await;
+        match first {
+            Ok(Some(m)) if m == ACKNOWLEDGED => AckProbe::Acknowledged {
+                // stdio notifications reach us without params.
+                honoured: LIST_FILTERS.iter().map(|s| s.to_string()).collect(),
+            },
+            Ok(Some(m)) => AckProbe::NotAcknowledged {
+                detail: format!("the first message was {m}"),
+            },
+            Ok(None) => AckProbe::NotAcknowledged {
+                detail: "the server went away".into(),
+            },
+            Err(_) => AckProbe::NotAcknowledged {
+                detail: format!("no acknowledgement within {ACK_TIMEOUT:?}"),
             },
         }
     }

@@ -7,6 +7,7 @@ use crate::config::allow::{AllowList, AllowPattern};
 use crate::config::locate::{yaml_path, At};
 use crate::config::raw::{RawModule, RawTracing, RawWeb};
 use crate::config::types::{default, Defaults, ProbeModule, TracingConfig, WebConfig};
+use std::sync::Arc;
 use url::Url;
 
 /// Most polls kept per target; bounds the status store's memory.
@@ -46,7 +47,7 @@ impl Resolver<'_> {
 
     /// A module's `allow:`, compiled: not empty, every pattern pinned to one
     /// origin.
-    fn allow(&self, name: &str, who: &str, allow: &[String]) -> Result<AllowList> {
+    fn allow(&self, name: &str, who: &str, allow: &[String]) -> Result<Arc<AllowList>> {
         if allow.is_empty() {
             return Err(self.error(
                 &yaml_path!["modules", name, "allow"],
@@ -65,7 +66,7 @@ impl Resolver<'_> {
                 )),
             }
         }
-        Ok(AllowList::new(patterns))
+        Ok(Arc::new(AllowList::new(patterns)))
     }
 
     pub(super) fn tracing(&mut self, t: RawTracing) -> Result<TracingConfig> {

@@ -74,6 +74,7 @@ impl Resolver<'_> {
             known_secrets: SecretScrubber::default(),
             source: None,
             labels: BTreeMap::new(),
+            allow: None,
         };
         Ok((target, t.reference.unwrap_or_default()))
     }

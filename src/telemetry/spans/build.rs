@@ -319,11 +319,7 @@ impl Builder<'_> {
     }
 
     fn page(&self, kind: Kind, p: &PageRecord, parent: SpanId) -> SpanData {
-        let span_id = p
-            .span_id
-            .as_deref()
-            .and_then(ids::parse_span_id)
-            .unwrap_or_else(ids::fresh_span_id);
+        let span_id = p.span_id.map_or_else(ids::fresh_span_id, ids::span_id);
         let mut attrs = vec![
             KeyValue::new(attr::MCP_METHOD_NAME, kind.method()),
             KeyValue::new(attr::JSONRPC_REQUEST_ID, p.request_id.to_string()),

@@ -4,13 +4,18 @@
 //! GET + `Last-Event-ID`.
 
 use super::http_client::{ClientSettings, HttpClient, HttpResponse};
+use super::scope::{BoundScope, CredentialScope};
 use super::sse_body::{self, ByteCounter, SseReadError};
-use super::{route, CloseInfo, Exchange, ExchangeError, Outgoing, Routed};
+use super::{
+    route, CloseInfo, Exchange, ExchangeError, Outgoing, Routed, SubscriptionPath, Transport,
+};
 use crate::jsonrpc::{self, Incoming};
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use mcp_listing::TransportKind;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -28,6 +33,9 @@ pub struct HttpSpec {
     pub ca_file: Option<PathBuf>,
     pub insecure_skip_verify: bool,
     pub max_redirects: usize,
+    /// Where else a server may send our requests (an SSE endpoint, a
+    /// redirect); see `scope.rs`.
+    pub scope: CredentialScope,
 }
 
 impl std::fmt::Debug for HttpSpec {
@@ -42,11 +50,13 @@ impl std::fmt::Debug for HttpSpec {
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("scope", &self.scope)
             .finish()
     }
 }
 
-/// Build the shared HTTP client for one target.
+/// Build the shared HTTP client for one target, sending nowhere outside
+/// the target's scope.
 pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, ExchangeError> {
     let mut headers = HeaderMap::new();
     for (k, v) in &spec.headers {
@@ -63,28 +73,36 @@ pub fn client(spec: &HttpSpec, connect_timeout: Duration) -> Result<HttpClient, 
         value.set_sensitive(true);
         headers.insert(http::header::AUTHORIZATION, value);
     }
-    HttpClient::new(ClientSettings {
+    let client = HttpClient::new(ClientSettings {
         default_headers: headers,
         connect_timeout,
         ca_file: spec.ca_file.as_deref(),
         insecure_skip_verify: spec.insecure_skip_verify,
         max_redirects: spec.max_redirects,
+    })?;
+    Ok(match &spec.url {
+        Some(url) => client.scoped(BoundScope::new(url, &spec.scope)),
+        None => client,
     })
 }
 
 /// See [`HttpTransport::poster`].
 #[derive(Clone)]
-pub(crate) struct Poster {
+pub struct Poster {
     client: HttpClient,
     url: url::Url,
     headers: HeaderMap,
     modern: bool,
     /// The transport's response byte cap, for whoever reads the answer.
-    pub limit: u64,
+    pub(crate) limit: u64,
 }
 
 impl Poster {
-    pub async fn post(&self, method: &str, body: Vec<u8>) -> Result<HttpResponse, ExchangeError> {
+    pub(crate) async fn post(
+        &self,
+        method: &str,
+        body: Vec<u8>,
+    ) -> Result<HttpResponse, ExchangeError> {
         let mut h = self.headers.clone();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         h.insert(
@@ -133,24 +151,6 @@ impl HttpTransport {
         }
     }
 
-    pub fn set_protocol_version(&mut self, version: &str, modern: bool) {
-        self.protocol_version = Some(version.to_string());
-        self.modern = modern;
-    }
-
-    pub fn clear_protocol_version(&mut self) {
-        self.protocol_version = None;
-        self.modern = false;
-    }
-
-    pub fn session_id(&self) -> Option<&str> {
-        self.session_id.as_deref()
-    }
-
-    pub fn reset_session(&mut self) {
-        self.session_id = None;
-    }
-
     /// Headers every request of this session carries.
     fn session_headers(&self) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -188,7 +188,7 @@ impl HttpTransport {
             .await
     }
 
-    pub async fn notify(&mut self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
+    async fn post_message(&self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
         let resp = self.post(method, body).await?;
         let status = resp.status;
         if status.is_success() {
@@ -198,7 +198,7 @@ impl HttpTransport {
         }
     }
 
-    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
+    async fn request_within(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
         let started = Instant::now();
         self.pending_defects = 0;
         match tokio::time::timeout(timeout, self.exchange(req, started)).await {
@@ -327,7 +327,7 @@ impl HttpTransport {
         };
         match route(value, id, ex) {
             Routed::Answer(result) => EventStep::Answered(result),
-            Routed::Reply(answer) => match self.notify("", answer).await {
+            Routed::Reply(answer) => match self.post_message("", answer).await {
                 Ok(()) => EventStep::Wait,
                 Err(e) => EventStep::Failed(e),
             },
@@ -381,7 +381,7 @@ impl HttpTransport {
     /// Wait for the next notification on the standing GET stream, opening
     /// it on first use. None when the server offers no stream (405) or it
     /// ended.
-    pub async fn next_notification(&mut self) -> Option<String> {
+    async fn listen_idle(&mut self) -> Option<String> {
         if self.listen.is_none() {
             let mut h = self.session_headers();
             h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
@@ -444,7 +444,7 @@ impl HttpTransport {
     }
 
     /// DELETE the session (405 is a fine answer); bounded so close never hangs.
-    pub async fn close(self) -> CloseInfo {
+    async fn end(self) -> CloseInfo {
         if self.session_id.is_some() {
             let h = self.session_headers();
             let _ = tokio::time::timeout(
@@ -454,6 +454,54 @@ impl HttpTransport {
             .await;
         }
         CloseInfo::default()
+    }
+}
+
+impl Transport for HttpTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::StreamableHttp
+    }
+
+    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
+        Box::pin(self.request_within(req, timeout))
+    }
+
+    fn notify<'a>(
+        &'a mut self,
+        method: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
+        Box::pin(self.post_message(method, body))
+    }
+
+    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(self.listen_idle())
+    }
+
+    fn subscriptions(&self) -> SubscriptionPath {
+        SubscriptionPath::Stream(Box::new(self.poster()))
+    }
+
+    fn set_protocol_version(&mut self, version: &str, modern: bool) {
+        self.protocol_version = Some(version.to_string());
+        self.modern = modern;
+    }
+
+    fn clear_protocol_version(&mut self) {
+        self.protocol_version = None;
+        self.modern = false;
+    }
+
+    fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    fn reset_session(&mut self) {
+        self.session_id = None;
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
+        Box::pin((*self).end())
     }
 }
 

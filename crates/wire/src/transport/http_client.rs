@@ -6,6 +6,7 @@
 //! once makes a 1,000-page walk take milliseconds per page instead of ~27 s
 //! (docs/performance.md has the numbers).
 
+use super::scope::{BoundScope, NamedBy};
 use super::ExchangeError;
 use bytes::Bytes;
 use futures_util::Stream;
@@ -55,6 +56,8 @@ pub struct HttpClient {
     client: Client<Connector, Full<Bytes>>,
     default_headers: Arc<HeaderMap>,
     max_redirects: usize,
+    /// Every URL a request goes to (redirects included) must be in it.
+    scope: Option<Arc<BoundScope>>,
 }
 
 /// A response whose body has not been read yet.
@@ -123,12 +126,28 @@ impl HttpClient {
             client,
             default_headers: Arc::new(settings.default_headers),
             max_redirects: settings.max_redirects,
+            scope: None,
         })
     }
 
+    /// This client, sending nowhere outside `scope`: a URL outside it is
+    /// refused before anything is sent (docs/security.md).
+    pub fn scoped(mut self, scope: BoundScope) -> HttpClient {
+        self.scope = Some(Arc::new(scope));
+        self
+    }
+
+    /// Whether `url` may get our requests; `named_by` says who named it.
+    pub fn check(&self, url: &url::Url, named_by: NamedBy) -> Result<(), ExchangeError> {
+        match &self.scope {
+            Some(scope) if !scope.admits(url) => Err(ExchangeError::NotAllowed { named_by }),
+            _ => Ok(()),
+        }
+    }
+
     /// Send a request, following at most `max_redirects` same-origin
-    /// redirects. Cross-origin redirects are refused: our credentials must
-    /// not follow them.
+    /// redirects. Cross-origin redirects are refused, and so is every URL
+    /// outside the client's scope: our credentials must not follow them.
     pub async fn send(
         &self,
         method: Method,
@@ -143,7 +162,10 @@ impl HttpClient {
             body,
             body_dropped: false,
         };
+        let mut named_by = NamedBy::Request;
         for _ in 0..=self.max_redirects {
+            self.check(&out.url, named_by)?;
+            named_by = NamedBy::Redirect;
             let resp = self
                 .client
                 .request(self.build(&out)?)

@@ -1,17 +1,21 @@
-//! The three MCP transports behind one request/notify/close surface.
+//! The three MCP transports behind one signature, [`Transport`].
 //! Transports know nothing of listings or metrics; they move messages,
 //! answer server pings, collect notifications and bound what they read.
+//! stdio and legacy SSE share one message-channel core (`channel.rs`).
 
+mod channel;
 pub mod http;
 pub mod http_client;
 pub mod process_tree;
 pub mod retry_after;
+pub mod scope;
 pub mod sse;
 pub mod sse_body;
 pub mod sse_parser;
 pub mod stdio;
 mod tls;
 
+use futures_util::future::BoxFuture;
 use mcp_listing::TransportKind;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -105,6 +109,10 @@ pub enum ExchangeError {
     /// HTTP 404 for our session id: the server forgot the session.
     #[error("session expired (HTTP 404)")]
     SessionExpired,
+    /// A URL the server named is outside where this target's requests may
+    /// go (`scope.rs`); nothing was sent to it.
+    #[error("refused a URL named by {} outside the target's allowed URLs", named_by.describe())]
+    NotAllowed { named_by: scope::NamedBy },
 }
 
 impl ExchangeError {
@@ -195,97 +203,61 @@ impl Default for TransportLimits {
     }
 }
 
-/// Any of the three transports.
-pub enum Transport {
-    Stdio(stdio::StdioTransport),
-    Http(http::HttpTransport),
-    Sse(sse::SseTransport),
-}
+/// What one transport does; the session holds one as `Box<dyn Transport>`.
+/// Futures are boxed so the trait stays object-safe: one allocation per
+/// request, next to a network round trip (docs/performance.md).
+pub trait Transport: Send {
+    fn kind(&self) -> TransportKind;
 
-impl Transport {
-    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
-        match self {
-            Transport::Stdio(t) => t.request(req, timeout).await,
-            Transport::Http(t) => t.request(req, timeout).await,
-            Transport::Sse(t) => t.request(req, timeout).await,
-        }
-    }
+    /// Send a request and wait at most `timeout` for its answer.
+    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange>;
 
-    pub async fn notify(&mut self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
-        match self {
-            Transport::Stdio(t) => t.notify(body).await,
-            Transport::Http(t) => t.notify(method, body).await,
-            Transport::Sse(t) => t.notify(body).await,
-        }
-    }
+    /// Send a message that gets no answer (a notification, or a request
+    /// whose answer is read elsewhere).
+    fn notify<'a>(
+        &'a mut self,
+        method: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), ExchangeError>>;
 
     /// Notifications that arrived while no request was outstanding.
-    pub fn drain_notifications(&mut self) -> Vec<String> {
-        match self {
-            Transport::Stdio(t) => t.drain_notifications(),
-            Transport::Http(_) => Vec::new(),
-            Transport::Sse(t) => t.drain_notifications(),
-        }
+    fn drain_notifications(&mut self) -> Vec<String> {
+        Vec::new()
     }
 
-    /// Block until the server sends a notification while idle (watch
+    /// Wait until the server sends a notification while idle (watch
     /// mode). None when the transport cannot deliver them or has ended.
-    pub async fn next_notification(&mut self) -> Option<String> {
-        match self {
-            Transport::Stdio(t) => t.next_notification().await,
-            Transport::Http(t) => t.next_notification().await,
-            Transport::Sse(t) => t.next_notification().await,
-        }
-    }
+    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>>;
 
-    pub fn kind(&self) -> TransportKind {
-        match self {
-            Transport::Stdio(_) => TransportKind::Stdio,
-            Transport::Http(_) => TransportKind::StreamableHttp,
-            Transport::Sse(_) => TransportKind::Sse,
-        }
-    }
+    /// How a 2026-07-28 `subscriptions/listen` travels on this transport.
+    fn subscriptions(&self) -> SubscriptionPath;
 
     /// Sent on every later HTTP request once negotiated.
-    pub fn set_protocol_version(&mut self, version: &str, modern: bool) {
-        match self {
-            Transport::Http(t) => t.set_protocol_version(version, modern),
-            Transport::Sse(t) => t.set_protocol_version(version),
-            Transport::Stdio(_) => {}
-        }
-    }
+    fn set_protocol_version(&mut self, _version: &str, _modern: bool) {}
 
     /// Back to no version header (after a failed modern probe).
-    pub fn clear_protocol_version(&mut self) {
-        match self {
-            Transport::Http(t) => t.clear_protocol_version(),
-            Transport::Sse(t) => t.clear_protocol_version(),
-            Transport::Stdio(_) => {}
-        }
-    }
+    fn clear_protocol_version(&mut self) {}
 
-    pub fn session_id(&self) -> Option<&str> {
-        match self {
-            Transport::Http(t) => t.session_id(),
-            _ => None,
-        }
+    fn session_id(&self) -> Option<&str> {
+        None
     }
 
     /// Forget the session id (after a 404) so a new initialize starts afresh.
-    pub fn reset_session(&mut self) {
-        if let Transport::Http(t) = self {
-            t.reset_session();
-        }
-    }
+    fn reset_session(&mut self) {}
 
     /// End the session and release every resource; never hangs.
-    pub async fn close(self) -> CloseInfo {
-        match self {
-            Transport::Stdio(t) => t.close().await,
-            Transport::Http(t) => t.close().await,
-            Transport::Sse(t) => t.close().await,
-        }
-    }
+    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo>;
+}
+
+/// How a `subscriptions/listen` request travels.
+pub enum SubscriptionPath {
+    /// Written like any message; what it yields arrives through
+    /// [`Transport::next_notification`] (stdio).
+    InBand,
+    /// A POST of its own whose answer stays open (Streamable HTTP).
+    Stream(Box<http::Poster>),
+    /// Not at all (legacy HTTP+SSE predates it).
+    Unsupported,
 }
 
 /// What closing left behind for diagnostics.

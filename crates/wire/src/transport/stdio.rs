@@ -2,22 +2,22 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
+use super::channel::{self, Channel, Inbound, InboundTx, Link};
 use super::process_tree::{
     forget_leader, kill_tagged, kill_tagged_in_background, new_tag, register_leader, release_tag,
     TREE_TAG_VAR,
 };
-use super::{
-    idle, keep_notification, route, CloseInfo, Exchange, ExchangeError, Idle, Outgoing, Routed,
-};
+use super::{CloseInfo, Exchange, ExchangeError, Outgoing, SubscriptionPath, Transport};
 use crate::secrets::SecretScrubber;
+use futures_util::future::BoxFuture;
+use mcp_listing::TransportKind;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::mpsc;
 
 /// How to start the server.
 #[derive(Clone)]
@@ -50,18 +50,45 @@ impl std::fmt::Debug for StdioSpec {
     }
 }
 
-enum Line {
-    Message(serde_json::Value, u64),
-    Defect,
-    TooLarge,
-    Eof,
+/// How a message reaches the child: one line on its stdin. Holds the child
+/// too, whose exit status explains an ended stdout.
+struct StdinLink {
+    stdin: Option<ChildStdin>,
+    child: Option<Child>,
+}
+
+impl Link for StdinLink {
+    const UNIT: &'static str = "line";
+
+    async fn send(&mut self, mut body: Vec<u8>) -> Result<(), ExchangeError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(ExchangeError::transport("stdin closed"));
+        };
+        body.push(b'\n');
+        stdin
+            .write_all(&body)
+            .await
+            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))?;
+        stdin
+            .flush()
+            .await
+            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))
+    }
+
+    fn ended(&mut self, _why: &str, _before_send: bool) -> ExchangeError {
+        let status = self
+            .child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default();
+        ExchangeError::transport(format!("server closed stdout{status}"))
+    }
 }
 
 pub struct StdioTransport {
-    child: Option<Child>,
+    channel: Channel<StdinLink>,
     pid: Option<u32>,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<Line>,
     stderr_tail: Arc<Mutex<StderrTail>>,
     tail_keep: usize,
     /// In the environment of the child and all it starts (see process_tree).
@@ -70,9 +97,6 @@ pub struct StdioTransport {
     /// pipes open cannot keep their fds (or tasks) alive.
     readers: Vec<tokio::task::JoinHandle<()>>,
     scrubber: SecretScrubber,
-    idle_notifications: Vec<String>,
-    limit: u64,
-    exited: bool,
 }
 
 /// The server's command: a minimal environment unless `inherit_env`, the
@@ -158,22 +182,21 @@ impl StdioTransport {
             release_tag(&tree_tag);
             return Err(ExchangeError::transport("child pipes missing"));
         };
-        let (tx, rx) = mpsc::channel(256);
+        let (tx, rx) = channel::inbound(max_response_bytes);
         let stdout_reader = tokio::spawn(read_stdout(stdout, tx, max_response_bytes));
         let (tail, stderr_reader) = keep_stderr_tail(stderr, stderr_tail_bytes, &spec.scrubber);
-        Ok(StdioTransport {
-            child: Some(child),
-            pid,
+        let link = StdinLink {
             stdin: Some(stdin),
-            lines: rx,
+            child: Some(child),
+        };
+        Ok(StdioTransport {
+            channel: Channel::new(link, rx, max_response_bytes),
+            pid,
             stderr_tail: tail,
             tail_keep: stderr_tail_bytes,
             tree_tag,
             readers: vec![stdout_reader, stderr_reader],
             scrubber: spec.scrubber.clone(),
-            idle_notifications: Vec::new(),
-            limit: max_response_bytes,
-            exited: false,
         })
     }
 
@@ -182,148 +205,12 @@ impl StdioTransport {
         self.pid
     }
 
-    async fn write_line(&mut self, mut body: Vec<u8>) -> Result<(), ExchangeError> {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return Err(ExchangeError::transport("stdin closed"));
-        };
-        body.push(b'\n');
-        stdin
-            .write_all(&body)
-            .await
-            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))?;
-        stdin
-            .flush()
-            .await
-            .map_err(|e| ExchangeError::transport(format!("writing to server stdin: {e}")))
-    }
-
-    pub async fn notify(&mut self, body: Vec<u8>) -> Result<(), ExchangeError> {
-        self.write_line(body).await
-    }
-
-    pub fn drain_notifications(&mut self) -> Vec<String> {
-        while let Ok(line) = self.lines.try_recv() {
-            if let Line::Message(v, _) = line {
-                if let Idle::Notification(method) = idle(v) {
-                    keep_notification(&mut self.idle_notifications, method);
-                }
-            }
-        }
-        std::mem::take(&mut self.idle_notifications)
-    }
-
-    /// Wait for the next notification between requests (watch mode),
-    /// answering server requests meanwhile. None once the server is gone.
-    pub async fn next_notification(&mut self) -> Option<String> {
-        if !self.idle_notifications.is_empty() {
-            return Some(self.idle_notifications.remove(0));
-        }
-        loop {
-            match self.lines.recv().await? {
-                Line::Message(v, _) => match idle(v) {
-                    Idle::Notification(method) => return Some(method),
-                    Idle::Reply(answer) => {
-                        self.write_line(answer).await.ok()?;
-                    }
-                    Idle::Nothing => {}
-                },
-                Line::Eof => {
-                    self.exited = true;
-                    return None;
-                }
-                Line::Defect | Line::TooLarge => {}
-            }
-        }
-    }
-
-    pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
-        let started = Instant::now();
-        let mut ex = Exchange {
-            outcome: Err(ExchangeError::Timeout(timeout)),
-            bytes: 0,
-            duration: Duration::ZERO,
-            notifications: std::mem::take(&mut self.idle_notifications),
-            notifications_seen: 0,
-            server_requests: 0,
-            defects: 0,
-        };
-        if self.exited {
-            ex.outcome = Err(self.exit_error());
-            return ex;
-        }
-        if let Err(e) = self.write_line(req.body).await {
-            ex.outcome = Err(e);
-            ex.duration = started.elapsed();
-            return ex;
-        }
-        let deadline = tokio::time::Instant::from_std(started + timeout);
-        loop {
-            let line = match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                Err(_) => {
-                    // Requests are sequential: garbage written while ours
-                    // was outstanding was most likely our answer, broken.
-                    ex.outcome = Err(if ex.defects > 0 {
-                        ExchangeError::Malformed(format!(
-                            "no answer within {timeout:?}; the server wrote {} line(s) that are not JSON-RPC",
-                            ex.defects
-                        ))
-                    } else {
-                        ExchangeError::Timeout(timeout)
-                    });
-                    break;
-                }
-                Ok(None) | Ok(Some(Line::Eof)) => {
-                    self.exited = true;
-                    ex.outcome = Err(self.exit_error());
-                    break;
-                }
-                Ok(Some(line)) => line,
-            };
-            match line {
-                Line::Message(value, bytes) => match route(value, req.id, &mut ex) {
-                    Routed::Answer(result) => {
-                        ex.bytes = bytes;
-                        ex.outcome = result;
-                        break;
-                    }
-                    Routed::Reply(answer) => {
-                        if let Err(e) = self.write_line(answer).await {
-                            ex.outcome = Err(e);
-                            break;
-                        }
-                    }
-                    Routed::Recorded => {}
-                },
-                Line::Defect => ex.defects += 1,
-                Line::TooLarge => {
-                    ex.bytes = self.limit;
-                    ex.outcome = Err(ExchangeError::TooLarge { limit: self.limit });
-                    break;
-                }
-                // Handled by the receive above.
-                Line::Eof => {}
-            }
-        }
-        ex.duration = started.elapsed();
-        ex
-    }
-
-    fn exit_error(&mut self) -> ExchangeError {
-        let status = self
-            .child
-            .as_mut()
-            .and_then(|c| c.try_wait().ok().flatten())
-            .map(|s| format!(" ({s})"))
-            .unwrap_or_default();
-        ExchangeError::transport(format!("server closed stdout{status}"))
-    }
-
     /// Close stdin, give the server a moment, then SIGTERM, then SIGKILL
     /// the whole process group; always reap.
     pub async fn close(mut self) -> CloseInfo {
-        drop(self.stdin.take());
+        drop(self.channel.link.stdin.take());
         let mut info = CloseInfo::default();
-        if let Some(mut child) = self.child.take() {
+        if let Some(mut child) = self.channel.link.child.take() {
             let status = match tokio::time::timeout(Duration::from_millis(500), child.wait()).await
             {
                 Ok(Ok(s)) => Some(s),
@@ -390,11 +277,45 @@ impl StdioTransport {
     }
 }
 
+impl Transport for StdioTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
+        Box::pin(self.channel.request(req, timeout))
+    }
+
+    fn notify<'a>(
+        &'a mut self,
+        _method: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
+        Box::pin(self.channel.link.send(body))
+    }
+
+    fn drain_notifications(&mut self) -> Vec<String> {
+        self.channel.drain_notifications()
+    }
+
+    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(self.channel.next_notification())
+    }
+
+    fn subscriptions(&self) -> SubscriptionPath {
+        SubscriptionPath::InBand
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
+        Box::pin((*self).close())
+    }
+}
+
 impl Drop for StdioTransport {
     // A transport dropped without close() (a cancelled poll) still must not
     // leave its process group behind; kill_on_drop covers only the leader.
     fn drop(&mut self) {
-        if self.child.is_some() {
+        if self.channel.link.child.is_some() {
             signal_group(self.pid, libc::SIGKILL);
             // tokio's own reaper waits for the leader (kill_on_drop).
             if let Some(pid) = self.pid {
@@ -422,7 +343,7 @@ fn signal_group(pid: Option<u32>, signal: i32) {
 
 /// Read newline-delimited messages, never buffering more than `limit` bytes
 /// of one line: an oversized line is reported once and skipped.
-async fn read_stdout(stdout: ChildStdout, tx: mpsc::Sender<Line>, limit: u64) {
+async fn read_stdout(stdout: ChildStdout, tx: InboundTx, limit: u64) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line: Vec<u8> = Vec::new();
     let mut overflow = false;
@@ -445,35 +366,36 @@ async fn read_stdout(stdout: ChildStdout, tx: mpsc::Sender<Line>, limit: u64) {
         let used = chunk.len() + usize::from(newline);
         reader.consume(used);
         if newline {
+            // An oversized line is skipped; the next one is read as usual.
             let msg = if overflow {
-                Some(Line::TooLarge)
+                Some(Inbound::TooLarge { stream_over: false })
             } else {
                 parse_line(&line)
             };
             overflow = false;
             line.clear();
             if let Some(msg) = msg {
-                if tx.send(msg).await.is_err() {
+                if !tx.send(msg).await {
                     return;
                 }
             }
         }
     }
-    let _ = tx.send(Line::Eof).await;
+    tx.send(Inbound::Ended(String::new())).await;
 }
 
 fn memchr(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == b'\n')
 }
 
-fn parse_line(line: &[u8]) -> Option<Line> {
+fn parse_line(line: &[u8]) -> Option<Inbound> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return None;
     }
     Some(match serde_json::from_slice(trimmed) {
-        Ok(v) => Line::Message(v, line.len() as u64),
-        Err(_) => Line::Defect,
+        Ok(v) => Inbound::Message(v, line.len() as u64),
+        Err(_) => Inbound::Defect,
     })
 }
 
