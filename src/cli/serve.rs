@@ -7,7 +7,7 @@ use crate::poller::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::telemetry::metrics::{
     register_external_url, register_process_metrics, ConformanceMetrics, DiscoveryMetrics,
-    ExporterMetrics, RenderMetrics, TargetMetrics,
+    ExporterMetrics, RenderMetrics, TargetMetrics, WebMetrics,
 };
 use crate::telemetry::spans::{TraceSettings, TraceSink};
 use crate::web::server::{Server, ServerSettings};
@@ -109,7 +109,8 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     let traces = trace_sink(&loaded.config.tracing)?;
     let mut registry = Registry::default();
     let sinks = sinks(&loaded, traces.clone(), args.event_window, &mut registry);
-    let server = web_server(&args)?;
+    let web_metrics = WebMetrics::register(&mut registry);
+    let server = web_server(&args, web_metrics.clone())?;
     let service = Service::new(loaded, args.config_file.clone(), args.shard, sinks);
     let listener = tokio::net::TcpListener::bind(&args.listen_address)
         .await
@@ -129,7 +130,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
     let probe_budget = Arc::new(crate::web::probe_budget::ProbeBudget::new(
         args.probe_concurrency,
         args.probe_queue,
-        &mut registry,
+        web_metrics,
     ));
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
@@ -216,7 +217,7 @@ fn sinks(
 
 /// Our HTTP(S) server: `--web.config.file` (TLS, basic auth) and the
 /// connection cap.
-fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
+fn web_server(args: &ServeArgs, metrics: WebMetrics) -> Result<Server, Unstartable> {
     let web_config = match &args.web_config_file {
         Some(path) => WebServerConfig::load(path)
             .map_err(|e| Unstartable(format!("--web.config.file: {e}")))?,
@@ -226,7 +227,8 @@ fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
     if let Some(n) = args.max_connections {
         server_settings.max_connections = n.max(1);
     }
-    Server::new(server_settings).map_err(|e| Unstartable(format!("--web.config.file: {e}")))
+    Server::new(server_settings, metrics)
+        .map_err(|e| Unstartable(format!("--web.config.file: {e}")))
 }
 
 async fn reload_on_sighup(service: Arc<Service>) {
@@ -237,10 +239,8 @@ async fn reload_on_sighup(service: Arc<Service>) {
             return;
         };
         while hup.recv().await.is_some() {
-            // A failure is logged and counted by the service.
-            if let Ok(outcome) = service.reload().await {
-                tracing::info!(?outcome, "config reloaded on SIGHUP");
-            }
+            // Logged and counted by the service, whatever the outcome.
+            let _ = service.reload().await;
         }
     }
 }

@@ -8,6 +8,7 @@ use super::judge::judge;
 use super::types::{
     Change, Health, KindInput, ProtocolGap, ReferenceGap, TargetInput, TargetVerdict,
 };
+use crate::poll::GarbageCursorAnswer;
 use mcp_listing::report::SessionFailure;
 use mcp_listing::{EndReason, Kind, ListingReport, Outcome};
 use serde::Serialize;
@@ -87,7 +88,7 @@ pub struct KindObservation<'a> {
     pub change: Option<Change>,
     pub expected_min: Option<u64>,
     pub reference_gaps: Vec<ReferenceGap>,
-    pub garbage_cursor: Option<&'a str>,
+    pub garbage_cursor: Option<GarbageCursorAnswer>,
     pub protocol_gaps: Vec<ProtocolGap>,
     /// See `KindInput::empty_is_suspect`.
     pub empty_is_suspect: bool,
