@@ -10,7 +10,7 @@ use crate::tap::run::TapSpec;
 use crate::tap::service::TapService;
 use crate::telemetry::metrics::{
     register_external_url, register_process_metrics, ClientMetrics, ConformanceMetrics,
-    DiscoveryMetrics, ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics,
+    DiscoveryMetrics, ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics, WebMetrics,
 };
 use crate::telemetry::spans::TraceSink;
 use crate::web::server::{Server, ServerSettings};
@@ -158,7 +158,8 @@ async fn run(
     let traces = trace_sink(&loaded.config.tracing)?;
     let mut registry = Registry::default();
     let sinks = sinks(&loaded, traces.clone(), args.event_window, &mut registry);
-    let server = web_server(&args)?;
+    let web_metrics = WebMetrics::register(&mut registry);
+    let server = web_server(&args, web_metrics.clone())?;
     let service = Service::new(loaded, args.config_file.clone(), args.shard, sinks);
     let listener = tokio::net::TcpListener::bind(&args.listen_address)
         .await
@@ -178,9 +179,17 @@ async fn run(
     let probe_budget = Arc::new(crate::web::probe_budget::ProbeBudget::new(
         args.probe_concurrency,
         args.probe_queue,
-        &mut registry,
+        web_metrics.clone(),
     ));
-    let tap_service = start_taps(&service, taps, &traces, args.event_window, &mut registry).await?;
+    let tap_service = start_taps(
+        &service,
+        taps,
+        &traces,
+        args.event_window,
+        web_metrics,
+        &mut registry,
+    )
+    .await?;
     service.start();
     tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
@@ -264,6 +273,7 @@ async fn start_taps(
     given: Vec<TapSpec>,
     traces: &TraceSink,
     event_window: Duration,
+    web: WebMetrics,
     registry: &mut Registry,
 ) -> Result<Arc<TapService>, Unstartable> {
     let taps = Arc::new(TapService::new(
@@ -274,6 +284,7 @@ async fn start_taps(
             book: Arc::default(),
             event_window,
         }),
+        web,
     ));
     let configured = service.config().config.taps.clone();
     taps.start_all(&configured, given)
@@ -284,7 +295,7 @@ async fn start_taps(
 
 /// Our HTTP(S) server: `--web.config.file` (TLS, basic auth) and the
 /// connection cap.
-fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
+fn web_server(args: &ServeArgs, metrics: WebMetrics) -> Result<Server, Unstartable> {
     let web_config = match &args.web_config_file {
         Some(path) => WebServerConfig::load(path)
             .map_err(|e| Unstartable(format!("--web.config.file: {e}")))?,
@@ -294,7 +305,8 @@ fn web_server(args: &ServeArgs) -> Result<Server, Unstartable> {
     if let Some(n) = args.max_connections {
         server_settings.max_connections = n.max(1);
     }
-    Server::new(server_settings).map_err(|e| Unstartable(format!("--web.config.file: {e}")))
+    Server::new(server_settings, metrics)
+        .map_err(|e| Unstartable(format!("--web.config.file: {e}")))
 }
 
 async fn reload_on_sighup(service: Arc<Service>, from_file: bool) {
@@ -309,10 +321,8 @@ async fn reload_on_sighup(service: Arc<Service>, from_file: bool) {
                 tracing::info!("SIGHUP: no configuration file to reload");
                 continue;
             }
-            // A failure is logged and counted by the service.
-            if let Ok(outcome) = service.reload().await {
-                tracing::info!(?outcome, "config reloaded on SIGHUP");
-            }
+            // Logged and counted by the service, whatever the outcome.
+            let _ = service.reload().await;
         }
     }
 }

@@ -7,6 +7,7 @@ use super::shared::Shared;
 use super::watch::{watch_until, Watch};
 use crate::config::{Schedule, TargetConfig};
 use crate::poll::{poll_configured, HardDeadline, OpenSession, PollContext, PollReport};
+use crate::telemetry::events::{PollsSkipped, SkipCause};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
@@ -314,9 +315,17 @@ fn count_skipped(
 ) {
     let missed = not_started + missed_ticks(&target.schedule, tick, jitter, Utc::now());
     if missed > 0 {
-        for _ in 0..missed {
-            shared.sinks.exporter.poll_skipped(&target.name);
+        let cause = if not_started > 0 {
+            SkipCause::ConcurrencyCap
+        } else {
+            SkipCause::StillRunning
+        };
+        PollsSkipped {
+            target: &target.name,
+            count: missed,
+            cause,
         }
+        .emit(&shared.sinks.exporter);
         shared.sinks.status.skipped(&target.name, missed);
     }
 }

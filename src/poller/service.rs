@@ -1,7 +1,7 @@
 //! The running exporter: the loaded config, its discovery sources, one
 //! task per target (static or discovered), reloads.
 
-use super::discovered::{Applied, Discovery};
+use super::discovered::Discovery;
 use super::schedule::{first_poll_spread, run_target};
 use super::shard::Shard;
 use super::shared::Shared;
@@ -10,7 +10,10 @@ use crate::discovery::runner::Update;
 use crate::discovery::status::SourceStatus;
 use crate::poll::unix_now;
 use crate::sinks::{Sinks, StatusStore, TargetDescription};
-use crate::telemetry::events::ConfigReloadFailed;
+use crate::telemetry::events::{
+    ConfigReloadFailed, ConfigReloaded, DiscoveryEntriesSkipped, DiscoveryRefreshed,
+};
+use mcp_listing::text::{cut, CUT_MARK};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
@@ -222,12 +225,19 @@ impl Service {
                 let Some(applied) = self.discovery.apply(&update, unix_now()) else {
                     continue;
                 };
-                self.shared.sinks.discovery.record(
-                    &update.source,
-                    &update.refresh,
-                    applied.consecutive_failures,
-                );
-                log_refresh(&update, &applied);
+                DiscoveryRefreshed {
+                    source: &update.source,
+                    refresh: &update.refresh,
+                    consecutive_failures: applied.consecutive_failures,
+                }
+                .emit(&self.shared.sinks.discovery);
+                if applied.skips_changed {
+                    DiscoveryEntriesSkipped {
+                        source: &update.source,
+                        skipped: &update.refresh.skipped,
+                    }
+                    .emit();
+                }
                 changed = true;
             }
             if changed {
@@ -258,7 +268,7 @@ impl Service {
             tracing::warn!("{w}");
         }
         if loaded.checksum == self.config().checksum {
-            self.shared.sinks.exporter.config_reloaded(true, unix_now());
+            ConfigReloaded { changed: false }.emit(&self.shared.sinks.exporter);
             return Ok(ReloadOutcome::Unchanged);
         }
         self.shared.apply(&loaded.config.defaults);
@@ -266,7 +276,7 @@ impl Service {
             *c = Arc::new(loaded);
         }
         self.start();
-        self.shared.sinks.exporter.config_reloaded(true, unix_now());
+        ConfigReloaded { changed: true }.emit(&self.shared.sinks.exporter);
         Ok(ReloadOutcome::Applied)
     }
 
@@ -318,50 +328,6 @@ fn shown_path(url: &url::Url, t: &TargetConfig) -> String {
         return String::new();
     }
     let scrubbed = t.known_secrets.scrub(path);
-    if scrubbed.len() <= MAX_SHOWN_PATH_BYTES {
-        return scrubbed;
-    }
-    let mut end = MAX_SHOWN_PATH_BYTES;
-    while !scrubbed.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &scrubbed[..end])
-}
-
-/// A refresh in the log: a failure as a warning (the last good list stays),
-/// a complete one at debug, and what it left out whenever that changed.
-fn log_refresh(update: &Update, applied: &Applied) {
-    let r = &update.refresh;
-    match r.outcome.failure() {
-        Some(failure) => tracing::warn!(
-            source = %update.source,
-            outcome = r.outcome.label(),
-            reason = failure.label(),
-            detail = r.detail.as_deref().unwrap_or(""),
-            consecutive_failures = applied.consecutive_failures,
-            "discovery refresh failed; the source's last good list stays in force"
-        ),
-        None => tracing::debug!(
-            source = %update.source,
-            entries = r.entries.len(),
-            "discovery refresh complete"
-        ),
-    }
-    if applied.skips_changed && r.skipped.total() > 0 {
-        let by_reason: Vec<String> = r
-            .skipped
-            .counts
-            .iter()
-            .map(|(reason, n)| format!("{reason}: {n}"))
-            .collect();
-        tracing::warn!(
-            source = %update.source,
-            skipped = r.skipped.total(),
-            reasons = %by_reason.join(", "),
-            "discovery entries left out (each one and why: /api/sources)"
-        );
-        for s in r.skipped.entries.iter().take(5) {
-            tracing::info!(source = %update.source, entry = %s.entry, origin = %s.origin, reason = %s.reason, detail = %s.detail, "discovery entry left out");
-        }
-    }
+    // The mark comes on top of the bytes shown.
+    cut(&scrubbed, MAX_SHOWN_PATH_BYTES + CUT_MARK.len()).into_owned()
 }

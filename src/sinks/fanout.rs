@@ -1,21 +1,23 @@
 //! The one fan-out: baseline diff first (so every sink sees the same diff),
 //! then the verdict (judged once, against the status store's kept history),
 //! then metrics, spans and the status store. The scheduler runs every stage;
-//! `/probe` runs the same code with only a fresh registry's metrics.
+//! a `/probe` answer runs the same code with only a fresh registry's
+//! metrics, and a verdict shown alone (`/probe?debug`, `probe`) with none.
 
 use super::level_watch::LevelWatch;
 use super::status::StatusStore;
-use super::verdict::{observation, reference_sizes, ReferenceSizes};
+use super::verdict::{judge_alone, observation, reference_sizes, ReferenceSizes};
 use crate::baseline::{self, BaselineStore, PendingWrite, PolledTarget};
 use crate::config::TargetConfig;
 use crate::poll::{unix_now, PollReport, RelistReport};
+use crate::telemetry::events::BaselineWriteFailed;
 use crate::telemetry::metrics::{
     ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
 };
 use crate::telemetry::spans::TraceSink;
-use crate::verdict::{CatalogueHistory, TargetVerdict};
+use crate::verdict::TargetVerdict;
 use mcp_conformance::ConformanceReport;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The scheduler's sinks, shared by every target task.
@@ -61,42 +63,39 @@ impl Sinks {
     /// Every stage.
     pub fn fanout(&self) -> Fanout<'_> {
         Fanout {
-            baselines: Some(&self.baselines),
-            metrics: &self.metrics,
-            traces: Some((&self.traces, &self.exporter)),
-            status: Some(&self.status),
-            levels: Some(&self.levels),
-            event_window: self.event_window,
+            kept: Some(self),
+            metrics: Some(&self.metrics),
         }
     }
 }
 
 /// The stages one report passes, in order; a missing stage is skipped.
 pub struct Fanout<'a> {
-    /// `None`: compare with nothing (no diffs, no reference gaps).
-    pub baselines: Option<&'a Mutex<BaselineStore>>,
-    pub metrics: &'a TargetMetrics,
-    /// Spans, and the counter their drops are reported in.
-    pub traces: Option<(&'a TraceSink, &'a ExporterMetrics)>,
-    pub status: Option<&'a StatusStore>,
-    /// Verdict levels of scheduled polls, to log their changes; `None` for
-    /// `/probe` (a probe is not the target's scheduled state).
-    pub levels: Option<&'a LevelWatch>,
-    /// Without a status store a verdict has no history: events count only
-    /// in the poll that saw them.
-    pub event_window: Duration,
+    /// The scheduler's sinks: baselines, spans, the status store (and the
+    /// kept history the verdict is judged against), verdict levels, the
+    /// exporter's own counters. `None` for `/probe` and the command line:
+    /// a probe keeps nothing and is not the target's scheduled state.
+    kept: Option<&'a Sinks>,
+    /// The report's metrics: the scheduler's, a `/probe` answer's fresh
+    /// registry, or none (a verdict alone).
+    metrics: Option<&'a TargetMetrics>,
 }
 
 impl Fanout<'_> {
-    /// Only metrics: what `/probe` answers from.
+    /// Only metrics, into `metrics`: what `/probe` answers from.
     pub fn metrics_only(metrics: &TargetMetrics) -> Fanout<'_> {
         Fanout {
-            baselines: None,
-            metrics,
-            traces: None,
-            status: None,
-            levels: None,
-            event_window: crate::verdict::DEFAULT_EVENT_WINDOW,
+            kept: None,
+            metrics: Some(metrics),
+        }
+    }
+
+    /// No stage at all: the verdict of the report alone, as `/probe?debug`
+    /// and `mcp-exporter probe` show it.
+    pub fn verdict_only() -> Fanout<'static> {
+        Fanout {
+            kept: None,
+            metrics: None,
         }
     }
 
@@ -111,17 +110,17 @@ impl Fanout<'_> {
     ) -> (PolledTarget, TargetVerdict) {
         let polled = self.compare(report, target);
         let verdict = self.judge(&polled, target, false);
-        self.metrics.observe(&polled, &target.expect);
-        self.metrics.set_verdict(&polled.report.target, &verdict);
-        if let Some(levels) = self.levels {
-            levels.observe(&polled.report.target, &verdict);
+        if let Some(metrics) = self.metrics {
+            metrics.observe(&polled, &target.expect);
+            metrics.set_verdict(&polled.report.target, &verdict);
         }
-        if let Some((traces, exporter)) = self.traces {
-            traces.export_poll(&polled);
-            exporter.set_spans_dropped_total(traces.dropped_spans());
-        }
-        if let Some(status) = self.status {
-            status.record(&polled, consecutive_failures);
+        if let Some(sinks) = self.kept {
+            sinks.levels.observe(&polled.report.target, &verdict);
+            sinks.traces.export_poll(&polled);
+            sinks
+                .exporter
+                .set_spans_dropped_total(sinks.traces.dropped_spans());
+            sinks.status.record(&polled, consecutive_failures);
         }
         (polled, verdict)
     }
@@ -133,52 +132,57 @@ impl Fanout<'_> {
         let up = relist.up;
         let polled = self.compare(relist.report, target);
         let verdict = self.judge(&polled, target, true);
-        self.metrics.observe_relist(&polled, up);
-        self.metrics.set_verdict(&polled.report.target, &verdict);
-        if let Some(levels) = self.levels {
-            levels.observe(&polled.report.target, &verdict);
+        if let Some(metrics) = self.metrics {
+            metrics.observe_relist(&polled, up);
+            metrics.set_verdict(&polled.report.target, &verdict);
         }
-        if let Some(status) = self.status {
-            status.record_relist(&polled, up);
+        if let Some(sinks) = self.kept {
+            sinks.levels.observe(&polled.report.target, &verdict);
+            sinks.status.record_relist(&polled, up);
         }
     }
 
     /// The verdict, judged once per report: against the target's kept
-    /// history when there is a status store, else on this report alone.
+    /// history when there is a status store, else on this report alone
+    /// (without a history, events count only in the poll that saw them).
     fn judge(&self, polled: &PolledTarget, target: &TargetConfig, partial: bool) -> TargetVerdict {
-        let sizes = match self.baselines {
-            Some(b) => reference_sizes(&b.lock().unwrap_or_else(|p| p.into_inner()), polled),
+        let sizes = match self.kept {
+            Some(s) => reference_sizes(&lock(&s.baselines), polled),
             None => ReferenceSizes::new(),
         };
         let obs = observation(polled, &target.expect, target.expect_page_latency, &sizes);
-        let kept = self
-            .status
-            .and_then(|s| s.judge(&obs, &polled.report.target, self.event_window, partial));
-        match kept {
-            Some(v) => v,
-            None => CatalogueHistory::default()
-                .observe(&obs, self.event_window, false)
-                .clone(),
-        }
+        let kept = self.kept.and_then(|s| {
+            s.status
+                .judge(&obs, &polled.report.target, s.event_window, partial)
+        });
+        kept.unwrap_or_else(|| judge_alone(&obs))
     }
 
     fn compare(&self, report: PollReport, target: &TargetConfig) -> PolledTarget {
-        let Some(baselines) = self.baselines else {
+        let Some(sinks) = self.kept else {
             return PolledTarget::without_baseline(report);
         };
-        // A panic elsewhere while holding the lock leaves the store usable
-        // (each update is a whole insert), so recover.
         let (polled, write) = {
-            let mut store = baselines.lock().unwrap_or_else(|p| p.into_inner());
+            let mut store = lock(&sinks.baselines);
             baseline::compare(&mut store, report, &target.reference, unix_now())
         };
         // Written after the lock is released: other targets' polls need not
         // wait for this disk sync.
         if let Some(write) = write {
-            if let Err(e) = write.and_then(PendingWrite::run) {
-                tracing::warn!(target_name = %polled.report.target, error = %e, "could not persist baselines");
+            if let Err(error) = write.and_then(PendingWrite::run) {
+                BaselineWriteFailed {
+                    target: &polled.report.target,
+                    error: &error,
+                }
+                .emit(&sinks.exporter);
             }
         }
         polled
     }
+}
+
+/// The baselines. A panic elsewhere while holding the lock leaves the store
+/// usable (each update is a whole insert), so recover.
+fn lock(baselines: &Mutex<BaselineStore>) -> MutexGuard<'_, BaselineStore> {
+    baselines.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -1,6 +1,7 @@
 //! The `/probe` answer: one report through the same fan-out the scheduler
 //! uses, into a fresh registry of its own (metrics only: a probe keeps no
-//! baselines, sends no spans and records no status).
+//! baselines, sends no spans and records no status). Its verdict alone
+//! (`/probe?debug=true`, `probe --config.file`) needs no registry.
 
 use super::fanout::Fanout;
 use crate::config::TargetConfig;
@@ -38,8 +39,6 @@ pub fn debug(report: PollReport, target: &TargetConfig) -> String {
 /// its per-protocol catalogues), with nothing kept: for `/probe?debug=true`
 /// and `mcp-exporter probe --config.file`.
 pub fn judged(report: PollReport, target: &TargetConfig) -> (PollReport, TargetVerdict) {
-    let mut registry = Registry::default();
-    let metrics = TargetMetrics::for_probe(&mut registry);
-    let (polled, verdict) = Fanout::metrics_only(&metrics).poll(report, target, 0);
+    let (polled, verdict) = Fanout::verdict_only().poll(report, target, 0);
     (polled.report, verdict)
 }

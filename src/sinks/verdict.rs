@@ -34,9 +34,14 @@ pub fn reference_sizes(store: &BaselineStore, polled: &PolledTarget) -> Referenc
 /// `mcp-exporter probe` shows. `expect` is the `expect:` minimum per kind.
 pub fn judge_report(report: &PollReport, expect: &BTreeMap<Kind, u64>) -> TargetVerdict {
     let polled = PolledTarget::without_baseline(report.clone());
-    let obs = observation(&polled, expect, None, &ReferenceSizes::new());
+    judge_alone(&observation(&polled, expect, None, &ReferenceSizes::new()))
+}
+
+/// The verdict of one observation with no history kept: a silent shrink
+/// counts only in the poll that saw it.
+pub fn judge_alone(obs: &Observation<'_>) -> TargetVerdict {
     CatalogueHistory::default()
-        .observe(&obs, DEFAULT_EVENT_WINDOW, false)
+        .observe(obs, DEFAULT_EVENT_WINDOW, false)
         .clone()
 }
 
@@ -96,7 +101,7 @@ pub fn observation<'a>(
                         .garbage_cursor_checks
                         .iter()
                         .find(|c| c.kind == l.kind)
-                        .map(|c| c.result.label()),
+                        .map(|c| c.result),
                     protocol_gaps: protocol_gaps(report, l.kind),
                     empty_is_suspect: !report.unadvertised_kinds.contains(&l.kind)
                         && expect.get(&l.kind) != Some(&0),
@@ -125,10 +130,7 @@ fn protocol_gaps(report: &PollReport, kind: Kind) -> Vec<ProtocolGap> {
         .filter_map(|c| {
             let k = c.kind(kind)?;
             let incomplete = !k.outcome.is_complete() && k.outcome != Outcome::Unsupported;
-            let failed = (incomplete && !c.primary).then(|| match &k.reason {
-                Some(r) => format!("{} {r}", k.outcome),
-                None => k.outcome.to_string(),
-            });
+            let failed = (incomplete && !c.primary).then_some(k.outcome);
             let missing_total = k.missing_total.unwrap_or(0);
             (failed.is_some() || missing_total > 0).then(|| ProtocolGap {
                 protocol_version: c.protocol_version,

@@ -3,6 +3,7 @@
 //! handed to the data path as its per-connection configuration.
 
 use crate::config::taps::ListenTls;
+use crate::telemetry::metrics::WebMetrics;
 use crate::web::tls::TlsReloader;
 use crate::web::web_config::{ClientAuth, TlsServerSettings, TlsVersion};
 use mcp_tap::ListenerTls;
@@ -13,7 +14,8 @@ pub struct ReloadingTls(TlsReloader);
 
 impl ReloadingTls {
     /// Built once now: files that cannot be used are an error here.
-    pub fn new(tls: &ListenTls) -> Result<ReloadingTls, String> {
+    /// Its reloads are counted with the exporter's own (`web`).
+    pub fn new(tls: &ListenTls, web: WebMetrics) -> Result<ReloadingTls, String> {
         let settings = TlsServerSettings {
             cert_file: tls.cert_file.clone(),
             key_file: tls.key_file.clone(),
@@ -25,7 +27,7 @@ impl ReloadingTls {
             min_version: TlsVersion::Tls12,
             max_version: TlsVersion::Tls13,
         };
-        TlsReloader::new(settings)
+        TlsReloader::new(settings, web)
             .map(ReloadingTls)
             .map_err(|e| e.to_string())
     }

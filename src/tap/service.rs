@@ -11,7 +11,7 @@ use super::reference::Sent;
 use super::run::{start, RunningTap, TapSpec, TapStartError};
 use crate::config::taps::TapConfig;
 use crate::poller::Service;
-use crate::telemetry::metrics::TapHealth;
+use crate::telemetry::metrics::{TapHealth, WebMetrics};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,14 +33,17 @@ pub struct TapService {
     running: Mutex<BTreeMap<Arc<str>, Running>>,
     health: Arc<TapHealth>,
     sinks: Arc<ClientSinks>,
+    /// Where the listeners' TLS reloads are counted.
+    web: WebMetrics,
 }
 
 impl TapService {
-    pub fn new(health: Arc<TapHealth>, sinks: Arc<ClientSinks>) -> TapService {
+    pub fn new(health: Arc<TapHealth>, sinks: Arc<ClientSinks>, web: WebMetrics) -> TapService {
         TapService {
             running: Mutex::new(BTreeMap::new()),
             health,
             sinks,
+            web,
         }
     }
 
@@ -61,7 +64,7 @@ impl TapService {
         let mut specs: Vec<(TapSpec, Option<TapConfig>)> =
             given.into_iter().map(|s| (s, None)).collect();
         for c in configured {
-            let spec = TapSpec::from_config(c).map_err(|e| e.to_string())?;
+            let spec = TapSpec::from_config(c, &self.web).map_err(|e| e.to_string())?;
             specs.push((spec, Some(c.clone())));
         }
         for (spec, config) in specs {
@@ -112,7 +115,7 @@ impl TapService {
             if self.running.lock().await.contains_key(c.name.as_str()) {
                 continue;
             }
-            let started = match TapSpec::from_config(c) {
+            let started = match TapSpec::from_config(c, &self.web) {
                 Ok(spec) => self
                     .start_one(spec, Some(c.clone()))
                     .await

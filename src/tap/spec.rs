@@ -8,6 +8,7 @@ use super::queue::QueueBudget;
 use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use super::run::TapSpec;
 use crate::config::taps::TapConfig;
+use crate::telemetry::metrics::WebMetrics;
 use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ pub struct SpecError {
 }
 
 impl TapSpec {
-    pub fn from_config(c: &TapConfig) -> Result<TapSpec, SpecError> {
+    pub fn from_config(c: &TapConfig, web: &WebMetrics) -> Result<TapSpec, SpecError> {
         let fail = |message: String| SpecError {
             tap: c.name.clone(),
             message,
@@ -31,7 +32,8 @@ impl TapSpec {
             insecure_skip_verify: c.upstream_tls.insecure_skip_verify,
         };
         if let Some(tls) = &c.listen_tls {
-            let tls = ReloadingTls::new(tls).map_err(|e| fail(format!("listener TLS: {e}")))?;
+            let tls = ReloadingTls::new(tls, web.clone())
+                .map_err(|e| fail(format!("listener TLS: {e}")))?;
             settings.listener_tls = Some(Arc::new(tls));
         }
         settings.client_header = c

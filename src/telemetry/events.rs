@@ -4,10 +4,18 @@
 //! other way round. Events of the OTLP export thread live with it
 //! (`spans/export.rs`: their counts are the thread's own), the orphan
 //! sweeper's in the wire crate (`process_tree.rs`).
+//!
+//! A refused `/probe` is counted and not logged: the scraper reads why in
+//! the 503, and any client could otherwise fill our log.
 
-use super::metrics::ExporterMetrics;
+use super::metrics::{DiscoveryMetrics, ExporterMetrics, ReloadResult, WebMetrics};
+use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
 use crate::verdict::{Health, Reason};
+
+/// How many left-out discovery entries are logged one by one; the rest
+/// are on `/api/sources`.
+const SKIPPED_ENTRIES_LOGGED: usize = 5;
 
 /// A configuration reload was refused (unreadable or invalid file); the
 /// running configuration stays.
@@ -20,6 +28,203 @@ impl ConfigReloadFailed<'_> {
     pub fn emit(self, exporter: &ExporterMetrics) {
         tracing::error!(error = %self.error, "config reload failed; keeping the running config");
         exporter.config_reloaded(false, unix_now());
+    }
+}
+
+/// A configuration reload succeeded: a changed file was applied, or the
+/// file was unchanged.
+#[derive(Debug)]
+pub struct ConfigReloaded {
+    pub changed: bool,
+}
+
+impl ConfigReloaded {
+    pub fn emit(self, exporter: &ExporterMetrics) {
+        if self.changed {
+            tracing::info!("config reloaded");
+        } else {
+            tracing::info!("config reload: the file is unchanged");
+        }
+        exporter.config_reloaded(true, unix_now());
+    }
+}
+
+mcp_listing::labelled_enum! {
+    /// Why scheduled polls were skipped.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum SkipCause as "skip cause" {
+        /// No slot under the concurrency cap came free within a period.
+        ConcurrencyCap => "concurrency_cap",
+        /// Ticks came due while the target's previous poll still ran.
+        StillRunning => "still_running",
+    }
+}
+
+/// Scheduled polls of a target were not made: counted in one go, logged
+/// once with their number.
+#[derive(Debug)]
+pub struct PollsSkipped<'a> {
+    pub target: &'a str,
+    pub count: u64,
+    pub cause: SkipCause,
+}
+
+impl PollsSkipped<'_> {
+    pub fn emit(self, exporter: &ExporterMetrics) {
+        if self.count == 0 {
+            return;
+        }
+        tracing::warn!(
+            target_name = %self.target,
+            skipped = self.count,
+            cause = self.cause.label(),
+            "scheduled polls skipped: the schedule is tighter than the polls or the concurrency cap allow"
+        );
+        exporter.polls_skipped(self.target, self.count);
+    }
+}
+
+/// A discovery source's refresh was taken: a failure as a warning (the
+/// last good list stays in force), a complete one at debug.
+#[derive(Debug)]
+pub struct DiscoveryRefreshed<'a> {
+    pub source: &'a str,
+    pub refresh: &'a Refresh,
+    /// Failed refreshes in a row, this one included (0 after a complete).
+    pub consecutive_failures: u32,
+}
+
+impl DiscoveryRefreshed<'_> {
+    pub fn emit(self, discovery: &DiscoveryMetrics) {
+        let r = self.refresh;
+        match r.outcome.failure() {
+            Some(failure) => tracing::warn!(
+                source = %self.source,
+                outcome = r.outcome.label(),
+                reason = failure.label(),
+                detail = r.detail.as_deref().unwrap_or(""),
+                consecutive_failures = self.consecutive_failures,
+                "discovery refresh failed; the source's last good list stays in force"
+            ),
+            None => tracing::debug!(
+                source = %self.source,
+                entries = r.entries.len(),
+                "discovery refresh complete"
+            ),
+        }
+        discovery.record(self.source, r, self.consecutive_failures);
+    }
+}
+
+/// A source's refresh left entries out, and not the same ones as before:
+/// logged with the count per reason and the first few entries. Its series,
+/// `mcp_discovery_skipped_entries`, follows the list in force, which the
+/// reconcile sets.
+#[derive(Debug)]
+pub struct DiscoveryEntriesSkipped<'a> {
+    pub source: &'a str,
+    pub skipped: &'a SkipList,
+}
+
+impl DiscoveryEntriesSkipped<'_> {
+    pub fn emit(self) {
+        if self.skipped.total() == 0 {
+            return;
+        }
+        let by_reason: Vec<String> = self
+            .skipped
+            .counts
+            .iter()
+            .map(|(reason, n)| format!("{reason}: {n}"))
+            .collect();
+        tracing::warn!(
+            source = %self.source,
+            skipped = self.skipped.total(),
+            reasons = %by_reason.join(", "),
+            "discovery entries left out (each one and why: /api/sources)"
+        );
+        for s in self.skipped.entries.iter().take(SKIPPED_ENTRIES_LOGGED) {
+            tracing::info!(source = %self.source, entry = %s.entry, origin = %s.origin, reason = %s.reason, detail = %s.detail, "discovery entry left out");
+        }
+    }
+}
+
+/// A target's baselines could not be written to the state directory; the
+/// ones in memory stay in use, and the next change writes them again.
+#[derive(Debug)]
+pub struct BaselineWriteFailed<'a> {
+    pub target: &'a str,
+    pub error: &'a dyn std::error::Error,
+}
+
+impl BaselineWriteFailed<'_> {
+    pub fn emit(self, exporter: &ExporterMetrics) {
+        tracing::warn!(target_name = %self.target, error = %self.error, "could not persist baselines");
+        exporter.baseline_write_failed();
+    }
+}
+
+/// The TLS files changed and the configuration built from them is in use.
+#[derive(Debug)]
+pub struct TlsReloaded;
+
+impl TlsReloaded {
+    pub fn emit(self, web: &WebMetrics) {
+        tracing::info!("TLS certificate files changed; reloaded");
+        web.tls_reloaded(ReloadResult::Success);
+    }
+}
+
+/// The TLS files changed but cannot be used: the previous configuration
+/// stays until they change again.
+#[derive(Debug)]
+pub struct TlsReloadFailed<'a> {
+    pub error: &'a dyn std::error::Error,
+}
+
+impl TlsReloadFailed<'_> {
+    pub fn emit(self, web: &WebMetrics) {
+        tracing::error!(error = %self.error, "TLS files changed but cannot be used; keeping the previous ones");
+        web.tls_reloaded(ReloadResult::Failure);
+    }
+}
+
+/// Our listener failed to accept a connection (EMFILE and friends); it
+/// waits and retries. Each failure is counted; a run of them is logged once.
+#[derive(Debug)]
+pub struct AcceptFailed<'a> {
+    pub error: &'a std::io::Error,
+    /// Not the first of a run already logged.
+    pub repeat: bool,
+}
+
+impl AcceptFailed<'_> {
+    pub fn emit(self, web: &WebMetrics) {
+        if !self.repeat {
+            tracing::warn!(error = %self.error, "accepting a connection failed; retrying");
+        }
+        web.accept_failed();
+    }
+}
+
+/// A new connection was closed at once: every connection up to the limit
+/// was busy with a request. Each is counted; a run of them is logged once.
+#[derive(Debug)]
+pub struct ConnectionRefused {
+    pub limit: usize,
+    /// Not the first of a run already logged.
+    pub repeat: bool,
+}
+
+impl ConnectionRefused {
+    pub fn emit(self, web: &WebMetrics) {
+        if !self.repeat {
+            tracing::warn!(
+                limit = self.limit,
+                "connection limit reached with every connection busy; refusing new connections"
+            );
+        }
+        web.connection_refused();
     }
 }
 

@@ -17,16 +17,18 @@ mod group;
 mod labels;
 mod process;
 mod render;
+mod series;
 mod tap;
 mod target;
 #[cfg(test)]
 mod tests;
 mod values;
+mod web;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
 pub use clients::ClientMetrics;
 pub use discovery::DiscoveryMetrics;
-pub use exporter::{register_external_url, ExporterMetrics, PollInFlight};
+pub use exporter::{register_external_url, ExporterMetrics, InFlight};
 pub use exposition::{Exposition, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};
 pub use group::conformance::ConformanceMetrics;
 pub use labels::MAX_SERVER_LABEL_CHARS;
@@ -34,6 +36,7 @@ pub use process::register_process_metrics;
 pub use render::RenderMetrics;
 pub use tap::TapHealth;
 pub use target::TargetMetrics;
+pub use web::{ProbeRefused, ReloadResult, WebMetrics};
 
 use prometheus_client::registry::Registry;
 

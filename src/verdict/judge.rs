@@ -4,6 +4,7 @@
 use super::code::Code;
 use super::reasons;
 use super::types::{Change, KindInput, Reason, TargetInput, TargetVerdict, Verdict};
+use crate::poll::GarbageCursorAnswer;
 use mcp_listing::report::RestartReason;
 use mcp_listing::{Kind, Outcome};
 
@@ -117,8 +118,8 @@ fn kind_reasons(input: &TargetInput<'_>, k: &KindInput<'_>) -> Vec<Reason> {
     }
     // The other protocol versions: judged whatever the primary listing did.
     for gap in &k.protocol_gaps {
-        if gap.failed.is_some() {
-            out.push(reasons::protocol_listing_failed(kind, gap));
+        if let Some(outcome) = gap.failed {
+            out.push(reasons::protocol_listing_failed(kind, gap, outcome));
         } else if gap.missing_total > 0 {
             out.push(reasons::protocol_catalogue_differs(kind, gap));
         }
@@ -163,10 +164,10 @@ fn complete_listing_reasons(k: &KindInput<'_>, out: &mut Vec<Reason>) {
     if l.duplicate_items > 0 {
         out.push(reasons::duplicates(kind, l));
     }
-    if let Some(r) = k.garbage_cursor {
-        if r == "silent_restart" || r == "accepted" {
-            out.push(reasons::garbage_cursor(kind, r));
-        }
+    if let Some(answer @ (GarbageCursorAnswer::SilentRestart | GarbageCursorAnswer::Accepted)) =
+        k.garbage_cursor
+    {
+        out.push(reasons::garbage_cursor(kind, answer));
     }
     if let Some(limit) = k.page_latency {
         out.extend(reasons::slow_pages(l, limit));

@@ -2,8 +2,9 @@
 
 use super::code::Code;
 use super::types::{Change, Health, ProtocolGap, Reason, ReferenceGap};
+use crate::poll::GarbageCursorAnswer;
 use mcp_listing::report::SessionFailure;
-use mcp_listing::{ErrorKind, Guard, Kind, ListingReport};
+use mcp_listing::{EndReason, ErrorKind, Guard, Kind, ListingReport, Outcome};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -178,16 +179,20 @@ pub(super) fn protocol_catalogue_differs(kind: Kind, gap: &ProtocolGap) -> Reaso
     )
 }
 
-pub(super) fn protocol_listing_failed(kind: Kind, gap: &ProtocolGap) -> Reason {
+/// `outcome`: how the listing at the gap's version ended.
+pub(super) fn protocol_listing_failed(kind: Kind, gap: &ProtocolGap, outcome: Outcome) -> Reason {
+    let how = match EndReason::of(outcome, false) {
+        Some(why) => format!("{outcome} {why}"),
+        None => outcome.to_string(),
+    };
     reason(
         Code::ProtocolListingFailed,
         Some(kind),
         Health::Degraded,
         format!(
-            "{} listing at protocol {} did not complete: {}",
+            "{} listing at protocol {} did not complete: {how}",
             noun(kind),
             gap.protocol_version,
-            gap.failed.as_deref().unwrap_or("unknown")
         ),
     )
 }
@@ -275,9 +280,9 @@ pub(super) fn invalid_cursor_restarts(kind: Kind, restarts: usize, l: &ListingRe
     )
 }
 
-pub(super) fn garbage_cursor(kind: Kind, result: &str) -> Reason {
+pub(super) fn garbage_cursor(kind: Kind, result: GarbageCursorAnswer) -> Reason {
     let what = match result {
-        "silent_restart" => "answered with the first page again",
+        GarbageCursorAnswer::SilentRestart => "answered with the first page again",
         _ => "accepted it",
     };
     reason(

@@ -1,4 +1,5 @@
 use super::*;
+use crate::poll::GarbageCursorAnswer;
 use mcp_conformance::Requirement;
 use mcp_listing::report::SessionFailure;
 use mcp_listing::report::{Restart, RestartReason};
@@ -45,7 +46,7 @@ fn kind_input(l: &ListingReport) -> KindInput<'_> {
         listing: l,
         expected_min: None,
         reference_gaps: Vec::new(),
-        garbage_cursor: Some("invalid_params"),
+        garbage_cursor: Some(GarbageCursorAnswer::InvalidParams),
         protocol_gaps: Vec::new(),
         empty_is_suspect: false,
         page_latency: None,
@@ -331,7 +332,7 @@ fn items_without_key_and_an_accepted_garbage_cursor_degrade() {
     let mut tools = complete(Kind::Tools, 5);
     tools.invalid_items = 2;
     let mut k = kind_input(&tools);
-    k.garbage_cursor = Some("silent_restart");
+    k.garbage_cursor = Some(GarbageCursorAnswer::SilentRestart);
     let v = judge(&target(vec![k], &[]));
     assert_eq!(
         codes(&v.overall),
@@ -342,7 +343,7 @@ fn items_without_key_and_an_accepted_garbage_cursor_degrade() {
         "2 tools without their identity key `name` were left out"
     );
     let mut k = kind_input(&tools);
-    k.garbage_cursor = Some("other_error");
+    k.garbage_cursor = Some(GarbageCursorAnswer::OtherError);
     assert_eq!(
         codes(&judge(&target(vec![k], &[])).overall),
         vec![Code::ItemsWithoutKey]
@@ -472,7 +473,7 @@ fn protocol_gaps_name_what_one_era_lacks() {
             union_items: 43,
             missing: Vec::new(),
             missing_total: 0,
-            failed: Some("error timeout".into()),
+            failed: Some(Outcome::Error(ErrorKind::Timeout)),
         },
     ];
     let v = judge(&target(vec![k], &[]));

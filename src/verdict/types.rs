@@ -1,8 +1,9 @@
 //! The verdict's data: levels, reasons, inputs and the change entry.
 
 use super::code::Code;
+use crate::poll::GarbageCursorAnswer;
 use mcp_listing::report::SessionFailure;
-use mcp_listing::{Kind, ListingReport, ProtocolVersion};
+use mcp_listing::{Kind, ListingReport, Outcome, ProtocolVersion};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -148,8 +149,9 @@ pub struct ProtocolGap {
     /// Missing names, possibly capped (see `missing_total`).
     pub missing: Vec<String>,
     pub missing_total: u64,
-    /// `outcome reason` of a listing that did not complete at this version.
-    pub failed: Option<String>,
+    /// How the listing ended when it did not complete at this version
+    /// (aborted by a guard, or an error).
+    pub failed: Option<Outcome>,
 }
 
 /// Everything the verdict of one kind depends on, filled by the sinks.
@@ -160,9 +162,8 @@ pub struct KindInput<'a> {
     pub expected_min: Option<u64>,
     /// One entry per reference configured for this kind whose listing is known.
     pub reference_gaps: Vec<ReferenceGap>,
-    /// The garbage-cursor check's result label (`invalid_params`,
-    /// `silent_restart`, `other_error`, `accepted`), if it ran.
-    pub garbage_cursor: Option<&'a str>,
+    /// The garbage-cursor check's answer, if it ran.
+    pub garbage_cursor: Option<GarbageCursorAnswer>,
     /// With `protocols:`: the versions whose catalogue lacks items or whose
     /// listing failed.
     pub protocol_gaps: Vec<ProtocolGap>,

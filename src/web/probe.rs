@@ -3,7 +3,7 @@
 //! targets, or URLs a configured module allows, can be probed, and a request
 //! never starts a process.
 
-use super::probe_budget::Refused;
+use super::probe_budget::ProbeRefused;
 use super::AppState;
 use crate::config::{Config, TargetConfig};
 use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
@@ -32,10 +32,12 @@ fn bad(status: StatusCode, msg: &str) -> Response {
 
 /// The probe was not run: the exporter is busy, not the target down. 503
 /// makes the scrape fail (`up` 0) rather than report a target as down.
-fn busy(refused: Refused) -> Response {
+fn busy(refused: ProbeRefused) -> Response {
     let msg = match refused {
-        Refused::QueueFull => "too many probes: every probe slot is busy and the queue is full",
-        Refused::Deadline => "waited for a probe slot until the scrape timeout",
+        ProbeRefused::QueueFull => {
+            "too many probes: every probe slot is busy and the queue is full"
+        }
+        ProbeRefused::Deadline => "waited for a probe slot until the scrape timeout",
     };
     (
         StatusCode::SERVICE_UNAVAILABLE,

@@ -7,6 +7,8 @@
 use super::basic_auth::BasicAuth;
 use super::tls::TlsReloader;
 use super::web_config::{WebConfigError, WebServerConfig};
+use crate::telemetry::events::{AcceptFailed, ConnectionRefused};
+use crate::telemetry::metrics::WebMetrics;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
@@ -70,12 +72,14 @@ pub struct Server {
     settings: ServerSettings,
     tls: Option<Arc<TlsReloader>>,
     auth: Option<Arc<BasicAuth>>,
+    /// Accept failures, refused connections and TLS reloads are counted here.
+    metrics: WebMetrics,
 }
 
 impl Server {
-    pub fn new(settings: ServerSettings) -> Result<Server, WebConfigError> {
+    pub fn new(settings: ServerSettings, metrics: WebMetrics) -> Result<Server, WebConfigError> {
         let tls = match &settings.web_config.tls {
-            Some(t) => Some(Arc::new(TlsReloader::new(t.clone())?)),
+            Some(t) => Some(Arc::new(TlsReloader::new(t.clone(), metrics.clone())?)),
             None => None,
         };
         let auth = BasicAuth::new(&settings.web_config.basic_auth_users).map(Arc::new);
@@ -83,6 +87,7 @@ impl Server {
             settings,
             tls,
             auth,
+            metrics,
         })
     }
 
@@ -104,7 +109,8 @@ impl Server {
         let registry = Arc::new(LiveConnections::default());
         let started = Instant::now();
         tokio::pin!(shutdown);
-        let mut exhausted_logged = false;
+        // Runs of failed accepts and of refused connections are logged once.
+        let (mut failing, mut refusing) = (false, false);
         loop {
             let accepted = tokio::select! {
                 _ = &mut shutdown => break,
@@ -112,24 +118,30 @@ impl Server {
             };
             let stream = match accepted {
                 Ok((stream, _)) => {
-                    exhausted_logged = false;
+                    failing = false;
                     stream
                 }
-                Err(e) => {
+                Err(error) => {
                     // EMFILE/ENFILE and friends: wait, never spin or exit.
-                    if !exhausted_logged {
-                        tracing::warn!(error = %e, "accepting a connection failed; retrying");
-                        exhausted_logged = true;
+                    let repeat = std::mem::replace(&mut failing, true);
+                    AcceptFailed {
+                        error: &error,
+                        repeat,
                     }
+                    .emit(&self.metrics);
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
             };
-            if registry.len() >= self.settings.max_connections && !registry.evict_oldest_idle() {
+            let limit = self.settings.max_connections;
+            if registry.len() >= limit && !registry.evict_oldest_idle() {
                 // Every connection is busy with a request: refuse this one.
                 drop(stream);
+                let repeat = std::mem::replace(&mut refusing, true);
+                ConnectionRefused { limit, repeat }.emit(&self.metrics);
                 continue;
             }
+            refusing = false;
             let _ = stream.set_nodelay(true);
             let conn = registry.add(started);
             let ctx = ConnCtx {

@@ -4,6 +4,8 @@
 //! previous configuration and says so.
 
 use super::web_config::{ClientAuth, TlsServerSettings, TlsVersion, WebConfigError};
+use crate::telemetry::events::{TlsReloadFailed, TlsReloaded};
+use crate::telemetry::metrics::WebMetrics;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
@@ -15,6 +17,8 @@ use std::time::SystemTime;
 pub struct TlsReloader {
     settings: TlsServerSettings,
     current: Mutex<Loaded>,
+    /// Where reloads are counted.
+    metrics: WebMetrics,
 }
 
 struct Loaded {
@@ -24,12 +28,16 @@ struct Loaded {
 
 impl TlsReloader {
     /// Build once now: a configuration that cannot start is an error here.
-    pub fn new(settings: TlsServerSettings) -> Result<TlsReloader, WebConfigError> {
+    pub fn new(
+        settings: TlsServerSettings,
+        metrics: WebMetrics,
+    ) -> Result<TlsReloader, WebConfigError> {
         let stamps = stamps(&settings);
         let config = build(&settings)?;
         Ok(TlsReloader {
             settings,
             current: Mutex::new(Loaded { config, stamps }),
+            metrics,
         })
     }
 
@@ -44,12 +52,10 @@ impl TlsReloader {
         if now != current.stamps {
             match build(&self.settings) {
                 Ok(config) => {
-                    tracing::info!("TLS certificate files changed; reloaded");
                     current.config = config;
+                    TlsReloaded.emit(&self.metrics);
                 }
-                Err(e) => {
-                    tracing::error!(error = %e, "TLS files changed but cannot be used; keeping the previous ones")
-                }
+                Err(error) => TlsReloadFailed { error: &error }.emit(&self.metrics),
             }
             // Either way, do not retry on every connection until they change again.
             current.stamps = now;

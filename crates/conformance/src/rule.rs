@@ -9,7 +9,7 @@ use std::fmt;
 mcp_listing::labelled_enum! {
     /// How strongly the spec asks for what the rule checks (its RFC 2119
     /// level; the `level` label and JSON field).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
     pub enum Requirement as "rule level" {
         Must => "MUST",
         Should => "SHOULD",

@@ -6,8 +6,9 @@
 //! (docs/metrics.md, "Series per tap and per client"). Registered on its
 //! own; a tap's series go when the tap stops.
 
-use super::families::{precreate, CounterFamily, GaugeFamily};
+use super::families::{CounterFamily, GaugeFamily};
 use super::labels::EnumLabel;
+use super::series::Series;
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
 use mcp_tap::MergeOutcome;
@@ -139,7 +140,7 @@ impl ClientMetrics {
     pub fn tap_started(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
         seen.entry(tap.clone()).or_default();
-        precreate(&self.clients, &tap_labels(tap));
+        self.clients.create(&tap_labels(tap));
     }
 
     /// What the tap's observer found.
@@ -223,14 +224,14 @@ impl ClientMetrics {
             .insert((client.clone(), kind))
         {
             for outcome in ListingOutcome::ALL {
-                precreate(&self.listings, &outcome_labels(&l, outcome));
+                self.listings.create(&outcome_labels(&l, outcome));
             }
             for origin in CursorOrigin::ALL {
-                precreate(&self.foreign_cursor, &origin_labels(&l, origin));
+                self.foreign_cursor.create(&origin_labels(&l, origin));
             }
-            precreate(&self.pages, &l);
-            precreate(&self.invalid_cursor, &l);
-            precreate(&self.items_missed, &l);
+            self.pages.create(&l);
+            self.invalid_cursor.create(&l);
+            self.items_missed.create(&l);
         }
         l
     }

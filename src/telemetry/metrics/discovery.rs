@@ -4,13 +4,15 @@
 //! without an extra label on every other series). Registered on its own:
 //! sources refresh on their own schedule, not with polls.
 
-use super::families::{saturating_i64, CounterFamily, FloatGaugeFamily, GaugeFamily};
-use crate::discovery::{Refresh, SkipList};
-use prometheus_client::encoding::EncodeLabelSet;
+use super::families::{saturating_i64, CounterFamily, FloatGaugeFamily, GaugeFamily, Source};
+use super::labels::{AttemptOutcome, EnumLabel};
+use super::series::{lock, KeptLabels, Registrar, Series};
+use crate::discovery::{Refresh, RefreshFailure, RefreshOutcome, SkipList, SkipReason};
+use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -21,13 +23,21 @@ pub(crate) struct SourceLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct SourceOutcomeLabels {
     pub source: String,
-    pub outcome: &'static str,
+    pub outcome: EnumLabel<AttemptOutcome>,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
-pub(crate) struct SourceReasonLabels {
+/// A source and why: a refresh failure's reason or an entry's skip reason.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub(crate) struct SourceReasonLabels<R> {
     pub source: String,
-    pub reason: &'static str,
+    pub reason: R,
+}
+
+impl<R: std::fmt::Display + Copy> EncodeLabelSet for SourceReasonLabels<R> {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> std::fmt::Result {
+        ("source", self.source.as_str()).encode(encoder.encode_label())?;
+        ("reason", EnumLabel(self.reason)).encode(encoder.encode_label())
+    }
 }
 
 /// `target`, `source`, then the target's labels by name.
@@ -37,8 +47,8 @@ type InfoLabels = Vec<(String, String)>;
 pub struct DiscoveryMetrics {
     targets: GaugeFamily<SourceLabels>,
     refreshes: CounterFamily<SourceOutcomeLabels>,
-    failures: CounterFamily<SourceReasonLabels>,
-    skipped: GaugeFamily<SourceReasonLabels>,
+    failures: CounterFamily<SourceReasonLabels<RefreshFailure>>,
+    skipped: GaugeFamily<SourceReasonLabels<SkipReason>>,
     last_success: FloatGaugeFamily<SourceLabels>,
     duration: FloatGaugeFamily<SourceLabels>,
     consecutive_failures: GaugeFamily<SourceLabels>,
@@ -48,14 +58,14 @@ pub struct DiscoveryMetrics {
     /// Series with a reason (skips, failures) per source, and each
     /// target's info labels: what `forget_*` must remove. Updates run
     /// under this lock.
-    kept: Mutex<KeptSeries>,
+    kept: Mutex<Kept>,
 }
 
 #[derive(Debug, Default)]
-struct KeptSeries {
-    skipped: HashMap<String, BTreeSet<SourceReasonLabels>>,
-    failures: HashMap<String, BTreeSet<SourceReasonLabels>>,
-    info: HashMap<String, InfoLabels>,
+struct Kept {
+    skipped: KeptLabels<String, SourceReasonLabels<SkipReason>>,
+    failures: KeptLabels<String, SourceReasonLabels<RefreshFailure>>,
+    info: KeptLabels<String, InfoLabels>,
 }
 
 impl DiscoveryMetrics {
@@ -71,60 +81,61 @@ impl DiscoveryMetrics {
             registry_pages: Family::default(),
             registry_items: Family::default(),
             target_info: Family::default(),
-            kept: Mutex::new(KeptSeries::default()),
+            kept: Mutex::default(),
         };
-        r.register(
+        let mut r = Registrar::new(r, Source::Scheduled);
+        r.family(
             "mcp_discovery_targets",
             "Targets the discovery source yields now (its last good list, names checked against static targets and earlier sources)",
-            m.targets.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.targets);
+        r.family(
             "mcp_discovery_refreshes",
             "Refreshes of the discovery source by outcome: complete, aborted (a guard stopped a registry walk) or error",
-            m.refreshes.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.refreshes);
+        r.family(
             "mcp_discovery_refresh_failures",
             "Refreshes of the discovery source that did not complete, by reason: the walk's guard (cursor_cycle, page_cap, ...) or error (timeout, malformed_result, unreadable, too_many_targets, ...)",
-            m.failures.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.failures);
+        r.family(
             "mcp_discovery_skipped_entries",
             "Entries of the discovery source's list in force that are not targets, by reason",
-            m.skipped.clone(),
-        );
-        r.register_with_unit(
+        )
+        .plain(&m.skipped);
+        r.family(
             "mcp_discovery_last_success_timestamp",
             "Unix time of the discovery source's last complete refresh; absent before the first",
-            Unit::Seconds,
-            m.last_success.clone(),
-        );
-        r.register_with_unit(
+        )
+        .unit(Unit::Seconds)
+        .plain(&m.last_success);
+        r.family(
             "mcp_discovery_refresh_duration",
             "How long the discovery source's last refresh took (a registry: its whole walk)",
-            Unit::Seconds,
-            m.duration.clone(),
-        );
-        r.register(
+        )
+        .unit(Unit::Seconds)
+        .plain(&m.duration);
+        r.family(
             "mcp_discovery_consecutive_failures",
             "Refreshes of the discovery source that failed in a row (0 after a complete one); its last good list stays in force meanwhile",
-            m.consecutive_failures.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.consecutive_failures);
+        r.family(
             "mcp_discovery_registry_pages",
             "Pages of the registry source's last walk (its final attempt)",
-            m.registry_pages.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.registry_pages);
+        r.family(
             "mcp_discovery_registry_items",
             "Unique entries the registry source's last walk listed, targets or not",
-            m.registry_items.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.registry_items);
+        r.family(
             "mcp_target_info",
             "Constant 1 per discovered target: its source and its labels (the source's labels, then its group's), for group_left joins",
-            m.target_info.clone(),
-        );
+        )
+        .plain(&m.target_info);
         m
     }
 
@@ -133,13 +144,10 @@ impl DiscoveryMetrics {
     pub fn register_source(&self, source: &str) {
         let _kept = self.lock();
         let s = labels(source);
-        drop(self.targets.get_or_create(&s));
-        drop(self.consecutive_failures.get_or_create(&s));
-        for outcome in crate::discovery::RefreshOutcome::LABELS {
-            drop(self.refreshes.get_or_create(&SourceOutcomeLabels {
-                source: source.to_string(),
-                outcome,
-            }));
+        self.targets.create(&s);
+        self.consecutive_failures.create(&s);
+        for outcome in AttemptOutcome::ALL {
+            self.refreshes.create(&outcome_labels(source, outcome));
         }
     }
 
@@ -157,18 +165,11 @@ impl DiscoveryMetrics {
         }
         self.last_success.remove(&s);
         self.duration.remove(&s);
-        for outcome in crate::discovery::RefreshOutcome::LABELS {
-            self.refreshes.remove(&SourceOutcomeLabels {
-                source: source.to_string(),
-                outcome,
-            });
+        for outcome in AttemptOutcome::ALL {
+            self.refreshes.remove(&outcome_labels(source, outcome));
         }
-        for l in kept.skipped.remove(source).unwrap_or_default() {
-            self.skipped.remove(&l);
-        }
-        for l in kept.failures.remove(source).unwrap_or_default() {
-            self.failures.remove(&l);
-        }
+        kept.skipped.forget(source, &self.skipped);
+        kept.failures.forget(source, &self.failures);
     }
 
     /// One refresh; `consecutive_failures` counts it.
@@ -176,10 +177,7 @@ impl DiscoveryMetrics {
         let mut kept = self.lock();
         let s = labels(source);
         self.refreshes
-            .get_or_create(&SourceOutcomeLabels {
-                source: source.to_string(),
-                outcome: refresh.outcome.label(),
-            })
+            .get_or_create(&outcome_labels(source, attempt_outcome(refresh.outcome)))
             .inc();
         self.duration
             .get_or_create(&s)
@@ -192,16 +190,13 @@ impl DiscoveryMetrics {
                 let now = crate::poll::unix_now();
                 self.last_success.get_or_create(&s).set(now);
             }
-            Some(failure) => {
+            Some(reason) => {
                 let l = SourceReasonLabels {
                     source: source.to_string(),
-                    reason: failure.label(),
+                    reason,
                 };
                 self.failures.get_or_create(&l).inc();
-                kept.failures
-                    .entry(source.to_string())
-                    .or_default()
-                    .insert(l);
+                kept.failures.add(source.to_string(), l);
             }
         }
         if let Some(walk) = refresh.walk {
@@ -220,27 +215,19 @@ impl DiscoveryMetrics {
         self.targets
             .get_or_create(&labels(source))
             .set(saturating_i64(targets as u64));
-        let now: BTreeSet<SourceReasonLabels> = skipped
+        let now = skipped
             .counts
-            .keys()
-            .map(|reason| SourceReasonLabels {
-                source: source.to_string(),
-                reason: reason.label(),
+            .iter()
+            .map(|(reason, n)| {
+                let l = SourceReasonLabels {
+                    source: source.to_string(),
+                    reason: *reason,
+                };
+                self.skipped.get_or_create(&l).set(saturating_i64(*n));
+                l
             })
             .collect();
-        let before = kept.skipped.remove(source).unwrap_or_default();
-        for gone in before.difference(&now) {
-            self.skipped.remove(gone);
-        }
-        for (reason, n) in &skipped.counts {
-            self.skipped
-                .get_or_create(&SourceReasonLabels {
-                    source: source.to_string(),
-                    reason: reason.label(),
-                })
-                .set(saturating_i64(*n));
-        }
-        kept.skipped.insert(source.to_string(), now);
+        kept.skipped.replace(source.to_string(), now, &self.skipped);
     }
 
     /// `mcp_target_info` of a discovered target (replacing an earlier one).
@@ -251,30 +238,39 @@ impl DiscoveryMetrics {
             ("source".to_string(), source.to_string()),
         ];
         info.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-        if let Some(old) = kept.info.insert(target.to_string(), info.clone()) {
-            if old != info {
-                self.target_info.remove(&old);
-            }
-        }
         self.target_info.get_or_create(&info).set(1);
+        kept.info
+            .replace(target.to_string(), vec![info], &self.target_info);
     }
 
     /// Drop the target's `mcp_target_info` (it left, or is static now).
     pub fn forget_target(&self, target: &str) {
-        let mut kept = self.lock();
-        if let Some(old) = kept.info.remove(target) {
-            self.target_info.remove(&old);
-        }
+        self.lock().info.forget(target, &self.target_info);
     }
 
-    fn lock(&self) -> MutexGuard<'_, KeptSeries> {
-        // Each update is a whole insert or remove: usable after a panic.
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        lock(&self.kept)
     }
 }
 
 fn labels(source: &str) -> SourceLabels {
     SourceLabels {
         source: source.to_string(),
+    }
+}
+
+fn outcome_labels(source: &str, outcome: AttemptOutcome) -> SourceOutcomeLabels {
+    SourceOutcomeLabels {
+        source: source.to_string(),
+        outcome: EnumLabel(outcome),
+    }
+}
+
+/// A refresh ends as a listing attempt does: a guard's stop is `aborted`.
+fn attempt_outcome(outcome: RefreshOutcome) -> AttemptOutcome {
+    match outcome {
+        RefreshOutcome::Complete => AttemptOutcome::Complete,
+        RefreshOutcome::Failed(RefreshFailure::Guard(_)) => AttemptOutcome::Aborted,
+        RefreshOutcome::Failed(_) => AttemptOutcome::Error,
     }
 }

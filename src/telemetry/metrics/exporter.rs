@@ -1,7 +1,9 @@
-//! The exporter's own families (`mcp_exporter_*`).
+//! The exporter's own families (`mcp_exporter_*`) but those of its
+//! endpoints (`web.rs`) and its `/metrics` renders (`render.rs`).
 
-use super::families::CounterFamily;
+use super::families::{CounterFamily, Source};
 use super::labels::{BuildLabels, TargetLabels};
+use super::series::{Registrar, Series};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -11,7 +13,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
 
-/// The exporter's health: build, configuration reloads, load, dropped spans.
+/// The exporter's health: build, configuration reloads, load, dropped
+/// spans, baselines it could not write.
 #[derive(Debug)]
 pub struct ExporterMetrics {
     reload_successful: Gauge,
@@ -20,6 +23,7 @@ pub struct ExporterMetrics {
     polls_in_flight: Gauge,
     skipped_polls: CounterFamily<TargetLabels>,
     spans_dropped: Counter,
+    baseline_write_failures: Counter,
 }
 
 impl ExporterMetrics {
@@ -38,43 +42,47 @@ impl ExporterMetrics {
             polls_in_flight: Gauge::default(),
             skipped_polls: Family::default(),
             spans_dropped: Counter::default(),
+            baseline_write_failures: Counter::default(),
         };
-        registry.register(
+        let mut r = Registrar::new(registry, Source::Scheduled);
+        r.family(
             "mcp_exporter_build_info",
             "Constant 1; labels are the exporter's version and source revision",
-            build_info,
-        );
-        registry.register(
+        )
+        .plain(&build_info);
+        r.family(
             "mcp_exporter_config_last_reload_successful",
             "1 if the last configuration load or reload succeeded, else 0",
-            m.reload_successful.clone(),
-        );
-        registry.register_with_unit(
+        )
+        .plain(&m.reload_successful);
+        r.family(
             "mcp_exporter_config_last_reload_success_timestamp",
             "Unix time of the last successful configuration load or reload",
-            Unit::Seconds,
-            m.reload_success_timestamp.clone(),
-        );
-        registry.register(
+        )
+        .unit(Unit::Seconds)
+        .plain(&m.reload_success_timestamp);
+        r.family(
             "mcp_exporter_targets",
             "Targets this instance polls (after sharding)",
-            m.targets.clone(),
-        );
-        registry.register(
-            "mcp_exporter_polls_in_flight",
-            "Polls running now",
-            m.polls_in_flight.clone(),
-        );
-        registry.register(
+        )
+        .plain(&m.targets);
+        r.family("mcp_exporter_polls_in_flight", "Polls running now")
+            .plain(&m.polls_in_flight);
+        r.family(
             "mcp_exporter_skipped_polls",
             "Scheduled polls skipped because the previous poll of the target was still running or the concurrency cap was reached",
-            m.skipped_polls.clone(),
-        );
-        registry.register(
+        )
+        .plain(&m.skipped_polls);
+        r.family(
             "mcp_exporter_spans_dropped",
             "Spans dropped because the export queue was full or the export failed",
-            m.spans_dropped.clone(),
-        );
+        )
+        .plain(&m.spans_dropped);
+        r.family(
+            "mcp_exporter_baseline_write_failures",
+            "Baseline files that could not be written to the state directory; the baselines in memory stay in use",
+        )
+        .plain(&m.baseline_write_failures);
         m
     }
 
@@ -86,7 +94,7 @@ impl ExporterMetrics {
     }
 
     /// A configuration load or reload finished; the timestamp moves only on
-    /// success.
+    /// success (a reload is logged with it: `events.rs`).
     pub fn config_reloaded(&self, success: bool, unix_seconds: f64) {
         self.reload_successful.set(i64::from(success));
         if success {
@@ -98,32 +106,23 @@ impl ExporterMetrics {
         self.targets.set(n);
     }
 
-    pub fn poll_started(&self) {
-        self.polls_in_flight.inc();
-    }
-
-    pub fn poll_finished(&self) {
-        self.polls_in_flight.dec();
-    }
-
     /// Counts one poll in flight until the returned guard is dropped, so an
     /// early return or a cancelled task cannot leak the count.
-    pub fn poll_in_flight(&self) -> PollInFlight {
-        self.polls_in_flight.inc();
-        PollInFlight {
-            gauge: self.polls_in_flight.clone(),
-        }
+    pub fn poll_in_flight(&self) -> InFlight {
+        InFlight::new(&self.polls_in_flight)
     }
 
-    pub fn poll_skipped(&self, target: &str) {
+    /// `n` scheduled polls of `target` were skipped (logged with it:
+    /// `events.rs`).
+    pub(in crate::telemetry) fn polls_skipped(&self, target: &str, n: u64) {
         self.skipped_polls
             .get_or_create(&TargetLabels::new(target))
-            .inc();
+            .inc_by(n);
     }
 
-    /// `n` more spans were dropped (a delta).
-    pub fn spans_dropped(&self, n: u64) {
-        self.spans_dropped.inc_by(n);
+    /// A baseline file could not be written (logged with it: `events.rs`).
+    pub(in crate::telemetry) fn baseline_write_failed(&self) {
+        self.baseline_write_failures.inc();
     }
 
     /// Raise the dropped-spans counter to `total`, a running total since
@@ -137,8 +136,7 @@ impl ExporterMetrics {
 
     /// Pre-create `mcp_exporter_skipped_polls_total{target}` at 0.
     pub fn register_target(&self, target: &str) {
-        // Create at 0; the guard is released at once.
-        drop(self.skipped_polls.get_or_create(&TargetLabels::new(target)));
+        self.skipped_polls.create(&TargetLabels::new(target));
     }
 
     /// Drop the series of a target removed by a config reload.
@@ -167,15 +165,25 @@ impl Collector for StdioOrphansKilled {
     }
 }
 
-/// Decrements `mcp_exporter_polls_in_flight` when dropped. Owns its handle
-/// (not a borrow) so it can move into a spawned task.
+/// Counts one thing in a gauge (a poll in flight, a probe running or
+/// queued) until dropped. Owns its handle (not a borrow) so it can move
+/// into a spawned task.
 #[derive(Debug)]
-#[must_use = "the poll counts as in flight only while this guard lives"]
-pub struct PollInFlight {
+#[must_use = "the count holds only while this guard lives"]
+pub struct InFlight {
     gauge: Gauge,
 }
 
-impl Drop for PollInFlight {
+impl InFlight {
+    pub(super) fn new(gauge: &Gauge) -> InFlight {
+        gauge.inc();
+        InFlight {
+            gauge: gauge.clone(),
+        }
+    }
+}
+
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.gauge.dec();
     }

@@ -1,11 +1,11 @@
 //! What every family group shares: family types with their histogram
-//! buckets, the source of a registry's values (for HELP), and helpers.
+//! buckets, the source of a registry's values (for HELP), and helpers that
+//! set a series. Which series a target has is `series.rs`.
 
 use super::buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
-use super::labels::{target_name, EnumLabel, ErrorLabels, GuardLabels, RestartLabels, TraceLabel};
+use super::labels::TraceLabel;
 use super::values::{CounterValue, FloatGaugeValue, GaugeValue};
-use mcp_listing::report::RestartReason;
-use mcp_listing::{CursorState, ErrorKind, Guard, Kind, PageRecord};
+use mcp_listing::{CursorState, PageRecord};
 use prometheus_client::metrics::exemplar::HistogramWithExemplars;
 use prometheus_client::metrics::family::Family;
 
@@ -48,15 +48,6 @@ impl Source {
             Source::Probe => "this probe",
         }
     }
-}
-
-/// Creates the series at its zero value; the guard is released at once.
-pub fn precreate<L, M, C>(family: &Family<L, M, C>, labels: &L)
-where
-    L: Clone + std::hash::Hash + Eq,
-    C: prometheus_client::metrics::family::MetricConstructor<M>,
-{
-    drop(family.get_or_create(labels));
 }
 
 /// Sets a gauge that is created only once it is non-zero (a rare
@@ -108,28 +99,4 @@ pub fn page_was_answered(page: &PageRecord) -> bool {
 /// A count as a gauge value; counts past `i64::MAX` pin there.
 pub fn saturating_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-pub fn guard_labels(target: &str, kind: Kind, guard: Guard) -> GuardLabels {
-    GuardLabels {
-        target: target_name(target),
-        kind: EnumLabel(kind),
-        guard: guard.label(),
-    }
-}
-
-pub fn error_labels(target: &str, kind: Kind, error: ErrorKind) -> ErrorLabels {
-    ErrorLabels {
-        target: target_name(target),
-        kind: EnumLabel(kind),
-        error: error.label(),
-    }
-}
-
-pub fn restart_labels(target: &str, kind: Kind, reason: RestartReason) -> RestartLabels {
-    RestartLabels {
-        target: target_name(target),
-        kind: EnumLabel(kind),
-        reason: reason.label(),
-    }
 }

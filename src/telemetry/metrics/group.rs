@@ -10,9 +10,12 @@
 //! its own schedule.
 //!
 //! A new family goes in the group it belongs to, or a file of its own here:
-//! a struct with private families, `register(&mut Registry, Source)`, the
-//! methods that set them and, if per target, create/remove functions;
-//! `target.rs` holds the group and calls them. Document every series in
+//! a struct with private families, `register(&mut Registrar)` — which says,
+//! per family, whether its series belong to a target or a target's kind and
+//! when they are created, so configuring and forgetting a target needs no
+//! code in the group (`series.rs`) — and the methods that set them; series
+//! whose labels are not known in advance are kept in a `KeptLabels`.
+//! `target.rs` holds the groups and calls them. Document every series in
 //! docs/metrics.md and count it in the per-target budget there.
 
 pub mod catalogue;

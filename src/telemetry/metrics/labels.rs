@@ -2,9 +2,12 @@
 //! enum label, so cardinality stays bounded by the configuration; the only
 //! server-chosen values (`mcp_server_info`) are truncated.
 
-use crate::poll::TraceId;
-use mcp_listing::Kind;
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use crate::poll::{GarbageCursorAnswer, TraceId};
+use mcp_listing::report::RestartReason;
+use mcp_listing::{ErrorKind, Guard, Kind, TransportKind};
+use prometheus_client::encoding::{
+    EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -98,85 +101,94 @@ pub(crate) struct KindLabels {
     pub kind: KindLabel,
 }
 
-/// `mcp_listing_outcomes_total`: `complete`, `aborted` or `error`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct OutcomeLabels {
-    pub target: TargetName,
-    pub kind: KindLabel,
-    pub outcome: EnumLabel<AttemptOutcome>,
+/// A labelled enum that is a label of its own: the label's name and every
+/// value (the series of a (target, kind) are created or dropped for all of
+/// them at once).
+pub(crate) trait LabelKey:
+    Copy + std::fmt::Display + std::hash::Hash + Eq + 'static
+{
+    /// The label's name.
+    const KEY: &'static str;
+    /// Every value, in declaration order.
+    fn all() -> &'static [Self];
 }
 
-/// How a listing attempt ended, as `mcp_listing_outcomes_total` counts it
-/// (an unadvertised kind is no attempt).
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum AttemptOutcome {
-    Complete,
-    Aborted,
-    Error,
+/// Implements [`LabelKey`] for `labelled_enum!` types, whose `ALL` holds
+/// every value.
+macro_rules! label_key {
+    ($($enum:ty => $key:literal),+ $(,)?) => {
+        $(impl LabelKey for $enum {
+            const KEY: &'static str = $key;
+            fn all() -> &'static [Self] {
+                &<$enum>::ALL
+            }
+        })+
+    };
 }
 
-impl AttemptOutcome {
-    /// Every value, all pre-created.
-    pub const ALL: [AttemptOutcome; 3] = [
-        AttemptOutcome::Complete,
-        AttemptOutcome::Aborted,
-        AttemptOutcome::Error,
-    ];
+label_key! {
+    AttemptOutcome => "outcome",
+    Guard => "guard",
+    ErrorKind => "error",
+    RestartReason => "reason",
+    GarbageCursorAnswer => "result",
 }
 
-impl std::fmt::Display for AttemptOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            AttemptOutcome::Complete => "complete",
-            AttemptOutcome::Aborted => "aborted",
-            AttemptOutcome::Error => "error",
-        })
+/// A (target, kind) and one value of a labelled enum under its own label
+/// (`outcome`, `guard`, `error`, `reason`, `result`), encoded in that order.
+/// Sixteen bytes: the shared name, the kind and the value.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+pub(crate) struct KindValueLabels<E> {
+    pub series: TargetKindLabels,
+    pub value: E,
+}
+
+impl<E: LabelKey> KindValueLabels<E> {
+    pub fn new(series: &TargetKindLabels, value: E) -> Self {
+        KindValueLabels {
+            series: series.clone(),
+            value,
+        }
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct GuardLabels {
-    pub target: TargetName,
-    pub kind: KindLabel,
-    pub guard: &'static str,
+impl<E: LabelKey> EncodeLabelSet for KindValueLabels<E> {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> std::fmt::Result {
+        self.series.encode(encoder)?;
+        (E::KEY, EnumLabel(self.value)).encode(encoder.encode_label())
+    }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct ErrorLabels {
-    pub target: TargetName,
-    pub kind: KindLabel,
-    pub error: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct RestartLabels {
-    pub target: TargetName,
-    pub kind: KindLabel,
-    pub reason: &'static str,
+mcp_listing::labelled_enum! {
+    /// How a listing attempt ended, as `mcp_listing_outcomes_total` counts
+    /// it (an unadvertised kind is no attempt). A discovery refresh ends
+    /// the same three ways (`mcp_discovery_refreshes_total`).
+    #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, PartialOrd, Ord)]
+    pub(crate) enum AttemptOutcome as "attempt outcome" {
+        Complete => "complete",
+        Aborted => "aborted",
+        Error => "error",
+    }
 }
 
 /// `reference` is the name of another configured target.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
-pub(crate) struct ReferenceLabels {
-    pub target: String,
-    pub kind: KindLabel,
-    pub reference: String,
-}
-
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct GarbageCursorLabels {
+pub(crate) struct ReferenceLabels {
     pub target: TargetName,
     pub kind: KindLabel,
-    pub result: &'static str,
+    pub reference: TargetName,
 }
 
+/// Server-chosen values, each cut to [`MAX_SERVER_LABEL_CHARS`].
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub(crate) struct ServerInfoLabels {
-    pub target: String,
+    pub target: TargetName,
     pub server_name: String,
     pub server_version: String,
+    /// As negotiated (empty when unknown); a server may answer with a
+    /// version we do not speak, so it is its text, cut.
     pub protocol_version: String,
-    pub transport: String,
+    pub transport: EnumLabel<TransportKind>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

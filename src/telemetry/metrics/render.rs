@@ -3,6 +3,8 @@
 //! which grows with the fleet and is alerted on when it drifts
 //! (alerts/mcp-exporter.rules.yaml, `McpExporterMetricsRenderSlow`).
 
+use super::families::Source;
+use super::series::Registrar;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
@@ -18,18 +20,19 @@ pub struct RenderMetrics {
 impl RenderMetrics {
     pub fn register(registry: &mut Registry) -> RenderMetrics {
         let m = RenderMetrics::default();
-        registry.register_with_unit(
+        let mut r = Registrar::new(registry, Source::Scheduled);
+        r.family(
             "mcp_exporter_metrics_render",
             "Time the last fresh /metrics body took to produce: encoding, plus compression when the scraper asked for gzip",
-            Unit::Seconds,
-            m.seconds.clone(),
-        );
-        registry.register_with_unit(
+        )
+        .unit(Unit::Seconds)
+        .plain(&m.seconds);
+        r.family(
             "mcp_exporter_metrics_response",
             "Size of the last fresh /metrics body before compression",
-            Unit::Bytes,
-            m.bytes.clone(),
-        );
+        )
+        .unit(Unit::Bytes)
+        .plain(&m.bytes);
         m
     }
 

@@ -12,6 +12,7 @@ use super::group::page::PageFamilies;
 use super::group::poll::PollFamilies;
 use super::group::protocols::ProtocolFamilies;
 use super::labels::{TargetKindLabels, TargetLabels, TraceLabel};
+use super::series::{lock, Registrar, TargetSeries};
 use crate::baseline::PolledTarget;
 use crate::poll::{GarbageCursorCheck, PollReport};
 use crate::verdict::TargetVerdict;
@@ -40,6 +41,8 @@ pub struct TargetMetrics {
     page: PageFamilies,
     detail: DetailFamilies,
     protocols: ProtocolFamilies,
+    /// Which families hold a target's series, and when they are created.
+    series: TargetSeries,
     /// Observe the fleet-wide page histograms (scheduled polling only).
     fleet: bool,
     /// Targets with `metrics: {detail: true}`; its lock serialises updates.
@@ -61,15 +64,25 @@ impl TargetMetrics {
 
     /// Each group registers its own families, in this order.
     fn with_source(registry: &mut Registry, source: Source) -> Self {
+        let mut r = Registrar::new(registry, source);
+        let poll = PollFamilies::register(&mut r);
+        let listing = ListingFamilies::register(&mut r);
+        let catalogue = CatalogueFamilies::register(&mut r);
+        let churn = ChurnFamilies::register(&mut r);
+        let compliance = ComplianceFamilies::register(&mut r);
+        let page = PageFamilies::register(&mut r);
+        let detail = DetailFamilies::register(&mut r);
+        let protocols = ProtocolFamilies::register(&mut r);
         TargetMetrics {
-            poll: PollFamilies::register(registry, source),
-            listing: ListingFamilies::register(registry, source),
-            catalogue: CatalogueFamilies::register(registry, source),
-            churn: ChurnFamilies::register(registry, source),
-            compliance: ComplianceFamilies::register(registry, source),
-            page: PageFamilies::register(registry, source),
-            detail: DetailFamilies::register(registry, source),
-            protocols: ProtocolFamilies::register(registry, source),
+            poll,
+            listing,
+            catalogue,
+            churn,
+            compliance,
+            page,
+            detail,
+            protocols,
+            series: r.finish(),
             fleet: matches!(source, Source::Scheduled),
             detail_targets: Mutex::new(BTreeSet::new()),
         }
@@ -83,34 +96,22 @@ impl TargetMetrics {
     /// is correct.
     pub fn register_target(&self, target: &str, kinds: &[Kind], detail: bool) {
         let mut detail_targets = self.lock();
-        self.poll.create_target(target);
         if detail {
             detail_targets.insert(target.to_string());
-            self.detail.create_target(target);
         } else {
             detail_targets.remove(target);
-            self.detail.remove_target(target);
         }
-        for kind in Kind::ALL {
-            if kinds.contains(&kind) {
-                self.create_kind(target, kind, detail);
-            } else {
-                self.remove_kind(target, kind);
-            }
-        }
+        self.series.configure(target, kinds, detail);
     }
 
     /// Drop every series of a target removed by a config reload, including
     /// other targets' `mcp_reference_missing_items{reference=target}`.
     pub fn forget_target(&self, target: &str) {
         let mut detail_targets = self.lock();
-        self.poll.remove_target(target);
-        self.detail.remove_target(target);
         detail_targets.remove(target);
+        self.series.forget(target);
+        self.poll.forget_target(target);
         self.protocols.forget_target(target);
-        for kind in Kind::ALL {
-            self.remove_kind(target, kind);
-        }
         self.churn.forget_target(target);
     }
 
@@ -216,33 +217,8 @@ impl TargetMetrics {
             .list_changed_seen(&TargetKindLabels::new(target, kind));
     }
 
-    fn create_kind(&self, target: &str, kind: Kind, detail: bool) {
-        self.listing.create_kind(target, kind);
-        self.catalogue.create_kind(target, kind);
-        self.churn.create_kind(target, kind);
-        if detail {
-            self.detail.create_kind(target, kind);
-        } else {
-            self.detail.remove_kind(target, kind);
-        }
-    }
-
-    /// Removes every series of (target, kind) except references, which
-    /// `forget_target` drops.
-    fn remove_kind(&self, target: &str, kind: Kind) {
-        self.listing.remove_kind(target, kind);
-        self.catalogue.remove_kind(target, kind);
-        self.churn.remove_kind(target, kind);
-        self.compliance.remove_kind(target, kind);
-        self.detail.remove_kind(target, kind);
-    }
-
     fn lock(&self) -> MutexGuard<'_, BTreeSet<String>> {
-        // A panic elsewhere while holding the lock leaves the set usable
-        // (each update is a whole insert or remove), so recover.
-        self.detail_targets
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.detail_targets)
     }
 }
 

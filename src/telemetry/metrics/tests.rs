@@ -4,6 +4,10 @@
 use super::*;
 use crate::baseline::{KindDiff, PolledTarget};
 use crate::poll::{GarbageCursorAnswer, GarbageCursorCheck, PollReport, ServerInfo, TraceId};
+use crate::telemetry::events::{
+    AcceptFailed, BaselineWriteFailed, ConnectionRefused, PollsSkipped, SkipCause, TlsReloadFailed,
+    TlsReloaded,
+};
 use mcp_listing::report::{Restart, RestartReason};
 use mcp_listing::{
     CursorState, ErrorKind, Guard, Kind, ListingReport, Outcome, PageRecord, ProtocolVersion,
@@ -766,16 +770,25 @@ fn exporter_families() {
     e.config_reloaded(false, 1_700_000_100.0);
     e.set_targets(3);
     e.register_target("a");
-    e.poll_skipped("b");
-    e.poll_started();
-    e.poll_started();
-    e.poll_finished();
+    PollsSkipped {
+        target: "b",
+        count: 3,
+        cause: SkipCause::StillRunning,
+    }
+    .emit(&e);
+    let error = std::io::Error::other("disk full");
+    BaselineWriteFailed {
+        target: "b",
+        error: &error,
+    }
+    .emit(&e);
+    let first = e.poll_in_flight();
     {
-        let _guard = e.poll_in_flight();
+        let _second = e.poll_in_flight();
         expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 2.0);
     }
-    e.spans_dropped(4);
     // A running total: repeated and lower totals add nothing.
+    e.set_spans_dropped_total(4);
     e.set_spans_dropped_total(7);
     e.set_spans_dropped_total(7);
     e.set_spans_dropped_total(5);
@@ -794,11 +807,74 @@ fn exporter_families() {
     expect_value(&t, "mcp_exporter_targets", 3.0);
     expect_value(&t, "mcp_exporter_polls_in_flight", 1.0);
     expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
-    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 1.0);
+    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 3.0);
+    expect_value(&t, "mcp_exporter_baseline_write_failures_total", 1.0);
     expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
     expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 3.0);
+    drop(first);
+    expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 0.0);
     e.forget_target("a");
     assert!(!text(&registry).contains("target=\"a\""));
+}
+
+#[test]
+fn web_families_count_probes_reloads_and_connections() {
+    let mut registry = Registry::default();
+    let w = WebMetrics::register(&mut registry);
+    let t = text(&registry);
+    for series in [
+        "mcp_exporter_probes_refused_total{reason=\"queue_full\"}",
+        "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
+        "mcp_exporter_tls_reloads_total{result=\"success\"}",
+        "mcp_exporter_tls_reloads_total{result=\"failure\"}",
+        "mcp_exporter_accept_failures_total",
+        "mcp_exporter_connections_refused_total",
+    ] {
+        expect_value(&t, series, 0.0);
+    }
+    let running = w.probe_running();
+    let queued = w.probe_queued();
+    w.probe_refused(ProbeRefused::Deadline);
+    TlsReloaded.emit(&w);
+    let error = std::io::Error::other("no certificate");
+    TlsReloadFailed { error: &error }.emit(&w);
+    for repeat in [false, true, true] {
+        AcceptFailed {
+            error: &error,
+            repeat,
+        }
+        .emit(&w);
+    }
+    ConnectionRefused {
+        limit: 2,
+        repeat: false,
+    }
+    .emit(&w);
+    let t = text(&registry);
+    expect_value(&t, "mcp_exporter_probes_running", 1.0);
+    expect_value(&t, "mcp_exporter_probes_queued", 1.0);
+    expect_value(
+        &t,
+        "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        "mcp_exporter_tls_reloads_total{result=\"success\"}",
+        1.0,
+    );
+    expect_value(
+        &t,
+        "mcp_exporter_tls_reloads_total{result=\"failure\"}",
+        1.0,
+    );
+    // Every failure counts, though a run of them is logged once.
+    expect_value(&t, "mcp_exporter_accept_failures_total", 3.0);
+    expect_value(&t, "mcp_exporter_connections_refused_total", 1.0);
+    drop((running, queued));
+    let t = text(&registry);
+    expect_value(&t, "mcp_exporter_probes_running", 0.0);
+    expect_value(&t, "mcp_exporter_probes_queued", 0.0);
 }
 
 #[test]
@@ -887,6 +963,7 @@ fn help_texts_need_no_escaping() {
     let m = TargetMetrics::new(&mut registry);
     let e = ExporterMetrics::new(&mut registry, "v", "r");
     ExporterMetrics::register_stdio_orphans_killed(&mut registry, || 0);
+    WebMetrics::register(&mut registry);
     m.register_target("a", &Kind::ALL, true);
     e.register_target("a");
     let mut polled = poll("a", vec![complete_tools()], None);
@@ -916,9 +993,9 @@ fn help_texts_need_no_escaping() {
     m.set_garbage_cursor_check("a", &check(GarbageCursorAnswer::Accepted));
     let t = text(&registry);
     let helps: Vec<&str> = t.lines().filter(|l| l.starts_with("# HELP ")).collect();
-    // Every family of both structs is present.
+    // Every family of the three structs is present.
     // (every family but mcp_verdict, set by the fan-out's verdict stage)
-    assert_eq!(helps.len(), 44, "{t}");
+    assert_eq!(helps.len(), 51, "{t}");
     for line in helps {
         assert!(!line.contains('"') && !line.contains('\\'), "{line}");
     }

@@ -9,15 +9,13 @@
 //! they first have a value; invalid items and an unadvertised kind when
 //! they are first seen.
 
-use super::super::families::{
-    precreate, saturating_i64, set_when_seen, FloatGaugeFamily, GaugeFamily, Source,
-};
+use super::super::families::{saturating_i64, set_when_seen, FloatGaugeFamily, GaugeFamily};
 use super::super::labels::TargetKindLabels;
+use super::super::series::{Creation, Registrar};
 use crate::poll::unix_seconds;
 use crate::verdict::TargetVerdict;
 use mcp_listing::{Kind, ListingReport, Outcome};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -39,8 +37,8 @@ pub struct CatalogueFamilies {
 }
 
 impl CatalogueFamilies {
-    /// The families, registered in `r`.
-    pub fn register(r: &mut Registry, source: Source) -> Self {
+    /// The families, registered through `r`.
+    pub fn register(r: &mut Registrar<'_>) -> Self {
         let g = CatalogueFamilies {
             items: Family::default(),
             raw_items: Family::default(),
@@ -53,64 +51,64 @@ impl CatalogueFamilies {
             pages: Family::default(),
             duration: Family::default(),
         };
-        let polls = source.polls();
-        r.register(
+        let (poll, polls) = (r.source.poll(), r.source.polls());
+        let (at_zero, first) = (Creation::AtZero, Creation::FirstValue);
+        r.family(
             "mcp_listing_items",
             format!("Unique items (by identity key) of the last complete listing, from {polls}"),
-            g.items.clone(),
-        );
-        r.register(
+        )
+        .per_kind(at_zero, &g.items);
+        r.family(
             "mcp_listing_raw_items",
             format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {polls}"),
-            g.raw_items.clone(),
-        );
-        r.register(
+        )
+        .per_kind(at_zero, &g.raw_items);
+        r.family(
             "mcp_listing_duplicate_items",
             format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {polls}"),
-            g.duplicate_items.clone(),
-        );
-        r.register(
+        )
+        .per_kind(at_zero, &g.duplicate_items);
+        r.family(
             "mcp_listing_invalid_items",
             format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {polls} (created when first non-zero)"),
-            g.invalid_items.clone(),
-        );
-        r.register(
+        )
+        .per_kind(first, &g.invalid_items);
+        r.family(
             "mcp_listing_unsupported",
             format!("1 if the server did not advertise the kind, as last seen by {polls}, else 0"),
-            g.unsupported.clone(),
-        );
-        r.register(
+        )
+        .per_kind(first, &g.unsupported);
+        r.family(
             "mcp_verdict",
             format!(
-                "Verdict of {} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down",
-                source.poll()
+                "Verdict of {poll} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down"
             ),
-            g.verdict.clone(),
-        );
-        r.register(
+        )
+        .per_kind(first, &g.verdict);
+        r.family(
             "mcp_listing_expected_min_items",
             "Configured minimum of unique items for the kind",
-            g.expected_min_items.clone(),
-        );
-        r.register_with_unit(
+        )
+        .per_kind(first, &g.expected_min_items);
+        r.family(
             "mcp_last_success_timestamp",
             format!(
                 "Unix time at which the last complete listing ended, from {polls} (0 = none yet)"
             ),
-            Unit::Seconds,
-            g.last_success.clone(),
-        );
-        r.register(
+        )
+        .unit(Unit::Seconds)
+        .per_kind(at_zero, &g.last_success);
+        r.family(
             "mcp_listing_pages",
             format!("Pages the final attempt of the last complete listing needed, from {polls}"),
-            g.pages.clone(),
-        );
-        r.register_with_unit(
+        )
+        .per_kind(first, &g.pages);
+        r.family(
             "mcp_listing_duration",
             format!("Duration of the last complete listing, restarts included, from {polls}"),
-            Unit::Seconds,
-            g.duration.clone(),
-        );
+        )
+        .unit(Unit::Seconds)
+        .per_kind(first, &g.duration);
         g
     }
 
@@ -185,32 +183,5 @@ impl CatalogueFamilies {
                 }
             }
         }
-    }
-
-    /// Pre-create the catalogue gauges and the last success at 0.
-    pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        for family in [&self.items, &self.raw_items, &self.duplicate_items] {
-            precreate(family, &l);
-        }
-        precreate(&self.last_success, &l);
-    }
-
-    pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        for family in [
-            &self.items,
-            &self.raw_items,
-            &self.duplicate_items,
-            &self.invalid_items,
-            &self.unsupported,
-            &self.expected_min_items,
-            &self.verdict,
-            &self.pages,
-        ] {
-            family.remove(&l);
-        }
-        self.duration.remove(&l);
-        self.last_success.remove(&l);
     }
 }

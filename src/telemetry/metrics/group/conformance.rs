@@ -6,23 +6,25 @@
 //! closed set of docs/conformance.md. Registered on its own, apart from the
 //! per-poll families, because it has its own schedule.
 
-use super::super::families::GaugeFamily;
-use super::super::labels::{EnumLabel, KindLabel, TargetLabels};
+use super::super::families::{saturating_i64, GaugeFamily, Source};
+use super::super::labels::{target_name, EnumLabel, KindLabel, TargetLabels, TargetName};
+use super::super::series::{lock, KeptLabels, Registrar};
 use crate::verdict::ConformanceResult;
+use mcp_conformance::Requirement;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
-use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, PartialOrd, Ord, EncodeLabelSet)]
 pub(crate) struct RuleLabels {
-    pub target: String,
+    pub target: TargetName,
     pub kind: KindLabel,
+    /// A rule id of the closed set in docs/conformance.md.
     pub rule: &'static str,
     /// `MUST`, `SHOULD` or `advice`: one per rule at a time, so it adds no
     /// series; alerts can page on MUST only.
-    pub level: &'static str,
+    pub level: EnumLabel<Requirement>,
 }
 
 #[derive(Debug)]
@@ -32,7 +34,7 @@ pub struct ConformanceMetrics {
     /// The failing series of each target, to remove those that pass again.
     /// Updates of one target run under this lock so a run and a reload's
     /// `forget_target` cannot interleave.
-    failing: Mutex<HashMap<String, BTreeSet<RuleLabels>>>,
+    failing: Mutex<KeptLabels<TargetName, RuleLabels>>,
 }
 
 impl ConformanceMetrics {
@@ -41,60 +43,54 @@ impl ConformanceMetrics {
         let m = ConformanceMetrics {
             failures: Family::default(),
             rules_failing: Family::default(),
-            failing: Mutex::new(HashMap::new()),
+            failing: Mutex::default(),
         };
-        r.register(
+        let mut r = Registrar::new(r, Source::Scheduled);
+        r.family(
             "mcp_conformance_failures",
             "1 while the pagination conformance rule fails for the kind at the target's latest conformance run; absent when it passes (docs/conformance.md)",
-            m.failures.clone(),
-        );
-        r.register(
+        )
+        .plain(&m.failures);
+        r.family(
             "mcp_conformance_rules_failing",
             "Rules (all kinds together) failing at the target's latest conformance run; absent until its first run",
-            m.rules_failing.clone(),
-        );
+        )
+        .plain(&m.rules_failing);
         m
     }
 
     /// Replace the target's series with those of `result`.
     pub fn record(&self, target: &str, result: &ConformanceResult) {
-        let now: BTreeSet<RuleLabels> = result
+        let name = target_name(target);
+        let mut now: Vec<RuleLabels> = result
             .failures
             .iter()
             .map(|f| RuleLabels {
-                target: target.to_string(),
+                target: name.clone(),
                 kind: EnumLabel(f.kind),
                 rule: f.rule,
-                level: f.level.label(),
+                level: EnumLabel(f.level),
             })
             .collect();
-        let mut failing = self.lock();
-        let before = failing.remove(target).unwrap_or_default();
-        for gone in before.difference(&now) {
-            self.failures.remove(gone);
-        }
+        // At most one failure per rule and kind; said once if twice.
+        now.sort();
+        now.dedup();
+        let mut failing = lock(&self.failing);
         for labels in &now {
             self.failures.get_or_create(labels).set(1);
         }
         self.rules_failing
             .get_or_create(&TargetLabels::new(target))
-            .set(i64::try_from(now.len()).unwrap_or(i64::MAX));
-        failing.insert(target.to_string(), now);
+            .set(saturating_i64(now.len() as u64));
+        failing.replace(name, now, &self.failures);
     }
 
     /// Drop every series of a target (removed, or its conformance turned
     /// off by a reload).
     pub fn forget_target(&self, target: &str) {
-        let mut failing = self.lock();
-        for labels in failing.remove(target).unwrap_or_default() {
-            self.failures.remove(&labels);
-        }
+        let mut failing = lock(&self.failing);
+        failing.forget(&target.to_string(), &self.failures);
         self.rules_failing.remove(&TargetLabels::new(target));
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeSet<RuleLabels>>> {
-        // Each update leaves the map whole, so a poisoned lock is usable.
-        self.failing.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

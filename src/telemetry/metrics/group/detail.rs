@@ -5,14 +5,14 @@
 //! samples per kind, which is why they are off by default.
 
 use super::super::families::{
-    observe, page_items_histogram, page_was_answered, page_was_parsed, pages_histogram, precreate,
-    seconds_histogram, HistFamily, Source,
+    observe, page_items_histogram, page_was_answered, page_was_parsed, pages_histogram,
+    seconds_histogram, HistFamily,
 };
 use super::super::labels::{TargetKindLabels, TargetLabels, TraceLabel};
+use super::super::series::{Creation, Registrar};
 use crate::poll::PollReport;
-use mcp_listing::{Kind, ListingReport, Outcome};
+use mcp_listing::{ListingReport, Outcome};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 
 #[derive(Debug)]
@@ -26,8 +26,8 @@ pub struct DetailFamilies {
 }
 
 impl DetailFamilies {
-    /// The families, registered in `r` (empty until a target opts in).
-    pub fn register(r: &mut Registry, source: Source) -> Self {
+    /// The families, registered through `r` (empty until a target opts in).
+    pub fn register(r: &mut Registrar<'_>) -> Self {
         let g = DetailFamilies {
             poll_duration: Family::new_with_constructor(seconds_histogram),
             time_to_ready: Family::new_with_constructor(seconds_histogram),
@@ -36,41 +36,42 @@ impl DetailFamilies {
             page_items: Family::new_with_constructor(page_items_histogram),
             page_duration: Family::new_with_constructor(seconds_histogram),
         };
-        let polls = source.polls();
-        r.register_with_unit(
+        let polls = r.source.polls();
+        let detail = Creation::Detail;
+        r.family(
             "mcp_detail_poll_duration",
             format!("Duration of each of {polls}: connect, handshake and every listing (detail targets only)"),
-            Unit::Seconds,
-            g.poll_duration.clone(),
-        );
-        r.register_with_unit(
+        )
+        .unit(Unit::Seconds)
+        .per_target(detail, &g.poll_duration);
+        r.family(
             "mcp_detail_time_to_ready",
             format!("Connect + handshake + every kind listed, for each of {polls} where every listing completed (detail targets only)"),
-            Unit::Seconds,
-            g.time_to_ready.clone(),
-        );
-        r.register(
+        )
+        .unit(Unit::Seconds)
+        .per_target(detail, &g.time_to_ready);
+        r.family(
             "mcp_detail_listing_pages",
             format!("Pages of each complete listing of {polls} (detail targets only)"),
-            g.listing_pages.clone(),
-        );
-        r.register_with_unit(
+        )
+        .per_kind(detail, &g.listing_pages);
+        r.family(
             "mcp_detail_listing_duration",
             format!("Duration of each complete listing of {polls} (detail targets only)"),
-            Unit::Seconds,
-            g.listing_duration.clone(),
-        );
-        r.register(
+        )
+        .unit(Unit::Seconds)
+        .per_kind(detail, &g.listing_duration);
+        r.family(
             "mcp_detail_listing_page_items",
             format!("Items per parsed page of {polls} (detail targets only)"),
-            g.page_items.clone(),
-        );
-        r.register_with_unit(
+        )
+        .per_kind(detail, &g.page_items);
+        r.family(
             "mcp_detail_page_request_duration",
             format!("Round trip of each answered page request of {polls} (detail targets only)"),
-            Unit::Seconds,
-            g.page_duration.clone(),
-        );
+        )
+        .unit(Unit::Seconds)
+        .per_kind(detail, &g.page_duration);
         g
     }
 
@@ -110,42 +111,6 @@ impl DetailFamilies {
             observe(&self.listing_pages, l, pages, exemplar);
             let seconds = listing.duration.as_secs_f64();
             observe(&self.listing_duration, l, seconds, exemplar);
-        }
-    }
-
-    pub fn create_target(&self, target: &str) {
-        let t = TargetLabels::new(target);
-        precreate(&self.poll_duration, &t);
-        precreate(&self.time_to_ready, &t);
-    }
-
-    pub fn remove_target(&self, target: &str) {
-        let t = TargetLabels::new(target);
-        self.poll_duration.remove(&t);
-        self.time_to_ready.remove(&t);
-    }
-
-    pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        for family in [
-            &self.listing_pages,
-            &self.listing_duration,
-            &self.page_items,
-            &self.page_duration,
-        ] {
-            precreate(family, &l);
-        }
-    }
-
-    pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        for family in [
-            &self.listing_pages,
-            &self.listing_duration,
-            &self.page_items,
-            &self.page_duration,
-        ] {
-            family.remove(&l);
         }
     }
 }

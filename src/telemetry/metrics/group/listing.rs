@@ -10,24 +10,19 @@
 //! on the pre-created outcome counter instead (docs/metrics.md,
 //! "Pre-creation").
 
-use super::super::families::{
-    error_labels, guard_labels, inc_when_seen, precreate, restart_labels, CounterFamily, Source,
-};
-use super::super::labels::{
-    target_name, AttemptOutcome, EnumLabel, ErrorLabels, GuardLabels, OutcomeLabels, RestartLabels,
-    TargetKindLabels,
-};
+use super::super::families::{inc_when_seen, CounterFamily};
+use super::super::labels::{AttemptOutcome, KindValueLabels, TargetKindLabels};
+use super::super::series::{Creation, Registrar};
 use mcp_listing::report::RestartReason;
-use mcp_listing::{ErrorKind, Guard, Kind, ListingReport, Outcome};
+use mcp_listing::{ErrorKind, Guard, ListingReport, Outcome};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 
 #[derive(Debug)]
 pub struct ListingFamilies {
-    outcomes: CounterFamily<OutcomeLabels>,
-    aborts: CounterFamily<GuardLabels>,
-    errors: CounterFamily<ErrorLabels>,
-    restarts: CounterFamily<RestartLabels>,
+    outcomes: CounterFamily<KindValueLabels<AttemptOutcome>>,
+    aborts: CounterFamily<KindValueLabels<Guard>>,
+    errors: CounterFamily<KindValueLabels<ErrorKind>>,
+    restarts: CounterFamily<KindValueLabels<RestartReason>>,
     list_requests: CounterFamily<TargetKindLabels>,
     invalid_cursor: CounterFamily<TargetKindLabels>,
     list_changed: CounterFamily<TargetKindLabels>,
@@ -35,8 +30,8 @@ pub struct ListingFamilies {
 }
 
 impl ListingFamilies {
-    /// The families, registered in `r`.
-    pub fn register(r: &mut Registry, _source: Source) -> Self {
+    /// The families, registered through `r`.
+    pub fn register(r: &mut Registrar<'_>) -> Self {
         let g = ListingFamilies {
             outcomes: Family::default(),
             aborts: Family::default(),
@@ -47,53 +42,52 @@ impl ListingFamilies {
             list_changed: Family::default(),
             blank_cursor: Family::default(),
         };
-        r.register(
+        r.family(
             "mcp_listing_outcomes",
             "Listing attempts by outcome: complete, aborted (a walker guard) or error",
-            g.outcomes.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::AtZero, &g.outcomes);
+        r.family(
             "mcp_listing_aborts",
             "Listings stopped by a walker guard although every response was well-formed, by guard (created at the first abort)",
-            g.aborts.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::FirstValue, &g.aborts);
+        r.family(
             "mcp_listing_errors",
             "Listings that failed, by error (created at the first error)",
-            g.errors.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::FirstValue, &g.errors);
+        r.family(
             "mcp_listing_restarts",
             "Walks started over from the first page, by reason (created at the first restart)",
-            g.restarts.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::FirstValue, &g.restarts);
+        r.family(
             "mcp_list_requests",
             "Page requests sent (every page of every attempt, restarts included)",
-            g.list_requests.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::AtZero, &g.list_requests);
+        r.family(
             "mcp_list_invalid_cursor",
             "-32602 answers to a request that carried a cursor (created at the first)",
-            g.invalid_cursor.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::FirstValue, &g.invalid_cursor);
+        r.family(
             "mcp_list_changed_notifications",
             "list_changed notifications seen for the kind, during walks and by watch mode (created at the first)",
-            g.list_changed.clone(),
-        );
-        r.register(
+        )
+        .per_kind(Creation::FirstValue, &g.list_changed);
+        r.family(
             "mcp_listing_blank_cursor",
             "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete (created at the first)",
-            g.blank_cursor.clone(),
-        );
+        )
+        .per_kind(Creation::FirstValue, &g.blank_cursor);
         g
     }
 
     /// Count one attempt (not an unsupported kind: nothing was sent): its
     /// requests and walk events, its outcome and the outcome's reason.
     pub fn observe(&self, l: &TargetKindLabels, listing: &ListingReport) {
-        let target: &str = &l.target;
         self.list_requests
             .get_or_create(l)
             .inc_by(u64::from(listing.requests()));
@@ -104,7 +98,7 @@ impl ListingFamilies {
         );
         for restart in &listing.restarts {
             self.restarts
-                .get_or_create(&restart_labels(target, listing.kind, restart.reason))
+                .get_or_create(&KindValueLabels::new(l, restart.reason))
                 .inc();
         }
         inc_when_seen(
@@ -121,66 +115,25 @@ impl ListingFamilies {
             }
             Outcome::Aborted(guard) => {
                 self.aborts
-                    .get_or_create(&guard_labels(target, listing.kind, guard))
+                    .get_or_create(&KindValueLabels::new(l, guard))
                     .inc();
                 AttemptOutcome::Aborted
             }
             Outcome::Error(error) => {
                 self.errors
-                    .get_or_create(&error_labels(target, listing.kind, error))
+                    .get_or_create(&KindValueLabels::new(l, error))
                     .inc();
                 AttemptOutcome::Error
             }
             Outcome::Unsupported => return,
         };
         self.outcomes
-            .get_or_create(&outcome_labels(target, listing.kind, outcome))
+            .get_or_create(&KindValueLabels::new(l, outcome))
             .inc();
     }
 
     /// A `list_changed` notification seen by watch mode (outside a walk).
     pub fn list_changed_seen(&self, l: &TargetKindLabels) {
         inc_when_seen(&self.list_changed, l, 1);
-    }
-
-    /// Pre-create the attempt, outcome and request counters at 0.
-    pub fn create_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        precreate(&self.list_requests, &l);
-        for outcome in AttemptOutcome::ALL {
-            precreate(&self.outcomes, &outcome_labels(target, kind, outcome));
-        }
-    }
-
-    pub fn remove_kind(&self, target: &str, kind: Kind) {
-        let l = TargetKindLabels::new(target, kind);
-        for family in [
-            &self.list_requests,
-            &self.invalid_cursor,
-            &self.list_changed,
-            &self.blank_cursor,
-        ] {
-            family.remove(&l);
-        }
-        for outcome in AttemptOutcome::ALL {
-            self.outcomes.remove(&outcome_labels(target, kind, outcome));
-        }
-        for g in Guard::ALL {
-            self.aborts.remove(&guard_labels(target, kind, g));
-        }
-        for e in ErrorKind::ALL {
-            self.errors.remove(&error_labels(target, kind, e));
-        }
-        for r in RestartReason::ALL {
-            self.restarts.remove(&restart_labels(target, kind, r));
-        }
-    }
-}
-
-fn outcome_labels(target: &str, kind: Kind, outcome: AttemptOutcome) -> OutcomeLabels {
-    OutcomeLabels {
-        target: target_name(target),
-        kind: EnumLabel(kind),
-        outcome: EnumLabel(outcome),
     }
 }

@@ -5,13 +5,13 @@
 //! they would be one more per-target histogram per probed target.
 
 use super::super::families::{
-    observe, page_items_histogram, page_was_answered, page_was_parsed, precreate,
-    seconds_histogram, HistFamily, Source,
+    observe, page_items_histogram, page_was_answered, page_was_parsed, seconds_histogram,
+    HistFamily, Source,
 };
 use super::super::labels::{EnumLabel, KindLabels, TraceLabel};
+use super::super::series::{Registrar, Series};
 use mcp_listing::{Kind, ListingReport};
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
 
 #[derive(Debug)]
@@ -21,34 +21,32 @@ pub struct PageFamilies {
 }
 
 impl PageFamilies {
-    /// The families, registered in `r`; for scheduled polling every kind is
-    /// pre-created.
-    pub fn register(r: &mut Registry, source: Source) -> Self {
+    /// The families, registered through `r`; for scheduled polling every
+    /// kind is pre-created.
+    pub fn register(r: &mut Registrar<'_>) -> Self {
+        let polls = r.source.polls();
         let g = PageFamilies {
             items: Family::new_with_constructor(page_items_histogram),
             duration: Family::new_with_constructor(seconds_histogram),
         };
-        r.register(
+        r.family(
             "mcp_listing_page_items",
-            format!(
-                "Items per page, for every page whose result was parsed, across every target of {}",
-                source.polls()
-            ),
-            g.items.clone(),
-        );
-        r.register_with_unit(
+            format!("Items per page, for every page whose result was parsed, across every target of {polls}"),
+        )
+        .plain(&g.items);
+        r.family(
             "mcp_page_request_duration",
-            format!("Round trip of one page request the server answered (result, JSON-RPC error or HTTP error status), across every target of {}", source.polls()),
-            Unit::Seconds,
-            g.duration.clone(),
-        );
-        if matches!(source, Source::Scheduled) {
+            format!("Round trip of one page request the server answered (result, JSON-RPC error or HTTP error status), across every target of {polls}"),
+        )
+        .unit(Unit::Seconds)
+        .plain(&g.duration);
+        if matches!(r.source, Source::Scheduled) {
             for kind in Kind::ALL {
                 let l = KindLabels {
                     kind: EnumLabel(kind),
                 };
-                precreate(&g.items, &l);
-                precreate(&g.duration, &l);
+                g.items.create(&l);
+                g.duration.create(&l);
             }
         }
         g

@@ -2,14 +2,15 @@
 //! duration and time to ready (last-value gauges, as blackbox_exporter's
 //! `probe_duration_seconds`), server info.
 
-use super::super::families::{precreate, CounterFamily, FloatGaugeFamily, GaugeFamily, Source};
-use super::super::labels::{truncate_label, ServerInfoLabels, TargetLabels};
+use super::super::families::{CounterFamily, FloatGaugeFamily, GaugeFamily};
+use super::super::labels::{
+    target_name, truncate_label, EnumLabel, ServerInfoLabels, TargetLabels, TargetName,
+};
+use super::super::series::{lock, Creation, KeptLabels, Registrar};
 use crate::poll::PollReport;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 use prometheus_client::registry::Unit;
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 #[derive(Debug)]
 pub struct PollFamilies {
@@ -20,70 +21,58 @@ pub struct PollFamilies {
     server_info: GaugeFamily<ServerInfoLabels>,
     /// Each target's `mcp_server_info` labels (server-chosen values), so a
     /// change replaces the series and a removed target's can be dropped.
-    server_info_labels: Mutex<HashMap<String, ServerInfoLabels>>,
+    server_info_labels: Mutex<KeptLabels<TargetName, ServerInfoLabels>>,
 }
 
 impl PollFamilies {
-    /// The families, registered in `r`.
-    pub fn register(r: &mut Registry, source: Source) -> Self {
+    /// The families, registered through `r`. The last-value gauges appear
+    /// with the first poll (0 would be a measurement).
+    pub fn register(r: &mut Registrar<'_>) -> Self {
         let g = PollFamilies {
             up: Family::default(),
             polls: Family::default(),
             duration: Family::default(),
             time_to_ready: Family::default(),
             server_info: Family::default(),
-            server_info_labels: Mutex::new(HashMap::new()),
+            server_info_labels: Mutex::default(),
         };
-        r.register(
+        let (poll, polls) = (r.source.poll(), r.source.polls());
+        r.family(
             "mcp_up",
-            format!("1 if {} listed every enabled kind completely (unsupported kinds count as complete), else 0", source.poll()),
-            g.up.clone(),
-        );
-        r.register(
+            format!("1 if {poll} listed every enabled kind completely (unsupported kinds count as complete), else 0"),
+        )
+        .per_target(Creation::AtZero, &g.up);
+        r.family(
             "mcp_polls",
             "Polls of the target (watch-mode re-lists are not polls)",
-            g.polls.clone(),
-        );
-        r.register_with_unit(
+        )
+        .per_target(Creation::AtZero, &g.polls);
+        r.family(
             "mcp_poll_duration",
             format!(
-                "Duration of {}: connect, handshake and every listing, whatever the outcome",
-                source.poll()
+                "Duration of {poll}: connect, handshake and every listing, whatever the outcome"
             ),
-            Unit::Seconds,
-            g.duration.clone(),
-        );
-        r.register_with_unit(
+        )
+        .unit(Unit::Seconds)
+        .per_target(Creation::FirstValue, &g.duration);
+        r.family(
             "mcp_time_to_ready",
-            format!("Connect + handshake + every enabled kind listed completely, in the last of {} where every listing completed", source.polls()),
-            Unit::Seconds,
-            g.time_to_ready.clone(),
-        );
-        r.register(
+            format!("Connect + handshake + every enabled kind listed completely, in the last of {polls} where every listing completed"),
+        )
+        .unit(Unit::Seconds)
+        .per_target(Creation::FirstValue, &g.time_to_ready);
+        r.family(
             "mcp_server_info",
-            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {}", source.polls()),
-            g.server_info.clone(),
-        );
+            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {polls}"),
+        )
+        .plain(&g.server_info);
         g
     }
 
-    /// The last-value gauges appear with the first poll (0 would be a
-    /// measurement).
-    pub fn create_target(&self, target: &str) {
-        let t = TargetLabels::new(target);
-        precreate(&self.up, &t);
-        precreate(&self.polls, &t);
-    }
-
-    pub fn remove_target(&self, target: &str) {
-        let t = TargetLabels::new(target);
-        self.up.remove(&t);
-        self.polls.remove(&t);
-        self.duration.remove(&t);
-        self.time_to_ready.remove(&t);
-        if let Some(info) = self.lock_server_info().remove(target) {
-            self.server_info.remove(&info);
-        }
+    /// Drops the target's `mcp_server_info` (the other series are the
+    /// registrar's to drop).
+    pub fn forget_target(&self, target: &str) {
+        lock(&self.server_info_labels).forget(&target.to_string(), &self.server_info);
     }
 
     /// One poll: `up`, the count, its duration and (when every listing
@@ -112,27 +101,16 @@ impl PollFamilies {
         let Some(server) = &report.server else {
             return;
         };
+        let target = target_name(&report.target);
         let labels = ServerInfoLabels {
-            target: report.target.clone(),
+            target: target.clone(),
             server_name: truncate_label(&server.name),
             server_version: truncate_label(&server.version),
             protocol_version: truncate_label(report.protocol_version.as_deref().unwrap_or("")),
-            transport: truncate_label(report.transport.label()),
+            transport: EnumLabel(report.transport),
         };
-        let mut known = self.lock_server_info();
-        if let Some(old) = known.get(&report.target) {
-            if *old != labels {
-                self.server_info.remove(old);
-            }
-        }
+        let mut known = lock(&self.server_info_labels);
         self.server_info.get_or_create(&labels).set(1);
-        known.insert(report.target.clone(), labels);
-    }
-
-    fn lock_server_info(&self) -> MutexGuard<'_, HashMap<String, ServerInfoLabels>> {
-        // Each update is a whole insert or remove, so a poisoned map is usable.
-        self.server_info_labels
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        known.replace(target, vec![labels], &self.server_info);
     }
 }
