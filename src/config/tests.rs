@@ -677,20 +677,20 @@ fn every_parse_error_of_the_file_in_one_run() {
 
 #[test]
 fn every_parse_error_of_a_file_with_aliases_without_expanding_it() {
-    let text = "targets:\n  - name: a\n    url: https://a.invalid/\n    headers: &h {X-Key: v}\n    colour: red\n  - {name: b, url: \"https://b.invalid/\", headers: *h, transport: stremable-http}\n";
+    let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers: &h {X-Key: v}\n    colour: red\n  - {name: b, http: {url: \"https://b.invalid/\", headers: *h, transport: stremable-http}}\n";
     let shown = err(text).to_string();
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 2, "{shown}");
     assert!(
-        lines[0].starts_with("t.yaml:5:5: ") && lines[0].contains("`colour`"),
+        lines[0].starts_with("t.yaml:6:5: ") && lines[0].contains("`colour`"),
         "{shown}"
     );
     assert!(
-        lines[1].starts_with("t.yaml:6:") && lines[1].contains("streamable-http"),
+        lines[1].starts_with("t.yaml:7:") && lines[1].contains("streamable-http"),
         "{shown}"
     );
     // The anchor in a dropped key: its aliases are no second problem.
-    let text = "x-headers: &h {X-Key: v}\ntargets:\n  - {name: a, url: \"https://a.invalid/\", headers: *h}\n";
+    let text = "x-headers: &h {X-Key: v}\ntargets:\n  - {name: a, http: {url: \"https://a.invalid/\", headers: *h}}\n";
     let shown = err(text).to_string();
     assert_eq!(shown.lines().count(), 1, "{shown}");
     assert!(!shown.contains("anchor"), "{shown}");

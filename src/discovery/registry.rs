@@ -409,7 +409,7 @@ mod tests {
 
     fn registry() -> McpRegistry {
         let config = load_str(
-            "modules:\n  m:\n    allow: [\"https://h.invalid/\"]\ndiscovery:\n  - name: r\n    module: m\n    registry: {url: \"https://registry.invalid/\"}\n",
+            "modules:\n  m:\n    allow: [\"https://h.invalid/\"]\ndiscovery:\n  - name: r\n    module: m\n    registry: {http: {url: \"https://registry.invalid/\"}}\n",
             "t.yaml",
         )
         .unwrap()
