@@ -492,52 +492,55 @@ fn modern_only(o: &KindObservations, rl: rule::Rule) -> Option<RuleResult> {
 }
 
 fn cache_ttl(o: &KindObservations) -> RuleResult {
-    let rl = rule::CACHE_TTL;
-    if let Some(na) = modern_only(o, rl) {
-        return na;
-    }
-    for (n, p, c) in ok_pages(o) {
-        let bad = match &c.ttl_ms {
+    every_page_carries(
+        o,
+        rule::CACHE_TTL,
+        |c| match &c.ttl_ms {
             Some(Field::Valid(_)) => None,
             Some(Field::Invalid(v)) => Some(format!("ttlMs is {v}, not an integer >= 0")),
             _ => Some("ttlMs missing".to_string()),
-        };
-        if let Some(msg) = bad {
-            return RuleResult::fail(
-                rl,
-                o.kind,
-                format!("{msg}: clients fall back to treating the page as stale"),
-            )
-            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
-        }
-    }
-    RuleResult::pass(rl, o.kind, "every page carried ttlMs")
+        },
+        "clients fall back to treating the page as stale",
+        "every page carried ttlMs",
+    )
 }
 
 fn cache_scope(o: &KindObservations) -> RuleResult {
-    let rl = rule::CACHE_SCOPE;
-    if let Some(na) = modern_only(o, rl) {
-        return na;
-    }
-    for (n, p, c) in ok_pages(o) {
-        let bad = match &c.cache_scope {
+    every_page_carries(
+        o,
+        rule::CACHE_SCOPE,
+        |c| match &c.cache_scope {
             Some(Field::Valid(s)) if s == "public" || s == "private" => None,
             Some(Field::Valid(s)) => {
                 Some(format!("cacheScope {s:?} is neither public nor private"))
             }
             Some(Field::Invalid(v)) => Some(format!("cacheScope is {v}")),
             _ => Some("cacheScope missing".to_string()),
-        };
-        if let Some(msg) = bad {
-            return RuleResult::fail(
-                rl,
-                o.kind,
-                format!("{msg}: shared caches cannot tell whether they may keep the page"),
-            )
-            .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
+        },
+        "shared caches cannot tell whether they may keep the page",
+        "every page carried cacheScope",
+    )
+}
+
+/// A modern-only rule that every answered page must meet: `bad` names what
+/// a page lacks, the first such page fails the rule with `consequence`.
+fn every_page_carries(
+    o: &KindObservations,
+    rl: rule::Rule,
+    bad: impl Fn(&super::record::PageContent) -> Option<String>,
+    consequence: &str,
+    pass: &str,
+) -> RuleResult {
+    if let Some(na) = modern_only(o, rl) {
+        return na;
+    }
+    for (n, p, c) in ok_pages(o) {
+        if let Some(msg) = bad(c) {
+            return RuleResult::fail(rl, o.kind, format!("{msg}: {consequence}"))
+                .evidence(Evidence::page(n, p.index).with_cursor(cursor_hash(p)));
         }
     }
-    RuleResult::pass(rl, o.kind, "every page carried cacheScope")
+    RuleResult::pass(rl, o.kind, pass)
 }
 
 fn cache_scope_consistent(o: &KindObservations) -> RuleResult {

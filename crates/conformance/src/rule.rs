@@ -35,6 +35,22 @@ pub struct SpecRef {
     pub section: &'static str,
 }
 
+impl SpecRef {
+    const fn v2025(section: &'static str) -> Self {
+        Self {
+            version: ProtocolVersion::V2025_11_25,
+            section,
+        }
+    }
+
+    const fn v2026(section: &'static str) -> Self {
+        Self {
+            version: ProtocolVersion::V2026_07_28,
+            section,
+        }
+    }
+}
+
 /// `2025-11-25 server/utilities/pagination`, as reports cite it.
 impl fmt::Display for SpecRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -42,30 +58,12 @@ impl fmt::Display for SpecRef {
     }
 }
 
-pub const PAGINATION_2025: SpecRef = SpecRef {
-    version: ProtocolVersion::V2025_11_25,
-    section: "server/utilities/pagination",
-};
-pub const PAGINATION_2026: SpecRef = SpecRef {
-    version: ProtocolVersion::V2026_07_28,
-    section: "server/utilities/pagination",
-};
-pub const CACHING_2026: SpecRef = SpecRef {
-    version: ProtocolVersion::V2026_07_28,
-    section: "server/utilities/caching",
-};
-pub const TOOLS_2026: SpecRef = SpecRef {
-    version: ProtocolVersion::V2026_07_28,
-    section: "server/tools",
-};
-pub const BASIC_2026: SpecRef = SpecRef {
-    version: ProtocolVersion::V2026_07_28,
-    section: "basic",
-};
-pub const SUBSCRIPTIONS_2026: SpecRef = SpecRef {
-    version: ProtocolVersion::V2026_07_28,
-    section: "basic/patterns/subscriptions",
-};
+pub const PAGINATION_2025: SpecRef = SpecRef::v2025("server/utilities/pagination");
+pub const PAGINATION_2026: SpecRef = SpecRef::v2026("server/utilities/pagination");
+pub const CACHING_2026: SpecRef = SpecRef::v2026("server/utilities/caching");
+pub const TOOLS_2026: SpecRef = SpecRef::v2026("server/tools");
+pub const BASIC_2026: SpecRef = SpecRef::v2026("basic");
+pub const SUBSCRIPTIONS_2026: SpecRef = SpecRef::v2026("basic/patterns/subscriptions");
 
 /// One rule of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

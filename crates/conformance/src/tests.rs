@@ -485,6 +485,13 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
     );
 }
 
+/// A modern healthy listing with `edit` applied to each page, checked.
+async fn check_modern(
+    edit: impl Fn(&mut Value, Option<&str>) + Send + 'static,
+) -> ConformanceReport {
+    check_with(modern_with(edit), true, None).await
+}
+
 fn modern_with(
     edit: impl Fn(&mut Value, Option<&str>) + Send + 'static,
 ) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send + 'static {
@@ -500,39 +507,26 @@ fn modern_with(
 
 #[tokio::test]
 async fn cache_hints_are_checked_on_every_page() {
-    let r = check_with(
-        modern_with(|v, c| {
-            if c == Some("c1") {
-                v.as_object_mut().unwrap().remove("ttlMs");
-            }
-        }),
-        true,
-        None,
-    )
+    let r = check_modern(|v, c| {
+        if c == Some("c1") {
+            v.as_object_mut().unwrap().remove("ttlMs");
+        }
+    })
     .await;
     assert_eq!(
         verdict(&r, "cache-ttl"),
         (RuleVerdict::Fail, Requirement::Must)
     );
     assert_eq!(r.exit_code(), 1);
-    let r = check_with(modern_with(|v, _| v["ttlMs"] = json!(-1)), true, None).await;
+    let r = check_modern(|v, _| v["ttlMs"] = json!(-1)).await;
     assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::Fail);
-    let r = check_with(
-        modern_with(|v, _| v["cacheScope"] = json!("shared")),
-        true,
-        None,
-    )
-    .await;
+    let r = check_modern(|v, _| v["cacheScope"] = json!("shared")).await;
     assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Fail);
-    let r = check_with(
-        modern_with(|v, c| {
-            if c == Some("c2") {
-                v["cacheScope"] = json!("private");
-            }
-        }),
-        true,
-        None,
-    )
+    let r = check_modern(|v, c| {
+        if c == Some("c2") {
+            v["cacheScope"] = json!("private");
+        }
+    })
     .await;
     assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Pass);
     assert_eq!(
@@ -543,28 +537,20 @@ async fn cache_hints_are_checked_on_every_page() {
 
 #[tokio::test]
 async fn result_type_rules() {
-    let r = check_with(
-        modern_with(|v, c| {
-            if c == Some("c1") {
-                v["resultType"] = json!("input_required");
-            }
-        }),
-        true,
-        None,
-    )
+    let r = check_modern(|v, c| {
+        if c == Some("c1") {
+            v["resultType"] = json!("input_required");
+        }
+    })
     .await;
     assert_eq!(
         verdict(&r, "result-type"),
         (RuleVerdict::Fail, Requirement::Must)
     );
     assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
-    let r = check_with(
-        modern_with(|v, _| {
-            v.as_object_mut().unwrap().remove("resultType");
-        }),
-        true,
-        None,
-    )
+    let r = check_modern(|v, _| {
+        v.as_object_mut().unwrap().remove("resultType");
+    })
     .await;
     assert_eq!(verdict(&r, "result-type").0, RuleVerdict::Pass);
     assert_eq!(

@@ -126,10 +126,7 @@ impl VirtualServer {
     ) -> Reply {
         match method {
             "initialize" => {
-                let requested = params
-                    .and_then(|p| p.get("protocolVersion"))
-                    .and_then(Value::as_str);
-                let version = self.negotiate(requested);
+                let version = self.negotiate(requested_version(params));
                 session.version = Some(version.clone());
                 Reply::json(result(
                     id,
@@ -186,10 +183,7 @@ impl VirtualServer {
         session: &mut SessionState,
     ) -> Reply {
         if method == "initialize" {
-            let requested = params
-                .and_then(|p| p.get("protocolVersion"))
-                .and_then(Value::as_str)
-                .unwrap_or("none");
+            let requested = requested_version(params).unwrap_or("none");
             return Reply::json(error_with_data(
                 id,
                 UNSUPPORTED_VERSION,
@@ -226,3 +220,10 @@ impl VirtualServer {
 
 /// `ttlMs` on modern list and discover results.
 pub const MODERN_TTL_MS: u64 = 30_000;
+
+/// The `protocolVersion` an `initialize` asks for, if it names one.
+fn requested_version(params: Option<&Value>) -> Option<&str> {
+    params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+}

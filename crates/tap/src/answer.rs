@@ -17,32 +17,25 @@ pub(crate) fn own(status: u16, reason: &str, text: &str, extra: &str) -> Vec<u8>
 }
 
 pub(crate) fn upstream_failed(cause: UpstreamFailure) -> Vec<u8> {
-    match cause {
-        UpstreamFailure::Timeout => own(
+    let (status, reason, why) = match cause {
+        UpstreamFailure::Timeout => (
             504,
             "Gateway Timeout",
-            "504 Gateway Timeout: the upstream did not answer in time\n",
-            "",
+            "the upstream did not answer in time",
         ),
-        UpstreamFailure::Connect => own(
+        UpstreamFailure::Connect => (502, "Bad Gateway", "the upstream could not be reached"),
+        UpstreamFailure::Tls => (
             502,
             "Bad Gateway",
-            "502 Bad Gateway: the upstream could not be reached\n",
-            "",
+            "the TLS handshake with the upstream failed",
         ),
-        UpstreamFailure::Tls => own(
+        UpstreamFailure::Reset => (
             502,
             "Bad Gateway",
-            "502 Bad Gateway: the TLS handshake with the upstream failed\n",
-            "",
+            "the upstream broke off without a valid answer",
         ),
-        UpstreamFailure::Reset => own(
-            502,
-            "Bad Gateway",
-            "502 Bad Gateway: the upstream broke off without a valid answer\n",
-            "",
-        ),
-    }
+    };
+    own(status, reason, &format!("{status} {reason}: {why}\n"), "")
 }
 
 /// CONNECT: a tunnel to wherever the client says is exactly what the tap
