@@ -6,6 +6,7 @@
 
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::text;
+use mcp_listing::walk::json_type;
 use mcp_listing::{ErrorKind, Kind, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::fmt;
@@ -141,17 +142,6 @@ fn label_field(v: Option<&Value>) -> Field<String> {
 
 fn shorten(v: &Value) -> String {
     v.to_string().chars().take(MAX_LABEL).collect()
-}
-
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Wraps a pager and records every page it fetches.

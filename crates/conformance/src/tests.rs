@@ -299,18 +299,9 @@ async fn a_cycle_fails_cursor_cycle() {
 
 #[tokio::test]
 async fn items_without_a_name_fail_items_identity() {
-    let mut base = healthy(false);
-    let r = check_with(
-        move |c, n| {
-            let (mut v, l) = base(c, n);
-            if let Ok(v) = &mut v {
-                v["tools"][0] = json!({"description": "no name"});
-            }
-            (v, l)
-        },
-        false,
-        None,
-    )
+    let r = check_edited(false, |v, _| {
+        v["tools"][0] = json!({"description": "no name"});
+    })
     .await;
     assert_eq!(
         verdict(&r, "items-identity"),
@@ -321,18 +312,11 @@ async fn items_without_a_name_fail_items_identity() {
 
 #[tokio::test]
 async fn duplicates_fail_items_unique_at_should() {
-    let mut base = healthy(false);
-    let r = check_with(
-        move |c, n| {
-            let (mut v, l) = base(c, n);
-            if let (Some("c1"), Ok(v)) = (c, &mut v) {
-                v["tools"][0] = json!({"name": "t00"});
-            }
-            (v, l)
-        },
-        false,
-        None,
-    )
+    let r = check_edited(false, |v, c| {
+        if c == Some("c1") {
+            v["tools"][0] = json!({"name": "t00"});
+        }
+    })
     .await;
     assert_eq!(
         verdict(&r, "items-unique"),
@@ -485,29 +469,26 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
     );
 }
 
-/// A modern healthy listing with `edit` applied to each page, checked.
-async fn check_modern(
+/// A healthy listing (modern or not) with `edit` applied to each answered
+/// page, checked.
+async fn check_edited(
+    modern: bool,
     edit: impl Fn(&mut Value, Option<&str>) + Send + 'static,
 ) -> ConformanceReport {
-    check_with(modern_with(edit), true, None).await
-}
-
-fn modern_with(
-    edit: impl Fn(&mut Value, Option<&str>) + Send + 'static,
-) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send + 'static {
-    let mut base = healthy(true);
-    move |c, n| {
+    let mut base = healthy(modern);
+    let answer = move |c: Option<&str>, n| {
         let (mut v, l) = base(c, n);
         if let Ok(v) = &mut v {
             edit(v, c);
         }
         (v, l)
-    }
+    };
+    check_with(answer, modern, None).await
 }
 
 #[tokio::test]
 async fn cache_hints_are_checked_on_every_page() {
-    let r = check_modern(|v, c| {
+    let r = check_edited(true, |v, c| {
         if c == Some("c1") {
             v.as_object_mut().unwrap().remove("ttlMs");
         }
@@ -518,11 +499,11 @@ async fn cache_hints_are_checked_on_every_page() {
         (RuleVerdict::Fail, Requirement::Must)
     );
     assert_eq!(r.exit_code(), 1);
-    let r = check_modern(|v, _| v["ttlMs"] = json!(-1)).await;
+    let r = check_edited(true, |v, _| v["ttlMs"] = json!(-1)).await;
     assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::Fail);
-    let r = check_modern(|v, _| v["cacheScope"] = json!("shared")).await;
+    let r = check_edited(true, |v, _| v["cacheScope"] = json!("shared")).await;
     assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Fail);
-    let r = check_modern(|v, c| {
+    let r = check_edited(true, |v, c| {
         if c == Some("c2") {
             v["cacheScope"] = json!("private");
         }
@@ -537,7 +518,7 @@ async fn cache_hints_are_checked_on_every_page() {
 
 #[tokio::test]
 async fn result_type_rules() {
-    let r = check_modern(|v, c| {
+    let r = check_edited(true, |v, c| {
         if c == Some("c1") {
             v["resultType"] = json!("input_required");
         }
@@ -548,7 +529,7 @@ async fn result_type_rules() {
         (RuleVerdict::Fail, Requirement::Must)
     );
     assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
-    let r = check_modern(|v, _| {
+    let r = check_edited(true, |v, _| {
         v.as_object_mut().unwrap().remove("resultType");
     })
     .await;

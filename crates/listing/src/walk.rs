@@ -597,7 +597,8 @@ fn check_repeat(
     Ok(())
 }
 
-fn json_type(v: &Value) -> &'static str {
+/// The JSON type name of a value, as error texts and reports name it.
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
