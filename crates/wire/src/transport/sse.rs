@@ -3,12 +3,12 @@
 //! The endpoint is held to the target's scope before anything is POSTed
 //! there (`scope.rs`): a server must not steer our credentials elsewhere.
 
-use super::channel::{self, Channel, Inbound, InboundTx, Link};
+use super::channel::{self, Channel, Inbound, InboundTx, Link, OverChannel};
 use super::http::read_capped;
 use super::http_client::{HttpClient, HttpResponse};
 use super::scope::NamedBy;
 use super::sse_body::{self, ByteCounter, SseReadError};
-use super::{CloseInfo, Exchange, ExchangeError, Outgoing, SubscriptionPath, Transport};
+use super::{CloseInfo, ExchangeError, SubscriptionPath};
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// How a message reaches the server: a POST to the endpoint it named.
-struct PostLink {
+pub(crate) struct PostLink {
     client: HttpClient,
     post_url: url::Url,
     protocol_version: Option<String>,
@@ -171,44 +171,23 @@ async fn endpoint_url(
         .map_err(|_| ExchangeError::Malformed("endpoint event is not a URL".into()))
 }
 
-impl Transport for SseTransport {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Sse
+impl OverChannel for SseTransport {
+    type Link = PostLink;
+    const KIND: TransportKind = TransportKind::Sse;
+
+    fn channel(&mut self) -> &mut Channel<PostLink> {
+        &mut self.channel
     }
 
-    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
-        Box::pin(self.channel.request(req, timeout))
-    }
-
-    fn notify<'a>(
-        &'a mut self,
-        _method: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
-        Box::pin(self.channel.link.send(body))
-    }
-
-    fn drain_notifications(&mut self) -> Vec<String> {
-        self.channel.drain_notifications()
-    }
-
-    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
-        Box::pin(self.channel.next_notification())
-    }
-
-    fn subscriptions(&self) -> SubscriptionPath {
+    fn listen_path(&self) -> SubscriptionPath {
         SubscriptionPath::Unsupported
     }
 
-    fn set_protocol_version(&mut self, version: &str, _modern: bool) {
-        self.channel.link.protocol_version = Some(version.to_string());
+    fn protocol_version(&mut self, version: Option<&str>) {
+        self.channel.link.protocol_version = version.map(str::to_string);
     }
 
-    fn clear_protocol_version(&mut self) {
-        self.channel.link.protocol_version = None;
-    }
-
-    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
+    fn shut(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
         self.reader.abort();
         Box::pin(std::future::ready(CloseInfo::default()))
     }

@@ -2,12 +2,12 @@
 //! stdout lines that are not JSON are protocol defects, not crashes; stderr
 //! is logging and only its tail is kept. The child is always reaped.
 
-use super::channel::{self, Channel, Inbound, InboundTx, Link};
+use super::channel::{self, Channel, Inbound, InboundTx, Link, OverChannel};
 use super::process_tree::{
     forget_leader, kill_tagged, kill_tagged_in_background, new_tag, register_leader, release_tag,
     TREE_TAG_VAR,
 };
-use super::{CloseInfo, Exchange, ExchangeError, Outgoing, SubscriptionPath, Transport};
+use super::{CloseInfo, ExchangeError, SubscriptionPath};
 use crate::secrets::SecretScrubber;
 use futures_util::future::BoxFuture;
 use mcp_listing::TransportKind;
@@ -52,7 +52,7 @@ impl std::fmt::Debug for StdioSpec {
 
 /// How a message reaches the child: one line on its stdin. Holds the child
 /// too, whose exit status explains an ended stdout.
-struct StdinLink {
+pub(crate) struct StdinLink {
     stdin: Option<ChildStdin>,
     child: Option<Child>,
 }
@@ -277,36 +277,19 @@ impl StdioTransport {
     }
 }
 
-impl Transport for StdioTransport {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
+impl OverChannel for StdioTransport {
+    type Link = StdinLink;
+    const KIND: TransportKind = TransportKind::Stdio;
+
+    fn channel(&mut self) -> &mut Channel<StdinLink> {
+        &mut self.channel
     }
 
-    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
-        Box::pin(self.channel.request(req, timeout))
-    }
-
-    fn notify<'a>(
-        &'a mut self,
-        _method: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
-        Box::pin(self.channel.link.send(body))
-    }
-
-    fn drain_notifications(&mut self) -> Vec<String> {
-        self.channel.drain_notifications()
-    }
-
-    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
-        Box::pin(self.channel.next_notification())
-    }
-
-    fn subscriptions(&self) -> SubscriptionPath {
+    fn listen_path(&self) -> SubscriptionPath {
         SubscriptionPath::InBand
     }
 
-    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
+    fn shut(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
         Box::pin((*self).close())
     }
 }
