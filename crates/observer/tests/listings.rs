@@ -6,7 +6,8 @@ mod script;
 
 use mcp_listing::Kind;
 use mcp_observer::{
-    AbandonCause, CatalogueSource, CursorOrigin, Fact, Failure, ListingOutcome, ObserverLimits,
+    AbandonCause, CatalogueSource, ClientListing, CursorOrigin, Fact, Failure, ListingOutcome,
+    ObserverLimits,
 };
 use mcp_tap::identity::IdentitySource;
 use mcp_tap::{BodyFraming, CopyEnd, Direction, ExchangeEnd, NotObserved, RequestMethod};
@@ -373,10 +374,7 @@ fn sessionless_modern_clients_walk_by_cursor_and_blank_is_a_cursor() {
         (l.outcome, l.pages, l.modern),
         (ListingOutcome::Complete, 1, false)
     );
-    assert_eq!(
-        (l.client.label(), l.source),
-        ("node", IdentitySource::UserAgent)
-    );
+    assert_client(l, "node", IdentitySource::UserAgent);
 }
 
 #[test]
@@ -390,10 +388,7 @@ fn the_operators_header_names_the_client_first() {
     };
     s.tools(&head, 1, 0, 8);
     let l = s.listings()[0];
-    assert_eq!(
-        (l.client.label(), l.source),
-        ("team-7", IdentitySource::Header)
-    );
+    assert_client(l, "team-7", IdentitySource::Header);
 }
 
 #[test]
@@ -673,4 +668,9 @@ fn an_id_sent_again_before_its_answer_leaves_no_listing_waiting() {
     let l = s.listings()[0];
     assert_eq!((l.outcome, l.pages), (ListingOutcome::Abandoned, 2));
     assert_eq!(l.abandoned, Some(AbandonCause::Timeout));
+}
+
+/// Who the listing says the client is, and from what it learned that.
+fn assert_client(l: &ClientListing, label: &str, source: IdentitySource) {
+    assert_eq!((l.client.label(), l.source), (label, source));
 }
