@@ -18,58 +18,52 @@ pub struct TraceId(NonZeroU128);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SpanId(NonZeroU64);
 
-impl TraceId {
-    pub fn random() -> TraceId {
-        loop {
-            if let Some(id) = Self::from_u128(rand::random()) {
-                return id;
+/// The constructors both ids share: minted at random, from their number
+/// (`None` for zero, which W3C reserves as invalid), to their number, and
+/// from exactly `$digits` hex digits, not all zero (ids given by people:
+/// tests, a trace id to look for).
+macro_rules! w3c_id {
+    ($id:ident, $int:ty, $nonzero:ident, $from:ident, $to:ident, $digits:literal) => {
+        impl $id {
+            pub fn random() -> $id {
+                until_some(|| Self::$from(rand::random()))
+            }
+
+            pub fn $from(id: $int) -> Option<$id> {
+                $nonzero::new(id).map($id)
+            }
+
+            pub fn $to(self) -> $int {
+                self.0.get()
+            }
+
+            pub fn from_hex(s: &str) -> Option<$id> {
+                if !hex_digits(s, $digits) {
+                    return None;
+                }
+                <$int>::from_str_radix(s, 16).ok().and_then(Self::$from)
             }
         }
-    }
+    };
+}
 
-    /// `None` for zero, which W3C reserves as invalid.
-    pub fn from_u128(id: u128) -> Option<TraceId> {
-        NonZeroU128::new(id).map(TraceId)
-    }
+w3c_id!(TraceId, u128, NonZeroU128, from_u128, to_u128, 32);
+w3c_id!(SpanId, u64, NonZeroU64, from_u64, to_u64, 16);
 
-    pub fn to_u128(self) -> u128 {
-        self.0.get()
-    }
-
-    /// Exactly 32 hex digits, not all zero (ids given by people: tests,
-    /// a trace id to look for).
-    pub fn from_hex(s: &str) -> Option<TraceId> {
-        if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
+/// Draws until the draw is a valid id: only zero is not, so a retry is
+/// rarer than one in 2^64.
+fn until_some<T>(mut draw: impl FnMut() -> Option<T>) -> T {
+    loop {
+        if let Some(id) = draw() {
+            return id;
         }
-        u128::from_str_radix(s, 16).ok().and_then(Self::from_u128)
     }
 }
 
-impl SpanId {
-    pub fn random() -> SpanId {
-        loop {
-            if let Some(id) = Self::from_u64(rand::random()) {
-                return id;
-            }
-        }
-    }
-
-    pub fn from_u64(id: u64) -> Option<SpanId> {
-        NonZeroU64::new(id).map(SpanId)
-    }
-
-    pub fn to_u64(self) -> u64 {
-        self.0.get()
-    }
-
-    /// Exactly 16 hex digits, not all zero.
-    pub fn from_hex(s: &str) -> Option<SpanId> {
-        if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        u64::from_str_radix(s, 16).ok().and_then(Self::from_u64)
-    }
+/// Exactly `n` hex digits (and so nothing `from_str_radix` would also
+/// take, such as a sign).
+fn hex_digits(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// 32 lowercase hex digits.
