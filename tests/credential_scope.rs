@@ -62,7 +62,7 @@ fn an_sse_endpoint_outside_the_module_allow_list_gets_nothing() {
         json!([{"targets": [format!("{}/mcp/sse", stub.url())], "labels": {"name": "found"}}]);
     std::fs::write(sd.path().join("fleet.json"), groups.to_string()).unwrap();
     let config = format!(
-        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\nmodules:\n  m:\n    allow: [\"{url}/mcp/\"]\n    bearer_token_env: MODULE_TOK\n    transport: auto\ndiscovery:\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"{dir}/*.json\"]}}\n",
+        "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\n  kinds: [tools]\nmodules:\n  m:\n    allow: [\"{url}/mcp/\"]\n    http:\n      bearer_token_env: MODULE_TOK\n      transport: auto\ndiscovery:\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"{dir}/*.json\"]}}\n",
         url = stub.url(),
         dir = sd.path().display()
     );
@@ -91,7 +91,7 @@ fn an_sse_endpoint_outside_the_module_allow_list_gets_nothing() {
 fn an_sse_endpoint_outside_a_configured_target_directory_gets_nothing() {
     let stub = hostile_sse_server();
     let config = format!(
-        "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: legacy\n    url: {}/mcp/sse\n    transport: sse\n    bearer_token_env: STATIC_TOK\n",
+        "global:\n  schedule: {{every: 1h}}\n  kinds: [tools]\ntargets:\n  - name: legacy\n    http:\n      url: {}/mcp/sse\n      transport: sse\n      bearer_token_env: STATIC_TOK\n",
         stub.url()
     );
     let exp = Exporter::start_with(&config, &[], &[("STATIC_TOK", STATIC_TOKEN)]);

@@ -302,8 +302,9 @@ fn redirects_never_leave_the_allow_list() {
       transport: streamable-http
     schedule: {{every: 1h}}
   - name: escaping
-    url: http://127.0.0.1:{port}/c/mcp
-    transport: streamable-http
+    http:
+      url: http://127.0.0.1:{port}/c/mcp
+      transport: streamable-http
     schedule: {{every: 1h}}
 modules:
   m:

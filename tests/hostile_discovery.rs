@@ -108,7 +108,7 @@ fn registry_pages_of_empty_entries_keep_nothing() {
     let config = write_config(
         dir.path(),
         &format!(
-            "  - name: big\n    module: m\n    registry: {{url: \"{}\"}}\n  - name: many\n    module: m\n    registry: {{url: \"{}\"}}\n",
+            "  - name: big\n    module: m\n    registry: {{http: {{url: \"{}\"}}}}\n  - name: many\n    module: m\n    registry: {{http: {{url: \"{}\"}}}}\n",
             big.url(),
             many.url()
         ),
@@ -141,7 +141,7 @@ fn a_group_of_many_urls_and_a_megabyte_label_copies_nothing() {
     let config = write_config(
         dir.path(),
         &format!(
-            "  - name: inventory\n    module: m\n    http_sd: {{url: \"{}/sd\"}}\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"{}/*.json\"]}}\n",
+            "  - name: inventory\n    module: m\n    http_sd: {{http: {{url: \"{}/sd\"}}}}\n  - name: fleet\n    module: m\n    file_sd: {{files: [\"{}/*.json\"]}}\n",
             inventory.url(),
             dir.path().display()
         ),
@@ -251,7 +251,7 @@ fn a_registry_entry_with_a_300_byte_version_is_still_counted() {
     let config = write_config(
         dir.path(),
         &format!(
-            "  - name: public\n    module: m\n    registry: {{url: \"{}\"}}\n",
+            "  - name: public\n    module: m\n    registry: {{http: {{url: \"{}\"}}}}\n",
             registry.url()
         ),
     );

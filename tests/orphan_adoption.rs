@@ -113,13 +113,13 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
     orphan_tree(&closed_server, &closed_marker);
 
     // Both setsid shells lost their parent: they are ours now, not init's.
-    wait_until("both orphans started", || {
-        marked(&open_marker).len() == 1 && marked(&closed_marker).len() == 1
+    // Read in one pass per check: while a shell forks its `sleep`, a second
+    // process briefly shows the marker, so a count and a later read of the
+    // same list can disagree.
+    let adopted = |marker: &str| matches!(marked(marker)[..], [(_, parent, false)] if parent == me);
+    wait_until("both orphans started and adopted by us, not init", || {
+        adopted(&open_marker) && adopted(&closed_marker)
     });
-    for marker in [&open_marker, &closed_marker] {
-        let (_, parent, _) = marked(marker)[0];
-        assert_eq!(parent, me, "{marker}: orphan not adopted");
-    }
 
     // Sweeps kill the closed server's shell, then its sleep (orphaned in
     // turn), and reap both; the open server's tree is untouched.

@@ -50,7 +50,12 @@ const ALERT_WAIT: Duration = Duration::from_secs(90);
 /// cursor cycle fails MUST rules), `versioned` is listed under two protocol
 /// versions one after the other while its catalogue grows after every
 /// listing, so the first version listed lacks the item the second sees.
-fn exporter_config(state_dir: &Path, shrink_server: &str, faults_server: &str) -> String {
+fn exporter_config(
+    state_dir: &Path,
+    shrink_server: &str,
+    faults_server: &str,
+    tap_port: u16,
+) -> String {
     let exe = serde_json::to_string(&exporter_bin()).expect("path serialises");
     let state = serde_json::to_string(&state_dir.display().to_string()).expect("path serialises");
     format!(
@@ -85,6 +90,13 @@ discovery:
   - name: sim-registry
     module: nowhere
     registry: {{ http: {{ url: "{faults_server}" }}, refresh_interval: 1s, limit: 3 }}
+# The Clients row: clients behind a tap in front of `paged` (see CLIENTS).
+taps:
+  - name: e2e
+    listen: 127.0.0.1:{tap_port}
+    upstream: {{ url: "{faults_server}/mcp/paged" }}
+    target: paged
+    abandon_after: 2s
 "#,
         faults = FAULTS
             .iter()
@@ -99,7 +111,7 @@ discovery:
 /// served by one simulator process. list_changed notifications reach a
 /// walk only in an SSE answer. `restarter` answers the invalid-cursor probe
 /// with page 1 again.
-const FAULTS: [(&str, &str, &str); 8] = [
+const FAULTS: [(&str, &str, &str); 9] = [
     (
         "looping",
         "scenario: cycle",
@@ -111,6 +123,7 @@ const FAULTS: [(&str, &str, &str); 8] = [
     ("blank", "scenario: blank-cursor", ""),
     ("stormy", "scenario: list-changed-storm, response: sse", ""),
     ("keyless", "scenario: missing-keys", ""),
+    ("paged", "scenario: healthy, items: 14, page_size: 8", ""),
     (
         "versioned",
         "scenario: grow",
@@ -143,6 +156,34 @@ fn start_faults_server() -> (Proc, tempfile::NamedTempFile) {
     std::fs::write(file.path(), format!("servers:\n{servers}{registry}")).expect("write scenarios");
     let sim = simulator(&["--scenarios", file.path().to_str().expect("utf-8")]);
     (sim, file)
+}
+
+/// The scripted clients behind the tap, one per behaviour the Clients row
+/// shows: a walk, a page-1 reader (abandoned listings, items missed) and
+/// one that sends a cursor nobody handed out (cursor misuse).
+const CLIENTS: [(&str, &str); 3] = [
+    ("walker", "--walk"),
+    ("desk-app", "--first-page-only"),
+    ("forger", "--garbage-cursor"),
+];
+
+fn start_clients(tap_port: u16) -> Vec<Process> {
+    CLIENTS
+        .iter()
+        .map(|(name, how)| {
+            let args = [
+                "simulate-client",
+                "--url",
+                &format!("http://127.0.0.1:{tap_port}/mcp/paged"),
+                "--name",
+                name,
+                how,
+                "--every",
+                "1s",
+            ];
+            Process::spawn(&args.map(String::from), |_| Vec::new())
+        })
+        .collect()
 }
 
 /// The long-lived shrinking simulator.
@@ -404,6 +445,8 @@ fn substitute(expr: &str) -> String {
         ("$kind", ".+"),
         ("${source}", ".+"),
         ("$source", ".+"),
+        ("${tap}", ".+"),
+        ("$tap", ".+"),
     ];
     let mut out = expr.to_string();
     for (from, to) in pairs {
@@ -575,10 +618,12 @@ fn dashboards_and_rules_work_against_a_real_prometheus_scraping_the_exporter() {
     let shrink_server = start_shrink_server();
     let (faults_server, _scenarios) = start_faults_server();
     // Prometheus first: the shrink scenario starts within seconds.
+    let tap_port = free_port();
     let (prom, exporter) =
         prometheus_then_exporter(|setup| setup.rules(repo_path(RULES)), &|state| {
-            exporter_config(state, &shrink_server.url, &faults_server.url)
+            exporter_config(state, &shrink_server.url, &faults_server.url, tap_port)
         });
+    let _clients = start_clients(tap_port);
 
     let mut shipped = dashboard_expressions();
     shipped.extend(rule_expressions());

@@ -64,25 +64,26 @@ modules:
     kinds: [tools]
 targets:
   - name: markup
-    url: {sim}/mcp/markup
+    http: {{url: \"{sim}/mcp/markup\"}}
     protocols: [\"2025-11-25\", \"2025-06-18\"]
     conformance: {{enabled: true}}
   - name: failing
-    url: {sim}/mcp/failing
+    http: {{url: \"{sim}/mcp/failing\"}}
   - name: plain
-    url: {sim}/mcp/plain
+    http: {{url: \"{sim}/mcp/plain\"}}
     reference:
       - target: markup
   - name: stderr
-    command: sh
-    args: [\"{script}\"]
+    stdio:
+      command: sh
+      args: [\"{script}\"]
 discovery:
   - name: files
     module: sim
     file_sd: {{files: [\"{files}\"], refresh_interval: 1s}}
   - name: inventory
     module: sim
-    http_sd: {{url: \"{sd}/sd\", refresh_interval: 1s}}
+    http_sd: {{http: {{url: \"{sd}/sd\"}}, refresh_interval: 1s}}
 ",
         script = stderr_script(dir),
         files = write_dot_and_ampersand(dir, sim),

@@ -125,3 +125,37 @@ fn a_reload_adds_and_removes_taps() {
         "tap two forwards, and the simulator refuses a GET without a session"
     );
 }
+
+#[test]
+fn a_tap_that_cannot_start_after_a_reload_is_logged_and_counted() {
+    let sim = http_scenario("healthy", &["--items", "3", "--page-size", "8"]);
+    let upstream = sim.at("/mcp");
+    let exporter = Exporter::start_with(&config(&upstream, &[]), &["--web.enable-lifecycle"], &[]);
+    // The address the new tap asks for is taken.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let address = taken.local_addr().expect("its address");
+    let text = format!(
+        "{}taps:\n  - name: blocked\n    listen: {address}\n    upstream: {{url: \"{upstream}\"}}\n",
+        config(&upstream, &[])
+    );
+    let (status, body) = exporter.reload(&text);
+    assert_eq!(status, 200, "{body}");
+    exporter.wait(LIMIT, "the failure logged", || {
+        exporter
+            .stderr()
+            .contains("tap not started after the reload")
+            .then_some(())
+    });
+    let metrics = exporter.metrics();
+    assert!(
+        metrics.contains("mcp_tap_start_failures_total{tap=\"blocked\"} 1"),
+        "{metrics}"
+    );
+    assert!(tap(&exporter, "blocked").is_none(), "not running");
+    exporter.wait(LIMIT, "the polls going on", || {
+        exporter
+            .metrics()
+            .contains("mcp_up{target=\"origin\"} 1")
+            .then_some(())
+    });
+}

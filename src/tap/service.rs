@@ -11,6 +11,7 @@ use super::reference::Sent;
 use super::run::{start, RunningTap, TapSpec, TapStartError};
 use crate::config::taps::TapConfig;
 use crate::poller::Service;
+use crate::telemetry::events::TapNotStarted;
 use crate::telemetry::metrics::{TapHealth, WebMetrics};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -123,7 +124,11 @@ impl TapService {
                 Err(e) => Err(e.to_string()),
             };
             if let Err(error) = started {
-                tracing::error!(tap = %c.name, %error, "tap not started after the reload");
+                TapNotStarted {
+                    tap: &c.name,
+                    error: &error,
+                }
+                .emit(&self.health);
             }
         }
     }

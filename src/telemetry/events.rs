@@ -8,7 +8,7 @@
 //! A refused `/probe` is counted and not logged: the scraper reads why in
 //! the 503, and any client could otherwise fill our log.
 
-use super::metrics::{DiscoveryMetrics, ExporterMetrics, ReloadResult, WebMetrics};
+use super::metrics::{DiscoveryMetrics, ExporterMetrics, ReloadResult, TapHealth, WebMetrics};
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
 use crate::verdict::{Health, Reason};
@@ -301,6 +301,25 @@ impl ClientVerdictChanged<'_> {
         } else {
             tracing::info!(tap, client, from, to, code, reason, "{summary}");
         }
+    }
+}
+
+/// A configured tap could not start after a reload (its listener, TLS or
+/// report file); the other taps run, this one waits for the next reload.
+#[derive(Debug)]
+pub struct TapNotStarted<'a> {
+    pub tap: &'a str,
+    pub error: &'a str,
+}
+
+impl TapNotStarted<'_> {
+    pub fn emit(self, health: &TapHealth) {
+        tracing::error!(
+            tap = self.tap,
+            error = self.error,
+            "tap not started after the reload"
+        );
+        health.start_failed(self.tap);
     }
 }
 

@@ -264,14 +264,60 @@ pub fn run_leaving_nothing(mut command: Command, what: &str) -> Finished {
     finished
 }
 
+/// Forks the command and reports its `ru_maxrss` in the file named first.
+/// A process exec'd straight from the test binary inherits the test
+/// binary's own high-water mark (the kernel keeps the larger of the old and
+/// new address space's at exec), so other tests' allocations would count;
+/// a small interpreter forking it first leaves only its own few MiB.
+const MEASURE: &str = r#"
+import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.WEXITSTATUS(status))
+"#;
+
+/// `command` run under [`MEASURE`]: same program, arguments, environment
+/// and directory.
+fn measured(command: &Command, report: &std::path::Path) -> Command {
+    let mut wrapped = Command::new("python3");
+    wrapped
+        .arg("-c")
+        .arg(MEASURE)
+        .arg(report)
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
+}
+
 /// [`run`], and the command's peak resident set size in KiB, as the
 /// kernel counted it for that process (and the children it waited for):
-/// `wait4`'s `ru_maxrss`. A measure of bytes kept, not of time.
-// The child is reaped by wait4 below (to read its rusage), which clippy
-// cannot see.
+/// `wait4`'s `ru_maxrss`, read by a small forking parent ([`MEASURE`]).
+/// A measure of bytes kept, not of time.
+// The child is reaped by wait4 below, which clippy cannot see.
 #[allow(clippy::zombie_processes)]
-pub fn run_measured(mut command: Command, what: &str) -> (Finished, u64) {
+pub fn run_measured(command: Command, what: &str) -> (Finished, u64) {
     use std::os::unix::process::ExitStatusExt;
+    let report = tempfile::NamedTempFile::new().expect("a temporary file for the peak");
+    let mut command = measured(&command, report.path());
     command.stdin(Stdio::null());
     let mut child = spawn_piped(command, what);
     let pid = child.id() as libc::pid_t;
@@ -280,17 +326,19 @@ pub fn run_measured(mut command: Command, what: &str) -> (Finished, u64) {
     let started = Instant::now();
     loop {
         let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value of that plain C struct.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 on our own child, writing only into the two locals.
-        let got = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        // SAFETY: waitpid on our own child, writing only into the local.
+        let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if got == pid {
             let finished = Finished {
                 status: ExitStatus::from_raw(status),
                 stdout: stdout.join().unwrap_or_default(),
                 stderr: stderr.join().unwrap_or_default(),
             };
-            return (finished, u64::try_from(usage.ru_maxrss).unwrap_or(0));
+            let peak = std::fs::read_to_string(report.path())
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+                .unwrap_or_else(|| panic!("{what}: no peak measured\n{}", finished.describe()));
+            return (finished, peak);
         }
         if started.elapsed() > RUN_DEADLINE {
             kill_group(pid as u32, libc::SIGKILL);

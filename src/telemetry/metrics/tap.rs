@@ -5,18 +5,28 @@
 use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
 use mcp_tap::{MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
 use prometheus_client::collector::Collector;
+use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
-/// The taps running now, by name, each with the counts of its data path.
+/// The taps running now, by name, each with the counts of its data path;
+/// and the configured taps that could not start after a reload.
 #[derive(Debug, Default)]
 pub struct TapHealth {
     taps: RwLock<BTreeMap<Arc<str>, Arc<TapStats>>>,
+    start_failures: Family<TapLabel, Counter>,
+}
+
+/// A configured tap's name (bounded by the configuration).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TapLabel {
+    tap: String,
 }
 
 impl TapHealth {
@@ -24,7 +34,21 @@ impl TapHealth {
     pub fn register(registry: &mut Registry) -> Arc<TapHealth> {
         let health = Arc::new(TapHealth::default());
         registry.register_collector(Box::new(TapCollector(health.clone())));
+        registry.register(
+            "mcp_tap_start_failures",
+            "Configured taps that could not start after a configuration reload (listener, TLS or report file); the log line says why",
+            health.start_failures.clone(),
+        );
         health
+    }
+
+    /// A configured tap did not start after a reload (see `TapNotStarted`).
+    pub fn start_failed(&self, tap: &str) {
+        self.start_failures
+            .get_or_create(&TapLabel {
+                tap: tap.to_string(),
+            })
+            .inc();
     }
 
     /// A tap started: its counts are exposed from now on.
