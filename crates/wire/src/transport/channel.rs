@@ -259,6 +259,67 @@ fn silence(timeout: Duration, defects: u32, unit: &str) -> ExchangeError {
     }
 }
 
+/// A transport that is one [`Channel`] and a way to close: its requests,
+/// notifications and idle reads are the channel's, so the [`Transport`]
+/// methods are written once, here.
+pub(crate) trait OverChannel: Send {
+    type Link: Link;
+    const KIND: TransportKind;
+
+    fn channel(&mut self) -> &mut Channel<Self::Link>;
+
+    /// How a `subscriptions/listen` travels (see [`Transport::subscriptions`]).
+    fn listen_path(&self) -> SubscriptionPath;
+
+    /// See [`Transport::set_protocol_version`].
+    fn protocol_version(&mut self, _version: Option<&str>) {}
+
+    /// See [`Transport::close`].
+    fn shut(self: Box<Self>) -> BoxFuture<'static, CloseInfo>;
+}
+
+impl<T: OverChannel> Transport for T {
+    fn kind(&self) -> TransportKind {
+        T::KIND
+    }
+
+    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
+        Box::pin(self.channel().request(req, timeout))
+    }
+
+    fn notify<'a>(
+        &'a mut self,
+        _method: &'a str,
+        body: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
+        Box::pin(self.channel().link.send(body))
+    }
+
+    fn drain_notifications(&mut self) -> Vec<String> {
+        self.channel().drain_notifications()
+    }
+
+    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(self.channel().next_notification())
+    }
+
+    fn subscriptions(&self) -> SubscriptionPath {
+        self.listen_path()
+    }
+
+    fn set_protocol_version(&mut self, version: &str, _modern: bool) {
+        self.protocol_version(Some(version));
+    }
+
+    fn clear_protocol_version(&mut self) {
+        self.protocol_version(None);
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
+        self.shut()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,66 +426,5 @@ mod tests {
         // A message over the whole budget still passes, alone.
         assert!(tx.send(Inbound::Message(Value::Null, 1_000)).await);
         assert!(rx.recv().await.is_some());
-    }
-}
-
-/// A transport that is one [`Channel`] and a way to close: its requests,
-/// notifications and idle reads are the channel's, so the [`Transport`]
-/// methods are written once, here.
-pub(crate) trait OverChannel: Send {
-    type Link: Link;
-    const KIND: TransportKind;
-
-    fn channel(&mut self) -> &mut Channel<Self::Link>;
-
-    /// How a `subscriptions/listen` travels (see [`Transport::subscriptions`]).
-    fn listen_path(&self) -> SubscriptionPath;
-
-    /// See [`Transport::set_protocol_version`].
-    fn protocol_version(&mut self, _version: Option<&str>) {}
-
-    /// See [`Transport::close`].
-    fn shut(self: Box<Self>) -> BoxFuture<'static, CloseInfo>;
-}
-
-impl<T: OverChannel> Transport for T {
-    fn kind(&self) -> TransportKind {
-        T::KIND
-    }
-
-    fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
-        Box::pin(self.channel().request(req, timeout))
-    }
-
-    fn notify<'a>(
-        &'a mut self,
-        _method: &'a str,
-        body: Vec<u8>,
-    ) -> BoxFuture<'a, Result<(), ExchangeError>> {
-        Box::pin(self.channel().link.send(body))
-    }
-
-    fn drain_notifications(&mut self) -> Vec<String> {
-        self.channel().drain_notifications()
-    }
-
-    fn next_notification(&mut self) -> BoxFuture<'_, Option<String>> {
-        Box::pin(self.channel().next_notification())
-    }
-
-    fn subscriptions(&self) -> SubscriptionPath {
-        self.listen_path()
-    }
-
-    fn set_protocol_version(&mut self, version: &str, _modern: bool) {
-        self.protocol_version(Some(version));
-    }
-
-    fn clear_protocol_version(&mut self) {
-        self.protocol_version(None);
-    }
-
-    fn close(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
-        self.shut()
     }
 }
