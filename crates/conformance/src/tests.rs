@@ -328,60 +328,42 @@ async fn duplicates_fail_items_unique_at_should() {
 #[tokio::test]
 async fn garbage_cursor_answers_are_told_apart() {
     // Silent restart: any unknown cursor is page 1.
-    let mut base = healthy(false);
-    let r = check_with(
-        move |c, n| match c {
-            Some(x) if x.starts_with("mcp-exporter") => base(None, n),
-            other => base(other, n),
-        },
-        false,
-        None,
-    )
-    .await;
+    let r = check_garbage(None).await;
     assert_eq!(
         verdict(&r, "cursor-invalid"),
         (RuleVerdict::Fail, Requirement::Should)
     );
-    assert!(r
-        .rules
-        .iter()
-        .any(|x| x.id == "cursor-invalid" && x.message.contains("page 1 again")));
+    assert!(cites(&r, "cursor-invalid", "page 1 again"));
     // Accepted: an empty page.
-    let mut base = healthy(false);
-    let r = check_with(
-        move |c, n| match c {
-            Some(x) if x.starts_with("mcp-exporter") => (Ok(json!({"tools": []})), 0),
-            other => base(other, n),
-        },
-        false,
-        None,
-    )
-    .await;
-    assert!(r
-        .rules
-        .iter()
-        .any(|x| x.id == "cursor-invalid" && x.message.contains("accepted")));
+    let r = check_garbage(Some((Ok(json!({"tools": []})), 0))).await;
+    assert!(cites(&r, "cursor-invalid", "accepted"));
     // Another error code.
+    let boom = PageError::Rpc {
+        code: -32603,
+        message: "boom".into(),
+    };
+    let r = check_garbage(Some((Err(boom), 0))).await;
+    assert!(cites(&r, "cursor-invalid", "-32603"));
+}
+
+/// A healthy legacy listing whose answer to the checker's garbage cursor
+/// is `garbage` (`None`: page 1 again, a silent restart), checked.
+async fn check_garbage(garbage: Option<(Result<Value, PageError>, u32)>) -> ConformanceReport {
     let mut base = healthy(false);
-    let r = check_with(
-        move |c, n| match c {
-            Some(x) if x.starts_with("mcp-exporter") => (
-                Err(PageError::Rpc {
-                    code: -32603,
-                    message: "boom".into(),
-                }),
-                0,
-            ),
-            other => base(other, n),
-        },
-        false,
-        None,
-    )
-    .await;
-    assert!(r
-        .rules
+    let answer = move |c: Option<&str>, n| match c {
+        Some(x) if x.starts_with("mcp-exporter") => {
+            garbage.clone().unwrap_or_else(|| base(None, n))
+        }
+        other => base(other, n),
+    };
+    check_with(answer, false, None).await
+}
+
+/// Whether rule `id`'s message says `text`.
+fn cites(r: &ConformanceReport, id: &str, text: &str) -> bool {
+    r.rules
         .iter()
-        .any(|x| x.id == "cursor-invalid" && x.message.contains("-32603")));
+        .any(|x| x.id == id && x.message.contains(text))
 }
 
 #[tokio::test]
