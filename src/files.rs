@@ -145,6 +145,14 @@ pub fn move_aside(path: &Path, why: &str) -> io::Result<PathBuf> {
     Err(io::Error::other("too many files kept aside already"))
 }
 
+/// Creates a named pipe at `path` (tests of readers that must refuse one).
+#[cfg(test)]
+pub(crate) fn make_fifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY (test only): mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,9 +162,7 @@ mod tests {
     fn only_regular_files_within_the_cap_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo.json");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY (test only): mkfifo with a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        make_fifo(&fifo);
         assert!(matches!(
             read_regular(&fifo, 100, Links::Refuse),
             Err(ReadFileError::NotRegular)

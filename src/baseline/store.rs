@@ -598,11 +598,7 @@ mod tests {
         std::fs::write(&foreign, br#"{"version":1,"target":"f","kinds":{}}"#).unwrap();
         std::os::unix::fs::symlink(&foreign, baselines.join("link.json")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", baselines.join("zero.json")).unwrap();
-        let status = std::process::Command::new("mkfifo")
-            .arg(baselines.join("fifo.json"))
-            .status()
-            .unwrap();
-        assert!(status.success());
+        crate::files::make_fifo(&baselines.join("fifo.json"));
         std::fs::File::create(baselines.join("huge.json"))
             .unwrap()
             .set_len(MAX_STATE_FILE_BYTES + 1)

@@ -268,9 +268,7 @@ mod tests {
     fn only_regular_files_within_the_cap_are_read() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo.json");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo touches nothing else.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::files::make_fifo(&fifo);
         let (failure, why) = read_regular(&fifo, 100).unwrap_err();
         assert_eq!(failure, RefreshFailure::Unreadable);
         assert!(why.contains("not a regular file"), "{why}");

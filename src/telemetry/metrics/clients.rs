@@ -6,14 +6,13 @@
 //! (docs/metrics.md, "Series per tap and per client"). Registered on its
 //! own; a tap's series go when the tap stops.
 
-use super::families::{CounterFamily, GaugeFamily};
+use super::families::{CounterFamily, GaugeFamily, Source};
 use super::labels::EnumLabel;
-use super::series::Series;
+use super::series::{Registrar, Series};
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
 use mcp_tap::MergeOutcome;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
-use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -87,53 +86,46 @@ pub struct ClientMetrics {
 }
 
 impl ClientMetrics {
-    pub fn register(r: &mut Registry) -> Arc<ClientMetrics> {
-        let m = ClientMetrics {
-            listings: Family::default(),
-            pages: Family::default(),
-            invalid_cursor: Family::default(),
-            foreign_cursor: Family::default(),
-            items_missed: Family::default(),
-            merged: Family::default(),
-            clients: Family::default(),
+    pub fn register(registry: &mut Registry) -> Arc<ClientMetrics> {
+        let mut r = Registrar::new(registry, Source::Scheduled);
+        Arc::new(ClientMetrics {
+            listings: r.family(
+                "mcp_client_listings",
+                "Client listings through the tap that ended, by outcome: complete, abandoned (a handed-out nextCursor never came back: the client saw a prefix), restarted, failed",
+            )
+            .new_plain(),
+            pages: r.family(
+                "mcp_client_list_pages",
+                "List pages the upstream answered to the client through the tap",
+            )
+            .new_plain(),
+            invalid_cursor: r.family(
+                "mcp_client_invalid_cursor",
+                "Answers -32602 (invalid params) to a list request of the client that carried a cursor",
+            )
+            .new_plain(),
+            foreign_cursor: r.family(
+                "mcp_client_foreign_cursor",
+                "Cursors the client sent that the tap handed out in another session (other_session) or never handed out (unknown)",
+            )
+            .new_plain(),
+            items_missed: r.family(
+                "mcp_client_items_missed",
+                "Items of the known catalogue the client's last abandoned listing never received (0 after a complete one)",
+            )
+            .new_plain(),
+            merged: r.family(
+                "mcp_client_merged_listings",
+                "Client listings the tap answered itself with the whole catalogue (merge_pages), whatever page 1 said; also counted in mcp_client_listings_total",
+            )
+            .new_plain(),
+            clients: r.family(
+                "mcp_tap_clients",
+                "Client identities the tap has seen (at most max_clients, then other)",
+            )
+            .new_plain(),
             seen: Mutex::new(HashMap::new()),
-        };
-        r.register(
-            "mcp_client_listings",
-            "Client listings through the tap that ended, by outcome: complete, abandoned (a handed-out nextCursor never came back: the client saw a prefix), restarted, failed",
-            m.listings.clone(),
-        );
-        r.register(
-            "mcp_client_list_pages",
-            "List pages the upstream answered to the client through the tap",
-            m.pages.clone(),
-        );
-        r.register(
-            "mcp_client_invalid_cursor",
-            "Answers -32602 (invalid params) to a list request of the client that carried a cursor",
-            m.invalid_cursor.clone(),
-        );
-        r.register(
-            "mcp_client_foreign_cursor",
-            "Cursors the client sent that the tap handed out in another session (other_session) or never handed out (unknown)",
-            m.foreign_cursor.clone(),
-        );
-        r.register(
-            "mcp_client_items_missed",
-            "Items of the known catalogue the client's last abandoned listing never received (0 after a complete one)",
-            m.items_missed.clone(),
-        );
-        r.register(
-            "mcp_client_merged_listings",
-            "Client listings the tap answered itself with the whole catalogue (merge_pages), whatever page 1 said; also counted in mcp_client_listings_total",
-            m.merged.clone(),
-        );
-        r.register(
-            "mcp_tap_clients",
-            "Client identities the tap has seen (at most max_clients, then other)",
-            m.clients.clone(),
-        );
-        Arc::new(m)
+        })
     }
 
     /// A tap started: its identity count exists at 0.

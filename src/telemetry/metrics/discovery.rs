@@ -69,74 +69,63 @@ struct Kept {
 }
 
 impl DiscoveryMetrics {
-    pub fn register(r: &mut Registry) -> Self {
-        let m = DiscoveryMetrics {
-            targets: Family::default(),
-            refreshes: Family::default(),
-            failures: Family::default(),
-            skipped: Family::default(),
-            last_success: Family::default(),
-            duration: Family::default(),
-            consecutive_failures: Family::default(),
-            registry_pages: Family::default(),
-            registry_items: Family::default(),
-            target_info: Family::default(),
+    pub fn register(registry: &mut Registry) -> Self {
+        let mut r = Registrar::new(registry, Source::Scheduled);
+        DiscoveryMetrics {
+            targets: r.family(
+                "mcp_discovery_targets",
+                "Targets the discovery source yields now (its last good list, names checked against static targets and earlier sources)",
+            )
+            .new_plain(),
+            refreshes: r.family(
+                "mcp_discovery_refreshes",
+                "Refreshes of the discovery source by outcome: complete, aborted (a guard stopped a registry walk) or error",
+            )
+            .new_plain(),
+            failures: r.family(
+                "mcp_discovery_refresh_failures",
+                "Refreshes of the discovery source that did not complete, by reason: the walk's guard (cursor_cycle, page_cap, ...) or error (timeout, malformed_result, unreadable, too_many_targets, ...)",
+            )
+            .new_plain(),
+            skipped: r.family(
+                "mcp_discovery_skipped_entries",
+                "Entries of the discovery source's list in force that are not targets, by reason",
+            )
+            .new_plain(),
+            last_success: r.family(
+                "mcp_discovery_last_success_timestamp",
+                "Unix time of the discovery source's last complete refresh; absent before the first",
+            )
+            .unit(Unit::Seconds)
+            .new_plain(),
+            duration: r.family(
+                "mcp_discovery_refresh_duration",
+                "How long the discovery source's last refresh took (a registry: its whole walk)",
+            )
+            .unit(Unit::Seconds)
+            .new_plain(),
+            consecutive_failures: r.family(
+                "mcp_discovery_consecutive_failures",
+                "Refreshes of the discovery source that failed in a row (0 after a complete one); its last good list stays in force meanwhile",
+            )
+            .new_plain(),
+            registry_pages: r.family(
+                "mcp_discovery_registry_pages",
+                "Pages of the registry source's last walk (its final attempt)",
+            )
+            .new_plain(),
+            registry_items: r.family(
+                "mcp_discovery_registry_items",
+                "Unique entries the registry source's last walk listed, targets or not",
+            )
+            .new_plain(),
+            target_info: r.family(
+                "mcp_target_info",
+                "Constant 1 per discovered target: its source and its labels (the source's labels, then its group's), for group_left joins",
+            )
+            .new_plain(),
             kept: Mutex::default(),
-        };
-        let mut r = Registrar::new(r, Source::Scheduled);
-        r.family(
-            "mcp_discovery_targets",
-            "Targets the discovery source yields now (its last good list, names checked against static targets and earlier sources)",
-        )
-        .plain(&m.targets);
-        r.family(
-            "mcp_discovery_refreshes",
-            "Refreshes of the discovery source by outcome: complete, aborted (a guard stopped a registry walk) or error",
-        )
-        .plain(&m.refreshes);
-        r.family(
-            "mcp_discovery_refresh_failures",
-            "Refreshes of the discovery source that did not complete, by reason: the walk's guard (cursor_cycle, page_cap, ...) or error (timeout, malformed_result, unreadable, too_many_targets, ...)",
-        )
-        .plain(&m.failures);
-        r.family(
-            "mcp_discovery_skipped_entries",
-            "Entries of the discovery source's list in force that are not targets, by reason",
-        )
-        .plain(&m.skipped);
-        r.family(
-            "mcp_discovery_last_success_timestamp",
-            "Unix time of the discovery source's last complete refresh; absent before the first",
-        )
-        .unit(Unit::Seconds)
-        .plain(&m.last_success);
-        r.family(
-            "mcp_discovery_refresh_duration",
-            "How long the discovery source's last refresh took (a registry: its whole walk)",
-        )
-        .unit(Unit::Seconds)
-        .plain(&m.duration);
-        r.family(
-            "mcp_discovery_consecutive_failures",
-            "Refreshes of the discovery source that failed in a row (0 after a complete one); its last good list stays in force meanwhile",
-        )
-        .plain(&m.consecutive_failures);
-        r.family(
-            "mcp_discovery_registry_pages",
-            "Pages of the registry source's last walk (its final attempt)",
-        )
-        .plain(&m.registry_pages);
-        r.family(
-            "mcp_discovery_registry_items",
-            "Unique entries the registry source's last walk listed, targets or not",
-        )
-        .plain(&m.registry_items);
-        r.family(
-            "mcp_target_info",
-            "Constant 1 per discovered target: its source and its labels (the source's labels, then its group's), for group_left joins",
-        )
-        .plain(&m.target_info);
-        m
+        }
     }
 
     /// Pre-create a source's series at 0: its targets, its refreshes by

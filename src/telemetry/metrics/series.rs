@@ -194,6 +194,14 @@ impl Registration<'_, '_> {
         self.plain(family);
     }
 
+    /// A new family of series the caller creates and drops itself (as
+    /// [`Self::plain`]), handed back registered.
+    pub fn new_plain<F: Metric + Clone + Default>(self) -> F {
+        let family = F::default();
+        self.plain(&family);
+        family
+    }
+
     /// Series the caller creates and drops itself (fleet-wide ones, the
     /// exporter's own, those with labels not known in advance).
     pub fn plain(self, family: &(impl Metric + Clone)) {

@@ -58,13 +58,38 @@ pub struct WebMetrics {
 
 impl WebMetrics {
     pub fn register(registry: &mut Registry) -> WebMetrics {
+        let mut r = Registrar::new(registry, Source::Scheduled);
         let m = WebMetrics {
-            probes_running: Gauge::default(),
-            probes_queued: Gauge::default(),
-            probes_refused: Family::default(),
-            tls_reloads: Family::default(),
-            accept_failures: Counter::default(),
-            connections_refused: Counter::default(),
+            probes_running: r.family(
+                "mcp_exporter_probes_running",
+                "/probe requests polling now (bounded by --probe.concurrency)",
+            )
+            .new_plain(),
+            probes_queued: r.family(
+                "mcp_exporter_probes_queued",
+                "/probe requests waiting for a slot (bounded by --probe.queue)",
+            )
+            .new_plain(),
+            probes_refused: r.family(
+                "mcp_exporter_probes_refused",
+                "/probe requests answered 503 without polling: queue_full (every slot busy and the queue full) or deadline (queued past the request's scrape timeout)",
+            )
+            .new_plain(),
+            tls_reloads: r.family(
+                "mcp_exporter_tls_reloads",
+                "Rebuilds of the TLS configuration after its files changed, by result: success, or failure (the previous configuration stays in use)",
+            )
+            .new_plain(),
+            accept_failures: r.family(
+                "mcp_exporter_accept_failures",
+                "Connections our listener failed to accept (out of file descriptors, say); it retries",
+            )
+            .new_plain(),
+            connections_refused: r.family(
+                "mcp_exporter_connections_refused",
+                "Connections closed at once because every connection up to the limit was busy with a request",
+            )
+            .new_plain(),
         };
         // Pre-created, so an alert sees the first one as an increase.
         for reason in ProbeRefused::ALL {
@@ -77,37 +102,6 @@ impl WebMetrics {
                 result: EnumLabel(result),
             });
         }
-        let mut r = Registrar::new(registry, Source::Scheduled);
-        r.family(
-            "mcp_exporter_probes_running",
-            "/probe requests polling now (bounded by --probe.concurrency)",
-        )
-        .plain(&m.probes_running);
-        r.family(
-            "mcp_exporter_probes_queued",
-            "/probe requests waiting for a slot (bounded by --probe.queue)",
-        )
-        .plain(&m.probes_queued);
-        r.family(
-            "mcp_exporter_probes_refused",
-            "/probe requests answered 503 without polling: queue_full (every slot busy and the queue full) or deadline (queued past the request's scrape timeout)",
-        )
-        .plain(&m.probes_refused);
-        r.family(
-            "mcp_exporter_tls_reloads",
-            "Rebuilds of the TLS configuration after its files changed, by result: success, or failure (the previous configuration stays in use)",
-        )
-        .plain(&m.tls_reloads);
-        r.family(
-            "mcp_exporter_accept_failures",
-            "Connections our listener failed to accept (out of file descriptors, say); it retries",
-        )
-        .plain(&m.accept_failures);
-        r.family(
-            "mcp_exporter_connections_refused",
-            "Connections closed at once because every connection up to the limit was busy with a request",
-        )
-        .plain(&m.connections_refused);
         m
     }
 

@@ -12,7 +12,6 @@ use super::super::series::{lock, KeptLabels, Registrar};
 use crate::verdict::ConformanceResult;
 use mcp_conformance::Requirement;
 use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 use std::sync::Mutex;
 
@@ -39,24 +38,21 @@ pub struct ConformanceMetrics {
 
 impl ConformanceMetrics {
     /// The families, registered in `r`.
-    pub fn register(r: &mut Registry) -> Self {
-        let m = ConformanceMetrics {
-            failures: Family::default(),
-            rules_failing: Family::default(),
+    pub fn register(registry: &mut Registry) -> Self {
+        let mut r = Registrar::new(registry, Source::Scheduled);
+        ConformanceMetrics {
+            failures: r.family(
+                "mcp_conformance_failures",
+                "1 while the pagination conformance rule fails for the kind at the target's latest conformance run; absent when it passes (docs/conformance.md)",
+            )
+            .new_plain(),
+            rules_failing: r.family(
+                "mcp_conformance_rules_failing",
+                "Rules (all kinds together) failing at the target's latest conformance run; absent until its first run",
+            )
+            .new_plain(),
             failing: Mutex::default(),
-        };
-        let mut r = Registrar::new(r, Source::Scheduled);
-        r.family(
-            "mcp_conformance_failures",
-            "1 while the pagination conformance rule fails for the kind at the target's latest conformance run; absent when it passes (docs/conformance.md)",
-        )
-        .plain(&m.failures);
-        r.family(
-            "mcp_conformance_rules_failing",
-            "Rules (all kinds together) failing at the target's latest conformance run; absent until its first run",
-        )
-        .plain(&m.rules_failing);
-        m
+        }
     }
 
     /// Replace the target's series with those of `result`.
