@@ -2,8 +2,8 @@
 
 use super::parse_duration;
 use crate::poll::{
-    poll, poll_configured, report_text, HardDeadline, PollContext, PollReport, PollTarget,
-    TargetBuilder, TargetError,
+    poll, poll_configured, report_text, ConfiguredPoll, HardDeadline, PollContext, PollReport,
+    PollTarget, TargetBuilder, TargetError,
 };
 use crate::poller::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
@@ -148,13 +148,13 @@ async fn probe_configured(
         limit,
         exceeded: format!("probe exceeded the poll deadline of {limit:?}"),
     };
-    let (report, _) = poll_configured(
-        target,
-        loaded.config.defaults.stderr_tail_bytes,
-        PollContext::default(),
+    let (report, _) = poll_configured(ConfiguredPoll {
+        config: target,
+        stderr_tail_bytes: loaded.config.defaults.stderr_tail_bytes,
+        ctx: PollContext::default(),
         deadline,
-        false,
-    )
+        keep_open: false,
+    })
     .await;
     Ok(judged(report, target))
 }

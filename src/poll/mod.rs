@@ -36,6 +36,6 @@ pub use ids::{PollTrace, SpanId, TraceId};
 pub use mcp_listing::Kind;
 pub use protocols::poll_configured;
 pub use report::{HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure};
-pub use run::{poll, poll_open, relist, HardDeadline, OpenSession, PollContext};
+pub use run::{poll, poll_open, relist, ConfiguredPoll, HardDeadline, OpenSession, PollContext};
 pub use target::{PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

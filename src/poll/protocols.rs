@@ -13,51 +13,46 @@
 
 use super::catalogues::{ProtocolCatalogue, ProtocolKind, MAX_MISSING_NAMES};
 use super::report::PollReport;
-use super::run::{poll_configured_single, HardDeadline, OpenSession, PollContext};
-use crate::config::TargetConfig;
+use super::run::{poll_configured_single, ConfiguredPoll, OpenSession, PollContext};
 use mcp_listing::{Kind, Outcome, ProtocolVersion};
 use std::collections::BTreeSet;
 
 /// Poll a configured target under a hard deadline (see
 /// `run::poll_configured_single`); a target with `protocols:` is polled once
-/// per version and `deadline` bounds each version's poll.
-pub async fn poll_configured(
-    config: &TargetConfig,
-    stderr_tail_bytes: usize,
-    ctx: PollContext,
-    deadline: HardDeadline,
-    keep_open: bool,
-) -> (PollReport, Option<OpenSession>) {
-    if config.protocols.is_empty() {
-        poll_configured_single(config, stderr_tail_bytes, ctx, deadline, keep_open).await
+/// per version and the deadline bounds each version's poll.
+pub async fn poll_configured(poll: ConfiguredPoll<'_>) -> (PollReport, Option<OpenSession>) {
+    if poll.config.protocols.is_empty() {
+        poll_configured_single(poll).await
     } else {
-        poll_each(config, stderr_tail_bytes, ctx, deadline, keep_open).await
+        poll_each(poll).await
     }
 }
 
-/// Poll `config` once per version of `config.protocols` (newest first) and
+/// Poll the target once per version of its `protocols` (newest first) and
 /// return the primary report with every version's catalogue attached.
 /// Only the primary's session is kept open (watch mode); the trace context
 /// goes with the first (newest) version's poll only.
-pub async fn poll_each(
-    config: &TargetConfig,
-    stderr_tail_bytes: usize,
-    ctx: PollContext,
-    deadline: HardDeadline,
-    keep_open: bool,
-) -> (PollReport, Option<OpenSession>) {
+pub async fn poll_each(poll: ConfiguredPoll<'_>) -> (PollReport, Option<OpenSession>) {
+    let config = poll.config;
     let mut polls: Vec<(ProtocolVersion, PollReport, Option<OpenSession>)> = Vec::new();
     for (i, version) in config.protocols.iter().enumerate() {
         let mut one = config.clone();
         one.protocol_version = Some(*version);
         one.protocols = Vec::new();
         let ctx = if i == 0 {
-            ctx
+            poll.ctx
         } else {
-            PollContext { trace: None, ..ctx }
+            PollContext {
+                trace: None,
+                ..poll.ctx
+            }
         };
-        let (report, session) =
-            poll_configured_single(&one, stderr_tail_bytes, ctx, deadline.clone(), keep_open).await;
+        let (report, session) = poll_configured_single(ConfiguredPoll {
+            config: &one,
+            ctx,
+            ..poll.clone()
+        })
+        .await;
         polls.push((*version, report, session));
     }
     let primary = polls

@@ -48,18 +48,33 @@ pub struct HardDeadline {
     pub exceeded: String,
 }
 
+/// One poll of a configured target: what to poll and how this poll runs.
+#[derive(Debug, Clone)]
+pub struct ConfiguredPoll<'a> {
+    pub config: &'a TargetConfig,
+    pub stderr_tail_bytes: usize,
+    pub ctx: PollContext,
+    pub deadline: HardDeadline,
+    /// Hand an established session back (watch mode); the caller must
+    /// close it.
+    pub keep_open: bool,
+}
+
 /// Poll a configured target under a hard deadline: build the target
 /// (reading its secrets), poll it, and turn an unreadable secret or a blown
 /// deadline into a report too. With `keep_open`, an established session is
 /// handed back (for watch mode) with the target it was opened for; the
 /// caller must close it.
 pub(super) async fn poll_configured_single(
-    config: &TargetConfig,
-    stderr_tail_bytes: usize,
-    ctx: PollContext,
-    deadline: HardDeadline,
-    keep_open: bool,
+    poll: ConfiguredPoll<'_>,
 ) -> (PollReport, Option<OpenSession>) {
+    let ConfiguredPoll {
+        config,
+        stderr_tail_bytes,
+        ctx,
+        deadline,
+        keep_open,
+    } = poll;
     let target = match PollTarget::from_config(config, stderr_tail_bytes) {
         Ok(t) => t,
         Err(e) => {

@@ -6,7 +6,9 @@ use super::shard::stable_hash;
 use super::shared::Shared;
 use super::watch::{watch_until, Watch};
 use crate::config::{Schedule, TargetConfig};
-use crate::poll::{poll_configured, HardDeadline, OpenSession, PollContext, PollReport};
+use crate::poll::{
+    poll_configured, ConfiguredPoll, HardDeadline, OpenSession, PollContext, PollReport,
+};
 use crate::telemetry::events::{PollsSkipped, SkipCause};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
@@ -409,7 +411,14 @@ pub async fn poll_once(
         limit,
         exceeded: format!("poll exceeded its hard deadline of {limit:?}"),
     };
-    poll_configured(target, shared.stderr_tail_bytes(), ctx, deadline, keep_open).await
+    poll_configured(ConfiguredPoll {
+        config: target,
+        stderr_tail_bytes: shared.stderr_tail_bytes(),
+        ctx,
+        deadline,
+        keep_open,
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use super::probe_budget::ProbeRefused;
 use super::AppState;
 use crate::config::{Config, TargetConfig};
-use crate::poll::{poll_configured, HardDeadline, Kind, PollContext};
+use crate::poll::{poll_configured, ConfiguredPoll, HardDeadline, Kind, PollContext};
 use crate::sinks::probe_answer;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -81,13 +81,13 @@ pub async fn probe(
         exceeded: format!("probe exceeded its budget of {budget:?}"),
     };
     let stderr_tail_bytes = loaded.config.defaults.stderr_tail_bytes;
-    let (report, _) = poll_configured(
-        &target,
+    let (report, _) = poll_configured(ConfiguredPoll {
+        config: &target,
         stderr_tail_bytes,
-        PollContext::default(),
+        ctx: PollContext::default(),
         deadline,
-        false,
-    )
+        keep_open: false,
+    })
     .await;
     if q.debug {
         let body = probe_answer::debug(report, &target);
