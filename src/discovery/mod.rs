@@ -12,6 +12,7 @@
 //! yields into the same reconcile that reloads use, and records each
 //! refresh in the telemetry.
 
+mod any_seed;
 pub mod budget;
 pub mod entry;
 pub mod fetch;

@@ -6,6 +6,7 @@
 //! bytes, not a tree of a million values. What the walker sees of the
 //! page is the identity of each named entry and the cursor.
 
+use super::any_seed::AnySeed;
 use super::scalar::Scalar;
 use mcp_listing::{text, HttpMode};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -54,7 +55,7 @@ pub fn read_page<E: fmt::Display>(
     keep: &mut dyn FnMut(ServerEntry) -> Result<Option<String>, E>,
 ) -> Result<Value, String> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let page = PageSeed { keep }
+    let page = AnySeed(PageSeed { keep })
         .deserialize(&mut de)
         .and_then(|page| de.end().map(|()| page));
     page.map_err(|e| {
@@ -105,13 +106,6 @@ struct PageSeed<'k, E> {
     keep: &'k mut dyn FnMut(ServerEntry) -> Result<Option<String>, E>,
 }
 
-impl<'de, E: fmt::Display> DeserializeSeed<'de> for PageSeed<'_, E> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de, E: fmt::Display> Visitor<'de> for PageSeed<'_, E> {
     type Value = Value;
 
@@ -130,7 +124,7 @@ impl<'de, E: fmt::Display> Visitor<'de> for PageSeed<'_, E> {
         while let Some(key) = map.next_key::<Scalar>()? {
             match key.text().as_deref() {
                 Some("servers") => {
-                    let seed = ServersSeed { keep: self.keep };
+                    let seed = AnySeed(ServersSeed { keep: self.keep });
                     if let Some(ids) = map.next_value_seed(seed)? {
                         page.insert("servers".into(), Value::Array(ids));
                     }
@@ -157,13 +151,6 @@ impl<'de, E: fmt::Display> Visitor<'de> for PageSeed<'_, E> {
 /// walker sees, or `None` when `servers` is not a list.
 struct ServersSeed<'k, E> {
     keep: &'k mut dyn FnMut(ServerEntry) -> Result<Option<String>, E>,
-}
-
-impl<'de, E: fmt::Display> DeserializeSeed<'de> for ServersSeed<'_, E> {
-    type Value = Option<Vec<Value>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
 }
 
 impl<'de, E: fmt::Display> Visitor<'de> for ServersSeed<'_, E> {
@@ -263,7 +250,7 @@ struct ServerIn<'a> {
     name: Option<Scalar<'a>>,
     #[serde(borrow, default)]
     version: Option<Scalar<'a>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "list_of")]
     remotes: Remotes,
 }
 
@@ -341,48 +328,26 @@ impl Remotes {
     }
 }
 
-impl<'de> Deserialize<'de> for Remotes {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(RemotesVisitor)
-    }
-}
+impl<'de> ListOf<'de> for Remotes {
+    type Item = RemoteIn<'de>;
+    const EXPECTING: &'static str = "a list of remotes";
 
-struct RemotesVisitor;
-
-impl<'de> Visitor<'de> for RemotesVisitor {
-    type Value = Remotes;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of remotes")
-    }
-
-    absent_scalars!(Remotes::default());
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Remotes, A::Error> {
-        drain_map(map).map(|()| Remotes::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Remotes, A::Error> {
-        let mut remotes = Remotes::default();
-        while let Some(remote) = seq.next_element::<Lenient<RemoteIn>>()? {
-            let Some(remote) = remote.0 else { continue };
-            let slot = match text_of(&remote.kind) {
-                Some("streamable-http") => &mut remotes.streamable_http,
-                Some("sse") => &mut remotes.sse,
-                _ => continue,
-            };
-            if slot.is_none() {
-                *slot = Some(RemoteRead {
-                    // Longer than an entry's URL may be, and still too
-                    // long once cut (counted in characters, each at least
-                    // a byte), so the entry's URL check refuses it.
-                    url: text_of(&remote.url)
-                        .map(|u| u.chars().take(super::entry::MAX_URL_BYTES + 1).collect()),
-                    required_headers: remote.headers.0,
-                });
-            }
+    fn push(&mut self, remote: RemoteIn<'de>) {
+        let slot = match text_of(&remote.kind) {
+            Some("streamable-http") => &mut self.streamable_http,
+            Some("sse") => &mut self.sse,
+            _ => return,
+        };
+        if slot.is_none() {
+            *slot = Some(RemoteRead {
+                // Longer than an entry's URL may be, and still too
+                // long once cut (counted in characters, each at least
+                // a byte), so the entry's URL check refuses it.
+                url: text_of(&remote.url)
+                    .map(|u| u.chars().take(super::entry::MAX_URL_BYTES + 1).collect()),
+                required_headers: remote.headers.0,
+            });
         }
-        Ok(remotes)
     }
 }
 
@@ -392,7 +357,7 @@ struct RemoteIn<'a> {
     kind: Option<Scalar<'a>>,
     #[serde(borrow, default)]
     url: Option<Scalar<'a>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "list_of")]
     headers: RequiredHeaders,
 }
 
@@ -409,39 +374,56 @@ struct HeaderIn<'a> {
     is_required: Option<Scalar<'a>>,
 }
 
-impl<'de> Deserialize<'de> for RequiredHeaders {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(HeadersVisitor)
+impl<'de> ListOf<'de> for RequiredHeaders {
+    type Item = HeaderIn<'de>;
+    const EXPECTING: &'static str = "a list of headers";
+
+    fn push(&mut self, header: HeaderIn<'de>) {
+        let required = header.is_required.as_ref().and_then(Scalar::bool) == Some(true);
+        if let (true, Some(name), true) =
+            (required, text_of(&header.name), self.0.len() < MAX_HEADERS)
+        {
+            self.0.push(text::cut(name, MAX_FIELD_BYTES).into_owned());
+        }
     }
 }
 
-struct HeadersVisitor;
+/// A list of an entry's, read item by item: each item that is a mapping is
+/// read as an `Item` and pushed, any other item skipped; a value that is
+/// not a list is the empty one.
+trait ListOf<'de>: Default {
+    type Item: Deserialize<'de>;
+    const EXPECTING: &'static str;
+    fn push(&mut self, item: Self::Item);
+}
 
-impl<'de> Visitor<'de> for HeadersVisitor {
-    type Value = RequiredHeaders;
+fn list_of<'de, D: Deserializer<'de>, L: ListOf<'de>>(d: D) -> Result<L, D::Error> {
+    d.deserialize_any(ListVisitor(PhantomData))
+}
+
+struct ListVisitor<L>(PhantomData<L>);
+
+impl<'de, L: ListOf<'de>> Visitor<'de> for ListVisitor<L> {
+    type Value = L;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of headers")
+        f.write_str(L::EXPECTING)
     }
 
-    absent_scalars!(RequiredHeaders::default());
+    absent_scalars!(L::default());
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        drain_map(map).map(|()| RequiredHeaders::default())
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<L, A::Error> {
+        drain_map(map).map(|()| L::default())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut names = Vec::new();
-        while let Some(header) = seq.next_element::<Lenient<HeaderIn>>()? {
-            let Some(header) = header.0 else { continue };
-            let required = header.is_required.as_ref().and_then(Scalar::bool) == Some(true);
-            if let (true, Some(name), true) =
-                (required, text_of(&header.name), names.len() < MAX_HEADERS)
-            {
-                names.push(text::cut(name, MAX_FIELD_BYTES).into_owned());
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<L, A::Error> {
+        let mut list = L::default();
+        while let Some(item) = seq.next_element::<Lenient<L::Item>>()? {
+            if let Some(item) = item.0 {
+                list.push(item);
             }
         }
-        Ok(RequiredHeaders(names))
+        Ok(list)
     }
 }
 

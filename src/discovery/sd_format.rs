@@ -11,11 +11,12 @@
 //! and every copy kept is counted against the source's byte budget
 //! (`budget.rs`). YAML is bounded first (no aliases, depth, nodes).
 
+use super::any_seed::AnySeed;
 use super::budget::{entry_bytes, labels_bytes, KeptBudget, OverBudget};
 use super::entry::{shown_entry, Candidate, SkipList, SkipReason, Skipped};
 use super::scalar::Scalar;
 use crate::config::{check_label, check_yaml_bounds, source_default, YamlBounds};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -75,11 +76,11 @@ impl GroupReader {
     /// candidate's origin.
     pub fn read(&mut self, bytes: &[u8], format: Format, origin: &str) -> Result<(), FormatError> {
         let mut failure = None;
-        let seed = ListSeed {
+        let seed = AnySeed(ListSeed {
             reader: self,
             origin,
             failure: &mut failure,
-        };
+        });
         let parsed = match format {
             Format::Json => {
                 let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -187,6 +188,19 @@ impl Group<'_> {
     }
 }
 
+/// Visits of `null` (and of an empty YAML value): the list, the targets or
+/// the labels, empty.
+macro_rules! null_is_empty {
+    ($empty:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($empty)
+        }
+    };
+}
+
 /// The whole list: `null` (an empty YAML document) or a list of groups,
 /// each handed to the reader as soon as it is read.
 struct ListSeed<'r> {
@@ -196,13 +210,6 @@ struct ListSeed<'r> {
     failure: &'r mut Option<FormatError>,
 }
 
-impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for ListSeed<'_> {
     type Value = ();
 
@@ -210,24 +217,18 @@ impl<'de> Visitor<'de> for ListSeed<'_> {
         f.write_str("a list of target groups")
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    null_is_empty!(());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut n = 0;
         loop {
             n += 1;
-            let seed = GroupSeed {
+            let seed = AnySeed(GroupSeed {
                 n,
                 taken: self.reader.urls,
                 max: self.reader.max_targets,
                 failure: &mut *self.failure,
-            };
+            });
             let Some(group) = seq.next_element_seed(seed)? else {
                 return Ok(());
             };
@@ -258,13 +259,6 @@ struct GroupSeed<'r> {
     failure: &'r mut Option<FormatError>,
 }
 
-impl<'de> DeserializeSeed<'de> for GroupSeed<'_> {
-    type Value = Group<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Group<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for GroupSeed<'_> {
     type Value = Group<'de>;
 
@@ -282,19 +276,19 @@ impl<'de> Visitor<'de> for GroupSeed<'_> {
         while let Some(key) = map.next_key::<Scalar>()? {
             match key.text().as_deref() {
                 Some("targets") => {
-                    group.targets = map.next_value_seed(TargetsSeed {
+                    group.targets = map.next_value_seed(AnySeed(TargetsSeed {
                         n,
                         taken: self.taken,
                         max: self.max,
                         failure: &mut *self.failure,
-                    })?;
+                    }))?;
                 }
                 Some("labels") => {
-                    map.next_value_seed(LabelsSeed {
+                    map.next_value_seed(AnySeed(LabelsSeed {
                         n,
                         group: &mut group,
                         failure: &mut *self.failure,
-                    })?;
+                    }))?;
                 }
                 other => {
                     let key = other.unwrap_or("(not text)");
@@ -321,13 +315,6 @@ struct TargetsSeed<'r> {
     failure: &'r mut Option<FormatError>,
 }
 
-impl<'de> DeserializeSeed<'de> for TargetsSeed<'_> {
-    type Value = Vec<Cow<'de, str>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for TargetsSeed<'_> {
     type Value = Vec<Cow<'de, str>>;
 
@@ -335,13 +322,7 @@ impl<'de> Visitor<'de> for TargetsSeed<'_> {
         write!(f, "group {}: `targets` as a list of URLs", self.n)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Vec::new())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Vec::new())
-    }
+    null_is_empty!(Vec::new());
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut urls = Vec::new();
@@ -372,13 +353,6 @@ struct LabelsSeed<'r, 'de> {
     failure: &'r mut Option<FormatError>,
 }
 
-impl<'de> DeserializeSeed<'de> for LabelsSeed<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
 impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
     type Value = ();
 
@@ -386,13 +360,7 @@ impl<'de> Visitor<'de> for LabelsSeed<'_, 'de> {
         write!(f, "group {}: `labels` as a mapping", self.n)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    null_is_empty!(());
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some((name, value)) = map.next_entry::<Scalar, Scalar>()? {
