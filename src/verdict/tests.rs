@@ -83,6 +83,21 @@ fn codes(v: &Verdict) -> Vec<Code> {
     v.reasons.iter().map(|r| r.code).collect()
 }
 
+/// The verdict of a target listing only `l`, after `changes`.
+fn judge_listing(l: &ListingReport, changes: &[Change]) -> TargetVerdict {
+    judge(&target(vec![kind_input(l)], changes))
+}
+
+/// The target's first reason, after checking the target's level, the
+/// reason's code and how its message starts.
+fn first_reason<'v>(v: &'v TargetVerdict, level: Health, code: Code, starts: &str) -> &'v Reason {
+    assert_eq!(v.overall.level, level);
+    let r = &v.overall.reasons[0];
+    assert_eq!(r.code, code);
+    assert!(r.message.starts_with(starts), "{}", r.message);
+    r
+}
+
 #[test]
 fn complete_listings_with_nothing_wrong_are_healthy() {
     let tools = complete(Kind::Tools, 20);
@@ -155,15 +170,12 @@ fn a_silent_shrink_keeps_the_kind_degraded_for_the_window_then_clears() {
     let tools = complete(Kind::Tools, 19);
     let at = NOW - 120.0;
     let changes = [shrink(Kind::Tools, at, 20, &["tool-19"])];
-    let v = judge(&target(vec![kind_input(&tools)], &changes));
-    assert_eq!(v.overall.level, Health::Degraded);
-    let r = &v.overall.reasons[0];
-    assert_eq!(r.code, Code::SilentShrink);
-    assert!(
-        r.message
-            .starts_with("tools shrank from 20 to 19 without a list_changed notice at "),
-        "{}",
-        r.message
+    let v = judge_listing(&tools, &changes);
+    let r = first_reason(
+        &v,
+        Health::Degraded,
+        Code::SilentShrink,
+        "tools shrank from 20 to 19 without a list_changed notice at ",
     );
     assert!(r.message.contains(&reasons::clock(at)), "{}", r.message);
     assert!(r.message.contains("(2m ago)"), "{}", r.message);
@@ -186,7 +198,7 @@ fn announced_shrinks_and_other_kinds_shrinks_do_not_count() {
     announced.announced = true;
     let other = shrink(Kind::Prompts, NOW - 10.0, 5, &["p"]);
     let changes = [announced, other];
-    let v = judge(&target(vec![kind_input(&tools)], &changes));
+    let v = judge_listing(&tools, &changes);
     assert_eq!(v.overall, Verdict::healthy());
 }
 
@@ -197,7 +209,7 @@ fn several_shrinks_in_the_window_are_one_reason_with_every_removed_name() {
         shrink(Kind::Tools, NOW - 60.0, 18, &["tool-17"]),
         shrink(Kind::Tools, NOW - 180.0, 20, &["tool-19", "tool-18"]),
     ];
-    let v = judge(&target(vec![kind_input(&tools)], &changes));
+    let v = judge_listing(&tools, &changes);
     assert_eq!(v.overall.reasons.len(), 1);
     let m = &v.overall.reasons[0].message;
     assert!(m.starts_with("tools shrank 2 times"), "{m}");
@@ -211,7 +223,7 @@ fn duplicates_are_named() {
     tools.raw_items = 23;
     tools.duplicate_items = 3;
     tools.duplicate_names = vec!["tool-04".into(), "tool-09".into(), "tool-14".into()];
-    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    let v = judge_listing(&tools, &[]);
     assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(
         v.overall.reasons[0].message,
@@ -224,15 +236,11 @@ fn a_cursor_cycle_is_down_with_guard_and_page() {
     let mut tools = ListingReport::empty(Kind::Tools, Outcome::Aborted(Guard::CursorCycle));
     tools.pages = vec![page(0, 0, None), page(1, 0, None), page(2, 0, None)];
     tools.unique_items = 10;
-    let v = judge(&target(vec![kind_input(&tools)], &[]));
-    assert_eq!(v.overall.level, Health::Down);
-    let r = &v.overall.reasons[0];
-    assert_eq!(r.code, Code::ListingAborted);
-    assert!(
-        r.message
-            .starts_with("tools listing aborted at page 3 by the cursor_cycle guard"),
-        "{}",
-        r.message
+    first_reason(
+        &judge_listing(&tools, &[]),
+        Health::Down,
+        Code::ListingAborted,
+        "tools listing aborted at page 3 by the cursor_cycle guard",
     );
 }
 
@@ -251,7 +259,7 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
         at_page: 1,
     }];
     tools.invalid_cursor_errors = 2;
-    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    let v = judge_listing(&tools, &[]);
     assert_eq!(v.overall.level, Health::Down);
     assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
     assert_eq!(
@@ -270,7 +278,7 @@ fn a_restart_that_then_completes_is_degraded() {
     tools.invalid_cursor_errors = 1;
     tools.final_pages = 4;
     tools.pages = (0..6).map(|i| page(i, u32::from(i >= 2), None)).collect();
-    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    let v = judge_listing(&tools, &[]);
     assert_eq!(codes(&v.overall), vec![Code::InvalidCursorRestarts]);
     assert!(v.overall.reasons[0]
         .message
@@ -398,7 +406,7 @@ fn a_partial_update_replaces_only_its_kinds() {
     let before = judge(&target(vec![kind_input(&tools), kind_input(&prompts)], &[]));
     assert_eq!(before.overall.level, Health::Degraded);
     let fixed = complete(Kind::Prompts, 3);
-    let relisted = judge(&target(vec![kind_input(&fixed)], &[]));
+    let relisted = judge_listing(&fixed, &[]);
     let after = before.updated_with(relisted);
     assert_eq!(after.overall, Verdict::healthy());
     assert_eq!(after.kinds.len(), 2);
@@ -430,16 +438,14 @@ fn must_conformance_failures_degrade_their_kind_and_should_failures_do_not() {
     let mut input = target(vec![kind_input(&tools), kind_input(&prompts)], &[]);
     input.conformance = Some(&run);
     let v = judge(&input);
-    assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(codes(&v.overall), vec![Code::ConformanceFailed]);
-    let r = &v.overall.reasons[0];
-    assert_eq!(r.kind, Some(Kind::Tools));
-    assert!(
-        r.message
-            .starts_with("2 MUST conformance rules fail for tools at the run of "),
-        "{}",
-        r.message
+    let r = first_reason(
+        &v,
+        Health::Degraded,
+        Code::ConformanceFailed,
+        "2 MUST conformance rules fail for tools at the run of ",
     );
+    assert_eq!(r.kind, Some(Kind::Tools));
     assert!(
         r.message.ends_with(
             "(2m ago): cache-ttl, cache-scope; first: cache-ttl failed (listing 1 · page 0)"
@@ -512,7 +518,7 @@ fn a_conformance_result_replaces_the_last_ones_reasons_and_keeps_the_rest() {
     let mut tools = complete(Kind::Tools, 20);
     tools.duplicate_items = 1;
     tools.duplicate_names = vec!["tool-01".into()];
-    let v = judge(&target(vec![kind_input(&tools)], &[]));
+    let v = judge_listing(&tools, &[]);
     assert_eq!(codes(&v.overall), vec![Code::DuplicateItems]);
     let run = ConformanceResult {
         at_unix_seconds: NOW,
