@@ -324,15 +324,11 @@ pub fn shown_text(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_str;
 
     fn module() -> ProbeModule {
-        let c = load_str(
+        let c = crate::discovery::test_config(
             "modules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n",
-            "t.yaml",
-        )
-        .unwrap()
-        .config;
+        );
         c.modules["m"].clone()
     }
 
@@ -346,36 +342,31 @@ mod tests {
         }
     }
 
+    /// `c` admitted alone.
+    fn admit_one(c: Candidate) -> Result<Entry, Skipped> {
+        admit(c, &module(), &mut HashSet::new())
+    }
+
     fn reason(c: Candidate) -> SkipReason {
-        admit(c, &module(), &mut HashSet::new()).unwrap_err().reason
+        admit_one(c).unwrap_err().reason
     }
 
     #[test]
     fn urls_name_entries_without_secrets() {
-        let e = admit(
-            candidate(None, "https://mcp.example.invalid/a?key=s3cret#x"),
-            &module(),
-            &mut HashSet::new(),
-        )
+        let e = admit_one(candidate(
+            None,
+            "https://mcp.example.invalid/a?key=s3cret#x",
+        ))
         .unwrap();
         assert_eq!(e.name, "https://mcp.example.invalid/a");
-        let e = admit(
-            candidate(Some("weather"), "https://mcp.example.invalid/w"),
-            &module(),
-            &mut HashSet::new(),
-        )
-        .unwrap();
+        let e = admit_one(candidate(Some("weather"), "https://mcp.example.invalid/w")).unwrap();
         assert_eq!(e.name, "weather");
     }
 
     #[test]
     fn every_rule_has_its_reason() {
-        let userinfo = admit(
-            candidate(None, "https://u:s3cret@mcp.example.invalid/a"),
-            &module(),
-            &mut HashSet::new(),
-        )
-        .unwrap_err();
+        let userinfo =
+            admit_one(candidate(None, "https://u:s3cret@mcp.example.invalid/a")).unwrap_err();
         assert_eq!(userinfo.reason, SkipReason::UrlUserinfo);
         assert!(!format!("{userinfo:?}").contains("s3cret"), "{userinfo:?}");
         assert_eq!(

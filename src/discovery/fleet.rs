@@ -109,17 +109,14 @@ pub fn bind(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{load_str, HttpSettings, Secret};
+    use crate::config::{HttpSettings, Secret};
     use url::Url;
 
     fn config() -> Config {
         std::env::set_var("MCP_EXPORTER_TEST_FLEET_TOKEN", "module-token-1");
-        load_str(
+        crate::discovery::test_config(
             "global:\n  jitter: 1s\ntargets:\n  - name: static\n    http:\n      url: https://static.invalid/mcp\n      headers: {X-Static: static-secret}\nmodules:\n  m:\n    allow: [\"https://mcp.example.invalid/\"]\n    http:\n      headers: {X-Key: {env: MCP_EXPORTER_TEST_FLEET_TOKEN}}\n    kinds: [tools]\ndiscovery:\n  - name: first\n    module: m\n    file_sd: {files: [\"a.json\"]}\n    labels: {team: a, tier: x}\n    schedule: {every: 2m}\n  - name: second\n    module: m\n    file_sd: {files: [\"b.json\"]}\n",
-            "t.yaml",
         )
-        .unwrap()
-        .config
     }
 
     fn entry(name: &str, url: &str) -> Entry {

@@ -32,6 +32,12 @@ pub use refresh::{Refresh, RefreshFailure, RefreshOutcome, WalkStats};
 
 use std::future::Future;
 
+/// A configuration the discovery tests load from YAML text.
+#[cfg(test)]
+fn test_config(yaml: &str) -> crate::config::Config {
+    crate::config::load_str(yaml, "t.yaml").unwrap().config
+}
+
 /// One source kind: its whole list, now.
 pub trait DiscoverySource: Send {
     /// Read, fetch or walk the list once. Bounded in time and bytes; every

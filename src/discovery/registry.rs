@@ -405,15 +405,12 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{load_str, SourceKind};
+    use crate::config::SourceKind;
 
     fn registry() -> McpRegistry {
-        let config = load_str(
+        let config = crate::discovery::test_config(
             "modules:\n  m:\n    allow: [\"https://h.invalid/\"]\ndiscovery:\n  - name: r\n    module: m\n    registry: {http: {url: \"https://registry.invalid/\"}}\n",
-            "t.yaml",
-        )
-        .unwrap()
-        .config;
+        );
         let source = config.discovery[0].clone();
         let SourceKind::Registry(registry) = source.kind.clone() else {
             panic!("a registry source");
