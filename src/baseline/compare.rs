@@ -189,17 +189,9 @@ fn union_gap(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcp_listing::ListingReport;
-    use mcp_listing::TransportKind;
-    use std::time::SystemTime;
 
     fn report(names: &[&str]) -> PollReport {
-        let mut r = PollReport::new("t", TransportKind::StreamableHttp, SystemTime::now());
-        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
-        l.names = names.iter().map(|s| s.to_string()).collect();
-        l.unique_items = names.len() as u64;
-        r.listings.push(l);
-        r
+        PollReport::tools_for_test("t", names)
     }
 
     #[test]

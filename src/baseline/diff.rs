@@ -75,9 +75,7 @@ mod tests {
     use mcp_listing::Kind;
 
     fn listing(names: &[&str], notifications: u32) -> ListingReport {
-        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
-        l.names = names.iter().map(|s| s.to_string()).collect();
-        l.unique_items = names.len() as u64;
+        let mut l = crate::poll::report::complete_listing_for_test(Kind::Tools, names);
         l.list_changed_notifications = notifications;
         l
     }

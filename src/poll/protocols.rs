@@ -167,16 +167,12 @@ fn missing_at(
 mod tests {
     use super::*;
     use crate::poll::report::SessionFailure;
-    use mcp_listing::{ErrorKind, ListingReport, TransportKind};
+    use mcp_listing::{ErrorKind, TransportKind};
     use std::time::SystemTime;
 
     fn report(version: &str, tools: &[&str]) -> PollReport {
-        let mut r = PollReport::new("gw", TransportKind::StreamableHttp, SystemTime::now());
+        let mut r = PollReport::tools_for_test("gw", tools);
         r.protocol_version = Some(version.into());
-        let mut l = ListingReport::empty(Kind::Tools, Outcome::Complete);
-        l.names = tools.iter().map(|s| s.to_string()).collect();
-        l.unique_items = tools.len() as u64;
-        r.listings.push(l);
         r
     }
 

@@ -120,6 +120,16 @@ impl PollReport {
         }
     }
 
+    /// The tests' usual poll: `target` over Streamable HTTP, started now,
+    /// with one complete tools listing of `names`.
+    #[cfg(test)]
+    pub fn tools_for_test(target: &str, names: &[&str]) -> PollReport {
+        let mut r = PollReport::new(target, TransportKind::StreamableHttp, SystemTime::now());
+        r.listings
+            .push(complete_listing_for_test(Kind::Tools, names));
+        r
+    }
+
     /// The longest wait a server asked for with HTTP 429 in this poll
     /// (handshake or any page), for the scheduler's backoff.
     pub fn retry_after(&self) -> Option<Duration> {
@@ -243,4 +253,13 @@ impl RelistReport {
         };
         (relist, state)
     }
+}
+
+/// A complete listing of `kind` holding `names`, each unique (tests).
+#[cfg(test)]
+pub fn complete_listing_for_test(kind: Kind, names: &[&str]) -> ListingReport {
+    let mut l = ListingReport::empty(kind, Outcome::Complete);
+    l.names = names.iter().map(|s| s.to_string()).collect();
+    l.unique_items = names.len() as u64;
+    l
 }
