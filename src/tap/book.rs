@@ -5,6 +5,7 @@
 //! them was cut and escaped by the observer; nothing is a secret (the
 //! upstream is shown without credentials or query).
 
+use crate::verdict::client::{ForeignCursors, Missed, Outcomes};
 use crate::verdict::Verdict;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -92,20 +93,6 @@ pub struct MergeView {
     pub fallback: Option<&'static str>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Outcomes {
-    pub complete: u64,
-    pub abandoned: u64,
-    pub restarted: u64,
-    pub failed: u64,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct ForeignCursors {
-    pub other_session: u64,
-    pub unknown: u64,
-}
-
 /// One listing, summed up.
 #[derive(Debug, Clone, Serialize)]
 pub struct ListingView {
@@ -114,18 +101,8 @@ pub struct ListingView {
     pub version: Option<String>,
     /// The tap answered it itself (merging).
     pub merged: bool,
-    pub missed: Option<MissedView>,
+    pub missed: Option<Missed>,
     pub ended_unix_seconds: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct MissedView {
-    pub count: u64,
-    pub catalogue_items: u64,
-    pub catalogue_pages: Option<u32>,
-    /// The first names missed (at most 8), then the last one.
-    pub names: Vec<String>,
-    pub last: Option<String>,
 }
 
 /// Every running tap's latest view.

@@ -3,12 +3,12 @@
 //! the views people read.
 
 use super::book::{
-    CatalogueView, ClientKindView, ClientVerdictView, ClientView, ForeignCursors, ListingView,
-    MergeView, MissedView, Outcomes,
+    CatalogueView, ClientKindView, ClientVerdictView, ClientView, ListingView, MergeView,
 };
 use super::recent::Recent;
 use crate::verdict::client::{
-    judge_client, Abandoned, Catalogue, ClientInput, ClientKindInput, ClientVerdict,
+    judge_client, Abandoned, ClientInput, ClientKindInput, ClientVerdict, ForeignCursors, Missed,
+    Outcomes,
 };
 use mcp_listing::Kind;
 use mcp_observer::{
@@ -107,22 +107,16 @@ fn has_activity(k: &KindTally) -> bool {
 }
 
 fn kind_input(kind: Kind, k: &KindTally, recent: &Recent, id: &ClientId) -> ClientKindInput {
-    let counts = k.recent();
-    let get = |o| u32::try_from(counts.get(o)).unwrap_or(u32::MAX);
+    let outcomes = outcomes(k.recent());
     let misuse = recent.of(id, kind);
-    let abandoned = get(ListingOutcome::Abandoned);
     ClientKindInput {
-        complete: get(ListingOutcome::Complete),
-        abandoned,
-        restarted: get(ListingOutcome::Restarted),
-        failed: get(ListingOutcome::Failed),
+        recent: outcomes,
         invalid_cursors: misuse.invalid_cursors,
-        other_session_cursors: misuse.other_session,
-        unknown_cursors: misuse.unknown,
+        foreign_cursors: misuse.foreign,
         last_abandoned: k
             .last_abandoned
             .as_ref()
-            .filter(|_| abandoned > 0)
+            .filter(|_| outcomes.abandoned > 0)
             .map(abandoned_input),
         last_error_code: misuse.last_error_code,
         ..ClientKindInput::new(kind)
@@ -133,13 +127,7 @@ fn abandoned_input(last: &LastListing) -> Abandoned {
     Abandoned {
         pages_read: last.pages,
         items_received: last.items,
-        catalogue: last.missed.as_ref().map(|m| Catalogue {
-            items: m.catalogue_items,
-            pages: m.catalogue_pages,
-            missed: m.count,
-            missed_first: m.names.iter().map(|n| n.to_string()).collect(),
-            missed_last: m.last.as_ref().map(|n| n.to_string()),
-        }),
+        missed: last.missed.as_ref().map(missed_view),
     }
 }
 
@@ -197,8 +185,8 @@ fn listing_view(l: &LastListing, clock: &Clock) -> ListingView {
 }
 
 /// What a listing missed, as the API and the report file show it.
-pub fn missed_view(m: &MissedItems) -> MissedView {
-    MissedView {
+pub fn missed_view(m: &MissedItems) -> Missed {
+    Missed {
         count: m.count,
         catalogue_items: m.catalogue_items,
         catalogue_pages: m.catalogue_pages,

@@ -5,6 +5,7 @@
 //! and only for the client labels the observer hands out (at most
 //! `max_clients` plus `other`).
 
+use crate::verdict::client::ForeignCursors;
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
 use mcp_tap::MergeOutcome;
@@ -32,8 +33,7 @@ struct KindRecent {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecentMisuse {
     pub invalid_cursors: u32,
-    pub other_session: u32,
-    pub unknown: u32,
+    pub foreign: ForeignCursors,
     pub last_error_code: Option<i64>,
     /// What the tap did with its last listing it was asked to merge.
     pub last_merge: Option<MergeOutcome>,
@@ -111,8 +111,8 @@ impl Recent {
         for (_, misuse) in &entry.misuse {
             match misuse {
                 Misuse::InvalidCursor => out.invalid_cursors += 1,
-                Misuse::Foreign(CursorOrigin::OtherSession) => out.other_session += 1,
-                Misuse::Foreign(CursorOrigin::Unknown) => out.unknown += 1,
+                Misuse::Foreign(CursorOrigin::OtherSession) => out.foreign.other_session += 1,
+                Misuse::Foreign(CursorOrigin::Unknown) => out.foreign.unknown += 1,
             }
         }
         out

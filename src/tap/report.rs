@@ -3,8 +3,8 @@
 //! created private to our user), never past its byte bound: once full,
 //! further listings are left out and that is said once in the log.
 
-use super::book::MissedView;
 use super::judge::{missed_view, Clock};
+use crate::verdict::client::Missed;
 use mcp_observer::ClientListing;
 use serde::Serialize;
 use std::fs::File;
@@ -115,7 +115,7 @@ struct Line<'a> {
     abandon_cause: Option<&'static str>,
     pages: u32,
     items: u64,
-    missed: Option<MissedView>,
+    missed: Option<Missed>,
     merged: Option<&'static str>,
     error_code: Option<i64>,
     session: &'a str,

@@ -32,19 +32,39 @@ pub struct ClientInput<'a> {
 pub struct ClientKindInput {
     pub kind: Kind,
     /// Recent listings that ended, by outcome.
-    pub complete: u32,
-    pub abandoned: u32,
-    pub restarted: u32,
-    pub failed: u32,
+    pub recent: Outcomes,
     /// Recent -32602 answers to its cursors.
     pub invalid_cursors: u32,
     /// Recent cursors handed out in another session, and never handed out.
-    pub other_session_cursors: u32,
-    pub unknown_cursors: u32,
+    pub foreign_cursors: ForeignCursors,
     /// The last abandoned listing, if one is among the recent ones.
     pub last_abandoned: Option<Abandoned>,
     /// The JSON-RPC error code of the last failed listing.
     pub last_error_code: Option<i64>,
+}
+
+/// A client's listings that ended, by outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Outcomes {
+    pub complete: u64,
+    pub abandoned: u64,
+    pub restarted: u64,
+    pub failed: u64,
+}
+
+impl Outcomes {
+    /// Listings that ended, whatever their outcome.
+    pub fn total(&self) -> u64 {
+        self.complete + self.abandoned + self.restarted + self.failed
+    }
+}
+
+/// Cursors a client sent that its session was never handed: handed out
+/// in another session, or never handed out at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ForeignCursors {
+    pub other_session: u64,
+    pub unknown: u64,
 }
 
 /// What the client's last abandoned listing saw, against the catalogue
@@ -55,24 +75,24 @@ pub struct Abandoned {
     pub pages_read: u32,
     /// Items those pages carried.
     pub items_received: u64,
-    /// The whole catalogue, when known (a complete walk through the tap or
-    /// the tap's reference target).
-    pub catalogue: Option<Catalogue>,
+    /// What it missed, when the whole catalogue is known (a complete walk
+    /// through the tap or the tap's reference target).
+    pub missed: Option<Missed>,
 }
 
-/// The known catalogue of a kind and what a listing missed of it.
+/// What a listing missed of the known catalogue of its kind.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Catalogue {
-    /// Unique items in the catalogue.
-    pub items: u64,
-    /// Pages a complete walk took, when known.
-    pub pages: Option<u32>,
+pub struct Missed {
     /// Items the listing never received.
-    pub missed: u64,
-    /// The first names missed (cut and escaped), in name order.
-    pub missed_first: Vec<String>,
-    /// The last name missed, when `missed_first` does not hold every one.
-    pub missed_last: Option<String>,
+    pub count: u64,
+    /// Unique items in the catalogue.
+    pub catalogue_items: u64,
+    /// Pages a complete walk took, when known.
+    pub catalogue_pages: Option<u32>,
+    /// The first names missed (at most 8, cut and escaped), in name order.
+    pub names: Vec<String>,
+    /// The last name missed, when `names` does not hold every one.
+    pub last: Option<String>,
 }
 
 impl ClientKindInput {
@@ -80,21 +100,12 @@ impl ClientKindInput {
     pub fn new(kind: Kind) -> ClientKindInput {
         ClientKindInput {
             kind,
-            complete: 0,
-            abandoned: 0,
-            restarted: 0,
-            failed: 0,
+            recent: Outcomes::default(),
             invalid_cursors: 0,
-            other_session_cursors: 0,
-            unknown_cursors: 0,
+            foreign_cursors: ForeignCursors::default(),
             last_abandoned: None,
             last_error_code: None,
         }
-    }
-
-    /// Listings that ended, whatever their outcome.
-    pub fn listings(&self) -> u32 {
-        self.complete + self.abandoned + self.restarted + self.failed
     }
 }
 
@@ -129,7 +140,7 @@ pub fn judge_client(input: &ClientInput<'_>) -> ClientVerdict {
 
 fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
     let mut out = Vec::new();
-    let listings = k.listings();
+    let listings = k.recent.total();
     let noun = noun(k.kind);
     let mut add = |code: Code, level: Health, message: String| {
         out.push(Reason {
@@ -139,8 +150,8 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
             message,
         });
     };
-    if k.abandoned > 0 {
-        let share = f64::from(k.abandoned) / f64::from(listings.max(1));
+    if k.recent.abandoned > 0 {
+        let share = k.recent.abandoned as f64 / listings.max(1) as f64;
         let (code, level) = if share >= DOWN_SHARE {
             (Code::ClientReadsPrefix, Health::Down)
         } else {
@@ -148,8 +159,8 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
         };
         add(code, level, abandoned_sentence(who, k, listings));
     }
-    if k.restarted > 0 {
-        let n = k.restarted;
+    if k.recent.restarted > 0 {
+        let n = k.recent.restarted;
         let message =
             format!("{who} started over from page 1 in {n} of {listings} {noun} listings");
         add(Code::ClientRestarts, Health::Degraded, message);
@@ -161,14 +172,14 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
         );
         add(Code::ClientInvalidCursors, Health::Degraded, message);
     }
-    if k.other_session_cursors + k.unknown_cursors > 0 {
+    if k.foreign_cursors.other_session + k.foreign_cursors.unknown > 0 {
         add(
             Code::ClientForeignCursors,
             Health::Degraded,
             foreign_sentence(who, noun, k),
         );
     }
-    let failed_otherwise = k.failed.saturating_sub(k.invalid_cursors);
+    let failed_otherwise = k.recent.failed.saturating_sub(u64::from(k.invalid_cursors));
     if failed_otherwise > 0 {
         let mut message =
             format!("{failed_otherwise} of {listings} {noun} listings by {who} ended in an error");
@@ -182,28 +193,36 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
 
 /// "mcp 0.1.0 read page 1 of 2 in 37 of 40 tools listings: sees 8 of 14
 /// tools, missing tool-009 … tool-014".
-fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u32) -> String {
+fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u64) -> String {
     let noun = noun(k.kind);
     let Some(last) = &k.last_abandoned else {
         return format!(
             "{who} stopped before the last page in {} of {listings} {noun} listings",
-            k.abandoned
+            k.recent.abandoned
         );
     };
-    let catalogue = last.catalogue.as_ref();
+    let missed = last.missed.as_ref();
     let mut s = match last.pages_read {
         1 => format!("{who} read page 1"),
         n => format!("{who} read {n} pages"),
     };
-    if let Some(pages) = catalogue.and_then(|c| c.pages) {
+    if let Some(pages) = missed.and_then(|m| m.catalogue_pages) {
         let _ = write!(s, " of {pages}");
     }
-    let _ = write!(s, " in {} of {listings} {noun} listings: ", k.abandoned);
-    match catalogue {
-        Some(c) => {
-            let _ = write!(s, "sees {} of {} {noun}", last.items_received, c.items);
-            if c.missed > 0 {
-                let _ = write!(s, ", missing {}", missed_names(c));
+    let _ = write!(
+        s,
+        " in {} of {listings} {noun} listings: ",
+        k.recent.abandoned
+    );
+    match missed {
+        Some(m) => {
+            let _ = write!(
+                s,
+                "sees {} of {} {noun}",
+                last.items_received, m.catalogue_items
+            );
+            if m.count > 0 {
+                let _ = write!(s, ", missing {}", missed_names(m));
             }
         }
         None => {
@@ -219,28 +238,27 @@ fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u32) -> String {
 
 /// A few missed names in full (`tool-013, tool-014`), more as the first and
 /// the last (`tool-009 … tool-014`), or only how many when no name is known.
-fn missed_names(c: &Catalogue) -> String {
-    let last = c.missed_last.as_ref().or(c.missed_first.last());
-    match (c.missed_first.first(), last) {
-        (None, _) | (_, None) => format!("{} items", c.missed),
-        (Some(_), Some(_)) if c.missed <= 3 && c.missed_first.len() as u64 == c.missed => {
-            c.missed_first.join(", ")
-        }
+fn missed_names(m: &Missed) -> String {
+    let last = m.last.as_ref().or(m.names.last());
+    match (m.names.first(), last) {
+        (None, _) | (_, None) => format!("{} items", m.count),
+        (Some(_), Some(_)) if m.count <= 3 && m.names.len() as u64 == m.count => m.names.join(", "),
         (Some(first), Some(last)) if first != last => format!("{first} … {last}"),
-        (Some(first), Some(_)) => format!("{first} and {} more", c.missed.saturating_sub(1)),
+        (Some(first), Some(_)) => format!("{first} and {} more", m.count.saturating_sub(1)),
     }
 }
 
 fn foreign_sentence(who: &str, noun: &str, k: &ClientKindInput) -> String {
     let mut parts = Vec::new();
-    if k.other_session_cursors > 0 {
+    let foreign = k.foreign_cursors;
+    if foreign.other_session > 0 {
         parts.push(format!(
             "{} handed out in another session",
-            k.other_session_cursors
+            foreign.other_session
         ));
     }
-    if k.unknown_cursors > 0 {
-        parts.push(format!("{} the tap never handed out", k.unknown_cursors));
+    if foreign.unknown > 0 {
+        parts.push(format!("{} the tap never handed out", foreign.unknown));
     }
     format!("{who} sent {noun} cursors: {}", parts.join(" and "))
 }
@@ -251,17 +269,20 @@ mod tests {
 
     fn page_one_reader() -> ClientKindInput {
         ClientKindInput {
-            complete: 3,
-            abandoned: 37,
+            recent: Outcomes {
+                complete: 3,
+                abandoned: 37,
+                ..Outcomes::default()
+            },
             last_abandoned: Some(Abandoned {
                 pages_read: 1,
                 items_received: 8,
-                catalogue: Some(Catalogue {
-                    items: 14,
-                    pages: Some(2),
-                    missed: 6,
-                    missed_first: vec!["tool-009".into()],
-                    missed_last: Some("tool-014".into()),
+                missed: Some(Missed {
+                    count: 6,
+                    catalogue_items: 14,
+                    catalogue_pages: Some(2),
+                    names: vec!["tool-009".into()],
+                    last: Some("tool-014".into()),
                 }),
             }),
             ..ClientKindInput::new(Kind::Tools)
@@ -299,7 +320,10 @@ mod tests {
     #[test]
     fn a_walker_is_healthy_and_says_nothing() {
         let walker = ClientKindInput {
-            complete: 40,
+            recent: Outcomes {
+                complete: 40,
+                ..Outcomes::default()
+            },
             ..ClientKindInput::new(Kind::Tools)
         };
         let v = judge("agent-sdk", None, vec![walker]);
@@ -309,12 +333,15 @@ mod tests {
     #[test]
     fn a_few_abandoned_listings_are_degraded_and_an_unknown_catalogue_is_said() {
         let mixed = ClientKindInput {
-            complete: 30,
-            abandoned: 2,
+            recent: Outcomes {
+                complete: 30,
+                abandoned: 2,
+                ..Outcomes::default()
+            },
             last_abandoned: Some(Abandoned {
                 pages_read: 2,
                 items_received: 10,
-                catalogue: None,
+                missed: None,
             }),
             ..ClientKindInput::new(Kind::Prompts)
         };
@@ -332,12 +359,17 @@ mod tests {
     #[test]
     fn cursor_misuse_and_restarts_are_degraded_with_their_numbers() {
         let misuse = ClientKindInput {
-            complete: 5,
-            restarted: 2,
-            failed: 3,
+            recent: Outcomes {
+                complete: 5,
+                abandoned: 0,
+                restarted: 2,
+                failed: 3,
+            },
             invalid_cursors: 2,
-            other_session_cursors: 1,
-            unknown_cursors: 4,
+            foreign_cursors: ForeignCursors {
+                other_session: 1,
+                unknown: 4,
+            },
             last_error_code: Some(-32603),
             ..ClientKindInput::new(Kind::Resources)
         };
@@ -375,7 +407,10 @@ mod tests {
     #[test]
     fn the_worst_kind_decides_and_each_kind_keeps_its_own() {
         let walker = ClientKindInput {
-            complete: 4,
+            recent: Outcomes {
+                complete: 4,
+                ..Outcomes::default()
+            },
             ..ClientKindInput::new(Kind::Prompts)
         };
         let v = judge("mcp", None, vec![walker, page_one_reader()]);
@@ -386,24 +421,24 @@ mod tests {
 
     #[test]
     fn missed_names_read_as_a_list_or_a_range() {
-        let mut c = Catalogue {
-            items: 14,
-            pages: None,
-            missed: 2,
-            missed_first: vec!["a".into(), "b".into()],
-            missed_last: None,
+        let mut c = Missed {
+            count: 2,
+            catalogue_items: 14,
+            catalogue_pages: None,
+            names: vec!["a".into(), "b".into()],
+            last: None,
         };
         assert_eq!(missed_names(&c), "a, b");
-        c.missed = 6;
-        c.missed_first = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();
+        c.count = 6;
+        c.names = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();
         assert_eq!(missed_names(&c), "a … f");
-        c.missed = 90;
-        c.missed_last = Some("z".into());
+        c.count = 90;
+        c.last = Some("z".into());
         assert_eq!(missed_names(&c), "a … z");
-        c.missed_first = vec!["a".into()];
-        c.missed_last = None;
+        c.names = vec!["a".into()];
+        c.last = None;
         assert_eq!(missed_names(&c), "a and 89 more");
-        c.missed_first.clear();
+        c.names.clear();
         assert_eq!(missed_names(&c), "90 items");
     }
 }
