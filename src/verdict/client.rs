@@ -289,6 +289,18 @@ mod tests {
         }
     }
 
+    /// A client that walked `kind` to the end `complete` times, and did
+    /// nothing else.
+    fn walker(kind: Kind, complete: u64) -> ClientKindInput {
+        ClientKindInput {
+            recent: Outcomes {
+                complete,
+                ..Outcomes::default()
+            },
+            ..ClientKindInput::new(kind)
+        }
+    }
+
     fn judge(name: &str, version: Option<&str>, kinds: Vec<ClientKindInput>) -> ClientVerdict {
         judge_client(&ClientInput {
             name,
@@ -319,13 +331,7 @@ mod tests {
 
     #[test]
     fn a_walker_is_healthy_and_says_nothing() {
-        let walker = ClientKindInput {
-            recent: Outcomes {
-                complete: 40,
-                ..Outcomes::default()
-            },
-            ..ClientKindInput::new(Kind::Tools)
-        };
+        let walker = walker(Kind::Tools, 40);
         let v = judge("agent-sdk", None, vec![walker]);
         assert_eq!(v.overall, Verdict::healthy());
     }
@@ -406,13 +412,7 @@ mod tests {
 
     #[test]
     fn the_worst_kind_decides_and_each_kind_keeps_its_own() {
-        let walker = ClientKindInput {
-            recent: Outcomes {
-                complete: 4,
-                ..Outcomes::default()
-            },
-            ..ClientKindInput::new(Kind::Prompts)
-        };
+        let walker = walker(Kind::Prompts, 4);
         let v = judge("mcp", None, vec![walker, page_one_reader()]);
         assert_eq!(v.overall.level, Health::Down);
         assert_eq!(v.kinds[0], (Kind::Prompts, Verdict::healthy()));

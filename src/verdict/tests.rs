@@ -88,6 +88,18 @@ fn judge_listing(l: &ListingReport, changes: &[Change]) -> TargetVerdict {
     judge(&target(vec![kind_input(l)], changes))
 }
 
+/// The verdict of a target of one kind, `k`, without changes.
+fn judge_kind(k: KindInput<'_>) -> TargetVerdict {
+    judge(&target(vec![k], &[]))
+}
+
+/// The target's reasons have these codes, in order, and the one `at`
+/// says `message`.
+fn assert_reasons(v: &TargetVerdict, in_order: &[Code], at: usize, message: &str) {
+    assert_eq!(codes(&v.overall), in_order);
+    assert_eq!(v.overall.reasons[at].message, message);
+}
+
 /// The target's first reason, after checking the target's level, the
 /// reason's code and how its message starts.
 fn first_reason<'v>(v: &'v TargetVerdict, level: Health, code: Code, starts: &str) -> &'v Reason {
@@ -119,15 +131,13 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         missing: names("tool-", 14)[8..].to_vec(),
         missing_total: 6,
     }];
-    let v = judge(&target(vec![k], &[]));
+    let v = judge_kind(k);
     assert_eq!(v.overall.level, Health::Degraded);
-    assert_eq!(
-        codes(&v.overall),
-        vec![Code::ReferenceMissing, Code::BelowExpected]
-    );
-    assert_eq!(
-        v.overall.reasons[1].message,
-        "8 of ≥ 14 tools expected: 6 below the configured minimum"
+    assert_reasons(
+        &v,
+        &[Code::ReferenceMissing, Code::BelowExpected],
+        1,
+        "8 of ≥ 14 tools expected: 6 below the configured minimum",
     );
     let gap = &v.overall.reasons[0].message;
     assert!(
@@ -146,7 +156,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
         missing: Vec::new(),
         missing_total: 0,
     }];
-    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
+    assert_eq!(judge_kind(k).overall, Verdict::healthy());
 }
 
 #[test]
@@ -159,7 +169,7 @@ fn long_name_lists_are_bounded_and_counted() {
         missing: names("x", 499),
         missing_total: 499,
     }];
-    let v = judge(&target(vec![k], &[]));
+    let v = judge_kind(k);
     let m = &v.overall.reasons[0].message;
     assert!(m.contains("x09, … and 489 more"), "{m}");
     assert!(!m.contains("x10"), "{m}");
@@ -261,10 +271,11 @@ fn a_refused_cursor_after_the_restart_is_down_with_error_page_and_restart() {
     tools.invalid_cursor_errors = 2;
     let v = judge_listing(&tools, &[]);
     assert_eq!(v.overall.level, Health::Down);
-    assert_eq!(codes(&v.overall), vec![Code::ListingFailed]);
-    assert_eq!(
-        v.overall.reasons[0].message,
-        "tools listing failed at page 4 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart"
+    assert_reasons(
+        &v,
+        &[Code::ListingFailed],
+        0,
+        "tools listing failed at page 4 (attempt 2): invalid_cursor (JSON-RPC -32602) after 1 restart",
     );
 }
 
@@ -341,21 +352,16 @@ fn items_without_key_and_an_accepted_garbage_cursor_degrade() {
     tools.invalid_items = 2;
     let mut k = kind_input(&tools);
     k.garbage_cursor = Some(GarbageCursorAnswer::SilentRestart);
-    let v = judge(&target(vec![k], &[]));
-    assert_eq!(
-        codes(&v.overall),
-        vec![Code::ItemsWithoutKey, Code::GarbageCursorAccepted]
-    );
-    assert_eq!(
-        v.overall.reasons[0].message,
-        "2 tools without their identity key `name` were left out"
+    let v = judge_kind(k);
+    assert_reasons(
+        &v,
+        &[Code::ItemsWithoutKey, Code::GarbageCursorAccepted],
+        0,
+        "2 tools without their identity key `name` were left out",
     );
     let mut k = kind_input(&tools);
     k.garbage_cursor = Some(GarbageCursorAnswer::OtherError);
-    assert_eq!(
-        codes(&judge(&target(vec![k], &[])).overall),
-        vec![Code::ItemsWithoutKey]
-    );
+    assert_eq!(codes(&judge_kind(k).overall), vec![Code::ItemsWithoutKey]);
 }
 
 #[test]
@@ -363,7 +369,7 @@ fn json_shape_is_level_and_reasons_with_code_kind_message() {
     let tools = complete(Kind::Tools, 8);
     let mut k = kind_input(&tools);
     k.expected_min = Some(14);
-    let v = judge(&target(vec![k], &[]));
+    let v = judge_kind(k);
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json["level"], "degraded");
     assert_eq!(json["reasons"][0]["code"], "below_expected");
@@ -482,7 +488,7 @@ fn protocol_gaps_name_what_one_era_lacks() {
             failed: Some(Outcome::Error(ErrorKind::Timeout)),
         },
     ];
-    let v = judge(&target(vec![k], &[]));
+    let v = judge_kind(k);
     assert_eq!(v.overall.level, Health::Degraded);
     let codes: Vec<Code> = v.overall.reasons.iter().map(|r| r.code).collect();
     assert_eq!(
@@ -505,12 +511,12 @@ fn empty_but_advertised_is_degraded_unless_expected() {
     let empty = complete(Kind::Tools, 0);
     let mut k = kind_input(&empty);
     k.empty_is_suspect = true;
-    let v = judge(&target(vec![k.clone()], &[]));
+    let v = judge_kind(k.clone());
     assert_eq!(v.overall.level, Health::Degraded);
     assert_eq!(v.overall.reasons[0].code, Code::EmptyButAdvertised);
     // Forced (not advertised) or `expect: {tools: 0}`: the sink says so.
     k.empty_is_suspect = false;
-    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
+    assert_eq!(judge_kind(k).overall, Verdict::healthy());
 }
 
 #[test]
@@ -560,19 +566,17 @@ fn slow_pages_are_degraded_with_the_measured_figure() {
         .collect();
     let mut k = kind_input(&slow);
     k.page_latency = Some(Duration::from_millis(500));
-    let v = judge(&target(vec![k.clone()], &[]));
+    let v = judge_kind(k.clone());
     assert_eq!(v.overall.level, Health::Degraded);
-    assert_eq!(codes(&v.overall), vec![Code::SlowPages]);
-    assert_eq!(
-        v.overall.reasons[0].message,
-        "tools page 2 took 810 ms, more than the expected 500 ms (4 of 4 pages too slow)"
+    assert_reasons(
+        &v,
+        &[Code::SlowPages],
+        0,
+        "tools page 2 took 810 ms, more than the expected 500 ms (4 of 4 pages too slow)",
     );
     // Within the expectation, or none set: nothing to say.
     k.page_latency = Some(Duration::from_secs(1));
-    assert_eq!(
-        judge(&target(vec![k.clone()], &[])).overall,
-        Verdict::healthy()
-    );
+    assert_eq!(judge_kind(k.clone()).overall, Verdict::healthy());
     k.page_latency = None;
-    assert_eq!(judge(&target(vec![k], &[])).overall, Verdict::healthy());
+    assert_eq!(judge_kind(k).overall, Verdict::healthy());
 }
