@@ -230,7 +230,9 @@ fn main() {
     });
     for t in &configs {
         kept(&mut b.registry, || {
-            sinks.metrics.register_target(&t.name, &t.kinds, false);
+            sinks
+                .metrics
+                .register_target(&t.name, &t.settings.kinds, false);
             sinks.exporter.register_target(&t.name);
         });
     }

@@ -39,11 +39,11 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                     "  {}: {} · {}{}",
                     t.name,
                     crate::poller::service::describe_endpoint(t),
-                    t.schedule.describe(),
-                    if t.conformance.enabled {
+                    t.settings.schedule.describe(),
+                    if t.settings.conformance.enabled {
                         format!(
                             " · conformance every {}",
-                            humantime::format_duration(t.conformance.every)
+                            humantime::format_duration(t.settings.conformance.every)
                         )
                     } else {
                         String::new()

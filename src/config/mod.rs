@@ -54,7 +54,7 @@ pub use tls::TlsConfig;
 pub use types::parse_duration;
 pub use types::{
     default, Config, ConformanceConfig, Defaults, OtlpProtocol, ProbeModule, ReferenceConfig,
-    TargetConfig, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
+    TargetConfig, TargetSettings, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
 };
 pub use yaml_bounds::{check as check_yaml_bounds, YamlBoundError, YamlBoundProblem, YamlBounds};
 

@@ -44,7 +44,7 @@ fn each_kind_gets_its_defaults() {
     };
     assert_eq!(fleet.refresh_interval, source_default::FILE_SD_REFRESH);
     assert_eq!(fleet.max_targets, source_default::MAX_TARGETS);
-    assert_eq!(fleet.schedule, c.defaults.schedule);
+    assert_eq!(fleet.schedule, c.defaults.settings.schedule);
     assert!(
         matches!(&fleet.kind, SourceKind::FileSd { files, .. } if files[0].ends_with("targets/*.json"))
     );

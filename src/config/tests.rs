@@ -31,12 +31,12 @@ fn minimal_target_gets_defaults() {
     )
     .unwrap();
     let c = &loaded.config;
-    assert_eq!(c.defaults.limits, Limits::DEFAULT);
-    assert_eq!(c.defaults.limits.timeout, Duration::from_secs(60));
-    assert_eq!(c.defaults.kinds, Kind::ALL.to_vec());
+    assert_eq!(c.defaults.settings.limits, Limits::DEFAULT);
+    assert_eq!(c.defaults.settings.limits.timeout, Duration::from_secs(60));
+    assert_eq!(c.defaults.settings.kinds, Kind::ALL.to_vec());
     let t = &c.targets[0];
-    assert_eq!(t.limits, c.defaults.limits);
-    assert_eq!(t.schedule, Schedule::Every(default::EVERY));
+    assert_eq!(t.settings.limits, c.defaults.settings.limits);
+    assert_eq!(t.settings.schedule, Schedule::Every(default::EVERY));
     assert!(!t.is_stdio());
     assert_eq!(c.web.history, 20);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -460,7 +460,7 @@ fn modules_resolve_and_allow() {
     assert!(!m.allows(&url::Url::parse("https://gw.example.invalid.evil.test/").unwrap()));
     assert!(!m.allows(&url::Url::parse("https://u@gw.example.invalid/").unwrap()));
     let t = m.target_for("probe".into(), ok, &loaded.config.defaults);
-    assert_eq!(t.kinds, vec![Kind::Tools]);
+    assert_eq!(t.settings.kinds, vec![Kind::Tools]);
     assert!(!t.is_stdio());
     assert_err_at(
         "modules:\n  m:\n    allow: [\"https://gw.example.invalid\"]\n",

@@ -99,12 +99,12 @@ impl Resolver<'_> {
         };
         let (kind, refresh_interval) =
             self.source_kind(i, &who, s.file_sd, s.http_sd, s.registry)?;
-        let overridden = s.schedule.is_some() || s.jitter.is_some();
-        let schedule = s.schedule.map_or_else(|| d.schedule.clone(), |x| x.0);
-        let jitter = s.jitter.map_or(d.jitter, |x| x.0);
-        if overridden {
-            self.check_schedule(&owner, &who, &schedule, jitter);
-        }
+        let (schedule, jitter) = self.timing(
+            &owner,
+            &who,
+            (s.schedule, s.jitter),
+            (&d.settings.schedule, d.settings.jitter),
+        );
         let raw_expect = s.expect.unwrap_or_default();
         let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
         let expect = raw_expect.items;
