@@ -144,8 +144,8 @@ fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
             out,
             "  tap {}: listens on {} · upstream {}{}",
             t.name,
-            t.listen,
-            crate::tap::run::shown_url(&t.upstream),
+            t.listener.address,
+            crate::tap::run::shown_url(&t.upstream.url),
             t.target
                 .as_ref()
                 .map(|target| format!(" · compared with target {target}"))
