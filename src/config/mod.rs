@@ -3,7 +3,8 @@
 //! docs/configuration.md documents every key.
 //!
 //! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
-//! checks the rules (`target.rs`, `http.rs` for every `http:` block,
+//! checks the rules (`target.rs`, `settings.rs` for the keys `global:`
+//! and a target share, `http.rs` for every `http:` block,
 //! `limits.rs` for every `limits:` block, `sections.rs` for modules,
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `parse_errors.rs` gathers every parse error of a file in one run,

@@ -83,11 +83,11 @@ pub struct Defaults {
 }
 
 /// How a target is listed and when: what `global:` sets for every target
-/// and a target may override key by key (resolved once, in `resolve/`).
+/// and a target may override key by key (resolved once, `resolve/settings.rs`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetSettings {
     pub schedule: Schedule,
-    /// What a target or module does not say otherwise takes `global.limits`.
+    /// `global.limits` are also what a module does not say otherwise.
     pub limits: Limits,
     /// Upper bound of the random delay added to each scheduled poll.
     pub jitter: Duration,
