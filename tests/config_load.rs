@@ -47,7 +47,7 @@ fn shipped_example_loads_without_warnings() {
         github.settings.schedule,
         Schedule::Every(Duration::from_secs(30))
     );
-    assert_eq!(github.expect.get(&Kind::Tools), Some(&40));
+    assert_eq!(github.expect.items.get(&Kind::Tools), Some(&40));
     let gateway = c.target("gateway").unwrap();
     assert_eq!(gateway.reference.len(), 2);
     assert_eq!(gateway.reference[0].prefix.as_deref(), Some("github_"));
@@ -257,7 +257,7 @@ fn every_key_loads_and_resolves() {
             && o.settings.watch_list_changed
             && o.settings.propagate_trace_context
     );
-    assert_eq!(o.expect.get(&Kind::Tools), Some(&3));
+    assert_eq!(o.expect.items.get(&Kind::Tools), Some(&3));
     assert_eq!(o.reference[0].kinds, vec![Kind::Tools]);
     let w = o.walk_limits(true);
     assert_eq!((w.max_pages, w.max_items), (7, 70));

@@ -10,7 +10,7 @@
 //! `parse_errors.rs` gathers every parse error of a file in one run,
 //! `suggest.rs` names the key or value meant, `types.rs` is the resolved
 //! result, with its shared shapes in `endpoint.rs` (an HTTP endpoint or a
-//! stdio command), `limits.rs` and `tls.rs`.
+//! stdio command), `limits.rs`, `tls.rs` and `expect.rs`.
 //! `yaml_bounds.rs` bounds a YAML document (depth, nodes, alias
 //! replays) on libyaml's events (`yaml_events.rs`) before yaml_serde reads
 //! it; `yaml_span.rs` finds and blanks an entry in the text; `allow.rs`
@@ -19,6 +19,7 @@
 mod allow;
 mod endpoint;
 mod error;
+mod expect;
 mod known_secrets;
 mod limits;
 mod locate;
@@ -41,6 +42,7 @@ mod yaml_span;
 pub use allow::{AllowList, AllowPattern};
 pub use endpoint::{EndpointConfig, HttpEndpoint, HttpSettings, StdioCommand};
 pub use error::ConfigError;
+pub use expect::ExpectConfig;
 pub use limits::{LimitKey, Limits};
 pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;

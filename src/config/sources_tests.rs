@@ -200,7 +200,10 @@ fn source_secrets_are_known_secrets() {
         .known_secrets
         .scrub("token sd-secret-value-1234 here");
     assert!(!scrubbed.contains("sd-secret-value-1234"), "{scrubbed}");
-    assert_eq!(loaded.config.discovery[0].expect.get(&Kind::Tools), None);
+    assert_eq!(
+        loaded.config.discovery[0].expect.items.get(&Kind::Tools),
+        None
+    );
 }
 
 #[test]

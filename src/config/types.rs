@@ -4,6 +4,7 @@
 
 use super::allow::AllowList;
 use super::endpoint::{EndpointConfig, HttpEndpoint, HttpSettings};
+use super::expect::ExpectConfig;
 use super::limits::Limits;
 use super::name_map::NameMap;
 use super::schedule::Schedule;
@@ -175,11 +176,7 @@ pub struct TargetConfig {
     pub settings: TargetSettings,
     /// Listed even when the server does not advertise the capability.
     pub forced_kinds: Vec<Kind>,
-    /// Minimum unique items expected per kind.
-    pub expect: BTreeMap<Kind, u64>,
-    /// `expect: {page_latency:}`: a listing with a page that took longer
-    /// is `degraded` (`slow_pages`).
-    pub expect_page_latency: Option<Duration>,
+    pub expect: ExpectConfig,
     pub reference: Vec<ReferenceConfig>,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
@@ -277,8 +274,7 @@ impl ProbeModule {
                 ..defaults.settings.clone()
             },
             forced_kinds: Vec::new(),
-            expect: BTreeMap::new(),
-            expect_page_latency: None,
+            expect: ExpectConfig::default(),
             reference: Vec::new(),
             known_secrets: self.known_secrets.clone(),
             source: None,

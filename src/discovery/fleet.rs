@@ -89,7 +89,6 @@ pub fn bind(
     t.settings.schedule = source.schedule.clone();
     t.settings.jitter = source.jitter;
     t.expect = source.expect.clone();
-    t.expect_page_latency = source.expect_page_latency;
     if let EndpointConfig::Http(http) = &mut t.endpoint {
         // A registry says which transport a remote speaks; the module's
         // own choice wins unless it is `auto`.

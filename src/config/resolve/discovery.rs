@@ -121,19 +121,8 @@ impl Resolver<'_> {
             (s.schedule, s.jitter),
             (&d.settings.schedule, d.settings.jitter),
         );
-        let raw_expect = s.expect.unwrap_or_default();
-        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
-        let expect = raw_expect.items;
-        if let Some(kind) = expect.keys().find(|k| !module.kinds.contains(k)) {
-            return Err(self.error(
-                &yaml_path!["discovery", i, "expect", kind.label()],
-                At::Key,
-                format!(
-                    "{who}: `expect` names `{kind}`, which is not in module `{}`'s `kinds`",
-                    module.name
-                ),
-            ));
-        }
+        let whose = format!("module `{}`'s", module.name);
+        let expect = self.expect(&owner, &who, s.expect, (&module.kinds, &whose))?;
         let labels = self.source_labels(&key("labels"), &who, s.labels)?;
         let max_targets = s.max_targets.unwrap_or(source_default::MAX_TARGETS);
         if max_targets == 0 {
@@ -151,7 +140,6 @@ impl Resolver<'_> {
             max_targets,
             schedule,
             jitter,
-            expect_page_latency,
             expect,
             labels,
         })

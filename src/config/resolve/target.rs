@@ -3,10 +3,12 @@
 use super::http::HttpRole;
 use super::{child, Resolver, Result};
 use crate::config::endpoint::{EndpointConfig, StdioCommand};
+use crate::config::expect::ExpectConfig;
 use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::name_map::{NameMap, NameRewrite};
 use crate::config::raw::{
-    OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawStdio, RawTarget,
+    OrderedMap, RawExpect, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawStdio,
+    RawTarget,
 };
 use crate::config::types::{Defaults, ReferenceConfig, TargetConfig};
 use mcp_listing::{Kind, ProtocolVersion};
@@ -29,9 +31,8 @@ impl Resolver<'_> {
         let endpoint = self.endpoint(i, &who, &mut t)?;
         let settings = self.settings(&owner, &who, &d.settings, t.take_settings())?;
         let forced_kinds = self.forced_kinds(i, &who, t.forced_kinds.take(), &settings.kinds)?;
-        let raw_expect = t.expect.take().unwrap_or_default();
-        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
-        let expect = self.expect(i, &who, Some(raw_expect.items), &settings.kinds)?;
+        let whose = (settings.kinds.as_slice(), "this target's");
+        let expect = self.expect(&owner, &who, t.expect.take(), whose)?;
 
         let target = TargetConfig {
             name: t.name,
@@ -41,7 +42,6 @@ impl Resolver<'_> {
             settings,
             forced_kinds,
             expect,
-            expect_page_latency,
             reference: Vec::new(),
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
@@ -114,27 +114,27 @@ impl Resolver<'_> {
         Ok(forced_kinds)
     }
 
-    /// `expect:`, naming only the target's `kinds`.
-    fn expect(
+    /// `expect:` of the target or source at `owner`, naming only `kinds`
+    /// (`whose` kinds they are, in the error).
+    pub(super) fn expect(
         &self,
-        i: usize,
+        owner: &[Seg],
         who: &str,
-        raw: Option<BTreeMap<Kind, u64>>,
-        kinds: &[Kind],
-    ) -> Result<BTreeMap<Kind, u64>> {
-        let expect = raw.unwrap_or_default();
-        for kind in expect.keys() {
-            if !kinds.contains(kind) {
-                return Err(self.error(
-                    &yaml_path!["targets", i, "expect", kind.label()],
-                    At::Key,
-                    format!(
-                        "{who}: `expect` names `{kind}`, which is not in this target's `kinds`"
-                    ),
-                ));
-            }
+        raw: Option<RawExpect>,
+        (kinds, whose): (&[Kind], &str),
+    ) -> Result<ExpectConfig> {
+        let raw = raw.unwrap_or_default();
+        if let Some(kind) = raw.items.keys().find(|k| !kinds.contains(k)) {
+            return Err(self.error(
+                &child(&child(owner, "expect"), kind.label()),
+                At::Key,
+                format!("{who}: `expect` names `{kind}`, which is not in {whose} `kinds`"),
+            ));
         }
-        Ok(expect)
+        Ok(ExpectConfig {
+            items: raw.items,
+            page_latency: raw.page_latency.map(|d| d.0),
+        })
     }
 
     /// `protocols:` checked and ordered newest first (the primary first).
