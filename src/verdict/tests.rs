@@ -79,6 +79,17 @@ fn shrink(kind: Kind, at: f64, from: u64, removed: &[&str]) -> Change {
     }
 }
 
+/// The reference `origin`, `reference_items` long, lacking every name of
+/// `missing` (none cut off).
+fn origin_gap(reference_items: u64, missing: Vec<String>) -> ReferenceGap {
+    ReferenceGap {
+        reference: "origin".into(),
+        reference_items,
+        missing_total: missing.len() as u64,
+        missing,
+    }
+}
+
 fn codes(v: &Verdict) -> Vec<Code> {
     v.reasons.iter().map(|r| r.code).collect()
 }
@@ -125,12 +136,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
     let tools = complete(Kind::Tools, 8);
     let mut k = kind_input(&tools);
     k.expected_min = Some(14);
-    k.reference_gaps = vec![ReferenceGap {
-        reference: "origin".into(),
-        reference_items: 14,
-        missing: names("tool-", 14)[8..].to_vec(),
-        missing_total: 6,
-    }];
+    k.reference_gaps = vec![origin_gap(14, names("tool-", 14)[8..].to_vec())];
     let v = judge_kind(k);
     assert_eq!(v.overall.level, Health::Degraded);
     assert_reasons(
@@ -150,12 +156,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
     let full = complete(Kind::Tools, 14);
     let mut k = kind_input(&full);
     k.expected_min = Some(14);
-    k.reference_gaps = vec![ReferenceGap {
-        reference: "origin".into(),
-        reference_items: 14,
-        missing: Vec::new(),
-        missing_total: 0,
-    }];
+    k.reference_gaps = vec![origin_gap(14, Vec::new())];
     assert_eq!(judge_kind(k).overall, Verdict::healthy());
 }
 
@@ -163,12 +164,7 @@ fn a_gateway_below_its_minimum_and_missing_origin_items_is_degraded_with_names()
 fn long_name_lists_are_bounded_and_counted() {
     let tools = complete(Kind::Tools, 1);
     let mut k = kind_input(&tools);
-    k.reference_gaps = vec![ReferenceGap {
-        reference: "origin".into(),
-        reference_items: 500,
-        missing: names("x", 499),
-        missing_total: 499,
-    }];
+    k.reference_gaps = vec![origin_gap(500, names("x", 499))];
     let v = judge_kind(k);
     let m = &v.overall.reasons[0].message;
     assert!(m.contains("x09, … and 489 more"), "{m}");
