@@ -169,9 +169,6 @@ impl<'a> Envelope<'a> {
 /// an error. Each type says what the values it cares about read as; any
 /// other value (consumed whole) reads as [`Lenient::other`].
 trait Lenient<'de>: Sized {
-    /// What a parse failure would say the field should have been.
-    const EXPECTING: &'static str;
-
     /// What a value of a type this field does not take reads as.
     fn other() -> Self;
 
@@ -212,7 +209,8 @@ struct Leniently<T>(PhantomData<T>);
 impl<'de, T: Lenient<'de>> Visitor<'de> for Leniently<T> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(T::EXPECTING)
+        // Never said: every JSON value reads as something.
+        f.write_str("any JSON value")
     }
     fn visit_bool<E>(self, _: bool) -> Result<T, E> {
         Ok(T::other())
@@ -276,7 +274,6 @@ deserialize_leniently!(
 struct Text<'a>(Option<Cow<'a, str>>);
 
 impl<'de> Lenient<'de> for Text<'de> {
-    const EXPECTING: &'static str = "any JSON value";
     fn other() -> Self {
         Text(None)
     }
@@ -292,7 +289,6 @@ impl<'de> Lenient<'de> for Text<'de> {
 }
 
 impl Lenient<'_> for CursorField {
-    const EXPECTING: &'static str = "a cursor";
     fn other() -> Self {
         CursorField::Other
     }
@@ -308,7 +304,6 @@ impl Lenient<'_> for CursorField {
 struct RawId(Option<RpcId>);
 
 impl Lenient<'_> for RawId {
-    const EXPECTING: &'static str = "an id";
     fn other() -> Self {
         RawId(None)
     }
@@ -330,77 +325,91 @@ impl Lenient<'_> for RawId {
 }
 
 /// An error object's `code` (an integer), if it has one.
-struct ErrorCode(Option<i64>);
+/// An object read key by key: each type takes the keys it knows, and the
+/// values of all others are skipped unread. Any value that is not an
+/// object reads as the type's `Default`.
+trait Fields<'de>: Default {
+    /// The value before any key is read.
+    fn start() -> Self {
+        Self::default()
+    }
 
-impl<'de> Lenient<'de> for ErrorCode {
-    const EXPECTING: &'static str = "an error object";
+    /// Read `key`'s value from `map` if this type takes it; `false` leaves
+    /// it to be skipped.
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
+}
+
+impl<'de, T: Fields<'de>> Lenient<'de> for T {
     fn other() -> Self {
-        ErrorCode(None)
+        T::default()
     }
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut code = None;
+        let mut value = T::start();
         while let Some(key) = map.next_key::<Text<'de>>()? {
-            if key.0.as_deref() == Some("code") {
-                code = map.next_value::<Option<Value>>()?.and_then(|v| v.as_i64());
-            } else {
+            let taken = match key.0 {
+                Some(key) => value.field(&key, &mut map)?,
+                None => false,
+            };
+            if !taken {
                 map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(ErrorCode(code))
+        Ok(value)
     }
 }
 
-impl<'de> Lenient<'de> for Params<'de> {
-    const EXPECTING: &'static str = "params";
-    fn other() -> Self {
-        Params::default()
-    }
-    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut params = Params::default();
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match key.0.as_deref() {
-                Some("cursor") => params.cursor = map.next_value()?,
-                Some("clientInfo") => params.client_info = map.next_value()?,
-                Some("_meta") => params.meta = map.next_value()?,
-                Some("protocolVersion") => {
-                    params.protocol_version = map.next_value::<Text<'de>>()?.0;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
+/// An error object's `code` (an integer), if it has one.
+#[derive(Default)]
+struct ErrorCode(Option<i64>);
+
+impl<'de> Fields<'de> for ErrorCode {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        if key != "code" {
+            return Ok(false);
         }
-        Ok(params)
+        self.0 = map.next_value::<Option<Value>>()?.and_then(|v| v.as_i64());
+        Ok(true)
+    }
+}
+
+impl<'de> Fields<'de> for Params<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "cursor" => self.cursor = map.next_value()?,
+            "clientInfo" => self.client_info = map.next_value()?,
+            "_meta" => self.meta = map.next_value()?,
+            "protocolVersion" => self.protocol_version = map.next_value::<Text<'de>>()?.0,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+impl<'de> Fields<'de> for ItemKeys<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        let slot = match key {
+            "name" => &mut self.name,
+            "uri" => &mut self.uri,
+            "uriTemplate" => &mut self.uri_template,
+            _ => return Ok(false),
+        };
+        *slot = map.next_value::<Text<'de>>()?.0;
+        Ok(true)
     }
 }
 
 struct ItemKeysOrNot<'a>(Option<ItemKeys<'a>>);
 
 impl<'de> Lenient<'de> for ItemKeysOrNot<'de> {
-    const EXPECTING: &'static str = "an item";
     fn other() -> Self {
         ItemKeysOrNot(None)
     }
-    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut keys = ItemKeys::default();
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            let slot = match key.0.as_deref() {
-                Some("name") => &mut keys.name,
-                Some("uri") => &mut keys.uri,
-                Some("uriTemplate") => &mut keys.uri_template,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            *slot = map.next_value::<Text<'de>>()?.0;
-        }
-        Ok(ItemKeysOrNot(Some(keys)))
+    fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        ItemKeys::map(map).map(|keys| ItemKeysOrNot(Some(keys)))
     }
 }
 
 impl<'de> Lenient<'de> for Items<'de> {
-    const EXPECTING: &'static str = "an array of items";
     fn other() -> Self {
         Items::NotArray
     }
@@ -413,63 +422,45 @@ impl<'de> Lenient<'de> for Items<'de> {
     }
 }
 
-impl<'de> Lenient<'de> for Body<'de> {
-    const EXPECTING: &'static str = "a result";
-    fn other() -> Self {
-        Body::default()
-    }
-    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut body = Body {
+impl<'de> Fields<'de> for Body<'de> {
+    fn start() -> Self {
+        Body {
             result_type_ok: true,
             object: true,
             ..Body::default()
-        };
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            let key = key.0.unwrap_or_default();
-            if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
-                body.arrays[*kind as usize] = Some(map.next_value()?);
-                continue;
-            }
-            match key.as_ref() {
-                "nextCursor" => body.next_cursor = map.next_value()?,
-                "resultType" => {
-                    let rt = map.next_value::<Text<'de>>()?.0;
-                    body.result_type_ok = rt.as_deref() == Some("complete");
-                }
-                "protocolVersion" => {
-                    body.protocol_version = map.next_value::<Text<'de>>()?.0;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
         }
-        Ok(body)
+    }
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
+            self.arrays[*kind as usize] = Some(map.next_value()?);
+            return Ok(true);
+        }
+        match key {
+            "nextCursor" => self.next_cursor = map.next_value()?,
+            "resultType" => {
+                let rt = map.next_value::<Text<'de>>()?.0;
+                self.result_type_ok = rt.as_deref() == Some("complete");
+            }
+            "protocolVersion" => self.protocol_version = map.next_value::<Text<'de>>()?.0,
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 
-impl<'de> Lenient<'de> for Envelope<'de> {
-    const EXPECTING: &'static str = "a JSON-RPC message object";
-    /// Anything but an object reads as an empty envelope, which `classify`
-    /// finds unparsable.
-    fn other() -> Self {
-        Envelope::default()
-    }
-    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut env = Envelope::default();
-        while let Some(key) = map.next_key::<Text<'de>>()? {
-            match key.0.as_deref() {
-                Some("id") => env.id = Some(map.next_value::<RawId>()?.0),
-                Some("method") => env.method = Some(map.next_value::<Text<'de>>()?.0),
-                Some("params") => env.params = map.next_value()?,
-                Some("result") => env.result = Some(map.next_value()?),
-                Some("error") => env.error = Some(map.next_value::<ErrorCode>()?.0),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
+/// Anything but an object reads as an empty envelope, which `classify`
+/// finds unparsable.
+impl<'de> Fields<'de> for Envelope<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "id" => self.id = Some(map.next_value::<RawId>()?.0),
+            "method" => self.method = Some(map.next_value::<Text<'de>>()?.0),
+            "params" => self.params = map.next_value()?,
+            "result" => self.result = Some(map.next_value()?),
+            "error" => self.error = Some(map.next_value::<ErrorCode>()?.0),
+            _ => return Ok(false),
         }
-        Ok(env)
+        Ok(true)
     }
 }
 
