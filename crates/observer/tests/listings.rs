@@ -298,28 +298,19 @@ fn legacy_sse_answers_arrive_on_the_stream_and_its_end_ends_the_session() {
 #[test]
 fn stdio_is_one_session_of_lines_ended_by_the_process() {
     let mut s = Script::new(ObserverLimits::default());
-    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
-    s.answered(x, 0, BodyFraming::Lines, None);
-    let line = |v: serde_json::Value| v.to_string().into_bytes();
-    s.message(
+    let x = s.stdio();
+    s.line(
         x,
         Direction::FromClient,
-        &line(script::initialize_request("Claude Desktop", "0.9")),
-        50,
+        &script::initialize_request("Claude Desktop", "0.9"),
     );
-    s.message(
+    s.line(
         x,
         Direction::FromClient,
-        &line(list_request(1, "tools/list", None)),
-        50,
+        &list_request(1, "tools/list", None),
     );
     s.message(x, Direction::FromUpstream, b"   ", 50);
-    s.message(
-        x,
-        Direction::FromUpstream,
-        &line(tools_page(1, 0, 8, 14)),
-        50,
-    );
+    s.line(x, Direction::FromUpstream, &tools_page(1, 0, 8, 14));
     s.close(x, ExchangeEnd::Completed);
     let l = s.listings()[0];
     assert_eq!(l.client.label(), "Claude Desktop");
@@ -576,20 +567,17 @@ fn a_stateless_servers_caller_keeps_the_name_it_gave_on_initialize() {
 #[test]
 fn on_stdio_a_merge_note_marks_one_answer_only() {
     let mut s = Script::new(ObserverLimits::default());
-    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
-    s.answered(x, 0, BodyFraming::Lines, None);
-    let line = |v: serde_json::Value| v.to_string().into_bytes();
+    let x = s.stdio();
     let init = script::initialize_request("mcp", "0.1.0");
-    s.message(x, Direction::FromClient, &line(init), 50);
+    s.line(x, Direction::FromClient, &init);
     for (id, outcome) in [
         (1, mcp_tap::MergeOutcome::Merged),
         (2, mcp_tap::MergeOutcome::Reused),
     ] {
-        s.message(
+        s.line(
             x,
             Direction::FromClient,
-            &line(list_request(id, "tools/list", None)),
-            50,
+            &list_request(id, "tools/list", None),
         );
         s.feed(mcp_tap::TapEvent::Merged {
             exchange: x,
@@ -598,25 +586,14 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
             pages: if id == 1 { 2 } else { 0 },
             items: 14,
         });
-        s.message(
-            x,
-            Direction::FromUpstream,
-            &line(tools_page(id, 0, 14, 14)),
-            50,
-        );
+        s.line(x, Direction::FromUpstream, &tools_page(id, 0, 14, 14));
     }
-    s.message(
+    s.line(
         x,
         Direction::FromClient,
-        &line(list_request(3, "tools/list", None)),
-        50,
+        &list_request(3, "tools/list", None),
     );
-    s.message(
-        x,
-        Direction::FromUpstream,
-        &line(tools_page(3, 0, 8, 14)),
-        50,
-    );
+    s.line(x, Direction::FromUpstream, &tools_page(3, 0, 8, 14));
     s.close(x, ExchangeEnd::Completed);
     let merged: Vec<_> = s.listings().iter().map(|l| (l.outcome, l.merged)).collect();
     assert_eq!(
