@@ -7,7 +7,7 @@ use crate::exchange::{PendingKey, Scope};
 use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::Observer;
-use crate::parse::{CursorField, Message, Params, RpcId};
+use crate::parse::{CursorField, Params, RpcId};
 use crate::session::{Owner, SessionKey};
 use crate::tally::shown_version;
 use mcp_listing::{Kind, ProtocolVersion};
@@ -57,16 +57,15 @@ enum Place {
 }
 
 impl Observer {
-    pub(crate) fn client_message(
+    pub(crate) fn client_request(
         &mut self,
         exchange: ExchangeId,
-        message: Message<'_>,
+        id: RpcId,
+        method: &str,
+        params: Params<'_>,
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let Message::Request { id, method, params } = message else {
-            return;
-        };
         if method == "initialize" {
             self.initialize_request(exchange, id, params, at, facts);
         } else if let Some(kind) = Kind::ALL.into_iter().find(|k| k.method() == method) {
