@@ -194,39 +194,37 @@ async fn a_b_a_cycle_aborts() {
 
 #[tokio::test]
 async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
-    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
-        Some("K"),
-        vec![
-            Ok(page(&["b"], Some("K"))),
-            Ok(page(&["c"], Some("K"))),
-            Ok(page(&["d"], None)),
-        ],
-    );
+    let mut s = constant_cursor(vec![
+        page(&["b"], Some("K")),
+        page(&["c"], Some("K")),
+        page(&["d"], None),
+    ]);
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c", "d"]);
     assert_eq!(r.requests(), 4);
     // The same script under a legacy protocol is a cycle.
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("K")))
-        .sequence(Some("K"), vec![Ok(page(&["b"], Some("K")))]);
+    let mut s = constant_cursor(vec![page(&["b"], Some("K"))]);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
 }
 
 #[tokio::test]
 async fn constant_cursor_without_progress_aborts_as_no_progress() {
-    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
-        Some("K"),
-        vec![
-            Ok(page(&["b"], Some("K"))),
-            Ok(page(&["a", "b"], Some("K"))),
-        ],
-    );
+    let mut s = constant_cursor(vec![page(&["b"], Some("K")), page(&["a", "b"], Some("K"))]);
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::NoProgress));
     assert_eq!(r.requests(), 3);
     assert_eq!(r.duplicate_names, vec!["a", "b"]);
+}
+
+/// Page one holds `a` and names cursor `K`; `K` is answered with `pages`
+/// in turn.
+fn constant_cursor(pages: Vec<Value>) -> Script {
+    let answers = pages.into_iter().map(Ok).collect();
+    Script::new()
+        .page(None, page(&["a"], Some("K")))
+        .sequence(Some("K"), answers)
 }
 
 fn chain(pages: u32) -> Script {
