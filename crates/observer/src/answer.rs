@@ -64,7 +64,7 @@ impl Observer {
                 let version = version.and_then(|v| v.parse::<ProtocolVersion>().ok());
                 let session = session.as_ref().and_then(|k| self.sessions.peek_mut(k));
                 if let (Some(session), Some(version)) = (session, version) {
-                    session.protocol = Some(version);
+                    session.introduced.protocol = Some(version);
                 }
             }
             crate::request::Asked::List(asked) => match answer {

@@ -4,7 +4,7 @@
 //! `max_buffered_bytes`.
 
 use crate::parse::RpcId;
-use crate::session::SessionKey;
+use crate::session::{Introduction, SessionKey};
 use bytes::{Bytes, BytesMut};
 use mcp_listing::Kind;
 use mcp_tap::identity::{self, ClientInfo};
@@ -58,7 +58,7 @@ pub(crate) struct Exchange {
     pub sent: Vec<PendingKey>,
     /// `initialize`'s client info and version, held until the session is
     /// known (a Streamable HTTP `initialize` gets its session in the answer).
-    pub initialize: Option<(Option<ClientInfo>, Option<mcp_listing::ProtocolVersion>)>,
+    pub initialize: Option<Introduction>,
     pub merged: Option<MergeNote>,
     /// An upstream message passed unread (too large, dropped, truncated).
     pub unobserved_answer: bool,

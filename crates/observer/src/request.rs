@@ -8,7 +8,7 @@ use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::Observer;
 use crate::parse::{CursorField, Params, RpcId};
-use crate::session::{Owner, SessionKey};
+use crate::session::{Introduction, Owner, SessionKey};
 use crate::tally::shown_version;
 use mcp_listing::{Kind, ProtocolVersion};
 use mcp_tap::identity::{self, ClientInfo};
@@ -81,11 +81,13 @@ impl Observer {
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let version = params
-            .protocol_version
-            .as_deref()
-            .and_then(|v| v.parse::<ProtocolVersion>().ok());
-        let info = client_info("initialize", &mut params);
+        let introduced = Introduction {
+            protocol: params
+                .protocol_version
+                .as_deref()
+                .and_then(|v| v.parse::<ProtocolVersion>().ok()),
+            client_info: client_info("initialize", &mut params),
+        };
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
@@ -93,15 +95,14 @@ impl Observer {
             Some(key) => {
                 let serial = self.ensure_session(&key, at, facts);
                 if let Some(session) = self.sessions.peek_mut(&key) {
-                    session.client_info = info;
-                    session.protocol = version;
+                    session.introduced = introduced;
                 }
                 Scope::Session(serial)
             }
             None => {
                 // Streamable HTTP: the session comes with the answer.
                 if let Some(ex) = self.exchanges.peek_mut(&exchange) {
-                    ex.initialize = Some((info, version));
+                    ex.initialize = Some(introduced);
                 }
                 Scope::Exchange(exchange)
             }
@@ -217,7 +218,10 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) -> Asker {
         let bound = match session {
-            Some(key) => self.sessions.peek(key).and_then(|s| s.client_info.clone()),
+            Some(key) => self
+                .sessions
+                .peek(key)
+                .and_then(|s| s.introduced.client_info.clone()),
             None => {
                 let caller = (header.clone(), user_agent.clone());
                 self.sessionless_info.peek(&caller).cloned()
