@@ -73,7 +73,7 @@ impl Observer {
         }
         let initialize = exchange.initialize.take();
         let session = exchange.session.clone();
-        let caller = (exchange.header.clone(), exchange.user_agent.clone());
+        let caller = exchange.caller.clone();
         match (&assigned, initialize) {
             (Some(key), Some(introduced)) => {
                 self.ensure_session(key, at, facts);

@@ -3,7 +3,7 @@
 //! listing, the continuation of one, a cursor that is stale or not the
 //! session's) — and what is remembered until the answer comes.
 
-use crate::exchange::{PendingKey, Scope};
+use crate::exchange::{Caller, PendingKey, Scope};
 use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::Observer;
@@ -127,11 +127,10 @@ impl Observer {
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
-        let (header, user_agent, ex_session) =
-            (ex.header.clone(), ex.user_agent.clone(), ex.session.clone());
+        let (caller, ex_session) = (ex.caller.clone(), ex.session.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let asker = self.asker(header, info, user_agent, ex_session.as_ref(), facts);
+        let asker = self.asker(caller, info, ex_session.as_ref(), facts);
         let key = ex_session
             .clone()
             .unwrap_or_else(|| SessionKey::Client(asker.client.clone()));
@@ -211,9 +210,8 @@ impl Observer {
     /// bounded label.
     fn asker(
         &mut self,
-        header: Option<ClientInfo>,
+        caller: Caller,
         info: Option<ClientInfo>,
-        user_agent: Option<ClientInfo>,
         session: Option<&SessionKey>,
         facts: &mut Vec<Fact>,
     ) -> Asker {
@@ -222,12 +220,9 @@ impl Observer {
                 .sessions
                 .peek(key)
                 .and_then(|s| s.introduced.client_info.clone()),
-            None => {
-                let caller = (header.clone(), user_agent.clone());
-                self.sessionless_info.peek(&caller).cloned()
-            }
+            None => self.sessionless_info.peek(&caller).cloned(),
         };
-        let (who, source) = identity::identify(header, info.or(bound), user_agent);
+        let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
         Asker {
             client: self.clients.resolve(&who.name, facts),
             version: who.version.as_deref().map(shown_version),
