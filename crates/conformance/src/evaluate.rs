@@ -3,10 +3,37 @@
 //! behind each and says what a failure means for clients.
 
 use super::record::{Field, NextCursor, PageObservation};
-use super::rule::{self, Evidence, Requirement, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026};
+use super::rule::{
+    self, Evidence, Requirement, Rule, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026,
+};
 use super::run::{GarbageAnswer, KindObservations, Listed, RepeatAnswer, SubscriptionObservation};
 use mcp_listing::{EndReason, Guard, Kind, Outcome};
 use std::collections::BTreeSet;
+
+/// A rule's check: its verdict for one kind.
+type Check = fn(&KindObservations, Rule) -> RuleResult;
+
+/// Every rule with its check, in catalogue order.
+const CHECKS: [(Rule, Check); 18] = [
+    (rule::LISTING_COMPLETE, listing_complete),
+    (rule::CURSOR_ENDS, cursor_ends),
+    (rule::CURSOR_TYPE, cursor_type),
+    (rule::CURSOR_BLANK, cursor_blank),
+    (rule::CURSOR_CYCLE, cursor_cycle),
+    (rule::ITEMS_IDENTITY, items_identity),
+    (rule::ITEMS_UNIQUE, items_unique),
+    (rule::CURSOR_INVALID, cursor_invalid),
+    (rule::CURSOR_STABLE, cursor_stable),
+    (rule::LISTING_STABLE, listing_stable),
+    (rule::TOOLS_ORDER, tools_order),
+    (rule::CACHE_TTL, cache_ttl),
+    (rule::CACHE_SCOPE, cache_scope),
+    (rule::CACHE_SCOPE_CONSISTENT, cache_scope_consistent),
+    (rule::RESULT_TYPE, result_type),
+    (rule::RESULT_TYPE_PRESENT, result_type_present),
+    (rule::LIST_CHANGED_CAPABILITY, list_changed_capability),
+    (rule::SUBSCRIPTION_ACK, subscription_ack),
+];
 
 /// Every rule for one kind, in catalogue order.
 pub fn evaluate(o: &KindObservations) -> Vec<RuleResult> {
@@ -18,26 +45,7 @@ pub fn evaluate(o: &KindObservations) -> Vec<RuleResult> {
             format!("the server does not advertise {}", k.capability()),
         )];
     }
-    vec![
-        listing_complete(o),
-        cursor_ends(o),
-        cursor_type(o),
-        cursor_blank(o),
-        cursor_cycle(o),
-        items_identity(o),
-        items_unique(o),
-        cursor_invalid(o),
-        cursor_stable(o),
-        listing_stable(o),
-        tools_order(o),
-        cache_ttl(o),
-        cache_scope(o),
-        cache_scope_consistent(o),
-        result_type(o),
-        result_type_present(o),
-        list_changed_capability(o),
-        subscription_ack(o),
-    ]
+    CHECKS.iter().map(|(rl, check)| check(o, *rl)).collect()
 }
 
 /// Both listings, numbered 1 and 2.
@@ -65,12 +73,12 @@ fn ok_pages(o: &KindObservations) -> Vec<(u32, &PageObservation, &super::record:
         .collect()
 }
 
-fn listing_complete(o: &KindObservations) -> RuleResult {
+fn listing_complete(o: &KindObservations, rl: Rule) -> RuleResult {
     let r = &o.first.report;
     let k = o.kind;
     if r.outcome.is_complete() {
         return RuleResult::pass(
-            rule::LISTING_COMPLETE,
+            rl,
             k,
             format!(
                 "{} items in {} page{}",
@@ -87,21 +95,15 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
         .map(|d| format!(": {d}"))
         .unwrap_or_default();
     let last = r.pages.last();
-    RuleResult::fail(
-        rule::LISTING_COMPLETE,
-        k,
-        format!("{} {why}{detail}", r.outcome.label()),
-    )
-    .evidence(
+    RuleResult::fail(rl, k, format!("{} {why}{detail}", r.outcome.label())).evidence(
         last.map(|p| Evidence::page(1, p.index).with_cursor(p.sent_cursor.clone()))
             .unwrap_or_default(),
     )
 }
 
-fn cursor_ends(o: &KindObservations) -> RuleResult {
+fn cursor_ends(o: &KindObservations, rl: Rule) -> RuleResult {
     let r = &o.first.report;
     let k = o.kind;
-    let rl = rule::CURSOR_ENDS;
     match r.outcome {
         Outcome::Aborted(Guard::PageCap | Guard::ItemCap) => {
             let last = o.first.pages.last();
@@ -129,9 +131,8 @@ fn cursor_ends(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn cursor_type(o: &KindObservations) -> RuleResult {
+fn cursor_type(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_TYPE;
     let pages = ok_pages(o);
     for (n, p, c) in &pages {
         let bad = match &c.next {
@@ -153,9 +154,8 @@ fn cursor_type(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, k, "every nextCursor was a string or absent")
 }
 
-fn cursor_blank(o: &KindObservations) -> RuleResult {
+fn cursor_blank(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_BLANK;
     for (n, l) in listings(o) {
         let pages = &l.pages;
         let Some(i) = pages.iter().position(|p| {
@@ -226,9 +226,8 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, k, "no page answered nextCursor \"\"")
 }
 
-fn cursor_cycle(o: &KindObservations) -> RuleResult {
+fn cursor_cycle(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_CYCLE;
     for (n, l) in listings(o) {
         if let Outcome::Aborted(g @ (Guard::CursorCycle | Guard::NoProgress)) = l.report.outcome {
             let last = l.pages.last();
@@ -249,9 +248,8 @@ fn cursor_cycle(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn items_identity(o: &KindObservations) -> RuleResult {
+fn items_identity(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::ITEMS_IDENTITY;
     let mut missing = 0u64;
     let mut first_page = None;
     for (n, p, c) in ok_pages(o) {
@@ -275,10 +273,9 @@ fn items_identity(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn items_unique(o: &KindObservations) -> RuleResult {
+fn items_unique(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
     let r = &o.first.report;
-    let rl = rule::ITEMS_UNIQUE;
     // Only tool names have a SHOULD; for the others the caching section
     // says duplicates can happen, so a duplicate is advice.
     let level = if k == Kind::Tools {
@@ -320,9 +317,8 @@ fn items_unique(o: &KindObservations) -> RuleResult {
         .spec(spec)
 }
 
-fn cursor_invalid(o: &KindObservations) -> RuleResult {
+fn cursor_invalid(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_INVALID;
     let ev = Evidence::default().with_cursor(Some(mcp_listing::cursor::short_hash(
         super::run::GARBAGE_CURSOR,
     )));
@@ -355,9 +351,8 @@ fn cursor_invalid(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn cursor_stable(o: &KindObservations) -> RuleResult {
+fn cursor_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_STABLE;
     let Some(rep) = &o.repeat else {
         return RuleResult::na(rl, k, "no continuation cursor to ask twice");
     };
@@ -409,9 +404,8 @@ fn comparable(o: &KindObservations) -> Result<(&Listed, &Listed), &'static str> 
     Ok((&o.first, second))
 }
 
-fn listing_stable(o: &KindObservations) -> RuleResult {
+fn listing_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::LISTING_STABLE;
     let level = if o.advertised_list_changed == Some(true) {
         Requirement::Should
     } else {
@@ -450,9 +444,8 @@ fn listing_stable(o: &KindObservations) -> RuleResult {
     .with_items(gone.into_iter().chain(came)))
 }
 
-fn tools_order(o: &KindObservations) -> RuleResult {
+fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::TOOLS_ORDER;
     if k != Kind::Tools {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
@@ -487,14 +480,14 @@ fn tools_order(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn modern_only(o: &KindObservations, rl: rule::Rule) -> Option<RuleResult> {
+fn modern_only(o: &KindObservations, rl: Rule) -> Option<RuleResult> {
     (!o.modern).then(|| RuleResult::na(rl, o.kind, "2026-07-28 only"))
 }
 
-fn cache_ttl(o: &KindObservations) -> RuleResult {
+fn cache_ttl(o: &KindObservations, rl: Rule) -> RuleResult {
     every_page_carries(
         o,
-        rule::CACHE_TTL,
+        rl,
         |c| match &c.ttl_ms {
             Some(Field::Valid(_)) => None,
             Some(Field::Invalid(v)) => Some(format!("ttlMs is {v}, not an integer >= 0")),
@@ -505,10 +498,10 @@ fn cache_ttl(o: &KindObservations) -> RuleResult {
     )
 }
 
-fn cache_scope(o: &KindObservations) -> RuleResult {
+fn cache_scope(o: &KindObservations, rl: Rule) -> RuleResult {
     every_page_carries(
         o,
-        rule::CACHE_SCOPE,
+        rl,
         |c| match &c.cache_scope {
             Some(Field::Valid(s)) if s == "public" || s == "private" => None,
             Some(Field::Valid(s)) => {
@@ -526,7 +519,7 @@ fn cache_scope(o: &KindObservations) -> RuleResult {
 /// a page lacks, the first such page fails the rule with `consequence`.
 fn every_page_carries(
     o: &KindObservations,
-    rl: rule::Rule,
+    rl: Rule,
     bad: impl Fn(&super::record::PageContent) -> Option<String>,
     consequence: &str,
     pass: &str,
@@ -543,8 +536,7 @@ fn every_page_carries(
     RuleResult::pass(rl, o.kind, pass)
 }
 
-fn cache_scope_consistent(o: &KindObservations) -> RuleResult {
-    let rl = rule::CACHE_SCOPE_CONSISTENT;
+fn cache_scope_consistent(o: &KindObservations, rl: Rule) -> RuleResult {
     if let Some(na) = modern_only(o, rl) {
         return na;
     }
@@ -572,8 +564,7 @@ fn cache_scope_consistent(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "one cacheScope per listing")
 }
 
-fn result_type(o: &KindObservations) -> RuleResult {
-    let rl = rule::RESULT_TYPE;
+fn result_type(o: &KindObservations, rl: Rule) -> RuleResult {
     for (n, p, c) in ok_pages(o) {
         let bad = match &c.result_type {
             Some(Field::Valid(s)) if s != "complete" => Some(format!("resultType {s:?}")),
@@ -592,8 +583,7 @@ fn result_type(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "resultType absent or \"complete\"")
 }
 
-fn result_type_present(o: &KindObservations) -> RuleResult {
-    let rl = rule::RESULT_TYPE_PRESENT;
+fn result_type_present(o: &KindObservations, rl: Rule) -> RuleResult {
     if let Some(na) = modern_only(o, rl) {
         return na;
     }
@@ -610,9 +600,8 @@ fn result_type_present(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "every page carried resultType")
 }
 
-fn list_changed_capability(o: &KindObservations) -> RuleResult {
+fn list_changed_capability(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::LIST_CHANGED_CAPABILITY;
     let heard: u32 = listings(o).iter().map(|(_, l)| l.list_changed()).sum();
     let first_page = listings(o).into_iter().find_map(|(n, l)| {
         l.pages
@@ -645,9 +634,8 @@ fn list_changed_capability(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn subscription_ack(o: &KindObservations) -> RuleResult {
+fn subscription_ack(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::SUBSCRIPTION_ACK;
     match &o.subscription {
         None => RuleResult::na(rl, k, "no subscriptions/listen stream opened (2026-07-28 with listChanged only)"),
         Some(SubscriptionObservation::Acknowledged { honoured: true }) => {
