@@ -10,7 +10,8 @@ use mcp_tap::{
     Direction, MergeClients, MergeCount, MergeFallback, MergeOutcome, TapEvent, TapSettings,
 };
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
+use mcp_testkit::http::RawResponse;
+use mcp_testkit::tap::{RawConn, RunningTap};
 use mcp_testkit::Proc;
 use serde_json::Value;
 
@@ -61,7 +62,7 @@ impl Session {
         session
     }
 
-    fn post(&mut self, body: &[u8]) -> RawAnswer {
+    fn post(&mut self, body: &[u8]) -> RawResponse {
         let headers = [
             ACCEPT,
             JSON,
@@ -72,7 +73,7 @@ impl Session {
     }
 
     /// `tools/list` with `params`; the answer and its JSON-RPC message.
-    fn list(&mut self, params: &str) -> (RawAnswer, Value) {
+    fn list(&mut self, params: &str) -> (RawResponse, Value) {
         let id = self.next;
         self.next += 1;
         let body =
@@ -85,7 +86,7 @@ impl Session {
 }
 
 /// The JSON-RPC message of a JSON or SSE answer (the last event's data).
-fn message_of(answer: &RawAnswer) -> Value {
+fn message_of(answer: &RawResponse) -> Value {
     let text = answer.text();
     let json = if answer.header("content-type") == Some("text/event-stream") {
         text.lines()
