@@ -7,8 +7,8 @@
 //! the tap, driven by the same requests.
 
 use mcp_tap::{CopyEnd, Direction, NotObserved, RequestMethod, TapEvent, TapSettings};
-use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::http::RawResponse;
+use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::tap::{RawConn, RunningTap};
 use mcp_testkit::Proc;
 use std::net::SocketAddr;
@@ -68,8 +68,8 @@ fn both(
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
 ) -> RawResponse {
-    let direct = conns.0.exchange(method, path, headers, body);
-    let tapped = conns.1.exchange(method, path, headers, body);
+    let direct = conns.0.send(method, path, headers, body).answer();
+    let tapped = conns.1.send(method, path, headers, body).answer();
     assert_same(&direct, &tapped, &format!("{method} {path}"));
     tapped
 }

@@ -9,8 +9,8 @@
 use mcp_tap::{
     Direction, MergeClients, MergeCount, MergeFallback, MergeOutcome, TapEvent, TapSettings,
 };
-use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::http::RawResponse;
+use mcp_testkit::simulator::simulate_args;
 use mcp_testkit::tap::{RawConn, RunningTap};
 use mcp_testkit::Proc;
 use serde_json::Value;
@@ -50,7 +50,9 @@ impl Session {
         let init = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
         );
-        let answer = conn.exchange("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()));
+        let answer = conn
+            .send("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()))
+            .answer();
         assert_eq!(answer.status, 200, "{}", answer.text());
         let id = answer
             .header("mcp-session-id")
@@ -69,7 +71,9 @@ impl Session {
             ("Mcp-Session-Id", &self.id),
             ("Mcp-Protocol-Version", "2025-11-25"),
         ];
-        self.conn.exchange("POST", "/mcp", &headers, Some(body))
+        self.conn
+            .send("POST", "/mcp", &headers, Some(body))
+            .answer()
     }
 
     /// `tools/list` with `params`; the answer and its JSON-RPC message.
@@ -242,8 +246,9 @@ fn pages_whose_cache_scopes_differ_are_not_merged() {
         ("Mcp-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
-    let answer =
-        RawConn::connect(tap.addr).exchange("POST", "/mcp", &headers, Some(body.as_bytes()));
+    let answer = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &headers, Some(body.as_bytes()))
+        .answer();
     let page1 = message_of(&answer);
     assert_eq!(names(&page1).len(), 8, "{}", answer.text());
     assert_eq!(page1["result"]["cacheScope"], "public");

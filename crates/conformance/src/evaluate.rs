@@ -278,11 +278,7 @@ fn items_unique(o: &KindObservations, rl: Rule) -> RuleResult {
     let r = &o.first.report;
     // Only tool names have a SHOULD; for the others the caching section
     // says duplicates can happen, so a duplicate is advice.
-    let level = if k == Kind::Tools {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
+    let level = should_if(k == Kind::Tools);
     let spec = if k == Kind::Tools {
         rl.spec
     } else {
@@ -389,31 +385,42 @@ fn cursor_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     }
 }
 
-/// Set and order comparison is only fair when both listings completed and
-/// no list_changed arrived.
-fn comparable(o: &KindObservations) -> Result<(&Listed, &Listed), &'static str> {
+/// SHOULD where the rule applies in full, advice otherwise.
+fn should_if(in_full: bool) -> Requirement {
+    if in_full {
+        Requirement::Should
+    } else {
+        Requirement::Advice
+    }
+}
+
+/// Both listings, when set and order comparison is fair: both completed
+/// and no list_changed arrived. Otherwise rule `rl`'s not-applicable
+/// verdict at `level`, saying why.
+fn comparable(
+    o: &KindObservations,
+    rl: Rule,
+    level: Requirement,
+) -> Result<(&Listed, &Listed), RuleResult> {
+    let na = |why: &str| Err(RuleResult::na(rl, o.kind, why).level(level));
     let Some(second) = &o.second else {
-        return Err("no second listing");
+        return na("no second listing");
     };
     if !o.first.report.outcome.is_complete() || !second.report.outcome.is_complete() {
-        return Err("a listing did not complete");
+        return na("a listing did not complete");
     }
     if o.first.list_changed() + second.list_changed() > 0 {
-        return Err("a list_changed notification arrived");
+        return na("a list_changed notification arrived");
     }
     Ok((&o.first, second))
 }
 
 fn listing_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let level = if o.advertised_list_changed == Some(true) {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
-    let (a, b) = match comparable(o) {
+    let level = should_if(o.advertised_list_changed == Some(true));
+    let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(why) => return RuleResult::na(rl, k, why).level(level),
+        Err(na) => return na,
     };
     let sa: BTreeSet<&String> = a.report.names.iter().collect();
     let sb: BTreeSet<&String> = b.report.names.iter().collect();
@@ -449,14 +456,10 @@ fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
     if k != Kind::Tools {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
-    let level = if o.modern {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
-    let (a, b) = match comparable(o) {
+    let level = should_if(o.modern);
+    let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(why) => return RuleResult::na(rl, k, why).level(level),
+        Err(na) => return na,
     };
     if a.report.names != b.report.names {
         return RuleResult::na(rl, k, "the set changed (see listing-stable)").level(level);

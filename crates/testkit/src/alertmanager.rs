@@ -14,13 +14,6 @@ use std::time::{Duration, Instant};
 
 const INSTALL: &str = "on Debian `apt-get install prometheus-alertmanager`";
 
-const FLAVOUR: Flavour = Flavour {
-    name: "alertmanager",
-    storage_flag: "--storage.path",
-    // No gossip: a single instance needs no cluster port.
-    extra: &["--cluster.listen-address="],
-};
-
 /// `$ALERTMANAGER`, then `prometheus-alertmanager` or `alertmanager` in
 /// `/usr/bin` or on `$PATH`.
 pub fn alertmanager_binary() -> Result<PathBuf, String> {
@@ -153,7 +146,7 @@ impl Alertmanager {
     /// `/-/ready` answers 200. Panics with its log when it cannot start.
     pub fn start(config: &str) -> Alertmanager {
         let binary = alertmanager_binary().unwrap_or_else(|e| panic!("{e}"));
-        let daemon = Daemon::start(&FLAVOUR, &binary, config);
+        let daemon = Daemon::start(Flavour::Alertmanager, &binary, config);
         Alertmanager { daemon }
     }
 

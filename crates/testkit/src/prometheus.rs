@@ -13,12 +13,6 @@ pub const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,
 
 const INSTALL: &str = "on Debian `apt-get install prometheus` (ships prometheus and promtool)";
 
-const FLAVOUR: Flavour = Flavour {
-    name: "prometheus",
-    storage_flag: "--storage.tsdb.path",
-    extra: &["--enable-feature=exemplar-storage"],
-};
-
 /// `$PROMETHEUS`, `/usr/bin/prometheus`, then `prometheus` on `$PATH`.
 pub fn prometheus_binary() -> Result<PathBuf, String> {
     system_binary("PROMETHEUS", &["prometheus"], INSTALL)
@@ -135,7 +129,7 @@ impl Prometheus {
     /// Panics with the server's log when it cannot start.
     pub fn start(setup: &PrometheusSetup) -> Prometheus {
         let binary = prometheus_binary().unwrap_or_else(|e| panic!("{e}"));
-        let daemon = Daemon::start(&FLAVOUR, &binary, &setup.config_yaml());
+        let daemon = Daemon::start(Flavour::Prometheus, &binary, &setup.config_yaml());
         Prometheus { daemon }
     }
 

@@ -210,14 +210,15 @@ impl RawConn {
         self.writer.write_all(bytes).expect("write to the peer");
     }
 
-    /// A request with a body of known length (`None`: no body).
+    /// A request with a body of known length (`None`: no body); its
+    /// answer is read with [`RawConn::answer`] and kin.
     pub fn send(
         &mut self,
         method: &str,
         path: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
-    ) {
+    ) -> &mut Self {
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host);
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -230,18 +231,7 @@ impl RawConn {
         if let Some(body) = body {
             self.send_raw(body);
         }
-    }
-
-    /// A request and its whole answer.
-    pub fn exchange(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-    ) -> RawResponse {
-        self.send(method, path, headers, body);
-        self.answer()
+        self
     }
 
     /// The next answer, read to its end.

@@ -50,16 +50,33 @@ pub struct Daemon {
     log_name: String,
 }
 
-/// What tells one daemon of the Prometheus family from another: all take
-/// their YAML config, data folder, listen address and log level as flags
-/// of the same form.
-pub struct Flavour {
-    /// Its name: the log's and the config file's (`NAME.yml`).
-    pub name: &'static str,
-    /// The flag naming its data folder.
-    pub storage_flag: &'static str,
-    /// Flags of its own.
-    pub extra: &'static [&'static str],
+/// The daemons of the Prometheus family the tests run: all take their
+/// YAML config, data folder, listen address and log level as flags of the
+/// same form.
+#[derive(Debug, Clone, Copy)]
+pub enum Flavour {
+    Prometheus,
+    Alertmanager,
+}
+
+impl Flavour {
+    /// Its name (the log's and the config file's, `NAME.yml`), the flag
+    /// naming its data folder, and flags of its own.
+    fn parts(self) -> (&'static str, &'static str, &'static [&'static str]) {
+        match self {
+            Flavour::Prometheus => (
+                "prometheus",
+                "--storage.tsdb.path",
+                &["--enable-feature=exemplar-storage"],
+            ),
+            // No gossip: a single instance needs no cluster port.
+            Flavour::Alertmanager => (
+                "alertmanager",
+                "--storage.path",
+                &["--cluster.listen-address="],
+            ),
+        }
+    }
 }
 
 impl Daemon {
@@ -68,8 +85,8 @@ impl Daemon {
     /// `GET /-/ready` answers 200. The port is picked free before the
     /// daemon binds it, so another process can take it first: then the
     /// daemon fails and it is tried again on a new port, three times.
-    pub fn start(flavour: &Flavour, binary: &Path, config: &str) -> Daemon {
-        let what = flavour.name;
+    pub fn start(flavour: Flavour, binary: &Path, config: &str) -> Daemon {
+        let (what, storage_flag, extra) = flavour.parts();
         let log_name = format!("{what}.log");
         let config_name = format!("{what}.yml");
         let mut last_log = String::new();
@@ -82,12 +99,11 @@ impl Daemon {
             let child = Command::new(binary)
                 .arg(format!("--config.file={}", config_path.display()))
                 .arg(format!(
-                    "{}={}",
-                    flavour.storage_flag,
+                    "{storage_flag}={}",
                     dir.path().join("data").display()
                 ))
                 .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-                .args(flavour.extra)
+                .args(extra)
                 .arg("--log.level=warn")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
