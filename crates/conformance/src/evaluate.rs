@@ -401,8 +401,8 @@ fn comparable(
     o: &KindObservations,
     rl: Rule,
     level: Requirement,
-) -> Result<(&Listed, &Listed), RuleResult> {
-    let na = |why: &str| Err(RuleResult::na(rl, o.kind, why).level(level));
+) -> Result<(&Listed, &Listed), Box<RuleResult>> {
+    let na = |why: &str| Err(Box::new(RuleResult::na(rl, o.kind, why).level(level)));
     let Some(second) = &o.second else {
         return na("no second listing");
     };
@@ -420,7 +420,7 @@ fn listing_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let level = should_if(o.advertised_list_changed == Some(true));
     let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(na) => return na,
+        Err(na) => return *na,
     };
     let sa: BTreeSet<&String> = a.report.names.iter().collect();
     let sb: BTreeSet<&String> = b.report.names.iter().collect();
@@ -459,7 +459,7 @@ fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
     let level = should_if(o.modern);
     let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(na) => return na,
+        Err(na) => return *na,
     };
     if a.report.names != b.report.names {
         return RuleResult::na(rl, k, "the set changed (see listing-stable)").level(level);
