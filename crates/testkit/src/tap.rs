@@ -277,9 +277,7 @@ impl RawConn {
             if line.is_empty() {
                 return (status, headers);
             }
-            if let Some((k, v)) = line.split_once(':') {
-                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-            }
+            headers.extend(crate::http::header_line(&line));
         }
     }
 
@@ -484,9 +482,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
         if line.is_empty() {
             break;
         }
-        if let Some((k, v)) = line.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
+        headers.extend(crate::http::header_line(line));
     }
     let mut seen = Seen {
         request_line,
