@@ -141,6 +141,20 @@ fn expect_value(text: &str, series: &str, want: f64) {
     }
 }
 
+/// Each `(series, value)` as [`expect_value`] checks one.
+fn expect_values(text: &str, want: &[(&str, f64)]) {
+    for (series, v) in want {
+        expect_value(text, series, *v);
+    }
+}
+
+/// Each `(family, value)` of one (target, kind).
+fn expect_kind_values(text: &str, target: &str, kind: &str, want: &[(&str, f64)]) {
+    for (name, v) in want {
+        expect_value(text, &tk(name, target, kind), *v);
+    }
+}
+
 fn tk(name: &str, target: &str, kind: &str) -> String {
     format!("{name}{{target=\"{target}\",kind=\"{kind}\"}}")
 }
@@ -159,13 +173,16 @@ fn complete_multi_page_listing() {
         listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
         Some(1.0)
     );
-    expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 3.0);
-    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
-    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 5.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
-        0.0,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_list_requests_total", 3.0),
+            ("mcp_listing_items", 5.0),
+            ("mcp_listing_raw_items", 5.0),
+            ("mcp_listing_duplicate_items", 0.0),
+        ],
     );
     // Created only when a kind is not advertised.
     assert_eq!(
@@ -183,32 +200,42 @@ fn complete_multi_page_listing() {
         1.0,
     );
     // Last-value gauges: one listing of 3 pages in 95 ms, a poll of 150 ms.
-    expect_value(&t, &tk("mcp_listing_pages", "alpha", "tools"), 3.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duration_seconds", "alpha", "tools"),
-        0.095,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_listing_pages", 3.0),
+            ("mcp_listing_duration_seconds", 0.095),
+        ],
     );
-    expect_value(&t, "mcp_time_to_ready_seconds{target=\"alpha\"}", 0.12);
-    expect_value(&t, "mcp_poll_duration_seconds{target=\"alpha\"}", 0.15);
-    expect_value(&t, "mcp_polls_total{target=\"alpha\"}", 1.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_time_to_ready_seconds{target=\"alpha\"}", 0.12),
+            ("mcp_poll_duration_seconds{target=\"alpha\"}", 0.15),
+            ("mcp_polls_total{target=\"alpha\"}", 1.0),
+        ],
+    );
     // Fleet-wide page histograms (no target label): items 2, 2, 1.
-    expect_value(&t, "mcp_listing_page_items_count{kind=\"tools\"}", 3.0);
-    expect_value(&t, "mcp_listing_page_items_sum{kind=\"tools\"}", 5.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_page_items_bucket{le=\"1.0\",kind=\"tools\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
-        3.0,
-    );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_bucket{le=\"0.025\",kind=\"tools\"}",
-        1.0,
+        &[
+            ("mcp_listing_page_items_count{kind=\"tools\"}", 3.0),
+            ("mcp_listing_page_items_sum{kind=\"tools\"}", 5.0),
+            (
+                "mcp_listing_page_items_bucket{le=\"1.0\",kind=\"tools\"}",
+                1.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
+                3.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_bucket{le=\"0.025\",kind=\"tools\"}",
+                1.0,
+            ),
+        ],
     );
     // No per-target histogram without `metrics: {detail: true}`.
     assert!(!t.contains("_bucket{le=\"1.0\",target="), "{t}");
@@ -273,11 +300,15 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
     m.observe(&poll("alpha", vec![cycle], None), &BTreeMap::new());
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"alpha\"}", 0.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
-        1.0,
+        &[
+            ("mcp_up{target=\"alpha\"}", 0.0),
+            (
+                "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
+                1.0,
+            ),
+        ],
     );
     assert_eq!(
         listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
@@ -292,12 +323,15 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
     assert!(!t.contains("guard=\"page_cap\""), "{t}");
     expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 7.0);
     // Items stay at the last complete listing; raw/duplicates show the cycle.
-    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
-    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 8.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
-        6.0,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_listing_items", 5.0),
+            ("mcp_listing_raw_items", 8.0),
+            ("mcp_listing_duplicate_items", 6.0),
+        ],
     );
     // Pages and listing duration: complete listings only (the 3 pages of
     // the first poll stay).
@@ -333,28 +367,16 @@ fn error_with_invalid_cursor_restart() {
     );
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"beta\"}", 0.0);
-    expect_value(
+    expect_values(&t, &[("mcp_up{target=\"beta\"}", 0.0), ("mcp_listing_errors_total{target=\"beta\",kind=\"prompts\",error=\"invalid_cursor\"}", 1.0), ("mcp_listing_errors_total{target=\"beta\",kind=\"tools\",error=\"timeout\"}", 1.0), ("mcp_listing_restarts_total{target=\"beta\",kind=\"prompts\",reason=\"invalid_cursor\"}", 1.0), ]);
+    expect_kind_values(
         &t,
-        "mcp_listing_errors_total{target=\"beta\",kind=\"prompts\",error=\"invalid_cursor\"}",
-        1.0,
+        "beta",
+        "prompts",
+        &[
+            ("mcp_list_invalid_cursor_total", 2.0),
+            ("mcp_list_requests_total", 4.0),
+        ],
     );
-    expect_value(
-        &t,
-        "mcp_listing_errors_total{target=\"beta\",kind=\"tools\",error=\"timeout\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_listing_restarts_total{target=\"beta\",kind=\"prompts\",reason=\"invalid_cursor\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_list_invalid_cursor_total", "beta", "prompts"),
-        2.0,
-    );
-    expect_value(&t, &tk("mcp_list_requests_total", "beta", "prompts"), 4.0);
     // Failed listings set no item gauge and no success timestamp.
     assert_eq!(value(&t, &tk("mcp_listing_items", "beta", "prompts")), None);
     assert_eq!(
@@ -370,17 +392,20 @@ fn error_with_invalid_cursor_restart() {
         1.0,
     );
     // -32602 answers are round trips; the timeout is not.
-    expect_value(
+    expect_values(
         &t,
-        "mcp_page_request_duration_seconds_count{kind=\"prompts\"}",
-        4.0,
+        &[
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"prompts\"}",
+                4.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
+                0.0,
+            ),
+            ("mcp_listing_page_items_count{kind=\"prompts\"}", 2.0),
+        ],
     );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
-        0.0,
-    );
-    expect_value(&t, "mcp_listing_page_items_count{kind=\"prompts\"}", 2.0);
 }
 
 #[test]
@@ -437,20 +462,15 @@ fn silent_shrink_diff_counts_churn() {
     m.observe(&polled, &BTreeMap::new());
     let t = text(&registry);
 
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_silent_shrinks_total", "delta", "tools"),
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_items_added_total", "delta", "tools"),
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_items_removed_total", "delta", "tools"),
-        2.0,
+        "delta",
+        "tools",
+        &[
+            ("mcp_listing_silent_shrinks_total", 1.0),
+            ("mcp_listing_items_added_total", 1.0),
+            ("mcp_listing_items_removed_total", 2.0),
+        ],
     );
     expect_value(
         &t,
@@ -486,8 +506,13 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     m.register_target("eps", &[Kind::Tools, Kind::Resources], false);
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"eps\"}", 0.0);
-    expect_value(&t, "mcp_polls_total{target=\"eps\"}", 0.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_up{target=\"eps\"}", 0.0),
+            ("mcp_polls_total{target=\"eps\"}", 0.0),
+        ],
+    );
     for kind in ["tools", "resources"] {
         for name in [
             "mcp_list_requests_total",
@@ -702,15 +727,14 @@ fn watch_notifications_and_blank_cursor_are_counted() {
     m.observe(&poll("lambda", vec![blank], None), &BTreeMap::new());
     m.watch_notification("lambda", Kind::Tools);
     let t = text(&registry);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_list_changed_notifications_total", "lambda", "tools"),
-        3.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_blank_cursor_total", "lambda", "tools"),
-        1.0,
+        "lambda",
+        "tools",
+        &[
+            ("mcp_list_changed_notifications_total", 3.0),
+            ("mcp_listing_blank_cursor_total", 1.0),
+        ],
     );
 }
 
@@ -751,11 +775,15 @@ fn session_failure_leaves_gauges_and_counts_errors() {
     failed.report.server = None;
     m.observe(&failed, &BTreeMap::new());
     let t = text(&registry);
-    expect_value(&t, "mcp_up{target=\"nu\"}", 0.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_errors_total{target=\"nu\",kind=\"tools\",error=\"unauthorized\"}",
-        1.0,
+        &[
+            ("mcp_up{target=\"nu\"}", 0.0),
+            (
+                "mcp_listing_errors_total{target=\"nu\",kind=\"tools\",error=\"unauthorized\"}",
+                1.0,
+            ),
+        ],
     );
     expect_value(&t, &tk("mcp_listing_items", "nu", "tools"), 5.0);
     assert!(t.contains("mcp_server_info{target=\"nu\""), "{t}");
@@ -793,24 +821,27 @@ fn exporter_families() {
     e.set_spans_dropped_total(7);
     e.set_spans_dropped_total(5);
     let t = text(&registry);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_exporter_build_info{version=\"0.1.0\",revision=\"abc123\"}",
-        1.0,
+        &[
+            (
+                "mcp_exporter_build_info{version=\"0.1.0\",revision=\"abc123\"}",
+                1.0,
+            ),
+            ("mcp_exporter_config_last_reload_successful", 0.0),
+            (
+                "mcp_exporter_config_last_reload_success_timestamp_seconds",
+                1_700_000_000.5,
+            ),
+            ("mcp_exporter_targets", 3.0),
+            ("mcp_exporter_polls_in_flight", 1.0),
+            ("mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0),
+            ("mcp_exporter_skipped_polls_total{target=\"b\"}", 3.0),
+            ("mcp_exporter_baseline_write_failures_total", 1.0),
+            ("mcp_exporter_spans_dropped_total", 7.0),
+            ("mcp_exporter_stdio_orphans_killed_total", 3.0),
+        ],
     );
-    expect_value(&t, "mcp_exporter_config_last_reload_successful", 0.0);
-    expect_value(
-        &t,
-        "mcp_exporter_config_last_reload_success_timestamp_seconds",
-        1_700_000_000.5,
-    );
-    expect_value(&t, "mcp_exporter_targets", 3.0);
-    expect_value(&t, "mcp_exporter_polls_in_flight", 1.0);
-    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
-    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 3.0);
-    expect_value(&t, "mcp_exporter_baseline_write_failures_total", 1.0);
-    expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
-    expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 3.0);
     drop(first);
     expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 0.0);
     e.forget_target("a");
@@ -851,30 +882,36 @@ fn web_families_count_probes_reloads_and_connections() {
     }
     .emit(&w);
     let t = text(&registry);
-    expect_value(&t, "mcp_exporter_probes_running", 1.0);
-    expect_value(&t, "mcp_exporter_probes_queued", 1.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_exporter_tls_reloads_total{result=\"success\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_exporter_tls_reloads_total{result=\"failure\"}",
-        1.0,
+        &[
+            ("mcp_exporter_probes_running", 1.0),
+            ("mcp_exporter_probes_queued", 1.0),
+            (
+                "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
+                1.0,
+            ),
+            ("mcp_exporter_tls_reloads_total{result=\"success\"}", 1.0),
+            ("mcp_exporter_tls_reloads_total{result=\"failure\"}", 1.0),
+        ],
     );
     // Every failure counts, though a run of them is logged once.
-    expect_value(&t, "mcp_exporter_accept_failures_total", 3.0);
-    expect_value(&t, "mcp_exporter_connections_refused_total", 1.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_exporter_accept_failures_total", 3.0),
+            ("mcp_exporter_connections_refused_total", 1.0),
+        ],
+    );
     drop((running, queued));
     let t = text(&registry);
-    expect_value(&t, "mcp_exporter_probes_running", 0.0);
-    expect_value(&t, "mcp_exporter_probes_queued", 0.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_exporter_probes_running", 0.0),
+            ("mcp_exporter_probes_queued", 0.0),
+        ],
+    );
 }
 
 #[test]
