@@ -51,33 +51,53 @@ fn cursor() -> CursorState {
     CursorState::Present("abcd".into())
 }
 
+/// A walk of `pages` that found `unique` items: its pages, raw and
+/// duplicate counts follow from them.
+fn walk(kind: Kind, outcome: Outcome, pages: Vec<PageRecord>, unique: u64) -> ListingReport {
+    let raw: u64 = pages.iter().map(|p| u64::from(p.items)).sum();
+    ListingReport {
+        final_pages: u32::try_from(pages.len()).unwrap(),
+        raw_items: raw,
+        unique_items: unique,
+        duplicate_items: raw - unique,
+        pages,
+        ..ListingReport::empty(kind, outcome)
+    }
+}
+
 /// Three pages of 2 + 2 + 1 tools, 5 unique.
 fn complete_tools() -> ListingReport {
+    let pages = vec![
+        page(0, 2, cursor(), 20),
+        page(1, 2, cursor(), 30),
+        page(2, 1, CursorState::Absent, 40),
+    ];
     ListingReport {
-        final_pages: 3,
-        raw_items: 5,
-        unique_items: 5,
-        pages: vec![
-            page(0, 2, cursor(), 20),
-            page(1, 2, cursor(), 30),
-            page(2, 1, CursorState::Absent, 40),
-        ],
         names: vec!["a".into(), "b".into(), "c".into(), "d".into(), "e".into()],
         duration: Duration::from_millis(95),
-        ..ListingReport::empty(Kind::Tools, Outcome::Complete)
+        ..walk(Kind::Tools, Outcome::Complete, pages, 5)
     }
 }
 
 /// One page of 2 prompts.
 fn complete_prompts() -> ListingReport {
+    let pages = vec![page(0, 2, CursorState::Absent, 10)];
     ListingReport {
-        final_pages: 1,
-        raw_items: 2,
-        unique_items: 2,
-        pages: vec![page(0, 2, CursorState::Absent, 10)],
         duration: Duration::from_millis(10),
-        ..ListingReport::empty(Kind::Prompts, Outcome::Complete)
+        ..walk(Kind::Prompts, Outcome::Complete, pages, 2)
     }
+}
+
+/// `polled` lacks the tools `names` of the target `reference`.
+fn lacks_tools(polled: &mut PolledTarget, reference: &str, names: &[&str]) {
+    let names = names.iter().map(|&n| n.into()).collect();
+    let by_reference = BTreeMap::from([(reference.to_string(), names)]);
+    polled.reference_missing.insert(Kind::Tools, by_reference);
+}
+
+/// An untraced poll of `target` that listed [`complete_tools`].
+fn tools_poll(target: &str) -> PolledTarget {
+    poll(target, vec![complete_tools()], None)
 }
 
 fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> PolledTarget {
@@ -162,7 +182,7 @@ fn tk(name: &str, target: &str, kind: &str) -> String {
 #[test]
 fn complete_multi_page_listing() {
     let (registry, m) = setup();
-    let mut polled = poll("alpha", vec![complete_tools()], None);
+    let mut polled = tools_poll("alpha");
     polled.report.time_to_ready = Some(Duration::from_millis(120));
     let expect = BTreeMap::from([(Kind::Tools, 4)]);
     m.observe(&polled, &expect);
@@ -280,23 +300,9 @@ fn complete_multi_page_listing() {
 #[test]
 fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("alpha", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
-    let cycle = ListingReport {
-        final_pages: 4,
-        raw_items: 8,
-        unique_items: 2,
-        duplicate_items: 6,
-        pages: vec![
-            page(0, 2, cursor(), 5),
-            page(1, 2, cursor(), 5),
-            page(2, 2, cursor(), 5),
-            page(3, 2, cursor(), 5),
-        ],
-        ..ListingReport::empty(Kind::Tools, Outcome::Aborted(Guard::CursorCycle))
-    };
+    m.observe(&tools_poll("alpha"), &BTreeMap::new());
+    let pages = (0..4).map(|i| page(i, 2, cursor(), 5)).collect();
+    let cycle = walk(Kind::Tools, Outcome::Aborted(Guard::CursorCycle), pages, 2);
     m.observe(&poll("alpha", vec![cycle], None), &BTreeMap::new());
     let t = text(&registry);
 
@@ -443,7 +449,7 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
 #[test]
 fn silent_shrink_diff_counts_churn() {
     let (registry, m) = setup();
-    let mut polled = poll("delta", vec![complete_tools()], None);
+    let mut polled = tools_poll("delta");
     polled.diffs.insert(
         Kind::Tools,
         KindDiff {
@@ -455,10 +461,7 @@ fn silent_shrink_diff_counts_churn() {
             ..KindDiff::default()
         },
     );
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("upstream".to_string(), vec!["x".into(), "y".into()])]),
-    );
+    lacks_tools(&mut polled, "upstream", &["x", "y"]);
     m.observe(&polled, &BTreeMap::new());
     let t = text(&registry);
 
@@ -487,10 +490,7 @@ fn silent_shrink_diff_counts_churn() {
         2.0,
     );
     // A complete listing compared with nothing: the reference series goes away.
-    m.observe(
-        &poll("delta", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
+    m.observe(&tools_poll("delta"), &BTreeMap::new());
     let t = text(&registry);
     assert!(!t.contains("reference=\"upstream\""), "{t}");
     expect_value(
@@ -573,10 +573,7 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     m.register_target("zeta", &[Kind::Tools], false);
     let mut polled = poll("eps", vec![complete_tools()], Some(TRACE));
     polled.report.time_to_ready = Some(Duration::from_millis(10));
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("zeta".to_string(), vec!["q".into()])]),
-    );
+    lacks_tools(&mut polled, "zeta", &["q"]);
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
     m.set_garbage_cursor_check("eps", &check(GarbageCursorAnswer::SilentRestart));
     m.watch_notification("eps", Kind::Tools);
@@ -590,11 +587,8 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
 #[test]
 fn forgetting_a_reference_target_drops_series_comparing_with_it() {
     let (registry, m) = setup();
-    let mut polled = poll("a", vec![complete_tools()], None);
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
-    );
+    let mut polled = tools_poll("a");
+    lacks_tools(&mut polled, "b", &["q"]);
     m.observe(&polled, &BTreeMap::new());
     assert!(text(&registry).contains("reference=\"b\""));
     m.forget_target("b");
@@ -675,11 +669,8 @@ fn malformed_trace_id_gives_no_exemplar() {
 #[test]
 fn server_info_is_replaced_and_truncated() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("iota", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
-    let mut upgraded = poll("iota", vec![complete_tools()], None);
+    m.observe(&tools_poll("iota"), &BTreeMap::new());
+    let mut upgraded = tools_poll("iota");
     upgraded.report.server = Some(ServerInfo {
         name: "é".repeat(200),
         version: "2.0.0".into(),
@@ -741,16 +732,13 @@ fn watch_notifications_and_blank_cursor_are_counted() {
 #[test]
 fn expected_min_items_follows_the_configuration() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("mu", vec![complete_tools()], None),
-        &BTreeMap::from([(Kind::Tools, 3)]),
-    );
+    m.observe(&tools_poll("mu"), &BTreeMap::from([(Kind::Tools, 3)]));
     expect_value(
         &text(&registry),
         &tk("mcp_listing_expected_min_items", "mu", "tools"),
         3.0,
     );
-    m.observe(&poll("mu", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("mu"), &BTreeMap::new());
     let t = text(&registry);
     assert!(!t.contains("mcp_listing_expected_min_items{"), "{t}");
 }
@@ -758,7 +746,7 @@ fn expected_min_items_follows_the_configuration() {
 #[test]
 fn session_failure_leaves_gauges_and_counts_errors() {
     let (registry, m) = setup();
-    m.observe(&poll("nu", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("nu"), &BTreeMap::new());
     let mut failed = poll(
         "nu",
         vec![ListingReport::empty(
@@ -917,7 +905,7 @@ fn web_families_count_probes_reloads_and_connections() {
 #[test]
 fn encoded_text_ends_with_eof_and_content_type_is_openmetrics() {
     let (registry, m) = setup();
-    m.observe(&poll("xi", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("xi"), &BTreeMap::new());
     assert!(text(&registry).ends_with("# EOF\n"));
     assert!(text(&Registry::default()).ends_with("# EOF\n"));
     assert_eq!(
@@ -945,10 +933,7 @@ fn concurrent_updates_and_scrapes() {
                         &poll(&target, vec![complete_tools()], Some(TRACE)),
                         &BTreeMap::new(),
                     );
-                    m.observe(
-                        &poll("shared", vec![complete_tools()], None),
-                        &BTreeMap::new(),
-                    );
+                    m.observe(&tools_poll("shared"), &BTreeMap::new());
                     if round % 20 == 19 {
                         m.forget_target(&target);
                     }
@@ -981,7 +966,7 @@ fn help_names_where_values_come_from() {
     let mut probe = Registry::default();
     let p = TargetMetrics::for_probe(&mut probe);
     p.register_target("a", &[Kind::Tools], false);
-    p.observe(&poll("a", vec![complete_tools()], None), &BTreeMap::new());
+    p.observe(&tools_poll("a"), &BTreeMap::new());
     let t = text(&probe);
     assert!(
         t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
@@ -1003,11 +988,8 @@ fn help_texts_need_no_escaping() {
     WebMetrics::register(&mut registry);
     m.register_target("a", &Kind::ALL, true);
     e.register_target("a");
-    let mut polled = poll("a", vec![complete_tools()], None);
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
-    );
+    let mut polled = tools_poll("a");
+    lacks_tools(&mut polled, "b", &["q"]);
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
     // Every family created on first occurrence, once.
     let rare = ListingReport {
@@ -1047,7 +1029,7 @@ fn protocol_catalogue_series_exist_only_for_compared_versions() {
             .filter(|l| l.starts_with("mcp_protocol_catalogue_missing_items{"))
             .count()
     };
-    let mut plain = poll("plain", vec![complete_tools()], None);
+    let mut plain = tools_poll("plain");
     metrics.observe(&plain, &BTreeMap::new());
     assert_eq!(
         series(&text(&registry)),
