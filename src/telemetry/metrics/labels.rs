@@ -138,8 +138,9 @@ label_key! {
 }
 
 /// A series' labels (`S`) and one value of a labelled enum under its own
-/// label, encoded in that order: a (target, kind)'s [`KindValueLabels`], or
-/// a tap client's (`ClientValueLabels`).
+/// label, encoded in that order: a (target, kind)'s [`KindValueLabels`], a
+/// tap client's (`ClientValueLabels`), a discovery source's outcome
+/// (`SourceOutcomeLabels`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct ValueLabels<S, E> {
     pub series: S,

@@ -40,7 +40,7 @@ where
 }
 
 /// A family keyed by a series' labels and a labelled enum's value (a
-/// (target, kind)'s, a tap client's): a series' are every value's.
+/// (target, kind)'s, a tap client's, a source's): a series' are every value's.
 impl<S, E, M, C> Series<S> for Family<ValueLabels<S, E>, M, C>
 where
     S: Clone + Hash + Eq + Send + Sync + std::fmt::Debug,
