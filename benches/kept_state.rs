@@ -230,7 +230,9 @@ fn main() {
     });
     for t in &configs {
         kept(&mut b.registry, || {
-            sinks.metrics.register_target(&t.name, &t.kinds, false);
+            sinks
+                .metrics
+                .register_target(&t.name, &t.settings.kinds, false);
             sinks.exporter.register_target(&t.name);
         });
     }
@@ -258,12 +260,12 @@ fn main() {
                 &polled,
             );
             let verdict = kept(&mut b.history, || {
-                let obs = observation(&polled, &t.expect, t.expect_page_latency, &sizes);
+                let obs = observation(&polled, &t.expect.items, t.expect.page_latency, &sizes);
                 sinks.status.judge(&obs, &t.name, sinks.event_window, false)
             })
             .expect("a known target");
             kept(&mut b.registry, || {
-                sinks.metrics.observe(&polled, &t.expect);
+                sinks.metrics.observe(&polled, &t.expect.items);
                 sinks.metrics.set_verdict(&t.name, &verdict);
             });
             kept(&mut b.recent_polls, || sinks.status.record(&polled, 0));

@@ -43,15 +43,18 @@ fn shipped_example_loads_without_warnings() {
     let c = &loaded.config;
     assert_eq!(c.targets.len(), 5);
     let github = c.target("github").unwrap();
-    assert_eq!(github.schedule, Schedule::Every(Duration::from_secs(30)));
-    assert_eq!(github.expect.get(&Kind::Tools), Some(&40));
+    assert_eq!(
+        github.settings.schedule,
+        Schedule::Every(Duration::from_secs(30))
+    );
+    assert_eq!(github.expect.items.get(&Kind::Tools), Some(&40));
     let gateway = c.target("gateway").unwrap();
     assert_eq!(gateway.reference.len(), 2);
     assert_eq!(gateway.reference[0].prefix.as_deref(), Some("github_"));
     // Defaults to the kinds both sides list.
     assert_eq!(gateway.reference[0].kinds, vec![Kind::Tools, Kind::Prompts]);
-    assert_eq!(gateway.limits.max_pages, 200);
-    assert_eq!(gateway.limits.timeout, Duration::from_secs(60));
+    assert_eq!(gateway.settings.limits.max_pages, 200);
+    assert_eq!(gateway.settings.limits.timeout, Duration::from_secs(60));
     assert!(c.target("filesystem").unwrap().is_stdio());
     assert!(c.modules.contains_key("gateways"));
     assert_eq!(c.tracing.protocol, Some(OtlpProtocol::Grpc));
@@ -164,29 +167,37 @@ fn every_key_loads_and_resolves() {
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
 
     let d = &c.defaults;
-    assert_eq!(d.schedule.describe(), "cron \"*/2 * * * *\" (UTC)");
-    let dl = &d.limits;
+    assert_eq!(d.settings.schedule.describe(), "cron \"*/2 * * * *\" (UTC)");
+    let dl = &d.settings.limits;
     assert_eq!(dl.timeout, Duration::from_secs(45));
     assert_eq!(dl.page_timeout, Duration::from_secs(5));
     assert_eq!(dl.connect_timeout, Duration::from_secs(3));
     assert_eq!((dl.max_pages, dl.max_items), (300, 5000));
     assert_eq!(dl.max_response_bytes, 1 << 20);
-    assert_eq!(d.jitter, Duration::from_secs(2));
-    assert_eq!(d.kinds, vec![Kind::Tools, Kind::Resources]);
+    assert_eq!(d.settings.jitter, Duration::from_secs(2));
+    assert_eq!(d.settings.kinds, vec![Kind::Tools, Kind::Resources]);
     assert_eq!(d.state_dir, Some(base.join("state")));
     assert_eq!(dl.invalid_cursor_restarts, 2);
     assert_eq!(d.concurrency, 3);
     assert_eq!(d.backoff_max, Duration::from_secs(600));
-    assert!(d.invalid_cursor_probe && !d.watch_list_changed && !d.propagate_trace_context);
+    assert!(
+        d.settings.invalid_cursor_probe
+            && !d.settings.watch_list_changed
+            && !d.settings.propagate_trace_context
+    );
     assert_eq!(d.stderr_tail_bytes, 4096);
 
     // Inherits every default.
     let a = &c.targets[0];
-    assert_eq!(a.limits, d.limits);
-    assert_eq!(a.schedule, d.schedule);
-    assert_eq!(a.kinds, d.kinds);
-    assert_eq!(a.jitter, d.jitter);
-    assert!(a.invalid_cursor_probe && !a.watch_list_changed && !a.propagate_trace_context);
+    assert_eq!(a.settings.limits, d.settings.limits);
+    assert_eq!(a.settings.schedule, d.settings.schedule);
+    assert_eq!(a.settings.kinds, d.settings.kinds);
+    assert_eq!(a.settings.jitter, d.settings.jitter);
+    assert!(
+        a.settings.invalid_cursor_probe
+            && !a.settings.watch_list_changed
+            && !a.settings.propagate_trace_context
+    );
     let EndpointConfig::Http(http) = &a.endpoint else {
         panic!("http expected")
     };
@@ -229,17 +240,24 @@ fn every_key_loads_and_resolves() {
     assert!(!tls.insecure_skip_verify);
     assert_eq!(*max_redirects, 0);
     assert_eq!(o.protocol_version, Some(ProtocolVersion::V2026_07_28));
-    assert_eq!(o.kinds, vec![Kind::Tools, Kind::Prompts]);
+    assert_eq!(o.settings.kinds, vec![Kind::Tools, Kind::Prompts]);
     assert_eq!(o.forced_kinds, vec![Kind::Prompts]);
-    assert_eq!(o.limits.timeout, Duration::from_secs(90));
-    assert_eq!(o.limits.page_timeout, Duration::from_millis(500));
-    assert_eq!(o.limits.connect_timeout, Duration::from_secs(1));
-    assert_eq!((o.limits.max_pages, o.limits.max_items), (7, 70));
-    assert_eq!(o.limits.max_response_bytes, 65536);
-    assert_eq!(o.limits.invalid_cursor_restarts, 0);
-    assert_eq!(o.jitter, Duration::ZERO);
-    assert!(!o.invalid_cursor_probe && o.watch_list_changed && o.propagate_trace_context);
-    assert_eq!(o.expect.get(&Kind::Tools), Some(&3));
+    assert_eq!(o.settings.limits.timeout, Duration::from_secs(90));
+    assert_eq!(o.settings.limits.page_timeout, Duration::from_millis(500));
+    assert_eq!(o.settings.limits.connect_timeout, Duration::from_secs(1));
+    assert_eq!(
+        (o.settings.limits.max_pages, o.settings.limits.max_items),
+        (7, 70)
+    );
+    assert_eq!(o.settings.limits.max_response_bytes, 65536);
+    assert_eq!(o.settings.limits.invalid_cursor_restarts, 0);
+    assert_eq!(o.settings.jitter, Duration::ZERO);
+    assert!(
+        !o.settings.invalid_cursor_probe
+            && o.settings.watch_list_changed
+            && o.settings.propagate_trace_context
+    );
+    assert_eq!(o.expect.items.get(&Kind::Tools), Some(&3));
     assert_eq!(o.reference[0].kinds, vec![Kind::Tools]);
     let w = o.walk_limits(true);
     assert_eq!((w.max_pages, w.max_items), (7, 70));
@@ -265,7 +283,10 @@ fn every_key_loads_and_resolves() {
     assert_eq!(env["PLAIN"], "1");
     assert_eq!(env["FROM_FILE"], "key-9f8e7d-secret");
     assert_eq!(cwd, &Some(base.join("work")));
-    assert_eq!(l.schedule, Schedule::Every(Duration::from_secs(15)));
+    assert_eq!(
+        l.settings.schedule,
+        Schedule::Every(Duration::from_secs(15))
+    );
 
     let m = &c.modules["gw"];
     assert_eq!(m.http.transport, HttpMode::StreamableHttp);
@@ -328,7 +349,7 @@ fn schedules_from_the_file_compute_next_ticks() {
     let c = load_str(text, "s.yaml").unwrap().config;
     // Wednesday 2 December 2026, 10:00:05 UTC.
     let now = Utc.with_ymd_and_hms(2026, 12, 2, 10, 0, 5).unwrap();
-    let next = |i: usize| c.targets[i].schedule.next_after(now).unwrap();
+    let next = |i: usize| c.targets[i].settings.schedule.next_after(now).unwrap();
     assert_eq!(
         next(0),
         Utc.with_ymd_and_hms(2026, 12, 6, 3, 15, 0).unwrap()
@@ -527,7 +548,7 @@ fn empty_sections_are_allowed() {
 fn anchors_and_aliases_work() {
     let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n    kinds: &few [tools]\n  - name: b\n    stdio:\n      command: s\n    kinds: *few\n";
     let c = load_str(text, "a.yaml").unwrap().config;
-    assert_eq!(c.targets[1].kinds, vec![Kind::Tools]);
+    assert_eq!(c.targets[1].settings.kinds, vec![Kind::Tools]);
 }
 
 #[test]

@@ -171,7 +171,7 @@ pub fn config_text(data: &[u8]) -> ConfigText {
     };
     match config::load_str(text, "fuzz.yaml") {
         Ok(loaded) => {
-            let _ = loaded.config.defaults.limits.walk_limits(false);
+            let _ = loaded.config.defaults.settings.limits.walk_limits(false);
             ConfigText::Loaded
         }
         Err(err) => {

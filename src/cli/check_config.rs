@@ -39,11 +39,11 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                     "  {}: {} · {}{}",
                     t.name,
                     crate::poller::service::describe_endpoint(t),
-                    t.schedule.describe(),
-                    if t.conformance.enabled {
+                    t.settings.schedule.describe(),
+                    if t.settings.conformance.enabled {
                         format!(
                             " · conformance every {}",
-                            humantime::format_duration(t.conformance.every)
+                            humantime::format_duration(t.settings.conformance.every)
                         )
                     } else {
                         String::new()
@@ -144,8 +144,8 @@ fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
             out,
             "  tap {}: listens on {} · upstream {}{}",
             t.name,
-            t.listen,
-            crate::tap::run::shown_url(&t.upstream),
+            t.listener.address,
+            crate::tap::run::shown_url(&t.upstream.url),
             t.target
                 .as_ref()
                 .map(|target| format!(" · compared with target {target}"))

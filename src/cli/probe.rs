@@ -139,9 +139,9 @@ async fn probe_configured(
         .to_string());
     };
     let mut target = target.clone();
-    narrow_kinds(args, &mut target.kinds, &mut target.forced_kinds);
-    let listed = target.kinds.clone();
-    target.expect.retain(|k, _| listed.contains(k));
+    narrow_kinds(args, &mut target.settings.kinds, &mut target.forced_kinds);
+    let listed = target.settings.kinds.clone();
+    target.expect.items.retain(|k, _| listed.contains(k));
     let target = &target;
     let limit = poll_deadline(target);
     let deadline = HardDeadline {

@@ -270,42 +270,35 @@ targets:
 
     #[test]
     fn finds_keys_and_values_in_block_and_flow_style() {
-        assert_eq!(
-            locate(DOC, &yaml_path!["global", "timeout"], At::Key),
-            Some((3, 3))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["global", "timeout"], At::Value),
-            Some((3, 12))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["targets", 0], At::Value),
-            Some((5, 5))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["targets", 0, "url"], At::Key),
-            Some((6, 5))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["targets", 1, "command"], At::Key),
-            Some((7, 16))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["targets", 1, "command"], At::Value),
-            Some((7, 25))
-        );
-        assert_eq!(
-            locate(DOC, &yaml_path!["targets", 2, "name"], At::Value),
-            Some((8, 11))
-        );
-        assert_eq!(
-            locate(
-                DOC,
-                &yaml_path!["targets", 2, "headers", "X-Key"],
-                At::Value
+        let cases: [(Vec<Seg>, At, (usize, usize)); 8] = [
+            (yaml_path!["global", "timeout"].to_vec(), At::Key, (3, 3)),
+            (yaml_path!["global", "timeout"].to_vec(), At::Value, (3, 12)),
+            (yaml_path!["targets", 0].to_vec(), At::Value, (5, 5)),
+            (yaml_path!["targets", 0, "url"].to_vec(), At::Key, (6, 5)),
+            (
+                yaml_path!["targets", 1, "command"].to_vec(),
+                At::Key,
+                (7, 16),
             ),
-            Some((10, 14))
-        );
+            (
+                yaml_path!["targets", 1, "command"].to_vec(),
+                At::Value,
+                (7, 25),
+            ),
+            (
+                yaml_path!["targets", 2, "name"].to_vec(),
+                At::Value,
+                (8, 11),
+            ),
+            (
+                yaml_path!["targets", 2, "headers", "X-Key"].to_vec(),
+                At::Value,
+                (10, 14),
+            ),
+        ];
+        for (path, at, want) in cases {
+            assert_eq!(locate(DOC, &path, at), Some(want), "{path:?} {at:?}");
+        }
     }
 
     #[test]

@@ -3,13 +3,14 @@
 //! docs/configuration.md documents every key.
 //!
 //! Files: `raw.rs` is the YAML as written, `resolve/` merges defaults and
-//! checks the rules (`target.rs`, `http.rs` for every `http:` block,
+//! checks the rules (`target.rs`, `settings.rs` for the keys `global:`
+//! and a target share, `http.rs` for every `http:` block,
 //! `limits.rs` for every `limits:` block, `sections.rs` for modules,
 //! tracing and web), `locate.rs` finds a node's position for errors,
 //! `parse_errors.rs` gathers every parse error of a file in one run,
 //! `suggest.rs` names the key or value meant, `types.rs` is the resolved
 //! result, with its shared shapes in `endpoint.rs` (an HTTP endpoint or a
-//! stdio command), `limits.rs` and `tls.rs`.
+//! stdio command), `limits.rs`, `tls.rs` and `expect.rs`.
 //! `yaml_bounds.rs` bounds a YAML document (depth, nodes, alias
 //! replays) on libyaml's events (`yaml_events.rs`) before yaml_serde reads
 //! it; `yaml_span.rs` finds and blanks an entry in the text; `allow.rs`
@@ -18,6 +19,7 @@
 mod allow;
 mod endpoint;
 mod error;
+mod expect;
 mod known_secrets;
 mod limits;
 mod locate;
@@ -40,6 +42,7 @@ mod yaml_span;
 pub use allow::{AllowList, AllowPattern};
 pub use endpoint::{EndpointConfig, HttpEndpoint, HttpSettings, StdioCommand};
 pub use error::ConfigError;
+pub use expect::ExpectConfig;
 pub use limits::{LimitKey, Limits};
 pub use name_map::{NameMap, NameRewrite};
 pub use parser_message::sanitize as sanitize_parser_message;
@@ -54,7 +57,7 @@ pub use tls::TlsConfig;
 pub use types::parse_duration;
 pub use types::{
     default, Config, ConformanceConfig, Defaults, OtlpProtocol, ProbeModule, ReferenceConfig,
-    TargetConfig, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
+    TargetConfig, TargetSettings, TracingConfig, WebConfig, MAX_DURATION, MAX_NAME_LEN,
 };
 pub use yaml_bounds::{check as check_yaml_bounds, YamlBoundError, YamlBoundProblem, YamlBounds};
 

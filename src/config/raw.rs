@@ -54,6 +54,46 @@ pub(super) struct RawGlobal {
     pub baseline_retention: Option<RawDuration>,
 }
 
+/// The keys `global:` and a target share (a `TargetSettings`), taken out
+/// of either so that one function resolves them.
+#[derive(Debug, Default)]
+pub(super) struct RawSettings {
+    pub schedule: Option<RawSchedule>,
+    pub limits: Option<RawLimits>,
+    pub jitter: Option<RawDuration>,
+    pub kinds: Option<Vec<Kind>>,
+    pub invalid_cursor_probe: Option<bool>,
+    pub watch_list_changed: Option<bool>,
+    pub propagate_trace_context: Option<bool>,
+    pub metrics: Option<RawMetrics>,
+    pub conformance: Option<RawConformance>,
+}
+
+/// `take_settings()` for the sections that carry `RawSettings`' keys; one
+/// list of them whatever the section (serde's strict keys and exact error
+/// positions rule out a flattened shared struct).
+macro_rules! take_settings {
+    ($($section:ty),*) => {$(
+        impl $section {
+            pub(super) fn take_settings(&mut self) -> RawSettings {
+                RawSettings {
+                    schedule: self.schedule.take(),
+                    limits: self.limits.take(),
+                    jitter: self.jitter.take(),
+                    kinds: self.kinds.take(),
+                    invalid_cursor_probe: self.invalid_cursor_probe.take(),
+                    watch_list_changed: self.watch_list_changed.take(),
+                    propagate_trace_context: self.propagate_trace_context.take(),
+                    metrics: self.metrics.take(),
+                    conformance: self.conformance.take(),
+                }
+            }
+        }
+    )*};
+}
+
+take_settings!(RawGlobal, RawTarget);
+
 /// `conformance: {enabled: true, every: 1h}`: the pagination rules of
 /// `check` run for a scheduled target, on their own slower schedule.
 #[derive(Debug, Default, Deserialize)]

@@ -76,78 +76,56 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
 
-    fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).unwrap()
+    /// A UTC moment written `YYYY-MM-DD HH:MM:SS`.
+    fn at(text: &str) -> DateTime<Utc> {
+        chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
+            .unwrap()
+            .and_utc()
     }
 
+    /// The next tick strictly after a moment (a tick exactly at it is not
+    /// returned again).
     #[test]
-    fn five_field_cron_fires_on_the_minute() {
-        let s = Schedule::cron("*/5 * * * *").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 3, 17)),
-            Some(at(2026, 12, 2, 10, 5, 0))
-        );
-        // Strictly after: a tick exactly at t is not returned again.
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 5, 0)),
-            Some(at(2026, 12, 2, 10, 10, 0))
-        );
-    }
-
-    #[test]
-    fn five_field_day_of_week_counts_sunday_as_zero() {
-        // 2026-12-02 is a Wednesday; the next Sunday is 2026-12-06.
-        let s = Schedule::cron("30 4 * * 0").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 0)),
-            Some(at(2026, 12, 6, 4, 30, 0))
-        );
-        let monday = Schedule::cron("0 0 * * 1").unwrap();
-        assert_eq!(
-            monday.next_after(at(2026, 12, 2, 10, 0, 0)),
-            Some(at(2026, 12, 7, 0, 0, 0))
-        );
-    }
-
-    #[test]
-    fn six_field_cron_has_seconds_first() {
-        let s = Schedule::cron("*/15 * * * * *").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 1)),
-            Some(at(2026, 12, 2, 10, 0, 15))
-        );
-        let s = Schedule::cron("10 0 * * * *").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 10)),
-            Some(at(2026, 12, 2, 11, 0, 10))
-        );
+    fn cron_fires_at_the_next_matching_moment() {
+        let cases = [
+            // Five fields fire on the minute.
+            ("*/5 * * * *", "2026-12-02 10:03:17", "2026-12-02 10:05:00"),
+            ("*/5 * * * *", "2026-12-02 10:05:00", "2026-12-02 10:10:00"),
+            // Day of week counts Sunday as 0: 2026-12-02 is a Wednesday, the
+            // next Sunday is the 6th.
+            ("30 4 * * 0", "2026-12-02 10:00:00", "2026-12-06 04:30:00"),
+            ("0 0 * * 1", "2026-12-02 10:00:00", "2026-12-07 00:00:00"),
+            // Six fields have seconds first.
+            (
+                "*/15 * * * * *",
+                "2026-12-02 10:00:01",
+                "2026-12-02 10:00:15",
+            ),
+            ("10 0 * * * *", "2026-12-02 10:00:10", "2026-12-02 11:00:10"),
+            // The second Friday of December 2026 is the 11th.
+            ("0 9 * * 5#2", "2026-12-02 10:00:00", "2026-12-11 09:00:00"),
+            // `L`: the month's last day.
+            ("0 0 L * *", "2026-12-02 10:00:00", "2026-12-31 00:00:00"),
+        ];
+        for (expr, after, next) in cases {
+            let s = Schedule::cron(expr).unwrap();
+            assert_eq!(
+                s.next_after(at(after)),
+                Some(at(next)),
+                "{expr} after {after}"
+            );
+        }
     }
 
     #[test]
     fn every_adds_the_period() {
         let s = Schedule::Every(Duration::from_secs(30));
         assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 45)),
-            Some(at(2026, 12, 2, 10, 1, 15))
+            s.next_after(at("2026-12-02 10:00:45")),
+            Some(at("2026-12-02 10:01:15"))
         );
         assert_eq!(s.describe(), "every 30s");
-    }
-
-    #[test]
-    fn nth_weekday_and_last_day() {
-        // Second Friday of December 2026 is the 11th.
-        let s = Schedule::cron("0 9 * * 5#2").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 0)),
-            Some(at(2026, 12, 11, 9, 0, 0))
-        );
-        let s = Schedule::cron("0 0 L * *").unwrap();
-        assert_eq!(
-            s.next_after(at(2026, 12, 2, 10, 0, 0)),
-            Some(at(2026, 12, 31, 0, 0, 0))
-        );
     }
 
     #[test]

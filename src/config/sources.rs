@@ -3,9 +3,9 @@
 //! every key.
 
 use super::endpoint::HttpEndpoint;
+use super::expect::ExpectConfig;
 use super::limits::Limits;
 use super::schedule::Schedule;
-use mcp_listing::Kind;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -75,9 +75,7 @@ pub struct SourceConfig {
     /// What every target of the source gets besides its module.
     pub schedule: Schedule,
     pub jitter: Duration,
-    pub expect: BTreeMap<Kind, u64>,
-    /// `expect: {page_latency:}` for every target of the source.
-    pub expect_page_latency: Option<Duration>,
+    pub expect: ExpectConfig,
     /// Defaults for every target's `mcp_target_info` labels; a group's own
     /// labels win.
     pub labels: BTreeMap<String, String>,

@@ -44,7 +44,7 @@ fn each_kind_gets_its_defaults() {
     };
     assert_eq!(fleet.refresh_interval, source_default::FILE_SD_REFRESH);
     assert_eq!(fleet.max_targets, source_default::MAX_TARGETS);
-    assert_eq!(fleet.schedule, c.defaults.schedule);
+    assert_eq!(fleet.schedule, c.defaults.settings.schedule);
     assert!(
         matches!(&fleet.kind, SourceKind::FileSd { files, .. } if files[0].ends_with("targets/*.json"))
     );
@@ -200,7 +200,10 @@ fn source_secrets_are_known_secrets() {
         .known_secrets
         .scrub("token sd-secret-value-1234 here");
     assert!(!scrubbed.contains("sd-secret-value-1234"), "{scrubbed}");
-    assert_eq!(loaded.config.discovery[0].expect.get(&Kind::Tools), None);
+    assert_eq!(
+        loaded.config.discovery[0].expect.items.get(&Kind::Tools),
+        None
+    );
 }
 
 #[test]

@@ -31,11 +31,8 @@ pub const TAP_LIMITS: Limits = Limits {
 pub struct TapConfig {
     /// The `tap` label.
     pub name: String,
-    /// `host:port` clients connect to.
-    pub listen: String,
-    pub listen_tls: Option<ListenTls>,
-    pub upstream: Url,
-    pub upstream_tls: TlsConfig,
+    pub listener: TapListener,
+    pub upstream: TapUpstream,
     /// A configured target whose last complete poll is the catalogue
     /// clients are compared with.
     pub target: Option<String>,
@@ -44,14 +41,36 @@ pub struct TapConfig {
     pub max_clients: usize,
     /// A request header naming the client, checked as a header name.
     pub client_header: Option<String>,
-    /// Client identities merged for (`all` for every one); empty: nobody.
-    pub merge_pages: Vec<String>,
-    pub max_merged_bytes: u64,
-    /// The upstream's answer head must come within this (else 504).
-    pub upstream_timeout: Duration,
+    pub merge: TapMerge,
     pub limits: Limits,
     /// One JSON line per client listing.
     pub report: Option<PathBuf>,
+}
+
+/// Where clients connect: `listen:` and its `tls:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapListener {
+    /// `host:port`.
+    pub address: String,
+    pub tls: Option<ListenTls>,
+}
+
+/// The server a tap forwards to: `upstream:` and `upstream_timeout:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapUpstream {
+    pub url: Url,
+    pub tls: TlsConfig,
+    /// Its answer head must come within this (else 504).
+    pub timeout: Duration,
+}
+
+/// Pages merged for clients that would read only the first:
+/// `merge_pages:` and `max_merged_bytes:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapMerge {
+    /// Client identities merged for (`all` for every one); empty: nobody.
+    pub clients: Vec<String>,
+    pub max_merged_bytes: u64,
 }
 
 /// TLS on a tap's listener.

@@ -25,10 +25,10 @@ fn a_tap_gets_defaults_and_its_keys() {
     let loaded = load_str(&text, "t.yaml").expect("loads");
     let tap = &loaded.config.taps[0];
     assert_eq!(tap.name, "edge");
-    assert_eq!(tap.listen, "127.0.0.1:9101");
-    assert_eq!(tap.upstream.as_str(), "http://127.0.0.1:8080/mcp");
+    assert_eq!(tap.listener.address, "127.0.0.1:9101");
+    assert_eq!(tap.upstream.url.as_str(), "http://127.0.0.1:8080/mcp");
     assert_eq!(tap.target.as_deref(), Some("origin"));
-    assert_eq!(tap.merge_pages, ["mcp"]);
+    assert_eq!(tap.merge.clients, ["mcp"]);
     assert_eq!(tap.abandon_after, DEFAULT_ABANDON_AFTER);
     assert_eq!(tap.max_clients, DEFAULT_MAX_CLIENTS);
     assert_eq!(tap.limits.max_pages, 20);

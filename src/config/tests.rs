@@ -11,6 +11,24 @@ fn err(text: &str) -> ConfigError {
     }
 }
 
+/// `shown` (an error or the warnings, one line a problem) is `want`'s
+/// lines: each starting `FILE:LINE:COL: ` as given and holding its fragment
+/// of the message.
+fn assert_lines(shown: &str, want: &[(&str, &str)]) {
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines.len(), want.len(), "{shown}");
+    for (line, (start, part)) in lines.iter().zip(want) {
+        assert!(line.starts_with(start) && line.contains(part), "{shown}");
+    }
+}
+
+/// `text`'s error, checked with [`assert_lines`].
+fn assert_error_lines(text: &str, want: &[(&str, &str)]) -> String {
+    let shown = err(text).to_string();
+    assert_lines(&shown, want);
+    shown
+}
+
 /// Assert the error is at `line:col` and mentions `needle`.
 fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
     let e = err(text);
@@ -31,12 +49,12 @@ fn minimal_target_gets_defaults() {
     )
     .unwrap();
     let c = &loaded.config;
-    assert_eq!(c.defaults.limits, Limits::DEFAULT);
-    assert_eq!(c.defaults.limits.timeout, Duration::from_secs(60));
-    assert_eq!(c.defaults.kinds, Kind::ALL.to_vec());
+    assert_eq!(c.defaults.settings.limits, Limits::DEFAULT);
+    assert_eq!(c.defaults.settings.limits.timeout, Duration::from_secs(60));
+    assert_eq!(c.defaults.settings.kinds, Kind::ALL.to_vec());
     let t = &c.targets[0];
-    assert_eq!(t.limits, c.defaults.limits);
-    assert_eq!(t.schedule, Schedule::Every(default::EVERY));
+    assert_eq!(t.settings.limits, c.defaults.settings.limits);
+    assert_eq!(t.settings.schedule, Schedule::Every(default::EVERY));
     assert!(!t.is_stdio());
     assert_eq!(c.web.history, 20);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -256,12 +274,12 @@ fn module_http_has_no_url_and_follows_no_redirects() {
     let m = &loaded.config.modules["m"];
     assert_eq!(m.http.max_redirects, 0);
     assert_eq!(m.http.transport, mcp_listing::HttpMode::Sse);
-    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    assert!(
-        loaded.warnings[0]
-            .starts_with("t.yaml:4:43: warning: module `m`: `max_redirects` is ignored"),
-        "{}",
-        loaded.warnings[0]
+    assert_lines(
+        &loaded.warnings.join("\n"),
+        &[(
+            "t.yaml:4:43: warning: module `m`: `max_redirects` is ignored",
+            "",
+        )],
     );
 }
 
@@ -272,15 +290,12 @@ fn limits_warn_where_a_page_outlasts_its_listing() {
         "t.yaml",
     )
     .unwrap();
-    let shown = loaded.warnings.join("\n");
-    assert_eq!(loaded.warnings.len(), 2, "{shown}");
-    assert!(
-        loaded.warnings[0].starts_with("t.yaml:2:25: warning: `global`: page_timeout (10s)"),
-        "{shown}"
-    );
-    assert!(
-        loaded.warnings[1].starts_with("t.yaml:8:14: warning: target `b`: page_timeout (10s)"),
-        "{shown}"
+    assert_lines(
+        &loaded.warnings.join("\n"),
+        &[
+            ("t.yaml:2:25: warning: `global`: page_timeout (10s)", ""),
+            ("t.yaml:8:14: warning: target `b`: page_timeout (10s)", ""),
+        ],
     );
 }
 
@@ -366,12 +381,12 @@ fn literal_bearer_token_is_rejected_without_echoing_it() {
 fn insecure_skip_verify_warns_loudly_with_position() {
     let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      tls:\n        insecure_skip_verify: true\n";
     let loaded = load_str(text, "t.yaml").unwrap();
-    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    assert!(
-        loaded.warnings[0]
-            .starts_with("t.yaml:6:9: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF"),
-        "{}",
-        loaded.warnings[0]
+    assert_lines(
+        &loaded.warnings.join("\n"),
+        &[(
+            "t.yaml:6:9: warning: target `a`: TLS CERTIFICATE VERIFICATION IS OFF",
+            "",
+        )],
     );
 }
 
@@ -460,7 +475,7 @@ fn modules_resolve_and_allow() {
     assert!(!m.allows(&url::Url::parse("https://gw.example.invalid.evil.test/").unwrap()));
     assert!(!m.allows(&url::Url::parse("https://u@gw.example.invalid/").unwrap()));
     let t = m.target_for("probe".into(), ok, &loaded.config.defaults);
-    assert_eq!(t.kinds, vec![Kind::Tools]);
+    assert_eq!(t.settings.kinds, vec![Kind::Tools]);
     assert!(!t.is_stdio());
     assert_err_at(
         "modules:\n  m:\n    allow: [\"https://gw.example.invalid\"]\n",
@@ -652,42 +667,28 @@ fn reference_maps_compile_and_name_keys_not_values() {
 #[test]
 fn every_parse_error_of_the_file_in_one_run() {
     let text = "global:\n  limits:\n    timout: 5s\n    page_timeout: 5 parsecs\ntargets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      transport: stremable-http\n    colour: red\n";
-    let shown = err(text).to_string();
-    let lines: Vec<&str> = shown.lines().collect();
-    assert_eq!(lines.len(), 4, "{shown}");
-    assert!(
-        lines[0].starts_with("t.yaml:3:5: ") && lines[0].contains("did you mean `timeout`?"),
-        "{shown}"
+    let shown = assert_error_lines(
+        text,
+        &[
+            ("t.yaml:3:5: ", "did you mean `timeout`?"),
+            ("t.yaml:4:19: ", "invalid duration"),
+            ("t.yaml:9:18: ", "did you mean `streamable-http`?"),
+            ("t.yaml:10:5: ", "unknown field `colour`"),
+        ],
     );
-    assert!(
-        lines[1].starts_with("t.yaml:4:19: ") && lines[1].contains("invalid duration"),
-        "{shown}"
-    );
-    assert!(
-        lines[2].starts_with("t.yaml:9:18: ")
-            && lines[2].contains("did you mean `streamable-http`?")
-            && !lines[2].contains("stremable"),
-        "{shown}"
-    );
-    assert!(
-        lines[3].starts_with("t.yaml:10:5: ") && lines[3].contains("unknown field `colour`"),
-        "{shown}"
-    );
+    // The value written is never quoted back.
+    assert!(!shown.contains("stremable"), "{shown}");
 }
 
 #[test]
 fn every_parse_error_of_a_file_with_aliases_without_expanding_it() {
     let text = "targets:\n  - name: a\n    http:\n      url: https://a.invalid/\n      headers: &h {X-Key: v}\n    colour: red\n  - {name: b, http: {url: \"https://b.invalid/\", headers: *h, transport: stremable-http}}\n";
-    let shown = err(text).to_string();
-    let lines: Vec<&str> = shown.lines().collect();
-    assert_eq!(lines.len(), 2, "{shown}");
-    assert!(
-        lines[0].starts_with("t.yaml:6:5: ") && lines[0].contains("`colour`"),
-        "{shown}"
-    );
-    assert!(
-        lines[1].starts_with("t.yaml:7:") && lines[1].contains("streamable-http"),
-        "{shown}"
+    assert_error_lines(
+        text,
+        &[
+            ("t.yaml:6:5: ", "`colour`"),
+            ("t.yaml:7:", "streamable-http"),
+        ],
     );
     // The anchor in a dropped key: its aliases are no second problem.
     let text = "x-headers: &h {X-Key: v}\ntargets:\n  - {name: a, http: {url: \"https://a.invalid/\", headers: *h}}\n";
@@ -699,8 +700,8 @@ fn every_parse_error_of_a_file_with_aliases_without_expanding_it() {
 #[test]
 fn a_dropped_required_key_is_not_reported_missing() {
     // `name` has the wrong type; its absence afterwards is no second problem.
-    let shown =
-        err("targets:\n  - name: [a]\n    http:\n      url: https://a.invalid/\n").to_string();
-    assert_eq!(shown.lines().count(), 1, "{shown}");
-    assert!(shown.starts_with("t.yaml:2:11: "), "{shown}");
+    assert_error_lines(
+        "targets:\n  - name: [a]\n    http:\n      url: https://a.invalid/\n",
+        &[("t.yaml:2:11: ", "")],
+    );
 }

@@ -4,6 +4,7 @@
 
 use super::allow::AllowList;
 use super::endpoint::{EndpointConfig, HttpEndpoint, HttpSettings};
+use super::expect::ExpectConfig;
 use super::limits::Limits;
 use super::name_map::NameMap;
 use super::schedule::Schedule;
@@ -66,30 +67,57 @@ impl Config {
 /// The `global:` section with defaults filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Defaults {
-    pub schedule: Schedule,
-    /// `global.limits`, what a target or module does not say otherwise.
-    pub limits: Limits,
-    /// Upper bound of the random delay added to each scheduled poll.
-    pub jitter: Duration,
-    pub kinds: Vec<Kind>,
+    /// What every target gets unless it says otherwise.
+    pub settings: TargetSettings,
     /// Where baselines persist; None keeps them in memory only.
     pub state_dir: Option<PathBuf>,
     /// Polls running at once, across all targets.
     pub concurrency: usize,
     /// Longest delay between retries of a failing target.
     pub backoff_max: Duration,
-    pub invalid_cursor_probe: bool,
-    pub watch_list_changed: bool,
-    pub propagate_trace_context: bool,
     /// Bytes of a stdio server's stderr kept for error reports.
     pub stderr_tail_bytes: usize,
-    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
-    pub metrics_detail: bool,
-    pub conformance: ConformanceConfig,
     /// How long the baselines of a target that left (a reload removed it,
     /// or its source no longer lists it) are kept, so one that comes back
     /// does not report its whole catalogue as new.
     pub baseline_retention: Duration,
+}
+
+/// How a target is listed and when: what `global:` sets for every target
+/// and a target may override key by key (resolved once, `resolve/settings.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetSettings {
+    pub schedule: Schedule,
+    /// `global.limits` are also what a module does not say otherwise.
+    pub limits: Limits,
+    /// Upper bound of the random delay added to each scheduled poll.
+    pub jitter: Duration,
+    /// Kinds listed when the server advertises them (and a target's
+    /// `forced_kinds` always).
+    pub kinds: Vec<Kind>,
+    pub invalid_cursor_probe: bool,
+    pub watch_list_changed: bool,
+    pub propagate_trace_context: bool,
+    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
+    pub metrics_detail: bool,
+    pub conformance: ConformanceConfig,
+}
+
+impl Default for TargetSettings {
+    /// What `global:` gives every target when it says nothing.
+    fn default() -> Self {
+        TargetSettings {
+            schedule: Schedule::Every(default::EVERY),
+            limits: Limits::DEFAULT,
+            jitter: default::JITTER,
+            kinds: Kind::ALL.to_vec(),
+            invalid_cursor_probe: default::INVALID_CURSOR_PROBE,
+            watch_list_changed: default::WATCH_LIST_CHANGED,
+            propagate_trace_context: default::PROPAGATE_TRACE_CONTEXT,
+            metrics_detail: default::METRICS_DETAIL,
+            conformance: ConformanceConfig::default(),
+        }
+    }
 }
 
 /// Serve-mode conformance: `check`'s rules for a scheduled target, opt-in
@@ -144,25 +172,12 @@ pub struct TargetConfig {
     /// first (at least two); empty when not configured. See
     /// `poll::protocols`.
     pub protocols: Vec<ProtocolVersion>,
-    pub schedule: Schedule,
-    /// Kinds listed when the server advertises them (and `forced_kinds` always).
-    pub kinds: Vec<Kind>,
+    /// `global:`'s settings with this target's own keys over them.
+    pub settings: TargetSettings,
     /// Listed even when the server does not advertise the capability.
     pub forced_kinds: Vec<Kind>,
-    pub limits: Limits,
-    pub jitter: Duration,
-    pub invalid_cursor_probe: bool,
-    pub watch_list_changed: bool,
-    pub propagate_trace_context: bool,
-    /// Minimum unique items expected per kind.
-    pub expect: BTreeMap<Kind, u64>,
-    /// `expect: {page_latency:}`: a listing with a page that took longer
-    /// is `degraded` (`slow_pages`).
-    pub expect_page_latency: Option<Duration>,
+    pub expect: ExpectConfig,
     pub reference: Vec<ReferenceConfig>,
-    /// `metrics: {detail: true}`: per-target histograms (docs/metrics.md).
-    pub metrics_detail: bool,
-    pub conformance: ConformanceConfig,
     /// The whole configuration's known secrets (a shared handle), so a poll
     /// of this target scrubs every other target's secrets too.
     pub known_secrets: SecretScrubber,
@@ -181,7 +196,7 @@ pub struct TargetConfig {
 
 impl TargetConfig {
     pub fn walk_limits(&self, modern: bool) -> WalkLimits {
-        self.limits.walk_limits(modern)
+        self.settings.limits.walk_limits(modern)
     }
 
     pub fn is_stdio(&self) -> bool {
@@ -248,21 +263,19 @@ impl ProbeModule {
             }),
             protocol_version: self.protocol_version,
             protocols: Vec::new(),
-            schedule: defaults.schedule.clone(),
-            kinds: self.kinds.clone(),
+            settings: TargetSettings {
+                kinds: self.kinds.clone(),
+                limits: self.limits,
+                jitter: Duration::ZERO,
+                // A probe is one request/response cycle; nothing to watch after it.
+                watch_list_changed: false,
+                // `/probe` answers from one poll; conformance runs are scheduled only.
+                conformance: ConformanceConfig::default(),
+                ..defaults.settings.clone()
+            },
             forced_kinds: Vec::new(),
-            limits: self.limits,
-            jitter: Duration::ZERO,
-            invalid_cursor_probe: defaults.invalid_cursor_probe,
-            // A probe is one request/response cycle; nothing to watch after it.
-            watch_list_changed: false,
-            propagate_trace_context: defaults.propagate_trace_context,
-            expect: BTreeMap::new(),
-            expect_page_latency: None,
+            expect: ExpectConfig::default(),
             reference: Vec::new(),
-            metrics_detail: defaults.metrics_detail,
-            // `/probe` answers from one poll; conformance runs are scheduled only.
-            conformance: ConformanceConfig::default(),
             known_secrets: self.known_secrets.clone(),
             source: None,
             labels: BTreeMap::new(),

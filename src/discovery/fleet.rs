@@ -86,10 +86,9 @@ pub fn bind(
     defaults: &crate::config::Defaults,
 ) -> TargetConfig {
     let mut t = module.target_for(entry.name.clone(), entry.url.clone(), defaults);
-    t.schedule = source.schedule.clone();
-    t.jitter = source.jitter;
+    t.settings.schedule = source.schedule.clone();
+    t.settings.jitter = source.jitter;
     t.expect = source.expect.clone();
-    t.expect_page_latency = source.expect_page_latency;
     if let EndpointConfig::Http(http) = &mut t.endpoint {
         // A registry says which transport a remote speaks; the module's
         // own choice wins unless it is `auto`.
@@ -162,8 +161,8 @@ mod tests {
         assert_eq!(t.source.as_deref(), Some("first"));
         assert_eq!(t.labels["team"], "b");
         assert_eq!(t.labels["tier"], "x");
-        assert_eq!(t.kinds, vec![mcp_listing::Kind::Tools]);
-        assert_eq!(t.schedule, c.discovery[0].schedule);
+        assert_eq!(t.settings.kinds, vec![mcp_listing::Kind::Tools]);
+        assert_eq!(t.settings.schedule, c.discovery[0].schedule);
         let EndpointConfig::Http(http) = &t.endpoint else {
             panic!("an HTTP target")
         };

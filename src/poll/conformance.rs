@@ -159,8 +159,8 @@ pub async fn check_configured(
 /// listings under their deadline and two more requests, plus the
 /// `subscriptions/listen` probe and slack.
 pub fn run_deadline(config: &crate::config::TargetConfig) -> std::time::Duration {
-    let l = &config.limits;
-    let kinds = config.kinds.len().max(1) as u32;
+    let l = &config.settings.limits;
+    let kinds = config.settings.kinds.len().max(1) as u32;
     let per_kind = l
         .timeout
         .saturating_mul(2)

@@ -123,7 +123,7 @@ fn unstarted(config: &TargetConfig, error: ErrorKind, detail: String) -> PollRep
         &config.name,
         nominal_transport(config.is_stdio()),
         SystemTime::now(),
-        &config.kinds,
+        &config.settings.kinds,
         SessionFailure {
             error,
             detail: detail.clone(),

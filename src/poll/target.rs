@@ -84,16 +84,16 @@ impl PollTarget {
             // Every secret of the configuration, not only this target's.
             .known_secrets(&target.known_secrets)
             .protocol(target.protocol_version)
-            .kinds(target.kinds.clone(), target.forced_kinds.clone())
+            .kinds(target.settings.kinds.clone(), target.forced_kinds.clone())
             .limits(
                 target.walk_limits(false),
                 TransportLimits {
-                    max_response_bytes: target.limits.max_response_bytes,
-                    connect_timeout: target.limits.connect_timeout,
+                    max_response_bytes: target.settings.limits.max_response_bytes,
+                    connect_timeout: target.settings.limits.connect_timeout,
                     stderr_tail_bytes,
                 },
             )
-            .garbage_cursor_check(target.invalid_cursor_probe)
+            .garbage_cursor_check(target.settings.invalid_cursor_probe)
             .build())
     }
 

@@ -61,10 +61,12 @@ pub fn jitter_for(name: &str, max: Duration) -> Duration {
 /// large one (at start or after a reload) does not queue every first poll
 /// behind the concurrency cap at once. A cron schedule: over its jitter.
 pub fn first_poll_delay(target: &TargetConfig, spread: Duration) -> Duration {
-    match (&target.source, target.schedule.period()) {
-        (Some(_), Some(period)) => jitter_for(&target.name, period.max(target.jitter)),
-        (None, Some(period)) => jitter_for(&target.name, spread.min(period).max(target.jitter)),
-        _ => jitter_for(&target.name, target.jitter),
+    match (&target.source, target.settings.schedule.period()) {
+        (Some(_), Some(period)) => jitter_for(&target.name, period.max(target.settings.jitter)),
+        (None, Some(period)) => {
+            jitter_for(&target.name, spread.min(period).max(target.settings.jitter))
+        }
+        _ => jitter_for(&target.name, target.settings.jitter),
     }
 }
 
@@ -158,13 +160,14 @@ pub fn honour_retry_after(
 /// deadline, plus slack. The poll honours its deadlines; this only
 /// guarantees a wedged poll can never hold its slot forever.
 pub fn poll_deadline(t: &TargetConfig) -> Duration {
-    let kinds = t.kinds.len().max(1) as u32;
+    let kinds = t.settings.kinds.len().max(1) as u32;
     // Saturating: configured durations are bounded at load, but a bound
     // must never be what panics.
-    t.limits
+    t.settings
+        .limits
         .connect_timeout
-        .saturating_add(t.limits.page_timeout.saturating_mul(2))
-        .saturating_add(t.limits.timeout.saturating_mul(kinds))
+        .saturating_add(t.settings.limits.page_timeout.saturating_mul(2))
+        .saturating_add(t.settings.limits.timeout.saturating_mul(kinds))
         .saturating_add(Duration::from_secs(10))
 }
 
@@ -177,7 +180,7 @@ const TRIM_AFTER_PAGES: usize = 200;
 /// One target's loop; `first_spread` places its first poll (see
 /// [`first_poll_delay`]).
 pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_spread: Duration) {
-    let jitter = jitter_for(&target.name, target.jitter);
+    let jitter = jitter_for(&target.name, target.settings.jitter);
     let mut failures = 0u32;
     let mut era_hint: Option<bool> = None;
     let mut watching: Option<Box<Watch>> = None;
@@ -212,7 +215,8 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
 
         // Boxed, as every await below but the sleep: the task holds only
         // what it needs while it sleeps (docs/performance.md).
-        let Some(slot) = Box::pin(shared.acquire_within(slot_wait(&target.schedule, tick))).await
+        let Some(slot) =
+            Box::pin(shared.acquire_within(slot_wait(&target.settings.schedule, tick))).await
         else {
             // No free slot within a period: this tick's poll is skipped
             // (and the ticks that passed meanwhile, below).
@@ -227,7 +231,7 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
             &shared,
             slot,
             era_hint,
-            target.watch_list_changed,
+            target.settings.watch_list_changed,
         ))
         .await;
         era_hint = report.era_hint();
@@ -273,8 +277,8 @@ fn plan_next(
         return Some((at, at));
     }
     let tick = backed_off(
-        &target.schedule,
-        next_due_tick(&target.schedule, now, jitter)?,
+        &target.settings.schedule,
+        next_due_tick(&target.settings.schedule, now, jitter)?,
         now,
         failures,
         shared.backoff_max(),
@@ -313,7 +317,7 @@ fn count_skipped(
     jitter: Duration,
     not_started: u64,
 ) {
-    let missed = not_started + missed_ticks(&target.schedule, tick, jitter, Utc::now());
+    let missed = not_started + missed_ticks(&target.settings.schedule, tick, jitter, Utc::now());
     if missed > 0 {
         let cause = if not_started > 0 {
             SkipCause::ConcurrencyCap
@@ -361,9 +365,9 @@ async fn conformance_if_due(
     server_asked_to_wait: bool,
     ran: &mut Option<tokio::time::Instant>,
 ) {
-    if target.conformance.enabled
+    if target.settings.conformance.enabled
         && !server_asked_to_wait
-        && ran.is_none_or(|t| t.elapsed() >= target.conformance.every)
+        && ran.is_none_or(|t| t.elapsed() >= target.settings.conformance.every)
     {
         *ran = Some(tokio::time::Instant::now());
         Box::pin(conformance_once(target, shared)).await;
@@ -402,7 +406,7 @@ pub async fn poll_once(
     let ctx = PollContext {
         era_hint,
         trace: shared.sinks.traces.start_poll(),
-        propagate_trace_context: target.propagate_trace_context,
+        propagate_trace_context: target.settings.propagate_trace_context,
     };
     let limit = poll_deadline(target);
     let deadline = HardDeadline {

@@ -147,7 +147,7 @@ impl Service {
                 .map(|t| TargetDescription {
                     name: t.name.clone(),
                     endpoint: describe_endpoint(t),
-                    schedule: t.schedule.describe(),
+                    schedule: t.settings.schedule.describe(),
                     source: t.source.clone(),
                 })
                 .collect::<Vec<_>>(),
@@ -176,7 +176,7 @@ impl Service {
         let sinks = &self.shared.sinks;
         sinks
             .metrics
-            .register_target(&t.name, &t.kinds, t.metrics_detail);
+            .register_target(&t.name, &t.settings.kinds, t.settings.metrics_detail);
         sinks.exporter.register_target(&t.name);
         match &t.source {
             Some(source) => sinks.discovery.set_target_info(&t.name, source, &t.labels),

@@ -58,7 +58,7 @@ pub async fn watch_until(
         {
             methods.push(m);
         }
-        let changed = changed_kinds(&methods, &target.kinds);
+        let changed = changed_kinds(&methods, &target.settings.kinds);
         if changed.is_empty() {
             continue;
         }

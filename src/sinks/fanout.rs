@@ -111,7 +111,7 @@ impl Fanout<'_> {
         let polled = self.compare(report, target);
         let verdict = self.judge(&polled, target, false);
         if let Some(metrics) = self.metrics {
-            metrics.observe(&polled, &target.expect);
+            metrics.observe(&polled, &target.expect.items);
             metrics.set_verdict(&polled.report.target, &verdict);
         }
         if let Some(sinks) = self.kept {
@@ -150,7 +150,12 @@ impl Fanout<'_> {
             Some(s) => reference_sizes(&lock(&s.baselines), polled),
             None => ReferenceSizes::new(),
         };
-        let obs = observation(polled, &target.expect, target.expect_page_latency, &sizes);
+        let obs = observation(
+            polled,
+            &target.expect.items,
+            target.expect.page_latency,
+            &sizes,
+        );
         let kept = self.kept.and_then(|s| {
             s.status
                 .judge(&obs, &polled.report.target, s.event_window, partial)

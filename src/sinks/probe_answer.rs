@@ -18,7 +18,11 @@ pub fn render(
 ) -> Result<String, std::fmt::Error> {
     let mut registry = Registry::default();
     let metrics = TargetMetrics::for_probe(&mut registry);
-    metrics.register_target(&target.name, &target.kinds, target.metrics_detail);
+    metrics.register_target(
+        &target.name,
+        &target.settings.kinds,
+        target.settings.metrics_detail,
+    );
     Fanout::metrics_only(&metrics).poll(report, target, 0);
     format.encode(&registry)
 }

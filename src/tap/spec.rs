@@ -26,12 +26,12 @@ impl TapSpec {
             tap: c.name.clone(),
             message,
         };
-        let mut settings = TapSettings::new(c.upstream.clone());
+        let mut settings = TapSettings::new(c.upstream.url.clone());
         settings.upstream_tls = UpstreamTls {
-            ca_file: c.upstream_tls.ca_file.clone(),
-            insecure_skip_verify: c.upstream_tls.insecure_skip_verify,
+            ca_file: c.upstream.tls.ca_file.clone(),
+            insecure_skip_verify: c.upstream.tls.insecure_skip_verify,
         };
-        if let Some(tls) = &c.listen_tls {
+        if let Some(tls) = &c.listener.tls {
             let tls = ReloadingTls::new(tls, web.clone())
                 .map_err(|e| fail(format!("listener TLS: {e}")))?;
             settings.listener_tls = Some(Arc::new(tls));
@@ -43,7 +43,7 @@ impl TapSpec {
         settings.merge = merge_settings(c);
         settings.limits = TapLimits {
             connect_timeout: c.limits.connect_timeout,
-            upstream_head_timeout: c.upstream_timeout,
+            upstream_head_timeout: c.upstream.timeout,
             inspect_bytes: bytes(c.inspect_bytes),
             ..TapLimits::default()
         };
@@ -56,7 +56,7 @@ impl TapSpec {
         };
         Ok(TapSpec {
             name: Arc::from(c.name.as_str()),
-            listen: c.listen.clone(),
+            listen: c.listener.address.clone(),
             settings,
             queue: QueueBudget::default(),
             abandon_after: c.abandon_after,
@@ -70,7 +70,7 @@ fn merge_settings(c: &TapConfig) -> MergeSettings {
     let base = MergeSettings::default();
     let l = &c.limits;
     MergeSettings {
-        clients: merge_clients(&c.merge_pages),
+        clients: merge_clients(&c.merge.clients),
         walk: mcp_listing::WalkLimits {
             max_pages: l.max_pages,
             max_items: l.max_items,
@@ -80,7 +80,7 @@ fn merge_settings(c: &TapConfig) -> MergeSettings {
             ..base.walk
         },
         max_page_bytes: bytes(l.max_response_bytes),
-        max_merged_bytes: bytes(c.max_merged_bytes),
+        max_merged_bytes: bytes(c.merge.max_merged_bytes),
         ..base
     }
 }

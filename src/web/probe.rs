@@ -142,7 +142,7 @@ fn requested_target(config: &Config, q: &ProbeQuery) -> Result<TargetConfig, (St
     }
     if let Some(k) = &q.kind {
         match k.parse::<Kind>() {
-            Ok(kind) => target.kinds = vec![kind],
+            Ok(kind) => target.settings.kinds = vec![kind],
             Err(e) => return Err((StatusCode::BAD_REQUEST, e.to_string())),
         }
     }
@@ -156,9 +156,9 @@ fn fit_to_budget(target: &mut TargetConfig, deadline: tokio::time::Instant) -> D
     // `protocols:` polls once per version, one after another: each gets
     // its share, so the whole answer still fits.
     let left = left / target.protocols.len().max(1) as u32;
-    let per_kind = left / target.kinds.len().max(1) as u32;
-    target.limits.timeout = target.limits.timeout.min(per_kind);
-    target.limits.page_timeout = target.limits.page_timeout.min(per_kind);
-    target.limits.connect_timeout = target.limits.connect_timeout.min(left);
+    let per_kind = left / target.settings.kinds.len().max(1) as u32;
+    target.settings.limits.timeout = target.settings.limits.timeout.min(per_kind);
+    target.settings.limits.page_timeout = target.settings.limits.page_timeout.min(per_kind);
+    target.settings.limits.connect_timeout = target.settings.limits.connect_timeout.min(left);
     left
 }

@@ -411,6 +411,15 @@ mod tests {
         )
     }
 
+    /// The change from a tool with input schema `old` to one with `new`.
+    fn schema_change(old: Value, new: Value) -> ItemChange {
+        classify(Kind::Tools, "t", &tool("a", old), &tool("a", new)).unwrap()
+    }
+
+    fn verdict(c: &ItemChange) -> (ChangeClass, &str) {
+        (c.class, c.rule.as_str())
+    }
+
     fn base_schema() -> Value {
         json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "number"}}, "required": ["q"]})
     }
@@ -466,7 +475,7 @@ mod tests {
         let mut s = base_schema();
         s["properties"]["region"] = json!({"type": "string"});
         s["required"] = json!(["q", "region"]);
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
+        let c = schema_change(base_schema(), s);
         assert_eq!(c.class, ChangeClass::Breaking);
         assert_eq!(c.rule, "required_added");
         assert!(c.detail.unwrap().contains("region"));
@@ -476,53 +485,26 @@ mod tests {
     fn property_removed_is_breaking() {
         let s =
             json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
-        assert_eq!(
-            (c.class, c.rule.as_str()),
-            (ChangeClass::Breaking, "property_removed")
-        );
+        let c = schema_change(base_schema(), s);
+        assert_eq!(verdict(&c), (ChangeClass::Breaking, "property_removed"));
     }
 
     #[test]
     fn type_narrowing_is_breaking_and_widening_is_not() {
         let mut narrow = base_schema();
         narrow["properties"]["n"] = json!({"type": "integer"});
-        let c = classify(
-            Kind::Tools,
-            "t",
-            &tool("a", base_schema()),
-            &tool("a", narrow.clone()),
-        )
-        .unwrap();
-        assert_eq!(
-            (c.class, c.rule.as_str()),
-            (ChangeClass::Breaking, "type_narrowed")
-        );
+        let c = schema_change(base_schema(), narrow.clone());
+        assert_eq!(verdict(&c), (ChangeClass::Breaking, "type_narrowed"));
         // integer → number widens.
-        let c = classify(
-            Kind::Tools,
-            "t",
-            &tool("a", narrow),
-            &tool("a", base_schema()),
-        )
-        .unwrap();
-        assert_eq!(
-            (c.class, c.rule.as_str()),
-            (ChangeClass::Compatible, "schema_widened")
-        );
+        let c = schema_change(narrow, base_schema());
+        assert_eq!(verdict(&c), (ChangeClass::Compatible, "schema_widened"));
         // any → string narrows; string → [string, null] widens.
         let any = json!({"type": "object", "properties": {"q": {}, "n": {"type": "number"}}, "required": ["q"]});
-        let c = classify(Kind::Tools, "t", &tool("a", any), &tool("a", base_schema())).unwrap();
+        let c = schema_change(any, base_schema());
         assert_eq!(c.rule, "type_narrowed");
         let mut wide = base_schema();
         wide["properties"]["q"] = json!({"type": ["string", "null"]});
-        let c = classify(
-            Kind::Tools,
-            "t",
-            &tool("a", base_schema()),
-            &tool("a", wide),
-        )
-        .unwrap();
+        let c = schema_change(base_schema(), wide);
         assert_eq!(c.class, ChangeClass::Compatible);
     }
 
@@ -530,11 +512,8 @@ mod tests {
     fn optional_property_added_is_compatible() {
         let mut s = base_schema();
         s["properties"]["extra"] = json!({"type": "boolean"});
-        let c = classify(Kind::Tools, "t", &tool("a", base_schema()), &tool("a", s)).unwrap();
-        assert_eq!(
-            (c.class, c.rule.as_str()),
-            (ChangeClass::Compatible, "schema_widened")
-        );
+        let c = schema_change(base_schema(), s);
+        assert_eq!(verdict(&c), (ChangeClass::Compatible, "schema_widened"));
     }
 
     #[test]
@@ -549,10 +528,7 @@ mod tests {
         let old = p(json!([{"name": "a"}]));
         let new = p(json!([{"name": "a"}, {"name": "b", "required": true}]));
         let c = classify(Kind::Prompts, "p", &old, &new).unwrap();
-        assert_eq!(
-            (c.class, c.rule.as_str()),
-            (ChangeClass::Breaking, "required_added")
-        );
+        assert_eq!(verdict(&c), (ChangeClass::Breaking, "required_added"));
     }
 
     #[test]

@@ -44,6 +44,29 @@ impl fmt::Display for Choices<'_> {
     }
 }
 
+/// `Display` and `Serialize` as the type's `label()`: for every
+/// [`labelled_enum!`], and for enums whose variants carry data but still
+/// show as one word.
+#[macro_export]
+macro_rules! shown_as_label {
+    ($name:ty) => {
+        impl ::core::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.write_str(self.label())
+            }
+        }
+
+        impl $crate::labelled::__serde::Serialize for $name {
+            fn serialize<S: $crate::labelled::__serde::Serializer>(
+                &self,
+                s: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.label())
+            }
+        }
+    };
+}
+
 /// Declares a field-less enum whose variants each have one label:
 ///
 /// ```ignore
@@ -88,11 +111,7 @@ macro_rules! labelled_enum {
             }
         }
 
-        impl ::core::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                f.write_str(self.label())
-            }
-        }
+        $crate::shown_as_label!($name);
 
         impl ::core::str::FromStr for $name {
             type Err = $crate::labelled::UnknownLabel;
@@ -105,15 +124,6 @@ macro_rules! labelled_enum {
                         value: s.to_owned(),
                         expected: &$name::LABELS,
                     })
-            }
-        }
-
-        impl $crate::labelled::__serde::Serialize for $name {
-            fn serialize<S: $crate::labelled::__serde::Serializer>(
-                &self,
-                s: S,
-            ) -> ::core::result::Result<S::Ok, S::Error> {
-                s.serialize_str(self.label())
             }
         }
 

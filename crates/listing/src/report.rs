@@ -72,17 +72,7 @@ impl Outcome {
     }
 }
 
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
-
-impl Serialize for Outcome {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.label())
-    }
-}
+crate::shown_as_label!(Outcome);
 
 /// Why no session (and so no listing) could start: connect or handshake.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -130,17 +120,7 @@ impl EndReason {
     }
 }
 
-impl fmt::Display for EndReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
-
-impl Serialize for EndReason {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.label())
-    }
-}
+crate::shown_as_label!(EndReason);
 
 /// What a page said about the next cursor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -85,6 +85,14 @@ fn legacy() -> WalkLimits {
     WalkLimits::default()
 }
 
+/// Legacy limits with at most `max_pages` pages.
+fn page_cap(max_pages: u32) -> WalkLimits {
+    WalkLimits {
+        max_pages,
+        ..legacy()
+    }
+}
+
 fn modern() -> WalkLimits {
     WalkLimits {
         modern: true,
@@ -139,28 +147,24 @@ async fn null_cursor_ends_the_listing_in_both_eras() {
 }
 
 #[tokio::test]
-async fn blank_cursor_ends_a_legacy_listing_and_is_counted() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("")))
-        .page(Some(""), page(&["b"], None));
-    let r = run(&mut s, &legacy()).await;
-    assert_eq!(r.outcome, Outcome::Complete);
-    assert_eq!(sent(&s), vec![None]);
-    assert!(r.blank_cursor_end);
-    assert_eq!(r.reason, Some(EndReason::BlankCursor));
-    assert_eq!(r.pages[0].next_cursor, CursorState::Blank);
-}
-
-#[tokio::test]
-async fn blank_cursor_is_a_valid_cursor_from_2026_07_28() {
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("")))
-        .page(Some(""), page(&["b"], None));
-    let r = run(&mut s, &modern()).await;
-    assert_eq!(r.outcome, Outcome::Complete);
-    assert_eq!(sent(&s), vec![None, Some("")]);
-    assert_eq!(r.names, vec!["a", "b"]);
-    assert!(!r.blank_cursor_end);
+async fn blank_cursor_ends_a_legacy_listing_and_is_a_cursor_from_2026_07_28() {
+    // (limits, cursors sent, items, ended on "")
+    let eras = [
+        (legacy(), vec![None], vec!["a"], true),
+        (modern(), vec![None, Some("")], vec!["a", "b"], false),
+    ];
+    for (limits, cursors, names, blank_end) in eras {
+        let mut s = Script::new()
+            .page(None, page(&["a"], Some("")))
+            .page(Some(""), page(&["b"], None));
+        let r = run(&mut s, &limits).await;
+        assert_eq!(r.outcome, Outcome::Complete);
+        assert_eq!(sent(&s), cursors);
+        assert_eq!(r.names, names);
+        assert_eq!(r.blank_cursor_end, blank_end);
+        assert_eq!(r.reason, blank_end.then_some(EndReason::BlankCursor));
+        assert_eq!(r.pages[0].next_cursor, CursorState::Blank);
+    }
 }
 
 #[tokio::test]
@@ -190,39 +194,37 @@ async fn a_b_a_cycle_aborts() {
 
 #[tokio::test]
 async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
-    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
-        Some("K"),
-        vec![
-            Ok(page(&["b"], Some("K"))),
-            Ok(page(&["c"], Some("K"))),
-            Ok(page(&["d"], None)),
-        ],
-    );
+    let mut s = constant_cursor(vec![
+        page(&["b"], Some("K")),
+        page(&["c"], Some("K")),
+        page(&["d"], None),
+    ]);
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c", "d"]);
     assert_eq!(r.requests(), 4);
     // The same script under a legacy protocol is a cycle.
-    let mut s = Script::new()
-        .page(None, page(&["a"], Some("K")))
-        .sequence(Some("K"), vec![Ok(page(&["b"], Some("K")))]);
+    let mut s = constant_cursor(vec![page(&["b"], Some("K"))]);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
 }
 
 #[tokio::test]
 async fn constant_cursor_without_progress_aborts_as_no_progress() {
-    let mut s = Script::new().page(None, page(&["a"], Some("K"))).sequence(
-        Some("K"),
-        vec![
-            Ok(page(&["b"], Some("K"))),
-            Ok(page(&["a", "b"], Some("K"))),
-        ],
-    );
+    let mut s = constant_cursor(vec![page(&["b"], Some("K")), page(&["a", "b"], Some("K"))]);
     let r = run(&mut s, &modern()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::NoProgress));
     assert_eq!(r.requests(), 3);
     assert_eq!(r.duplicate_names, vec!["a", "b"]);
+}
+
+/// Page one holds `a` and names cursor `K`; `K` is answered with `pages`
+/// in turn.
+fn constant_cursor(pages: Vec<Value>) -> Script {
+    let answers = pages.into_iter().map(Ok).collect();
+    Script::new()
+        .page(None, page(&["a"], Some("K")))
+        .sequence(Some("K"), answers)
 }
 
 fn chain(pages: u32) -> Script {
@@ -238,10 +240,7 @@ fn chain(pages: u32) -> Script {
 
 #[tokio::test]
 async fn page_cap_boundary() {
-    let limits = WalkLimits {
-        max_pages: 5,
-        ..legacy()
-    };
+    let limits = page_cap(5);
     let mut exactly = chain(5);
     let r = run(&mut exactly, &limits).await;
     assert_eq!(r.outcome, Outcome::Complete);
@@ -257,10 +256,7 @@ async fn page_cap_boundary() {
 
 #[tokio::test]
 async fn endless_cursors_stop_at_the_page_cap() {
-    let limits = WalkLimits {
-        max_pages: 50,
-        ..legacy()
-    };
+    let limits = page_cap(50);
     let mut s = chain(10_000);
     let r = run(&mut s, &limits).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
@@ -599,10 +595,7 @@ async fn another_shape_gets_every_guard() {
         Outcome::Complete
     );
     // The page cap.
-    let limits = WalkLimits {
-        max_pages: 2,
-        ..legacy()
-    };
+    let limits = page_cap(2);
     let mut s = NestedScript(HashMap::from([
         (None, nested(&["a"], json!("1"))),
         (Some("1".into()), nested(&["b"], json!("2"))),

@@ -7,7 +7,7 @@ use crate::exchange::{MergeNote, PendingKey, Scope};
 use crate::fact::{CursorUse, Fact, Failure, PageAnswered};
 use crate::listing::End;
 use crate::observer::Observer;
-use crate::parse::{Answer, Body, CursorField, ItemKeys, Items, Message};
+use crate::parse::{Answer, Body, CursorField, ItemKeys, Items, RpcId};
 use crate::request::{AskedList, Pending};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::walk::INVALID_PARAMS;
@@ -23,16 +23,14 @@ struct Page<'p, 'a> {
 }
 
 impl Observer {
-    pub(crate) fn upstream_message(
+    pub(crate) fn upstream_answer(
         &mut self,
         exchange: ExchangeId,
-        message: Message<'_>,
+        id: RpcId,
+        answer: Answer<'_>,
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let Message::Response { id, answer } = message else {
-            return;
-        };
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
@@ -66,7 +64,7 @@ impl Observer {
                 let version = version.and_then(|v| v.parse::<ProtocolVersion>().ok());
                 let session = session.as_ref().and_then(|k| self.sessions.peek_mut(k));
                 if let (Some(session), Some(version)) = (session, version) {
-                    session.protocol = Some(version);
+                    session.introduced.protocol = Some(version);
                 }
             }
             crate::request::Asked::List(asked) => match answer {

@@ -4,7 +4,7 @@
 //! `max_buffered_bytes`.
 
 use crate::parse::RpcId;
-use crate::session::SessionKey;
+use crate::session::{Introduction, SessionKey};
 use bytes::{Bytes, BytesMut};
 use mcp_listing::Kind;
 use mcp_tap::identity::{self, ClientInfo};
@@ -40,6 +40,30 @@ pub(crate) struct MergeNote {
     pub pages: u32,
 }
 
+/// Who a request's head says sent it: the operator's client header and
+/// the User-Agent product. With no session, this is what ties a stateless
+/// server's caller to what its `initialize` said.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Caller {
+    pub header: Option<ClientInfo>,
+    pub user_agent: Option<ClientInfo>,
+}
+
+impl Caller {
+    fn of(head: &RequestHead) -> Caller {
+        Caller {
+            header: head
+                .client_header
+                .as_ref()
+                .and_then(|v| identity::from_header(v.as_bytes())),
+            user_agent: head
+                .user_agent
+                .as_ref()
+                .and_then(|v| identity::from_user_agent(v.as_bytes())),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Exchange {
     pub method: RequestMethod,
@@ -48,8 +72,7 @@ pub(crate) struct Exchange {
     pub legacy_stream: bool,
     /// The session came with the request head (not from the answer).
     pub session_from_client: bool,
-    pub header: Option<ClientInfo>,
-    pub user_agent: Option<ClientInfo>,
+    pub caller: Caller,
     pub request_framing: BodyFraming,
     pub response_framing: Option<BodyFraming>,
     pub status: Option<u16>,
@@ -58,7 +81,7 @@ pub(crate) struct Exchange {
     pub sent: Vec<PendingKey>,
     /// `initialize`'s client info and version, held until the session is
     /// known (a Streamable HTTP `initialize` gets its session in the answer).
-    pub initialize: Option<(Option<ClientInfo>, Option<mcp_listing::ProtocolVersion>)>,
+    pub initialize: Option<Introduction>,
     pub merged: Option<MergeNote>,
     /// An upstream message passed unread (too large, dropped, truncated).
     pub unobserved_answer: bool,
@@ -71,14 +94,7 @@ impl Exchange {
             session: None,
             legacy_stream: false,
             session_from_client: false,
-            header: head
-                .client_header
-                .as_ref()
-                .and_then(|v| identity::from_header(v.as_bytes())),
-            user_agent: head
-                .user_agent
-                .as_ref()
-                .and_then(|v| identity::from_user_agent(v.as_bytes())),
+            caller: Caller::of(head),
             request_framing: head.framing,
             response_framing: None,
             status: None,

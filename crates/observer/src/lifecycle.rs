@@ -9,7 +9,7 @@ use crate::fact::{AbandonCause, Fact, Failure};
 use crate::listing::{End, Listing};
 use crate::observer::Observer;
 use crate::request::Asked;
-use crate::session::{Session, SessionKey};
+use crate::session::{Introduction, Session, SessionKey};
 use mcp_tap::{ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead};
 use std::time::{Duration, Instant};
 
@@ -73,18 +73,23 @@ impl Observer {
         }
         let initialize = exchange.initialize.take();
         let session = exchange.session.clone();
-        let caller = (exchange.header.clone(), exchange.user_agent.clone());
+        let caller = exchange.caller.clone();
         match (&assigned, initialize) {
-            (Some(key), Some((info, version))) => {
+            (Some(key), Some(introduced)) => {
                 self.ensure_session(key, at, facts);
                 if let Some(session) = self.sessions.peek_mut(key) {
-                    session.client_info = info;
-                    session.protocol = version;
+                    session.introduced = introduced;
                 }
             }
             // A stateless server: no session to bind the client's info
             // to; its later requests from the same caller get it.
-            (None, Some((Some(info), _))) if session.is_none() => {
+            (
+                None,
+                Some(Introduction {
+                    client_info: Some(info),
+                    ..
+                }),
+            ) if session.is_none() => {
                 self.sessionless_info.insert(caller, info);
             }
             _ => {}

@@ -4,7 +4,7 @@
 use crate::exchange::payload;
 use crate::fact::Fact;
 use crate::observer::Observer;
-use crate::parse::{self, Unreadable};
+use crate::parse::{self, Message, Unreadable};
 use bytes::Bytes;
 use mcp_tap::{CopyEnd, Direction, ExchangeId, NotObserved};
 use std::time::Instant;
@@ -62,10 +62,15 @@ impl Observer {
                 facts.push(Fact::NotObserved(unreadable.into()));
                 self.passed_unread(exchange, direction);
             }
-            Ok(message) => match direction {
-                Direction::FromClient => self.client_message(exchange, message, at, facts),
-                Direction::FromUpstream => self.upstream_message(exchange, message, at, facts),
-            },
+            // A client's requests and upstream's answers are all that
+            // listings read.
+            Ok(Message::Request { id, method, params }) if direction == Direction::FromClient => {
+                self.client_request(exchange, id, &method, params, at, facts);
+            }
+            Ok(Message::Response { id, answer }) if direction == Direction::FromUpstream => {
+                self.upstream_answer(exchange, id, answer, at, facts);
+            }
+            Ok(_) => {}
         }
     }
 

@@ -5,7 +5,7 @@
 use crate::bounded::Lru;
 use crate::catalogue::{CatalogueInfo, Catalogues};
 use crate::client::{ClientId, Clients};
-use crate::exchange::{Exchange, MergeNote, PendingKey};
+use crate::exchange::{Caller, Exchange, MergeNote, PendingKey};
 use crate::fact::Fact;
 use crate::listing::{Budget, End};
 use crate::request::Pending;
@@ -34,7 +34,7 @@ pub struct Observer {
     /// The client info a stateless server's callers gave on `initialize`,
     /// by their operator header and User-Agent product (no session to
     /// bind it to).
-    pub(crate) sessionless_info: Lru<(Option<ClientInfo>, Option<ClientInfo>), ClientInfo>,
+    pub(crate) sessionless_info: Lru<Caller, ClientInfo>,
     pub(crate) tallies: Tallies,
     pub(crate) catalogues: Catalogues,
     /// Bytes of unfinished messages held.

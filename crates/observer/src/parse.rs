@@ -15,6 +15,7 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// A JSON-RPC id as kept: integers as they are, anything else as a digest
 /// of its text (ids are the client's to choose, any length).
@@ -164,353 +165,302 @@ impl<'a> Envelope<'a> {
     }
 }
 
-/// Visitor methods that accept every JSON value a field may wrongly hold,
-/// consuming it and reading it as `$value`.
-macro_rules! accept_scalars {
-    ($value:expr) => {
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-    };
+/// A field read leniently: every JSON value reads as something, never as
+/// an error. Each type says what the values it cares about read as; any
+/// other value (consumed whole) reads as [`Lenient::other`].
+trait Lenient<'de>: Sized {
+    /// What a value of a type this field does not take reads as.
+    fn other() -> Self;
+
+    fn borrowed_str(v: &'de str) -> Self {
+        Self::str(v)
+    }
+    fn str(_: &str) -> Self {
+        Self::other()
+    }
+    fn string(v: String) -> Self {
+        Self::str(&v)
+    }
+    fn int(_: i64) -> Self {
+        Self::other()
+    }
+    fn uint(_: u64) -> Self {
+        Self::other()
+    }
+    fn float(_: f64) -> Self {
+        Self::other()
+    }
+    fn null() -> Self {
+        Self::other()
+    }
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Self::other())
+    }
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Self::other())
+    }
 }
 
-macro_rules! accept_strings {
-    ($value:expr) => {
-        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-            Ok($value)
-        }
-    };
+/// The one visitor of every [`Lenient`] field.
+struct Leniently<T>(PhantomData<T>);
+
+impl<'de, T: Lenient<'de>> Visitor<'de> for Leniently<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never said: every JSON value reads as something.
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
+        Ok(T::other())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<T, E> {
+        Ok(T::int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<T, E> {
+        Ok(T::uint(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<T, E> {
+        Ok(T::float(v))
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<T, E> {
+        Ok(T::borrowed_str(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<T, E> {
+        Ok(T::str(v))
+    }
+    fn visit_string<E>(self, v: String) -> Result<T, E> {
+        Ok(T::string(v))
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::null())
+    }
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok(T::null())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::map(map)
+    }
 }
 
-macro_rules! accept_seqs {
-    ($value:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok($value)
+/// `Deserialize` for [`Lenient`] types: one line each.
+macro_rules! deserialize_leniently {
+    ($($ty:ty),* $(,)?) => {$(
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(Leniently(PhantomData))
+            }
         }
-    };
+    )*};
 }
 
-macro_rules! accept_maps {
-    ($value:expr) => {
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            Ok($value)
-        }
-    };
-}
+deserialize_leniently!(
+    Text<'de>,
+    CursorField,
+    RawId,
+    ErrorCode,
+    Params<'de>,
+    ItemKeysOrNot<'de>,
+    Items<'de>,
+    Body<'de>,
+    Envelope<'de>,
+);
 
 /// A string field: `Some` for a JSON string, `None` for any other value.
 struct Text<'a>(Option<Cow<'a, str>>);
 
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Some(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
-                Ok(Text(Some(Cow::Owned(v))))
-            }
-            accept_scalars!(Text(None));
-            accept_seqs!(Text(None));
-            accept_maps!(Text(None));
-        }
-        d.deserialize_any(V)
+impl<'de> Lenient<'de> for Text<'de> {
+    fn other() -> Self {
+        Text(None)
+    }
+    fn borrowed_str(v: &'de str) -> Self {
+        Text(Some(Cow::Borrowed(v)))
+    }
+    fn str(v: &str) -> Self {
+        Text(Some(Cow::Owned(v.to_owned())))
+    }
+    fn string(v: String) -> Self {
+        Text(Some(Cow::Owned(v)))
     }
 }
 
-impl<'de> Deserialize<'de> for CursorField {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = CursorField;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a cursor")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<CursorField, E> {
-                Ok(CursorField::Text(CursorDigest::of(v)))
-            }
-            fn visit_unit<E>(self) -> Result<CursorField, E> {
-                Ok(CursorField::Null)
-            }
-            fn visit_none<E>(self) -> Result<CursorField, E> {
-                Ok(CursorField::Null)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<CursorField, E> {
-                Ok(CursorField::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<CursorField, E> {
-                Ok(CursorField::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<CursorField, E> {
-                Ok(CursorField::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<CursorField, E> {
-                Ok(CursorField::Other)
-            }
-            accept_seqs!(CursorField::Other);
-            accept_maps!(CursorField::Other);
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for CursorField {
+    fn other() -> Self {
+        CursorField::Other
+    }
+    fn str(v: &str) -> Self {
+        CursorField::Text(CursorDigest::of(v))
+    }
+    fn null() -> Self {
+        CursorField::Null
     }
 }
 
 /// An id: `None` for null or a value JSON-RPC does not allow.
 struct RawId(Option<RpcId>);
 
-impl<'de> Deserialize<'de> for RawId {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawId;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an id")
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<RawId, E> {
-                Ok(RawId(Some(RpcId::Int(v))))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<RawId, E> {
-                Ok(RawId(Some(match i64::try_from(v) {
-                    Ok(v) => RpcId::Int(v),
-                    Err(_) => RpcId::Number(CursorDigest::of(&v.to_string())),
-                })))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<RawId, E> {
-                Ok(RawId(Some(RpcId::Number(CursorDigest::of(&v.to_string())))))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<RawId, E> {
-                Ok(RawId(Some(RpcId::Text(CursorDigest::of(v)))))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<RawId, E> {
-                Ok(RawId(None))
-            }
-            fn visit_unit<E>(self) -> Result<RawId, E> {
-                Ok(RawId(None))
-            }
-            fn visit_none<E>(self) -> Result<RawId, E> {
-                Ok(RawId(None))
-            }
-            accept_seqs!(RawId(None));
-            accept_maps!(RawId(None));
-        }
-        d.deserialize_any(V)
+impl Lenient<'_> for RawId {
+    fn other() -> Self {
+        RawId(None)
+    }
+    fn int(v: i64) -> Self {
+        RawId(Some(RpcId::Int(v)))
+    }
+    fn uint(v: u64) -> Self {
+        RawId(Some(match i64::try_from(v) {
+            Ok(v) => RpcId::Int(v),
+            Err(_) => RpcId::Number(CursorDigest::of(&v.to_string())),
+        }))
+    }
+    fn float(v: f64) -> Self {
+        RawId(Some(RpcId::Number(CursorDigest::of(&v.to_string()))))
+    }
+    fn str(v: &str) -> Self {
+        RawId(Some(RpcId::Text(CursorDigest::of(v))))
     }
 }
 
 /// An error object's `code` (an integer), if it has one.
+/// An object read key by key: each type takes the keys it knows, and the
+/// values of all others are skipped unread. Any value that is not an
+/// object reads as the type's `Default`.
+trait Fields<'de>: Default {
+    /// The value before any key is read.
+    fn start() -> Self {
+        Self::default()
+    }
+
+    /// Read `key`'s value from `map` if this type takes it; `false` leaves
+    /// it to be skipped.
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error>;
+}
+
+impl<'de, T: Fields<'de>> Lenient<'de> for T {
+    fn other() -> Self {
+        T::default()
+    }
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut value = T::start();
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            let taken = match key.0 {
+                Some(key) => value.field(&key, &mut map)?,
+                None => false,
+            };
+            if !taken {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(value)
+    }
+}
+
+/// An error object's `code` (an integer), if it has one.
+#[derive(Default)]
 struct ErrorCode(Option<i64>);
 
-impl<'de> Deserialize<'de> for ErrorCode {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ErrorCode;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an error object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorCode, A::Error> {
-                let mut code = None;
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    if key.0.as_deref() == Some("code") {
-                        code = map.next_value::<Option<Value>>()?.and_then(|v| v.as_i64());
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(ErrorCode(code))
-            }
-            accept_scalars!(ErrorCode(None));
-            accept_strings!(ErrorCode(None));
-            accept_seqs!(ErrorCode(None));
+impl<'de> Fields<'de> for ErrorCode {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        if key != "code" {
+            return Ok(false);
         }
-        d.deserialize_any(V)
+        self.0 = map.next_value::<Option<Value>>()?.and_then(|v| v.as_i64());
+        Ok(true)
     }
 }
 
-impl<'de> Deserialize<'de> for Params<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Params<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("params")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
-                let mut params = Params::default();
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    match key.0.as_deref() {
-                        Some("cursor") => params.cursor = map.next_value()?,
-                        Some("clientInfo") => params.client_info = map.next_value()?,
-                        Some("_meta") => params.meta = map.next_value()?,
-                        Some("protocolVersion") => {
-                            params.protocol_version = map.next_value::<Text<'de>>()?.0;
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(params)
-            }
-            accept_scalars!(Params::default());
-            accept_strings!(Params::default());
-            accept_seqs!(Params::default());
+impl<'de> Fields<'de> for Params<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "cursor" => self.cursor = map.next_value()?,
+            "clientInfo" => self.client_info = map.next_value()?,
+            "_meta" => self.meta = map.next_value()?,
+            "protocolVersion" => self.protocol_version = map.next_value::<Text<'de>>()?.0,
+            _ => return Ok(false),
         }
-        d.deserialize_any(V)
+        Ok(true)
     }
 }
 
-impl<'de> Deserialize<'de> for ItemKeysOrNot<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ItemKeysOrNot<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an item")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut keys = ItemKeys::default();
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    let slot = match key.0.as_deref() {
-                        Some("name") => &mut keys.name,
-                        Some("uri") => &mut keys.uri,
-                        Some("uriTemplate") => &mut keys.uri_template,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = map.next_value::<Text<'de>>()?.0;
-                }
-                Ok(ItemKeysOrNot(Some(keys)))
-            }
-            accept_scalars!(ItemKeysOrNot(None));
-            accept_strings!(ItemKeysOrNot(None));
-            accept_seqs!(ItemKeysOrNot(None));
-        }
-        d.deserialize_any(V)
+impl<'de> Fields<'de> for ItemKeys<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        let slot = match key {
+            "name" => &mut self.name,
+            "uri" => &mut self.uri,
+            "uriTemplate" => &mut self.uri_template,
+            _ => return Ok(false),
+        };
+        *slot = map.next_value::<Text<'de>>()?.0;
+        Ok(true)
     }
 }
 
 struct ItemKeysOrNot<'a>(Option<ItemKeys<'a>>);
 
-impl<'de> Deserialize<'de> for Items<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Items<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an array of items")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-                while let Some(item) = seq.next_element::<ItemKeysOrNot<'de>>()? {
-                    items.push(item.0);
-                }
-                Ok(Items::Array(items))
-            }
-            accept_scalars!(Items::NotArray);
-            accept_strings!(Items::NotArray);
-            accept_maps!(Items::NotArray);
-        }
-        d.deserialize_any(V)
+impl<'de> Lenient<'de> for ItemKeysOrNot<'de> {
+    fn other() -> Self {
+        ItemKeysOrNot(None)
+    }
+    fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        ItemKeys::map(map).map(|keys| ItemKeysOrNot(Some(keys)))
     }
 }
 
-impl<'de> Deserialize<'de> for Body<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Body<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a result")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body<'de>, A::Error> {
-                let mut body = Body {
-                    result_type_ok: true,
-                    object: true,
-                    ..Body::default()
-                };
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    let key = key.0.unwrap_or_default();
-                    if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
-                        body.arrays[*kind as usize] = Some(map.next_value()?);
-                        continue;
-                    }
-                    match key.as_ref() {
-                        "nextCursor" => body.next_cursor = map.next_value()?,
-                        "resultType" => {
-                            let rt = map.next_value::<Text<'de>>()?.0;
-                            body.result_type_ok = rt.as_deref() == Some("complete");
-                        }
-                        "protocolVersion" => {
-                            body.protocol_version = map.next_value::<Text<'de>>()?.0;
-                        }
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(body)
-            }
-            accept_scalars!(Body::default());
-            accept_strings!(Body::default());
-            accept_seqs!(Body::default());
+impl<'de> Lenient<'de> for Items<'de> {
+    fn other() -> Self {
+        Items::NotArray
+    }
+    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+        while let Some(item) = seq.next_element::<ItemKeysOrNot<'de>>()? {
+            items.push(item.0);
         }
-        d.deserialize_any(V)
+        Ok(Items::Array(items))
     }
 }
 
-impl<'de> Deserialize<'de> for Envelope<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Envelope<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON-RPC message object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
-                let mut env = Envelope::default();
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    match key.0.as_deref() {
-                        Some("id") => env.id = Some(map.next_value::<RawId>()?.0),
-                        Some("method") => env.method = Some(map.next_value::<Text<'de>>()?.0),
-                        Some("params") => env.params = map.next_value()?,
-                        Some("result") => env.result = Some(map.next_value()?),
-                        Some("error") => env.error = Some(map.next_value::<ErrorCode>()?.0),
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(env)
-            }
+impl<'de> Fields<'de> for Body<'de> {
+    fn start() -> Self {
+        Body {
+            result_type_ok: true,
+            object: true,
+            ..Body::default()
         }
-        d.deserialize_map(V)
+    }
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
+            self.arrays[*kind as usize] = Some(map.next_value()?);
+            return Ok(true);
+        }
+        match key {
+            "nextCursor" => self.next_cursor = map.next_value()?,
+            "resultType" => {
+                let rt = map.next_value::<Text<'de>>()?.0;
+                self.result_type_ok = rt.as_deref() == Some("complete");
+            }
+            "protocolVersion" => self.protocol_version = map.next_value::<Text<'de>>()?.0,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
+/// Anything but an object reads as an empty envelope, which `classify`
+/// finds unparsable.
+impl<'de> Fields<'de> for Envelope<'de> {
+    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "id" => self.id = Some(map.next_value::<RawId>()?.0),
+            "method" => self.method = Some(map.next_value::<Text<'de>>()?.0),
+            "params" => self.params = map.next_value()?,
+            "result" => self.result = Some(map.next_value()?),
+            "error" => self.error = Some(map.next_value::<ErrorCode>()?.0),
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
 

@@ -125,6 +125,8 @@ fn batches_garbage_and_truncation_are_told_apart() {
         br#"{"id":1}"#,
         br#"{"id":1,"method":5}"#,
         br#""just a string""#,
+        b"7",
+        b"null",
         br#"{"id":1,"result":{}} trailing"#,
         b"",
     ] {

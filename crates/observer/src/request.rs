@@ -3,12 +3,12 @@
 //! listing, the continuation of one, a cursor that is stale or not the
 //! session's) — and what is remembered until the answer comes.
 
-use crate::exchange::{PendingKey, Scope};
+use crate::exchange::{Caller, PendingKey, Scope};
 use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::Observer;
-use crate::parse::{CursorField, Message, Params, RpcId};
-use crate::session::{Owner, SessionKey};
+use crate::parse::{CursorField, Params, RpcId};
+use crate::session::{Introduction, Owner, SessionKey};
 use crate::tally::shown_version;
 use mcp_listing::{Kind, ProtocolVersion};
 use mcp_tap::identity::{self, ClientInfo};
@@ -57,16 +57,15 @@ enum Place {
 }
 
 impl Observer {
-    pub(crate) fn client_message(
+    pub(crate) fn client_request(
         &mut self,
         exchange: ExchangeId,
-        message: Message<'_>,
+        id: RpcId,
+        method: &str,
+        params: Params<'_>,
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let Message::Request { id, method, params } = message else {
-            return;
-        };
         if method == "initialize" {
             self.initialize_request(exchange, id, params, at, facts);
         } else if let Some(kind) = Kind::ALL.into_iter().find(|k| k.method() == method) {
@@ -82,11 +81,13 @@ impl Observer {
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        let version = params
-            .protocol_version
-            .as_deref()
-            .and_then(|v| v.parse::<ProtocolVersion>().ok());
-        let info = client_info("initialize", &mut params);
+        let introduced = Introduction {
+            protocol: params
+                .protocol_version
+                .as_deref()
+                .and_then(|v| v.parse::<ProtocolVersion>().ok()),
+            client_info: client_info("initialize", &mut params),
+        };
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
@@ -94,15 +95,14 @@ impl Observer {
             Some(key) => {
                 let serial = self.ensure_session(&key, at, facts);
                 if let Some(session) = self.sessions.peek_mut(&key) {
-                    session.client_info = info;
-                    session.protocol = version;
+                    session.introduced = introduced;
                 }
                 Scope::Session(serial)
             }
             None => {
                 // Streamable HTTP: the session comes with the answer.
                 if let Some(ex) = self.exchanges.peek_mut(&exchange) {
-                    ex.initialize = Some((info, version));
+                    ex.initialize = Some(introduced);
                 }
                 Scope::Exchange(exchange)
             }
@@ -127,11 +127,10 @@ impl Observer {
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
-        let (header, user_agent, ex_session) =
-            (ex.header.clone(), ex.user_agent.clone(), ex.session.clone());
+        let (caller, ex_session) = (ex.caller.clone(), ex.session.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let asker = self.asker(header, info, user_agent, ex_session.as_ref(), facts);
+        let asker = self.asker(caller, info, ex_session.as_ref(), facts);
         let key = ex_session
             .clone()
             .unwrap_or_else(|| SessionKey::Client(asker.client.clone()));
@@ -211,20 +210,19 @@ impl Observer {
     /// bounded label.
     fn asker(
         &mut self,
-        header: Option<ClientInfo>,
+        caller: Caller,
         info: Option<ClientInfo>,
-        user_agent: Option<ClientInfo>,
         session: Option<&SessionKey>,
         facts: &mut Vec<Fact>,
     ) -> Asker {
         let bound = match session {
-            Some(key) => self.sessions.peek(key).and_then(|s| s.client_info.clone()),
-            None => {
-                let caller = (header.clone(), user_agent.clone());
-                self.sessionless_info.peek(&caller).cloned()
-            }
+            Some(key) => self
+                .sessions
+                .peek(key)
+                .and_then(|s| s.introduced.client_info.clone()),
+            None => self.sessionless_info.peek(&caller).cloned(),
         };
-        let (who, source) = identity::identify(header, info.or(bound), user_agent);
+        let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
         Asker {
             client: self.clients.resolve(&who.name, facts),
             version: who.version.as_deref().map(shown_version),

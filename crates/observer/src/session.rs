@@ -65,13 +65,20 @@ pub(crate) enum Owner {
     NotOurs,
 }
 
+/// What a client's `initialize` said: who it is and the protocol version
+/// it asked for (the answer's version replaces it).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Introduction {
+    pub client_info: Option<ClientInfo>,
+    pub protocol: Option<ProtocolVersion>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Session {
     pub serial: u64,
     pub tag: SessionTag,
     pub sessionless: bool,
-    pub client_info: Option<ClientInfo>,
-    pub protocol: Option<ProtocolVersion>,
+    pub introduced: Introduction,
     pub last: Instant,
     pub listings: Vec<Listing>,
     handed: VecDeque<Handed>,
@@ -83,8 +90,7 @@ impl Session {
             serial,
             tag: key.tag(),
             sessionless: matches!(key, SessionKey::Client(_)),
-            client_info: None,
-            protocol: None,
+            introduced: Introduction::default(),
             last: at,
             listings: Vec::new(),
             handed: VecDeque::new(),
@@ -92,7 +98,9 @@ impl Session {
     }
 
     pub(crate) fn modern(&self) -> bool {
-        self.protocol.is_some_and(ProtocolVersion::is_modern)
+        self.introduced
+            .protocol
+            .is_some_and(ProtocolVersion::is_modern)
     }
 
     pub(crate) fn listing_mut(&mut self, serial: u64) -> Option<&mut Listing> {

@@ -162,8 +162,7 @@ fn past_max_clients_every_new_name_is_other() {
         max_clients: 3,
         ..ObserverLimits::default()
     };
-    let mut s = Script::new(limits);
-    page_one_in_sessions(&mut s, 10, 8, |i| format!("name-{i}"));
+    let s = page_one_in_sessions(limits, 10, 8, |i| format!("name-{i}"));
     let labels: Vec<&str> = s.listings().iter().map(|l| l.client.label()).collect();
     assert_eq!(labels[..3], ["name-0", "name-1", "name-2"]);
     assert!(labels[3..].iter().all(|l| *l == OTHER), "{labels:?}");
@@ -178,8 +177,7 @@ fn a_session_past_max_sessions_is_forgotten_and_its_listing_told() {
         max_sessions: 2,
         ..ObserverLimits::default()
     };
-    let mut s = Script::new(limits);
-    page_one_in_sessions(&mut s, 3, 14, |_| "c".into());
+    let s = page_one_in_sessions(limits, 3, 14, |_| "c".into());
     let evicted: Vec<_> = s.listings().iter().map(|l| l.abandoned).collect();
     assert_eq!(evicted, [Some(mcp_observer::AbandonCause::Evicted)]);
     let full = Fact::NotObserved(mcp_tap::NotObserved::ObserverFull);
@@ -187,14 +185,16 @@ fn a_session_past_max_sessions_is_forgotten_and_its_listing_told() {
     assert_eq!(s.observer.usage().sessions, 2);
 }
 
-/// `sessions` sessions, each initialized by a client called `name(i)`,
-/// reading page 1 of `total` tools.
+/// An observer with `limits` that saw `sessions` sessions, each
+/// initialized by a client called `name(i)`, reading page 1 of `total`
+/// tools.
 fn page_one_in_sessions(
-    s: &mut Script,
+    limits: ObserverLimits,
     sessions: usize,
     total: usize,
     name: impl Fn(usize) -> String,
-) {
+) -> Script {
+    let mut s = Script::new(limits);
     for i in 0..sessions {
         let session = format!("s-{i}");
         s.initialize(&Head::default(), &session, &name(i), "1");
@@ -204,4 +204,5 @@ fn page_one_in_sessions(
         };
         s.tools(&head, 1, 0, total);
     }
+    s
 }

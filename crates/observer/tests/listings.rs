@@ -10,7 +10,9 @@ use mcp_observer::{
     ObserverLimits,
 };
 use mcp_tap::identity::IdentitySource;
-use mcp_tap::{BodyFraming, CopyEnd, Direction, ExchangeEnd, NotObserved, RequestMethod};
+use mcp_tap::{
+    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, NotObserved, RequestMethod,
+};
 use script::{error, list_request, sse, tools_page, Head, Script};
 use serde_json::json;
 use std::time::Duration;
@@ -29,6 +31,21 @@ fn initialized(client: &str, version: &str) -> (Script, Head<'static>) {
     let mut s = Script::new(ObserverLimits::default());
     s.initialize(&Head::default(), "s", client, version);
     (s, in_session("s"))
+}
+
+/// An observer that saw `client` initialize, then ask for its first page
+/// of tools (id 1); the head of its requests and that exchange.
+fn first_tools_request(client: &str, version: &str) -> (Script, Head<'static>, ExchangeId) {
+    let (mut s, head) = initialized(client, version);
+    let x = s.ask(&head, &list_request(1, "tools/list", None));
+    (s, head, x)
+}
+
+fn invalid_cursor_facts(s: &Script) -> usize {
+    s.facts
+        .iter()
+        .filter(|f| matches!(f, Fact::InvalidCursor(_)))
+        .count()
 }
 
 /// A client that walks 14 tools paged by 8 to the end.
@@ -148,24 +165,14 @@ fn page_one_again_restarts_and_an_error_fails() {
     assert_eq!(failed.failure, Some(Failure::Rpc(Some(-32602))));
     assert_eq!(failed.error_code(), Some(-32602));
     assert!(failed.invalid_cursor);
-    let invalid = s
-        .facts
-        .iter()
-        .filter(|f| matches!(f, Fact::InvalidCursor(_)))
-        .count();
-    assert_eq!(invalid, 1);
+    assert_eq!(invalid_cursor_facts(&s), 1);
     // -32602 to a first page is not a cursor's fault.
     s.post(
         &head,
         &list_request(4, "prompts/list", None),
         &error(4, -32602),
     );
-    let invalid = s
-        .facts
-        .iter()
-        .filter(|f| matches!(f, Fact::InvalidCursor(_)))
-        .count();
-    assert_eq!(invalid, 1);
+    assert_eq!(invalid_cursor_facts(&s), 1);
     assert_eq!(
         s.listings().last().unwrap().failure,
         Some(Failure::Rpc(Some(-32602)))
@@ -177,22 +184,18 @@ fn cursors_from_another_session_or_nowhere_are_foreign() {
     let mut s = Script::new(ObserverLimits::default());
     s.initialize(&Head::default(), "s-a", "a", "1");
     s.initialize(&Head::default(), "s-b", "b", "1");
+    // A tools/list request from `session` and its answer.
+    let list = |s: &mut Script, session, id, cursor, answer: serde_json::Value| {
+        s.post(
+            &in_session(session),
+            &list_request(id, "tools/list", cursor),
+            &answer,
+        )
+    };
     let page = |id: u64| json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "t"}], "nextCursor": "only-a"}});
-    s.post(
-        &in_session("s-a"),
-        &list_request(1, "tools/list", None),
-        &page(1),
-    );
-    s.post(
-        &in_session("s-b"),
-        &list_request(1, "tools/list", Some("only-a")),
-        &error(1, -32602),
-    );
-    s.post(
-        &in_session("s-b"),
-        &list_request(2, "tools/list", Some("forged")),
-        &error(2, -32602),
-    );
+    list(&mut s, "s-a", 1, None, page(1));
+    list(&mut s, "s-b", 1, Some("only-a"), error(1, -32602));
+    list(&mut s, "s-b", 2, Some("forged"), error(2, -32602));
     let origins: Vec<(String, CursorOrigin)> = s
         .facts
         .iter()
@@ -217,16 +220,8 @@ fn cursors_from_another_session_or_nowhere_are_foreign() {
     assert_eq!(tally.kind(Kind::Tools).foreign_cursor, [1, 1]);
     assert_eq!(tally.kind(Kind::Tools).invalid_cursor, 2);
     // A server handing every session the same cursor: each one's own.
-    s.post(
-        &in_session("s-b"),
-        &list_request(3, "tools/list", None),
-        &page(3),
-    );
-    s.post(
-        &in_session("s-b"),
-        &list_request(4, "tools/list", Some("only-a")),
-        &tools_page(4, 1, 8, 9),
-    );
+    list(&mut s, "s-b", 3, None, page(3));
+    list(&mut s, "s-b", 4, Some("only-a"), tools_page(4, 1, 8, 9));
     assert_eq!(
         s.listings().last().unwrap().outcome,
         ListingOutcome::Complete
@@ -303,28 +298,19 @@ fn legacy_sse_answers_arrive_on_the_stream_and_its_end_ends_the_session() {
 #[test]
 fn stdio_is_one_session_of_lines_ended_by_the_process() {
     let mut s = Script::new(ObserverLimits::default());
-    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
-    s.answered(x, 0, BodyFraming::Lines, None);
-    let line = |v: serde_json::Value| v.to_string().into_bytes();
-    s.message(
+    let x = s.stdio();
+    s.line(
         x,
         Direction::FromClient,
-        &line(script::initialize_request("Claude Desktop", "0.9")),
-        50,
+        &script::initialize_request("Claude Desktop", "0.9"),
     );
-    s.message(
+    s.line(
         x,
         Direction::FromClient,
-        &line(list_request(1, "tools/list", None)),
-        50,
+        &list_request(1, "tools/list", None),
     );
     s.message(x, Direction::FromUpstream, b"   ", 50);
-    s.message(
-        x,
-        Direction::FromUpstream,
-        &line(tools_page(1, 0, 8, 14)),
-        50,
-    );
+    s.line(x, Direction::FromUpstream, &tools_page(1, 0, 8, 14));
     s.close(x, ExchangeEnd::Completed);
     let l = s.listings()[0];
     assert_eq!(l.client.label(), "Claude Desktop");
@@ -437,8 +423,7 @@ fn batches_garbage_and_truncated_messages_are_counted_and_skipped() {
 
 #[test]
 fn an_answer_that_passed_unread_lets_its_listing_go_on() {
-    let (mut s, head) = initialized("c", "1");
-    let x = s.ask(&head, &list_request(1, "tools/list", None));
+    let (mut s, head, x) = first_tools_request("c", "1");
     s.answered(x, 200, BodyFraming::Json, None);
     s.end(
         x,
@@ -457,8 +442,7 @@ fn an_answer_that_passed_unread_lets_its_listing_go_on() {
 
 #[test]
 fn an_upstream_failure_or_http_error_fails_the_listing() {
-    let (mut s, head) = initialized("c", "1");
-    let x = s.ask(&head, &list_request(1, "tools/list", None));
+    let (mut s, head, x) = first_tools_request("c", "1");
     s.close(
         x,
         ExchangeEnd::UpstreamFailed(mcp_tap::UpstreamFailure::Reset),
@@ -500,8 +484,7 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
 
 #[test]
 fn a_merged_answer_is_a_complete_listing_that_says_so() {
-    let (mut s, head) = initialized("mcp", "0.1.0");
-    let x = s.ask(&head, &list_request(1, "tools/list", None));
+    let (mut s, _, x) = first_tools_request("mcp", "0.1.0");
     s.answered(x, 200, BodyFraming::Json, None);
     s.feed(mcp_tap::TapEvent::Merged {
         exchange: x,
@@ -584,20 +567,17 @@ fn a_stateless_servers_caller_keeps_the_name_it_gave_on_initialize() {
 #[test]
 fn on_stdio_a_merge_note_marks_one_answer_only() {
     let mut s = Script::new(ObserverLimits::default());
-    let x = s.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
-    s.answered(x, 0, BodyFraming::Lines, None);
-    let line = |v: serde_json::Value| v.to_string().into_bytes();
+    let x = s.stdio();
     let init = script::initialize_request("mcp", "0.1.0");
-    s.message(x, Direction::FromClient, &line(init), 50);
+    s.line(x, Direction::FromClient, &init);
     for (id, outcome) in [
         (1, mcp_tap::MergeOutcome::Merged),
         (2, mcp_tap::MergeOutcome::Reused),
     ] {
-        s.message(
+        s.line(
             x,
             Direction::FromClient,
-            &line(list_request(id, "tools/list", None)),
-            50,
+            &list_request(id, "tools/list", None),
         );
         s.feed(mcp_tap::TapEvent::Merged {
             exchange: x,
@@ -606,25 +586,14 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
             pages: if id == 1 { 2 } else { 0 },
             items: 14,
         });
-        s.message(
-            x,
-            Direction::FromUpstream,
-            &line(tools_page(id, 0, 14, 14)),
-            50,
-        );
+        s.line(x, Direction::FromUpstream, &tools_page(id, 0, 14, 14));
     }
-    s.message(
+    s.line(
         x,
         Direction::FromClient,
-        &line(list_request(3, "tools/list", None)),
-        50,
+        &list_request(3, "tools/list", None),
     );
-    s.message(
-        x,
-        Direction::FromUpstream,
-        &line(tools_page(3, 0, 8, 14)),
-        50,
-    );
+    s.line(x, Direction::FromUpstream, &tools_page(3, 0, 8, 14));
     s.close(x, ExchangeEnd::Completed);
     let merged: Vec<_> = s.listings().iter().map(|l| (l.outcome, l.merged)).collect();
     assert_eq!(

@@ -18,26 +18,42 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// An `http_sd` answer's limits: one GET.
-const HTTP_SD: Applies = Applies {
-    keys: &[
-        LimitKey::Timeout,
-        LimitKey::ConnectTimeout,
-        LimitKey::MaxResponseBytes,
-    ],
-    place: "`http_sd`",
+/// What a fetched source (`http_sd`, `registry`) takes where it says
+/// nothing, and which `limits:` keys apply to it.
+struct Fetched {
+    limits: Limits,
+    applies: Applies,
+    refresh: Duration,
+}
+
+/// `http_sd`: one GET an answer.
+const HTTP_SD: Fetched = Fetched {
+    limits: source_default::HTTP_SD_LIMITS,
+    applies: Applies {
+        keys: &[
+            LimitKey::Timeout,
+            LimitKey::ConnectTimeout,
+            LimitKey::MaxResponseBytes,
+        ],
+        place: "`http_sd`",
+    },
+    refresh: source_default::HTTP_SD_REFRESH,
 };
 
-/// A registry walk's limits.
-const REGISTRY: Applies = Applies {
-    keys: &[
-        LimitKey::Timeout,
-        LimitKey::PageTimeout,
-        LimitKey::ConnectTimeout,
-        LimitKey::MaxResponseBytes,
-        LimitKey::MaxPages,
-    ],
-    place: "`registry`",
+/// `registry`: a walk of pages.
+const REGISTRY: Fetched = Fetched {
+    limits: source_default::REGISTRY_LIMITS,
+    applies: Applies {
+        keys: &[
+            LimitKey::Timeout,
+            LimitKey::PageTimeout,
+            LimitKey::ConnectTimeout,
+            LimitKey::MaxResponseBytes,
+            LimitKey::MaxPages,
+        ],
+        place: "`registry`",
+    },
+    refresh: source_default::REGISTRY_REFRESH,
 };
 
 impl Resolver<'_> {
@@ -99,25 +115,14 @@ impl Resolver<'_> {
         };
         let (kind, refresh_interval) =
             self.source_kind(i, &who, s.file_sd, s.http_sd, s.registry)?;
-        let overridden = s.schedule.is_some() || s.jitter.is_some();
-        let schedule = s.schedule.map_or_else(|| d.schedule.clone(), |x| x.0);
-        let jitter = s.jitter.map_or(d.jitter, |x| x.0);
-        if overridden {
-            self.check_schedule(&owner, &who, &schedule, jitter);
-        }
-        let raw_expect = s.expect.unwrap_or_default();
-        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
-        let expect = raw_expect.items;
-        if let Some(kind) = expect.keys().find(|k| !module.kinds.contains(k)) {
-            return Err(self.error(
-                &yaml_path!["discovery", i, "expect", kind.label()],
-                At::Key,
-                format!(
-                    "{who}: `expect` names `{kind}`, which is not in module `{}`'s `kinds`",
-                    module.name
-                ),
-            ));
-        }
+        let (schedule, jitter) = self.timing(
+            &owner,
+            &who,
+            (s.schedule, s.jitter),
+            (&d.settings.schedule, d.settings.jitter),
+        );
+        let whose = format!("module `{}`'s", module.name);
+        let expect = self.expect(&owner, &who, s.expect, (&module.kinds, &whose))?;
         let labels = self.source_labels(&key("labels"), &who, s.labels)?;
         let max_targets = s.max_targets.unwrap_or(source_default::MAX_TARGETS);
         if max_targets == 0 {
@@ -135,7 +140,6 @@ impl Resolver<'_> {
             max_targets,
             schedule,
             jitter,
-            expect_page_latency,
             expect,
             labels,
         })
@@ -245,29 +249,15 @@ impl Resolver<'_> {
 
     fn http_sd(&mut self, i: usize, who: &str, h: RawHttpSd) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "http_sd"];
-        let endpoint = self.source_endpoint(
-            &at,
-            who,
-            h.http,
-            (h.limits, source_default::HTTP_SD_LIMITS, &HTTP_SD),
-        )?;
-        let every = self.refresh_interval(
-            &at,
-            who,
-            h.refresh_interval,
-            source_default::HTTP_SD_REFRESH,
-        )?;
+        let (endpoint, every) =
+            self.fetched(&at, who, (h.http, h.limits, h.refresh_interval), &HTTP_SD)?;
         Ok((SourceKind::HttpSd(endpoint), every))
     }
 
     fn registry(&mut self, i: usize, who: &str, r: RawRegistry) -> Result<(SourceKind, Duration)> {
         let at = yaml_path!["discovery", i, "registry"];
-        let endpoint = self.source_endpoint(
-            &at,
-            who,
-            r.http,
-            (r.limits, source_default::REGISTRY_LIMITS, &REGISTRY),
-        )?;
+        let (endpoint, every) =
+            self.fetched(&at, who, (r.http, r.limits, r.refresh_interval), &REGISTRY)?;
         if endpoint.http.url.query().is_some() || endpoint.http.url.fragment().is_some() {
             return Err(self.error(
                 &yaml_path!["discovery", i, "registry", "http", "url"],
@@ -286,12 +276,6 @@ impl Resolver<'_> {
                 ),
             ));
         }
-        let every = self.refresh_interval(
-            &at,
-            who,
-            r.refresh_interval,
-            source_default::REGISTRY_REFRESH,
-        )?;
         Ok((
             SourceKind::Registry(RegistrySource {
                 endpoint,
@@ -302,18 +286,19 @@ impl Resolver<'_> {
         ))
     }
 
-    /// A source's endpoint (its own credentials and TLS) and its limits
-    /// over `base`, `applies` saying which keys it takes.
-    fn source_endpoint(
+    /// A fetched source's endpoint (its own credentials and TLS), its
+    /// limits and its refresh interval, each over `d`'s.
+    fn fetched(
         &mut self,
         at: &[Seg],
         who: &str,
-        http: RawHttp,
-        (limits, base, applies): (Option<RawLimits>, Limits, &Applies),
-    ) -> Result<SourceEndpoint> {
+        (http, limits, refresh): (RawHttp, Option<RawLimits>, Option<RawDuration>),
+        d: &Fetched,
+    ) -> Result<(SourceEndpoint, Duration)> {
         let http = self.http_endpoint(&child(at, "http"), who, http, HttpRole::Source)?;
-        let limits = self.limits(at, who, base, limits, applies)?;
-        Ok(SourceEndpoint { http, limits })
+        let limits = self.limits(at, who, d.limits, limits, &d.applies)?;
+        let every = self.refresh_interval(at, who, refresh, d.refresh)?;
+        Ok((SourceEndpoint { http, limits }, every))
     }
 
     fn positive_bytes(&self, at: &[Seg], who: &str, key: &str, raw: Option<u64>) -> Result<u64> {

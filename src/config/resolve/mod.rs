@@ -7,15 +7,15 @@ mod discovery;
 mod http;
 mod limits;
 mod sections;
+mod settings;
 mod taps;
 mod target;
 
 use super::error::ConfigError;
-use super::limits::Limits;
 use super::locate::{locate, locate_nth, yaml_path, At, Seg};
-use super::raw::{RawConformance, RawFile, RawGlobal, RawTarget};
+use super::raw::{RawFile, RawGlobal, RawTarget};
 use super::schedule::Schedule;
-use super::types::{default, Config, ConformanceConfig, Defaults, MAX_NAME_LEN};
+use super::types::{default, Config, Defaults, TargetSettings, MAX_NAME_LEN};
 use mcp_listing::{Kind, ProtocolVersion};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -141,12 +141,14 @@ impl<'a> Resolver<'a> {
         Ok(config)
     }
 
-    fn defaults(&mut self, g: RawGlobal) -> Result<Defaults> {
+    fn defaults(&mut self, mut g: RawGlobal) -> Result<Defaults> {
         let at = |key: &str| yaml_path!["global", key];
-        let kinds = match g.kinds {
-            Some(kinds) => self.kinds(&at("kinds"), kinds)?,
-            None => Kind::ALL.to_vec(),
-        };
+        let settings = self.settings(
+            &yaml_path!["global"],
+            "`global`",
+            &TargetSettings::default(),
+            g.take_settings(),
+        )?;
         if g.concurrency == Some(0) {
             return Err(self.error(
                 &at("concurrency"),
@@ -172,72 +174,15 @@ impl<'a> Resolver<'a> {
                 )
             })?,
         };
-        let limits = self.limits(
-            &yaml_path!["global"],
-            "`global`",
-            Limits::DEFAULT,
-            g.limits,
-            &limits::LISTING,
-        )?;
-        let schedule = g.schedule.map_or(Schedule::Every(default::EVERY), |s| s.0);
-        let conformance = self.conformance(
-            &yaml_path!["global", "conformance"],
-            "`global`",
-            ConformanceConfig::default(),
-            g.conformance,
-        )?;
-        let jitter = g.jitter.map_or(default::JITTER, |d| d.0);
-        self.check_schedule(&yaml_path!["global"], "`global`", &schedule, jitter);
         Ok(Defaults {
-            schedule,
-            limits,
-            jitter,
-            kinds,
+            settings,
             state_dir: g.state_dir.map(|p| self.file_path(p)),
             concurrency: g.concurrency.unwrap_or(default::CONCURRENCY),
             backoff_max,
-            invalid_cursor_probe: g
-                .invalid_cursor_probe
-                .unwrap_or(default::INVALID_CURSOR_PROBE),
-            watch_list_changed: g.watch_list_changed.unwrap_or(default::WATCH_LIST_CHANGED),
-            propagate_trace_context: g
-                .propagate_trace_context
-                .unwrap_or(default::PROPAGATE_TRACE_CONTEXT),
             stderr_tail_bytes,
-            metrics_detail: g
-                .metrics
-                .and_then(|m| m.detail)
-                .unwrap_or(default::METRICS_DETAIL),
-            conformance,
             baseline_retention: g
                 .baseline_retention
                 .map_or(default::BASELINE_RETENTION, |d| d.0),
-        })
-    }
-
-    /// Merge a `conformance:` mapping over `base`; `every` must be at least
-    /// a second.
-    pub(super) fn conformance(
-        &mut self,
-        at: &[Seg],
-        who: &str,
-        base: ConformanceConfig,
-        raw: Option<RawConformance>,
-    ) -> Result<ConformanceConfig> {
-        let Some(raw) = raw else {
-            return Ok(base);
-        };
-        let every = raw.every.map_or(base.every, |d| d.0);
-        if every < default::CONFORMANCE_MIN_EVERY {
-            return Err(self.error(
-                &child(at, "every"),
-                At::Value,
-                format!("{who}: `conformance.every` must be at least 1s"),
-            ));
-        }
-        Ok(ConformanceConfig {
-            enabled: raw.enabled.unwrap_or(base.enabled),
-            every,
         })
     }
 

@@ -28,11 +28,8 @@ impl Resolver<'_> {
             m.http.unwrap_or_default(),
             HttpRole::Module,
         )?;
-        let limits = self.limits(&owner, &who, d.limits, m.limits, &LISTING)?;
-        let kinds = match m.kinds {
-            Some(kinds) => self.kinds(&key("kinds"), kinds)?,
-            None => d.kinds.clone(),
-        };
+        let limits = self.limits(&owner, &who, d.settings.limits, m.limits, &LISTING)?;
+        let kinds = self.kinds_over(&key("kinds"), m.kinds, &d.settings.kinds)?;
         Ok(ProbeModule {
             name: name.to_string(),
             allow,

@@ -7,8 +7,9 @@ use super::{child, Resolver, Result};
 use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::raw::{RawListenTls, RawTap};
 use crate::config::taps::{
-    ListenTls, TapConfig, DEFAULT_ABANDON_AFTER, DEFAULT_INSPECT_BYTES, DEFAULT_MAX_CLIENTS,
-    DEFAULT_MAX_MERGED_BYTES, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
+    ListenTls, TapConfig, TapListener, TapMerge, TapUpstream, DEFAULT_ABANDON_AFTER,
+    DEFAULT_INSPECT_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_MERGED_BYTES, DEFAULT_UPSTREAM_TIMEOUT,
+    TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
 use std::collections::HashSet;
@@ -96,20 +97,26 @@ impl Resolver<'_> {
         )?;
         Ok(TapConfig {
             name: raw.name,
-            listen: raw.listen,
-            listen_tls: raw.tls.map(|t| self.listen_tls(t)),
-            upstream: upstream.url,
-            upstream_tls: upstream.settings.tls,
+            listener: TapListener {
+                address: raw.listen,
+                tls: raw.tls.map(|t| self.listen_tls(t)),
+            },
+            upstream: TapUpstream {
+                url: upstream.url,
+                tls: upstream.settings.tls,
+                timeout: raw
+                    .upstream_timeout
+                    .map_or(DEFAULT_UPSTREAM_TIMEOUT, |d| d.0),
+            },
             target: raw.target,
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
             client_header: raw.client_header,
-            merge_pages: raw.merge_pages.unwrap_or_default(),
-            max_merged_bytes,
-            upstream_timeout: raw
-                .upstream_timeout
-                .map_or(DEFAULT_UPSTREAM_TIMEOUT, |d| d.0),
+            merge: TapMerge {
+                clients: raw.merge_pages.unwrap_or_default(),
+                max_merged_bytes,
+            },
             limits,
             report: raw.report.map(|p| self.file_path(p)),
         })

@@ -1,13 +1,14 @@
 //! One target: its endpoint, kinds, limits, and its references to others.
 
 use super::http::HttpRole;
-use super::limits::LISTING;
 use super::{child, Resolver, Result};
 use crate::config::endpoint::{EndpointConfig, StdioCommand};
+use crate::config::expect::ExpectConfig;
 use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::name_map::{NameMap, NameRewrite};
 use crate::config::raw::{
-    OrderedMap, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawStdio, RawTarget,
+    OrderedMap, RawExpect, RawNameMap, RawProtocols, RawReference, RawSecretValue, RawStdio,
+    RawTarget,
 };
 use crate::config::types::{Defaults, ReferenceConfig, TargetConfig};
 use mcp_listing::{Kind, ProtocolVersion};
@@ -28,48 +29,20 @@ impl Resolver<'_> {
             .optional_protocol_version(&key("protocol_version"), t.protocol_version.as_deref())?;
         let protocols = self.protocols(i, &who, t.protocols.take(), protocol_version.is_some())?;
         let endpoint = self.endpoint(i, &who, &mut t)?;
-        let kinds = match t.kinds.take() {
-            Some(kinds) => self.kinds(&key("kinds"), kinds)?,
-            None => d.kinds.clone(),
-        };
-        let forced_kinds = self.forced_kinds(i, &who, t.forced_kinds.take(), &kinds)?;
-        let raw_expect = t.expect.take().unwrap_or_default();
-        let expect_page_latency = raw_expect.page_latency.map(|d| d.0);
-        let expect = self.expect(i, &who, Some(raw_expect.items), &kinds)?;
-        let limits = self.limits(&owner, &who, d.limits, t.limits.take(), &LISTING)?;
-        let conformance = self.conformance(
-            &yaml_path!["targets", i, "conformance"],
-            &who,
-            d.conformance,
-            t.conformance.take(),
-        )?;
-        let overridden = t.schedule.is_some() || t.jitter.is_some();
-        let schedule = t.schedule.map_or_else(|| d.schedule.clone(), |s| s.0);
-        let jitter = t.jitter.map_or(d.jitter, |x| x.0);
-        if overridden {
-            self.check_schedule(&owner, &who, &schedule, jitter);
-        }
+        let settings = self.settings(&owner, &who, &d.settings, t.take_settings())?;
+        let forced_kinds = self.forced_kinds(i, &who, t.forced_kinds.take(), &settings.kinds)?;
+        let whose = (settings.kinds.as_slice(), "this target's");
+        let expect = self.expect(&owner, &who, t.expect.take(), whose)?;
 
         let target = TargetConfig {
             name: t.name,
             endpoint,
             protocol_version,
             protocols,
-            schedule,
-            kinds,
+            settings,
             forced_kinds,
-            limits,
-            jitter,
-            invalid_cursor_probe: t.invalid_cursor_probe.unwrap_or(d.invalid_cursor_probe),
-            watch_list_changed: t.watch_list_changed.unwrap_or(d.watch_list_changed),
-            propagate_trace_context: t
-                .propagate_trace_context
-                .unwrap_or(d.propagate_trace_context),
             expect,
-            expect_page_latency,
             reference: Vec::new(),
-            metrics_detail: t.metrics.and_then(|m| m.detail).unwrap_or(d.metrics_detail),
-            conformance,
             // Filled in once every section is resolved.
             known_secrets: SecretScrubber::default(),
             source: None,
@@ -141,27 +114,27 @@ impl Resolver<'_> {
         Ok(forced_kinds)
     }
 
-    /// `expect:`, naming only the target's `kinds`.
-    fn expect(
+    /// `expect:` of the target or source at `owner`, naming only `kinds`
+    /// (`whose` kinds they are, in the error).
+    pub(super) fn expect(
         &self,
-        i: usize,
+        owner: &[Seg],
         who: &str,
-        raw: Option<BTreeMap<Kind, u64>>,
-        kinds: &[Kind],
-    ) -> Result<BTreeMap<Kind, u64>> {
-        let expect = raw.unwrap_or_default();
-        for kind in expect.keys() {
-            if !kinds.contains(kind) {
-                return Err(self.error(
-                    &yaml_path!["targets", i, "expect", kind.label()],
-                    At::Key,
-                    format!(
-                        "{who}: `expect` names `{kind}`, which is not in this target's `kinds`"
-                    ),
-                ));
-            }
+        raw: Option<RawExpect>,
+        (kinds, whose): (&[Kind], &str),
+    ) -> Result<ExpectConfig> {
+        let raw = raw.unwrap_or_default();
+        if let Some(kind) = raw.items.keys().find(|k| !kinds.contains(k)) {
+            return Err(self.error(
+                &child(&child(owner, "expect"), kind.label()),
+                At::Key,
+                format!("{who}: `expect` names `{kind}`, which is not in {whose} `kinds`"),
+            ));
         }
-        Ok(expect)
+        Ok(ExpectConfig {
+            items: raw.items,
+            page_latency: raw.page_latency.map(|d| d.0),
+        })
     }
 
     /// `protocols:` checked and ordered newest first (the primary first).
@@ -368,10 +341,11 @@ impl Resolver<'_> {
     ) -> Result<Vec<Kind>> {
         let Some(raw) = raw else {
             let common: Vec<Kind> = this
+                .settings
                 .kinds
                 .iter()
                 .copied()
-                .filter(|k| other.kinds.contains(k))
+                .filter(|k| other.settings.kinds.contains(k))
                 .collect();
             if common.is_empty() {
                 return Err(self.error(
@@ -388,7 +362,7 @@ impl Resolver<'_> {
         let kinds_at = child(at, "kinds");
         let kinds = self.kinds(&kinds_at, raw)?;
         for (k, kind) in kinds.iter().enumerate() {
-            if !this.kinds.contains(kind) || !other.kinds.contains(kind) {
+            if !this.settings.kinds.contains(kind) || !other.settings.kinds.contains(kind) {
                 let mut kind_at = kinds_at.clone();
                 kind_at.push(Seg::Index(k));
                 return Err(self.error(

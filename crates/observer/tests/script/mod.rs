@@ -75,6 +75,18 @@ impl Script {
         exchange
     }
 
+    /// A stdio process: one exchange of lines, open both ways at once.
+    pub fn stdio(&mut self) -> ExchangeId {
+        let x = self.open(RequestMethod::Stdio, &Head::default(), BodyFraming::Lines);
+        self.answered(x, 0, BodyFraming::Lines, None);
+        x
+    }
+
+    /// One stdio line holding `message`, in chunks of 50 bytes.
+    pub fn line(&mut self, exchange: ExchangeId, direction: Direction, message: &Value) {
+        self.message(exchange, direction, message.to_string().as_bytes(), 50);
+    }
+
     /// One whole message, in chunks of `chunk` bytes.
     pub fn message(
         &mut self,

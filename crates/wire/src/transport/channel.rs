@@ -104,6 +104,12 @@ pub(crate) trait Link: Send {
     /// What the stream's units are called in error messages.
     const UNIT: &'static str;
 
+    /// The transport this link writes for.
+    const KIND: TransportKind;
+
+    /// How a `subscriptions/listen` travels (see [`Transport::subscriptions`]).
+    const LISTEN: SubscriptionPath;
+
     /// Send one serialised JSON-RPC message.
     fn send(&mut self, body: Vec<u8>) -> impl Future<Output = Result<(), ExchangeError>> + Send;
 
@@ -264,12 +270,8 @@ fn silence(timeout: Duration, defects: u32, unit: &str) -> ExchangeError {
 /// methods are written once, here.
 pub(crate) trait OverChannel: Send {
     type Link: Link;
-    const KIND: TransportKind;
 
     fn channel(&mut self) -> &mut Channel<Self::Link>;
-
-    /// How a `subscriptions/listen` travels (see [`Transport::subscriptions`]).
-    fn listen_path(&self) -> SubscriptionPath;
 
     /// See [`Transport::set_protocol_version`].
     fn protocol_version(&mut self, _version: Option<&str>) {}
@@ -280,7 +282,7 @@ pub(crate) trait OverChannel: Send {
 
 impl<T: OverChannel> Transport for T {
     fn kind(&self) -> TransportKind {
-        T::KIND
+        T::Link::KIND
     }
 
     fn request<'a>(&'a mut self, req: Outgoing<'a>, timeout: Duration) -> BoxFuture<'a, Exchange> {
@@ -304,7 +306,7 @@ impl<T: OverChannel> Transport for T {
     }
 
     fn subscriptions(&self) -> SubscriptionPath {
-        self.listen_path()
+        T::Link::LISTEN
     }
 
     fn set_protocol_version(&mut self, version: &str, _modern: bool) {
@@ -330,6 +332,8 @@ mod tests {
 
     impl Link for Recording {
         const UNIT: &'static str = "line";
+        const KIND: TransportKind = TransportKind::Stdio;
+        const LISTEN: SubscriptionPath = SubscriptionPath::InBand;
 
         async fn send(&mut self, body: Vec<u8>) -> Result<(), ExchangeError> {
             self.0.push(body);

@@ -36,53 +36,49 @@ mod tests {
         SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777)
     }
 
+    /// Each value read at [`rfc_now`] gives its wait.
+    fn check(cases: &[(&str, Option<Duration>)]) {
+        for (value, wait) in cases {
+            assert_eq!(parse(value, rfc_now()), *wait, "{value:?}");
+        }
+    }
+
+    const SECS_30: Option<Duration> = Some(Duration::from_secs(30));
+    const NOW: Option<Duration> = Some(Duration::ZERO);
+    const CAPPED: Option<Duration> = Some(MAX_RETRY_AFTER);
+
     #[test]
     fn seconds_dates_and_garbage() {
-        let now = rfc_now();
-        assert_eq!(parse("120", now), Some(Duration::from_secs(120)));
-        assert_eq!(parse(" 0 ", now), Some(Duration::ZERO));
-        assert_eq!(parse("99999999999999999999999", now), Some(MAX_RETRY_AFTER));
-        assert_eq!(
-            parse("Sun, 06 Nov 1994 08:50:07 GMT", now),
-            Some(Duration::from_secs(30))
-        );
-        assert_eq!(
-            parse("Sun, 06 Nov 1994 08:00:00 GMT", now),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(
-            parse("Sat, 06 Nov 2094 08:00:00 GMT", now),
-            Some(MAX_RETRY_AFTER)
-        );
-        assert_eq!(parse("-5", now), None);
-        assert_eq!(parse("1.5", now), None);
-        assert_eq!(parse("soon", now), None);
-        assert_eq!(parse("", now), None);
+        check(&[
+            ("120", Some(Duration::from_secs(120))),
+            (" 0 ", NOW),
+            ("99999999999999999999999", CAPPED),
+            ("Sun, 06 Nov 1994 08:50:07 GMT", SECS_30),
+            ("Sun, 06 Nov 1994 08:00:00 GMT", NOW),
+            ("Sat, 06 Nov 2094 08:00:00 GMT", CAPPED),
+            ("-5", None),
+            ("1.5", None),
+            ("soon", None),
+            ("", None),
+        ]);
     }
 
     #[test]
     fn the_obsolete_rfc_850_form_is_honoured() {
-        let now = rfc_now();
-        assert_eq!(
-            parse("Sunday, 06-Nov-94 08:50:07 GMT", now),
-            Some(Duration::from_secs(30))
-        );
-        assert_eq!(
-            parse("Sunday, 06-Nov-94 08:49:37 GMT", now),
-            Some(Duration::ZERO)
-        );
-        // A wrong weekday is not that date.
-        assert_eq!(parse("Monday, 06-Nov-94 08:50:07 GMT", now), None);
+        check(&[
+            ("Sunday, 06-Nov-94 08:50:07 GMT", SECS_30),
+            ("Sunday, 06-Nov-94 08:49:37 GMT", NOW),
+            // A wrong weekday is not that date.
+            ("Monday, 06-Nov-94 08:50:07 GMT", None),
+        ]);
     }
 
     #[test]
     fn the_asctime_form_is_honoured() {
-        let now = rfc_now();
-        assert_eq!(
-            parse("Sun Nov  6 08:51:37 1994", now),
-            Some(Duration::from_secs(120))
-        );
-        assert_eq!(parse("Sun Nov  6 07:49:37 1994", now), Some(Duration::ZERO));
-        assert_eq!(parse("Sun Nov 36 08:51:37 1994", now), None);
+        check(&[
+            ("Sun Nov  6 08:51:37 1994", Some(Duration::from_secs(120))),
+            ("Sun Nov  6 07:49:37 1994", NOW),
+            ("Sun Nov 36 08:51:37 1994", None),
+        ]);
     }
 }

@@ -29,6 +29,8 @@ pub(crate) struct PostLink {
 
 impl Link for PostLink {
     const UNIT: &'static str = "event";
+    const KIND: TransportKind = TransportKind::Sse;
+    const LISTEN: SubscriptionPath = SubscriptionPath::Unsupported;
 
     async fn send(&mut self, body: Vec<u8>) -> Result<(), ExchangeError> {
         let mut h = HeaderMap::new();
@@ -173,14 +175,9 @@ async fn endpoint_url(
 
 impl OverChannel for SseTransport {
     type Link = PostLink;
-    const KIND: TransportKind = TransportKind::Sse;
 
     fn channel(&mut self) -> &mut Channel<PostLink> {
         &mut self.channel
-    }
-
-    fn listen_path(&self) -> SubscriptionPath {
-        SubscriptionPath::Unsupported
     }
 
     fn protocol_version(&mut self, version: Option<&str>) {

@@ -59,6 +59,8 @@ pub(crate) struct StdinLink {
 
 impl Link for StdinLink {
     const UNIT: &'static str = "line";
+    const KIND: TransportKind = TransportKind::Stdio;
+    const LISTEN: SubscriptionPath = SubscriptionPath::InBand;
 
     async fn send(&mut self, mut body: Vec<u8>) -> Result<(), ExchangeError> {
         let Some(stdin) = self.stdin.as_mut() else {
@@ -279,14 +281,9 @@ impl StdioTransport {
 
 impl OverChannel for StdioTransport {
     type Link = StdinLink;
-    const KIND: TransportKind = TransportKind::Stdio;
 
     fn channel(&mut self) -> &mut Channel<StdinLink> {
         &mut self.channel
-    }
-
-    fn listen_path(&self) -> SubscriptionPath {
-        SubscriptionPath::InBand
     }
 
     fn shut(self: Box<Self>) -> BoxFuture<'static, CloseInfo> {
