@@ -7,8 +7,9 @@
 //! the tap, driven by the same requests.
 
 use mcp_tap::{CopyEnd, Direction, NotObserved, RequestMethod, TapEvent, TapSettings};
+use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
+use mcp_testkit::tap::{RawConn, RunningTap};
 use mcp_testkit::Proc;
 use std::net::SocketAddr;
 
@@ -66,14 +67,14 @@ fn both(
     path: &str,
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
-) -> RawAnswer {
-    let direct = conns.0.exchange(method, path, headers, body);
-    let tapped = conns.1.exchange(method, path, headers, body);
+) -> RawResponse {
+    let direct = conns.0.send(method, path, headers, body).answer();
+    let tapped = conns.1.send(method, path, headers, body).answer();
     assert_same(&direct, &tapped, &format!("{method} {path}"));
     tapped
 }
 
-fn assert_same(direct: &RawAnswer, tapped: &RawAnswer, what: &str) {
+fn assert_same(direct: &RawResponse, tapped: &RawResponse, what: &str) {
     assert_eq!(direct.status, tapped.status, "{what}: status");
     assert_eq!(
         direct.end_to_end_headers(),
@@ -99,7 +100,7 @@ const INITIALIZE: &str = r#"{"protocolVersion":"2025-11-25","capabilities":{},"c
 /// initialize, initialized, every tools page, the GET stream's first bytes,
 /// DELETE; then garbage, a truncated body and a batch. Returns the bodies
 /// the client got for its list requests.
-fn streamable_session(twins: &Twins) -> Vec<RawAnswer> {
+fn streamable_session(twins: &Twins) -> Vec<RawResponse> {
     let mut conns = twins.connect();
     let init = both(
         &mut conns,

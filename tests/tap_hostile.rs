@@ -94,7 +94,9 @@ fn a_stream_reaches_the_client_as_it_arrives() {
 fn no_upstream_is_a_502_and_a_silent_one_a_504() {
     let closed = ClosedPort::new();
     let tap = tap_for(&closed.url("/mcp"));
-    let answer = RawConn::connect(tap.addr).exchange("POST", "/mcp", &[], Some(b"{}"));
+    let answer = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &[], Some(b"{}"))
+        .answer();
     assert_eq!(answer.status, 502, "{}", answer.text());
     assert_eq!(tap.stats.upstream_errors(UpstreamFailure::Connect), 1);
     tap.recorder.wait("closed as a connect failure", |_| {
@@ -108,14 +110,18 @@ fn no_upstream_is_a_502_and_a_silent_one_a_504() {
     let mut settings = TapSettings::new(silent.url("/mcp").parse().unwrap());
     settings.limits.upstream_head_timeout = Duration::from_millis(300);
     let tap = RunningTap::start(settings);
-    let answer = RawConn::connect(tap.addr).exchange("POST", "/mcp", &[], Some(b"{}"));
+    let answer = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &[], Some(b"{}"))
+        .answer();
     assert_eq!(answer.status, 504, "{}", answer.text());
     assert_eq!(tap.stats.upstream_errors(UpstreamFailure::Timeout), 1);
 
     // TLS spoken to a plain HTTP server: the handshake fails.
     let plain = Scripted::start(json_ok(b"{}"));
     let tap = tap_for(&format!("https://{}/mcp", plain.addr));
-    let answer = RawConn::connect(tap.addr).exchange("POST", "/mcp", &[], Some(b"{}"));
+    let answer = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &[], Some(b"{}"))
+        .answer();
     assert_eq!(answer.status, 502);
     assert_eq!(tap.stats.upstream_errors(UpstreamFailure::Tls), 1);
 }
@@ -160,7 +166,9 @@ fn the_tap_is_never_an_open_proxy() {
     client.send_raw(absolute.as_bytes());
     assert_eq!(client.answer().text(), "{\"upstream\":true}");
     for path in [format!("//{other}/x"), format!("/http://{other}/x")] {
-        let a = client.exchange("GET", &path, &[("Host", &other)], None);
+        let a = client
+            .send("GET", &path, &[("Host", &other)], None)
+            .answer();
         assert_eq!(a.text(), "{\"upstream\":true}");
     }
     client.send_raw(format!("CONNECT {other} HTTP/1.1\r\nHost: {other}\r\n\r\n").as_bytes());
@@ -259,12 +267,14 @@ fn a_session_id_reused_by_another_client_is_forwarded_for_each() {
     });
     let tap = tap_for(&upstream.url("/mcp"));
     for agent in ["first/1", "second/2"] {
-        let a = RawConn::connect(tap.addr).exchange(
-            "POST",
-            "/mcp",
-            &[("Mcp-Session-Id", "shared"), ("User-Agent", agent)],
-            Some(b"{}"),
-        );
+        let a = RawConn::connect(tap.addr)
+            .send(
+                "POST",
+                "/mcp",
+                &[("Mcp-Session-Id", "shared"), ("User-Agent", agent)],
+                Some(b"{}"),
+            )
+            .answer();
         assert_eq!(a.text(), format!("{{\"for\":\"{agent}\"}}"));
     }
     let heads: Vec<_> = tap
@@ -340,7 +350,9 @@ fn an_observer_that_refuses_loses_its_copy_never_the_clients_bytes() {
     let upstream = Scripted::start(json_ok(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"));
     let tap = tap_for(&upstream.url("/mcp"));
     tap.recorder.refuse_chunks(true);
-    let a = RawConn::connect(tap.addr).exchange("POST", "/mcp", &[], Some(b"{\"id\":1}"));
+    let a = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &[], Some(b"{\"id\":1}"))
+        .answer();
     assert_eq!(a.text(), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
     tap.recorder.wait("both messages ended", |_| {
         tap.recorder.messages().len() == 2
@@ -360,7 +372,9 @@ fn a_request_head_past_its_bound_is_refused() {
     settings.limits.max_head_bytes = 16 * 1024;
     let tap = RunningTap::start(settings);
     let big = "x".repeat(32 * 1024);
-    let answer = RawConn::connect(tap.addr).exchange("GET", "/mcp", &[("X-Big", &big)], None);
+    let answer = RawConn::connect(tap.addr)
+        .send("GET", "/mcp", &[("X-Big", &big)], None)
+        .answer();
     assert_eq!(answer.status, 431);
     assert!(upstream.seen().is_empty());
 }
@@ -454,7 +468,9 @@ fn tls_on_the_listener_and_to_the_upstream() {
     assert_eq!(text, "{\"over\":\"tls\"}");
     // The upstream's certificate is checked: without the CA, no answer.
     let strict = tap_for(&format!("https://localhost:{port}/mcp"));
-    let answer = RawConn::connect(strict.addr).exchange("POST", "/mcp", &[], Some(b"{}"));
+    let answer = RawConn::connect(strict.addr)
+        .send("POST", "/mcp", &[], Some(b"{}"))
+        .answer();
     assert_eq!(answer.status, 502);
     assert_eq!(strict.stats.upstream_errors(UpstreamFailure::Tls), 1);
 }

@@ -9,8 +9,9 @@
 use mcp_tap::{
     Direction, MergeClients, MergeCount, MergeFallback, MergeOutcome, TapEvent, TapSettings,
 };
+use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{RawAnswer, RawConn, RunningTap};
+use mcp_testkit::tap::{RawConn, RunningTap};
 use mcp_testkit::Proc;
 use serde_json::Value;
 
@@ -49,7 +50,9 @@ impl Session {
         let init = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
         );
-        let answer = conn.exchange("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()));
+        let answer = conn
+            .send("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()))
+            .answer();
         assert_eq!(answer.status, 200, "{}", answer.text());
         let id = answer
             .header("mcp-session-id")
@@ -61,18 +64,20 @@ impl Session {
         session
     }
 
-    fn post(&mut self, body: &[u8]) -> RawAnswer {
+    fn post(&mut self, body: &[u8]) -> RawResponse {
         let headers = [
             ACCEPT,
             JSON,
             ("Mcp-Session-Id", &self.id),
             ("Mcp-Protocol-Version", "2025-11-25"),
         ];
-        self.conn.exchange("POST", "/mcp", &headers, Some(body))
+        self.conn
+            .send("POST", "/mcp", &headers, Some(body))
+            .answer()
     }
 
     /// `tools/list` with `params`; the answer and its JSON-RPC message.
-    fn list(&mut self, params: &str) -> (RawAnswer, Value) {
+    fn list(&mut self, params: &str) -> (RawResponse, Value) {
         let id = self.next;
         self.next += 1;
         let body =
@@ -85,7 +90,7 @@ impl Session {
 }
 
 /// The JSON-RPC message of a JSON or SSE answer (the last event's data).
-fn message_of(answer: &RawAnswer) -> Value {
+fn message_of(answer: &RawResponse) -> Value {
     let text = answer.text();
     let json = if answer.header("content-type") == Some("text/event-stream") {
         text.lines()
@@ -241,8 +246,9 @@ fn pages_whose_cache_scopes_differ_are_not_merged() {
         ("Mcp-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
-    let answer =
-        RawConn::connect(tap.addr).exchange("POST", "/mcp", &headers, Some(body.as_bytes()));
+    let answer = RawConn::connect(tap.addr)
+        .send("POST", "/mcp", &headers, Some(body.as_bytes()))
+        .answer();
     let page1 = message_of(&answer);
     assert_eq!(names(&page1).len(), 8, "{}", answer.text());
     assert_eq!(page1["result"]["cacheScope"], "public");

@@ -267,12 +267,16 @@ mod tests {
 
     #[test]
     fn dependency_sources_are_shortened_and_ours_kept() {
-        assert_eq!(short_source("src/poller/mod.rs"), "src/poller/mod.rs");
-        assert_eq!(
-            short_source("/home/u/.cargo/registry/src/index-1234/hyper-1.8.1/src/proto/h1/conn.rs"),
-            "hyper-1.8.1/src/proto/h1/conn.rs"
-        );
-        assert_eq!(short_source("/build/main.rs"), "/build/main.rs");
+        for (given, want) in [
+            ("src/poller/mod.rs", "src/poller/mod.rs"),
+            (
+                "/home/u/.cargo/registry/src/index-1234/hyper-1.8.1/src/proto/h1/conn.rs",
+                "hyper-1.8.1/src/proto/h1/conn.rs",
+            ),
+            ("/build/main.rs", "/build/main.rs"),
+        ] {
+            assert_eq!(short_source(given), want);
+        }
     }
 
     /// What a subscriber with our formats writes for the events `emit` logs.

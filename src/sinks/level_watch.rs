@@ -1,7 +1,7 @@
 //! The last verdict level of every scheduled target, so a change is logged
 //! once when it happens (`VerdictLevelChanged`), not with every poll.
 
-use crate::telemetry::events::VerdictLevelChanged;
+use crate::telemetry::events::{LevelChange, VerdictLevelChanged};
 use crate::verdict::{Health, TargetVerdict};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -33,9 +33,11 @@ impl LevelWatch {
         if changed {
             VerdictLevelChanged {
                 target,
-                from,
-                to,
-                first_reason: verdict.overall.reasons.first(),
+                change: LevelChange {
+                    from,
+                    to,
+                    first_reason: verdict.overall.reasons.first(),
+                },
             }
             .emit();
         }

@@ -10,7 +10,7 @@ use super::queue::QueueReceiver;
 use super::recent::Recent;
 use super::reference::Reference;
 use super::report::ReportFile;
-use crate::telemetry::events::{ClientListingObserved, ClientVerdictChanged};
+use crate::telemetry::events::{ClientListingObserved, ClientVerdictChanged, LevelChange};
 use crate::telemetry::metrics::ClientMetrics;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
@@ -149,9 +149,11 @@ impl State {
                     ClientVerdictChanged {
                         tap: &self.task.tap,
                         client: id.label(),
-                        from: was.map(|(h, _)| *h),
-                        to: level,
-                        first_reason: verdict.overall.first_reason(),
+                        change: LevelChange {
+                            from: was.map(|(h, _)| *h),
+                            to: level,
+                            first_reason: verdict.overall.first_reason(),
+                        },
                     }
                     .emit();
                     self.levels.insert(id.clone(), (level, clock.unix_now()));

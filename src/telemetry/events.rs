@@ -228,6 +228,49 @@ impl ConnectionRefused {
     }
 }
 
+/// A verdict level that changed, as the lines below say it.
+#[derive(Debug, Clone, Copy)]
+pub struct LevelChange<'a> {
+    /// `None` before the first verdict.
+    pub from: Option<Health>,
+    pub to: Health,
+    /// The worst reason of the new verdict; `None` when healthy.
+    pub first_reason: Option<&'a Reason>,
+}
+
+/// What a change line says: its message about `what` changed, the levels'
+/// labels, the first reason's code and message ("" when healthy), and
+/// whether it got worse (a warning, else info).
+struct ChangeLine<'a> {
+    summary: String,
+    from: &'static str,
+    to: &'static str,
+    code: &'static str,
+    reason: &'a str,
+    worse: bool,
+}
+
+impl<'a> LevelChange<'a> {
+    fn line(&self, what: &str) -> ChangeLine<'a> {
+        let to = self.to.label();
+        let summary = match self.from {
+            Some(from) => format!("{what} changed: {} → {to}", from.label()),
+            None => format!("first {what}: {to}"),
+        };
+        let (code, reason) = self
+            .first_reason
+            .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
+        ChangeLine {
+            summary,
+            from: self.from.map_or("none", Health::label),
+            to,
+            code,
+            reason,
+            worse: self.from.map_or(0, Health::gauge_value) < self.to.gauge_value(),
+        }
+    }
+}
+
 /// A scheduled target's verdict level changed (or its first verdict is not
 /// healthy): one line per change, never one per poll — warn when it got
 /// worse, info when it got better. Its series is `mcp_verdict`, set by the
@@ -235,26 +278,15 @@ impl ConnectionRefused {
 #[derive(Debug)]
 pub struct VerdictLevelChanged<'a> {
     pub target: &'a str,
-    /// `None` before the target's first verdict.
-    pub from: Option<Health>,
-    pub to: Health,
-    /// The worst reason of the new verdict; `None` when healthy.
-    pub first_reason: Option<&'a Reason>,
+    pub change: LevelChange<'a>,
 }
 
 impl VerdictLevelChanged<'_> {
     pub fn emit(self) {
-        let to = self.to.label();
-        let summary = match self.from {
-            Some(from) => format!("verdict changed: {} → {to}", from.label()),
-            None => format!("first verdict: {to}"),
-        };
-        let from = self.from.map_or("none", Health::label);
-        let (code, reason) = self
-            .first_reason
-            .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
-        let worse = self.from.map_or(0, Health::gauge_value) < self.to.gauge_value();
-        match (worse, self.first_reason.is_some()) {
+        let l = self.change.line("verdict");
+        let (from, to, code, reason) = (l.from, l.to, l.code, l.reason);
+        let summary = l.summary;
+        match (l.worse, self.change.first_reason.is_some()) {
             (true, _) => {
                 tracing::warn!(target_name = %self.target, from, to, code, reason, "{summary}")
             }
@@ -274,29 +306,19 @@ impl VerdictLevelChanged<'_> {
 pub struct ClientVerdictChanged<'a> {
     pub tap: &'a str,
     pub client: &'a str,
-    /// `None` before the client's first verdict.
-    pub from: Option<Health>,
-    pub to: Health,
-    /// The worst reason of the new verdict; `None` when healthy.
-    pub first_reason: Option<&'a Reason>,
+    pub change: LevelChange<'a>,
 }
 
 impl ClientVerdictChanged<'_> {
     pub fn emit(self) {
-        if self.from.is_none() && self.to == Health::Healthy {
+        if self.change.from.is_none() && self.change.to == Health::Healthy {
             return;
         }
-        let to = self.to.label();
-        let summary = match self.from {
-            Some(from) => format!("client verdict changed: {} → {to}", from.label()),
-            None => format!("first client verdict: {to}"),
-        };
-        let from = self.from.map_or("none", Health::label);
-        let (code, reason) = self
-            .first_reason
-            .map_or(("", ""), |r| (r.code.label(), r.message.as_str()));
+        let l = self.change.line("client verdict");
+        let (from, to, code, reason) = (l.from, l.to, l.code, l.reason);
+        let summary = l.summary;
         let (tap, client) = (self.tap, self.client);
-        if self.from.map_or(0, Health::gauge_value) < self.to.gauge_value() {
+        if l.worse {
             tracing::warn!(tap, client, from, to, code, reason, "{summary}");
         } else {
             tracing::info!(tap, client, from, to, code, reason, "{summary}");

@@ -91,23 +91,41 @@ pub fn names_cell(names: &[String], total: u64) -> Markup {
 
 /// Every catalogue change kept, newest first.
 pub fn change_log(changes: &VecDeque<Change>) -> Markup {
+    let header = html! {
+        tr { th { "when" } th { "kind" } th.num { "items" } th { "notice" } th { "removed" } th { "added" } }
+    };
+    let none = "No change between complete listings kept.";
+    kept_table("Changes", none, changes, header, |c| {
+        html! {
+            tr.change {
+                td { (clock(c.at_unix_seconds)) }
+                td { (c.kind) }
+                td.num { (c.from) " → " (c.to) }
+                td { (notice(c)) }
+                td { (names_cell(&c.removed, c.removed_total)) }
+                td { (names_cell(&c.added, c.added_total)) }
+            }
+        }
+    })
+}
+
+/// A section of kept entries under `heading`: `none` when there are none,
+/// else a table of `header` and a row per entry.
+fn kept_table<T>(
+    heading: &str,
+    none: &str,
+    entries: &VecDeque<T>,
+    header: Markup,
+    row: impl Fn(&T) -> Markup,
+) -> Markup {
     html! {
-        h2 { "Changes" }
-        @if changes.is_empty() {
-            p.muted { "No change between complete listings kept." }
+        h2 { (heading) }
+        @if entries.is_empty() {
+            p.muted { (none) }
         } @else {
             table {
-                tr { th { "when" } th { "kind" } th.num { "items" } th { "notice" } th { "removed" } th { "added" } }
-                @for c in changes {
-                    tr.change {
-                        td { (clock(c.at_unix_seconds)) }
-                        td { (c.kind) }
-                        td.num { (c.from) " → " (c.to) }
-                        td { (notice(c)) }
-                        td { (names_cell(&c.removed, c.removed_total)) }
-                        td { (names_cell(&c.added, c.added_total)) }
-                    }
-                }
+                (header)
+                @for e in entries { (row(e)) }
             }
         }
     }
@@ -151,33 +169,28 @@ pub fn reference_diff(reference: &BTreeMap<Kind, Vec<ReferenceGap>>) -> Markup {
 
 /// Failed and aborted listings, newest first, kept apart from the polls.
 pub fn failures(failures: &VecDeque<Failure>) -> Markup {
-    html! {
-        h2 { "Recent failures" }
-        @if failures.is_empty() {
-            p.muted { "None kept." }
-        } @else {
-            table {
-                tr { th { "when" } th { "kind" } th { "outcome" } th { "page" } th { "detail" } }
-                @for f in failures {
-                    tr {
-                        td { (clock(f.at_unix_seconds)) }
-                        td { (f.kind.map(|k| k.label()).unwrap_or("all")) }
-                        td.bad {
-                            (f.outcome)
-                            @if let Some(r) = f.reason { " (" (r.label()) ")" }
-                        }
-                        td.num {
-                            @match f.page_index {
-                                Some(p) => (mcp_listing::page_number(p)),
-                                None => "-",
-                            }
-                        }
-                        td.muted { (f.detail.as_deref().unwrap_or("")) }
+    let header = html! {
+        tr { th { "when" } th { "kind" } th { "outcome" } th { "page" } th { "detail" } }
+    };
+    kept_table("Recent failures", "None kept.", failures, header, |f| {
+        html! {
+            tr {
+                td { (clock(f.at_unix_seconds)) }
+                td { (f.kind.map(|k| k.label()).unwrap_or("all")) }
+                td.bad {
+                    (f.outcome)
+                    @if let Some(r) = f.reason { " (" (r.label()) ")" }
+                }
+                td.num {
+                    @match f.page_index {
+                        Some(p) => (mcp_listing::page_number(p)),
+                        None => "-",
                     }
                 }
+                td.muted { (f.detail.as_deref().unwrap_or("")) }
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]

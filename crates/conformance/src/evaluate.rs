@@ -3,10 +3,37 @@
 //! behind each and says what a failure means for clients.
 
 use super::record::{Field, NextCursor, PageObservation};
-use super::rule::{self, Evidence, Requirement, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026};
+use super::rule::{
+    self, Evidence, Requirement, Rule, RuleResult, CACHING_2026, SUBSCRIPTIONS_2026,
+};
 use super::run::{GarbageAnswer, KindObservations, Listed, RepeatAnswer, SubscriptionObservation};
 use mcp_listing::{EndReason, Guard, Kind, Outcome};
 use std::collections::BTreeSet;
+
+/// A rule's check: its verdict for one kind.
+type Check = fn(&KindObservations, Rule) -> RuleResult;
+
+/// Every rule with its check, in catalogue order.
+const CHECKS: [(Rule, Check); 18] = [
+    (rule::LISTING_COMPLETE, listing_complete),
+    (rule::CURSOR_ENDS, cursor_ends),
+    (rule::CURSOR_TYPE, cursor_type),
+    (rule::CURSOR_BLANK, cursor_blank),
+    (rule::CURSOR_CYCLE, cursor_cycle),
+    (rule::ITEMS_IDENTITY, items_identity),
+    (rule::ITEMS_UNIQUE, items_unique),
+    (rule::CURSOR_INVALID, cursor_invalid),
+    (rule::CURSOR_STABLE, cursor_stable),
+    (rule::LISTING_STABLE, listing_stable),
+    (rule::TOOLS_ORDER, tools_order),
+    (rule::CACHE_TTL, cache_ttl),
+    (rule::CACHE_SCOPE, cache_scope),
+    (rule::CACHE_SCOPE_CONSISTENT, cache_scope_consistent),
+    (rule::RESULT_TYPE, result_type),
+    (rule::RESULT_TYPE_PRESENT, result_type_present),
+    (rule::LIST_CHANGED_CAPABILITY, list_changed_capability),
+    (rule::SUBSCRIPTION_ACK, subscription_ack),
+];
 
 /// Every rule for one kind, in catalogue order.
 pub fn evaluate(o: &KindObservations) -> Vec<RuleResult> {
@@ -18,26 +45,7 @@ pub fn evaluate(o: &KindObservations) -> Vec<RuleResult> {
             format!("the server does not advertise {}", k.capability()),
         )];
     }
-    vec![
-        listing_complete(o),
-        cursor_ends(o),
-        cursor_type(o),
-        cursor_blank(o),
-        cursor_cycle(o),
-        items_identity(o),
-        items_unique(o),
-        cursor_invalid(o),
-        cursor_stable(o),
-        listing_stable(o),
-        tools_order(o),
-        cache_ttl(o),
-        cache_scope(o),
-        cache_scope_consistent(o),
-        result_type(o),
-        result_type_present(o),
-        list_changed_capability(o),
-        subscription_ack(o),
-    ]
+    CHECKS.iter().map(|(rl, check)| check(o, *rl)).collect()
 }
 
 /// Both listings, numbered 1 and 2.
@@ -65,12 +73,12 @@ fn ok_pages(o: &KindObservations) -> Vec<(u32, &PageObservation, &super::record:
         .collect()
 }
 
-fn listing_complete(o: &KindObservations) -> RuleResult {
+fn listing_complete(o: &KindObservations, rl: Rule) -> RuleResult {
     let r = &o.first.report;
     let k = o.kind;
     if r.outcome.is_complete() {
         return RuleResult::pass(
-            rule::LISTING_COMPLETE,
+            rl,
             k,
             format!(
                 "{} items in {} page{}",
@@ -87,21 +95,15 @@ fn listing_complete(o: &KindObservations) -> RuleResult {
         .map(|d| format!(": {d}"))
         .unwrap_or_default();
     let last = r.pages.last();
-    RuleResult::fail(
-        rule::LISTING_COMPLETE,
-        k,
-        format!("{} {why}{detail}", r.outcome.label()),
-    )
-    .evidence(
+    RuleResult::fail(rl, k, format!("{} {why}{detail}", r.outcome.label())).evidence(
         last.map(|p| Evidence::page(1, p.index).with_cursor(p.sent_cursor.clone()))
             .unwrap_or_default(),
     )
 }
 
-fn cursor_ends(o: &KindObservations) -> RuleResult {
+fn cursor_ends(o: &KindObservations, rl: Rule) -> RuleResult {
     let r = &o.first.report;
     let k = o.kind;
-    let rl = rule::CURSOR_ENDS;
     match r.outcome {
         Outcome::Aborted(Guard::PageCap | Guard::ItemCap) => {
             let last = o.first.pages.last();
@@ -129,9 +131,8 @@ fn cursor_ends(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn cursor_type(o: &KindObservations) -> RuleResult {
+fn cursor_type(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_TYPE;
     let pages = ok_pages(o);
     for (n, p, c) in &pages {
         let bad = match &c.next {
@@ -153,9 +154,8 @@ fn cursor_type(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, k, "every nextCursor was a string or absent")
 }
 
-fn cursor_blank(o: &KindObservations) -> RuleResult {
+fn cursor_blank(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_BLANK;
     for (n, l) in listings(o) {
         let pages = &l.pages;
         let Some(i) = pages.iter().position(|p| {
@@ -226,9 +226,8 @@ fn cursor_blank(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, k, "no page answered nextCursor \"\"")
 }
 
-fn cursor_cycle(o: &KindObservations) -> RuleResult {
+fn cursor_cycle(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_CYCLE;
     for (n, l) in listings(o) {
         if let Outcome::Aborted(g @ (Guard::CursorCycle | Guard::NoProgress)) = l.report.outcome {
             let last = l.pages.last();
@@ -249,9 +248,8 @@ fn cursor_cycle(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn items_identity(o: &KindObservations) -> RuleResult {
+fn items_identity(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::ITEMS_IDENTITY;
     let mut missing = 0u64;
     let mut first_page = None;
     for (n, p, c) in ok_pages(o) {
@@ -275,17 +273,12 @@ fn items_identity(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn items_unique(o: &KindObservations) -> RuleResult {
+fn items_unique(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
     let r = &o.first.report;
-    let rl = rule::ITEMS_UNIQUE;
     // Only tool names have a SHOULD; for the others the caching section
     // says duplicates can happen, so a duplicate is advice.
-    let level = if k == Kind::Tools {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
+    let level = should_if(k == Kind::Tools);
     let spec = if k == Kind::Tools {
         rl.spec
     } else {
@@ -320,9 +313,8 @@ fn items_unique(o: &KindObservations) -> RuleResult {
         .spec(spec)
 }
 
-fn cursor_invalid(o: &KindObservations) -> RuleResult {
+fn cursor_invalid(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_INVALID;
     let ev = Evidence::default().with_cursor(Some(mcp_listing::cursor::short_hash(
         super::run::GARBAGE_CURSOR,
     )));
@@ -355,9 +347,8 @@ fn cursor_invalid(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn cursor_stable(o: &KindObservations) -> RuleResult {
+fn cursor_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::CURSOR_STABLE;
     let Some(rep) = &o.repeat else {
         return RuleResult::na(rl, k, "no continuation cursor to ask twice");
     };
@@ -394,32 +385,42 @@ fn cursor_stable(o: &KindObservations) -> RuleResult {
     }
 }
 
-/// Set and order comparison is only fair when both listings completed and
-/// no list_changed arrived.
-fn comparable(o: &KindObservations) -> Result<(&Listed, &Listed), &'static str> {
+/// SHOULD where the rule applies in full, advice otherwise.
+fn should_if(in_full: bool) -> Requirement {
+    if in_full {
+        Requirement::Should
+    } else {
+        Requirement::Advice
+    }
+}
+
+/// Both listings, when set and order comparison is fair: both completed
+/// and no list_changed arrived. Otherwise rule `rl`'s not-applicable
+/// verdict at `level`, saying why.
+fn comparable(
+    o: &KindObservations,
+    rl: Rule,
+    level: Requirement,
+) -> Result<(&Listed, &Listed), Box<RuleResult>> {
+    let na = |why: &str| Err(Box::new(RuleResult::na(rl, o.kind, why).level(level)));
     let Some(second) = &o.second else {
-        return Err("no second listing");
+        return na("no second listing");
     };
     if !o.first.report.outcome.is_complete() || !second.report.outcome.is_complete() {
-        return Err("a listing did not complete");
+        return na("a listing did not complete");
     }
     if o.first.list_changed() + second.list_changed() > 0 {
-        return Err("a list_changed notification arrived");
+        return na("a list_changed notification arrived");
     }
     Ok((&o.first, second))
 }
 
-fn listing_stable(o: &KindObservations) -> RuleResult {
+fn listing_stable(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::LISTING_STABLE;
-    let level = if o.advertised_list_changed == Some(true) {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
-    let (a, b) = match comparable(o) {
+    let level = should_if(o.advertised_list_changed == Some(true));
+    let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(why) => return RuleResult::na(rl, k, why).level(level),
+        Err(na) => return *na,
     };
     let sa: BTreeSet<&String> = a.report.names.iter().collect();
     let sb: BTreeSet<&String> = b.report.names.iter().collect();
@@ -450,20 +451,15 @@ fn listing_stable(o: &KindObservations) -> RuleResult {
     .with_items(gone.into_iter().chain(came)))
 }
 
-fn tools_order(o: &KindObservations) -> RuleResult {
+fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::TOOLS_ORDER;
     if k != Kind::Tools {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
-    let level = if o.modern {
-        Requirement::Should
-    } else {
-        Requirement::Advice
-    };
-    let (a, b) = match comparable(o) {
+    let level = should_if(o.modern);
+    let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
-        Err(why) => return RuleResult::na(rl, k, why).level(level),
+        Err(na) => return *na,
     };
     if a.report.names != b.report.names {
         return RuleResult::na(rl, k, "the set changed (see listing-stable)").level(level);
@@ -487,14 +483,14 @@ fn tools_order(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn modern_only(o: &KindObservations, rl: rule::Rule) -> Option<RuleResult> {
+fn modern_only(o: &KindObservations, rl: Rule) -> Option<RuleResult> {
     (!o.modern).then(|| RuleResult::na(rl, o.kind, "2026-07-28 only"))
 }
 
-fn cache_ttl(o: &KindObservations) -> RuleResult {
+fn cache_ttl(o: &KindObservations, rl: Rule) -> RuleResult {
     every_page_carries(
         o,
-        rule::CACHE_TTL,
+        rl,
         |c| match &c.ttl_ms {
             Some(Field::Valid(_)) => None,
             Some(Field::Invalid(v)) => Some(format!("ttlMs is {v}, not an integer >= 0")),
@@ -505,10 +501,10 @@ fn cache_ttl(o: &KindObservations) -> RuleResult {
     )
 }
 
-fn cache_scope(o: &KindObservations) -> RuleResult {
+fn cache_scope(o: &KindObservations, rl: Rule) -> RuleResult {
     every_page_carries(
         o,
-        rule::CACHE_SCOPE,
+        rl,
         |c| match &c.cache_scope {
             Some(Field::Valid(s)) if s == "public" || s == "private" => None,
             Some(Field::Valid(s)) => {
@@ -526,7 +522,7 @@ fn cache_scope(o: &KindObservations) -> RuleResult {
 /// a page lacks, the first such page fails the rule with `consequence`.
 fn every_page_carries(
     o: &KindObservations,
-    rl: rule::Rule,
+    rl: Rule,
     bad: impl Fn(&super::record::PageContent) -> Option<String>,
     consequence: &str,
     pass: &str,
@@ -543,8 +539,7 @@ fn every_page_carries(
     RuleResult::pass(rl, o.kind, pass)
 }
 
-fn cache_scope_consistent(o: &KindObservations) -> RuleResult {
-    let rl = rule::CACHE_SCOPE_CONSISTENT;
+fn cache_scope_consistent(o: &KindObservations, rl: Rule) -> RuleResult {
     if let Some(na) = modern_only(o, rl) {
         return na;
     }
@@ -572,8 +567,7 @@ fn cache_scope_consistent(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "one cacheScope per listing")
 }
 
-fn result_type(o: &KindObservations) -> RuleResult {
-    let rl = rule::RESULT_TYPE;
+fn result_type(o: &KindObservations, rl: Rule) -> RuleResult {
     for (n, p, c) in ok_pages(o) {
         let bad = match &c.result_type {
             Some(Field::Valid(s)) if s != "complete" => Some(format!("resultType {s:?}")),
@@ -592,8 +586,7 @@ fn result_type(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "resultType absent or \"complete\"")
 }
 
-fn result_type_present(o: &KindObservations) -> RuleResult {
-    let rl = rule::RESULT_TYPE_PRESENT;
+fn result_type_present(o: &KindObservations, rl: Rule) -> RuleResult {
     if let Some(na) = modern_only(o, rl) {
         return na;
     }
@@ -610,9 +603,8 @@ fn result_type_present(o: &KindObservations) -> RuleResult {
     RuleResult::pass(rl, o.kind, "every page carried resultType")
 }
 
-fn list_changed_capability(o: &KindObservations) -> RuleResult {
+fn list_changed_capability(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::LIST_CHANGED_CAPABILITY;
     let heard: u32 = listings(o).iter().map(|(_, l)| l.list_changed()).sum();
     let first_page = listings(o).into_iter().find_map(|(n, l)| {
         l.pages
@@ -645,9 +637,8 @@ fn list_changed_capability(o: &KindObservations) -> RuleResult {
     }
 }
 
-fn subscription_ack(o: &KindObservations) -> RuleResult {
+fn subscription_ack(o: &KindObservations, rl: Rule) -> RuleResult {
     let k = o.kind;
-    let rl = rule::SUBSCRIPTION_ACK;
     match &o.subscription {
         None => RuleResult::na(rl, k, "no subscriptions/listen stream opened (2026-07-28 with listChanged only)"),
         Some(SubscriptionObservation::Acknowledged { honoured: true }) => {

@@ -36,34 +36,45 @@ fn names(range: std::ops::Range<u32>) -> Vec<Value> {
     range.map(|i| json!({"name": format!("t{i:02}")})).collect()
 }
 
+/// A server that answers each cursor of `pages` with its page, and any
+/// other cursor with -32602.
+fn scripted(
+    pages: Vec<(Option<&'static str>, Value)>,
+) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
+    move |cursor, _| match pages.iter().find(|(c, _)| *c == cursor) {
+        Some((_, v)) => (Ok(v.clone()), 0),
+        None => (
+            Err(PageError::Rpc {
+                code: INVALID_PARAMS,
+                message: "bad cursor".into(),
+            }),
+            0,
+        ),
+    }
+}
+
+/// A page of the tools `items` with `next` as its nextCursor (none: the
+/// last page), and the 2026-07-28 result fields when `modern`.
+fn page(items: std::ops::Range<u32>, next: Option<&str>, modern: bool) -> Value {
+    let mut v = json!({"tools": names(items)});
+    if let Some(n) = next {
+        v["nextCursor"] = json!(n);
+    }
+    if modern {
+        v["resultType"] = json!("complete");
+        v["ttlMs"] = json!(1000);
+        v["cacheScope"] = json!("public");
+    }
+    v
+}
+
 /// 3 pages of 2 at cursors None, "c1", "c2"; garbage → -32602.
 fn healthy(modern: bool) -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
-    move |cursor, _| {
-        let (items, next) = match cursor {
-            None => (names(0..2), Some("c1")),
-            Some("c1") => (names(2..4), Some("c2")),
-            Some("c2") => (names(4..6), None),
-            Some(_) => {
-                return (
-                    Err(PageError::Rpc {
-                        code: INVALID_PARAMS,
-                        message: "bad cursor".into(),
-                    }),
-                    0,
-                )
-            }
-        };
-        let mut v = json!({"tools": items});
-        if let Some(n) = next {
-            v["nextCursor"] = json!(n);
-        }
-        if modern {
-            v["resultType"] = json!("complete");
-            v["ttlMs"] = json!(1000);
-            v["cacheScope"] = json!("public");
-        }
-        (Ok(v), 0)
-    }
+    scripted(vec![
+        (None, page(0..2, Some("c1"), modern)),
+        (Some("c1"), page(2..4, Some("c2"), modern)),
+        (Some("c2"), page(4..6, None, modern)),
+    ])
 }
 
 fn limits(modern: bool) -> WalkLimits {
@@ -87,13 +98,23 @@ async fn check_with(
     ConformanceReport::new("t", evaluate(&obs))
 }
 
-fn verdict(r: &ConformanceReport, id: &str) -> (RuleVerdict, Requirement) {
-    let x = r
-        .rules
+/// Rule `id`'s verdict in `r`.
+fn rule_result<'r>(r: &'r ConformanceReport, id: &str) -> &'r RuleResult {
+    r.rules
         .iter()
         .find(|x| x.id == id)
-        .unwrap_or_else(|| panic!("no rule {id}"));
+        .unwrap_or_else(|| panic!("no rule {id}"))
+}
+
+fn verdict(r: &ConformanceReport, id: &str) -> (RuleVerdict, Requirement) {
+    let x = rule_result(r, id);
     (x.verdict, x.level)
+}
+
+/// Asserts that rule `id` failed at `level`.
+#[track_caller]
+fn assert_fails(r: &ConformanceReport, id: &str, level: Requirement) {
+    assert_eq!(verdict(r, id), (RuleVerdict::Fail, level), "{id}");
 }
 
 fn fails(r: &ConformanceReport) -> Vec<&'static str> {
@@ -112,7 +133,9 @@ async fn a_healthy_legacy_server_fails_nothing() {
     assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::NotApplicable);
     assert_eq!(verdict(&r, "cursor-stable").0, RuleVerdict::Pass);
     assert_eq!(verdict(&r, "cursor-invalid").0, RuleVerdict::Pass);
-    assert_eq!(r.rules.len(), rule::ALL.len());
+    // Every rule once, in catalogue order.
+    let ids: Vec<&str> = r.rules.iter().map(|x| x.id).collect();
+    assert_eq!(ids, rule::ALL.map(|x| x.id));
 }
 
 #[tokio::test]
@@ -137,10 +160,7 @@ async fn endless_cursors_fail_cursor_ends_and_the_listing() {
         None,
     )
     .await;
-    assert_eq!(
-        verdict(&r, "cursor-ends"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "cursor-ends", Requirement::Must);
     assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
     assert_eq!(r.exit_code(), 1);
 }
@@ -156,10 +176,7 @@ async fn number_and_null_cursors_fail_cursor_type() {
         None,
     )
     .await;
-    assert_eq!(
-        verdict(&r, "cursor-type"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "cursor-type", Requirement::Must);
     let r = check_with(
         |_, _| (Ok(json!({"tools": names(0..2), "nextCursor": null})), 0),
         false,
@@ -171,59 +188,26 @@ async fn number_and_null_cursors_fail_cursor_type() {
 }
 
 fn blank_loop() -> impl FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) {
-    |_, _| {
-        (
-            Ok(
-                json!({"tools": names(0..2), "nextCursor": "", "resultType": "complete", "ttlMs": 0, "cacheScope": "public"}),
-            ),
-            0,
-        )
-    }
+    |_, _| (Ok(page(0..2, Some(""), true)), 0)
 }
 
 #[tokio::test]
 async fn blank_cursor_is_advice_before_2026_and_a_must_after() {
     let r = check_with(blank_loop(), false, None).await;
-    assert_eq!(
-        verdict(&r, "cursor-blank"),
-        (RuleVerdict::Fail, Requirement::Advice)
-    );
+    assert_fails(&r, "cursor-blank", Requirement::Advice);
     assert_eq!(verdict(&r, "cursor-ends").0, RuleVerdict::NotApplicable);
     let r = check_with(blank_loop(), true, None).await;
-    assert_eq!(
-        verdict(&r, "cursor-blank"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "cursor-blank", Requirement::Must);
     assert_eq!(verdict(&r, "cursor-cycle").0, RuleVerdict::Fail);
 }
 
 #[tokio::test]
 async fn a_working_blank_cursor_passes_under_2026() {
-    let r = check_with(
-        |c, _| {
-            let (items, next) = match c {
-                None => (names(0..2), Some("")),
-                Some("") => (names(2..4), None),
-                _ => {
-                    return (
-                        Err(PageError::Rpc {
-                            code: INVALID_PARAMS,
-                            message: "x".into(),
-                        }),
-                        0,
-                    )
-                }
-            };
-            let mut v = json!({"tools": items, "resultType": "complete", "ttlMs": 5, "cacheScope": "private"});
-            if let Some(n) = next {
-                v["nextCursor"] = json!(n);
-            }
-            (Ok(v), 0)
-        },
-        true,
-        None,
-    )
-    .await;
+    let working = scripted(vec![
+        (None, page(0..2, Some(""), true)),
+        (Some(""), page(2..4, None, true)),
+    ]);
+    let r = check_with(working, true, None).await;
     assert_eq!(verdict(&r, "cursor-blank").0, RuleVerdict::Pass);
     assert_eq!(fails(&r), Vec::<&str>::new(), "{:#?}", r.rules);
 }
@@ -231,33 +215,12 @@ async fn a_working_blank_cursor_passes_under_2026() {
 #[tokio::test]
 async fn a_blank_cursor_the_server_refuses_fails_and_says_how_to_end() {
     // Page 2 ends with `""`, and `""` sent back gets -32602.
-    let r = check_with(
-        |c, _| {
-            let (items, next) = match c {
-                None => (names(0..2), "p2"),
-                Some("p2") => (names(2..4), ""),
-                _ => {
-                    return (
-                        Err(PageError::Rpc {
-                            code: INVALID_PARAMS,
-                            message: "bad cursor".into(),
-                        }),
-                        0,
-                    )
-                }
-            };
-            let v = json!({"tools": items, "nextCursor": next, "resultType": "complete", "ttlMs": 5, "cacheScope": "private"});
-            (Ok(v), 0)
-        },
-        true,
-        None,
-    )
-    .await;
-    let rule = r
-        .rules
-        .iter()
-        .find(|x| x.id == "cursor-blank")
-        .expect("cursor-blank ran");
+    let refusing = scripted(vec![
+        (None, page(0..2, Some("p2"), true)),
+        (Some("p2"), page(2..4, Some(""), true)),
+    ]);
+    let r = check_with(refusing, true, None).await;
+    let rule = rule_result(&r, "cursor-blank");
     assert_eq!(rule.verdict, RuleVerdict::Fail, "{rule:#?}");
     assert!(rule.message.contains("-32602"), "{}", rule.message);
     assert!(
@@ -283,16 +246,8 @@ async fn a_cycle_fails_cursor_cycle() {
         None,
     )
     .await;
-    assert_eq!(
-        verdict(&r, "cursor-cycle"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
-    let ev = &r
-        .rules
-        .iter()
-        .find(|x| x.id == "cursor-cycle")
-        .unwrap()
-        .evidence;
+    assert_fails(&r, "cursor-cycle", Requirement::Must);
+    let ev = &rule_result(&r, "cursor-cycle").evidence;
     assert_eq!(ev.page, Some(3), "page 3 (index 2) repeated a cursor");
     assert!(ev.cursor_hash.is_some());
 }
@@ -303,10 +258,7 @@ async fn items_without_a_name_fail_items_identity() {
         v["tools"][0] = json!({"description": "no name"});
     })
     .await;
-    assert_eq!(
-        verdict(&r, "items-identity"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "items-identity", Requirement::Must);
     assert_eq!(r.exit_code(), 1);
 }
 
@@ -318,10 +270,7 @@ async fn duplicates_fail_items_unique_at_should() {
         }
     })
     .await;
-    assert_eq!(
-        verdict(&r, "items-unique"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "items-unique", Requirement::Should);
     assert_eq!(r.exit_code(), 0, "a SHOULD does not fail the run");
 }
 
@@ -329,10 +278,7 @@ async fn duplicates_fail_items_unique_at_should() {
 async fn garbage_cursor_answers_are_told_apart() {
     // Silent restart: any unknown cursor is page 1.
     let r = check_garbage(None).await;
-    assert_eq!(
-        verdict(&r, "cursor-invalid"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "cursor-invalid", Requirement::Should);
     assert!(cites(&r, "cursor-invalid", "page 1 again"));
     // Accepted: an empty page.
     let r = check_garbage(Some((Ok(json!({"tools": []})), 0))).await;
@@ -382,10 +328,7 @@ async fn a_cursor_that_answers_differently_fails_cursor_stable() {
         None,
     )
     .await;
-    assert_eq!(
-        verdict(&r, "cursor-stable"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "cursor-stable", Requirement::Should);
 }
 
 #[tokio::test]
@@ -398,15 +341,9 @@ async fn a_silent_change_fails_listing_stable_and_a_notified_one_does_not() {
         v
     };
     let r = check_with(silent, false, Some(true)).await;
-    assert_eq!(
-        verdict(&r, "listing-stable"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "listing-stable", Requirement::Should);
     let r = check_with(silent, false, None).await;
-    assert_eq!(
-        verdict(&r, "listing-stable"),
-        (RuleVerdict::Fail, Requirement::Advice)
-    );
+    assert_fails(&r, "listing-stable", Requirement::Advice);
     // The same change announced on the second listing's first page.
     let told = move |c: Option<&str>, n: u32| {
         let (v, _) = silent(c, n);
@@ -427,10 +364,7 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
         v
     };
     let r = check_with(reorder, true, None).await;
-    assert_eq!(
-        verdict(&r, "tools-order"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "tools-order", Requirement::Should);
     let r = check_with(
         move |c, n| {
             let (mut v, l) = reorder(c, n);
@@ -445,10 +379,7 @@ async fn a_new_tool_order_fails_tools_order_at_should_under_2026() {
         None,
     )
     .await;
-    assert_eq!(
-        verdict(&r, "tools-order"),
-        (RuleVerdict::Fail, Requirement::Advice)
-    );
+    assert_fails(&r, "tools-order", Requirement::Advice);
 }
 
 /// A healthy listing (modern or not) with `edit` applied to each answered
@@ -476,10 +407,7 @@ async fn cache_hints_are_checked_on_every_page() {
         }
     })
     .await;
-    assert_eq!(
-        verdict(&r, "cache-ttl"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "cache-ttl", Requirement::Must);
     assert_eq!(r.exit_code(), 1);
     let r = check_edited(true, |v, _| v["ttlMs"] = json!(-1)).await;
     assert_eq!(verdict(&r, "cache-ttl").0, RuleVerdict::Fail);
@@ -492,10 +420,7 @@ async fn cache_hints_are_checked_on_every_page() {
     })
     .await;
     assert_eq!(verdict(&r, "cache-scope").0, RuleVerdict::Pass);
-    assert_eq!(
-        verdict(&r, "cache-scope-consistent"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "cache-scope-consistent", Requirement::Must);
 }
 
 #[tokio::test]
@@ -506,20 +431,14 @@ async fn result_type_rules() {
         }
     })
     .await;
-    assert_eq!(
-        verdict(&r, "result-type"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "result-type", Requirement::Must);
     assert_eq!(verdict(&r, "listing-complete").0, RuleVerdict::Fail);
     let r = check_edited(true, |v, _| {
         v.as_object_mut().unwrap().remove("resultType");
     })
     .await;
     assert_eq!(verdict(&r, "result-type").0, RuleVerdict::Pass);
-    assert_eq!(
-        verdict(&r, "result-type-present"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "result-type-present", Requirement::Must);
 }
 
 #[tokio::test]
@@ -529,10 +448,7 @@ async fn list_changed_must_match_the_capability() {
         (v, u32::from(n == 2))
     };
     let r = check_with(noisy, false, None).await;
-    assert_eq!(
-        verdict(&r, "list-changed-capability"),
-        (RuleVerdict::Fail, Requirement::Should)
-    );
+    assert_fails(&r, "list-changed-capability", Requirement::Should);
     let r = check_with(noisy, false, Some(true)).await;
     assert_eq!(verdict(&r, "list-changed-capability").0, RuleVerdict::Pass);
     let r = check_with(
@@ -544,10 +460,7 @@ async fn list_changed_must_match_the_capability() {
         Some(true),
     )
     .await;
-    assert_eq!(
-        verdict(&r, "list-changed-capability"),
-        (RuleVerdict::Fail, Requirement::Must)
-    );
+    assert_fails(&r, "list-changed-capability", Requirement::Must);
 }
 
 #[tokio::test]

@@ -40,6 +40,13 @@ pub struct VirtualServer {
     pub(super) counters: Counters,
 }
 
+/// One request: what both protocol eras dispatch on.
+struct Call<'a> {
+    method: &'a str,
+    id: &'a Value,
+    params: Option<&'a Value>,
+}
+
 fn kind_for_method(method: &str) -> Option<Kind> {
     Kind::ALL.into_iter().find(|k| k.method() == method)
 }
@@ -109,21 +116,20 @@ impl VirtualServer {
         let Some(id) = obj.get("id") else {
             return Reply::none();
         };
-        let params = obj.get("params");
+        let call = Call {
+            method,
+            id,
+            params: obj.get("params"),
+        };
         if self.cfg.modern {
-            self.handle_modern(method, id, params, session)
+            self.handle_modern(call, session)
         } else {
-            self.handle_legacy(method, id, params, session)
+            self.handle_legacy(call, session)
         }
     }
 
-    fn handle_legacy(
-        &self,
-        method: &str,
-        id: &Value,
-        params: Option<&Value>,
-        session: &mut SessionState,
-    ) -> Reply {
+    fn handle_legacy(&self, call: Call<'_>, session: &mut SessionState) -> Reply {
+        let Call { method, id, params } = call;
         match method {
             "initialize" => {
                 let version = self.negotiate(requested_version(params));
@@ -175,13 +181,8 @@ impl VirtualServer {
         Ok(())
     }
 
-    fn handle_modern(
-        &self,
-        method: &str,
-        id: &Value,
-        params: Option<&Value>,
-        session: &mut SessionState,
-    ) -> Reply {
+    fn handle_modern(&self, call: Call<'_>, session: &mut SessionState) -> Reply {
+        let Call { method, id, params } = call;
         if method == "initialize" {
             let requested = requested_version(params).unwrap_or("none");
             return Reply::json(error_with_data(

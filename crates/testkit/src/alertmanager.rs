@@ -4,7 +4,7 @@
 //! `$ALERTMANAGER`). Both stop when their handles drop.
 
 use crate::http::raw_get;
-use crate::tools::{system_binary, Daemon};
+use crate::tools::{system_binary, Daemon, Flavour};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -146,24 +146,7 @@ impl Alertmanager {
     /// `/-/ready` answers 200. Panics with its log when it cannot start.
     pub fn start(config: &str) -> Alertmanager {
         let binary = alertmanager_binary().unwrap_or_else(|e| panic!("{e}"));
-        let daemon = Daemon::start(
-            "alertmanager",
-            &binary,
-            |dir| {
-                std::fs::write(dir.join("alertmanager.yml"), config)
-                    .expect("write alertmanager.yml")
-            },
-            |port, dir| {
-                vec![
-                    format!("--config.file={}", dir.join("alertmanager.yml").display()),
-                    format!("--storage.path={}", dir.join("data").display()),
-                    format!("--web.listen-address=127.0.0.1:{port}"),
-                    // No gossip: a single instance needs no cluster port.
-                    "--cluster.listen-address=".to_string(),
-                    "--log.level=warn".to_string(),
-                ]
-            },
-        );
+        let daemon = Daemon::start(Flavour::Alertmanager, &binary, config);
         Alertmanager { daemon }
     }
 

@@ -61,18 +61,47 @@ pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&
         .map(|(_, v)| v.as_str())
 }
 
-/// An answer read by [`raw_get`].
+/// One header line as the readers here keep it: the name lower-cased, the
+/// value trimmed (`None`: not a header line).
+pub fn header_line(line: &str) -> Option<(String, String)> {
+    let (k, v) = line.split_once(':')?;
+    Some((k.trim().to_ascii_lowercase(), v.trim().to_string()))
+}
+
+/// An answer as read off the wire by [`raw_get`] or the tap's test client
+/// (`tap::RawConn`): the head as sent, the body with at most its transfer
+/// coding undone (raw_get asks HTTP/1.0, so nothing is undone there).
+#[derive(Debug, Clone, PartialEq)]
 pub struct RawResponse {
     pub status: u16,
-    /// Header names lower-cased, with their values.
+    /// Header names lower-cased, with their values, in order.
     pub headers: Vec<(String, String)>,
-    /// The body as sent (never decoded).
     pub body: Vec<u8>,
 }
 
 impl RawResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
         header_value(&self.headers, name)
+    }
+
+    /// The end-to-end headers: without the hop-by-hop ones and `Date`
+    /// (two answers given at different times may differ in it).
+    pub fn end_to_end_headers(&self) -> Vec<(String, String)> {
+        const HOP: [&str; 8] = [
+            "connection",
+            "keep-alive",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "proxy-connection",
+            "date",
+        ];
+        self.headers
+            .iter()
+            .filter(|(k, _)| !HOP.contains(&k.as_str()))
+            .cloned()
+            .collect()
     }
 
     pub fn text(&self) -> String {
@@ -114,10 +143,7 @@ pub fn raw_get(address: &str, path: &str, headers: &[(&str, &str)]) -> Result<Ra
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("bad status line from {address}: {head}"))?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
+    let headers = lines.filter_map(header_line).collect();
     Ok(RawResponse {
         status,
         headers,

@@ -3,7 +3,7 @@
 //! Its HTTP API is spoken over HTTP/1.0 so answers are never chunked.
 
 use crate::http::raw_get;
-use crate::tools::{system_binary, Daemon};
+use crate::tools::{system_binary, Daemon, Flavour};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -129,23 +129,7 @@ impl Prometheus {
     /// Panics with the server's log when it cannot start.
     pub fn start(setup: &PrometheusSetup) -> Prometheus {
         let binary = prometheus_binary().unwrap_or_else(|e| panic!("{e}"));
-        let daemon = Daemon::start(
-            "prometheus",
-            &binary,
-            |dir| {
-                std::fs::write(dir.join("prometheus.yml"), setup.config_yaml())
-                    .expect("write prometheus.yml")
-            },
-            |port, dir| {
-                vec![
-                    format!("--config.file={}", dir.join("prometheus.yml").display()),
-                    format!("--storage.tsdb.path={}", dir.join("data").display()),
-                    format!("--web.listen-address=127.0.0.1:{port}"),
-                    "--enable-feature=exemplar-storage".to_string(),
-                    "--log.level=warn".to_string(),
-                ]
-            },
-        );
+        let daemon = Daemon::start(Flavour::Prometheus, &binary, &setup.config_yaml());
         Prometheus { daemon }
     }
 
@@ -175,11 +159,10 @@ impl Prometheus {
         Ok((r.status, v))
     }
 
-    /// Instant query. `Ok(result array)` when Prometheus accepted the query;
-    /// `Err(message)` with Prometheus's error (parse or execution) otherwise.
-    pub fn query(&self, expr: &str) -> Result<Vec<Value>, String> {
-        let path = format!("/api/v1/query?query={}", encode(expr));
-        let (status, v) = self.get_json(&path)?;
+    /// The `data` of an API answer whose `status` is `success`; otherwise
+    /// `Err` with Prometheus's error (parse or execution).
+    fn api_data(&self, path_and_query: &str) -> Result<Value, String> {
+        let (status, mut v) = self.get_json(path_and_query)?;
         if v["status"] != "success" {
             return Err(format!(
                 "HTTP {status}, {}: {}",
@@ -187,7 +170,14 @@ impl Prometheus {
                 v["error"].as_str().unwrap_or("?")
             ));
         }
-        match &v["data"]["result"] {
+        Ok(v["data"].take())
+    }
+
+    /// Instant query. `Ok(result array)` when Prometheus accepted the query;
+    /// `Err(message)` with Prometheus's error (parse or execution) otherwise.
+    pub fn query(&self, expr: &str) -> Result<Vec<Value>, String> {
+        let data = self.api_data(&format!("/api/v1/query?query={}", encode(expr)))?;
+        match &data["result"] {
             Value::Array(a) => Ok(a.clone()),
             // Scalar and string results are one value, not a vector.
             Value::Null => Ok(Vec::new()),
@@ -197,15 +187,8 @@ impl Prometheus {
 
     /// Series matching one selector (`/api/v1/series`).
     pub fn series(&self, selector: &str) -> Result<Vec<Value>, String> {
-        let path = format!("/api/v1/series?match[]={}", encode(selector));
-        let (status, v) = self.get_json(&path)?;
-        if v["status"] != "success" {
-            return Err(format!(
-                "HTTP {status}: {}",
-                v["error"].as_str().unwrap_or("?")
-            ));
-        }
-        Ok(v["data"].as_array().cloned().unwrap_or_default())
+        let data = self.api_data(&format!("/api/v1/series?match[]={}", encode(selector)))?;
+        Ok(data.as_array().cloned().unwrap_or_default())
     }
 
     /// Active alerts (`/api/v1/alerts`): pending and firing.

@@ -144,9 +144,7 @@ fn read_request(reader: &mut impl BufRead) -> Option<StubRequest> {
         if h.is_empty() {
             break;
         }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
+        headers.extend(crate::http::header_line(h));
     }
     // Read (and drop) a body the client sent, so it sees our answer.
     let length: u64 = headers

@@ -4,6 +4,7 @@
 //! whose every byte a test scripts ([`Scripted`]). Everything talks over
 //! real loopback sockets.
 
+use crate::http::RawResponse;
 use mcp_tap::{CopyEnd, Direction, ExchangeId, TapEvent, TapSettings, TapStats, Tee};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -183,46 +184,6 @@ impl Drop for RunningTap {
 
 // ---------------------------------------------------------------- a client
 
-/// An answer as read off the wire: the head as sent, the body with its
-/// transfer coding undone (nothing else).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawAnswer {
-    pub status: u16,
-    /// Header names lower-cased, values as sent, in order.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl RawAnswer {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        crate::http::header_value(&self.headers, name)
-    }
-
-    /// The end-to-end headers: without the hop-by-hop ones and `Date`
-    /// (two answers given at different times may differ in it).
-    pub fn end_to_end_headers(&self) -> Vec<(String, String)> {
-        const HOP: [&str; 8] = [
-            "connection",
-            "keep-alive",
-            "te",
-            "trailer",
-            "transfer-encoding",
-            "upgrade",
-            "proxy-connection",
-            "date",
-        ];
-        self.headers
-            .iter()
-            .filter(|(k, _)| !HOP.contains(&k.as_str()))
-            .cloned()
-            .collect()
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
-
 /// A kept-alive HTTP/1.1 connection, read by hand.
 pub struct RawConn {
     reader: BufReader<TcpStream>,
@@ -249,14 +210,15 @@ impl RawConn {
         self.writer.write_all(bytes).expect("write to the peer");
     }
 
-    /// A request with a body of known length (`None`: no body).
+    /// A request with a body of known length (`None`: no body); its
+    /// answer is read with [`RawConn::answer`] and kin.
     pub fn send(
         &mut self,
         method: &str,
         path: &str,
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
-    ) {
+    ) -> &mut Self {
         let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.host);
         for (k, v) in headers {
             head.push_str(&format!("{k}: {v}\r\n"));
@@ -269,28 +231,12 @@ impl RawConn {
         if let Some(body) = body {
             self.send_raw(body);
         }
-    }
-
-    /// A request and its whole answer.
-    pub fn exchange(
-        &mut self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: Option<&[u8]>,
-    ) -> RawAnswer {
-        self.send(method, path, headers, body);
-        self.answer()
+        self
     }
 
     /// The next answer, read to its end.
-    pub fn answer(&mut self) -> RawAnswer {
-        let (status, headers) = self.head();
-        let mut answer = RawAnswer {
-            status,
-            headers,
-            body: Vec::new(),
-        };
+    pub fn answer(&mut self) -> RawResponse {
+        let mut answer = self.head_answer();
         answer.body = self
             .body(&answer)
             .unwrap_or_else(|e| panic!("reading the body: {e}"));
@@ -299,17 +245,22 @@ impl RawConn {
 
     /// The next answer, whose body may break: the body read until then
     /// and the error, if any.
-    pub fn answer_maybe_cut(&mut self) -> (RawAnswer, Option<String>) {
-        let (status, headers) = self.head();
-        let mut answer = RawAnswer {
-            status,
-            headers,
-            body: Vec::new(),
-        };
+    pub fn answer_maybe_cut(&mut self) -> (RawResponse, Option<String>) {
+        let mut answer = self.head_answer();
         let mut body = Vec::new();
         let err = self.body_into(&answer, &mut body).err();
         answer.body = body;
         (answer, err)
+    }
+
+    /// The head of the next answer, its body still to read.
+    fn head_answer(&mut self) -> RawResponse {
+        let (status, headers) = self.head();
+        RawResponse {
+            status,
+            headers,
+            body: Vec::new(),
+        }
     }
 
     /// Status and headers of the next answer.
@@ -326,9 +277,7 @@ impl RawConn {
             if line.is_empty() {
                 return (status, headers);
             }
-            if let Some((k, v)) = line.split_once(':') {
-                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-            }
+            headers.extend(crate::http::header_line(&line));
         }
     }
 
@@ -344,7 +293,7 @@ impl RawConn {
         data
     }
 
-    fn body(&mut self, answer: &RawAnswer) -> Result<Vec<u8>, String> {
+    fn body(&mut self, answer: &RawResponse) -> Result<Vec<u8>, String> {
         let mut body = Vec::new();
         self.body_into(answer, &mut body)?;
         Ok(body)
@@ -353,13 +302,8 @@ impl RawConn {
     /// The next answer with its body written to `sink` as it is read (a
     /// body too large to keep): the answer (body empty) and the body's
     /// length.
-    pub fn answer_into(&mut self, sink: &mut impl Write) -> (RawAnswer, u64) {
-        let (status, headers) = self.head();
-        let answer = RawAnswer {
-            status,
-            headers,
-            body: Vec::new(),
-        };
+    pub fn answer_into(&mut self, sink: &mut impl Write) -> (RawResponse, u64) {
+        let answer = self.head_answer();
         let mut counted = Counted { sink, bytes: 0 };
         self.body_into(&answer, &mut counted)
             .unwrap_or_else(|e| panic!("reading the body: {e}"));
@@ -367,7 +311,7 @@ impl RawConn {
         (answer, bytes)
     }
 
-    fn body_into(&mut self, answer: &RawAnswer, body: &mut impl Write) -> Result<(), String> {
+    fn body_into(&mut self, answer: &RawResponse, body: &mut impl Write) -> Result<(), String> {
         let io = |e: std::io::Error| e.to_string();
         if answer.status == 204 || answer.status == 304 || (100..200).contains(&answer.status) {
             return Ok(());
@@ -538,9 +482,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
         if line.is_empty() {
             break;
         }
-        if let Some((k, v)) = line.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-        }
+        headers.extend(crate::http::header_line(line));
     }
     let mut seen = Seen {
         request_line,

@@ -50,27 +50,61 @@ pub struct Daemon {
     log_name: String,
 }
 
+/// The daemons of the Prometheus family the tests run: all take their
+/// YAML config, data folder, listen address and log level as flags of the
+/// same form.
+#[derive(Debug, Clone, Copy)]
+pub enum Flavour {
+    Prometheus,
+    Alertmanager,
+}
+
+impl Flavour {
+    /// Its name (the log's and the config file's, `NAME.yml`), the flag
+    /// naming its data folder, and flags of its own.
+    fn parts(self) -> (&'static str, &'static str, &'static [&'static str]) {
+        match self {
+            Flavour::Prometheus => (
+                "prometheus",
+                "--storage.tsdb.path",
+                &["--enable-feature=exemplar-storage"],
+            ),
+            // No gossip: a single instance needs no cluster port.
+            Flavour::Alertmanager => (
+                "alertmanager",
+                "--storage.path",
+                &["--cluster.listen-address="],
+            ),
+        }
+    }
+}
+
 impl Daemon {
-    /// Starts `binary` with the flags `args` gives for a port and the
-    /// daemon's folder (where `setup` first wrote what it needs), and waits
-    /// until `GET /-/ready` answers 200. The port is picked free before the
+    /// Starts `binary`, a daemon of `flavour`, with `config` (YAML) in its
+    /// folder, on a loopback port, logging warnings; waits until
+    /// `GET /-/ready` answers 200. The port is picked free before the
     /// daemon binds it, so another process can take it first: then the
     /// daemon fails and it is tried again on a new port, three times.
-    pub fn start(
-        what: &str,
-        binary: &Path,
-        setup: impl Fn(&Path),
-        args: impl Fn(u16, &Path) -> Vec<String>,
-    ) -> Daemon {
+    pub fn start(flavour: Flavour, binary: &Path, config: &str) -> Daemon {
+        let (what, storage_flag, extra) = flavour.parts();
         let log_name = format!("{what}.log");
+        let config_name = format!("{what}.yml");
         let mut last_log = String::new();
         for _attempt in 0..3 {
             let dir = tempfile::tempdir().expect("temp dir for a daemon");
-            setup(dir.path());
+            let config_path = dir.path().join(&config_name);
+            std::fs::write(&config_path, config).expect("write the daemon's config");
             let port = free_port();
             let log = std::fs::File::create(dir.path().join(&log_name)).expect("create its log");
             let child = Command::new(binary)
-                .args(args(port, dir.path()))
+                .arg(format!("--config.file={}", config_path.display()))
+                .arg(format!(
+                    "{storage_flag}={}",
+                    dir.path().join("data").display()
+                ))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .args(extra)
+                .arg("--log.level=warn")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(log))

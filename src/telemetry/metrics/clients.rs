@@ -7,7 +7,7 @@
 //! own; a tap's series go when the tap stops.
 
 use super::families::{CounterFamily, GaugeFamily, Source};
-use super::labels::EnumLabel;
+use super::labels::{EnumLabel, ValueLabels};
 use super::series::{Registrar, Series};
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
@@ -50,31 +50,18 @@ pub(crate) struct ClientLabels {
     pub kind: EnumLabel<Kind>,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct OutcomeLabels {
-    pub tap: TapName,
-    pub client: ClientLabel,
-    pub kind: EnumLabel<Kind>,
-    pub outcome: EnumLabel<ListingOutcome>,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct OriginLabels {
-    pub tap: TapName,
-    pub client: ClientLabel,
-    pub kind: EnumLabel<Kind>,
-    pub origin: EnumLabel<CursorOrigin>,
-}
+/// A tap client's (tap, client, kind) and an `outcome` or `origin`.
+pub(crate) type ClientValueLabels<E> = ValueLabels<ClientLabels, E>;
 
 /// Per tap, the (client, kind) pairs whose series exist.
 type Seen = HashMap<Arc<str>, HashSet<(ClientId, Kind)>>;
 
 #[derive(Debug)]
 pub struct ClientMetrics {
-    listings: CounterFamily<OutcomeLabels>,
+    listings: CounterFamily<ClientValueLabels<ListingOutcome>>,
     pages: CounterFamily<ClientLabels>,
     invalid_cursor: CounterFamily<ClientLabels>,
-    foreign_cursor: CounterFamily<OriginLabels>,
+    foreign_cursor: CounterFamily<ClientValueLabels<CursorOrigin>>,
     items_missed: GaugeFamily<ClientLabels>,
     /// Listings the tap answered itself (merging, opt-in): created with the
     /// first one.
@@ -153,12 +140,12 @@ impl ClientMetrics {
             }
             Fact::ForeignCursor { cursor, origin } => {
                 let l = self.first_sight(&mut seen, tap, &cursor.client, cursor.kind);
-                let l = origin_labels(&l, *origin);
+                let l = ValueLabels::new(&l, *origin);
                 self.foreign_cursor.get_or_create(&l).inc();
             }
             Fact::Listing(listing) => {
                 let l = self.first_sight(&mut seen, tap, &listing.client, listing.kind);
-                let outcome = outcome_labels(&l, listing.outcome);
+                let outcome = ValueLabels::new(&l, listing.outcome);
                 self.listings.get_or_create(&outcome).inc();
                 if matches!(
                     listing.merged,
@@ -185,12 +172,8 @@ impl ClientMetrics {
         let mut seen = self.lock();
         for (client, kind) in seen.remove(tap).unwrap_or_default() {
             let l = client_labels(tap, &client, kind);
-            for outcome in ListingOutcome::ALL {
-                self.listings.remove(&outcome_labels(&l, outcome));
-            }
-            for origin in CursorOrigin::ALL {
-                self.foreign_cursor.remove(&origin_labels(&l, origin));
-            }
+            Series::remove(&self.listings, &l);
+            Series::remove(&self.foreign_cursor, &l);
             self.pages.remove(&l);
             self.invalid_cursor.remove(&l);
             self.items_missed.remove(&l);
@@ -215,12 +198,8 @@ impl ClientMetrics {
             .or_default()
             .insert((client.clone(), kind))
         {
-            for outcome in ListingOutcome::ALL {
-                self.listings.create(&outcome_labels(&l, outcome));
-            }
-            for origin in CursorOrigin::ALL {
-                self.foreign_cursor.create(&origin_labels(&l, origin));
-            }
+            self.listings.create(&l);
+            self.foreign_cursor.create(&l);
             self.pages.create(&l);
             self.invalid_cursor.create(&l);
             self.items_missed.create(&l);
@@ -244,23 +223,5 @@ fn client_labels(tap: &Arc<str>, client: &ClientId, kind: Kind) -> ClientLabels 
         tap: TapName(tap.clone()),
         client: ClientLabel(client.clone()),
         kind: EnumLabel(kind),
-    }
-}
-
-fn outcome_labels(l: &ClientLabels, outcome: ListingOutcome) -> OutcomeLabels {
-    OutcomeLabels {
-        tap: l.tap.clone(),
-        client: l.client.clone(),
-        kind: l.kind,
-        outcome: EnumLabel(outcome),
-    }
-}
-
-fn origin_labels(l: &ClientLabels, origin: CursorOrigin) -> OriginLabels {
-    OriginLabels {
-        tap: l.tap.clone(),
-        client: l.client.clone(),
-        kind: l.kind,
-        origin: EnumLabel(origin),
     }
 }

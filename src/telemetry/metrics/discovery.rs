@@ -5,7 +5,7 @@
 //! sources refresh on their own schedule, not with polls.
 
 use super::families::{saturating_i64, CounterFamily, FloatGaugeFamily, GaugeFamily, Source};
-use super::labels::{AttemptOutcome, EnumLabel};
+use super::labels::{AttemptOutcome, EnumLabel, ValueLabels};
 use super::series::{lock, KeptLabels, Registrar, Series};
 use crate::discovery::{Refresh, RefreshFailure, RefreshOutcome, SkipList, SkipReason};
 use prometheus_client::encoding::{EncodeLabel, EncodeLabelSet, LabelSetEncoder};
@@ -20,11 +20,8 @@ pub(crate) struct SourceLabels {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct SourceOutcomeLabels {
-    pub source: String,
-    pub outcome: EnumLabel<AttemptOutcome>,
-}
+/// A source and a refresh's `outcome`.
+pub(crate) type SourceOutcomeLabels = ValueLabels<SourceLabels, AttemptOutcome>;
 
 /// A source and why: a refresh failure's reason or an entry's skip reason.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -135,9 +132,7 @@ impl DiscoveryMetrics {
         let s = labels(source);
         self.targets.create(&s);
         self.consecutive_failures.create(&s);
-        for outcome in AttemptOutcome::ALL {
-            self.refreshes.create(&outcome_labels(source, outcome));
-        }
+        self.refreshes.create(&s);
     }
 
     /// Drop every series of a source removed by a reload.
@@ -154,9 +149,7 @@ impl DiscoveryMetrics {
         }
         self.last_success.remove(&s);
         self.duration.remove(&s);
-        for outcome in AttemptOutcome::ALL {
-            self.refreshes.remove(&outcome_labels(source, outcome));
-        }
+        Series::remove(&self.refreshes, &s);
         kept.skipped.forget(source, &self.skipped);
         kept.failures.forget(source, &self.failures);
     }
@@ -166,7 +159,7 @@ impl DiscoveryMetrics {
         let mut kept = self.lock();
         let s = labels(source);
         self.refreshes
-            .get_or_create(&outcome_labels(source, attempt_outcome(refresh.outcome)))
+            .get_or_create(&ValueLabels::new(&s, attempt_outcome(refresh.outcome)))
             .inc();
         self.duration
             .get_or_create(&s)
@@ -245,13 +238,6 @@ impl DiscoveryMetrics {
 fn labels(source: &str) -> SourceLabels {
     SourceLabels {
         source: source.to_string(),
-    }
-}
-
-fn outcome_labels(source: &str, outcome: AttemptOutcome) -> SourceOutcomeLabels {
-    SourceOutcomeLabels {
-        source: source.to_string(),
-        outcome: EnumLabel(outcome),
     }
 }
 

@@ -35,55 +35,50 @@ impl ExporterMetrics {
                 revision: revision.to_string(),
             })
             .set(1);
-        let m = ExporterMetrics {
-            reload_successful: Gauge::default(),
-            reload_success_timestamp: Gauge::default(),
-            targets: Gauge::default(),
-            polls_in_flight: Gauge::default(),
-            skipped_polls: Family::default(),
-            spans_dropped: Counter::default(),
-            baseline_write_failures: Counter::default(),
-        };
         let mut r = Registrar::new(registry, Source::Scheduled);
         r.family(
             "mcp_exporter_build_info",
             "Constant 1; labels are the exporter's version and source revision",
         )
         .plain(&build_info);
-        r.family(
-            "mcp_exporter_config_last_reload_successful",
-            "1 if the last configuration load or reload succeeded, else 0",
-        )
-        .plain(&m.reload_successful);
-        r.family(
-            "mcp_exporter_config_last_reload_success_timestamp",
-            "Unix time of the last successful configuration load or reload",
-        )
-        .unit(Unit::Seconds)
-        .plain(&m.reload_success_timestamp);
-        r.family(
-            "mcp_exporter_targets",
-            "Targets this instance polls (after sharding)",
-        )
-        .plain(&m.targets);
-        r.family("mcp_exporter_polls_in_flight", "Polls running now")
-            .plain(&m.polls_in_flight);
-        r.family(
-            "mcp_exporter_skipped_polls",
-            "Scheduled polls skipped because the previous poll of the target was still running or the concurrency cap was reached",
-        )
-        .plain(&m.skipped_polls);
-        r.family(
-            "mcp_exporter_spans_dropped",
-            "Spans dropped because the export queue was full or the export failed",
-        )
-        .plain(&m.spans_dropped);
-        r.family(
-            "mcp_exporter_baseline_write_failures",
-            "Baseline files that could not be written to the state directory; the baselines in memory stay in use",
-        )
-        .plain(&m.baseline_write_failures);
-        m
+        ExporterMetrics {
+            reload_successful: r.family(
+                "mcp_exporter_config_last_reload_successful",
+                "1 if the last configuration load or reload succeeded, else 0",
+            )
+            .new_plain(),
+            reload_success_timestamp: r.family(
+                "mcp_exporter_config_last_reload_success_timestamp",
+                "Unix time of the last successful configuration load or reload",
+            )
+            .unit(Unit::Seconds)
+            .new_plain(),
+            targets: r.family(
+                "mcp_exporter_targets",
+                "Targets this instance polls (after sharding)",
+            )
+            .new_plain(),
+            polls_in_flight: r.family(
+                "mcp_exporter_polls_in_flight",
+                "Polls running now",
+            )
+            .new_plain(),
+            skipped_polls: r.family(
+                "mcp_exporter_skipped_polls",
+                "Scheduled polls skipped because the previous poll of the target was still running or the concurrency cap was reached",
+            )
+            .new_plain(),
+            spans_dropped: r.family(
+                "mcp_exporter_spans_dropped",
+                "Spans dropped because the export queue was full or the export failed",
+            )
+            .new_plain(),
+            baseline_write_failures: r.family(
+                "mcp_exporter_baseline_write_failures",
+                "Baseline files that could not be written to the state directory; the baselines in memory stay in use",
+            )
+            .new_plain(),
+        }
     }
 
     /// Register `mcp_exporter_stdio_orphans_killed_total`, read from `read`

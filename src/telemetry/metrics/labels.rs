@@ -5,6 +5,7 @@
 use crate::poll::{GarbageCursorAnswer, TraceId};
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, Kind, TransportKind};
+use mcp_observer::{CursorOrigin, ListingOutcome};
 use prometheus_client::encoding::{
     EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder,
 };
@@ -132,27 +133,34 @@ label_key! {
     ErrorKind => "error",
     RestartReason => "reason",
     GarbageCursorAnswer => "result",
+    ListingOutcome => "outcome",
+    CursorOrigin => "origin",
 }
 
-/// A (target, kind) and one value of a labelled enum under its own label
-/// (`outcome`, `guard`, `error`, `reason`, `result`), encoded in that order.
-/// Sixteen bytes: the shared name, the kind and the value.
+/// A series' labels (`S`) and one value of a labelled enum under its own
+/// label, encoded in that order: a (target, kind)'s [`KindValueLabels`], a
+/// tap client's (`ClientValueLabels`), a discovery source's outcome
+/// (`SourceOutcomeLabels`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
-pub(crate) struct KindValueLabels<E> {
-    pub series: TargetKindLabels,
+pub(crate) struct ValueLabels<S, E> {
+    pub series: S,
     pub value: E,
 }
 
-impl<E: LabelKey> KindValueLabels<E> {
-    pub fn new(series: &TargetKindLabels, value: E) -> Self {
-        KindValueLabels {
+/// A (target, kind) and a value (`outcome`, `guard`, `error`, `reason`,
+/// `result`). Sixteen bytes: the shared name, the kind and the value.
+pub(crate) type KindValueLabels<E> = ValueLabels<TargetKindLabels, E>;
+
+impl<S: Clone, E: LabelKey> ValueLabels<S, E> {
+    pub fn new(series: &S, value: E) -> Self {
+        ValueLabels {
             series: series.clone(),
             value,
         }
     }
 }
 
-impl<E: LabelKey> EncodeLabelSet for KindValueLabels<E> {
+impl<S: EncodeLabelSet, E: LabelKey> EncodeLabelSet for ValueLabels<S, E> {
     fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> std::fmt::Result {
         self.series.encode(encoder)?;
         (E::KEY, EnumLabel(self.value)).encode(encoder.encode_label())

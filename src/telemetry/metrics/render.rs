@@ -19,21 +19,21 @@ pub struct RenderMetrics {
 
 impl RenderMetrics {
     pub fn register(registry: &mut Registry) -> RenderMetrics {
-        let m = RenderMetrics::default();
         let mut r = Registrar::new(registry, Source::Scheduled);
-        r.family(
-            "mcp_exporter_metrics_render",
-            "Time the last fresh /metrics body took to produce: encoding, plus compression when the scraper asked for gzip",
-        )
-        .unit(Unit::Seconds)
-        .plain(&m.seconds);
-        r.family(
-            "mcp_exporter_metrics_response",
-            "Size of the last fresh /metrics body before compression",
-        )
-        .unit(Unit::Bytes)
-        .plain(&m.bytes);
-        m
+        RenderMetrics {
+            seconds: r.family(
+                "mcp_exporter_metrics_render",
+                "Time the last fresh /metrics body took to produce: encoding, plus compression when the scraper asked for gzip",
+            )
+            .unit(Unit::Seconds)
+            .new_plain(),
+            bytes: r.family(
+                "mcp_exporter_metrics_response",
+                "Size of the last fresh /metrics body before compression",
+            )
+            .unit(Unit::Bytes)
+            .new_plain(),
+        }
     }
 
     /// A render took `took` and made `bytes` of text.

@@ -8,7 +8,7 @@
 //! ([`KeptLabels`]).
 
 use super::families::Source;
-use super::labels::{KindValueLabels, LabelKey, TargetKindLabels, TargetLabels};
+use super::labels::{LabelKey, TargetKindLabels, TargetLabels, ValueLabels};
 use mcp_listing::Kind;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::registry::{Metric, Registry, Unit};
@@ -39,23 +39,24 @@ where
     }
 }
 
-/// A family keyed by (target, kind, a labelled enum's value): a (target,
-/// kind)'s series are every value's.
-impl<E, M, C> Series<TargetKindLabels> for Family<KindValueLabels<E>, M, C>
+/// A family keyed by a series' labels and a labelled enum's value (a
+/// (target, kind)'s, a tap client's, a source's): a series' are every value's.
+impl<S, E, M, C> Series<S> for Family<ValueLabels<S, E>, M, C>
 where
+    S: Clone + Hash + Eq + Send + Sync + std::fmt::Debug,
     E: LabelKey + Send + Sync + std::fmt::Debug,
     M: Send + Sync + std::fmt::Debug,
     C: MetricConstructor<M> + Send + Sync,
 {
-    fn create(&self, key: &TargetKindLabels) {
+    fn create(&self, key: &S) {
         for value in E::all() {
-            drop(self.get_or_create(&KindValueLabels::new(key, *value)));
+            drop(self.get_or_create(&ValueLabels::new(key, *value)));
         }
     }
 
-    fn remove(&self, key: &TargetKindLabels) {
+    fn remove(&self, key: &S) {
         for value in E::all() {
-            Family::remove(self, &KindValueLabels::new(key, *value));
+            Family::remove(self, &ValueLabels::new(key, *value));
         }
     }
 }
@@ -174,24 +175,53 @@ impl Registration<'_, '_> {
         self
     }
 
-    /// Series keyed by a target alone, created as `creation` says.
-    pub fn per_target<F>(self, creation: Creation, family: &F)
+    /// Series keyed by a target alone, created as `creation` says; `family`
+    /// handed back registered.
+    pub fn per_target<F>(self, creation: Creation, family: F) -> F
     where
         F: Series<TargetLabels> + Metric + Clone,
     {
-        let boxed = Box::new(family.clone());
-        self.registrar.series.per_target.push((boxed, creation));
-        self.plain(family);
+        self.keyed(creation, family, |s| &mut s.per_target)
     }
 
-    /// Series keyed by a target's kind, created as `creation` says.
-    pub fn per_kind<F>(self, creation: Creation, family: &F)
+    /// Series keyed by a target's kind, created as `creation` says; `family`
+    /// handed back registered.
+    pub fn per_kind<F>(self, creation: Creation, family: F) -> F
     where
         F: Series<TargetKindLabels> + Metric + Clone,
     {
-        let boxed = Box::new(family.clone());
-        self.registrar.series.per_kind.push((boxed, creation));
-        self.plain(family);
+        self.keyed(creation, family, |s| &mut s.per_kind)
+    }
+
+    /// `family` noted in the list `keyed` picks, and registered.
+    fn keyed<K, F>(
+        self,
+        creation: Creation,
+        family: F,
+        keyed: fn(&mut TargetSeries) -> &mut Keyed<K>,
+    ) -> F
+    where
+        F: Series<K> + Metric + Clone + 'static,
+    {
+        keyed(&mut self.registrar.series).push((Box::new(family.clone()), creation));
+        self.plain(&family);
+        family
+    }
+
+    /// A new family of [`Self::per_target`] series.
+    pub fn new_per_target<F>(self, creation: Creation) -> F
+    where
+        F: Series<TargetLabels> + Metric + Clone + Default,
+    {
+        self.per_target(creation, F::default())
+    }
+
+    /// A new family of [`Self::per_kind`] series.
+    pub fn new_per_kind<F>(self, creation: Creation) -> F
+    where
+        F: Series<TargetKindLabels> + Metric + Clone + Default,
+    {
+        self.per_kind(creation, F::default())
     }
 
     /// A new family of series the caller creates and drops itself (as

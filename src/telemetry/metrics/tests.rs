@@ -51,33 +51,53 @@ fn cursor() -> CursorState {
     CursorState::Present("abcd".into())
 }
 
+/// A walk of `pages` that found `unique` items: its pages, raw and
+/// duplicate counts follow from them.
+fn walk(kind: Kind, outcome: Outcome, pages: Vec<PageRecord>, unique: u64) -> ListingReport {
+    let raw: u64 = pages.iter().map(|p| u64::from(p.items)).sum();
+    ListingReport {
+        final_pages: u32::try_from(pages.len()).unwrap(),
+        raw_items: raw,
+        unique_items: unique,
+        duplicate_items: raw - unique,
+        pages,
+        ..ListingReport::empty(kind, outcome)
+    }
+}
+
 /// Three pages of 2 + 2 + 1 tools, 5 unique.
 fn complete_tools() -> ListingReport {
+    let pages = vec![
+        page(0, 2, cursor(), 20),
+        page(1, 2, cursor(), 30),
+        page(2, 1, CursorState::Absent, 40),
+    ];
     ListingReport {
-        final_pages: 3,
-        raw_items: 5,
-        unique_items: 5,
-        pages: vec![
-            page(0, 2, cursor(), 20),
-            page(1, 2, cursor(), 30),
-            page(2, 1, CursorState::Absent, 40),
-        ],
         names: vec!["a".into(), "b".into(), "c".into(), "d".into(), "e".into()],
         duration: Duration::from_millis(95),
-        ..ListingReport::empty(Kind::Tools, Outcome::Complete)
+        ..walk(Kind::Tools, Outcome::Complete, pages, 5)
     }
 }
 
 /// One page of 2 prompts.
 fn complete_prompts() -> ListingReport {
+    let pages = vec![page(0, 2, CursorState::Absent, 10)];
     ListingReport {
-        final_pages: 1,
-        raw_items: 2,
-        unique_items: 2,
-        pages: vec![page(0, 2, CursorState::Absent, 10)],
         duration: Duration::from_millis(10),
-        ..ListingReport::empty(Kind::Prompts, Outcome::Complete)
+        ..walk(Kind::Prompts, Outcome::Complete, pages, 2)
     }
+}
+
+/// `polled` lacks the tools `names` of the target `reference`.
+fn lacks_tools(polled: &mut PolledTarget, reference: &str, names: &[&str]) {
+    let names = names.iter().map(|&n| n.into()).collect();
+    let by_reference = BTreeMap::from([(reference.to_string(), names)]);
+    polled.reference_missing.insert(Kind::Tools, by_reference);
+}
+
+/// An untraced poll of `target` that listed [`complete_tools`].
+fn tools_poll(target: &str) -> PolledTarget {
+    poll(target, vec![complete_tools()], None)
 }
 
 fn poll(target: &str, listings: Vec<ListingReport>, trace_id: Option<&str>) -> PolledTarget {
@@ -141,6 +161,20 @@ fn expect_value(text: &str, series: &str, want: f64) {
     }
 }
 
+/// Each `(series, value)` as [`expect_value`] checks one.
+fn expect_values(text: &str, want: &[(&str, f64)]) {
+    for (series, v) in want {
+        expect_value(text, series, *v);
+    }
+}
+
+/// Each `(family, value)` of one (target, kind).
+fn expect_kind_values(text: &str, target: &str, kind: &str, want: &[(&str, f64)]) {
+    for (name, v) in want {
+        expect_value(text, &tk(name, target, kind), *v);
+    }
+}
+
 fn tk(name: &str, target: &str, kind: &str) -> String {
     format!("{name}{{target=\"{target}\",kind=\"{kind}\"}}")
 }
@@ -148,7 +182,7 @@ fn tk(name: &str, target: &str, kind: &str) -> String {
 #[test]
 fn complete_multi_page_listing() {
     let (registry, m) = setup();
-    let mut polled = poll("alpha", vec![complete_tools()], None);
+    let mut polled = tools_poll("alpha");
     polled.report.time_to_ready = Some(Duration::from_millis(120));
     let expect = BTreeMap::from([(Kind::Tools, 4)]);
     m.observe(&polled, &expect);
@@ -159,13 +193,16 @@ fn complete_multi_page_listing() {
         listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
         Some(1.0)
     );
-    expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 3.0);
-    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
-    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 5.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
-        0.0,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_list_requests_total", 3.0),
+            ("mcp_listing_items", 5.0),
+            ("mcp_listing_raw_items", 5.0),
+            ("mcp_listing_duplicate_items", 0.0),
+        ],
     );
     // Created only when a kind is not advertised.
     assert_eq!(
@@ -183,32 +220,42 @@ fn complete_multi_page_listing() {
         1.0,
     );
     // Last-value gauges: one listing of 3 pages in 95 ms, a poll of 150 ms.
-    expect_value(&t, &tk("mcp_listing_pages", "alpha", "tools"), 3.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duration_seconds", "alpha", "tools"),
-        0.095,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_listing_pages", 3.0),
+            ("mcp_listing_duration_seconds", 0.095),
+        ],
     );
-    expect_value(&t, "mcp_time_to_ready_seconds{target=\"alpha\"}", 0.12);
-    expect_value(&t, "mcp_poll_duration_seconds{target=\"alpha\"}", 0.15);
-    expect_value(&t, "mcp_polls_total{target=\"alpha\"}", 1.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_time_to_ready_seconds{target=\"alpha\"}", 0.12),
+            ("mcp_poll_duration_seconds{target=\"alpha\"}", 0.15),
+            ("mcp_polls_total{target=\"alpha\"}", 1.0),
+        ],
+    );
     // Fleet-wide page histograms (no target label): items 2, 2, 1.
-    expect_value(&t, "mcp_listing_page_items_count{kind=\"tools\"}", 3.0);
-    expect_value(&t, "mcp_listing_page_items_sum{kind=\"tools\"}", 5.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_page_items_bucket{le=\"1.0\",kind=\"tools\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
-        3.0,
-    );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_bucket{le=\"0.025\",kind=\"tools\"}",
-        1.0,
+        &[
+            ("mcp_listing_page_items_count{kind=\"tools\"}", 3.0),
+            ("mcp_listing_page_items_sum{kind=\"tools\"}", 5.0),
+            (
+                "mcp_listing_page_items_bucket{le=\"1.0\",kind=\"tools\"}",
+                1.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
+                3.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_bucket{le=\"0.025\",kind=\"tools\"}",
+                1.0,
+            ),
+        ],
     );
     // No per-target histogram without `metrics: {detail: true}`.
     assert!(!t.contains("_bucket{le=\"1.0\",target="), "{t}");
@@ -253,31 +300,21 @@ fn complete_multi_page_listing() {
 #[test]
 fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("alpha", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
-    let cycle = ListingReport {
-        final_pages: 4,
-        raw_items: 8,
-        unique_items: 2,
-        duplicate_items: 6,
-        pages: vec![
-            page(0, 2, cursor(), 5),
-            page(1, 2, cursor(), 5),
-            page(2, 2, cursor(), 5),
-            page(3, 2, cursor(), 5),
-        ],
-        ..ListingReport::empty(Kind::Tools, Outcome::Aborted(Guard::CursorCycle))
-    };
+    m.observe(&tools_poll("alpha"), &BTreeMap::new());
+    let pages = (0..4).map(|i| page(i, 2, cursor(), 5)).collect();
+    let cycle = walk(Kind::Tools, Outcome::Aborted(Guard::CursorCycle), pages, 2);
     m.observe(&poll("alpha", vec![cycle], None), &BTreeMap::new());
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"alpha\"}", 0.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
-        1.0,
+        &[
+            ("mcp_up{target=\"alpha\"}", 0.0),
+            (
+                "mcp_listing_aborts_total{target=\"alpha\",kind=\"tools\",guard=\"cursor_cycle\"}",
+                1.0,
+            ),
+        ],
     );
     assert_eq!(
         listing_attempts(&t, &[("target", "alpha"), ("kind", "tools")]),
@@ -292,12 +329,15 @@ fn aborted_cycle_updates_raw_and_duplicates_but_not_items() {
     assert!(!t.contains("guard=\"page_cap\""), "{t}");
     expect_value(&t, &tk("mcp_list_requests_total", "alpha", "tools"), 7.0);
     // Items stay at the last complete listing; raw/duplicates show the cycle.
-    expect_value(&t, &tk("mcp_listing_items", "alpha", "tools"), 5.0);
-    expect_value(&t, &tk("mcp_listing_raw_items", "alpha", "tools"), 8.0);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_duplicate_items", "alpha", "tools"),
-        6.0,
+        "alpha",
+        "tools",
+        &[
+            ("mcp_listing_items", 5.0),
+            ("mcp_listing_raw_items", 8.0),
+            ("mcp_listing_duplicate_items", 6.0),
+        ],
     );
     // Pages and listing duration: complete listings only (the 3 pages of
     // the first poll stay).
@@ -333,28 +373,16 @@ fn error_with_invalid_cursor_restart() {
     );
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"beta\"}", 0.0);
-    expect_value(
+    expect_values(&t, &[("mcp_up{target=\"beta\"}", 0.0), ("mcp_listing_errors_total{target=\"beta\",kind=\"prompts\",error=\"invalid_cursor\"}", 1.0), ("mcp_listing_errors_total{target=\"beta\",kind=\"tools\",error=\"timeout\"}", 1.0), ("mcp_listing_restarts_total{target=\"beta\",kind=\"prompts\",reason=\"invalid_cursor\"}", 1.0), ]);
+    expect_kind_values(
         &t,
-        "mcp_listing_errors_total{target=\"beta\",kind=\"prompts\",error=\"invalid_cursor\"}",
-        1.0,
+        "beta",
+        "prompts",
+        &[
+            ("mcp_list_invalid_cursor_total", 2.0),
+            ("mcp_list_requests_total", 4.0),
+        ],
     );
-    expect_value(
-        &t,
-        "mcp_listing_errors_total{target=\"beta\",kind=\"tools\",error=\"timeout\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_listing_restarts_total{target=\"beta\",kind=\"prompts\",reason=\"invalid_cursor\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_list_invalid_cursor_total", "beta", "prompts"),
-        2.0,
-    );
-    expect_value(&t, &tk("mcp_list_requests_total", "beta", "prompts"), 4.0);
     // Failed listings set no item gauge and no success timestamp.
     assert_eq!(value(&t, &tk("mcp_listing_items", "beta", "prompts")), None);
     assert_eq!(
@@ -370,17 +398,20 @@ fn error_with_invalid_cursor_restart() {
         1.0,
     );
     // -32602 answers are round trips; the timeout is not.
-    expect_value(
+    expect_values(
         &t,
-        "mcp_page_request_duration_seconds_count{kind=\"prompts\"}",
-        4.0,
+        &[
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"prompts\"}",
+                4.0,
+            ),
+            (
+                "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
+                0.0,
+            ),
+            ("mcp_listing_page_items_count{kind=\"prompts\"}", 2.0),
+        ],
     );
-    expect_value(
-        &t,
-        "mcp_page_request_duration_seconds_count{kind=\"tools\"}",
-        0.0,
-    );
-    expect_value(&t, "mcp_listing_page_items_count{kind=\"prompts\"}", 2.0);
 }
 
 #[test]
@@ -418,7 +449,7 @@ fn unsupported_kind_is_not_an_attempt_and_keeps_up() {
 #[test]
 fn silent_shrink_diff_counts_churn() {
     let (registry, m) = setup();
-    let mut polled = poll("delta", vec![complete_tools()], None);
+    let mut polled = tools_poll("delta");
     polled.diffs.insert(
         Kind::Tools,
         KindDiff {
@@ -430,27 +461,19 @@ fn silent_shrink_diff_counts_churn() {
             ..KindDiff::default()
         },
     );
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("upstream".to_string(), vec!["x".into(), "y".into()])]),
-    );
+    lacks_tools(&mut polled, "upstream", &["x", "y"]);
     m.observe(&polled, &BTreeMap::new());
     let t = text(&registry);
 
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_listing_silent_shrinks_total", "delta", "tools"),
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_items_added_total", "delta", "tools"),
-        1.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_items_removed_total", "delta", "tools"),
-        2.0,
+        "delta",
+        "tools",
+        &[
+            ("mcp_listing_silent_shrinks_total", 1.0),
+            ("mcp_listing_items_added_total", 1.0),
+            ("mcp_listing_items_removed_total", 2.0),
+        ],
     );
     expect_value(
         &t,
@@ -467,10 +490,7 @@ fn silent_shrink_diff_counts_churn() {
         2.0,
     );
     // A complete listing compared with nothing: the reference series goes away.
-    m.observe(
-        &poll("delta", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
+    m.observe(&tools_poll("delta"), &BTreeMap::new());
     let t = text(&registry);
     assert!(!t.contains("reference=\"upstream\""), "{t}");
     expect_value(
@@ -486,8 +506,13 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     m.register_target("eps", &[Kind::Tools, Kind::Resources], false);
     let t = text(&registry);
 
-    expect_value(&t, "mcp_up{target=\"eps\"}", 0.0);
-    expect_value(&t, "mcp_polls_total{target=\"eps\"}", 0.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_up{target=\"eps\"}", 0.0),
+            ("mcp_polls_total{target=\"eps\"}", 0.0),
+        ],
+    );
     for kind in ["tools", "resources"] {
         for name in [
             "mcp_list_requests_total",
@@ -548,10 +573,7 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
     m.register_target("zeta", &[Kind::Tools], false);
     let mut polled = poll("eps", vec![complete_tools()], Some(TRACE));
     polled.report.time_to_ready = Some(Duration::from_millis(10));
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("zeta".to_string(), vec!["q".into()])]),
-    );
+    lacks_tools(&mut polled, "zeta", &["q"]);
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
     m.set_garbage_cursor_check("eps", &check(GarbageCursorAnswer::SilentRestart));
     m.watch_notification("eps", Kind::Tools);
@@ -565,11 +587,8 @@ fn register_target_precreates_zero_series_and_forget_removes_them() {
 #[test]
 fn forgetting_a_reference_target_drops_series_comparing_with_it() {
     let (registry, m) = setup();
-    let mut polled = poll("a", vec![complete_tools()], None);
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
-    );
+    let mut polled = tools_poll("a");
+    lacks_tools(&mut polled, "b", &["q"]);
     m.observe(&polled, &BTreeMap::new());
     assert!(text(&registry).contains("reference=\"b\""));
     m.forget_target("b");
@@ -650,11 +669,8 @@ fn malformed_trace_id_gives_no_exemplar() {
 #[test]
 fn server_info_is_replaced_and_truncated() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("iota", vec![complete_tools()], None),
-        &BTreeMap::new(),
-    );
-    let mut upgraded = poll("iota", vec![complete_tools()], None);
+    m.observe(&tools_poll("iota"), &BTreeMap::new());
+    let mut upgraded = tools_poll("iota");
     upgraded.report.server = Some(ServerInfo {
         name: "é".repeat(200),
         version: "2.0.0".into(),
@@ -702,31 +718,27 @@ fn watch_notifications_and_blank_cursor_are_counted() {
     m.observe(&poll("lambda", vec![blank], None), &BTreeMap::new());
     m.watch_notification("lambda", Kind::Tools);
     let t = text(&registry);
-    expect_value(
+    expect_kind_values(
         &t,
-        &tk("mcp_list_changed_notifications_total", "lambda", "tools"),
-        3.0,
-    );
-    expect_value(
-        &t,
-        &tk("mcp_listing_blank_cursor_total", "lambda", "tools"),
-        1.0,
+        "lambda",
+        "tools",
+        &[
+            ("mcp_list_changed_notifications_total", 3.0),
+            ("mcp_listing_blank_cursor_total", 1.0),
+        ],
     );
 }
 
 #[test]
 fn expected_min_items_follows_the_configuration() {
     let (registry, m) = setup();
-    m.observe(
-        &poll("mu", vec![complete_tools()], None),
-        &BTreeMap::from([(Kind::Tools, 3)]),
-    );
+    m.observe(&tools_poll("mu"), &BTreeMap::from([(Kind::Tools, 3)]));
     expect_value(
         &text(&registry),
         &tk("mcp_listing_expected_min_items", "mu", "tools"),
         3.0,
     );
-    m.observe(&poll("mu", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("mu"), &BTreeMap::new());
     let t = text(&registry);
     assert!(!t.contains("mcp_listing_expected_min_items{"), "{t}");
 }
@@ -734,7 +746,7 @@ fn expected_min_items_follows_the_configuration() {
 #[test]
 fn session_failure_leaves_gauges_and_counts_errors() {
     let (registry, m) = setup();
-    m.observe(&poll("nu", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("nu"), &BTreeMap::new());
     let mut failed = poll(
         "nu",
         vec![ListingReport::empty(
@@ -751,11 +763,15 @@ fn session_failure_leaves_gauges_and_counts_errors() {
     failed.report.server = None;
     m.observe(&failed, &BTreeMap::new());
     let t = text(&registry);
-    expect_value(&t, "mcp_up{target=\"nu\"}", 0.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_listing_errors_total{target=\"nu\",kind=\"tools\",error=\"unauthorized\"}",
-        1.0,
+        &[
+            ("mcp_up{target=\"nu\"}", 0.0),
+            (
+                "mcp_listing_errors_total{target=\"nu\",kind=\"tools\",error=\"unauthorized\"}",
+                1.0,
+            ),
+        ],
     );
     expect_value(&t, &tk("mcp_listing_items", "nu", "tools"), 5.0);
     assert!(t.contains("mcp_server_info{target=\"nu\""), "{t}");
@@ -793,24 +809,27 @@ fn exporter_families() {
     e.set_spans_dropped_total(7);
     e.set_spans_dropped_total(5);
     let t = text(&registry);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_exporter_build_info{version=\"0.1.0\",revision=\"abc123\"}",
-        1.0,
+        &[
+            (
+                "mcp_exporter_build_info{version=\"0.1.0\",revision=\"abc123\"}",
+                1.0,
+            ),
+            ("mcp_exporter_config_last_reload_successful", 0.0),
+            (
+                "mcp_exporter_config_last_reload_success_timestamp_seconds",
+                1_700_000_000.5,
+            ),
+            ("mcp_exporter_targets", 3.0),
+            ("mcp_exporter_polls_in_flight", 1.0),
+            ("mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0),
+            ("mcp_exporter_skipped_polls_total{target=\"b\"}", 3.0),
+            ("mcp_exporter_baseline_write_failures_total", 1.0),
+            ("mcp_exporter_spans_dropped_total", 7.0),
+            ("mcp_exporter_stdio_orphans_killed_total", 3.0),
+        ],
     );
-    expect_value(&t, "mcp_exporter_config_last_reload_successful", 0.0);
-    expect_value(
-        &t,
-        "mcp_exporter_config_last_reload_success_timestamp_seconds",
-        1_700_000_000.5,
-    );
-    expect_value(&t, "mcp_exporter_targets", 3.0);
-    expect_value(&t, "mcp_exporter_polls_in_flight", 1.0);
-    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"a\"}", 0.0);
-    expect_value(&t, "mcp_exporter_skipped_polls_total{target=\"b\"}", 3.0);
-    expect_value(&t, "mcp_exporter_baseline_write_failures_total", 1.0);
-    expect_value(&t, "mcp_exporter_spans_dropped_total", 7.0);
-    expect_value(&t, "mcp_exporter_stdio_orphans_killed_total", 3.0);
     drop(first);
     expect_value(&text(&registry), "mcp_exporter_polls_in_flight", 0.0);
     e.forget_target("a");
@@ -851,36 +870,42 @@ fn web_families_count_probes_reloads_and_connections() {
     }
     .emit(&w);
     let t = text(&registry);
-    expect_value(&t, "mcp_exporter_probes_running", 1.0);
-    expect_value(&t, "mcp_exporter_probes_queued", 1.0);
-    expect_value(
+    expect_values(
         &t,
-        "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_exporter_tls_reloads_total{result=\"success\"}",
-        1.0,
-    );
-    expect_value(
-        &t,
-        "mcp_exporter_tls_reloads_total{result=\"failure\"}",
-        1.0,
+        &[
+            ("mcp_exporter_probes_running", 1.0),
+            ("mcp_exporter_probes_queued", 1.0),
+            (
+                "mcp_exporter_probes_refused_total{reason=\"deadline\"}",
+                1.0,
+            ),
+            ("mcp_exporter_tls_reloads_total{result=\"success\"}", 1.0),
+            ("mcp_exporter_tls_reloads_total{result=\"failure\"}", 1.0),
+        ],
     );
     // Every failure counts, though a run of them is logged once.
-    expect_value(&t, "mcp_exporter_accept_failures_total", 3.0);
-    expect_value(&t, "mcp_exporter_connections_refused_total", 1.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_exporter_accept_failures_total", 3.0),
+            ("mcp_exporter_connections_refused_total", 1.0),
+        ],
+    );
     drop((running, queued));
     let t = text(&registry);
-    expect_value(&t, "mcp_exporter_probes_running", 0.0);
-    expect_value(&t, "mcp_exporter_probes_queued", 0.0);
+    expect_values(
+        &t,
+        &[
+            ("mcp_exporter_probes_running", 0.0),
+            ("mcp_exporter_probes_queued", 0.0),
+        ],
+    );
 }
 
 #[test]
 fn encoded_text_ends_with_eof_and_content_type_is_openmetrics() {
     let (registry, m) = setup();
-    m.observe(&poll("xi", vec![complete_tools()], None), &BTreeMap::new());
+    m.observe(&tools_poll("xi"), &BTreeMap::new());
     assert!(text(&registry).ends_with("# EOF\n"));
     assert!(text(&Registry::default()).ends_with("# EOF\n"));
     assert_eq!(
@@ -908,10 +933,7 @@ fn concurrent_updates_and_scrapes() {
                         &poll(&target, vec![complete_tools()], Some(TRACE)),
                         &BTreeMap::new(),
                     );
-                    m.observe(
-                        &poll("shared", vec![complete_tools()], None),
-                        &BTreeMap::new(),
-                    );
+                    m.observe(&tools_poll("shared"), &BTreeMap::new());
                     if round % 20 == 19 {
                         m.forget_target(&target);
                     }
@@ -944,7 +966,7 @@ fn help_names_where_values_come_from() {
     let mut probe = Registry::default();
     let p = TargetMetrics::for_probe(&mut probe);
     p.register_target("a", &[Kind::Tools], false);
-    p.observe(&poll("a", vec![complete_tools()], None), &BTreeMap::new());
+    p.observe(&tools_poll("a"), &BTreeMap::new());
     let t = text(&probe);
     assert!(
         t.contains("# HELP mcp_up 1 if this probe listed every enabled kind"),
@@ -966,11 +988,8 @@ fn help_texts_need_no_escaping() {
     WebMetrics::register(&mut registry);
     m.register_target("a", &Kind::ALL, true);
     e.register_target("a");
-    let mut polled = poll("a", vec![complete_tools()], None);
-    polled.reference_missing.insert(
-        Kind::Tools,
-        BTreeMap::from([("b".to_string(), vec!["q".into()])]),
-    );
+    let mut polled = tools_poll("a");
+    lacks_tools(&mut polled, "b", &["q"]);
     m.observe(&polled, &BTreeMap::from([(Kind::Tools, 1)]));
     // Every family created on first occurrence, once.
     let rare = ListingReport {
@@ -1010,7 +1029,7 @@ fn protocol_catalogue_series_exist_only_for_compared_versions() {
             .filter(|l| l.starts_with("mcp_protocol_catalogue_missing_items{"))
             .count()
     };
-    let mut plain = poll("plain", vec![complete_tools()], None);
+    let mut plain = tools_poll("plain");
     metrics.observe(&plain, &BTreeMap::new());
     assert_eq!(
         series(&text(&registry)),

@@ -82,30 +82,30 @@ mod tests {
 
     #[test]
     fn host_only_strips_everything_but_the_host() {
-        assert_eq!(host_only("example.com"), "example.com");
-        assert_eq!(
-            host_only("https://u:p@example.com:8443/mcp?key=s"),
-            "example.com"
-        );
-        assert_eq!(host_only("u:p@example.com/x?y"), "example.com");
-        assert_eq!(host_only("127.0.0.1"), "127.0.0.1");
+        for (given, want) in [
+            ("example.com", "example.com"),
+            ("https://u:p@example.com:8443/mcp?key=s", "example.com"),
+            ("u:p@example.com/x?y", "example.com"),
+            ("127.0.0.1", "127.0.0.1"),
+        ] {
+            assert_eq!(host_only(given), want, "{given}");
+        }
     }
 
     #[test]
     fn resource_names_lose_credentials_and_query() {
-        assert_eq!(
-            safe_item_name(Kind::Resources, "postgres://u:pw@db/x?token=t#f"),
-            "postgres://db/x"
-        );
-        assert_eq!(
-            safe_item_name(Kind::Resources, "file:///a/b"),
-            "file:///a/b"
-        );
-        assert_eq!(
-            safe_item_name(Kind::ResourceTemplates, "file:///{path}"),
-            "file:///{path}"
-        );
-        assert_eq!(safe_item_name(Kind::Tools, "a?b"), "a?b");
+        for (kind, given, want) in [
+            (
+                Kind::Resources,
+                "postgres://u:pw@db/x?token=t#f",
+                "postgres://db/x",
+            ),
+            (Kind::Resources, "file:///a/b", "file:///a/b"),
+            (Kind::ResourceTemplates, "file:///{path}", "file:///{path}"),
+            (Kind::Tools, "a?b", "a?b"),
+        ] {
+            assert_eq!(safe_item_name(kind, given), want, "{given}");
+        }
     }
 
     #[test]

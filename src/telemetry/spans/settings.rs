@@ -250,6 +250,16 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
+    /// What the default configuration resolves to under `vars`.
+    fn resolved_from_env(vars: &[(&str, &str)]) -> Resolved {
+        resolved(&TracingConfig::default(), vars)
+    }
+
+    /// What `cfg` resolves to under `vars`, tracing on.
+    fn resolved(cfg: &TracingConfig, vars: &[(&str, &str)]) -> Resolved {
+        resolve(cfg, &env_of(vars)).unwrap().unwrap()
+    }
+
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs
             .iter()
@@ -266,12 +276,7 @@ mod tests {
 
     #[test]
     fn generic_env_endpoint_gets_traces_path_for_http() {
-        let r = resolve(
-            &TracingConfig::default(),
-            &env_of(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")]),
-        )
-        .unwrap()
-        .unwrap();
+        let r = resolved_from_env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")]);
         assert_eq!(r.endpoint, "http://collector:4318/v1/traces");
         assert_eq!(r.protocol, OtlpProtocol::HttpProtobuf);
         assert_eq!(r.service_name, DEFAULT_SERVICE_NAME);
@@ -280,15 +285,10 @@ mod tests {
 
     #[test]
     fn signal_env_endpoint_is_used_as_is_and_beats_generic() {
-        let r = resolve(
-            &TracingConfig::default(),
-            &env_of(&[
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://b:9999/custom"),
-            ]),
-        )
-        .unwrap()
-        .unwrap();
+        let r = resolved_from_env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://b:9999/custom"),
+        ]);
         assert_eq!(r.endpoint, "http://b:9999/custom");
     }
 
@@ -301,9 +301,9 @@ mod tests {
             sample_ratio: Some(0.25),
             ..Default::default()
         };
-        let r = resolve(
+        let r = resolved(
             &cfg,
-            &env_of(&[
+            &[
                 (
                     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
                     "http://env:1/v1/traces",
@@ -311,10 +311,8 @@ mod tests {
                 ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
                 ("OTEL_SERVICE_NAME", "envsvc"),
                 ("OTEL_TRACES_SAMPLER", "always_off"),
-            ]),
-        )
-        .unwrap()
-        .unwrap();
+            ],
+        );
         assert_eq!(r.endpoint, "http://cfg:4317");
         assert_eq!(r.protocol, OtlpProtocol::Grpc);
         assert_eq!(r.service_name, "svc");
@@ -323,21 +321,16 @@ mod tests {
 
     #[test]
     fn env_protocol_sampler_and_service_name() {
-        let r = resolve(
-            &TracingConfig::default(),
-            &env_of(&[
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
-                ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
-                (
-                    "OTEL_RESOURCE_ATTRIBUTES",
-                    "team=x, service.name=from-attrs",
-                ),
-                ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
-                ("OTEL_TRACES_SAMPLER_ARG", "0.5"),
-            ]),
-        )
-        .unwrap()
-        .unwrap();
+        let r = resolved_from_env(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317"),
+            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "grpc"),
+            (
+                "OTEL_RESOURCE_ATTRIBUTES",
+                "team=x, service.name=from-attrs",
+            ),
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.5"),
+        ]);
         assert_eq!(r.endpoint, "http://c:4317");
         assert_eq!(r.service_name, "from-attrs");
         assert_eq!(r.sampler, Sampler::Ratio(0.5));
@@ -398,7 +391,7 @@ mod tests {
             headers: vec![("authorization".into(), Secret::new("Bearer topsecret"))],
             ..Default::default()
         };
-        let r = resolve(&cfg, &env_of(&[])).unwrap().unwrap();
+        let r = resolved(&cfg, &[]);
         let dbg = format!("{r:?}");
         assert!(!dbg.contains("topsecret"), "{dbg}");
         assert!(!dbg.contains("pw"), "{dbg}");

@@ -110,6 +110,42 @@ fn spans(buf: &[u8], headers: &[httparse::Header<'_>]) -> Vec<(Range<usize>, Ran
         .collect()
 }
 
+/// How many bytes a whole head took, or what parsing found instead.
+fn head_len(parsed: httparse::Result<usize>) -> Result<usize, Parsed<Layout>> {
+    match parsed {
+        Ok(httparse::Status::Complete(len)) => Ok(len),
+        Ok(httparse::Status::Partial) => Err(Parsed::Partial),
+        Err(_) => Err(Parsed::Invalid),
+    }
+}
+
+impl Layout {
+    /// A whole head of `len` bytes: its first line, version and header
+    /// lines, where they lie in `buf`.
+    fn whole(
+        first: FirstLine,
+        minor: u8,
+        buf: &[u8],
+        headers: &[httparse::Header<'_>],
+        len: usize,
+    ) -> Parsed<Layout> {
+        let fields = spans(buf, headers);
+        Parsed::Head(
+            Layout {
+                first,
+                minor,
+                fields,
+            },
+            len,
+        )
+    }
+}
+
+/// The part of `bytes` at `range`, if it lies within them.
+fn part(bytes: &Bytes, range: Range<usize>) -> Option<Bytes> {
+    bytes.get(range.clone()).map(|_| bytes.slice(range))
+}
+
 fn bound_fields(bytes: &Bytes, spans: Vec<(Range<usize>, Range<usize>)>) -> Option<Vec<Field>> {
     let len = bytes.len();
     spans
@@ -127,10 +163,9 @@ impl Head for Request {
     fn layout(buf: &[u8]) -> Parsed<Layout> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
-        let len = match req.parse(buf) {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => return Parsed::Partial,
-            Err(_) => return Parsed::Invalid,
+        let len = match head_len(req.parse(buf)) {
+            Ok(len) => len,
+            Err(not_whole) => return not_whole,
         };
         let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
             return Parsed::Invalid;
@@ -142,14 +177,7 @@ impl Head for Request {
             method,
             target: span(buf, target.as_bytes()),
         };
-        Parsed::Head(
-            Layout {
-                first,
-                minor,
-                fields: spans(buf, req.headers),
-            },
-            len,
-        )
+        Layout::whole(first, minor, buf, req.headers, len)
     }
 
     fn bind(layout: Layout, bytes: &Bytes) -> Option<Request> {
@@ -158,7 +186,7 @@ impl Head for Request {
         };
         Some(Request {
             method,
-            target: bytes.get(target.clone()).map(|_| bytes.slice(target))?,
+            target: part(bytes, target)?,
             minor: layout.minor,
             fields: bound_fields(bytes, layout.fields)?,
         })
@@ -169,23 +197,16 @@ impl Head for Response {
     fn layout(buf: &[u8]) -> Parsed<Layout> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
-        let len = match resp.parse(buf) {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => return Parsed::Partial,
-            Err(_) => return Parsed::Invalid,
+        let len = match head_len(resp.parse(buf)) {
+            Ok(len) => len,
+            Err(not_whole) => return not_whole,
         };
         let (Some(status), Some(minor)) = (resp.code, resp.version) else {
             return Parsed::Invalid;
         };
         let reason = resp.reason.map_or(0..0, |r| span(buf, r.as_bytes()));
-        Parsed::Head(
-            Layout {
-                first: FirstLine::Response { status, reason },
-                minor,
-                fields: spans(buf, resp.headers),
-            },
-            len,
-        )
+        let first = FirstLine::Response { status, reason };
+        Layout::whole(first, minor, buf, resp.headers, len)
     }
 
     fn bind(layout: Layout, bytes: &Bytes) -> Option<Response> {
@@ -194,7 +215,7 @@ impl Head for Response {
         };
         Some(Response {
             status,
-            reason: bytes.get(reason.clone()).map(|_| bytes.slice(reason))?,
+            reason: part(bytes, reason)?,
             minor: layout.minor,
             fields: bound_fields(bytes, layout.fields)?,
         })

@@ -44,6 +44,22 @@ pub(crate) struct MergeAsk<'a> {
     pub(crate) close: bool,
 }
 
+/// A walk for a client: the request, the merges it is one of, and the
+/// key a complete result is kept under (none: not kept).
+struct Walk<'a, 'b> {
+    merges: &'a Merges,
+    ask: &'a MergeAsk<'b>,
+    key: Option<Key>,
+}
+
+/// What a walk brought: page 1 as it came, the merge or why page 1 goes,
+/// and how many pages were asked for.
+struct Walked {
+    first: RawPage,
+    merged: Result<(Merged, Vec<u8>), MergeFallback>,
+    pages: u32,
+}
+
 /// An answer the tap holds whole, to send.
 struct Held<'a> {
     head: &'a Response,
@@ -93,22 +109,21 @@ impl Forwarder {
             return MergeStep::PassThrough;
         };
         let original = self.copy_request(client, &ask);
-        MergeStep::Answered(self.walk(merges, client, &ask, key, original).await)
+        let walk = Walk {
+            merges,
+            ask: &ask,
+            key,
+        };
+        MergeStep::Answered(self.walk(walk, client, original).await)
     }
 
     /// Walk, then answer with the merge or page 1.
-    async fn walk<C>(
-        &self,
-        merges: &Merges,
-        client: &mut Peer<C>,
-        ask: &MergeAsk<'_>,
-        key: Option<Key>,
-        original: Bytes,
-    ) -> After
+    async fn walk<C>(&self, walk: Walk<'_, '_>, client: &mut Peer<C>, original: Bytes) -> After
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        let settings = &merges.settings;
+        let ask = walk.ask;
+        let settings = &walk.merges.settings;
         let transport = HttpTransport {
             pool: &self.pool,
             request: ask.req,
@@ -137,25 +152,29 @@ impl Forwarder {
             let cause = crate::event::UpstreamFailure::Reset;
             return self.failed(client, ask.exchange, cause).await;
         };
-        let pages = report.pages.len() as u32;
-        self.answer_walk(merges, client, ask, key, first, merged, pages)
-            .await
+        let walked = Walked {
+            first,
+            merged,
+            pages: report.pages.len() as u32,
+        };
+        self.answer_walk(walk, client, walked).await
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn answer_walk<C>(
         &self,
-        merges: &Merges,
+        walk: Walk<'_, '_>,
         client: &mut Peer<C>,
-        ask: &MergeAsk<'_>,
-        key: Option<Key>,
-        first: RawPage,
-        merged: Result<(Merged, Vec<u8>), MergeFallback>,
-        pages: u32,
+        walked: Walked,
     ) -> After
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
+        let Walked {
+            first,
+            merged,
+            pages,
+        } = walked;
+        let ask = walk.ask;
         let held = match merged {
             Ok((m, body)) => {
                 let body = shaped(&first.head, body);
@@ -167,8 +186,9 @@ impl Forwarder {
                     items: m.items,
                 };
                 let after = self.send_held(client, ask, held).await;
-                if let Some(key) = key {
-                    merges.keep(key, first.head, m.result, m.items, m.ttl_ms);
+                if let Some(key) = walk.key {
+                    walk.merges
+                        .keep(key, first.head, m.result, m.items, m.ttl_ms);
                 }
                 return after;
             }

@@ -9,12 +9,12 @@ use crate::headers;
 use crate::http1::emit;
 use crate::http1::framing;
 use crate::http1::head::{Request, Response};
-use crate::merge::pager::{AnswerFinder, Exchanged, PageTransport};
+use crate::merge::pager::{AnswerFinder, Exchanged, PageRequest, PageTransport};
 use crate::peer::HeadRead;
 use crate::pool::Pool;
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
-use mcp_listing::{Kind, PageError};
+use mcp_listing::PageError;
 use serde_json::Value;
 
 /// An answer as read during a walk.
@@ -35,13 +35,8 @@ pub(crate) struct HttpTransport<'a> {
 }
 
 impl PageTransport for HttpTransport<'_> {
-    async fn exchange(
-        &mut self,
-        body: Bytes,
-        id: &Value,
-        kind: Kind,
-    ) -> Result<Exchanged, PageError> {
-        let raw = self.fetch(&body, id, kind).await?;
+    async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
+        let raw = self.fetch(&request).await?;
         let (page, found) = raw;
         let status = page.head.status;
         let bytes = page.body.len() as u64;
@@ -78,12 +73,8 @@ struct Found {
 impl HttpTransport<'_> {
     /// One request and its answer: the body read whole, or an event stream
     /// read until the answer to `id`.
-    async fn fetch(
-        &self,
-        body: &[u8],
-        id: &Value,
-        kind: Kind,
-    ) -> Result<(RawPage, Found), PageError> {
+    async fn fetch(&self, request: &PageRequest) -> Result<(RawPage, Found), PageError> {
+        let body = &request.body[..];
         let transport = |message: &str| PageError::Transport {
             message: message.into(),
             http_status: None,
@@ -104,7 +95,7 @@ impl HttpTransport<'_> {
         let body_framing = framing::response(resp.status, false, &resp.fields)
             .map_err(|_| PageError::Malformed("ambiguous answer framing".into()))?;
         let stream = headers::framing(&resp.fields) == BodyFraming::EventStream;
-        let mut finder = AnswerFinder::new(id, kind, stream);
+        let mut finder = AnswerFinder::new(&request.id, request.kind, stream);
         let mut reader = BodyReader::new(body_framing);
         let (body, whole) = read_whole(&mut upstream, &mut reader, self.max_page_bytes, |b| {
             finder.push(b)

@@ -24,14 +24,22 @@ pub(crate) struct Exchanged {
     pub(crate) bytes: u64,
 }
 
+/// One page request of a walk.
+pub(crate) struct PageRequest {
+    /// The request as sent: the client's own, or ours with a cursor.
+    pub(crate) body: Bytes,
+    /// Its JSON-RPC id, which its answer carries.
+    pub(crate) id: Value,
+    /// The kind walked.
+    pub(crate) kind: Kind,
+}
+
 /// How page requests reach the upstream.
 pub(crate) trait PageTransport: Send {
-    /// Send `body` (a request whose id is `id`) and read until its answer.
+    /// Send `request` and read until its answer.
     fn exchange(
         &mut self,
-        body: Bytes,
-        id: &Value,
-        kind: Kind,
+        request: PageRequest,
     ) -> impl Future<Output = Result<Exchanged, PageError>> + Send;
 }
 
@@ -105,8 +113,8 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
                 (Value::String(id), body)
             }
         };
-        let exchanged =
-            tokio::time::timeout(timeout, self.transport.exchange(body, &id, kind)).await;
+        let request = PageRequest { body, id, kind };
+        let exchanged = tokio::time::timeout(timeout, self.transport.exchange(request)).await;
         let (mut outcome, list_changed, bytes) = match exchanged {
             Err(_) => (Err(PageError::Timeout(timeout)), 0, 0),
             Ok(Err(e)) => (Err(e), 0, 0),

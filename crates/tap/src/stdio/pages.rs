@@ -7,12 +7,11 @@ use super::pumps::{to_client, to_server};
 use super::{Shared, SESSION};
 use crate::event::{MergeFallback, MergeOutcome, TapEvent};
 use crate::merge::ask::ListRequest;
-use crate::merge::pager::{Exchanged, PageTransport, WalkPager};
+use crate::merge::pager::{Exchanged, PageRequest, PageTransport, WalkPager};
 use crate::merge::result;
 use crate::merge::Key;
 use bytes::Bytes;
-use mcp_listing::{Kind, PageError, WalkLimits};
-use serde_json::Value;
+use mcp_listing::{PageError, WalkLimits};
 use std::sync::Arc;
 
 struct Pipes {
@@ -23,14 +22,9 @@ struct Pipes {
 }
 
 impl PageTransport for Pipes {
-    async fn exchange(
-        &mut self,
-        body: Bytes,
-        id: &Value,
-        kind: Kind,
-    ) -> Result<Exchanged, PageError> {
-        let answer = crate::merge::lock(&self.shared.routes).expect(id, kind);
-        let mut line = body.to_vec();
+    async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
+        let answer = crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+        let mut line = request.body.to_vec();
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
         }

@@ -15,7 +15,6 @@ use super::super::series::{Creation, Registrar};
 use crate::poll::unix_seconds;
 use crate::verdict::TargetVerdict;
 use mcp_listing::{Kind, ListingReport, Outcome};
-use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Unit;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -39,77 +38,62 @@ pub struct CatalogueFamilies {
 impl CatalogueFamilies {
     /// The families, registered through `r`.
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = CatalogueFamilies {
-            items: Family::default(),
-            raw_items: Family::default(),
-            duplicate_items: Family::default(),
-            invalid_items: Family::default(),
-            unsupported: Family::default(),
-            expected_min_items: Family::default(),
-            verdict: Family::default(),
-            last_success: Family::default(),
-            pages: Family::default(),
-            duration: Family::default(),
-        };
         let (poll, polls) = (r.source.poll(), r.source.polls());
         let (at_zero, first) = (Creation::AtZero, Creation::FirstValue);
-        r.family(
-            "mcp_listing_items",
-            format!("Unique items (by identity key) of the last complete listing, from {polls}"),
-        )
-        .per_kind(at_zero, &g.items);
-        r.family(
-            "mcp_listing_raw_items",
-            format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {polls}"),
-        )
-        .per_kind(at_zero, &g.raw_items);
-        r.family(
-            "mcp_listing_duplicate_items",
-            format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {polls}"),
-        )
-        .per_kind(at_zero, &g.duplicate_items);
-        r.family(
-            "mcp_listing_invalid_items",
-            format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {polls} (created when first non-zero)"),
-        )
-        .per_kind(first, &g.invalid_items);
-        r.family(
-            "mcp_listing_unsupported",
-            format!("1 if the server did not advertise the kind, as last seen by {polls}, else 0"),
-        )
-        .per_kind(first, &g.unsupported);
-        r.family(
-            "mcp_verdict",
-            format!(
-                "Verdict of {poll} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down"
-            ),
-        )
-        .per_kind(first, &g.verdict);
-        r.family(
-            "mcp_listing_expected_min_items",
-            "Configured minimum of unique items for the kind",
-        )
-        .per_kind(first, &g.expected_min_items);
-        r.family(
-            "mcp_last_success_timestamp",
-            format!(
-                "Unix time at which the last complete listing ended, from {polls} (0 = none yet)"
-            ),
-        )
-        .unit(Unit::Seconds)
-        .per_kind(at_zero, &g.last_success);
-        r.family(
-            "mcp_listing_pages",
-            format!("Pages the final attempt of the last complete listing needed, from {polls}"),
-        )
-        .per_kind(first, &g.pages);
-        r.family(
-            "mcp_listing_duration",
-            format!("Duration of the last complete listing, restarts included, from {polls}"),
-        )
-        .unit(Unit::Seconds)
-        .per_kind(first, &g.duration);
-        g
+        CatalogueFamilies {
+            items: r.family(
+                "mcp_listing_items",
+                format!("Unique items (by identity key) of the last complete listing, from {polls}"),
+            )
+            .new_per_kind(at_zero),
+            raw_items: r.family(
+                "mcp_listing_raw_items",
+                format!("Items before dedupe of the last listing that completed or was aborted by a guard, from {polls}"),
+            )
+            .new_per_kind(at_zero),
+            duplicate_items: r.family(
+                "mcp_listing_duplicate_items",
+                format!("Raw minus unique items of the last listing that completed or was aborted by a guard, from {polls}"),
+            )
+            .new_per_kind(at_zero),
+            invalid_items: r.family(
+                "mcp_listing_invalid_items",
+                format!("Items without their identity key in the last listing that completed or was aborted by a guard, from {polls} (created when first non-zero)"),
+            )
+            .new_per_kind(first),
+            unsupported: r.family(
+                "mcp_listing_unsupported",
+                format!("1 if the server did not advertise the kind, as last seen by {polls}, else 0"),
+            )
+            .new_per_kind(first),
+            verdict: r.family(
+                "mcp_verdict",
+                format!("Verdict of {poll} for the kind (docs/verdict.md): 0 healthy, 1 degraded, 2 down"),
+            )
+            .new_per_kind(first),
+            expected_min_items: r.family(
+                "mcp_listing_expected_min_items",
+                "Configured minimum of unique items for the kind",
+            )
+            .new_per_kind(first),
+            last_success: r.family(
+                "mcp_last_success_timestamp",
+                format!("Unix time at which the last complete listing ended, from {polls} (0 = none yet)"),
+            )
+            .unit(Unit::Seconds)
+            .new_per_kind(at_zero),
+            pages: r.family(
+                "mcp_listing_pages",
+                format!("Pages the final attempt of the last complete listing needed, from {polls}"),
+            )
+            .new_per_kind(first),
+            duration: r.family(
+                "mcp_listing_duration",
+                format!("Duration of the last complete listing, restarts included, from {polls}"),
+            )
+            .unit(Unit::Seconds)
+            .new_per_kind(first),
+        }
     }
 
     /// Whether the server advertised the kind, as last seen. Created the

@@ -5,7 +5,6 @@ use super::super::labels::{target_name, ReferenceLabels, TargetKindLabels};
 use super::super::series::{lock, Creation, KeptLabels, Registrar};
 use crate::baseline::KindDiff;
 use mcp_listing::Kind;
-use prometheus_client::metrics::family::Family;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -25,40 +24,34 @@ impl ChurnFamilies {
     /// The families, registered through `r`. References are not
     /// pre-created: they exist once compared.
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = ChurnFamilies {
-            items_added: Family::default(),
-            items_removed: Family::default(),
-            silent_shrinks: Family::default(),
-            items_changed: Family::default(),
-            reference_missing: Family::default(),
+        ChurnFamilies {
+            items_added: r.family(
+                "mcp_listing_items_added",
+                "Items present in a complete listing but not in the previous complete listing",
+            )
+            .new_per_kind(Creation::AtZero),
+            items_removed: r.family(
+                "mcp_listing_items_removed",
+                "Items of the previous complete listing missing from a complete listing",
+            )
+            .new_per_kind(Creation::AtZero),
+            silent_shrinks: r.family(
+                "mcp_listing_silent_shrinks",
+                "Complete listings with fewer unique items than the previous one, no list_changed notification and no error",
+            )
+            .new_per_kind(Creation::AtZero),
+            items_changed: r.family(
+                "mcp_listing_items_changed",
+                "Items in both a complete listing and the previous complete listing whose content callers depend on changed (description, schemas, annotations, arguments, mimeType, name)",
+            )
+            .new_per_kind(Creation::AtZero),
+            reference_missing: r.family(
+                "mcp_reference_missing_items",
+                format!("Items of the reference target's last complete listing missing from this target's last complete listing, from {}", r.source.polls()),
+            )
+            .new_plain(),
             references: Mutex::default(),
-        };
-        r.family(
-            "mcp_listing_items_added",
-            "Items present in a complete listing but not in the previous complete listing",
-        )
-        .per_kind(Creation::AtZero, &g.items_added);
-        r.family(
-            "mcp_listing_items_removed",
-            "Items of the previous complete listing missing from a complete listing",
-        )
-        .per_kind(Creation::AtZero, &g.items_removed);
-        r.family(
-            "mcp_listing_silent_shrinks",
-            "Complete listings with fewer unique items than the previous one, no list_changed notification and no error",
-        )
-        .per_kind(Creation::AtZero, &g.silent_shrinks);
-        r.family(
-            "mcp_listing_items_changed",
-            "Items in both a complete listing and the previous complete listing whose content callers depend on changed (description, schemas, annotations, arguments, mimeType, name)",
-        )
-        .per_kind(Creation::AtZero, &g.items_changed);
-        r.family(
-            "mcp_reference_missing_items",
-            format!("Items of the reference target's last complete listing missing from this target's last complete listing, from {}", r.source.polls()),
-        )
-        .plain(&g.reference_missing);
-        g
+        }
     }
 
     /// One poll's diffs against the baselines.

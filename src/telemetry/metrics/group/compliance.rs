@@ -4,7 +4,6 @@ use super::super::families::GaugeFamily;
 use super::super::labels::{KindValueLabels, TargetKindLabels};
 use super::super::series::{Creation, Registrar};
 use crate::poll::{GarbageCursorAnswer, GarbageCursorCheck};
-use prometheus_client::metrics::family::Family;
 
 #[derive(Debug)]
 pub struct ComplianceFamilies {
@@ -15,15 +14,13 @@ impl ComplianceFamilies {
     /// The family, registered through `r`. Not pre-created: a kind has a
     /// result once a check ran.
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = ComplianceFamilies {
-            garbage_cursor: Family::default(),
-        };
-        r.family(
-            "mcp_invalid_cursor_probe_result",
-            "Constant 1; the result label is the answer the server gave to a deliberately invalid cursor at the last compliance probe",
-        )
-        .per_kind(Creation::FirstValue, &g.garbage_cursor);
-        g
+        ComplianceFamilies {
+            garbage_cursor: r.family(
+                "mcp_invalid_cursor_probe_result",
+                "Constant 1; the result label is the answer the server gave to a deliberately invalid cursor at the last compliance probe",
+            )
+            .new_per_kind(Creation::FirstValue),
+        }
     }
 
     /// One series per (target, kind): the answer seen, at 1; a different

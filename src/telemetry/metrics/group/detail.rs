@@ -28,51 +28,44 @@ pub struct DetailFamilies {
 impl DetailFamilies {
     /// The families, registered through `r` (empty until a target opts in).
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = DetailFamilies {
-            poll_duration: Family::new_with_constructor(seconds_histogram),
-            time_to_ready: Family::new_with_constructor(seconds_histogram),
-            listing_pages: Family::new_with_constructor(pages_histogram),
-            listing_duration: Family::new_with_constructor(seconds_histogram),
-            page_items: Family::new_with_constructor(page_items_histogram),
-            page_duration: Family::new_with_constructor(seconds_histogram),
-        };
         let polls = r.source.polls();
         let detail = Creation::Detail;
-        r.family(
-            "mcp_detail_poll_duration",
-            format!("Duration of each of {polls}: connect, handshake and every listing (detail targets only)"),
-        )
-        .unit(Unit::Seconds)
-        .per_target(detail, &g.poll_duration);
-        r.family(
-            "mcp_detail_time_to_ready",
-            format!("Connect + handshake + every kind listed, for each of {polls} where every listing completed (detail targets only)"),
-        )
-        .unit(Unit::Seconds)
-        .per_target(detail, &g.time_to_ready);
-        r.family(
-            "mcp_detail_listing_pages",
-            format!("Pages of each complete listing of {polls} (detail targets only)"),
-        )
-        .per_kind(detail, &g.listing_pages);
-        r.family(
-            "mcp_detail_listing_duration",
-            format!("Duration of each complete listing of {polls} (detail targets only)"),
-        )
-        .unit(Unit::Seconds)
-        .per_kind(detail, &g.listing_duration);
-        r.family(
-            "mcp_detail_listing_page_items",
-            format!("Items per parsed page of {polls} (detail targets only)"),
-        )
-        .per_kind(detail, &g.page_items);
-        r.family(
-            "mcp_detail_page_request_duration",
-            format!("Round trip of each answered page request of {polls} (detail targets only)"),
-        )
-        .unit(Unit::Seconds)
-        .per_kind(detail, &g.page_duration);
-        g
+        DetailFamilies {
+            poll_duration: r.family(
+                "mcp_detail_poll_duration",
+                format!("Duration of each of {polls}: connect, handshake and every listing (detail targets only)"),
+            )
+            .unit(Unit::Seconds)
+            .per_target(detail, Family::new_with_constructor(seconds_histogram)),
+            time_to_ready: r.family(
+                "mcp_detail_time_to_ready",
+                format!("Connect + handshake + every kind listed, for each of {polls} where every listing completed (detail targets only)"),
+            )
+            .unit(Unit::Seconds)
+            .per_target(detail, Family::new_with_constructor(seconds_histogram)),
+            listing_pages: r.family(
+                "mcp_detail_listing_pages",
+                format!("Pages of each complete listing of {polls} (detail targets only)"),
+            )
+            .per_kind(detail, Family::new_with_constructor(pages_histogram)),
+            listing_duration: r.family(
+                "mcp_detail_listing_duration",
+                format!("Duration of each complete listing of {polls} (detail targets only)"),
+            )
+            .unit(Unit::Seconds)
+            .per_kind(detail, Family::new_with_constructor(seconds_histogram)),
+            page_items: r.family(
+                "mcp_detail_listing_page_items",
+                format!("Items per parsed page of {polls} (detail targets only)"),
+            )
+            .per_kind(detail, Family::new_with_constructor(page_items_histogram)),
+            page_duration: r.family(
+                "mcp_detail_page_request_duration",
+                format!("Round trip of each answered page request of {polls} (detail targets only)"),
+            )
+            .unit(Unit::Seconds)
+            .per_kind(detail, Family::new_with_constructor(seconds_histogram)),
+        }
     }
 
     /// One poll's duration and (when every listing completed) time to ready.

@@ -15,7 +15,6 @@ use super::super::labels::{AttemptOutcome, KindValueLabels, TargetKindLabels};
 use super::super::series::{Creation, Registrar};
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, ListingReport, Outcome};
-use prometheus_client::metrics::family::Family;
 
 #[derive(Debug)]
 pub struct ListingFamilies {
@@ -32,57 +31,48 @@ pub struct ListingFamilies {
 impl ListingFamilies {
     /// The families, registered through `r`.
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = ListingFamilies {
-            outcomes: Family::default(),
-            aborts: Family::default(),
-            errors: Family::default(),
-            restarts: Family::default(),
-            list_requests: Family::default(),
-            invalid_cursor: Family::default(),
-            list_changed: Family::default(),
-            blank_cursor: Family::default(),
-        };
-        r.family(
-            "mcp_listing_outcomes",
-            "Listing attempts by outcome: complete, aborted (a walker guard) or error",
-        )
-        .per_kind(Creation::AtZero, &g.outcomes);
-        r.family(
-            "mcp_listing_aborts",
-            "Listings stopped by a walker guard although every response was well-formed, by guard (created at the first abort)",
-        )
-        .per_kind(Creation::FirstValue, &g.aborts);
-        r.family(
-            "mcp_listing_errors",
-            "Listings that failed, by error (created at the first error)",
-        )
-        .per_kind(Creation::FirstValue, &g.errors);
-        r.family(
-            "mcp_listing_restarts",
-            "Walks started over from the first page, by reason (created at the first restart)",
-        )
-        .per_kind(Creation::FirstValue, &g.restarts);
-        r.family(
-            "mcp_list_requests",
-            "Page requests sent (every page of every attempt, restarts included)",
-        )
-        .per_kind(Creation::AtZero, &g.list_requests);
-        r.family(
-            "mcp_list_invalid_cursor",
-            "-32602 answers to a request that carried a cursor (created at the first)",
-        )
-        .per_kind(Creation::FirstValue, &g.invalid_cursor);
-        r.family(
-            "mcp_list_changed_notifications",
-            "list_changed notifications seen for the kind, during walks and by watch mode (created at the first)",
-        )
-        .per_kind(Creation::FirstValue, &g.list_changed);
-        r.family(
-            "mcp_listing_blank_cursor",
-            "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete (created at the first)",
-        )
-        .per_kind(Creation::FirstValue, &g.blank_cursor);
-        g
+        ListingFamilies {
+            outcomes: r.family(
+                "mcp_listing_outcomes",
+                "Listing attempts by outcome: complete, aborted (a walker guard) or error",
+            )
+            .new_per_kind(Creation::AtZero),
+            aborts: r.family(
+                "mcp_listing_aborts",
+                "Listings stopped by a walker guard although every response was well-formed, by guard (created at the first abort)",
+            )
+            .new_per_kind(Creation::FirstValue),
+            errors: r.family(
+                "mcp_listing_errors",
+                "Listings that failed, by error (created at the first error)",
+            )
+            .new_per_kind(Creation::FirstValue),
+            restarts: r.family(
+                "mcp_listing_restarts",
+                "Walks started over from the first page, by reason (created at the first restart)",
+            )
+            .new_per_kind(Creation::FirstValue),
+            list_requests: r.family(
+                "mcp_list_requests",
+                "Page requests sent (every page of every attempt, restarts included)",
+            )
+            .new_per_kind(Creation::AtZero),
+            invalid_cursor: r.family(
+                "mcp_list_invalid_cursor",
+                "-32602 answers to a request that carried a cursor (created at the first)",
+            )
+            .new_per_kind(Creation::FirstValue),
+            list_changed: r.family(
+                "mcp_list_changed_notifications",
+                "list_changed notifications seen for the kind, during walks and by watch mode (created at the first)",
+            )
+            .new_per_kind(Creation::FirstValue),
+            blank_cursor: r.family(
+                "mcp_listing_blank_cursor",
+                "Listings (protocol before 2026-07-28) ended by an empty-string nextCursor and counted complete (created at the first)",
+            )
+            .new_per_kind(Creation::FirstValue),
+        }
     }
 
     /// Count one attempt (not an unsupported kind: nothing was sent): its

@@ -8,7 +8,6 @@ use super::super::labels::{
 };
 use super::super::series::{lock, Creation, KeptLabels, Registrar};
 use crate::poll::PollReport;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Unit;
 use std::sync::Mutex;
 
@@ -28,45 +27,37 @@ impl PollFamilies {
     /// The families, registered through `r`. The last-value gauges appear
     /// with the first poll (0 would be a measurement).
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = PollFamilies {
-            up: Family::default(),
-            polls: Family::default(),
-            duration: Family::default(),
-            time_to_ready: Family::default(),
-            server_info: Family::default(),
-            server_info_labels: Mutex::default(),
-        };
         let (poll, polls) = (r.source.poll(), r.source.polls());
-        r.family(
-            "mcp_up",
-            format!("1 if {poll} listed every enabled kind completely (unsupported kinds count as complete), else 0"),
-        )
-        .per_target(Creation::AtZero, &g.up);
-        r.family(
-            "mcp_polls",
-            "Polls of the target (watch-mode re-lists are not polls)",
-        )
-        .per_target(Creation::AtZero, &g.polls);
-        r.family(
-            "mcp_poll_duration",
-            format!(
-                "Duration of {poll}: connect, handshake and every listing, whatever the outcome"
-            ),
-        )
-        .unit(Unit::Seconds)
-        .per_target(Creation::FirstValue, &g.duration);
-        r.family(
-            "mcp_time_to_ready",
-            format!("Connect + handshake + every enabled kind listed completely, in the last of {polls} where every listing completed"),
-        )
-        .unit(Unit::Seconds)
-        .per_target(Creation::FirstValue, &g.time_to_ready);
-        r.family(
-            "mcp_server_info",
-            format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {polls}"),
-        )
-        .plain(&g.server_info);
-        g
+        PollFamilies {
+            up: r.family(
+                "mcp_up",
+                format!("1 if {poll} listed every enabled kind completely (unsupported kinds count as complete), else 0"),
+            )
+            .new_per_target(Creation::AtZero),
+            polls: r.family(
+                "mcp_polls",
+                "Polls of the target (watch-mode re-lists are not polls)",
+            )
+            .new_per_target(Creation::AtZero),
+            duration: r.family(
+                "mcp_poll_duration",
+                format!("Duration of {poll}: connect, handshake and every listing, whatever the outcome"),
+            )
+            .unit(Unit::Seconds)
+            .new_per_target(Creation::FirstValue),
+            time_to_ready: r.family(
+                "mcp_time_to_ready",
+                format!("Connect + handshake + every enabled kind listed completely, in the last of {polls} where every listing completed"),
+            )
+            .unit(Unit::Seconds)
+            .new_per_target(Creation::FirstValue),
+            server_info: r.family(
+                "mcp_server_info",
+                format!("Constant 1; labels are the server's self-description (each truncated to 128 characters) from the last handshake of {polls}"),
+            )
+            .new_plain(),
+            server_info_labels: Mutex::default(),
+        }
     }
 
     /// Drops the target's `mcp_server_info` (the other series are the

@@ -11,7 +11,6 @@ use super::super::series::{lock, KeptLabels, Registrar};
 use crate::poll::PollReport;
 use mcp_listing::ProtocolVersion;
 use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::family::Family;
 use std::sync::Mutex;
 
 /// `protocol_version` is one of the versions the exporter speaks (checked
@@ -33,16 +32,14 @@ pub struct ProtocolFamilies {
 impl ProtocolFamilies {
     /// The family, registered through `r`.
     pub fn register(r: &mut Registrar<'_>) -> Self {
-        let g = ProtocolFamilies {
-            missing: Family::default(),
+        ProtocolFamilies {
+            missing: r.family(
+                "mcp_protocol_catalogue_missing_items",
+                format!("With protocols configured: items listed completely under another protocol version but missing under this one, from {}", r.source.poll()),
+            )
+            .new_plain(),
             open: Mutex::default(),
-        };
-        r.family(
-            "mcp_protocol_catalogue_missing_items",
-            format!("With protocols configured: items listed completely under another protocol version but missing under this one, from {}", r.source.poll()),
-        )
-        .plain(&g.missing);
-        g
+        }
     }
 
     /// Set this poll's comparisons; drop series no longer compared (a
