@@ -433,21 +433,27 @@ async fn rpc_and_transport_errors_keep_their_detail() {
 
     let mut s = Script::new().error(
         None,
-        PageError::Transport {
+        PageError::Failed(ExchangeFailure::Transport {
             message: "reset".into(),
             http_status: Some(502),
-        },
+        }),
     );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
     assert_eq!(r.http_status, Some(502));
 
-    let mut s = Script::new().error(None, PageError::Unauthorized { status: 401 });
+    let mut s = Script::new().error(
+        None,
+        PageError::Failed(ExchangeFailure::Unauthorized { status: 401 }),
+    );
     assert_eq!(
         run(&mut s, &legacy()).await.outcome,
         Outcome::Error(ErrorKind::Unauthorized)
     );
-    let mut s = Script::new().error(None, PageError::TooLarge { limit: 10 });
+    let mut s = Script::new().error(
+        None,
+        PageError::Failed(ExchangeFailure::TooLarge { limit: 10 }),
+    );
     assert_eq!(
         run(&mut s, &legacy()).await.outcome,
         Outcome::Error(ErrorKind::ResponseTooLarge)
@@ -497,9 +503,9 @@ async fn empty_page_with_a_cursor_continues() {
 async fn http_429_is_rate_limited_with_its_retry_after() {
     let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
         Some("c1"),
-        PageError::RateLimited {
+        PageError::Failed(ExchangeFailure::RateLimited {
             retry_after: Some(Duration::from_secs(7)),
-        },
+        }),
     );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
@@ -546,7 +552,7 @@ impl Pager<Nested> for NestedScript {
             .0
             .get(&cursor.map(str::to_string))
             .cloned()
-            .ok_or_else(|| PageError::Malformed("unknown cursor".into()));
+            .ok_or_else(|| PageError::Failed(ExchangeFailure::Malformed("unknown cursor".into())));
         PageResult {
             outcome,
             request_id: 0,
