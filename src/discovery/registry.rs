@@ -343,7 +343,7 @@ impl RegistryPager<'_> {
                 limit: e.max,
             }));
         }
-        page.map_err(PageError::Failed(ExchangeFailure::Malformed))
+        page.map_err(|m| PageError::Failed(ExchangeFailure::Malformed(m)))
     }
 }
 
