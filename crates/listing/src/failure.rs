@@ -46,3 +46,42 @@ impl ExchangeFailure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::PageError;
+
+    /// The texts reach pages, logs and spans through the errors that nest
+    /// this one; nesting must not change a word.
+    #[test]
+    fn texts_are_the_same_nested_in_a_page_error() {
+        let cases = [
+            (
+                ExchangeFailure::Timeout(Duration::from_secs(2)),
+                "no answer within 2s",
+            ),
+            (ExchangeFailure::transport("reset"), "reset"),
+            (
+                ExchangeFailure::Unauthorized { status: 401 },
+                "unauthorized (HTTP 401)",
+            ),
+            (
+                ExchangeFailure::TooLarge { limit: 10 },
+                "response exceeded 10 bytes",
+            ),
+            (
+                ExchangeFailure::Malformed("x".into()),
+                "malformed response: x",
+            ),
+            (
+                ExchangeFailure::RateLimited { retry_after: None },
+                "rate limited (HTTP 429)",
+            ),
+        ];
+        for (failure, text) in cases {
+            assert_eq!(failure.to_string(), text);
+            assert_eq!(PageError::from(failure).to_string(), text);
+        }
+    }
+}

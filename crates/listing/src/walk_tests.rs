@@ -26,8 +26,9 @@ impl Script {
         self.pages.insert(cursor.map(str::to_string), Ok(result));
         self
     }
-    fn error(mut self, cursor: Option<&str>, err: PageError) -> Self {
-        self.pages.insert(cursor.map(str::to_string), Err(err));
+    fn error(mut self, cursor: Option<&str>, err: impl Into<PageError>) -> Self {
+        self.pages
+            .insert(cursor.map(str::to_string), Err(err.into()));
         self
     }
     fn sequence(mut self, cursor: Option<&str>, answers: Vec<Result<Value, PageError>>) -> Self {
@@ -433,31 +434,28 @@ async fn rpc_and_transport_errors_keep_their_detail() {
 
     let mut s = Script::new().error(
         None,
-        PageError::Failed(ExchangeFailure::Transport {
+        ExchangeFailure::Transport {
             message: "reset".into(),
             http_status: Some(502),
-        }),
+        },
     );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
     assert_eq!(r.http_status, Some(502));
 
-    let mut s = Script::new().error(
-        None,
-        PageError::Failed(ExchangeFailure::Unauthorized { status: 401 }),
-    );
-    assert_eq!(
-        run(&mut s, &legacy()).await.outcome,
-        Outcome::Error(ErrorKind::Unauthorized)
-    );
-    let mut s = Script::new().error(
-        None,
-        PageError::Failed(ExchangeFailure::TooLarge { limit: 10 }),
-    );
-    assert_eq!(
-        run(&mut s, &legacy()).await.outcome,
-        Outcome::Error(ErrorKind::ResponseTooLarge)
-    );
+    for (failure, kind) in [
+        (
+            ExchangeFailure::Unauthorized { status: 401 },
+            ErrorKind::Unauthorized,
+        ),
+        (
+            ExchangeFailure::TooLarge { limit: 10 },
+            ErrorKind::ResponseTooLarge,
+        ),
+    ] {
+        let mut s = Script::new().error(None, failure);
+        assert_eq!(run(&mut s, &legacy()).await.outcome, Outcome::Error(kind));
+    }
 }
 
 #[tokio::test]
@@ -503,9 +501,9 @@ async fn empty_page_with_a_cursor_continues() {
 async fn http_429_is_rate_limited_with_its_retry_after() {
     let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
         Some("c1"),
-        PageError::Failed(ExchangeFailure::RateLimited {
+        ExchangeFailure::RateLimited {
             retry_after: Some(Duration::from_secs(7)),
-        }),
+        },
     );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
