@@ -259,3 +259,46 @@ fn legacy_http_sse() {
     let sim = Proc::start(&args);
     classified_right(&sim.at("/sse"), "/sse", ClientTransport::Sse);
 }
+
+/// A report file that reached its bound leaves further listings out: each
+/// one counted, the first one logged, nothing written past the bound.
+#[test]
+fn listings_left_out_of_a_full_report_are_counted() {
+    let sim = http_scenario("healthy", &PAGING);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("listings.jsonl");
+    let report_flag = report.display().to_string();
+    let flags = [
+        "--name",
+        "edge",
+        "--report",
+        &report_flag,
+        "--report.max-bytes",
+        "1",
+    ];
+    let tap = TapCommand::start(&sim.at("/mcp"), &flags);
+    let url = format!("{}/mcp", tap.tap_url);
+    for _ in 0..3 {
+        let run = run_exporter(&["simulate-client", "--url", &url, "--name", "app", "--walk"]);
+        assert!(run.success(), "{}", run.describe());
+    }
+    let dropped = [("tap", "edge"), ("reason", "full")];
+    let metrics = wait_for(Duration::from_secs(60), "three listings dropped", || {
+        let text = tap.metrics();
+        let n = sample(&text, "mcp_tap_report_lines_dropped_total", &dropped);
+        (n == Some(3.0)).then_some(text)
+    });
+    assert_eq!(
+        sample(
+            &metrics,
+            "mcp_tap_report_lines_dropped_total",
+            &[("reason", "write_failed")]
+        ),
+        None,
+        "created with the first drop of its reason: {metrics}"
+    );
+    let logged = tap.web.stderr().matches("report file full").count();
+    assert_eq!(logged, 1, "logged once:\n{}", tap.web.stderr());
+    let written = std::fs::metadata(&report).expect("the report file").len();
+    assert_eq!(written, 0, "nothing past the bound");
+}

@@ -10,7 +10,9 @@ use super::queue::QueueReceiver;
 use super::recent::Recent;
 use super::reference::Reference;
 use super::report::ReportFile;
-use crate::telemetry::events::{ClientListingObserved, ClientVerdictChanged, LevelChange};
+use crate::telemetry::events::{
+    ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped,
+};
 use crate::telemetry::metrics::ClientMetrics;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
@@ -184,12 +186,19 @@ impl State {
 }
 
 /// A finished client listing: its span, its report line, its log line.
-fn listing_done(tap: &str, listing: &ClientListing, sinks: &ClientSinks, own: &ListingSinks) {
+fn listing_done(tap: &Arc<str>, listing: &ClientListing, sinks: &ClientSinks, own: &ListingSinks) {
     let clock = Clock::now();
     let (start, end) = (clock.system(listing.started), clock.system(listing.ended));
     sinks.traces.export_client_listing(tap, listing, start, end);
     if let Some(report) = &own.report {
-        report.listing(tap, listing, &clock);
+        if let Err(dropped) = report.listing(tap, listing, &clock) {
+            ReportLineDropped {
+                tap,
+                dropped: &dropped,
+                max_bytes: report.max_bytes(),
+            }
+            .emit(sinks.metrics.as_deref());
+        }
     }
     if own.log {
         ClientListingObserved { tap, listing }.emit();

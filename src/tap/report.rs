@@ -1,10 +1,12 @@
 //! `--report FILE`: one JSON object per client listing a tap observed,
 //! appended to a file of ours (a regular file, not followed through a link,
 //! created private to our user), never past its byte bound: once full,
-//! further listings are left out and that is said once in the log.
+//! further listings are left out, each counted and the first logged
+//! (`ReportLineDropped`).
 
 use super::book::MissedView;
 use super::judge::{missed_view, Clock};
+use crate::telemetry::metrics::ReportDrop;
 use mcp_observer::ClientListing;
 use serde::Serialize;
 use std::fs::File;
@@ -78,26 +80,51 @@ impl ReportFile {
     }
 
     /// Append `listing` as one line, unless that would pass the bound.
-    pub fn listing(&self, tap: &str, listing: &ClientListing, clock: &Clock) {
-        let mut line = match serde_json::to_string(&Line::of(tap, listing, clock)) {
-            Ok(line) => line,
-            Err(_) => return,
-        };
+    pub fn listing(
+        &self,
+        tap: &str,
+        listing: &ClientListing,
+        clock: &Clock,
+    ) -> Result<(), Dropped> {
+        let mut line = serde_json::to_string(&Line::of(tap, listing, clock))
+            .map_err(|e| Dropped::WriteFailed(e.into()))?;
         line.push('\n');
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.written.saturating_add(line.len() as u64) > self.max_bytes {
-            if !inner.full {
-                inner.full = true;
-                tracing::warn!(
-                    max_bytes = self.max_bytes,
-                    "report file full: further client listings are not written"
-                );
-            }
-            return;
+            let first = !inner.full;
+            inner.full = true;
+            return Err(Dropped::Full { first });
         }
-        match inner.file.write_all(line.as_bytes()) {
-            Ok(()) => inner.written += line.len() as u64,
-            Err(e) => tracing::warn!(error = %e, "report file: a client listing was not written"),
+        inner
+            .file
+            .write_all(line.as_bytes())
+            .map_err(Dropped::WriteFailed)?;
+        inner.written += line.len() as u64;
+        Ok(())
+    }
+
+    /// The file's bound in bytes.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+}
+
+/// Why a client listing was not written (`ReportLineDropped` logs and
+/// counts it).
+#[derive(Debug)]
+pub enum Dropped {
+    /// Writing it would pass the bound; `first`: the file just became full.
+    Full {
+        first: bool,
+    },
+    WriteFailed(std::io::Error),
+}
+
+impl Dropped {
+    pub fn reason(&self) -> ReportDrop {
+        match self {
+            Dropped::Full { .. } => ReportDrop::Full,
+            Dropped::WriteFailed(_) => ReportDrop::WriteFailed,
         }
     }
 }

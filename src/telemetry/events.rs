@@ -8,10 +8,14 @@
 //! A refused `/probe` is counted and not logged: the scraper reads why in
 //! the 503, and any client could otherwise fill our log.
 
-use super::metrics::{DiscoveryMetrics, ExporterMetrics, ReloadResult, TapHealth, WebMetrics};
+use super::metrics::{
+    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ReloadResult, TapHealth, WebMetrics,
+};
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
+use crate::tap::report::Dropped;
 use crate::verdict::{Health, Reason};
+use std::sync::Arc;
 
 /// How many left-out discovery entries are logged one by one; the rest
 /// are on `/api/sources`.
@@ -342,6 +346,40 @@ impl TapNotStarted<'_> {
             "tap not started after the reload"
         );
         health.start_failed(self.tap);
+    }
+}
+
+/// A client listing a tap observed was not written to its report file.
+/// Counted every time where there is a `/metrics` (the stdio tap has none);
+/// logged every time writing failed, and once when the file became full
+/// (every later listing would say the same).
+#[derive(Debug)]
+pub struct ReportLineDropped<'a> {
+    pub tap: &'a Arc<str>,
+    pub dropped: &'a Dropped,
+    /// The file's bound.
+    pub max_bytes: u64,
+}
+
+impl ReportLineDropped<'_> {
+    pub fn emit(self, metrics: Option<&ClientMetrics>) {
+        if let Some(metrics) = metrics {
+            metrics.report_dropped(self.tap, self.dropped.reason());
+        }
+        let tap: &str = self.tap;
+        match self.dropped {
+            Dropped::WriteFailed(error) => tracing::warn!(
+                tap,
+                error = %error,
+                "report file: a client listing was not written"
+            ),
+            Dropped::Full { first: true } => tracing::warn!(
+                tap,
+                max_bytes = self.max_bytes,
+                "report file full: further client listings are not written"
+            ),
+            Dropped::Full { first: false } => {}
+        }
     }
 }
 

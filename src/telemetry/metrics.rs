@@ -26,7 +26,7 @@ mod values;
 mod web;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
-pub use clients::ClientMetrics;
+pub use clients::{ClientMetrics, ReportDrop};
 pub use discovery::DiscoveryMetrics;
 pub use exporter::{register_external_url, ExporterMetrics, InFlight};
 pub use exposition::{Exposition, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};

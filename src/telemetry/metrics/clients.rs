@@ -50,8 +50,26 @@ pub(crate) struct ClientLabels {
     pub kind: EnumLabel<Kind>,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(crate) struct ReportDropLabels {
+    pub tap: TapName,
+    pub reason: EnumLabel<ReportDrop>,
+}
+
 /// A tap client's (tap, client, kind) and an `outcome` or `origin`.
 pub(crate) type ClientValueLabels<E> = ValueLabels<ClientLabels, E>;
+
+mcp_listing::labelled_enum! {
+    /// Why a client listing was not written to a tap's report file (`--report`,
+    /// `taps: report:`): the `reason` label.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum ReportDrop as "report drop" {
+        /// The file reached its byte bound.
+        Full => "full",
+        /// Writing failed (a full disk, an I/O error).
+        WriteFailed => "write_failed",
+    }
+}
 
 /// Per tap, the (client, kind) pairs whose series exist.
 type Seen = HashMap<Arc<str>, HashSet<(ClientId, Kind)>>;
@@ -67,6 +85,8 @@ pub struct ClientMetrics {
     /// first one.
     merged: CounterFamily<ClientLabels>,
     clients: GaugeFamily<TapLabels>,
+    /// Listings left out of a tap's report file: created with the first.
+    report_dropped: CounterFamily<ReportDropLabels>,
     /// Per tap, the (client, kind) pairs whose series exist: what a stopped
     /// tap must remove. Updates run under this lock.
     seen: Mutex<Seen>,
@@ -109,6 +129,11 @@ impl ClientMetrics {
             clients: r.family(
                 "mcp_tap_clients",
                 "Client identities the tap has seen (at most max_clients, then other)",
+            )
+            .new_plain(),
+            report_dropped: r.family(
+                "mcp_tap_report_lines_dropped",
+                "Client listings the tap did not write to its report file, by reason: full (the file reached its byte bound) or write_failed; the log says why",
             )
             .new_plain(),
             seen: Mutex::new(HashMap::new()),
@@ -167,6 +192,16 @@ impl ClientMetrics {
         }
     }
 
+    /// A client listing was not written to `tap`'s report file (see
+    /// `ReportLineDropped`).
+    pub fn report_dropped(&self, tap: &Arc<str>, reason: ReportDrop) {
+        let l = ReportDropLabels {
+            tap: TapName(tap.clone()),
+            reason: EnumLabel(reason),
+        };
+        self.report_dropped.get_or_create(&l).inc();
+    }
+
     /// A tap stopped: every series of it goes.
     pub fn forget_tap(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
@@ -178,6 +213,12 @@ impl ClientMetrics {
             self.invalid_cursor.remove(&l);
             self.items_missed.remove(&l);
             self.merged.remove(&l);
+        }
+        for reason in ReportDrop::ALL {
+            self.report_dropped.remove(&ReportDropLabels {
+                tap: TapName(tap.clone()),
+                reason: EnumLabel(reason),
+            });
         }
         self.clients.remove(&tap_labels(tap));
     }
