@@ -3,7 +3,8 @@
 //! client reports for each scenario holds for the walker.
 
 use mcp_listing::{
-    walk, ErrorKind, Guard, Kind, ListingReport, Outcome, PageError, PageResult, Pager, WalkLimits,
+    walk, ErrorKind, ExchangeFailure, Guard, Kind, ListingReport, Outcome, PageError, PageResult,
+    Pager, WalkLimits,
 };
 use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::simulator::{numbered, StdioSim};
@@ -41,18 +42,22 @@ impl Pager for StdioPager {
             let left = timeout.saturating_sub(t0.elapsed());
             let line = match self.sim.lines.recv_timeout(left) {
                 Ok(l) => l,
-                Err(mpsc::RecvTimeoutError::Timeout) => break Err(PageError::Timeout(timeout)),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    break Err(PageError::Failed(ExchangeFailure::Timeout(timeout)))
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    break Err(PageError::Transport {
+                    break Err(PageError::Failed(ExchangeFailure::Transport {
                         message: "process exited".into(),
                         http_status: None,
-                    })
+                    }))
                 }
             };
             bytes += line.len() as u64;
             // One request in flight: an unparsable line is its answer.
             let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                break Err(PageError::Malformed("not JSON".into()));
+                break Err(PageError::Failed(ExchangeFailure::Malformed(
+                    "not JSON".into(),
+                )));
             };
             if v.get("id") != Some(&json!(id)) {
                 if v["method"] == kind.list_changed_method() {
@@ -378,10 +383,10 @@ impl Pager for HttpPager {
                 .send()
                 .await;
             let outcome = match sent {
-                Err(e) => Err(PageError::Transport {
+                Err(e) => Err(PageError::Failed(ExchangeFailure::Transport {
                     message: e.to_string(),
                     http_status: None,
-                }),
+                })),
                 Ok(r) if r.status().as_u16() == 404 => {
                     self.initialize().await;
                     Err(PageError::SessionRenewed)

@@ -12,7 +12,7 @@
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mcp_exporter::config;
-use mcp_listing::{walk, Kind, Outcome, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::{walk, ExchangeFailure, Kind, Outcome, PageError, PageResult, Pager, WalkLimits};
 use mcp_wire::jsonrpc::{self, Incoming};
 use mcp_wire::transport::sse_body::{self, ByteCounter, SseReadError};
 use serde_json::Value;
@@ -232,11 +232,13 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
         None => return (Scripted::Page(Value::Null), 0),
     };
     let error = match tag {
-        b'T' => Some(PageError::Timeout(Duration::from_secs(1))),
-        b'X' => Some(PageError::Transport {
+        b'T' => Some(PageError::Failed(ExchangeFailure::Timeout(
+            Duration::from_secs(1),
+        ))),
+        b'X' => Some(PageError::Failed(ExchangeFailure::Transport {
             message: "fuzz".into(),
             http_status: Some(502),
-        }),
+        })),
         b'I' => Some(PageError::Rpc {
             code: -32602,
             message: "fuzz".into(),
@@ -246,8 +248,10 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
             message: "fuzz".into(),
         }),
         b'S' => Some(PageError::SessionRenewed),
-        b'U' => Some(PageError::Unauthorized { status: 401 }),
-        b'L' => Some(PageError::TooLarge { limit: 1 }),
+        b'U' => Some(PageError::Failed(ExchangeFailure::Unauthorized {
+            status: 401,
+        })),
+        b'L' => Some(PageError::Failed(ExchangeFailure::TooLarge { limit: 1 })),
         _ => None,
     };
     if let Some(e) = error {
@@ -261,7 +265,10 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
     };
     match serde_json::from_slice::<Value>(json) {
         Ok(v) => (Scripted::Page(v), list_changed),
-        Err(e) => (Scripted::Error(PageError::Malformed(e.to_string())), 0),
+        Err(e) => (
+            Scripted::Error(PageError::Failed(ExchangeFailure::Malformed(e.to_string()))),
+            0,
+        ),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::config::SourceEndpoint;
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH};
 use http::{HeaderMap, Method};
-use mcp_listing::PageError;
+use mcp_listing::{ExchangeFailure, PageError};
 use mcp_wire::transport::http_client::{ClientSettings, HttpClient, HttpResponse};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -94,7 +94,7 @@ impl Fetcher {
         let outcome =
             match tokio::time::timeout(timeout, self.exchange(url, extra, &mut bytes)).await {
                 Ok(outcome) => outcome,
-                Err(_) => Err(PageError::Timeout(timeout)),
+                Err(_) => Err(PageError::Failed(ExchangeFailure::Timeout(timeout))),
             };
         Fetched {
             outcome,
@@ -114,20 +114,26 @@ impl Fetcher {
             .client
             .send(Method::GET, url, extra, Bytes::new())
             .await
-            .map_err(|e| PageError::Transport {
-                message: e.to_string(),
-                http_status: None,
+            .map_err(|e| {
+                PageError::Failed(ExchangeFailure::Transport {
+                    message: e.to_string(),
+                    http_status: None,
+                })
             })?;
         let status = response.status.as_u16();
         match status {
             200 => {}
-            401 | 403 => return Err(PageError::Unauthorized { status }),
-            429 => return Err(PageError::RateLimited { retry_after: None }),
+            401 | 403 => return Err(PageError::Failed(ExchangeFailure::Unauthorized { status })),
+            429 => {
+                return Err(PageError::Failed(ExchangeFailure::RateLimited {
+                    retry_after: None,
+                }))
+            }
             _ => {
-                return Err(PageError::Transport {
+                return Err(PageError::Failed(ExchangeFailure::Transport {
                     message: format!("HTTP {status}"),
                     http_status: Some(status),
-                })
+                }))
             }
         }
         let declared = response
@@ -136,9 +142,9 @@ impl Fetcher {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.max_bytes) {
-            return Err(PageError::TooLarge {
+            return Err(PageError::Failed(ExchangeFailure::TooLarge {
                 limit: self.max_bytes,
-            });
+            }));
         }
         let body = read_capped(&mut response, self.max_bytes, bytes).await?;
         Ok(SourceAnswer {
@@ -156,16 +162,18 @@ async fn read_capped(
 ) -> Result<Bytes, PageError> {
     let mut body = BytesMut::new();
     loop {
-        let chunk = response.chunk().await.map_err(|e| PageError::Transport {
-            message: e.to_string(),
-            http_status: Some(200),
+        let chunk = response.chunk().await.map_err(|e| {
+            PageError::Failed(ExchangeFailure::Transport {
+                message: e.to_string(),
+                http_status: Some(200),
+            })
         })?;
         let Some(chunk) = chunk else {
             return Ok(body.freeze());
         };
         *read += chunk.len() as u64;
         if *read > cap {
-            return Err(PageError::TooLarge { limit: cap });
+            return Err(PageError::Failed(ExchangeFailure::TooLarge { limit: cap }));
         }
         body.extend_from_slice(&chunk);
     }

@@ -22,7 +22,8 @@ use http::HeaderMap;
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{
-    walk, ListingReport, Outcome, PageError, PageResult, PageShape, Pager, WalkLimits,
+    walk, ExchangeFailure, ListingReport, Outcome, PageError, PageResult, PageShape, Pager,
+    WalkLimits,
 };
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -338,9 +339,11 @@ impl RegistryPager<'_> {
         });
         if let Some(e) = over_budget {
             self.over_budget = Some(e);
-            return Err(PageError::TooLarge { limit: e.max });
+            return Err(PageError::Failed(ExchangeFailure::TooLarge {
+                limit: e.max,
+            }));
         }
-        page.map_err(PageError::Malformed)
+        page.map_err(|m| PageError::Failed(ExchangeFailure::Malformed(m)))
     }
 }
 
@@ -362,10 +365,10 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
             .await;
         let not_found = matches!(
             &fetched.outcome,
-            Err(PageError::Transport {
+            Err(PageError::Failed(ExchangeFailure::Transport {
                 http_status: Some(404),
                 ..
-            })
+            }))
         );
         if cursor.is_none() && self.path == 0 && not_found {
             // No stable API here: the development path, at once.
@@ -381,10 +384,10 @@ impl Pager<RegistryPage> for RegistryPager<'_> {
             Ok(page) => Ok(page),
             // The registry rejected a cursor it handed out: the walker
             // restarts once, then reports `invalid_cursor`.
-            Err(PageError::Transport {
+            Err(PageError::Failed(ExchangeFailure::Transport {
                 http_status: Some(status @ (400 | 422)),
                 ..
-            }) if cursor.is_some() => Err(PageError::Rpc {
+            })) if cursor.is_some() => Err(PageError::Rpc {
                 code: INVALID_PARAMS,
                 message: format!("the registry rejected its own cursor (HTTP {status})"),
             }),

@@ -2,7 +2,7 @@
 //! wire failure (`ExchangeError`) to the walker's terms (`PageError`, and
 //! through it `ErrorKind`).
 
-use mcp_listing::{ErrorKind, Kind, PageError, PageResult, Pager};
+use mcp_listing::{ErrorKind, ExchangeFailure, Kind, PageError, PageResult, Pager};
 use mcp_wire::session::Session;
 use mcp_wire::transport::ExchangeError;
 use serde_json::{json, Map};
@@ -13,19 +13,8 @@ use std::time::{Duration, SystemTime};
 pub fn page_error(e: ExchangeError) -> PageError {
     match e {
         ExchangeError::Rpc { code, message, .. } => PageError::Rpc { code, message },
-        ExchangeError::Timeout(d) => PageError::Timeout(d),
-        ExchangeError::Transport {
-            message,
-            http_status,
-        } => PageError::Transport {
-            message,
-            http_status,
-        },
-        ExchangeError::Unauthorized { status } => PageError::Unauthorized { status },
-        ExchangeError::TooLarge { limit } => PageError::TooLarge { limit },
-        ExchangeError::Malformed(m) => PageError::Malformed(m),
+        ExchangeError::Failed(failure) => PageError::Failed(failure),
         ExchangeError::SessionExpired => PageError::SessionRenewed,
-        ExchangeError::RateLimited { retry_after } => PageError::RateLimited { retry_after },
         e @ ExchangeError::NotAllowed { .. } => PageError::UrlNotAllowed(e.to_string()),
     }
 }
@@ -40,23 +29,17 @@ pub fn error_kind(e: &ExchangeError) -> ErrorKind {
 /// expired session is the 404 that said so.
 pub fn http_status(e: &ExchangeError) -> Option<u16> {
     match e {
-        ExchangeError::Transport { http_status, .. } | ExchangeError::Rpc { http_status, .. } => {
-            *http_status
-        }
-        ExchangeError::Unauthorized { status } => Some(*status),
+        ExchangeError::Rpc { http_status, .. } => *http_status,
+        ExchangeError::Failed(failure) => failure.http_status(),
         ExchangeError::SessionExpired => Some(404),
-        ExchangeError::RateLimited { .. } => Some(429),
-        ExchangeError::Timeout(_)
-        | ExchangeError::TooLarge { .. }
-        | ExchangeError::Malformed(_)
-        | ExchangeError::NotAllowed { .. } => None,
+        ExchangeError::NotAllowed { .. } => None,
     }
 }
 
 /// The wait a rate-limited (HTTP 429) wire failure asked for.
 pub fn retry_after(e: &ExchangeError) -> Option<Duration> {
     match e {
-        ExchangeError::RateLimited { retry_after } => *retry_after,
+        ExchangeError::Failed(ExchangeFailure::RateLimited { retry_after }) => *retry_after,
         _ => None,
     }
 }
@@ -87,7 +70,7 @@ async fn within(timeout: Duration, page: impl Future<Output = PageResult>) -> Pa
     match tokio::time::timeout(timeout + GRACE, page).await {
         Ok(result) => result,
         Err(_) => PageResult {
-            outcome: Err(PageError::Timeout(timeout)),
+            outcome: Err(ExchangeFailure::Timeout(timeout).into()),
             request_id: -1,
             bytes: 0,
             duration: timeout + GRACE,
@@ -115,10 +98,10 @@ impl SessionPager<'_> {
             Ok(v) => Ok(v),
             Err(ExchangeError::SessionExpired) => match self.session.reinitialize().await {
                 Ok(()) => Err(PageError::SessionRenewed),
-                Err(e) => Err(PageError::Transport {
+                Err(e) => Err(PageError::Failed(ExchangeFailure::Transport {
                     message: format!("session expired and re-initialising failed: {e}"),
                     http_status: http_status(&e),
-                }),
+                })),
             },
             Err(e) => Err(page_error(e)),
         };
@@ -142,7 +125,7 @@ mod tests {
     async fn a_page_that_never_answers_is_a_timeout() {
         let result = within(Duration::from_secs(2), std::future::pending()).await;
         assert!(
-            matches!(result.outcome, Err(PageError::Timeout(d)) if d == Duration::from_secs(2))
+            matches!(result.outcome, Err(PageError::Failed(ExchangeFailure::Timeout(d))) if d == Duration::from_secs(2))
         );
         assert_eq!(result.request_id, -1);
     }

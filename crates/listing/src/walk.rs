@@ -3,6 +3,7 @@
 //! whatever the pager returns into a [`ListingReport`].
 
 use super::cursor::{short_hash, CursorDigest};
+use super::failure::ExchangeFailure;
 use super::fingerprint::{ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
@@ -44,22 +45,9 @@ pub struct PageResult {
 pub enum PageError {
     #[error("JSON-RPC error {code}: {message}")]
     Rpc { code: i64, message: String },
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    #[error("{message}")]
-    Transport {
-        message: String,
-        http_status: Option<u16>,
-    },
-    #[error("unauthorized (HTTP {status})")]
-    Unauthorized { status: u16 },
-    #[error("response exceeded {limit} bytes")]
-    TooLarge { limit: u64 },
-    #[error("malformed response: {0}")]
-    Malformed(String),
-    /// HTTP 429, with the server's `Retry-After` if it gave one.
-    #[error("rate limited (HTTP 429)")]
-    RateLimited { retry_after: Option<Duration> },
+    /// A failure every layer names alike (timeout, transport, HTTP status).
+    #[error(transparent)]
+    Failed(#[from] ExchangeFailure),
     /// The session expired (HTTP 404) and the pager opened a new one;
     /// cursors of the old session mean nothing now.
     #[error("session expired and was re-established")]
@@ -74,17 +62,20 @@ impl PageError {
     /// The walker's error label for this failure: the one mapping from a
     /// failed page to `ErrorKind`.
     pub fn error_kind(&self) -> ErrorKind {
+        use ExchangeFailure as F;
         match self {
             // Whether a cursor was sent decides between this and
             // `invalid_cursor`; the walker knows, see `step_on_error`.
             PageError::Rpc { code, .. } if *code == INVALID_PARAMS => ErrorKind::InvalidParams,
             PageError::Rpc { .. } => ErrorKind::RpcError,
-            PageError::Timeout(_) => ErrorKind::Timeout,
-            PageError::Transport { .. } | PageError::SessionRenewed => ErrorKind::TransportError,
-            PageError::Unauthorized { .. } => ErrorKind::Unauthorized,
-            PageError::TooLarge { .. } => ErrorKind::ResponseTooLarge,
-            PageError::Malformed(_) => ErrorKind::MalformedResult,
-            PageError::RateLimited { .. } => ErrorKind::RateLimited,
+            PageError::Failed(F::Timeout(_)) => ErrorKind::Timeout,
+            PageError::Failed(F::Transport { .. }) | PageError::SessionRenewed => {
+                ErrorKind::TransportError
+            }
+            PageError::Failed(F::Unauthorized { .. }) => ErrorKind::Unauthorized,
+            PageError::Failed(F::TooLarge { .. }) => ErrorKind::ResponseTooLarge,
+            PageError::Failed(F::Malformed(_)) => ErrorKind::MalformedResult,
+            PageError::Failed(F::RateLimited { .. }) => ErrorKind::RateLimited,
             PageError::UrlNotAllowed(_) => ErrorKind::UrlNotAllowed,
         }
     }
@@ -102,9 +93,7 @@ impl PageError {
     /// The HTTP status the failure carried, if any.
     pub fn http_status(&self) -> Option<u16> {
         match self {
-            PageError::Transport { http_status, .. } => *http_status,
-            PageError::Unauthorized { status } => Some(*status),
-            PageError::RateLimited { .. } => Some(429),
+            PageError::Failed(failure) => failure.http_status(),
             _ => None,
         }
     }
@@ -388,7 +377,7 @@ fn step_on_error<S>(
         {
             return Step::Restart(RestartReason::SessionExpired);
         }
-        PageError::RateLimited { retry_after } => {
+        PageError::Failed(ExchangeFailure::RateLimited { retry_after }) => {
             report.http_status = err.http_status();
             report.retry_after = *retry_after;
         }

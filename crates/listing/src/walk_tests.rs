@@ -26,8 +26,9 @@ impl Script {
         self.pages.insert(cursor.map(str::to_string), Ok(result));
         self
     }
-    fn error(mut self, cursor: Option<&str>, err: PageError) -> Self {
-        self.pages.insert(cursor.map(str::to_string), Err(err));
+    fn error(mut self, cursor: Option<&str>, err: impl Into<PageError>) -> Self {
+        self.pages
+            .insert(cursor.map(str::to_string), Err(err.into()));
         self
     }
     fn sequence(mut self, cursor: Option<&str>, answers: Vec<Result<Value, PageError>>) -> Self {
@@ -433,7 +434,7 @@ async fn rpc_and_transport_errors_keep_their_detail() {
 
     let mut s = Script::new().error(
         None,
-        PageError::Transport {
+        ExchangeFailure::Transport {
             message: "reset".into(),
             http_status: Some(502),
         },
@@ -442,16 +443,19 @@ async fn rpc_and_transport_errors_keep_their_detail() {
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
     assert_eq!(r.http_status, Some(502));
 
-    let mut s = Script::new().error(None, PageError::Unauthorized { status: 401 });
-    assert_eq!(
-        run(&mut s, &legacy()).await.outcome,
-        Outcome::Error(ErrorKind::Unauthorized)
-    );
-    let mut s = Script::new().error(None, PageError::TooLarge { limit: 10 });
-    assert_eq!(
-        run(&mut s, &legacy()).await.outcome,
-        Outcome::Error(ErrorKind::ResponseTooLarge)
-    );
+    for (failure, kind) in [
+        (
+            ExchangeFailure::Unauthorized { status: 401 },
+            ErrorKind::Unauthorized,
+        ),
+        (
+            ExchangeFailure::TooLarge { limit: 10 },
+            ErrorKind::ResponseTooLarge,
+        ),
+    ] {
+        let mut s = Script::new().error(None, failure);
+        assert_eq!(run(&mut s, &legacy()).await.outcome, Outcome::Error(kind));
+    }
 }
 
 #[tokio::test]
@@ -497,7 +501,7 @@ async fn empty_page_with_a_cursor_continues() {
 async fn http_429_is_rate_limited_with_its_retry_after() {
     let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
         Some("c1"),
-        PageError::RateLimited {
+        ExchangeFailure::RateLimited {
             retry_after: Some(Duration::from_secs(7)),
         },
     );
@@ -546,7 +550,7 @@ impl Pager<Nested> for NestedScript {
             .0
             .get(&cursor.map(str::to_string))
             .cloned()
-            .ok_or_else(|| PageError::Malformed("unknown cursor".into()));
+            .ok_or_else(|| PageError::Failed(ExchangeFailure::Malformed("unknown cursor".into())));
         PageResult {
             outcome,
             request_id: 0,

@@ -6,7 +6,9 @@ use super::transport::http::{self, HttpSpec, HttpTransport};
 use super::transport::sse::SseTransport;
 use super::transport::stdio::{StdioSpec, StdioTransport};
 use super::transport::{CloseInfo, Exchange, ExchangeError, Outgoing, Transport, TransportLimits};
-use mcp_listing::{HttpMode, ProtocolVersion, SpanId, TraceContext, TransportKind};
+use mcp_listing::{
+    ExchangeFailure, HttpMode, ProtocolVersion, SpanId, TraceContext, TransportKind,
+};
 use serde_json::{json, Map, Value};
 
 /// 2026-07-28 list changes (`subscriptions/listen`); a child module so it
@@ -154,19 +156,24 @@ impl Session {
             match self.discover(v, probe_timeout).await {
                 Ok(()) => return Ok(()),
                 Err(e) if forced.is_some() || is_modern_error(&e) => return Err(e),
-                Err(ExchangeError::Unauthorized { status }) => {
-                    return Err(ExchangeError::Unauthorized { status })
+                Err(ExchangeError::Failed(ExchangeFailure::Unauthorized { status })) => {
+                    return Err(ExchangeError::Failed(ExchangeFailure::Unauthorized {
+                        status,
+                    }))
                 }
                 // Refused for load, not for the version: asking again with
                 // `initialize` would only add to the load.
-                Err(e @ ExchangeError::RateLimited { .. }) => return Err(e),
+                Err(e @ ExchangeError::Failed(ExchangeFailure::RateLimited { .. })) => {
+                    return Err(e)
+                }
                 Err(e) => {
                     // A legacy server. One that exited or went silent on an
                     // unknown method before initialize is started afresh.
                     self.handshakes.pop();
                     let wedged = matches!(
                         e,
-                        ExchangeError::Timeout(_) | ExchangeError::Transport { .. }
+                        ExchangeError::Failed(ExchangeFailure::Timeout(_))
+                            | ExchangeError::Failed(ExchangeFailure::Transport { .. })
                     );
                     if wedged && matches!(endpoint, Endpoint::Stdio(_)) {
                         let fresh = open_transport(endpoint, &self.opts).await?;
@@ -182,10 +189,10 @@ impl Session {
         }
         let v = forced.unwrap_or(ProtocolVersion::NEWEST_LEGACY).label();
         match self.initialize(v).await {
-            Err(ExchangeError::Transport {
+            Err(ExchangeError::Failed(ExchangeFailure::Transport {
                 http_status: Some(400 | 404 | 405),
                 ..
-            }) if matches!(
+            })) if matches!(
                 endpoint,
                 Endpoint::Http {
                     mode: HttpMode::Auto,
@@ -223,9 +230,9 @@ impl Session {
             .and_then(Value::as_array)
             .is_some_and(|vs| vs.iter().any(|x| x.as_str() == Some(v)));
         if !speaks {
-            return Err(ExchangeError::Malformed(format!(
+            return Err(ExchangeError::Failed(ExchangeFailure::Malformed(format!(
                 "server/discover answer does not list {v} in supportedVersions"
-            )));
+            ))));
         }
         self.capabilities = result.get("capabilities").cloned().unwrap_or(Value::Null);
         let info = result

@@ -14,7 +14,7 @@ use crate::peer::HeadRead;
 use crate::pool::Pool;
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
-use mcp_listing::PageError;
+use mcp_listing::{ExchangeFailure, PageError};
 use serde_json::Value;
 
 /// An answer as read during a walk.
@@ -43,19 +43,27 @@ impl PageTransport for HttpTransport<'_> {
         if self.first.is_none() {
             self.first = Some(page);
         }
-        let failed = |message: String| PageError::Transport {
-            message,
-            http_status: Some(status),
+        let failed = |message: String| {
+            PageError::Failed(ExchangeFailure::Transport {
+                message,
+                http_status: Some(status),
+            })
         };
         match status {
             200 => {}
-            401 | 403 => return Err(PageError::Unauthorized { status }),
-            429 => return Err(PageError::RateLimited { retry_after: None }),
+            401 | 403 => return Err(PageError::Failed(ExchangeFailure::Unauthorized { status })),
+            429 => {
+                return Err(PageError::Failed(ExchangeFailure::RateLimited {
+                    retry_after: None,
+                }))
+            }
             _ => return Err(failed(format!("HTTP {status}"))),
         }
-        let answer = found
-            .answer
-            .ok_or_else(|| PageError::Malformed("no answer to the page request".into()))?;
+        let answer = found.answer.ok_or_else(|| {
+            PageError::Failed(ExchangeFailure::Malformed(
+                "no answer to the page request".into(),
+            ))
+        })?;
         Ok(Exchanged {
             answer,
             list_changed: found.list_changed,
@@ -75,9 +83,11 @@ impl HttpTransport<'_> {
     /// read until the answer to `id`.
     async fn fetch(&self, request: &PageRequest) -> Result<(RawPage, Found), PageError> {
         let body = &request.body[..];
-        let transport = |message: &str| PageError::Transport {
-            message: message.into(),
-            http_status: None,
+        let transport = |message: &str| {
+            PageError::Failed(ExchangeFailure::Transport {
+                message: message.into(),
+                http_status: None,
+            })
         };
         let (mut upstream, _) = self
             .pool
@@ -92,8 +102,11 @@ impl HttpTransport<'_> {
         let HeadRead::Head(resp) = upstream.read_head::<Response>(self.max_head_bytes).await else {
             return Err(transport("no valid answer head from the upstream"));
         };
-        let body_framing = framing::response(resp.status, false, &resp.fields)
-            .map_err(|_| PageError::Malformed("ambiguous answer framing".into()))?;
+        let body_framing = framing::response(resp.status, false, &resp.fields).map_err(|_| {
+            PageError::Failed(ExchangeFailure::Malformed(
+                "ambiguous answer framing".into(),
+            ))
+        })?;
         let stream = headers::framing(&resp.fields) == BodyFraming::EventStream;
         let mut finder = AnswerFinder::new(&request.id, request.kind, stream);
         let mut reader = BodyReader::new(body_framing);
@@ -102,9 +115,9 @@ impl HttpTransport<'_> {
         })
         .await
         .map_err(|e| match e {
-            Unread::TooLarge => PageError::TooLarge {
+            Unread::TooLarge => PageError::Failed(ExchangeFailure::TooLarge {
                 limit: self.max_page_bytes as u64,
-            },
+            }),
             Unread::Broken => transport("the upstream broke off the answer"),
         })?;
         if !stream {

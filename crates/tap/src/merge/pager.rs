@@ -9,7 +9,7 @@ use crate::event::MergeFallback;
 use crate::merge::ask::ListRequest;
 use crate::merge::result::{self, Merged};
 use bytes::Bytes;
-use mcp_listing::{Kind, Outcome, PageError, PageResult, Pager};
+use mcp_listing::{ExchangeFailure, Kind, Outcome, PageError, PageResult, Pager};
 use serde_json::Value;
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
@@ -116,16 +116,20 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
         let request = PageRequest { body, id, kind };
         let exchanged = tokio::time::timeout(timeout, self.transport.exchange(request)).await;
         let (mut outcome, list_changed, bytes) = match exchanged {
-            Err(_) => (Err(PageError::Timeout(timeout)), 0, 0),
+            Err(_) => (
+                Err(PageError::Failed(ExchangeFailure::Timeout(timeout))),
+                0,
+                0,
+            ),
             Ok(Err(e)) => (Err(e), 0, 0),
             Ok(Ok(ex)) => (result_of(ex.answer), ex.list_changed, ex.bytes),
         };
         self.held += bytes as usize;
         if self.held > self.max_held {
             self.over_budget = true;
-            outcome = Err(PageError::TooLarge {
+            outcome = Err(PageError::Failed(ExchangeFailure::TooLarge {
                 limit: self.max_held as u64,
-            });
+            }));
         }
         if let Ok(result) = &outcome {
             self.results.push(result.clone());
@@ -167,9 +171,9 @@ fn result_of(answer: Value) -> Result<Value, PageError> {
     }
     match answer.get("result") {
         Some(result) if result.is_object() => Ok(result.clone()),
-        _ => Err(PageError::Malformed(
+        _ => Err(PageError::Failed(ExchangeFailure::Malformed(
             "an answer without a result object".into(),
-        )),
+        ))),
     }
 }
 

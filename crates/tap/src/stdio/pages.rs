@@ -11,7 +11,7 @@ use crate::merge::pager::{Exchanged, PageRequest, PageTransport, WalkPager};
 use crate::merge::result;
 use crate::merge::Key;
 use bytes::Bytes;
-use mcp_listing::{PageError, WalkLimits};
+use mcp_listing::{ExchangeFailure, PageError, WalkLimits};
 use std::sync::Arc;
 
 struct Pipes {
@@ -28,15 +28,17 @@ impl PageTransport for Pipes {
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
         }
-        to_server(&self.shared, &line)
-            .await
-            .map_err(|_| PageError::Transport {
+        to_server(&self.shared, &line).await.map_err(|_| {
+            PageError::Failed(ExchangeFailure::Transport {
                 message: "the server's stdin is closed".into(),
                 http_status: None,
-            })?;
-        let routed = answer.await.map_err(|_| PageError::Transport {
-            message: "the server closed its stdout".into(),
-            http_status: None,
+            })
+        })?;
+        let routed = answer.await.map_err(|_| {
+            PageError::Failed(ExchangeFailure::Transport {
+                message: "the server closed its stdout".into(),
+                http_status: None,
+            })
         })?;
         self.first.get_or_insert_with(|| routed.line.clone());
         Ok(Exchanged {

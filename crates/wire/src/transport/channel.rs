@@ -12,7 +12,7 @@ use super::{
     SubscriptionPath, Transport,
 };
 use futures_util::future::BoxFuture;
-use mcp_listing::TransportKind;
+use mcp_listing::{ExchangeFailure, TransportKind};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -146,7 +146,7 @@ impl<L: Link> Channel<L> {
     /// answering server requests and keeping notifications meanwhile.
     pub async fn request(&mut self, req: Outgoing<'_>, timeout: Duration) -> Exchange {
         let started = Instant::now();
-        let mut ex = Exchange::failed(ExchangeError::Timeout(timeout), started);
+        let mut ex = Exchange::failed(ExchangeFailure::Timeout(timeout).into(), started);
         ex.notifications = std::mem::take(&mut self.idle);
         if let Some(why) = &self.ended {
             ex.outcome = Err(self.link.ended(why, true));
@@ -154,7 +154,7 @@ impl<L: Link> Channel<L> {
         }
         let deadline = tokio::time::Instant::from_std(started + timeout);
         ex.outcome = match tokio::time::timeout_at(deadline, self.link.send(req.body)).await {
-            Err(_) => Err(ExchangeError::Timeout(timeout)),
+            Err(_) => Err(ExchangeError::Failed(ExchangeFailure::Timeout(timeout))),
             Ok(Err(e)) => Err(e),
             Ok(Ok(())) => self.answer(req.id, deadline, timeout, &mut ex).await,
         };
@@ -184,7 +184,11 @@ impl<L: Link> Channel<L> {
                     }
                     Routed::Reply(answer) => {
                         match tokio::time::timeout_at(deadline, self.link.send(answer)).await {
-                            Err(_) => return Err(ExchangeError::Timeout(timeout)),
+                            Err(_) => {
+                                return Err(ExchangeError::Failed(ExchangeFailure::Timeout(
+                                    timeout,
+                                )))
+                            }
                             Ok(sent) => sent?,
                         }
                     }
@@ -196,7 +200,9 @@ impl<L: Link> Channel<L> {
                     if stream_over {
                         self.ended = Some("a message exceeded the size limit".into());
                     }
-                    return Err(ExchangeError::TooLarge { limit: self.limit });
+                    return Err(ExchangeError::Failed(ExchangeFailure::TooLarge {
+                        limit: self.limit,
+                    }));
                 }
                 Inbound::Ended(why) => {
                     let e = self.link.ended(&why, false);
@@ -257,11 +263,11 @@ impl<L: Link> Channel<L> {
 /// ours was outstanding was most likely our answer, broken.
 fn silence(timeout: Duration, defects: u32, unit: &str) -> ExchangeError {
     if defects > 0 {
-        ExchangeError::Malformed(format!(
+        ExchangeError::Failed(ExchangeFailure::Malformed(format!(
             "no answer within {timeout:?}; the server sent {defects} {unit}(s) that are not JSON-RPC"
-        ))
+        )))
     } else {
-        ExchangeError::Timeout(timeout)
+        ExchangeError::Failed(ExchangeFailure::Timeout(timeout))
     }
 }
 
@@ -393,10 +399,16 @@ mod tests {
         let (tx, rx) = inbound(1 << 20);
         let mut ch = Channel::new(Recording(Vec::new()), rx, 1 << 20);
         let ex = ch.request(outgoing(1), Duration::from_secs(2)).await;
-        assert!(matches!(ex.outcome, Err(ExchangeError::Timeout(_))));
+        assert!(matches!(
+            ex.outcome,
+            Err(ExchangeError::Failed(ExchangeFailure::Timeout(_)))
+        ));
         tx.send(Inbound::Defect).await;
         let ex = ch.request(outgoing(2), Duration::from_secs(2)).await;
-        assert!(matches!(ex.outcome, Err(ExchangeError::Malformed(_))));
+        assert!(matches!(
+            ex.outcome,
+            Err(ExchangeError::Failed(ExchangeFailure::Malformed(_)))
+        ));
     }
 
     #[tokio::test]
@@ -405,9 +417,15 @@ mod tests {
         let mut ch = Channel::new(Recording(Vec::new()), rx, 1 << 20);
         tx.send(Inbound::TooLarge { stream_over: true }).await;
         let ex = ch.request(outgoing(1), Duration::from_secs(5)).await;
-        assert!(matches!(ex.outcome, Err(ExchangeError::TooLarge { .. })));
+        assert!(matches!(
+            ex.outcome,
+            Err(ExchangeError::Failed(ExchangeFailure::TooLarge { .. }))
+        ));
         let ex = ch.request(outgoing(2), Duration::from_secs(5)).await;
-        assert!(matches!(ex.outcome, Err(ExchangeError::Transport { .. })));
+        assert!(matches!(
+            ex.outcome,
+            Err(ExchangeError::Failed(ExchangeFailure::Transport { .. }))
+        ));
         assert_eq!(ch.link.0.len(), 1, "nothing sent on an ended stream");
         assert_eq!(ch.next_notification().await, None);
     }

@@ -15,7 +15,7 @@ use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use mcp_listing::TransportKind;
+use mcp_listing::{ExchangeFailure, TransportKind};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -206,13 +206,14 @@ impl HttpTransport {
             // Garbage instead of an answer, then silence: the answer was
             // the garbage.
             Err(_) if self.pending_defects > 0 => Exchange::failed(
-                ExchangeError::Malformed(format!(
+                ExchangeFailure::Malformed(format!(
                     "no answer within {timeout:?}; the server sent {} event(s) that are not JSON-RPC",
                     self.pending_defects
-                )),
+                ))
+                .into(),
                 started,
             ),
-            Err(_) => Exchange::failed(ExchangeError::Timeout(timeout), started),
+            Err(_) => Exchange::failed(ExchangeFailure::Timeout(timeout).into(), started),
         }
     }
 
@@ -339,14 +340,20 @@ impl HttpTransport {
     /// `defects`: events so far that were not JSON-RPC.
     fn stream_error(&self, e: SseReadError, defects: u32) -> ExchangeError {
         match e {
-            SseReadError::TooLarge => ExchangeError::TooLarge { limit: self.limit },
-            SseReadError::Parse(e) => ExchangeError::Malformed(format!("SSE stream: {e}")),
+            SseReadError::TooLarge => {
+                ExchangeError::Failed(ExchangeFailure::TooLarge { limit: self.limit })
+            }
+            SseReadError::Parse(e) => {
+                ExchangeError::Failed(ExchangeFailure::Malformed(format!("SSE stream: {e}")))
+            }
             // The connection broke mid-stream: the server crashed or a
             // proxy cut it. Resumption is for streams the server ends on
             // purpose.
-            SseReadError::Body(_) if defects > 0 => ExchangeError::Malformed(format!(
-                "SSE stream broke after {defects} event(s) that are not JSON-RPC"
-            )),
+            SseReadError::Body(_) if defects > 0 => {
+                ExchangeError::Failed(ExchangeFailure::Malformed(format!(
+                    "SSE stream broke after {defects} event(s) that are not JSON-RPC"
+                )))
+            }
             SseReadError::Body(e) => ExchangeError::transport(format!("SSE stream broke: {e}")),
         }
     }
@@ -361,9 +368,9 @@ impl HttpTransport {
         defects: u32,
     ) -> Result<HttpResponse, ExchangeError> {
         if defects > 0 {
-            return Err(ExchangeError::Malformed(format!(
+            return Err(ExchangeError::Failed(ExchangeFailure::Malformed(format!(
                 "SSE stream ended after {defects} event(s) that are not JSON-RPC"
-            )));
+            ))));
         }
         let Some(last) = last_event_id else {
             return Err(ExchangeError::transport(
@@ -521,7 +528,7 @@ pub(crate) async fn read_capped(
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await? {
         if (body.len() + chunk.len()) as u64 > limit {
-            return Err(ExchangeError::TooLarge { limit });
+            return Err(ExchangeError::Failed(ExchangeFailure::TooLarge { limit }));
         }
         body.extend_from_slice(&chunk);
     }
@@ -529,8 +536,11 @@ pub(crate) async fn read_capped(
 }
 
 fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ExchangeError::Malformed(format!("response is not JSON: {e}")))?;
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        ExchangeError::Failed(ExchangeFailure::Malformed(format!(
+            "response is not JSON: {e}"
+        )))
+    })?;
     match jsonrpc::classify(value) {
         Incoming::Response { id: rid, result } if jsonrpc::id_matches(&rid, id) => {
             result.map_err(|e| ExchangeError::Rpc {
@@ -540,22 +550,22 @@ fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
                 http_status: None,
             })
         }
-        Incoming::Response { .. } => Err(ExchangeError::Malformed(
+        Incoming::Response { .. } => Err(ExchangeError::Failed(ExchangeFailure::Malformed(
             "response id does not match the request".into(),
-        )),
-        _ => Err(ExchangeError::Malformed(
+        ))),
+        _ => Err(ExchangeError::Failed(ExchangeFailure::Malformed(
             "body is not a JSON-RPC response".into(),
-        )),
+        ))),
     }
 }
 
 /// HTTP 429 with the wait its `Retry-After` asks for.
 pub(crate) fn rate_limited(resp: &HttpResponse) -> ExchangeError {
-    ExchangeError::RateLimited {
+    ExchangeError::Failed(ExchangeFailure::RateLimited {
         retry_after: resp
             .header("retry-after")
             .and_then(|v| super::retry_after::parse(v, std::time::SystemTime::now())),
-    }
+    })
 }
 
 fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> ExchangeError {
@@ -583,15 +593,15 @@ fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> Exchan
 
 fn status_error(status: StatusCode, had_session: bool) -> ExchangeError {
     match status.as_u16() {
-        401 | 403 => ExchangeError::Unauthorized {
+        401 | 403 => ExchangeError::Failed(ExchangeFailure::Unauthorized {
             status: status.as_u16(),
-        },
+        }),
         404 if had_session => ExchangeError::SessionExpired,
-        429 => ExchangeError::RateLimited { retry_after: None },
-        code => ExchangeError::Transport {
+        429 => ExchangeError::Failed(ExchangeFailure::RateLimited { retry_after: None }),
+        code => ExchangeError::Failed(ExchangeFailure::Transport {
             message: format!("HTTP {status}"),
             http_status: Some(code),
-        },
+        }),
     }
 }
 

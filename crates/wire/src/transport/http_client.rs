@@ -16,6 +16,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use mcp_listing::ExchangeFailure;
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -262,10 +263,10 @@ fn redirect_target(
         .join(location)
         .map_err(|_| ExchangeError::transport("redirect to an invalid URL"))?;
     if next.origin() != url.origin() {
-        return Err(ExchangeError::Transport {
+        return Err(ExchangeError::Failed(ExchangeFailure::Transport {
             message: "refused a redirect to another origin".into(),
             http_status: Some(parts.status.as_u16()),
-        });
+        }));
     }
     Ok(Some(next))
 }

@@ -16,7 +16,7 @@ pub mod stdio;
 mod tls;
 
 use futures_util::future::BoxFuture;
-use mcp_listing::TransportKind;
+use mcp_listing::{ExchangeFailure, TransportKind};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -90,22 +90,9 @@ pub enum ExchangeError {
         data: Option<Value>,
         http_status: Option<u16>,
     },
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    #[error("{message}")]
-    Transport {
-        message: String,
-        http_status: Option<u16>,
-    },
-    #[error("unauthorized (HTTP {status})")]
-    Unauthorized { status: u16 },
-    #[error("response exceeded {limit} bytes")]
-    TooLarge { limit: u64 },
-    #[error("malformed response: {0}")]
-    Malformed(String),
-    /// HTTP 429, with the server's `Retry-After` if it gave a valid one.
-    #[error("rate limited (HTTP 429)")]
-    RateLimited { retry_after: Option<Duration> },
+    /// A failure every layer names alike (timeout, transport, HTTP status).
+    #[error(transparent)]
+    Failed(#[from] ExchangeFailure),
     /// HTTP 404 for our session id: the server forgot the session.
     #[error("session expired (HTTP 404)")]
     SessionExpired,
@@ -117,10 +104,7 @@ pub enum ExchangeError {
 
 impl ExchangeError {
     pub fn transport(message: impl Into<String>) -> Self {
-        ExchangeError::Transport {
-            message: message.into(),
-            http_status: None,
-        }
+        ExchangeError::Failed(ExchangeFailure::transport(message))
     }
 }
 

@@ -14,7 +14,7 @@ use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Method};
-use mcp_listing::TransportKind;
+use mcp_listing::{ExchangeFailure, TransportKind};
 use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -54,13 +54,13 @@ impl Link for PostLink {
         let _ = read_capped(resp, 64 * 1024).await;
         match status.as_u16() {
             200..=299 => Ok(()),
-            401 | 403 => Err(ExchangeError::Unauthorized {
+            401 | 403 => Err(ExchangeError::Failed(ExchangeFailure::Unauthorized {
                 status: status.as_u16(),
-            }),
-            code => Err(ExchangeError::Transport {
+            })),
+            code => Err(ExchangeError::Failed(ExchangeFailure::Transport {
                 message: format!("POST to the message endpoint: HTTP {status}"),
                 http_status: Some(code),
-            }),
+            })),
         }
     }
 
@@ -93,7 +93,7 @@ impl SseTransport {
     ) -> Result<SseTransport, ExchangeError> {
         let resp = tokio::time::timeout(timeout, open(&client, &sse_url))
             .await
-            .map_err(|_| ExchangeError::Timeout(timeout))??;
+            .map_err(|_| ExchangeError::Failed(ExchangeFailure::Timeout(timeout)))??;
         let (tx, rx) = channel::inbound(max_response_bytes);
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
         let reader = tokio::spawn(read_events(resp, tx, endpoint_tx, max_response_bytes));
@@ -134,15 +134,15 @@ async fn open(client: &HttpClient, sse_url: &url::Url) -> Result<HttpResponse, E
     let resp = client.send(Method::GET, sse_url, h, Bytes::new()).await?;
     let status = resp.status;
     if status.as_u16() == 401 || status.as_u16() == 403 {
-        return Err(ExchangeError::Unauthorized {
+        return Err(ExchangeError::Failed(ExchangeFailure::Unauthorized {
             status: status.as_u16(),
-        });
+        }));
     }
     if !status.is_success() {
-        return Err(ExchangeError::Transport {
+        return Err(ExchangeError::Failed(ExchangeFailure::Transport {
             message: format!("GET for the SSE stream: HTTP {status}"),
             http_status: Some(status.as_u16()),
-        });
+        }));
     }
     Ok(resp)
 }
@@ -168,9 +168,11 @@ async fn endpoint_url(
             )));
         }
     };
-    sse_url
-        .join(&named)
-        .map_err(|_| ExchangeError::Malformed("endpoint event is not a URL".into()))
+    sse_url.join(&named).map_err(|_| {
+        ExchangeError::Failed(ExchangeFailure::Malformed(
+            "endpoint event is not a URL".into(),
+        ))
+    })
 }
 
 impl OverChannel for SseTransport {
