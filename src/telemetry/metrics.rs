@@ -26,12 +26,12 @@ mod values;
 mod web;
 
 pub use buckets::{DURATION_BUCKETS_SECONDS, PAGES_BUCKETS, PAGE_ITEMS_BUCKETS};
-pub use clients::{ClientMetrics, ReportDrop};
+pub use clients::ClientMetrics;
 pub use discovery::DiscoveryMetrics;
 pub use exporter::{register_external_url, ExporterMetrics, InFlight};
 pub use exposition::{Exposition, OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE};
 pub use group::conformance::ConformanceMetrics;
-pub use labels::MAX_SERVER_LABEL_CHARS;
+pub use labels::{ReportDrop, MAX_SERVER_LABEL_CHARS};
 pub use process::register_process_metrics;
 pub use render::RenderMetrics;
 pub use tap::TapHealth;

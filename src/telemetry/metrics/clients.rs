@@ -7,7 +7,7 @@
 //! own; a tap's series go when the tap stops.
 
 use super::families::{CounterFamily, GaugeFamily, Source};
-use super::labels::{EnumLabel, ValueLabels};
+use super::labels::{EnumLabel, ReportDrop, ValueLabels};
 use super::series::{Registrar, Series};
 use mcp_listing::Kind;
 use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
@@ -50,26 +50,8 @@ pub(crate) struct ClientLabels {
     pub kind: EnumLabel<Kind>,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct ReportDropLabels {
-    pub tap: TapName,
-    pub reason: EnumLabel<ReportDrop>,
-}
-
 /// A tap client's (tap, client, kind) and an `outcome` or `origin`.
 pub(crate) type ClientValueLabels<E> = ValueLabels<ClientLabels, E>;
-
-mcp_listing::labelled_enum! {
-    /// Why a client listing was not written to a tap's report file (`--report`,
-    /// `taps: report:`): the `reason` label.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-    pub enum ReportDrop as "report drop" {
-        /// The file reached its byte bound.
-        Full => "full",
-        /// Writing failed (a full disk, an I/O error).
-        WriteFailed => "write_failed",
-    }
-}
 
 /// Per tap, the (client, kind) pairs whose series exist.
 type Seen = HashMap<Arc<str>, HashSet<(ClientId, Kind)>>;
@@ -86,7 +68,7 @@ pub struct ClientMetrics {
     merged: CounterFamily<ClientLabels>,
     clients: GaugeFamily<TapLabels>,
     /// Listings left out of a tap's report file: created with the first.
-    report_dropped: CounterFamily<ReportDropLabels>,
+    report_dropped: CounterFamily<ValueLabels<TapLabels, ReportDrop>>,
     /// Per tap, the (client, kind) pairs whose series exist: what a stopped
     /// tap must remove. Updates run under this lock.
     seen: Mutex<Seen>,
@@ -195,10 +177,7 @@ impl ClientMetrics {
     /// A client listing was not written to `tap`'s report file (see
     /// `ReportLineDropped`).
     pub fn report_dropped(&self, tap: &Arc<str>, reason: ReportDrop) {
-        let l = ReportDropLabels {
-            tap: TapName(tap.clone()),
-            reason: EnumLabel(reason),
-        };
+        let l = ValueLabels::new(&tap_labels(tap), reason);
         self.report_dropped.get_or_create(&l).inc();
     }
 
@@ -214,13 +193,9 @@ impl ClientMetrics {
             self.items_missed.remove(&l);
             self.merged.remove(&l);
         }
-        for reason in ReportDrop::ALL {
-            self.report_dropped.remove(&ReportDropLabels {
-                tap: TapName(tap.clone()),
-                reason: EnumLabel(reason),
-            });
-        }
-        self.clients.remove(&tap_labels(tap));
+        let l = tap_labels(tap);
+        Series::remove(&self.report_dropped, &l);
+        self.clients.remove(&l);
     }
 
     /// The labels of `client` and `kind` on `tap`; the first time, every

@@ -135,6 +135,7 @@ label_key! {
     GarbageCursorAnswer => "result",
     ListingOutcome => "outcome",
     CursorOrigin => "origin",
+    ReportDrop => "reason",
 }
 
 /// A series' labels (`S`) and one value of a labelled enum under its own
@@ -226,4 +227,16 @@ impl TraceLabel {
 /// splitting a UTF-8 sequence).
 pub(crate) fn truncate_label(value: &str) -> String {
     value.chars().take(MAX_SERVER_LABEL_CHARS).collect()
+}
+
+mcp_listing::labelled_enum! {
+    /// Why a client listing was not written to a tap's report file (`--report`,
+    /// `taps: report:`): the `reason` label.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum ReportDrop as "report drop" {
+        /// The file reached its byte bound.
+        Full => "full",
+        /// Writing failed (a full disk, an I/O error).
+        WriteFailed => "write_failed",
+    }
 }
