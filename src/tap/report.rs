@@ -43,6 +43,8 @@ struct Inner {
     file: File,
     written: u64,
     full: bool,
+    /// The last write failed.
+    failing: bool,
 }
 
 impl ReportFile {
@@ -74,6 +76,7 @@ impl ReportFile {
                 file,
                 written: meta.len(),
                 full: false,
+                failing: false,
             }),
             max_bytes,
         })
@@ -86,19 +89,30 @@ impl ReportFile {
         listing: &ClientListing,
         clock: &Clock,
     ) -> Result<(), Dropped> {
-        let mut line = serde_json::to_string(&Line::of(tap, listing, clock))
-            .map_err(|e| Dropped::WriteFailed(e.into()))?;
+        let mut line = serde_json::to_string(&Line::of(tap, listing, clock)).map_err(|e| {
+            Dropped::WriteFailed {
+                error: e.into(),
+                first: true,
+            }
+        })?;
         line.push('\n');
+        self.append(&line)
+    }
+
+    /// Append one whole line within the bound.
+    fn append(&self, line: &str) -> Result<(), Dropped> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.written.saturating_add(line.len() as u64) > self.max_bytes {
             let first = !inner.full;
             inner.full = true;
             return Err(Dropped::Full { first });
         }
-        inner
-            .file
-            .write_all(line.as_bytes())
-            .map_err(Dropped::WriteFailed)?;
+        if let Err(error) = inner.file.write_all(line.as_bytes()) {
+            let first = !inner.failing;
+            inner.failing = true;
+            return Err(Dropped::WriteFailed { error, first });
+        }
+        inner.failing = false;
         inner.written += line.len() as u64;
         Ok(())
     }
@@ -114,17 +128,17 @@ impl ReportFile {
 #[derive(Debug)]
 pub enum Dropped {
     /// Writing it would pass the bound; `first`: the file just became full.
-    Full {
-        first: bool,
-    },
-    WriteFailed(std::io::Error),
+    Full { first: bool },
+    /// Writing failed; `first`: the first failure since a write last
+    /// succeeded (a full disk fails every listing: said once per run).
+    WriteFailed { error: std::io::Error, first: bool },
 }
 
 impl Dropped {
     pub fn reason(&self) -> ReportDrop {
         match self {
             Dropped::Full { .. } => ReportDrop::Full,
-            Dropped::WriteFailed(_) => ReportDrop::WriteFailed,
+            Dropped::WriteFailed { .. } => ReportDrop::WriteFailed,
         }
     }
 }
@@ -169,5 +183,49 @@ impl<'a> Line<'a> {
             started_unix_seconds: clock.unix(l.started),
             ended_unix_seconds: clock.unix(l.ended),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(r: Result<(), Dropped>) -> (ReportDrop, bool) {
+        match r {
+            Err(d @ Dropped::Full { first }) | Err(d @ Dropped::WriteFailed { first, .. }) => {
+                (d.reason(), first)
+            }
+            Ok(()) => panic!("written"),
+        }
+    }
+
+    #[test]
+    fn a_full_file_is_said_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let report = ReportFile::open(&dir.path().join("r.jsonl"), 10).expect("open");
+        assert!(report.append("0123456\n").is_ok());
+        assert_eq!(first(report.append("0123\n")), (ReportDrop::Full, true));
+        assert_eq!(first(report.append("0123\n")), (ReportDrop::Full, false));
+    }
+
+    #[test]
+    fn failed_writes_are_said_once_per_run() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.jsonl");
+        let report = ReportFile::open(&path, 1 << 20).expect("open");
+        let writable = std::mem::replace(
+            &mut report.inner.lock().expect("lock").file,
+            File::open(&path).expect("read-only"),
+        );
+        assert_eq!(first(report.append("a\n")), (ReportDrop::WriteFailed, true));
+        assert_eq!(
+            first(report.append("a\n")),
+            (ReportDrop::WriteFailed, false)
+        );
+        report.inner.lock().expect("lock").file = writable;
+        assert!(report.append("a\n").is_ok());
+        let read_only = File::open(&path).expect("read-only");
+        report.inner.lock().expect("lock").file = read_only;
+        assert_eq!(first(report.append("a\n")), (ReportDrop::WriteFailed, true));
     }
 }

@@ -351,8 +351,9 @@ impl TapNotStarted<'_> {
 
 /// A client listing a tap observed was not written to its report file.
 /// Counted every time where there is a `/metrics` (the stdio tap has none);
-/// logged every time writing failed, and once when the file became full
-/// (every later listing would say the same).
+/// logged once when the file became full and once per run of failed writes
+/// (clients choose how many listings there are: a full disk must not flood
+/// the log).
 #[derive(Debug)]
 pub struct ReportLineDropped<'a> {
     pub tap: &'a Arc<str>,
@@ -368,11 +369,12 @@ impl ReportLineDropped<'_> {
         }
         let tap: &str = self.tap;
         match self.dropped {
-            Dropped::WriteFailed(error) => tracing::warn!(
+            Dropped::WriteFailed { error, first: true } => tracing::warn!(
                 tap,
                 error = %error,
-                "report file: a client listing was not written"
+                "report file: client listings are not written until a write succeeds again"
             ),
+            Dropped::WriteFailed { first: false, .. } => {}
             Dropped::Full { first: true } => tracing::warn!(
                 tap,
                 max_bytes = self.max_bytes,
