@@ -23,6 +23,7 @@ mcp_listing::labelled_enum! {
         ScopeChanged => "scope_change",
         TooLarge => "too_large",
         Busy => "busy",
+        Throttled => "throttled",
     }
 }
 
@@ -35,6 +36,7 @@ impl From<MergeOutcome> for MergeCount {
             MergeOutcome::FirstPage(MergeFallback::ScopeChanged) => MergeCount::ScopeChanged,
             MergeOutcome::FirstPage(MergeFallback::TooLarge) => MergeCount::TooLarge,
             MergeOutcome::FirstPage(MergeFallback::Busy) => MergeCount::Busy,
+            MergeOutcome::FirstPage(MergeFallback::Throttled) => MergeCount::Throttled,
         }
     }
 }
@@ -46,6 +48,7 @@ pub struct TapStats {
     upstream_errors: [AtomicU64; UpstreamFailure::ALL.len()],
     not_observed: [AtomicU64; NotObserved::ALL.len()],
     merges: [AtomicU64; MergeCount::ALL.len()],
+    merge_write_timeouts: AtomicU64,
     open_streams: AtomicU64,
     /// One count per bucket of [`ADDED_SECONDS_BUCKETS`], then the overflow.
     added_buckets: [AtomicU64; ADDED_SECONDS_BUCKETS.len() + 1],
@@ -79,6 +82,16 @@ impl TapStats {
 
     pub fn merges(&self, count: MergeCount) -> u64 {
         self.merges[count as usize].load(Ordering::Relaxed)
+    }
+
+    /// An answer the tap held whole for a merge (merged, reused, or page 1)
+    /// was not written within the write deadline: its connection was cut.
+    pub fn merge_write_timed_out(&self) {
+        self.merge_write_timeouts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn merge_write_timeouts(&self) -> u64 {
+        self.merge_write_timeouts.load(Ordering::Relaxed)
     }
 
     pub fn stream_opened(&self) {

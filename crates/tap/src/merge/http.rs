@@ -15,12 +15,14 @@ use crate::pool::Pool;
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
 use mcp_listing::{ExchangeFailure, PageError};
-use serde_json::Value;
 
 /// An answer as read during a walk.
 pub(crate) struct RawPage {
     pub(crate) head: Response,
     pub(crate) body: Bytes,
+    /// In an event stream, where the answer's event began: the events
+    /// before it are the upstream's messages to the client.
+    pub(crate) answer_at: Option<usize>,
 }
 
 pub(crate) struct HttpTransport<'a> {
@@ -74,7 +76,7 @@ impl PageTransport for HttpTransport<'_> {
 
 /// What was found in an answer's body.
 struct Found {
-    answer: Option<Value>,
+    answer: Option<Bytes>,
     list_changed: u32,
 }
 
@@ -121,9 +123,7 @@ impl HttpTransport<'_> {
             Unread::Broken => transport("the upstream broke off the answer"),
         })?;
         if !stream {
-            if let Ok(message) = serde_json::from_slice::<Value>(&body) {
-                finder.message(message);
-            }
+            finder.message(body.clone());
         }
         if whole && !emit::wants_close(&resp.fields, resp.minor) {
             self.pool.checkin(upstream);
@@ -132,6 +132,11 @@ impl HttpTransport<'_> {
             answer: finder.answer,
             list_changed: finder.list_changed,
         };
-        Ok((RawPage { head: resp, body }, found))
+        let page = RawPage {
+            head: resp,
+            body,
+            answer_at: finder.answer_at,
+        };
+        Ok((page, found))
     }
 }

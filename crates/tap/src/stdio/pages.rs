@@ -7,11 +7,12 @@ use super::pumps::{to_client, to_server};
 use super::{Shared, SESSION};
 use crate::event::{MergeFallback, MergeOutcome, TapEvent};
 use crate::merge::ask::ListRequest;
-use crate::merge::pager::{Exchanged, PageRequest, PageTransport, WalkPager};
-use crate::merge::result;
-use crate::merge::Key;
+use crate::merge::pager::{self, Exchanged, PageRequest, PageTransport, Spend, WalkPager};
+use crate::merge::result::{self, Merged};
+use crate::merge::reuse::{self, Asked, Key, Reusable};
+use crate::merge::Start;
 use bytes::Bytes;
-use mcp_listing::{ExchangeFailure, PageError, WalkLimits};
+use mcp_listing::{ExchangeFailure, PageError};
 use std::sync::Arc;
 
 struct Pipes {
@@ -42,9 +43,9 @@ impl PageTransport for Pipes {
         })?;
         self.first.get_or_insert_with(|| routed.line.clone());
         Ok(Exchanged {
-            answer: routed.message,
-            list_changed: routed.list_changed,
             bytes: routed.line.len() as u64,
+            answer: routed.line,
+            list_changed: routed.list_changed,
         })
     }
 }
@@ -54,53 +55,86 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
     let Some(merges) = shared.merges.as_ref() else {
         return;
     };
-    let key = Key::new(Some(&Bytes::from_static(SESSION)), None, list.kind);
-    let _turn = merges.turn(key.as_ref()).await;
+    let asked = Asked {
+        path: b"",
+        fields: &[],
+        credential_headers: &[],
+        params: list.message.get("params"),
+    };
+    let key = Key::new(Some(&Bytes::from_static(SESSION)), list.kind, &asked);
+    let turn = match &key {
+        Some(key) => merges.turn(key).await,
+        None => None,
+    };
+    if turn.is_none() {
+        return pass(&shared, &list, &line, MergeFallback::Busy).await;
+    }
     if let Some(reused) = key.as_ref().and_then(|k| merges.reused(k)) {
-        let body = result::envelope(list.id(), &reused.result);
-        answer(&shared, &list, MergeOutcome::Reused, 0, reused.items, body).await;
+        let (items, body) = (reused.result.items, line_of(&list, &reused.result));
+        answer(&shared, &list, MergeOutcome::Reused, 0, items, body).await;
         return;
     }
-    let Ok(_walking) = merges.walks.try_acquire() else {
-        told(
-            &shared,
-            &list,
-            MergeOutcome::FirstPage(MergeFallback::Busy),
-            0,
-            0,
-        );
-        let _ = to_server(&shared, &line).await;
-        return;
+    let Start { slot, charge } = match merges.start() {
+        Ok(start) => start,
+        Err(reason) => return pass(&shared, &list, &line, reason).await,
     };
     let settings = &merges.settings;
     let pipes = Pipes {
         shared: shared.clone(),
         first: None,
     };
-    let mut pager = WalkPager::new(pipes, &list, line, settings.max_merged_bytes);
-    let limits = WalkLimits {
-        modern: list.modern,
-        ..settings.walk.clone()
+    let spend = Spend {
+        charge,
+        pages: &merges.pages,
+        page_read_bytes: merges.page_read_bytes(),
     };
-    let report = mcp_listing::walk(&mut pager, list.kind, &limits).await;
-    let pages = report.pages.len() as u32;
-    match pager.merged(report.outcome, settings.max_merged_bytes) {
-        Ok((m, body)) => {
-            answer(&shared, &list, MergeOutcome::Merged, pages, m.items, body).await;
+    let max_merged = settings.max_merged_bytes;
+    let mut pager = WalkPager::new(pipes, &list, line, &settings.walk, max_merged, spend);
+    let (outcome, pages) = pager::walk(&mut pager, &settings.walk).await;
+    let mut end = pager.end(outcome);
+    drop(slot);
+    match end.merged {
+        Ok(m) => {
+            let (items, body) = (m.items, line_of(&list, &m));
+            let cost = reuse::cost(&no_head(), &m);
+            let kept = Reusable {
+                charge: end.spend.charge.split(cost),
+                head: no_head(),
+                result: m,
+            };
             if let Some(key) = key {
-                merges.keep(key, no_head(), m.result, m.items, m.ttl_ms);
+                merges.keep(key, Arc::new(kept));
             }
+            drop(turn);
+            answer(&shared, &list, MergeOutcome::Merged, pages, items, body).await;
         }
         Err(fallback) => {
+            drop(turn);
             told(&shared, &list, MergeOutcome::FirstPage(fallback), pages, 0);
             // The server's own answer to the client's request, if it came
             // (a server that went away leaves the client nothing, as it
             // would have without the tap).
-            if let Some(first) = pager.transport.first.take() {
+            if let Some(first) = end.transport.first.take() {
                 to_client(&shared, &first).await;
             }
         }
     }
+}
+
+/// The client's line goes to the server as it came, for `reason`.
+async fn pass(shared: &Shared, list: &ListRequest, line: &Bytes, reason: MergeFallback) {
+    told(shared, list, MergeOutcome::FirstPage(reason), 0, 0);
+    let _ = to_server(shared, line).await;
+}
+
+/// The answer to `list` carrying `result`, as one line's text.
+fn line_of(list: &ListRequest, result: &Merged) -> Vec<u8> {
+    let parts = result::answer(list.id(), result, false);
+    let mut line = Vec::with_capacity(parts.iter().map(Bytes::len).sum::<usize>() + 1);
+    for part in parts {
+        line.extend_from_slice(&part);
+    }
+    line
 }
 
 /// A merged answer to the client, as one line.

@@ -33,7 +33,6 @@ pub(crate) struct ClientOut {
 /// An answer on its way to the merge that asked.
 pub(crate) struct Routed {
     pub(crate) line: Bytes,
-    pub(crate) message: Value,
     pub(crate) list_changed: u32,
 }
 
@@ -259,7 +258,6 @@ fn route(shared: &Shared, line: &Bytes) -> bool {
     };
     let routed = Routed {
         line: line.clone(),
-        message,
         list_changed: route.list_changed,
     };
     // A merge that gave up waiting has dropped its end: the answer is its
