@@ -103,6 +103,7 @@ impl Collector for TapCollector {
         )?;
         let merges = |s: &TapStats, m: MergeCount| s.merges(m);
         counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
+        merge_write_timeouts(&mut encoder, &taps)?;
         open_streams(&mut encoder, &taps)?;
         added_time(&mut encoder, &taps)
     }
@@ -127,7 +128,7 @@ const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
 };
 const MERGES: CounterSpec = CounterSpec {
     name: "mcp_tap_merges",
-    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy)",
+    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
     label: "outcome",
 };
 const NOT_OBSERVED: CounterSpec = CounterSpec {
@@ -170,6 +171,23 @@ macro_rules! label_of {
     )*};
 }
 label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount);
+
+fn merge_write_timeouts(
+    encoder: &mut DescriptorEncoder,
+    taps: &[(Arc<str>, Arc<TapStats>)],
+) -> Encoded {
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_merge_write_timeouts",
+        "Answers the tap held whole for merging (merged, reused or page 1) that their client did not read within the write deadline: the connection was cut",
+        None,
+        MetricType::Counter,
+    )?;
+    for (tap, stats) in taps {
+        let counter = ConstCounter::new(stats.merge_write_timeouts());
+        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
 
 fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
     let mut family = encoder.encode_descriptor(

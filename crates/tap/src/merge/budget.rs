@@ -38,7 +38,7 @@ impl ByteBudget {
         self.used.load(Ordering::Relaxed)
     }
 
-    fn take(&self, bytes: usize) -> bool {
+    pub(crate) fn take(&self, bytes: usize) -> bool {
         self.used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
                 used.checked_add(bytes).filter(|&total| total <= self.max)
@@ -46,7 +46,7 @@ impl ByteBudget {
             .is_ok()
     }
 
-    fn give(&self, bytes: usize) {
+    pub(crate) fn give(&self, bytes: usize) {
         // Never below zero: every give follows its own take.
         let _ = self
             .used
@@ -82,6 +82,11 @@ impl Charge {
         self.bytes
     }
 
+    /// The budget this charge is on.
+    pub(crate) fn budget(&self) -> Arc<ByteBudget> {
+        self.budget.clone()
+    }
+
     /// Move `bytes` of this charge (at most all of it) into a charge of
     /// their own.
     pub(crate) fn split(&mut self, bytes: usize) -> Charge {
@@ -97,6 +102,70 @@ impl Charge {
 impl Drop for Charge {
     fn drop(&mut self) {
         self.budget.give(self.bytes);
+    }
+}
+
+/// The bytes one page read may take as they arrive: `factor` times each
+/// byte read (buffers grow by doubling; an event's data is copied out of
+/// the stream; the page's new items are copied into the merge), beyond a
+/// part paid for beforehand (`prepaid`). Given back when dropped; once the
+/// budget refuses, the read stops.
+#[derive(Debug)]
+pub(crate) struct Room<'a> {
+    budget: &'a ByteBudget,
+    factor: usize,
+    prepaid: usize,
+    /// Bytes of the page read so far, times the factor.
+    spent: AtomicUsize,
+    /// Bytes taken from the budget beyond the prepaid part.
+    taken: AtomicUsize,
+    refused: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Room<'a> {
+    pub(crate) fn new(budget: &'a ByteBudget, factor: usize, prepaid: usize) -> Room<'a> {
+        Room {
+            budget,
+            factor,
+            prepaid,
+            spent: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+            refused: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// `bytes` more of the page were read: false (and from then on) when
+    /// the budget has no room for them.
+    pub(crate) fn take(&self, bytes: usize) -> bool {
+        if self.refused() {
+            return false;
+        }
+        let cost = bytes.saturating_mul(self.factor);
+        let spent = self
+            .spent
+            .fetch_add(cost, Ordering::AcqRel)
+            .saturating_add(cost);
+        let beyond = spent.saturating_sub(self.prepaid);
+        let taken = self.taken.load(Ordering::Acquire);
+        if beyond > taken {
+            if !self.budget.take(beyond - taken) {
+                self.refused.store(true, Ordering::Release);
+                return false;
+            }
+            self.taken.store(beyond, Ordering::Release);
+        }
+        true
+    }
+
+    /// The budget refused a part of the page.
+    pub(crate) fn refused(&self) -> bool {
+        self.refused.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Room<'_> {
+    fn drop(&mut self) {
+        self.budget.give(*self.taken.get_mut());
     }
 }
 
@@ -185,6 +254,21 @@ mod tests {
         drop(part);
         assert_eq!(budget.used(), 0);
         assert!(budget.charge(usize::MAX).is_none(), "no overflow");
+    }
+
+    #[test]
+    fn a_page_read_takes_its_bytes_as_they_come_beyond_what_was_prepaid() {
+        let budget = ByteBudget::new(100);
+        let room = Room::new(&budget, 2, 10);
+        assert!(room.take(5), "within the prepaid part");
+        assert_eq!(budget.used(), 0);
+        assert!(room.take(20), "40 more, 40 beyond");
+        assert_eq!(budget.used(), 40);
+        assert!(!room.take(40), "80 more do not fit");
+        assert!(room.refused());
+        assert!(!room.take(1), "refused from then on");
+        drop(room);
+        assert_eq!(budget.used(), 0);
     }
 
     #[test]

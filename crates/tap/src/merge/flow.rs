@@ -153,6 +153,7 @@ impl Forwarder {
             charge,
             pages: &merges.pages,
             page_read_bytes: merges.page_read_bytes(),
+            first_page_timeout: self.limits.upstream_head_timeout,
         };
         let max_merged = settings.max_merged_bytes;
         let mut pager = WalkPager::new(
@@ -220,16 +221,22 @@ impl Forwarder {
                 return self.send_held(merges, client, ask, held).await;
             }
         };
-        let event = is_event(&first.head);
-        let notes = first
-            .answer_at
+        let RawPage {
+            head,
+            body,
+            answer_at,
+        } = first;
+        let event = is_event(&head);
+        let notes = answer_at
             .filter(|_| event)
-            .map(|at| Bytes::copy_from_slice(&first.body[..at]))
+            .map(|at| Bytes::copy_from_slice(&body[..at]))
             .unwrap_or_default();
-        let cost = reuse::cost(&first.head, &merged);
+        // Page 1 as it came is not sent: let it go before the answer is.
+        drop(body);
+        let cost = reuse::cost(&head, &merged);
         let kept = Arc::new(Reusable {
             charge: charge.split(cost),
-            head: first.head,
+            head,
             result: merged,
         });
         charge.resize(notes.len());

@@ -37,7 +37,7 @@ pub(crate) struct HttpTransport<'a> {
 }
 
 impl PageTransport for HttpTransport<'_> {
-    async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
+    async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
         let raw = self.fetch(&request).await?;
         let (page, found) = raw;
         let status = page.head.status;
@@ -83,7 +83,7 @@ struct Found {
 impl HttpTransport<'_> {
     /// One request and its answer: the body read whole, or an event stream
     /// read until the answer to `id`.
-    async fn fetch(&self, request: &PageRequest) -> Result<(RawPage, Found), PageError> {
+    async fn fetch(&self, request: &PageRequest<'_>) -> Result<(RawPage, Found), PageError> {
         let body = &request.body[..];
         let transport = |message: &str| {
             PageError::Failed(ExchangeFailure::Transport {
@@ -112,8 +112,10 @@ impl HttpTransport<'_> {
         let stream = headers::framing(&resp.fields) == BodyFraming::EventStream;
         let mut finder = AnswerFinder::new(&request.id, request.kind, stream);
         let mut reader = BodyReader::new(body_framing);
+        let room = request.room;
         let (body, whole) = read_whole(&mut upstream, &mut reader, self.max_page_bytes, |b| {
-            finder.push(b)
+            // Past merging's bytes the read stops (and the walk with it).
+            !room.take(b.len()) || finder.push(b)
         })
         .await
         .map_err(|e| match e {
@@ -122,8 +124,11 @@ impl HttpTransport<'_> {
             }),
             Unread::Broken => transport("the upstream broke off the answer"),
         })?;
+        if room.refused() {
+            return Err(transport("merging's bytes are spent"));
+        }
         if !stream {
-            finder.message(body.clone());
+            finder.whole(body.clone());
         }
         if whole && !emit::wants_close(&resp.fields, resp.minor) {
             self.pool.checkin(upstream);

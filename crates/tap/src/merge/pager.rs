@@ -9,9 +9,10 @@
 
 use crate::event::MergeFallback;
 use crate::merge::ask::ListRequest;
-use crate::merge::budget::{Charge, PageRate};
+use crate::merge::budget::{ByteBudget, Charge, PageRate, Room};
 use crate::merge::result::{Builder, Merged};
 use crate::merge::scan::{self, Message};
+use crate::merge::PAGE_READ_FACTOR;
 use bytes::Bytes;
 use mcp_listing::{
     ExchangeFailure, Kind, Outcome, PageError, PageResult, PageShape, Pager, WalkLimits,
@@ -20,6 +21,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// What a transport got for one page request.
@@ -33,13 +35,16 @@ pub(crate) struct Exchanged {
 }
 
 /// One page request of a walk.
-pub(crate) struct PageRequest {
+pub(crate) struct PageRequest<'r> {
     /// The request as sent: the client's own, or ours with a cursor.
     pub(crate) body: Bytes,
     /// Its JSON-RPC id, which its answer carries.
     pub(crate) id: Value,
     /// The kind walked.
     pub(crate) kind: Kind,
+    /// What reading its answer may take of the tap's bytes: the transport
+    /// takes each part as it reads it, and stops when refused.
+    pub(crate) room: &'r Room<'r>,
 }
 
 /// How page requests reach the upstream.
@@ -47,7 +52,7 @@ pub(crate) trait PageTransport: Send {
     /// Send `request` and read until its answer.
     fn exchange(
         &mut self,
-        request: PageRequest,
+        request: PageRequest<'_>,
     ) -> impl Future<Output = Result<Exchanged, PageError>> + Send;
 }
 
@@ -79,11 +84,16 @@ impl PageShape for MergeShape {
 }
 
 /// What a walk may spend: its charge on the tap's bytes, the tap's page
-/// requests, and how many bytes reading one page may take at most.
+/// requests, how many bytes reading page 1 may take (charged before it is
+/// asked for: page 1 must be readable whole), and how
+/// long page 1 may take (the client's own request: as long as it may
+/// without the tap, not just a page's time — a slow page 1 is not a
+/// failure the client would otherwise see).
 pub(crate) struct Spend<'a> {
     pub(crate) charge: Charge,
     pub(crate) pages: &'a PageRate,
     pub(crate) page_read_bytes: usize,
+    pub(crate) first_page_timeout: Duration,
 }
 
 /// How a walk ended.
@@ -103,6 +113,7 @@ pub(crate) struct WalkPager<'a, T> {
     original: Option<Bytes>,
     builder: Builder,
     pub(crate) spend: Spend<'a>,
+    budget: Arc<ByteBudget>,
     /// Bytes of page 1 as it came, which the transport keeps.
     first_bytes: usize,
     /// Why the walk was stopped before its end, if it was.
@@ -125,6 +136,7 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
             ask,
             original: Some(original),
             builder: Builder::new(ask.kind, limits.max_items, max_merged_bytes),
+            budget: spend.charge.budget(),
             spend,
             first_bytes: 0,
             stopped: None,
@@ -154,16 +166,25 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
         self.first_bytes + self.builder.held()
     }
 
-    /// Take what the next page request spends; why not, when it cannot.
+    /// Take what the next page request spends before it is sent; why not,
+    /// when it cannot.
     fn spend_on_page(&mut self) -> Result<(), MergeFallback> {
         if self.requests > 1 && !self.spend.pages.take() {
             return Err(MergeFallback::Throttled);
         }
-        let room = self.held() + self.spend.page_read_bytes;
+        let room = self.held() + self.prepaid();
         if !self.spend.charge.resize(room) {
             return Err(MergeFallback::Busy);
         }
         Ok(())
+    }
+
+    /// What reading this page has paid for beforehand.
+    fn prepaid(&self) -> usize {
+        match self.requests {
+            1 => self.spend.page_read_bytes,
+            _ => 0,
+        }
     }
 
     async fn page(&mut self, cursor: Option<&str>, timeout: Duration) -> PageResult {
@@ -184,8 +205,20 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
                 (Value::String(id), body)
             }
         };
+        let timeout = match self.requests {
+            1 => timeout.max(self.spend.first_page_timeout),
+            _ => timeout,
+        };
+        let budget = self.budget.clone();
+        let room = Room::new(&budget, PAGE_READ_FACTOR, self.prepaid());
+        let asked = id.clone();
         let kind = self.ask.kind;
-        let request = PageRequest { body, id, kind };
+        let request = PageRequest {
+            body,
+            id,
+            kind,
+            room: &room,
+        };
         let exchanged = tokio::time::timeout(timeout, self.transport.exchange(request)).await;
         let (outcome, list_changed, bytes) = match exchanged {
             Err(_) => (
@@ -194,14 +227,18 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
                 0,
             ),
             Ok(Err(e)) => (Err(e), 0, 0),
-            Ok(Ok(ex)) => (self.read(&ex.answer), ex.list_changed, ex.bytes),
+            Ok(Ok(ex)) => (self.read(&ex.answer, &asked), ex.list_changed, ex.bytes),
         };
         if self.requests == 1 {
             self.first_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
         }
-        // Only what is kept stays charged.
+        // The page is read and taken in: only what is kept stays charged.
+        let refused = room.refused();
+        drop(room);
         let held = self.held();
-        self.spend.charge.resize(held);
+        if refused || !self.spend.charge.resize(held) {
+            return self.stop(MergeFallback::Busy, started);
+        }
         if self.builder.too_large() {
             return self.stop(MergeFallback::TooLarge, started);
         }
@@ -218,10 +255,10 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
 
     /// A JSON-RPC answer's result as the walker reads it (its items taken
     /// into the merge), or its error.
-    fn read(&mut self, answer: &[u8]) -> Result<Value, PageError> {
+    fn read(&mut self, answer: &[u8], id: &Value) -> Result<Value, PageError> {
         let malformed = |what: &str| PageError::Failed(ExchangeFailure::Malformed(what.into()));
-        let Some(message) = Message::read(answer) else {
-            return Err(malformed("an answer that is not a JSON-RPC message"));
+        let Some(message) = Message::read(answer).filter(|m| m.answers(id)) else {
+            return Err(malformed("no answer to the page request"));
         };
         if let Some(error) = message.error {
             let (code, message) = scan::error_of(error);
@@ -343,8 +380,14 @@ impl<'a> AnswerFinder<'a> {
         self.answer.is_some()
     }
 
-    /// One whole message (a JSON body, a stdio line, an event's data).
-    pub(crate) fn message(&mut self, text: Bytes) {
+    /// A JSON body: the one message the answer is (whoever reads it
+    /// checks it answers the request; read once, not twice).
+    pub(crate) fn whole(&mut self, text: Bytes) {
+        self.answer = Some(text);
+    }
+
+    /// One whole message (an event's data).
+    fn message(&mut self, text: Bytes) {
         let Some(message) = Message::read(&text) else {
             return;
         };
@@ -378,7 +421,7 @@ mod tests {
         assert!(stream[..at].ends_with(b"\r\n\r\n"), "{at}");
         assert!(stream[at..].starts_with(b"data: {\"id\":3"));
         let mut json = AnswerFinder::new(&id, Kind::Tools, false);
-        json.message(Bytes::from_static(br#"{"id":3,"result":{}}"#));
+        json.whole(Bytes::from_static(br#"{"id":3,"result":{}}"#));
         assert!(json.answer.is_some());
         assert_eq!(json.answer_at, None);
     }

@@ -128,15 +128,13 @@ where
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Items, A::Error> {
         let mut items = Items::Missing;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            let value: &'de RawValue = map.next_value()?;
             if key != self.items_field {
+                let value: &'de RawValue = map.next_value()?;
                 (self.field)(&key, value);
-            } else if items == Items::Missing && value.get().starts_with('[') {
-                let mut de = serde_json::Deserializer::from_str(value.get());
-                de.deserialize_seq(ItemsVisitor(&mut self.item))
-                    .map_err(serde::de::Error::custom)?;
-                items = Items::Array;
+            } else if items == Items::Missing {
+                items = map.next_value_seed(ItemsVisitor(&mut self.item))?;
             } else {
+                map.next_value::<IgnoredAny>()?;
                 items = Items::Unusable;
             }
         }
@@ -144,20 +142,59 @@ where
     }
 }
 
+/// The items field's value, read once: an array's elements visited, any
+/// other value skipped.
 struct ItemsVisitor<'i, I>(&'i mut I);
 
+impl<'de, I: FnMut(&'de RawValue)> DeserializeSeed<'de> for ItemsVisitor<'_, I> {
+    type Value = Items;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Items, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
 impl<'de, I: FnMut(&'de RawValue)> Visitor<'de> for ItemsVisitor<'_, I> {
-    type Value = ();
+    type Value = Items;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array of items")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items, A::Error> {
         while let Some(item) = seq.next_element::<&'de RawValue>()? {
             (self.0)(item);
         }
-        Ok(())
+        Ok(Items::Array)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Items::Unusable)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Items, E> {
+        Ok(Items::Unusable)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Items, E> {
+        Ok(Items::Unusable)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Items, E> {
+        Ok(Items::Unusable)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Items, E> {
+        Ok(Items::Unusable)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Items, E> {
+        Ok(Items::Unusable)
+    }
+
+    fn visit_unit<E>(self) -> Result<Items, E> {
+        Ok(Items::Unusable)
     }
 }
 

@@ -23,7 +23,7 @@ struct Pipes {
 }
 
 impl PageTransport for Pipes {
-    async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
+    async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
         let answer = crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
         let mut line = request.body.to_vec();
         if line.last() != Some(&b'\n') {
@@ -41,6 +41,12 @@ impl PageTransport for Pipes {
                 http_status: None,
             })
         })?;
+        if !request.room.take(routed.line.len()) {
+            return Err(PageError::Failed(ExchangeFailure::Transport {
+                message: "merging's bytes are spent".into(),
+                http_status: None,
+            }));
+        }
         self.first.get_or_insert_with(|| routed.line.clone());
         Ok(Exchanged {
             bytes: routed.line.len() as u64,
@@ -87,6 +93,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         charge,
         pages: &merges.pages,
         page_read_bytes: merges.page_read_bytes(),
+        first_page_timeout: settings.walk.listing_timeout,
     };
     let max_merged = settings.max_merged_bytes;
     let mut pager = WalkPager::new(pipes, &list, line, &settings.walk, max_merged, spend);
