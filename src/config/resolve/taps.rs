@@ -95,6 +95,10 @@ impl Resolver<'_> {
             raw.max_clients
                 .map_or(DEFAULT_MAX_CLIENTS as u64, |n| n as u64),
         )?;
+        let max_connections = match raw.max_connections {
+            Some(n) => Some(positive(self, "max_connections", n as u64)?),
+            None => None,
+        };
         Ok(TapConfig {
             name: raw.name,
             listener: TapListener {
@@ -112,6 +116,7 @@ impl Resolver<'_> {
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
+            max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
             merge: TapMerge {
                 clients: raw.merge_pages.unwrap_or_default(),
