@@ -13,8 +13,8 @@
 use crate::answer;
 use crate::copy::Copier;
 use crate::event::{
-    BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
-    ResponseHead, TapEvent, Tee, UpstreamFailure,
+    BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
+    TapEvent, Tee, UpstreamFailure,
 };
 use crate::exchange::Exchange;
 use crate::headers;
@@ -195,9 +195,13 @@ impl Forwarder {
                 Inspection::Done(after) => return after,
             }
         }
-        let upstream = match self.request(client, req, &path, body, &exchange, started).await {
+        let upstream = match self
+            .request(client, req, &path, body, &exchange, started)
+            .await
+        {
             Ok((upstream, sent)) => {
-                asked.before = sent.map_or(Duration::ZERO, |at| at.saturating_duration_since(held.at));
+                asked.before =
+                    sent.map_or(Duration::ZERO, |at| at.saturating_duration_since(held.at));
                 upstream
             }
             Err(after) => return after,
@@ -428,9 +432,19 @@ impl Forwarder {
             keep,
         )
         .await;
-        if let Some(at) = sink.first_write {
-            self.stats
-                .record_added((asked.before + (at - answered)).as_secs_f64());
+        match sink.first_write {
+            Some(at) => self
+                .stats
+                .record_added((asked.before + (at - answered)).as_secs_f64()),
+            // The body broke before anything reached the client: it gets a
+            // proxy's error, not a cut answer.
+            None if end != RelayEnd::SinkGone => {
+                if end == RelayEnd::SourceBadFraming {
+                    self.stats.cut(Cut::BadFraming);
+                }
+                return self.failed(client, exchange, UpstreamFailure::Reset).await;
+            }
+            None => {}
         }
         self.finish(exchange, end, upstream, reusable, to.close)
     }

@@ -264,7 +264,8 @@ mod tests {
             String::from_utf8(head).unwrap(),
             "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n"
         );
-        let early = response(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\nContent-Length: 3\r\n\r\n");
+        let early =
+            response(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\nContent-Length: 3\r\n\r\n");
         let head = response_head(&early, to(Framing::None, false, false));
         assert_eq!(
             String::from_utf8(head).unwrap(),

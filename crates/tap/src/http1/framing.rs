@@ -95,7 +95,10 @@ fn transfer_coding(fields: &[Field]) -> Result<Coded, Ambiguous> {
     }
     let codings = codings(fields);
     let chunked = |c: &[u8]| c.eq_ignore_ascii_case(b"chunked");
-    match (codings.last(), codings.iter().filter(|c| chunked(c)).count()) {
+    match (
+        codings.last(),
+        codings.iter().filter(|c| chunked(c)).count(),
+    ) {
         // The field is there and names nothing.
         (None, _) => Err(Ambiguous),
         (Some(last), 1) if chunked(last) => Ok(Coded::Chunked),
@@ -318,9 +321,7 @@ fn ext_byte(b: u8, ext: Ext) -> Result<State, BadChunk> {
         (Ext::Quoted, b'\\') => Ext::QuotedPair,
         (Ext::Quoted | Ext::QuotedPair, _) if text(b) => Ext::Quoted,
         (Ext::Quoted | Ext::QuotedPair, _) => return Err(BadChunk),
-        (Ext::BeforeName | Ext::BeforeValue | Ext::AfterName | Ext::AfterValue, _)
-            if blank(b) =>
-        {
+        (Ext::BeforeName | Ext::BeforeValue | Ext::AfterName | Ext::AfterValue, _) if blank(b) => {
             ext
         }
         (Ext::Name | Ext::Token, _) if blank(b) => {
@@ -399,7 +400,10 @@ mod tests {
             &[("Transfer-Encoding", "chunked"), ("Content-Length", "3")],
             &[("Transfer-Encoding", "chunked, gzip")],
             &[("Transfer-Encoding", "chunked, chunked")],
-            &[("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")],
+            &[
+                ("Transfer-Encoding", "chunked"),
+                ("Transfer-Encoding", "chunked"),
+            ],
             &[("Transfer-Encoding", "identity")],
             &[("Transfer-Encoding", "")],
             &[("Transfer-Encoding", " , ")],
@@ -407,7 +411,11 @@ mod tests {
             assert_eq!(request(&fields(bad), 1), Err(Ambiguous), "{bad:?}");
         }
         let chunked = fields(&[("Transfer-Encoding", "chunked")]);
-        assert_eq!(request(&chunked, 0), Err(Ambiguous), "HTTP/1.0 with a coding");
+        assert_eq!(
+            request(&chunked, 0),
+            Err(Ambiguous),
+            "HTTP/1.0 with a coding"
+        );
     }
 
     #[test]
@@ -434,7 +442,10 @@ mod tests {
         ]);
         assert_eq!(codings(&f), vec![&b"gzip"[..], b"chunked"]);
         assert_eq!(declared_length(&f), Some(7));
-        assert_eq!(declared_length(&fields(&[("Content-Length", "1, 2")])), None);
+        assert_eq!(
+            declared_length(&fields(&[("Content-Length", "1, 2")])),
+            None
+        );
     }
 
     /// Decode `body` fed in two parts cut at `at`: the data, the bytes
@@ -498,8 +509,14 @@ mod tests {
             ("a quoted pair of a CR", b"1;a=\"\\\r\"\r\n"),
             ("DEL in a quoted value", b"1;a=\"\x7f\"\r\n"),
             ("an extension past the line bound", long_ext.as_bytes()),
-            ("a bare LF in a trailer", b"0\r\nX: a\nGET / HTTP/1.1\r\n\r\n"),
-            ("trailers ended by LF LF", b"0\r\nX: a\n\nGET / HTTP/1.1\r\n\r\n"),
+            (
+                "a bare LF in a trailer",
+                b"0\r\nX: a\nGET / HTTP/1.1\r\n\r\n",
+            ),
+            (
+                "trailers ended by LF LF",
+                b"0\r\nX: a\n\nGET / HTTP/1.1\r\n\r\n",
+            ),
             ("a bare LF ending the body", b"0\r\n\n"),
             ("a bare CR in a trailer", b"0\r\nX: a\rb\r\n\r\n"),
             ("CR CR ending the body", b"0\r\n\r\r"),

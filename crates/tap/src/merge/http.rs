@@ -103,10 +103,11 @@ impl HttpTransport<'_> {
             .await
             .map_err(|_| transport("the upstream connection broke"))?;
         let head_timeout = self.pool.head_timeout();
-        let resp = tokio::time::timeout(head_timeout, final_head(&mut upstream, self.max_head_bytes))
-            .await
-            .map_err(|_| PageError::Failed(ExchangeFailure::Timeout(head_timeout)))?
-            .ok_or_else(|| transport("no valid answer head from the upstream"))?;
+        let resp =
+            tokio::time::timeout(head_timeout, final_head(&mut upstream, self.max_head_bytes))
+                .await
+                .map_err(|_| PageError::Failed(ExchangeFailure::Timeout(head_timeout)))?
+                .ok_or_else(|| transport("no valid answer head from the upstream"))?;
         let body_framing = framing::response(resp.status, false, &resp.fields).map_err(|_| {
             PageError::Failed(ExchangeFailure::Malformed(
                 "ambiguous answer framing".into(),
