@@ -506,3 +506,151 @@ fn an_upstream_that_never_reads_is_cut_at_the_write_deadline() {
     let _ = sender.join();
     let _ = held.join();
 }
+
+// ------------------------------------- break 5: the exporter's descriptors
+
+/// What `serve` under `ulimit -n 1024` may peak at while 1,100 connections
+/// idle at its tap (the other hostile-input tests' budget).
+const LOW_FD_PEAK_RSS_BUDGET_KIB: u64 = 64 * 1024;
+
+/// `serve` under `ulimit -n 1024` (the shell `exec`s it: same pid).
+fn low_fd_serve(config: &std::path::Path) -> Proc {
+    let mut command = std::process::Command::new("sh");
+    command.args([
+        "-c",
+        "ulimit -n 1024 && exec \"$0\" \"$@\"",
+        mcp_testkit::exporter_bin().to_str().expect("a UTF-8 path"),
+        "--config.file",
+        config.to_str().expect("a UTF-8 path"),
+        "--web.listen-address",
+        "127.0.0.1:0",
+    ]);
+    Proc::spawn("mcp-exporter serve under ulimit -n 1024", command)
+}
+
+fn proc_status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} of {pid}"))
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// A sample of the exporter's `/metrics`, by its exact series.
+fn sample(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[test]
+fn idle_connections_at_a_tap_leave_the_exporter_its_descriptors() {
+    let sim = mcp_testkit::simulator::http_scenario("healthy", &["--kinds", "tools"]);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let config = dir.path().join("c.yaml");
+    let upstream = sim.at("/mcp");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  schedule: {{every: 1s}}\n  jitter: 0s\ntargets:\n  - name: healthy\n    http: {{url: \"{upstream}\"}}\n    kinds: [tools]\ntaps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {{url: \"{upstream}\"}}\n"
+        ),
+    )
+    .expect("write the config");
+    let exp = low_fd_serve(&config);
+    let polls = || -> u64 {
+        let (_, body) = http_get(&exp.at("/api/targets/healthy"));
+        serde_json::from_str::<Value>(&body)
+            .ok()
+            .and_then(|v| v["polls"].as_u64())
+            .unwrap_or(0)
+    };
+    wait_for(LIMIT, "a first poll", || (polls() >= 1).then_some(()));
+    let tap = mcp_testkit::clients::tap_url_in(&exp.stderr(), Some("edge")).expect("the tap's url");
+    let tap_addr: SocketAddr = tap
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an address");
+
+    // Past the cap the tap stops accepting and connections wait in the
+    // kernel's backlog; past that, connecting waits (the SYN goes
+    // unanswered): those are given up after 2 s.
+    let held: Vec<TcpStream> = (0..110)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut held = Vec::new();
+                for i in 0..10 {
+                    let Ok(mut conn) =
+                        TcpStream::connect_timeout(&tap_addr, Duration::from_secs(2))
+                    else {
+                        continue;
+                    };
+                    if i % 2 == 0 {
+                        // Half-sent: a request line and no end of headers.
+                        let _ = conn.write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n");
+                    }
+                    held.push(conn);
+                }
+                held
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|t| t.join().expect("a connecting thread"))
+        .collect();
+    eprintln!("{} of 1,100 connections made to the tap", held.len());
+    assert!(
+        held.len() > 112 + 100,
+        "only {} connections made",
+        held.len()
+    );
+    let before = polls();
+    let (status, metrics) = http_get(&exp.at("/metrics"));
+    assert_eq!(status, 200, "{metrics}");
+    wait_for(LIMIT, "3 more polls while the connections are held", || {
+        (polls() >= before + 3).then_some(())
+    });
+    let metrics = mcp_testkit::http_get_ok(&exp.at("/metrics"));
+    let cap = sample(&metrics, "mcp_tap_max_connections{tap=\"edge\"}").expect("the cap");
+    let open = sample(&metrics, "mcp_tap_connections{tap=\"edge\"}").expect("open ones");
+    let full = sample(&metrics, "mcp_tap_listener_full_total{tap=\"edge\"}").expect("full");
+    let fds = open_fds(exp.pid());
+    eprintln!(
+        "1,100 idle connections under ulimit -n 1024: tap cap {cap}, held {open}, listener full {full} times, exporter fds {fds}"
+    );
+    // A quarter of 1,024 descriptors: 32 kept upstream, 112 clients.
+    assert_eq!(cap, 112.0);
+    assert!(open <= cap, "{open} open past the cap {cap}");
+    assert!(full >= 1.0, "the cap was met");
+    assert!(fds < 1024 / 2, "{fds} descriptors open");
+    let (_, target) = http_get(&exp.at("/api/targets/healthy"));
+    assert!(!target.contains("Too many open files"), "{target}");
+    let target: Value = serde_json::from_str(&target).expect("JSON");
+    assert_ne!(target["verdict"]["status"], "down", "{target}");
+    drop(held);
+    // Freed: the tap serves again.
+    let mut client = RawConn::connect(tap_addr);
+    let answer = client
+        .send(
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            Some(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+        )
+        .answer();
+    assert!(answer.status < 500, "{}", answer.text());
+    let peak = proc_status_kib(exp.pid(), "VmHWM:");
+    eprintln!("serve peaked at {peak} KiB");
+    assert!(
+        peak <= LOW_FD_PEAK_RSS_BUDGET_KIB,
+        "serve peaked at {peak} KiB, budget {LOW_FD_PEAK_RSS_BUDGET_KIB} KiB"
+    );
+}
