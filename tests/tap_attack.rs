@@ -465,11 +465,11 @@ fn an_upstream_that_never_reads_is_cut_at_the_write_deadline() {
     let addr = listener.local_addr().expect("address");
     let held = std::thread::spawn(move || {
         // Accepts and never reads.
-        let (conn, _) = listener.accept().expect("accept");
+        let (mut conn, _) = listener.accept().expect("accept");
         let mut rest = Vec::new();
-        let _ = (&conn).set_read_timeout(Some(LIMIT));
+        let _ = conn.set_read_timeout(Some(LIMIT));
         std::thread::sleep(Duration::from_secs(3));
-        let _ = (&conn).read_to_end(&mut rest);
+        let _ = conn.read_to_end(&mut rest);
     });
     let tap = tap_with(&format!("http://{addr}/mcp"), |s| {
         s.limits.write_timeout = Duration::from_secs(1);

@@ -432,21 +432,34 @@ impl Forwarder {
             keep,
         )
         .await;
-        match sink.first_write {
-            Some(at) => self
-                .stats
-                .record_added((asked.before + (at - answered)).as_secs_f64()),
-            // The body broke before anything reached the client: it gets a
-            // proxy's error, not a cut answer.
-            None if end != RelayEnd::SinkGone => {
-                if end == RelayEnd::SourceBadFraming {
-                    self.stats.cut(Cut::BadFraming);
-                }
-                return self.failed(client, exchange, UpstreamFailure::Reset).await;
-            }
-            None => {}
-        }
+        let Some(at) = sink.first_write else {
+            return self.unanswered(client, exchange, end).await;
+        };
+        let added = asked.before + (at - answered);
+        self.stats.record_added(added.as_secs_f64());
         self.finish(exchange, end, upstream, reusable, to.close)
+    }
+
+    /// Nothing of the answer reached the client: its body broke before
+    /// the first write (a proxy's error, not a cut answer), or the client
+    /// went away.
+    async fn unanswered<C>(&self, client: &mut Peer<C>, exchange: &Exchange, end: RelayEnd) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        match end {
+            RelayEnd::SinkGone | RelayEnd::Done => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                After::Close
+            }
+            RelayEnd::SourceBadFraming => {
+                self.stats.cut(Cut::BadFraming);
+                self.failed(client, exchange, UpstreamFailure::Reset).await
+            }
+            RelayEnd::SourceBroke | RelayEnd::SourceLate => {
+                self.failed(client, exchange, UpstreamFailure::Reset).await
+            }
+        }
     }
 
     /// Tell the observer the answer head passed; an `initialize`'s client

@@ -193,9 +193,12 @@ fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats
     Ok(())
 }
 
+/// A count one tap's stats hold.
+type ReadCount = fn(&TapStats) -> u64;
+
 /// Client connections: open now, the cap, and how often the cap was met.
 fn connections(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let gauges: [(&str, &str, fn(&TapStats) -> u64); 2] = [
+    let gauges: [(&str, &str, ReadCount); 2] = [
         (
             "mcp_tap_connections",
             "Client connections the tap holds now",
