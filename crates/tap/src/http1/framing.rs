@@ -62,15 +62,14 @@ pub(crate) fn response(
     if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
         return Ok(Framing::None);
     }
-    match transfer_coding(fields)? {
-        Coded::Chunked => return Ok(Framing::Chunked),
-        Coded::Other => return Ok(Framing::UntilClose),
-        Coded::Not => {}
+    // Both a coding and a length: refused, as nginx refuses it from an
+    // upstream (RFC 9112 §6.3: "ought to be handled as an error").
+    match (transfer_coding(fields)?, content_length(fields)?) {
+        (Coded::Chunked | Coded::Other, Some(_)) => Err(Ambiguous),
+        (Coded::Chunked, None) => Ok(Framing::Chunked),
+        (Coded::Other, None) | (Coded::Not, None) => Ok(Framing::UntilClose),
+        (Coded::Not, Some(n)) => Ok(Framing::Length(n)),
     }
-    Ok(match content_length(fields)? {
-        Some(n) => Framing::Length(n),
-        None => Framing::UntilClose,
-    })
 }
 
 /// The transfer codings named, in order, each trimmed: what the tap
@@ -432,6 +431,9 @@ mod tests {
         assert_eq!(response(200, false, &late), Ok(Framing::UntilClose));
         let twice = fields(&[("Transfer-Encoding", "chunked, chunked")]);
         assert_eq!(response(200, false, &twice), Err(Ambiguous));
+        let both = fields(&[("Transfer-Encoding", "chunked"), ("Content-Length", "5")]);
+        assert_eq!(response(200, false, &both), Err(Ambiguous));
+        assert_eq!(response(200, true, &both), Ok(Framing::None), "HEAD: no body");
     }
 
     #[test]
