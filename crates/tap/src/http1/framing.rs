@@ -433,7 +433,11 @@ mod tests {
         assert_eq!(response(200, false, &twice), Err(Ambiguous));
         let both = fields(&[("Transfer-Encoding", "chunked"), ("Content-Length", "5")]);
         assert_eq!(response(200, false, &both), Err(Ambiguous));
-        assert_eq!(response(200, true, &both), Ok(Framing::None), "HEAD: no body");
+        assert_eq!(
+            response(200, true, &both),
+            Ok(Framing::None),
+            "HEAD: no body"
+        );
     }
 
     #[test]
