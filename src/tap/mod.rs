@@ -5,6 +5,7 @@
 //! the status page's "Clients" section.
 
 pub mod book;
+pub mod fds;
 pub mod judge;
 pub mod listen_tls;
 pub mod observe;
