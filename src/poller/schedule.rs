@@ -9,7 +9,7 @@ use crate::config::{Schedule, TargetConfig};
 use crate::poll::{
     poll_configured, ConfiguredPoll, HardDeadline, OpenSession, PollContext, PollReport,
 };
-use crate::telemetry::events::{PollsSkipped, SkipCause};
+use crate::telemetry::events::{ConformanceRunMissed, PollsSkipped, ScheduleEnded, SkipCause};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,7 +216,10 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
         };
         let Some((tick, fire_at)) = planned else {
             shared.sinks.status.next_poll(&target.name, None);
-            tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
+            ScheduleEnded {
+                target: &target.name,
+            }
+            .emit();
             std::future::pending::<()>().await;
             return;
         };
@@ -385,10 +388,10 @@ async fn conformance_once(target: &TargetConfig, shared: &Shared) {
         .await
     {
         Some(report) => shared.sinks.conformance(&target.name, &report, started),
-        None => tracing::info!(
-            target_name = %target.name,
-            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
-        ),
+        None => ConformanceRunMissed {
+            target: &target.name,
+        }
+        .emit(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! protocol versions, transports), each one type with its labels derived once.
 
 pub mod cursor;
+pub mod emitted;
 pub mod failure;
 pub mod fingerprint;
 pub mod kind;
@@ -16,6 +17,7 @@ pub mod transport;
 pub mod version;
 pub mod walk;
 
+pub use emitted::EmittedAt;
 pub use failure::ExchangeFailure;
 pub use kind::Kind;
 pub use labelled::UnknownLabel;
