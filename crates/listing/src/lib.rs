@@ -9,6 +9,7 @@ pub mod fingerprint;
 pub mod kind;
 pub mod labelled;
 pub mod report;
+pub mod retry_after;
 pub mod schema_shape;
 pub mod shape;
 pub mod text;

@@ -7,7 +7,6 @@ mod channel;
 pub mod http;
 pub mod http_client;
 pub mod process_tree;
-pub mod retry_after;
 pub mod scope;
 pub mod sse;
 pub mod sse_body;
