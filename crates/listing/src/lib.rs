@@ -28,5 +28,5 @@ pub use report::{
 pub use shape::PageShape;
 pub use trace::{SpanId, TraceContext, TraceId};
 pub use transport::{HttpMode, TransportKind};
-pub use version::ProtocolVersion;
+pub use version::{Era, ProtocolVersion};
 pub use walk::{walk, PageError, PageResult, Pager, WalkLimits};
