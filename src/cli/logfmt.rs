@@ -1,6 +1,6 @@
 //! `--log.format logfmt`: one line per event, as Prometheus exporters
 //! write them —
-//! `time=2026-12-03T21:50:00.123Z level=warn source=src/telemetry/events.rs:60 msg="verdict changed: healthy → down" target_name=flaky …`.
+//! `time=2026-12-03T21:50:00.123Z level=warn source=src/sinks/level_watch.rs:42 msg="verdict changed: healthy → down" target_name=flaky …`.
 //!
 //! A value is quoted when it is empty or holds a space (any Unicode
 //! whitespace), `=`, `"` or a control character, and escaped inside the
@@ -52,9 +52,15 @@ where
 
         let mut line = String::with_capacity(128 + fields.pairs.len());
         let _ = write!(line, "time={} level={}", now(), level_name(*meta.level()));
-        if let (Some(file), Some(number)) = (meta.file(), meta.line()) {
+        // A typed event names where it was emitted; other lines, the call.
+        let source = match (fields.emitted_at.take(), meta.file(), meta.line()) {
+            (Some(at), _, _) => Some(at),
+            (None, Some(file), Some(number)) => Some(format!("{}:{number}", short_source(file))),
+            _ => None,
+        };
+        if let Some(source) = source {
             line.push_str(" source=");
-            push_value(&mut line, &format!("{}:{number}", short_source(file)));
+            push_value(&mut line, &source);
         }
         line.push_str(" msg=");
         push_value(&mut line, fields.message.as_deref().unwrap_or_default());
@@ -145,6 +151,9 @@ struct Pairs {
     /// `Some` when the message is to be kept apart (events, not spans).
     message: Option<String>,
     skip_log_fields: bool,
+    /// A typed event's place ([`mcp_listing::emitted::FIELD`]), shown as
+    /// `source`.
+    emitted_at: Option<String>,
 }
 
 impl Pairs {
@@ -158,6 +167,10 @@ impl Pairs {
                 message.push_str(value);
                 return;
             }
+        }
+        if name == mcp_listing::emitted::FIELD && self.message.is_some() {
+            self.emitted_at = Some(value.to_string());
+            return;
         }
         self.pairs.push(' ');
         push_key(&mut self.pairs, name);
@@ -309,6 +322,7 @@ mod tests {
     fn an_event_is_one_line_of_time_level_source_msg_and_fields() {
         let reason = "page 2 took 812 ms\n\u{1b}]0;owned\u{7}";
         let out = logged(|| {
+            // A plain call, not an event: the format is what is tested.
             tracing::warn!(
                 target_name = "demo-slow",
                 code = "slow_pages",
@@ -358,10 +372,30 @@ mod tests {
     }
 
     #[test]
+    fn a_typed_events_source_is_where_it_was_emitted() {
+        let line = line!() + 2;
+        let out = logged(|| {
+            crate::telemetry::events::ReloadWithoutFile.emit();
+        });
+        let pairs = parse_line(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+        assert_eq!(
+            get(&pairs, "source"),
+            Some(format!("src/cli/logfmt.rs:{line}").as_str()),
+            "{out}"
+        );
+        assert_eq!(get(&pairs, "emitted_at"), None, "shown once, as source");
+        assert_eq!(
+            get(&pairs, "msg"),
+            Some("SIGHUP: no configuration file to reload")
+        );
+    }
+
+    #[test]
     fn span_fields_follow_the_events_and_levels_are_lower_case() {
         let out = logged(|| {
             let span = tracing::info_span!("poll", target_name = "a b", attempt = 2);
             let _entered = span.enter();
+            // A plain call, not an event: the format is what is tested.
             tracing::error!(error = %std::io::Error::other("refused"), "no session");
             tracing::debug!("");
             tracing::trace!(x = 1);

@@ -20,7 +20,6 @@ use crate::merge::result::{self, Merged};
 use crate::merge::{Key, Merges};
 use crate::peer::Peer;
 use bytes::Bytes;
-use mcp_listing::WalkLimits;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// What became of a request the tap could merge for.
@@ -134,11 +133,7 @@ impl Forwarder {
             first: None,
         };
         let mut pager = WalkPager::new(transport, &ask.list, original, settings.max_merged_bytes);
-        let limits = WalkLimits {
-            modern: ask.list.modern,
-            ..settings.walk.clone()
-        };
-        let walked = mcp_listing::walk(&mut pager, ask.list.kind, &limits);
+        let walked = mcp_listing::walk(&mut pager, ask.list.kind, &settings.walk, ask.list.era);
         let report = tokio::select! {
             report = walked => report,
             () = client.closed(self.limits.max_head_bytes) => {

@@ -11,7 +11,7 @@ use crate::merge::pager::{Exchanged, PageRequest, PageTransport, WalkPager};
 use crate::merge::result;
 use crate::merge::Key;
 use bytes::Bytes;
-use mcp_listing::{ExchangeFailure, PageError, WalkLimits};
+use mcp_listing::{ExchangeFailure, PageError};
 use std::sync::Arc;
 
 struct Pipes {
@@ -78,11 +78,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         first: None,
     };
     let mut pager = WalkPager::new(pipes, &list, line, settings.max_merged_bytes);
-    let limits = WalkLimits {
-        modern: list.modern,
-        ..settings.walk.clone()
-    };
-    let report = mcp_listing::walk(&mut pager, list.kind, &limits).await;
+    let report = mcp_listing::walk(&mut pager, list.kind, &settings.walk, list.era).await;
     let pages = report.pages.len() as u32;
     match pager.merged(report.outcome, settings.max_merged_bytes) {
         Ok((m, body)) => {
