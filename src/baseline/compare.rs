@@ -19,7 +19,7 @@ pub struct PolledTarget {
     pub report: PollReport,
     pub diffs: BTreeMap<Kind, KindDiff>,
     /// Per kind and reference target: reference items this target lacks.
-    pub reference_missing: BTreeMap<Kind, BTreeMap<String, Vec<String>>>,
+    pub reference_missing: MissingByReference,
     /// Per kind compared with two or more references: this target against
     /// the union of their renamed names (several origins merged behind one
     /// gateway).
@@ -41,6 +41,9 @@ pub struct ReferenceUnion {
     pub unexpected_total: u64,
     pub unexpected: Vec<String>,
 }
+
+/// Per kind and reference target: the reference's items a target lacks.
+pub type MissingByReference = BTreeMap<Kind, BTreeMap<String, Vec<String>>>;
 
 /// Unexpected names kept per kind.
 pub const MAX_UNION_NAMES: usize = 200;
@@ -132,11 +135,8 @@ fn against_references(
     store: &BaselineStore,
     report: &PollReport,
     references: &[ReferenceConfig],
-) -> (
-    BTreeMap<Kind, BTreeMap<String, Vec<String>>>,
-    BTreeMap<Kind, ReferenceUnion>,
-) {
-    let mut reference_missing: BTreeMap<_, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+) -> (MissingByReference, BTreeMap<Kind, ReferenceUnion>) {
+    let mut reference_missing = MissingByReference::new();
     // Per kind: the renamed names of every compared reference.
     let mut expected: BTreeMap<Kind, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
     for reference in references {
