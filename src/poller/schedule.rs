@@ -25,7 +25,20 @@ pub struct Ticks<'a> {
     pub anchor: DateTime<Utc>,
 }
 
-impl Ticks<'_> {
+impl<'a> Ticks<'a> {
+    /// The ticks of a target whose first poll fires at `first_fire`: that
+    /// poll is its first tick's (fired `jitter` after it).
+    pub fn from_first_poll(
+        schedule: &'a Schedule,
+        first_fire: DateTime<Utc>,
+        jitter: Duration,
+    ) -> Ticks<'a> {
+        Ticks {
+            schedule,
+            anchor: first_fire - to_chrono(jitter),
+        }
+    }
+
     /// The next tick strictly after `after`.
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match self.schedule.period() {
@@ -203,17 +216,12 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
     // restarted exporter shows real values within seconds, not one period.
     // It is the first tick's poll; `every:` ticks count from it.
     let first_fire = Utc::now() + to_chrono(first_poll_delay(&target, first_spread));
-    let ticks = Ticks {
-        schedule: &target.settings.schedule,
-        anchor: first_fire - to_chrono(jitter),
-    };
-    let mut first = true;
+    let ticks = Ticks::from_first_poll(&target.settings.schedule, first_fire, jitter);
+    let mut first = Some((ticks.anchor, first_fire));
     loop {
-        let planned = if std::mem::take(&mut first) {
-            Some((ticks.anchor, first_fire))
-        } else {
-            plan_next(ticks, &shared, jitter, failures, asked_to_wait.take())
-        };
+        let planned = first
+            .take()
+            .or_else(|| plan_next(ticks, &shared, jitter, failures, asked_to_wait.take()));
         let Some((tick, fire_at)) = planned else {
             shared.sinks.status.next_poll(&target.name, None);
             ScheduleEnded {
