@@ -10,6 +10,7 @@ pub mod labelled;
 pub mod report;
 pub mod schema_shape;
 pub mod shape;
+pub mod shown_json;
 pub mod text;
 pub mod trace;
 pub mod transport;
