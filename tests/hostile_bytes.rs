@@ -219,7 +219,9 @@ fn control_characters_never_reach_the_terminal() {
     assert!(names(listing(&report, "tools"))[0].contains('\u{1b}'));
     assert!(names(listing(&report, "tools"))[0].contains('\u{9b}'));
     assert_json_shows_no_control(&probe.stdout, "probe --json");
-    assert!(probe.stdout.contains(r"\u001b[2J\u0000\u009b31m\r\n99 pass"));
+    assert!(probe
+        .stdout
+        .contains(r"\u001b[2J\u0000\u009b31m\r\n99 pass"));
 }
 
 /// JSON printed to a terminal: C1 (U+009B is CSI) escaped as `\u009b`, as

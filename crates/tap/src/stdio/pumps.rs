@@ -1,17 +1,17 @@
 //! The stdio tap's two directions. Without merging, bytes pass as they are
 //! read, copied for the observer line by line on the way. With merging,
-//! each direction passes whole lines (a line longer than a page may be
-//! passes in pieces, untouched): the client's first-page list requests of
+//! each direction passes whole lines (`lines`; a line longer than a page
+//! may be passes in pieces, untouched): the client's first-page list requests of
 //! a named client go to a merge instead of the server, and the server's
 //! answers to the merge's own requests go to it instead of the client.
 
 use super::lines::Lines;
-use super::routes::{route, Claim};
+use super::routes::{route, routed, Claim};
 use super::{pages, Shared};
 use crate::copy::Copier;
 use crate::event::{BodyFraming, Direction};
 use crate::identity;
-use crate::merge::ask::{self, Inspected};
+use crate::merge::ask::{self, Inspected, ListRequest};
 use bytes::{Bytes, BytesMut};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use tokio::process::ChildStdout;
 
 /// Bytes asked for per read.
 const READ_SIZE: usize = 64 * 1024;
+
 /// Where the client reads, and the copies of what it got.
 pub(crate) struct ClientOut {
     pub(crate) writer: Pin<Box<dyn AsyncWrite + Send>>,
@@ -45,11 +46,20 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
         }
         let mut whole = Vec::new();
         lines.split(&chunk, |line, passing| whole.push((line, passing)));
+        // Lines that pass go in one write per read, not one per line; a
+        // merge's first request is the client's line, so what came before
+        // it goes first.
+        let mut pass = BytesMut::new();
         for (line, passing) in whole {
-            if passing || !take_for_merge(&shared, &line) {
-                let _ = to_server(&shared, &line).await;
+            match (!passing).then(|| wants_merge(&shared, &line)).flatten() {
+                Some((claim, list)) => {
+                    let _ = to_server(&shared, &pass.split()).await;
+                    spawn_merge(&shared, claim, list, line);
+                }
+                None => pass.extend_from_slice(&line),
             }
         }
+        let _ = to_server(&shared, &pass).await;
     }
     if let Some(rest) = lines.rest() {
         let _ = to_server(&shared, &rest).await;
@@ -59,33 +69,30 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
     drop(shared.stdin.lock().await.take());
 }
 
-/// Whether a client line went to a merge (a named client's first-page
-/// list request); an `initialize` names the client on the way.
-fn take_for_merge(shared: &Arc<Shared>, line: &Bytes) -> bool {
-    let Some(merging) = shared.merges.as_ref() else {
-        return false;
-    };
+/// Whether a client line is for a merge (a named client's first-page list
+/// request, its id not held by another merge): the request and the hold
+/// on its id. An `initialize` names the client on the way.
+fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest)> {
+    let merging = shared.merges.as_ref()?;
     let list = match ask::inspect(line, None) {
         Inspected::Initialize(info) => {
             *crate::merge::lock(&shared.client) = Some(info);
-            return false;
+            return None;
         }
-        Inspected::Other => return false,
+        Inspected::Other => return None,
         Inspected::FirstPage(list) => list,
     };
     let bound = crate::merge::lock(&shared.client).clone();
     let (who, _) = identity::identify(None, list.client_info.clone().or(bound), None);
-    if !merging
-        .settings
-        .clients
-        .includes(&identity::label(&who.name))
-    {
-        return false;
+    let label = identity::label(&who.name);
+    if !merging.settings.clients.includes(&label) {
+        return None;
     }
-    let Some(claim) = Claim::take(shared, &list) else {
-        return false;
-    };
-    let line = line.clone();
+    Some((Claim::take(shared, &list)?, list))
+}
+
+/// Merge for the client's request `line`, in a task of its own.
+fn spawn_merge(shared: &Shared, claim: Claim, list: ListRequest, line: Bytes) {
     let task = tokio::spawn(async move {
         pages::merge(claim.shared.clone(), list, line).await;
         drop(claim);
@@ -93,7 +100,6 @@ fn take_for_merge(shared: &Arc<Shared>, line: &Bytes) -> bool {
     let mut merging = crate::merge::lock(&shared.merging);
     merging.retain(|t| !t.is_finished());
     merging.push(task);
-    true
 }
 
 /// The next bytes a pipe gives; `None` at its end (or a failed read).
@@ -140,10 +146,23 @@ pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, mer
         }
         let mut whole = Vec::new();
         lines.split(&chunk, |line, passing| whole.push((line, passing)));
+        // Lines that pass go in one write per read; what came before an
+        // answer a merge takes reaches the client before that merge can
+        // answer.
+        let mut pass = BytesMut::new();
         for (line, passing) in whole {
-            if passing || !route(&shared, &line) {
-                to_client(&shared, &line).await;
+            if !passing && routed(&shared, &line) {
+                if !pass.is_empty() {
+                    to_client(&shared, &pass.split().freeze()).await;
+                }
+                if route(&shared, &line) {
+                    continue;
+                }
             }
+            pass.extend_from_slice(&line);
+        }
+        if !pass.is_empty() {
+            to_client(&shared, &pass.freeze()).await;
         }
     }
     if let Some(rest) = lines.rest() {

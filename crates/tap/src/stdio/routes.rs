@@ -66,12 +66,23 @@ impl Routes {
     }
 }
 
+/// Whether a server line may be for [`route`]: merges are waiting for an
+/// answer, or it may be a `list_changed`. Most lines, outside merges, are
+/// not, and pass unparsed.
+pub(crate) fn routed(shared: &Shared, line: &[u8]) -> bool {
+    !crate::merge::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
+}
+
+fn mentions_list_changed(line: &[u8]) -> bool {
+    line.windows(12).any(|w| w == b"list_changed")
+}
+
 /// Whether a server line was the answer to a merge's request (and went to
 /// it). A `list_changed` passes to the client, is counted, and makes
 /// merged answers stale.
 pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
     let mut routes = crate::merge::lock(&shared.routes);
-    let changed = line.windows(12).any(|w| w == b"list_changed");
+    let changed = mentions_list_changed(line);
     if routes.pending.is_empty() && !changed {
         return false;
     }
