@@ -68,13 +68,16 @@ fn names_that_look_alike_stay_apart_and_show_escaped() {
         Some(5.0)
     );
 
-    let answer = tap.api_clients();
-    let clients: BTreeSet<String> = answer["taps"][0]["clients"]
-        .as_array()
-        .expect("clients")
-        .iter()
-        .filter_map(|c| c["client"].as_str().map(str::to_string))
-        .collect();
+    // The views are published once a second, after the series.
+    let clients = wait_for(Duration::from_secs(60), "five clients shown", || {
+        let answer = tap.api_clients();
+        let clients: BTreeSet<String> = answer["taps"][0]["clients"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| c["client"].as_str().map(str::to_string))
+            .collect();
+        (clients.len() == NAMES.len()).then_some(clients)
+    });
     assert_eq!(clients, labels(), "/api/clients");
     let address = tap.web.at("").trim_start_matches("http://").to_string();
     let raw = raw_get(&address, "/api/clients", &[]).expect("/api/clients");
@@ -90,13 +93,18 @@ fn names_that_look_alike_stay_apart_and_show_escaped() {
         assert!(page.contains(label), "{label} on the page");
     }
 
-    let stderr = tap.web.stderr();
-    let logged: BTreeSet<String> = stderr
-        .lines()
-        .filter(|l| l.contains("msg=\"client listing\""))
-        .map(|l| parse_line(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .filter_map(|pairs| get(&pairs, "client").map(str::to_string))
-        .collect();
-    assert_eq!(logged, labels(), "the log:\n{stderr}");
+    let logged = |stderr: &str| -> BTreeSet<String> {
+        stderr
+            .lines()
+            .filter(|l| l.contains("msg=\"client listing\""))
+            .map(|l| parse_line(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .filter_map(|pairs| get(&pairs, "client").map(str::to_string))
+            .collect()
+    };
+    let stderr = wait_for(Duration::from_secs(60), "five listings logged", || {
+        let stderr = tap.web.stderr();
+        (logged(&stderr).len() == NAMES.len()).then_some(stderr)
+    });
+    assert_eq!(logged(&stderr), labels(), "the log:\n{stderr}");
     assert_eq!(hidden(&stderr), Vec::<char>::new(), "the log");
 }
