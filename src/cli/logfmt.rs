@@ -3,14 +3,18 @@
 //! `time=2026-12-03T21:50:00.123Z level=warn source=src/sinks/level_watch.rs:42 msg="verdict changed: healthy → down" target_name=flaky …`.
 //!
 //! A value is quoted when it is empty or holds a space (any Unicode
-//! whitespace), `=`, `"` or a control character, and escaped inside the
-//! quotes the way logfmt readers decode (`\"`, `\\`, `\n`, `\r`, `\t`, and
-//! `\u001b` for the other controls: readers take JSON's escapes, not the
-//! `\x1b` of `mcp_listing::text::escape_controls`). Whatever a server put
-//! in a field thus stays inside its value: it cannot start a line of its
-//! own, end the value early or act on a terminal.
+//! whitespace), `=`, `"`, a control character or an invisible one
+//! (`mcp_listing::text::is_invisible`: a zero-width space, a right-to-left
+//! override), and escaped inside the quotes the way logfmt readers decode
+//! (`\"`, `\\`, `\n`, `\r`, `\t`, and `\u001b`, `\u200b` for the other
+//! hidden characters, a surrogate pair past U+FFFF: readers take JSON's
+//! escapes, not the `\x1b` of `mcp_listing::text::escape`). Whatever a
+//! server put in a field thus stays inside its value: it cannot start a
+//! line of its own, end the value early, act on a terminal or pass for
+//! another value.
 
-use mcp_listing::text::is_control;
+use mcp_listing::shown_json::unicode_escape;
+use mcp_listing::text::is_hidden;
 use std::fmt::{self, Write as _};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -203,7 +207,7 @@ fn push_key(out: &mut String, key: &str) {
 }
 
 fn needs_quotes(c: char) -> bool {
-    c == '"' || c == '=' || c.is_whitespace() || is_control(c)
+    c == '"' || c == '=' || c.is_whitespace() || is_hidden(c)
 }
 
 /// `value` bare when it can be, quoted and escaped otherwise (see the
@@ -221,9 +225,7 @@ fn push_value(out: &mut String, value: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_control(c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
+            c if is_hidden(c) => out.push_str(&unicode_escape(c)),
             c => out.push(c),
         }
     }
@@ -233,6 +235,7 @@ fn push_value(out: &mut String, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_listing::text::is_control;
     use mcp_testkit::logfmt::{get, parse_line};
     use std::sync::{Arc, Mutex};
 
@@ -254,7 +257,9 @@ mod tests {
         assert_eq!(quoted("target recovered"), r#""target recovered""#);
         assert_eq!(quoted("a=b"), r#""a=b""#);
         assert_eq!(quoted(r#"say "hi""#), r#""say \"hi\"""#);
-        assert_eq!(quoted("non\u{a0}breaking"), "\"non\u{a0}breaking\"");
+        assert_eq!(quoted("non\u{a0}breaking"), r#""non\u00a0breaking""#);
+        assert_eq!(quoted("m\u{200b}cp"), r#""m\u200bcp""#);
+        assert_eq!(quoted("\u{202e}x\u{e0041}"), r#""\u202ex\udb40\udc41""#);
         assert_eq!(quoted(r#"\"x"#), r#""\\\"x""#);
     }
 
@@ -269,6 +274,9 @@ mod tests {
         assert!(!shown.chars().any(is_control), "{shown:?}");
         let pairs = parse_line(&format!("k={shown}")).unwrap();
         assert_eq!(get(&pairs, "k"), Some(hostile));
+        let lookalike = "m\u{200b}cp\u{202e}\u{e0041}";
+        let pairs = parse_line(&format!("k={}", quoted(lookalike))).unwrap();
+        assert_eq!(get(&pairs, "k"), Some(lookalike));
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
         }
     };
     if args.json {
-        match serde_json::to_string_pretty(&with_verdict(&report, &verdict)) {
+        match mcp_listing::shown_json::to_string_pretty(&with_verdict(&report, &verdict)) {
             Ok(s) => super::print_stdout(&format!("{s}\n")),
             Err(e) => {
                 eprintln!("mcp-exporter probe: cannot encode the report: {e}");

@@ -16,4 +16,5 @@ pub mod report;
 pub mod run;
 pub mod service;
 pub mod spec;
+pub mod stdin;
 pub mod stdio;

@@ -12,6 +12,7 @@ pub mod report;
 pub mod retry_after;
 pub mod schema_shape;
 pub mod shape;
+pub mod shown_json;
 pub mod text;
 pub mod trace;
 pub mod transport;

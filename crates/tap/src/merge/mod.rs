@@ -13,6 +13,7 @@ pub(crate) mod ask;
 pub(crate) mod flow;
 pub(crate) mod http;
 pub(crate) mod pager;
+pub(crate) mod request_id;
 pub(crate) mod result;
 
 use crate::http1::head::Response;

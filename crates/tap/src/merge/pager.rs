@@ -108,7 +108,7 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
         let (id, body) = match self.original.take() {
             Some(original) => (self.ask.id().clone(), original),
             None => {
-                let id = format!("mcp-tap-merge-{}", self.requests);
+                let id = crate::merge::request_id::next();
                 let body = Bytes::from(self.ask.page(&id, cursor));
                 (Value::String(id), body)
             }

@@ -4,6 +4,7 @@
 //! server's own answer to its request (page 1) as the server wrote it.
 
 use super::pumps::{to_client, to_server};
+use super::routes;
 use super::{Shared, SESSION};
 use crate::event::{MergeFallback, MergeOutcome, TapEvent};
 use crate::merge::ask::ListRequest;
@@ -19,11 +20,16 @@ struct Pipes {
     /// The server's answer to the first request (the client's own), as
     /// it wrote it.
     first: Option<Bytes>,
+    /// The walked kind's `list_changed` notifications passed by the last
+    /// answer (by the first request, before one came).
+    changes: Option<u64>,
 }
 
 impl PageTransport for Pipes {
     async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
-        let answer = crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+        let (answer, now) =
+            crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+        let since = *self.changes.get_or_insert(now);
         let mut line = request.body.to_vec();
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
@@ -41,9 +47,12 @@ impl PageTransport for Pipes {
             })
         })?;
         self.first.get_or_insert_with(|| routed.line.clone());
+        // Every one the server wrote since the last answer, also between
+        // two of the walk's requests.
+        self.changes = Some(routed.changes);
         Ok(Exchanged {
             answer: routed.message,
-            list_changed: routed.list_changed,
+            list_changed: u32::try_from(routed.changes - since).unwrap_or(u32::MAX),
             bytes: routed.line.len() as u64,
         })
     }
@@ -61,6 +70,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         answer(&shared, &list, MergeOutcome::Reused, 0, reused.items, body).await;
         return;
     }
+    let seen = routes::changes(&shared);
     let Ok(_walking) = merges.walks.try_acquire() else {
         told(
             &shared,
@@ -76,6 +86,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
     let pipes = Pipes {
         shared: shared.clone(),
         first: None,
+        changes: None,
     };
     let mut pager = WalkPager::new(pipes, &list, line, settings.max_merged_bytes);
     let report = mcp_listing::walk(&mut pager, list.kind, &settings.walk, list.era).await;
@@ -84,7 +95,9 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         Ok((m, body)) => {
             answer(&shared, &list, MergeOutcome::Merged, pages, m.items, body).await;
             if let Some(key) = key {
-                merges.keep(key, no_head(), m.result, m.items, m.ttl_ms);
+                routes::unless_changed_since(&shared, seen, || {
+                    merges.keep(key, no_head(), m.result, m.items, m.ttl_ms);
+                });
             }
         }
         Err(fallback) => {
