@@ -27,7 +27,7 @@ use mcp_exporter::telemetry::metrics::{
 };
 use mcp_exporter::telemetry::spans::TraceSink;
 use mcp_listing::walk::PageResult;
-use mcp_listing::{walk, Kind, Pager, TransportKind, WalkLimits};
+use mcp_listing::{walk, Era, Kind, Pager, TransportKind, WalkLimits};
 use mcp_testkit::counting_alloc::{live_bytes, CountingAlloc};
 use prometheus_client::registry::Registry;
 use serde_json::{json, Value};
@@ -123,7 +123,7 @@ async fn poll(target: &str, generation: u32) -> PollReport {
     for kind in Kind::ALL {
         report
             .listings
-            .push(walk(&mut catalogue, kind, &limits).await);
+            .push(walk(&mut catalogue, kind, &limits, Era::Legacy).await);
     }
     report
 }

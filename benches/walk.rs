@@ -3,7 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mcp_listing::walk::PageResult;
-use mcp_listing::{walk, Kind, Pager, WalkLimits};
+use mcp_listing::{walk, Era, Kind, Pager, WalkLimits};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime};
 
@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
         ..WalkLimits::default()
     };
     c.bench_function("walk 1000 pages x 10 tools", |b| {
-        b.iter(|| rt.block_on(walk(&mut memory, Kind::Tools, &limits)))
+        b.iter(|| rt.block_on(walk(&mut memory, Kind::Tools, &limits, Era::Legacy)))
     });
 }
 

@@ -83,7 +83,7 @@ fn main() -> ExitCode {
         // Orphans of stdio servers' trees become our children, to be killed
         // when their server closes (see process_tree).
         if let Err(e) = process_tree::adopt_orphans() {
-            tracing::warn!(error = %e, "cannot adopt orphans of stdio servers; relying on /proc scans at close");
+            mcp_exporter::telemetry::events::OrphanAdoptionUnavailable { error: &e }.emit();
         }
     }
     match cli.command {

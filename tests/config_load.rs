@@ -259,13 +259,12 @@ fn every_key_loads_and_resolves() {
     );
     assert_eq!(o.expect.items.get(&Kind::Tools), Some(&3));
     assert_eq!(o.reference[0].kinds, vec![Kind::Tools]);
-    let w = o.walk_limits(true);
+    let w = o.settings.limits.walk_limits();
     assert_eq!((w.max_pages, w.max_items), (7, 70));
     assert_eq!(w.invalid_cursor_restarts, 0);
     assert_eq!(w.list_changed_restarts, 0);
     assert_eq!(w.session_restarts, 1);
     assert_eq!(w.listing_timeout, Duration::from_secs(90));
-    assert!(w.modern);
 
     let l = &c.targets[2];
     let EndpointConfig::Stdio(StdioCommand {

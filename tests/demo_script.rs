@@ -6,6 +6,7 @@
 //! To stay cheap the script does not build (`DEMO_BUILD=0`): the test's own
 //! binary is put where a release build under that target directory lands.
 
+use mcp_testkit::ports::free_port;
 use mcp_testkit::process::Proc;
 use mcp_testkit::{exporter_bin, http_get, repo_path, run};
 use std::net::TcpListener;
@@ -20,13 +21,6 @@ fn elsewhere_target_dir() -> tempfile::TempDir {
     std::os::unix::fs::symlink(exporter_bin(), release.join("mcp-exporter"))
         .expect("symlink the binary");
     dir
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// The demo with its target directory (and baselines) in `target_dir`.

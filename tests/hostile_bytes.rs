@@ -211,11 +211,27 @@ fn control_characters_never_reach_the_terminal() {
     );
     let report: Value = serde_json::from_str(&check.stdout).expect("check --json is JSON");
     assert!(report["rules"].is_array());
+    assert_json_shows_no_control(&check.stdout, "check --json");
     let xml = std::fs::read_to_string(&junit).expect("the JUnit file");
     roxmltree::Document::parse(&xml).expect("well-formed JUnit");
     let (probe, _) = against_simulator(&["probe", "--json", "--kind", "tools"], &simulate);
     let report: Value = serde_json::from_str(&probe.stdout).expect("probe --json is JSON");
     assert!(names(listing(&report, "tools"))[0].contains('\u{1b}'));
+    assert!(names(listing(&report, "tools"))[0].contains('\u{9b}'));
+    assert_json_shows_no_control(&probe.stdout, "probe --json");
+    assert!(probe
+        .stdout
+        .contains(r"\u001b[2J\u0000\u009b31m\r\n99 pass"));
+}
+
+/// JSON printed to a terminal: C1 (U+009B is CSI) escaped as `\u009b`, as
+/// every other control is, the value intact for a JSON reader.
+fn assert_json_shows_no_control(json: &str, what: &str) {
+    assert_eq!(
+        control_characters(json),
+        Vec::<char>::new(),
+        "{what} prints controls raw"
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use mcp_wire::transport::process_tree::{
     become_subreaper, new_tag, orphans_killed, release_tag, sweep_at_exit, Sweeper, TREE_TAG_VAR,
 };
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Pids whose command line contains `marker`, with their parent pid and
 /// whether they are zombies.
@@ -84,11 +84,7 @@ fn orphan_tree(tag: &str, marker: &str) {
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "gave up waiting: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    mcp_testkit::process::wait_for(Duration::from_secs(20), what, || done().then_some(()));
 }
 
 // One test: sweeps reap zombies of this whole process, so a second test

@@ -15,15 +15,15 @@
 //!
 //! Needs `/usr/bin/prometheus` (Debian package `prometheus`, or `$PROMETHEUS`).
 
-use mcp_testkit::http::raw_get;
+use mcp_testkit::exporter::Exporter;
 use mcp_testkit::ports::free_port;
 use mcp_testkit::prometheus::{Prometheus, PrometheusSetup};
 use mcp_testkit::{exporter_bin, repo_file, repo_path, Proc};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Scrape job name; McpExporterAbsent matches `mcp-exporter.*`.
 const JOB: &str = "mcp-exporter";
@@ -167,11 +167,12 @@ const CLIENTS: [(&str, &str); 3] = [
     ("forger", "--garbage-cursor"),
 ];
 
-fn start_clients(tap_port: u16) -> Vec<Process> {
+fn start_clients(tap_port: u16) -> Vec<Proc> {
     CLIENTS
         .iter()
         .map(|(name, how)| {
-            let args = [
+            let mut command = Command::new(exporter_bin());
+            command.args([
                 "simulate-client",
                 "--url",
                 &format!("http://127.0.0.1:{tap_port}/mcp/paged"),
@@ -180,8 +181,8 @@ fn start_clients(tap_port: u16) -> Vec<Process> {
                 how,
                 "--every",
                 "1s",
-            ];
-            Process::spawn(&args.map(String::from), |_| Vec::new())
+            ]);
+            Proc::background(&format!("simulate-client {name}"), command)
         })
         .collect()
 }
@@ -191,102 +192,23 @@ fn start_shrink_server() -> Proc {
     simulator(&["--scenario", "shrink", "--after-listings", "2"])
 }
 
-/// A child process killed (SIGTERM, then SIGKILL) on drop, its stderr kept
-/// in a temporary directory for failure messages.
-struct Process {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Process {
-    fn spawn(args: &[String], setup: impl FnOnce(&Path) -> Vec<String>) -> Process {
-        let dir = tempfile::tempdir().expect("temp dir for a child process");
-        let mut all: Vec<String> = args.to_vec();
-        all.extend(setup(dir.path()));
-        let log = std::fs::File::create(dir.path().join("stderr.log")).expect("stderr log");
-        let child = Command::new(exporter_bin())
-            .args(&all)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(log))
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run mcp-exporter {all:?}: {e}"));
-        Process { child, dir }
-    }
-
-    fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("stderr.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        // SIGTERM first so the exporter shuts its stdio servers down cleanly.
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: kill(2) on our own child's pid has no memory effects.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.exited() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Waits (up to `limit`) until `ready` holds, failing early if the process exits.
-fn wait_until(process: &mut Process, limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if process.exited() {
-            return false;
-        }
-        if ready() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    false
-}
-
 /// The exporter on `port` with `config` (given its state directory), once
-/// it serves `/metrics`; Err with its log when it exits or never does.
-fn try_start_exporter(port: u16, config: &dyn Fn(&Path) -> String) -> Result<Process, String> {
-    let mut p = Process::spawn(&[], |dir| {
-        let state = dir.join("state");
-        std::fs::create_dir_all(&state).expect("state dir");
-        let path = dir.join("config.yaml");
-        std::fs::write(&path, config(&state)).expect("write exporter config");
-        vec![
-            "--config.file".to_string(),
-            path.display().to_string(),
-            "--web.listen-address".to_string(),
-            format!("127.0.0.1:{port}"),
-        ]
+/// it serves `/metrics`; Err with its log when it cannot listen there or
+/// never serves.
+fn try_start_exporter(port: u16, config: &dyn Fn(&Path) -> String) -> Result<Exporter, String> {
+    let exporter = Exporter::try_start_at(
+        |dir| {
+            let state = dir.join("state");
+            std::fs::create_dir_all(&state).expect("state dir");
+            config(&state)
+        },
+        &format!("127.0.0.1:{port}"),
+    )?;
+    exporter.wait(Duration::from_secs(60), "/metrics with mcp_up", || {
+        let (status, body) = exporter.get("/metrics");
+        (status == 200 && body.contains("mcp_up")).then_some(())
     });
-    let address = format!("127.0.0.1:{port}");
-    let up = wait_until(&mut p, Duration::from_secs(60), || {
-        raw_get(&address, "/metrics", &[])
-            .is_ok_and(|r| r.status == 200 && r.text().contains("mcp_up"))
-    });
-    if up {
-        Ok(p)
-    } else {
-        Err(format!(
-            "mcp-exporter did not serve /metrics on :{port}; its log:\n{}",
-            p.log()
-        ))
-    }
+    Ok(exporter)
 }
 
 /// Prometheus scraping the exporter, started first so its first scrape
@@ -297,7 +219,7 @@ fn try_start_exporter(port: u16, config: &dyn Fn(&Path) -> String) -> Result<Pro
 fn prometheus_then_exporter(
     setup: impl Fn(PrometheusSetup) -> PrometheusSetup,
     config: &dyn Fn(&Path) -> String,
-) -> (Prometheus, Process) {
+) -> (Prometheus, Exporter) {
     let mut failures = Vec::new();
     for _attempt in 0..3 {
         let port = free_port();
@@ -592,13 +514,13 @@ fn firing(prom: &Prometheus, alertname: &str, target: &str) -> bool {
     })
 }
 
-fn diagnostics(prom: &Prometheus, exporter: &Process) -> String {
+fn diagnostics(prom: &Prometheus, exporter: &Exporter) -> String {
     let targets = prom.targets().unwrap_or_default();
     let health: Vec<String> = targets
         .iter()
         .map(|t| format!("{} {} {}", t["scrapeUrl"], t["health"], t["lastError"]))
         .collect();
-    let log = exporter.log();
+    let log = exporter.stderr();
     let tail: String = log
         .chars()
         .rev()

@@ -3,8 +3,8 @@
 //! client reports for each scenario holds for the walker.
 
 use mcp_listing::{
-    walk, ErrorKind, ExchangeFailure, Guard, Kind, ListingReport, Outcome, PageError, PageResult,
-    Pager, WalkLimits,
+    walk, Era, ErrorKind, ExchangeFailure, Guard, Kind, ListingReport, Outcome, PageError,
+    PageResult, Pager, WalkLimits,
 };
 use mcp_testkit::simulator::http_scenario;
 use mcp_testkit::simulator::{numbered, StdioSim};
@@ -88,20 +88,18 @@ impl Pager for StdioPager {
     }
 }
 
-async fn report(args: &[&str], limits: WalkLimits) -> ListingReport {
+async fn report(args: &[&str], limits: WalkLimits, era: Era) -> ListingReport {
     let mut sim = StdioSim::start(args);
-    if !limits.modern {
+    let modern = era.is_modern();
+    if !modern {
         sim.init();
     }
-    let mut pager = StdioPager {
-        sim,
-        modern: limits.modern,
-    };
-    walk(&mut pager, Kind::Tools, &limits).await
+    let mut pager = StdioPager { sim, modern };
+    walk(&mut pager, Kind::Tools, &limits, era).await
 }
 
 async fn legacy(args: &[&str]) -> ListingReport {
-    report(args, WalkLimits::default()).await
+    report(args, WalkLimits::default(), Era::Legacy).await
 }
 
 /// The default limits changed by `set`.
@@ -111,15 +109,12 @@ fn limits(set: impl FnOnce(&mut WalkLimits)) -> WalkLimits {
     limits
 }
 
-fn modern() -> WalkLimits {
-    limits(|l| l.modern = true)
-}
-
 /// `scenario` served and walked at 2026-07-28.
 async fn modern_walk(scenario: &str) -> ListingReport {
     report(
         &["--scenario", scenario, "--protocol", "2026-07-28"],
-        modern(),
+        WalkLimits::default(),
+        Era::Modern,
     )
     .await
 }
@@ -185,12 +180,22 @@ async fn loops_and_caps_abort_with_their_guard() {
         (Outcome::Aborted(Guard::NoProgress), 4, 20)
     );
 
-    let r = report(&["--scenario", "endless"], limits(|l| l.max_pages = 10)).await;
+    let r = report(
+        &["--scenario", "endless"],
+        limits(|l| l.max_pages = 10),
+        Era::Legacy,
+    )
+    .await;
     assert_eq!(
         (r.outcome, r.requests(), r.raw_items, r.unique_items),
         (Outcome::Aborted(Guard::PageCap), 10, 50, 20)
     );
-    let r = report(&["--scenario", "endless"], limits(|l| l.max_items = 12)).await;
+    let r = report(
+        &["--scenario", "endless"],
+        limits(|l| l.max_items = 12),
+        Era::Legacy,
+    )
+    .await;
     assert_eq!(end(&r), (Outcome::Aborted(Guard::ItemCap), 3));
 }
 
@@ -276,14 +281,19 @@ async fn faults_end_as_their_error() {
     }
     // A bound on waiting: the page never comes.
     let quick = limits(|l| l.page_timeout = Duration::from_millis(300));
-    let r = report(&["--scenario", "hang"], quick).await;
+    let r = report(&["--scenario", "hang"], quick, Era::Legacy).await;
     assert_eq!(end(&r), (Outcome::Error(ErrorKind::Timeout), 2));
 }
 
 /// The 2026-07-28 walk: stateless, with its caching hints.
 #[tokio::test(flavor = "multi_thread")]
 async fn protocol_2026_completes_with_cache_hints() {
-    let r = report(&["--scenario", "protocol-2026"], modern()).await;
+    let r = report(
+        &["--scenario", "protocol-2026"],
+        WalkLimits::default(),
+        Era::Modern,
+    )
+    .await;
     assert_eq!(
         (r.outcome, r.requests(), r.unique_items),
         (Outcome::Complete, 4, 20)
@@ -300,9 +310,9 @@ async fn shrink_with_notify_restarts_the_second_listing_once() {
     sim.init();
     let mut pager = StdioPager { sim, modern: false };
     let limits = WalkLimits::default();
-    let first = walk(&mut pager, Kind::Tools, &limits).await;
+    let first = walk(&mut pager, Kind::Tools, &limits, Era::Legacy).await;
     assert_eq!((first.outcome, first.unique_items), (Outcome::Complete, 20));
-    let second = walk(&mut pager, Kind::Tools, &limits).await;
+    let second = walk(&mut pager, Kind::Tools, &limits, Era::Legacy).await;
     assert_eq!(
         (
             second.outcome,
@@ -427,11 +437,11 @@ async fn session_expiry_restarts_later_kinds_as_documented() {
     };
     pager.initialize().await;
     let limits = WalkLimits::default();
-    let tools = walk(&mut pager, Kind::Tools, &limits).await;
+    let tools = walk(&mut pager, Kind::Tools, &limits, Era::Legacy).await;
     assert_eq!((tools.outcome, tools.requests()), (Outcome::Complete, 4));
     assert!(tools.restarts.is_empty());
     for kind in [Kind::Prompts, Kind::Resources, Kind::ResourceTemplates] {
-        let r = walk(&mut pager, kind, &limits).await;
+        let r = walk(&mut pager, kind, &limits, Era::Legacy).await;
         assert_eq!(
             (r.outcome, r.requests(), r.final_pages, r.unique_items),
             (Outcome::Complete, 7, 4, 20),
@@ -447,6 +457,6 @@ async fn session_expiry_restarts_later_kinds_as_documented() {
     let sim = http_scenario("session-expiry", &["--expire-after", "3"]);
     pager.url = format!("{}/mcp", sim.url);
     pager.initialize().await;
-    let r = walk(&mut pager, Kind::Tools, &limits).await;
+    let r = walk(&mut pager, Kind::Tools, &limits, Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::TransportError));
 }

@@ -7,7 +7,7 @@
 //! the upstream, a walk's slot never held by a client that does not read,
 //! and no client ever given an answer made for other credentials.
 
-use mcp_tap::{MergeClients, MergeCount, MergeOutcome, TapEvent, TapSettings};
+use mcp_tap::{Cut, MergeClients, MergeCount, MergeOutcome, TapEvent, TapSettings};
 use mcp_testkit::clients::TapCommand;
 use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
@@ -403,7 +403,7 @@ fn six_megabyte_answers(write_timeout: Duration) -> (Scripted, RunningTap) {
     let upstream = catalogue(10, 100, 6000, &[]);
     let mut settings = TapSettings::new(upstream.url("/mcp").parse().unwrap());
     settings.merge.clients = MergeClients::All;
-    settings.merge.write_timeout = write_timeout;
+    settings.limits.write_timeout = write_timeout;
     settings.merge.max_bytes = 1 << 30;
     (upstream, RunningTap::start(settings))
 }
@@ -452,7 +452,7 @@ fn clients_that_never_read_hold_no_walk_slot() {
     assert!(answer.body.len() > 6_000_000, "{} bytes", answer.body.len());
     assert_eq!(tap.stats.merges(MergeCount::Busy), 0);
     assert_eq!(merged_count(&tap), SILENT + 1);
-    assert_eq!(tap.stats.merge_write_timeouts(), 0, "all still held");
+    assert_eq!(tap.stats.cuts(Cut::ClientWrite), 0, "all still held");
 }
 
 #[test]
@@ -461,7 +461,7 @@ fn clients_that_never_read_are_cut_at_the_write_deadline() {
     let (_upstream, tap) = six_megabyte_answers(Duration::from_secs(2));
     let mut silent = silent_readers(&tap, SILENT);
     wait_for(Duration::from_secs(300), "the silent readers cut", || {
-        (tap.stats.merge_write_timeouts() == SILENT as u64).then_some(())
+        (tap.stats.cuts(Cut::ClientWrite) == SILENT as u64).then_some(())
     });
     assert_eq!(merged_count(&tap), SILENT);
     for conn in &mut silent {

@@ -262,3 +262,141 @@ async fn garbage_huge_lines_and_a_server_that_ignores_stdin_closing() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGKILL));
 }
+
+/// First-page requests of `methods`, ids from `first_id`, as one write.
+fn first_pages(methods: &[&str], first_id: u64) -> String {
+    methods
+        .iter()
+        .zip(first_id..)
+        .map(|(method, id)| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{}}}}"#)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_merges_each_get_their_own_answers() {
+    // Tools, prompts and resources first pages back to back, round after
+    // round, reuse off: three walks over the one pipe at once each time.
+    // Each walk's requests must carry ids no other walk uses (and none a
+    // client uses), or one walk takes another's answer and the client gets
+    // an answer it never asked for.
+    let mut settings = merging(simulator(&[]));
+    settings.merge.reuse_for = Duration::ZERO;
+    let mut wrapped = Wrapped::start(settings);
+    wrapped.call(INIT).await;
+    wrapped.send(INITIALIZED).await;
+    let kinds = [
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+    ];
+    let methods: Vec<&str> = kinds.iter().map(|(m, _)| *m).collect();
+    for round in 0..5u64 {
+        let first_id = 10 + round * 10;
+        wrapped.send(&first_pages(&methods, first_id)).await;
+        let mut got = BTreeMap::new();
+        for _ in 0..kinds.len() {
+            let line = wrapped.line().await;
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            let id = answer["id"].as_u64();
+            assert!(
+                id.is_some_and(|id| (first_id..first_id + 3).contains(&id)),
+                "round {round}: an answer never asked for: {line}"
+            );
+            got.insert(id, answer);
+        }
+        for ((_, key), id) in kinds.iter().zip(first_id..) {
+            let result = &got[&Some(id)]["result"];
+            let items = result[key].as_array().map_or(0, Vec::len);
+            assert_eq!(items, 14, "round {round}, {key}: {result}");
+            assert!(result.get("nextCursor").is_none(), "{result}");
+        }
+    }
+    let told = merges(&wrapped.recorder);
+    assert_eq!(told, [MergeOutcome::Merged; 15], "no fallback to page 1");
+    assert!(wrapped.finish().await.success());
+}
+
+/// The stdio server of tests/stdio_notifying_server.py.
+fn notifying_server() -> StdioSpec {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/stdio_notifying_server.py"
+    );
+    // The interpreter itself, not a shim that needs our environment.
+    let found = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3");
+    let python = String::from_utf8(found.stdout).unwrap();
+    spec(python.trim(), &["-u", script])
+}
+
+fn method_or_id(line: &str) -> String {
+    let message: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    match message.get("method").and_then(Value::as_str) {
+        Some(method) => {
+            let data = message["params"]["data"].as_str().unwrap_or("");
+            format!("{method} {data}").trim_end().to_string()
+        }
+        None => format!("answer {}", message["id"]),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_server_says_during_a_walk_reaches_the_client_in_order() {
+    // The server (4 tools by 2) writes a log message before every page-1
+    // answer, a tools list_changed before the first page-1 answer (the walk
+    // starts over) and another right after the first page-2 answer (the
+    // walk is done: its answer must not be reused across that one).
+    let mut wrapped = Wrapped::start(merging(notifying_server()));
+    wrapped.call(INIT).await;
+    wrapped.send(INITIALIZED).await;
+    wrapped.send(&list(2, None)).await;
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        seen.push(wrapped.line().await);
+    }
+    let said: Vec<String> = seen.iter().map(|l| method_or_id(l)).collect();
+    assert_eq!(
+        said[..3],
+        [
+            "notifications/message page 1 #1",
+            "notifications/tools/list_changed",
+            "notifications/message page 1 #2",
+        ],
+        "in the order the server wrote them: {said:?}"
+    );
+    // The last list_changed comes after the walk's last answer: before or
+    // after the merged answer, both reach the client.
+    let mut last_two = said[3..].to_vec();
+    last_two.sort();
+    assert_eq!(
+        last_two,
+        ["answer 2", "notifications/tools/list_changed"],
+        "{said:?}"
+    );
+    let merged = seen.iter().find(|l| method_or_id(l) == "answer 2").unwrap();
+    assert_eq!(tools(merged), (4, None), "{merged}");
+
+    // A list_changed passed since that walk: walked again, not reused.
+    wrapped.send(&list(3, None)).await;
+    assert_eq!(
+        method_or_id(&wrapped.line().await),
+        "notifications/message page 1 #3"
+    );
+    assert_eq!(tools(&wrapped.line().await), (4, None));
+    // Nothing passed since: reused.
+    assert_eq!(tools(&wrapped.call(&list(4, None)).await), (4, None));
+    assert_eq!(
+        merges(&wrapped.recorder),
+        [
+            MergeOutcome::Merged,
+            MergeOutcome::Merged,
+            MergeOutcome::Reused
+        ]
+    );
+    assert!(wrapped.finish().await.success());
+}

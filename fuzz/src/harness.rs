@@ -12,7 +12,9 @@
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mcp_exporter::config;
-use mcp_listing::{walk, ExchangeFailure, Kind, Outcome, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::{
+    walk, Era, ExchangeFailure, Kind, Outcome, PageError, PageResult, Pager, WalkLimits,
+};
 use mcp_wire::jsonrpc::{self, Incoming};
 use mcp_wire::transport::sse_body::{self, ByteCounter, SseReadError};
 use serde_json::Value;
@@ -171,7 +173,7 @@ pub fn config_text(data: &[u8]) -> ConfigText {
     };
     match config::load_str(text, "fuzz.yaml") {
         Ok(loaded) => {
-            let _ = loaded.config.defaults.settings.limits.walk_limits(false);
+            let _ = loaded.config.defaults.settings.limits.walk_limits();
             ConfigText::Loaded
         }
         Err(err) => {
@@ -282,9 +284,9 @@ pub fn walk_pages(data: &[u8]) -> Option<Outcome> {
     let limits = WalkLimits {
         max_pages: u32::from((head >> 3) & 0b1111) + 1,
         max_items: 40,
-        modern: head & 0b100 != 0,
         ..WalkLimits::default()
     };
+    let era = Era::modern_if(head & 0b100 != 0);
     let script: Vec<(Scripted, u32)> = body
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
@@ -298,7 +300,7 @@ pub fn walk_pages(data: &[u8]) -> Option<Outcome> {
         next: 0,
         fetches: 0,
     };
-    let report = block_on(walk(&mut pager, kind, &limits));
+    let report = block_on(walk(&mut pager, kind, &limits, era));
     let attempts = 1
         + u64::from(limits.invalid_cursor_restarts)
         + u64::from(limits.list_changed_restarts)

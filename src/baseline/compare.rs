@@ -19,7 +19,7 @@ pub struct PolledTarget {
     pub report: PollReport,
     pub diffs: BTreeMap<Kind, KindDiff>,
     /// Per kind and reference target: reference items this target lacks.
-    pub reference_missing: BTreeMap<Kind, BTreeMap<String, Vec<String>>>,
+    pub reference_missing: MissingByReference,
     /// Per kind compared with two or more references: this target against
     /// the union of their renamed names (several origins merged behind one
     /// gateway).
@@ -42,6 +42,9 @@ pub struct ReferenceUnion {
     pub unexpected: Vec<String>,
 }
 
+/// Per kind and reference target: the reference's items a target lacks.
+pub type MissingByReference = BTreeMap<Kind, BTreeMap<String, Vec<String>>>;
+
 /// Unexpected names kept per kind.
 pub const MAX_UNION_NAMES: usize = 200;
 
@@ -57,20 +60,41 @@ impl PolledTarget {
     }
 }
 
-/// Diff every listing of `report` against `store`, store the complete ones
-/// that differ from their baseline (at `now`, Unix seconds), and compare
-/// with each configured reference. When a baseline changed and a state
-/// directory is configured, also returns the target's file to write (or why
-/// it cannot be): the caller writes it after releasing the store (the write
-/// syncs to disk).
-/// An unchanged catalogue writes nothing: at 2,000 targets a file synced
-/// per poll under the store's lock stalled the whole poller.
+/// A poll held against the baselines: per kind what changed since the last
+/// complete listing, the complete listings kept as the new baselines (at
+/// `now`, Unix seconds), then the target against each configured reference.
+/// When a baseline changed and a state directory is configured, also
+/// returns the target's file to write (or why it cannot be): the caller
+/// writes it after releasing the store (the write syncs to disk).
 pub fn compare(
     store: &mut BaselineStore,
     report: PollReport,
     references: &[ReferenceConfig],
     now: f64,
 ) -> (PolledTarget, Option<Result<PendingWrite, BaselineError>>) {
+    let (diffs, write) = diff_and_keep(store, &report, now);
+    let (reference_missing, reference_union) = against_references(store, &report, references);
+    let polled = PolledTarget {
+        report,
+        diffs,
+        reference_missing,
+        reference_union,
+    };
+    (polled, write)
+}
+
+/// Churn and content drift of every listing since its baseline; complete
+/// listings that differ from their baseline become it. An unchanged
+/// catalogue writes nothing: at 2,000 targets a file synced per poll under
+/// the store's lock stalled the whole poller.
+fn diff_and_keep(
+    store: &mut BaselineStore,
+    report: &PollReport,
+    now: f64,
+) -> (
+    BTreeMap<Kind, KindDiff>,
+    Option<Result<PendingWrite, BaselineError>>,
+) {
     let mut diffs = BTreeMap::new();
     let mut changed = false;
     for listing in &report.listings {
@@ -98,12 +122,21 @@ pub fn compare(
             changed = true;
         }
     }
-    let write = if changed {
-        store.encode(&report.target).transpose()
-    } else {
-        None
-    };
-    let mut reference_missing: BTreeMap<_, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let write = changed
+        .then(|| store.encode(&report.target).transpose())
+        .flatten();
+    (diffs, write)
+}
+
+/// Per kind and reference, the reference's items (renamed by its `map`)
+/// this target lacks; per kind compared with two or more references, the
+/// target against their union. Only complete listings on both sides count.
+fn against_references(
+    store: &BaselineStore,
+    report: &PollReport,
+    references: &[ReferenceConfig],
+) -> (MissingByReference, BTreeMap<Kind, ReferenceUnion>) {
+    let mut reference_missing = MissingByReference::new();
     // Per kind: the renamed names of every compared reference.
     let mut expected: BTreeMap<Kind, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
     for reference in references {
@@ -136,13 +169,7 @@ pub fn compare(
             Some((kind, union_gap(&listing.names, compared, &names)))
         })
         .collect();
-    let polled = PolledTarget {
-        report,
-        diffs,
-        reference_missing,
-        reference_union,
-    };
-    (polled, write)
+    (reference_missing, reference_union)
 }
 
 /// Item-content drift of a complete listing against the previous

@@ -192,9 +192,21 @@ pub struct BaselineStore {
     /// Targets with baselines that are not polled now, and since when
     /// (Unix seconds): kept for the retention, then dropped.
     departed: HashMap<String, f64>,
+    /// Temporary files of interrupted writes that opening removed.
+    stale_temps_removed: usize,
 }
 
 impl BaselineStore {
+    /// Where baseline files are kept (none: in memory only).
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// Temporary files an earlier run left behind, removed by `open`.
+    pub fn stale_temps_removed(&self) -> usize {
+        self.stale_temps_removed
+    }
+
     /// Load every baseline file under `dir/baselines` (none without a dir).
     /// Unreadable files are reported and skipped, never fatal.
     pub fn open(dir: Option<&Path>) -> (BaselineStore, Vec<BaselineError>) {
@@ -203,6 +215,7 @@ impl BaselineStore {
             baselines: HashMap::new(),
             stuck: Vec::new(),
             departed: HashMap::new(),
+            stale_temps_removed: 0,
         };
         let mut problems = Vec::new();
         let Some(dir) = store.dir.clone() else {
@@ -212,14 +225,7 @@ impl BaselineStore {
             problems.push(BaselineError::Io { path: dir, source });
             return (store, problems);
         }
-        let removed = files::remove_stale_temps(&dir);
-        if removed > 0 {
-            tracing::info!(
-                dir = %dir.display(),
-                removed,
-                "removed temporary files an earlier run left behind"
-            );
-        }
+        store.stale_temps_removed = files::remove_stale_temps(&dir);
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(source) => {

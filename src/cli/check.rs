@@ -5,7 +5,7 @@
 
 use super::probe::{target_from_args, ProbeArgs};
 use mcp_conformance::{junit, ConformanceReport, RuleVerdict};
-use mcp_listing::text::escape_controls as shown;
+use mcp_listing::text::escape as shown;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,7 +41,7 @@ pub async fn main(args: CheckArgs) -> ExitCode {
         }
     }
     if args.target.json {
-        match serde_json::to_string_pretty(&report) {
+        match mcp_listing::shown_json::to_string_pretty(&report) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("mcp-exporter check: cannot encode the report: {e}");

@@ -72,7 +72,7 @@ pub async fn main(args: DiscoverArgs) -> ExitCode {
         })
         .collect();
     if args.json {
-        match serde_json::to_string_pretty(&yields) {
+        match mcp_listing::shown_json::to_string_pretty(&yields) {
             Ok(text) => print_stdout(&format!("{text}\n")),
             Err(e) => print_stderr(&format!("mcp-exporter: {e}\n")),
         }

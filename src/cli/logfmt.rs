@@ -1,16 +1,20 @@
 //! `--log.format logfmt`: one line per event, as Prometheus exporters
 //! write them —
-//! `time=2026-12-03T21:50:00.123Z level=warn source=src/telemetry/events.rs:60 msg="verdict changed: healthy → down" target_name=flaky …`.
+//! `time=2026-12-03T21:50:00.123Z level=warn source=src/sinks/level_watch.rs:42 msg="verdict changed: healthy → down" target_name=flaky …`.
 //!
 //! A value is quoted when it is empty or holds a space (any Unicode
-//! whitespace), `=`, `"` or a control character, and escaped inside the
-//! quotes the way logfmt readers decode (`\"`, `\\`, `\n`, `\r`, `\t`, and
-//! `\u001b` for the other controls: readers take JSON's escapes, not the
-//! `\x1b` of `mcp_listing::text::escape_controls`). Whatever a server put
-//! in a field thus stays inside its value: it cannot start a line of its
-//! own, end the value early or act on a terminal.
+//! whitespace), `=`, `"`, a control character or an invisible one
+//! (`mcp_listing::text::is_invisible`: a zero-width space, a right-to-left
+//! override), and escaped inside the quotes the way logfmt readers decode
+//! (`\"`, `\\`, `\n`, `\r`, `\t`, and `\u001b`, `\u200b` for the other
+//! hidden characters, a surrogate pair past U+FFFF: readers take JSON's
+//! escapes, not the `\x1b` of `mcp_listing::text::escape`). Whatever a
+//! server put in a field thus stays inside its value: it cannot start a
+//! line of its own, end the value early, act on a terminal or pass for
+//! another value.
 
-use mcp_listing::text::is_control;
+use mcp_listing::shown_json::unicode_escape;
+use mcp_listing::text::is_hidden;
 use std::fmt::{self, Write as _};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -52,9 +56,15 @@ where
 
         let mut line = String::with_capacity(128 + fields.pairs.len());
         let _ = write!(line, "time={} level={}", now(), level_name(*meta.level()));
-        if let (Some(file), Some(number)) = (meta.file(), meta.line()) {
+        // A typed event names where it was emitted; other lines, the call.
+        let source = match (fields.emitted_at.take(), meta.file(), meta.line()) {
+            (Some(at), _, _) => Some(at),
+            (None, Some(file), Some(number)) => Some(format!("{}:{number}", short_source(file))),
+            _ => None,
+        };
+        if let Some(source) = source {
             line.push_str(" source=");
-            push_value(&mut line, &format!("{}:{number}", short_source(file)));
+            push_value(&mut line, &source);
         }
         line.push_str(" msg=");
         push_value(&mut line, fields.message.as_deref().unwrap_or_default());
@@ -145,6 +155,9 @@ struct Pairs {
     /// `Some` when the message is to be kept apart (events, not spans).
     message: Option<String>,
     skip_log_fields: bool,
+    /// A typed event's place ([`mcp_listing::emitted::FIELD`]), shown as
+    /// `source`.
+    emitted_at: Option<String>,
 }
 
 impl Pairs {
@@ -158,6 +171,10 @@ impl Pairs {
                 message.push_str(value);
                 return;
             }
+        }
+        if name == mcp_listing::emitted::FIELD && self.message.is_some() {
+            self.emitted_at = Some(value.to_string());
+            return;
         }
         self.pairs.push(' ');
         push_key(&mut self.pairs, name);
@@ -190,7 +207,7 @@ fn push_key(out: &mut String, key: &str) {
 }
 
 fn needs_quotes(c: char) -> bool {
-    c == '"' || c == '=' || c.is_whitespace() || is_control(c)
+    c == '"' || c == '=' || c.is_whitespace() || is_hidden(c)
 }
 
 /// `value` bare when it can be, quoted and escaped otherwise (see the
@@ -208,9 +225,7 @@ fn push_value(out: &mut String, value: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_control(c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
+            c if is_hidden(c) => out.push_str(&unicode_escape(c)),
             c => out.push(c),
         }
     }
@@ -220,6 +235,7 @@ fn push_value(out: &mut String, value: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_listing::text::is_control;
     use mcp_testkit::logfmt::{get, parse_line};
     use std::sync::{Arc, Mutex};
 
@@ -241,7 +257,9 @@ mod tests {
         assert_eq!(quoted("target recovered"), r#""target recovered""#);
         assert_eq!(quoted("a=b"), r#""a=b""#);
         assert_eq!(quoted(r#"say "hi""#), r#""say \"hi\"""#);
-        assert_eq!(quoted("non\u{a0}breaking"), "\"non\u{a0}breaking\"");
+        assert_eq!(quoted("non\u{a0}breaking"), r#""non\u00a0breaking""#);
+        assert_eq!(quoted("m\u{200b}cp"), r#""m\u200bcp""#);
+        assert_eq!(quoted("\u{202e}x\u{e0041}"), r#""\u202ex\udb40\udc41""#);
         assert_eq!(quoted(r#"\"x"#), r#""\\\"x""#);
     }
 
@@ -256,6 +274,9 @@ mod tests {
         assert!(!shown.chars().any(is_control), "{shown:?}");
         let pairs = parse_line(&format!("k={shown}")).unwrap();
         assert_eq!(get(&pairs, "k"), Some(hostile));
+        let lookalike = "m\u{200b}cp\u{202e}\u{e0041}";
+        let pairs = parse_line(&format!("k={}", quoted(lookalike))).unwrap();
+        assert_eq!(get(&pairs, "k"), Some(lookalike));
     }
 
     #[test]
@@ -309,6 +330,7 @@ mod tests {
     fn an_event_is_one_line_of_time_level_source_msg_and_fields() {
         let reason = "page 2 took 812 ms\n\u{1b}]0;owned\u{7}";
         let out = logged(|| {
+            // A plain call, not an event: the format is what is tested.
             tracing::warn!(
                 target_name = "demo-slow",
                 code = "slow_pages",
@@ -358,10 +380,30 @@ mod tests {
     }
 
     #[test]
+    fn a_typed_events_source_is_where_it_was_emitted() {
+        let line = line!() + 2;
+        let out = logged(|| {
+            crate::telemetry::events::ReloadWithoutFile.emit();
+        });
+        let pairs = parse_line(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+        assert_eq!(
+            get(&pairs, "source"),
+            Some(format!("src/cli/logfmt.rs:{line}").as_str()),
+            "{out}"
+        );
+        assert_eq!(get(&pairs, "emitted_at"), None, "shown once, as source");
+        assert_eq!(
+            get(&pairs, "msg"),
+            Some("SIGHUP: no configuration file to reload")
+        );
+    }
+
+    #[test]
     fn span_fields_follow_the_events_and_levels_are_lower_case() {
         let out = logged(|| {
             let span = tracing::info_span!("poll", target_name = "a b", attempt = 2);
             let _entered = span.enter();
+            // A plain call, not an event: the format is what is tested.
             tracing::error!(error = %std::io::Error::other("refused"), "no session");
             tracing::debug!("");
             tracing::trace!(x = 1);

@@ -32,6 +32,26 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     crate::config::parse_duration(s)
 }
 
+/// A duration flag: parsed as [`parse_duration`] parses it, shown in
+/// `--help` as the configuration writes it, so a flag's default can be
+/// the configuration's own constant (`default_value_t`), declared once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlagDuration(pub std::time::Duration);
+
+impl std::fmt::Display for FlagDuration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+impl std::str::FromStr for FlagDuration {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        parse_duration(s).map(FlagDuration)
+    }
+}
+
 /// Write `text` to stdout. A reader that went away (`... | head -2`) is the
 /// reader's choice, not a failure: the rest is dropped, never a panic
 /// (`println!` panics on a closed pipe).

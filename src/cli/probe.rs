@@ -1,6 +1,7 @@
 //! `mcp-exporter probe`: list one server by hand and show every page.
 
-use super::parse_duration;
+use super::FlagDuration;
+use crate::config::{default::STDERR_TAIL_BYTES, Limits};
 use crate::poll::{
     poll, poll_configured, report_text, ConfiguredPoll, HardDeadline, PollContext, PollReport,
     PollTarget, TargetBuilder, TargetError,
@@ -9,12 +10,10 @@ use crate::poller::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
 use crate::verdict::TargetVerdict;
-use mcp_listing::{HttpMode, Kind, ProtocolVersion, UnknownLabel, WalkLimits};
+use mcp_listing::{HttpMode, Kind, ProtocolVersion, UnknownLabel};
 use mcp_wire::transport::http::HttpSpec;
-use mcp_wire::transport::TransportLimits;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(clap::Args, Debug)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["url", "stdio", "config_file"])))]
@@ -52,18 +51,18 @@ pub struct ProbeArgs {
     /// List these kinds even if the server does not advertise them.
     #[arg(long = "force-kind")]
     pub forced_kinds: Vec<Kind>,
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = Limits::DEFAULT.max_pages)]
     pub max_pages: u32,
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = Limits::DEFAULT.max_items)]
     pub max_items: u64,
-    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, default_value_t = Limits::DEFAULT.max_response_bytes)]
     pub max_response_bytes: u64,
-    /// Per-request timeout.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub timeout: Duration,
+    /// Per-request timeout (connecting included).
+    #[arg(long, default_value_t = FlagDuration(Limits::DEFAULT.page_timeout))]
+    pub timeout: FlagDuration,
     /// Whole-listing deadline per kind.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
-    pub listing_timeout: Duration,
+    #[arg(long, default_value_t = FlagDuration(Limits::DEFAULT.timeout))]
+    pub listing_timeout: FlagDuration,
     /// Protocol version to use instead of negotiating.
     #[arg(long)]
     pub protocol: Option<String>,
@@ -101,7 +100,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
         }
     };
     if args.json {
-        match serde_json::to_string_pretty(&with_verdict(&report, &verdict)) {
+        match mcp_listing::shown_json::to_string_pretty(&with_verdict(&report, &verdict)) {
             Ok(s) => super::print_stdout(&format!("{s}\n")),
             Err(e) => {
                 eprintln!("mcp-exporter probe: cannot encode the report: {e}");
@@ -186,6 +185,15 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
     if args.max_pages == 0 {
         return Err("--max-pages must be at least 1".into());
     }
+    let limits = Limits {
+        timeout: args.listing_timeout.0,
+        page_timeout: args.timeout.0,
+        connect_timeout: args.timeout.0,
+        max_pages: args.max_pages,
+        max_items: args.max_items,
+        max_response_bytes: args.max_response_bytes,
+        ..Limits::DEFAULT
+    };
     let kinds = if args.kinds.is_empty() {
         Kind::ALL.to_vec()
     } else {
@@ -195,18 +203,8 @@ pub(crate) fn target_from_args(args: &ProbeArgs) -> Result<PollTarget, String> {
         .protocol(protocol)
         .kinds(kinds, args.forced_kinds.clone())
         .limits(
-            WalkLimits {
-                max_pages: args.max_pages,
-                max_items: args.max_items,
-                page_timeout: args.timeout,
-                listing_timeout: args.listing_timeout,
-                ..WalkLimits::default()
-            },
-            TransportLimits {
-                max_response_bytes: args.max_response_bytes,
-                connect_timeout: args.timeout,
-                ..TransportLimits::default()
-            },
+            limits.walk_limits(),
+            limits.transport_limits(STDERR_TAIL_BYTES),
         )
         .build())
 }

@@ -8,6 +8,7 @@ use crate::sinks::{Sinks, StatusStore};
 use crate::tap::observe::ClientSinks;
 use crate::tap::run::TapSpec;
 use crate::tap::service::TapService;
+use crate::telemetry::events::{BaselinesOpened, ConfigWarned, ExporterStarted, ReloadWithoutFile};
 use crate::telemetry::metrics::{
     register_external_url, register_process_metrics, ClientMetrics, ConformanceMetrics,
     DiscoveryMetrics, ExporterMetrics, RenderMetrics, TapHealth, TargetMetrics, WebMetrics,
@@ -191,7 +192,11 @@ async fn run(
     )
     .await?;
     service.start();
-    tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
+    ExporterStarted {
+        address: &local,
+        config: &args.config_file,
+    }
+    .emit();
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
 
     tokio::spawn(reload_on_sighup(service.clone(), from_file));
@@ -216,8 +221,8 @@ async fn run(
 /// once, by [`main`].
 fn load_config(path: &Path) -> Result<LoadedConfig, Unstartable> {
     let loaded = config::load_file(path).map_err(|e| Unstartable(e.to_string()))?;
-    for w in &loaded.warnings {
-        tracing::warn!("{w}");
+    for warning in &loaded.warnings {
+        ConfigWarned { warning }.emit();
     }
     Ok(loaded)
 }
@@ -237,9 +242,12 @@ fn sinks(
     registry: &mut Registry,
 ) -> Sinks {
     let (baselines, problems) = BaselineStore::open(loaded.config.defaults.state_dir.as_deref());
-    for p in problems {
-        tracing::warn!(error = %p, "baseline not loaded");
+    BaselinesOpened {
+        problems: &problems,
+        stale_temps_removed: baselines.stale_temps_removed(),
+        dir: baselines.dir(),
     }
+    .emit();
     let metrics = TargetMetrics::new(registry);
     let exporter = ExporterMetrics::new(
         registry,
@@ -318,7 +326,7 @@ async fn reload_on_sighup(service: Arc<Service>, from_file: bool) {
         };
         while hup.recv().await.is_some() {
             if !from_file {
-                tracing::info!("SIGHUP: no configuration file to reload");
+                ReloadWithoutFile.emit();
                 continue;
             }
             // Logged and counted by the service, whatever the outcome.

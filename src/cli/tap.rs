@@ -59,6 +59,10 @@ pub struct TapArgs {
     /// Client identities kept apart per tap; later ones count as `other`.
     #[arg(long = "max-clients", default_value_t = DEFAULT_MAX_CLIENTS)]
     pub max_clients: usize,
+    /// Client connections served at once. By default the tap's share of the
+    /// open-file limit (a quarter of it); this may lower it, not raise it.
+    #[arg(long = "max-connections", value_parser = parse_positive)]
+    pub max_connections: Option<usize>,
     /// Answer this client identity's first-page list requests with the whole
     /// catalogue, walked by the tap (repeatable; `all` for every client).
     /// Its upstream's page 1 goes unchanged whenever that walk is not complete.
@@ -109,6 +113,13 @@ pub struct TapArgs {
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
 
 const _: () = assert!(DEFAULT_MAX_REPORT_BYTES == 16 << 20);
+
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s} is not a number above zero")),
+    }
+}
 
 fn parse_bytes(s: &str) -> Result<usize, String> {
     let n = crate::config::parse_byte_size(s)?;
@@ -180,9 +191,12 @@ fn http_settings(args: &TapArgs, upstream: url::Url) -> TapSettings {
     };
     settings.client_header = args.client_header.clone();
     settings.merge = merge(args);
+    let defaults = TapLimits::default();
     settings.limits = TapLimits {
+        // Lowered to the tap's share of the open-file limit as it starts.
+        max_connections: args.max_connections.unwrap_or(defaults.max_connections),
         inspect_bytes: args.inspect_bytes,
-        ..TapLimits::default()
+        ..defaults
     };
     settings
 }

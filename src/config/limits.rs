@@ -3,6 +3,7 @@
 //! resolved once. docs/guards.md says what each bound stops.
 
 use mcp_listing::WalkLimits;
+use mcp_wire::transport::TransportLimits;
 use std::time::Duration;
 
 /// Bounds on one listing (or one source's answer or walk).
@@ -21,18 +22,23 @@ pub struct Limits {
 impl Limits {
     /// Where neither `global:` nor a target or module says otherwise;
     /// docs/configuration.md quotes these.
+    /// The walk's own bounds are the walker's defaults, declared once
+    /// (`WalkLimits::DEFAULT`); the response cap and connect timeout the
+    /// wire's (`TransportLimits::DEFAULT`).
     pub const DEFAULT: Limits = Limits {
-        timeout: Duration::from_secs(60),
-        page_timeout: Duration::from_secs(10),
-        connect_timeout: Duration::from_secs(5),
-        max_pages: 1000,
-        max_items: 100_000,
-        max_response_bytes: 16 * 1024 * 1024,
-        invalid_cursor_restarts: 1,
+        timeout: WalkLimits::DEFAULT.listing_timeout,
+        page_timeout: WalkLimits::DEFAULT.page_timeout,
+        connect_timeout: TransportLimits::DEFAULT.connect_timeout,
+        max_pages: WalkLimits::DEFAULT.max_pages,
+        max_items: WalkLimits::DEFAULT.max_items,
+        max_response_bytes: TransportLimits::DEFAULT.max_response_bytes,
+        invalid_cursor_restarts: WalkLimits::DEFAULT.invalid_cursor_restarts,
     };
 
-    /// The walker's view of these limits. `modern` = protocol 2026-07-28 or later.
-    pub fn walk_limits(&self, modern: bool) -> WalkLimits {
+    /// The walker's view of these limits: the one way from a resolved
+    /// `limits:` block to a walk's bounds (the protocol era is the walk's
+    /// own argument, not a bound).
+    pub fn walk_limits(&self) -> WalkLimits {
         WalkLimits {
             max_pages: self.max_pages,
             max_items: self.max_items,
@@ -42,7 +48,18 @@ impl Limits {
             session_restarts: 1,
             page_timeout: self.page_timeout,
             listing_timeout: self.timeout,
-            modern,
+        }
+    }
+}
+
+impl Limits {
+    /// The transports' view of these limits, with how much of a stdio
+    /// child's stderr to keep.
+    pub fn transport_limits(&self, stderr_tail_bytes: usize) -> TransportLimits {
+        TransportLimits {
+            max_response_bytes: self.max_response_bytes,
+            connect_timeout: self.connect_timeout,
+            stderr_tail_bytes,
         }
     }
 }

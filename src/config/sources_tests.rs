@@ -220,7 +220,7 @@ fn source_limits_and_endpoints_take_their_own_keys() {
     let SourceKind::Registry(r) = &loaded.config.discovery[1].kind else {
         panic!("registry")
     };
-    let walk = r.endpoint.limits.walk_limits(false);
+    let walk = r.endpoint.limits.walk_limits();
     assert_eq!(walk.listing_timeout, Duration::from_secs(60));
     assert_eq!(walk.page_timeout, Duration::from_secs(2));
     assert_eq!(walk.max_pages, 7);

@@ -42,6 +42,9 @@ pub struct TapConfig {
     pub abandon_after: Duration,
     pub inspect_bytes: u64,
     pub max_clients: usize,
+    /// Client connections at once, when the configuration lowers the
+    /// tap's share of the open-file limit (`crate::tap::fds`).
+    pub max_connections: Option<usize>,
     /// A request header naming the client, checked as a header name.
     pub client_header: Option<String>,
     pub merge: TapMerge,

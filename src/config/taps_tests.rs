@@ -31,6 +31,7 @@ fn a_tap_gets_defaults_and_its_keys() {
     assert_eq!(tap.merge.clients, ["mcp"]);
     assert_eq!(tap.abandon_after, DEFAULT_ABANDON_AFTER);
     assert_eq!(tap.max_clients, DEFAULT_MAX_CLIENTS);
+    assert_eq!(tap.max_connections, None, "the open-file limit's share");
     assert_eq!(tap.limits.max_pages, 20);
     assert_eq!(tap.limits.timeout, Duration::from_secs(60));
 }
@@ -110,4 +111,12 @@ fn a_bad_client_header_and_zero_bounds_are_refused() {
         18,
         "greater than zero",
     );
+    assert_err_at(
+        &format!("{base}    max_connections: 0\n"),
+        5,
+        22,
+        "greater than zero",
+    );
+    let loaded = load_str(&format!("{base}    max_connections: 100\n"), "t.yaml").expect("loads");
+    assert_eq!(loaded.config.taps[0].max_connections, Some(100));
 }

@@ -58,8 +58,7 @@ fn minimal_target_gets_defaults() {
     assert!(!t.is_stdio());
     assert_eq!(c.web.history, 20);
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-    let w = t.walk_limits(true);
-    assert!(w.modern);
+    let w = t.settings.limits.walk_limits();
     assert_eq!(w.max_pages, 1000);
     assert_eq!(w.listing_timeout, Duration::from_secs(60));
     assert_eq!(w.session_restarts, 1);

@@ -10,7 +10,7 @@ use super::name_map::NameMap;
 use super::schedule::Schedule;
 use super::secret::Secret;
 use super::sources::SourceConfig;
-use mcp_listing::{Kind, ProtocolVersion, WalkLimits};
+use mcp_listing::{Kind, ProtocolVersion};
 use mcp_wire::secrets::SecretScrubber;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -153,7 +153,8 @@ pub mod default {
     pub const METRICS_DETAIL: bool = false;
     pub const WATCH_LIST_CHANGED: bool = false;
     pub const PROPAGATE_TRACE_CONTEXT: bool = true;
-    pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+    pub const STDERR_TAIL_BYTES: usize =
+        mcp_wire::transport::TransportLimits::DEFAULT.stderr_tail_bytes;
     pub const MAX_REDIRECTS: usize = 5;
     pub const WEB_HISTORY: usize = 20;
     pub const CONFORMANCE_EVERY: Duration = Duration::from_secs(3600);
@@ -195,10 +196,6 @@ pub struct TargetConfig {
 }
 
 impl TargetConfig {
-    pub fn walk_limits(&self, modern: bool) -> WalkLimits {
-        self.settings.limits.walk_limits(modern)
-    }
-
     pub fn is_stdio(&self) -> bool {
         matches!(self.endpoint, EndpointConfig::Stdio { .. })
     }

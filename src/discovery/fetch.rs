@@ -120,21 +120,8 @@ impl Fetcher {
                     http_status: None,
                 })
             })?;
-        let status = response.status.as_u16();
-        match status {
-            200 => {}
-            401 | 403 => return Err(PageError::Failed(ExchangeFailure::Unauthorized { status })),
-            429 => {
-                return Err(PageError::Failed(ExchangeFailure::RateLimited {
-                    retry_after: None,
-                }))
-            }
-            _ => {
-                return Err(PageError::Failed(ExchangeFailure::Transport {
-                    message: format!("HTTP {status}"),
-                    http_status: Some(status),
-                }))
-            }
+        if response.status != http::StatusCode::OK {
+            return Err(PageError::Failed(response.failure()));
         }
         let declared = response
             .headers

@@ -22,7 +22,7 @@ use http::HeaderMap;
 use mcp_listing::fingerprint::ItemFingerprint;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{
-    walk, ExchangeFailure, ListingReport, Outcome, PageError, PageResult, PageShape, Pager,
+    walk, Era, ExchangeFailure, ListingReport, Outcome, PageError, PageResult, PageShape, Pager,
     WalkLimits,
 };
 use serde_json::{Map, Value};
@@ -89,7 +89,7 @@ impl McpRegistry {
             session_restarts: 0,
             // The registry API ends a walk on an empty `nextCursor`, as MCP
             // did before 2026-07-28; a repeated cursor is a cycle.
-            ..self.registry.endpoint.limits.walk_limits(false)
+            ..self.registry.endpoint.limits.walk_limits()
         }
     }
 }
@@ -110,7 +110,7 @@ impl DiscoverySource for McpRegistry {
             kept: Kept::default(),
             over_budget: None,
         };
-        let report = walk(&mut pager, RegistryPage, &rules.limits()).await;
+        let report = walk(&mut pager, RegistryPage, &rules.limits(), Era::Legacy).await;
         let stats = WalkStats {
             pages: report.final_pages,
             requests: report.requests(),

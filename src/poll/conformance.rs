@@ -8,7 +8,7 @@ use super::scrub::scrub_listing;
 use super::target::PollTarget;
 use mcp_conformance::run::SubscriptionObservation;
 use mcp_conformance::{evaluate, observe_kind, ConformanceReport, RuleResult};
-use mcp_listing::{text, Kind, ListingReport, Outcome, WalkLimits};
+use mcp_listing::{text, Era, Kind, ListingReport, Outcome};
 use mcp_wire::session::subscriptions::AckProbe;
 use mcp_wire::session::{ConnectFailure, Session, SessionOptions};
 use serde_json::Value;
@@ -78,10 +78,6 @@ fn no_session(target: &PollTarget, failure: &ConnectFailure) -> ConformanceRepor
 /// `subscriptions/listen` probe runs once, for the first kind that
 /// advertises `listChanged` on a modern session.
 async fn check_every_kind(session: &mut Session, target: &PollTarget) -> Vec<RuleResult> {
-    let limits = WalkLimits {
-        modern: session.modern,
-        ..target.walk.clone()
-    };
     let mut ack: Option<AckProbe> = None;
     let mut rules = Vec::new();
     for &kind in &target.kinds {
@@ -94,7 +90,9 @@ async fn check_every_kind(session: &mut Session, target: &PollTarget) -> Vec<Rul
             continue;
         }
         let _ = session.drain_notifications();
-        let mut obs = observe_kind(&mut SessionPager { session }, kind, &limits, advertised).await;
+        let era = session.era();
+        let pager = &mut SessionPager { session };
+        let mut obs = observe_kind(pager, kind, &target.walk, era, advertised).await;
         for listed in std::iter::once(&mut obs.first).chain(obs.second.as_mut()) {
             scrub_listing(&mut listed.report, &target.secrets);
         }
@@ -112,7 +110,7 @@ async fn check_every_kind(session: &mut Session, target: &PollTarget) -> Vec<Rul
 fn unsupported(kind: Kind) -> mcp_conformance::KindObservations {
     mcp_conformance::KindObservations {
         kind,
-        modern: false,
+        era: Era::Legacy,
         advertised_list_changed: None,
         first: mcp_conformance::run::Listed {
             report: ListingReport::empty(kind, Outcome::Unsupported),

@@ -6,7 +6,7 @@
 //! cannot clear the terminal or start a line of its own.
 
 use super::report::PollReport;
-use mcp_listing::text::escape_controls as shown;
+use mcp_listing::text::escape as shown;
 use mcp_listing::{page_number, ErrorKind, ListingReport, Outcome, PageRecord, TransportKind};
 use std::fmt::Write as _;
 use std::time::Duration;

@@ -9,7 +9,7 @@ use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
-use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Outcome, WalkLimits};
+use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Outcome};
 use mcp_wire::session::{ConnectFailure, Endpoint, Session, SessionOptions};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -150,19 +150,11 @@ fn unstarted(config: &TargetConfig, error: ErrorKind, detail: String) -> PollRep
 
 /// Re-list one kind on an open session (watch mode, after list_changed).
 pub async fn relist(session: &mut Session, target: &PollTarget, kind: Kind) -> ListingReport {
-    let limits = walk_limits(session, target);
+    let era = session.era();
     let _ = session.drain_notifications();
-    let mut listing = walk(&mut SessionPager { session }, kind, &limits).await;
+    let mut listing = walk(&mut SessionPager { session }, kind, &target.walk, era).await;
     scrub_listing(&mut listing, &target.secrets);
     listing
-}
-
-/// The target's walk limits with the era the session negotiated.
-fn walk_limits(session: &Session, target: &PollTarget) -> WalkLimits {
-    WalkLimits {
-        modern: session.modern,
-        ..target.walk.clone()
-    }
 }
 
 /// Like [`poll`] but hands back the open session (when one was
@@ -267,7 +259,6 @@ fn session_failed(
 /// does not advertise is unsupported unless forced; a complete listing may
 /// get the garbage-cursor check.
 async fn list_every_kind(session: &mut Session, target: &PollTarget, report: &mut PollReport) {
-    let limits = walk_limits(session, target);
     for &kind in &target.kinds {
         if !session.advertises(kind.capability()) {
             if !target.forced_kinds.contains(&kind) {
@@ -280,9 +271,10 @@ async fn list_every_kind(session: &mut Session, target: &PollTarget, report: &mu
         }
         // Notifications that arrived between listings belong to no walk.
         let _ = session.drain_notifications();
-        let listing = walk(&mut SessionPager { session }, kind, &limits).await;
+        let era = session.era();
+        let listing = walk(&mut SessionPager { session }, kind, &target.walk, era).await;
         if garbage_cursor::wanted(target.garbage_cursor_check, &listing) {
-            let check = invalid_cursor_check(session, &listing, limits.page_timeout).await;
+            let check = invalid_cursor_check(session, &listing, target.walk.page_timeout).await;
             report.garbage_cursor_checks.push(check);
         }
         report.listings.push(listing);

@@ -86,12 +86,8 @@ impl PollTarget {
             .protocol(target.protocol_version)
             .kinds(target.settings.kinds.clone(), target.forced_kinds.clone())
             .limits(
-                target.walk_limits(false),
-                TransportLimits {
-                    max_response_bytes: target.settings.limits.max_response_bytes,
-                    connect_timeout: target.settings.limits.connect_timeout,
-                    stderr_tail_bytes,
-                },
+                target.settings.limits.walk_limits(),
+                target.settings.limits.transport_limits(stderr_tail_bytes),
             )
             .garbage_cursor_check(target.settings.invalid_cursor_probe)
             .build())

@@ -9,39 +9,58 @@ use crate::config::{Schedule, TargetConfig};
 use crate::poll::{
     poll_configured, ConfiguredPoll, HardDeadline, OpenSession, PollContext, PollReport,
 };
-use crate::telemetry::events::{PollsSkipped, SkipCause};
+use crate::telemetry::events::{ConformanceRunMissed, PollsSkipped, ScheduleEnded, SkipCause};
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 
-/// The next tick strictly after `after`. `every:` ticks are aligned to the
-/// Unix epoch so "a tick passed while polling" has a meaning.
-pub fn next_tick(schedule: &Schedule, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    match schedule.period() {
-        Some(period) => {
-            let p = period.as_millis().max(1) as i64;
-            let now = after.timestamp_millis();
-            DateTime::from_timestamp_millis((now / p + 1) * p)
-        }
-        None => schedule.next_after(after),
-    }
+/// A target's ticks: its schedule, with `every:` ticks counted from the
+/// target's first poll (its anchor) — so the first poll at start is the
+/// first of them and the next comes one period later, as
+/// docs/configuration.md says, wherever the start falls.
+#[derive(Debug, Clone, Copy)]
+pub struct Ticks<'a> {
+    pub schedule: &'a Schedule,
+    pub anchor: DateTime<Utc>,
 }
 
-/// The tick whose poll comes next: the first one after `now - jitter`,
-/// since a tick's poll fires `jitter` after it. Taking the first tick after
-/// `now` silently lost a period whenever a poll ended past the next tick
-/// (jitter plus the poll's duration reaching the period), without counting
-/// it as skipped.
-pub fn next_due_tick(
-    schedule: &Schedule,
-    now: DateTime<Utc>,
-    jitter: Duration,
-) -> Option<DateTime<Utc>> {
-    next_tick(
-        schedule,
-        now - chrono::Duration::from_std(jitter).unwrap_or_default(),
-    )
+impl<'a> Ticks<'a> {
+    /// The ticks of a target whose first poll fires at `first_fire`: that
+    /// poll is its first tick's (fired `jitter` after it).
+    pub fn from_first_poll(
+        schedule: &'a Schedule,
+        first_fire: DateTime<Utc>,
+        jitter: Duration,
+    ) -> Ticks<'a> {
+        Ticks {
+            schedule,
+            anchor: first_fire - to_chrono(jitter),
+        }
+    }
+
+    /// The next tick strictly after `after`.
+    pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match self.schedule.period() {
+            Some(period) => {
+                let p = i64::try_from(period.as_millis()).unwrap_or(i64::MAX).max(1);
+                let since = (after - self.anchor).num_milliseconds();
+                let k = since.div_euclid(p).checked_add(1)?;
+                let offset = chrono::Duration::try_milliseconds(k.checked_mul(p)?)?;
+                self.anchor.checked_add_signed(offset)
+            }
+            None => self.schedule.next_after(after),
+        }
+    }
+
+    /// The tick whose poll comes next: the first one after `now - jitter`,
+    /// since a tick's poll fires `jitter` after it. Taking the first tick
+    /// after `now` silently lost a period whenever a poll ended past the
+    /// next tick (jitter plus the poll's duration reaching the period),
+    /// without counting it as skipped.
+    pub fn next_due(&self, now: DateTime<Utc>, jitter: Duration) -> Option<DateTime<Utc>> {
+        self.next_after(now - chrono::Duration::from_std(jitter).unwrap_or_default())
+    }
 }
 
 /// A stable offset in `[0, max)` from the target's name, so targets on the
@@ -85,8 +104,9 @@ pub fn first_poll_spread(targets: usize, concurrency: usize) -> Duration {
 /// until its next tick (one period; at least a second). A poll that finds
 /// no slot by then is skipped and counted — the exporter is overloaded —
 /// rather than queueing without bound.
-pub fn slot_wait(schedule: &Schedule, tick: DateTime<Utc>) -> Duration {
-    next_tick(schedule, tick)
+pub fn slot_wait(ticks: Ticks<'_>, tick: DateTime<Utc>) -> Duration {
+    ticks
+        .next_after(tick)
         .and_then(|next| (next - tick).to_std().ok())
         .unwrap_or_default()
         .max(Duration::from_secs(1))
@@ -105,7 +125,7 @@ fn backoff_ticks(failures: u32) -> u32 {
 /// `tick` moved on by the ticks to let pass after `failures` consecutive
 /// failed polls, but never to a tick more than `cap` after `now`.
 fn backed_off(
-    schedule: &Schedule,
+    ticks: Ticks<'_>,
     mut tick: DateTime<Utc>,
     now: DateTime<Utc>,
     failures: u32,
@@ -113,7 +133,7 @@ fn backed_off(
 ) -> DateTime<Utc> {
     let cap = chrono::Duration::from_std(cap).unwrap_or(chrono::Duration::MAX);
     for _ in 0..backoff_ticks(failures) {
-        match next_tick(schedule, tick) {
+        match ticks.next_after(tick) {
             Some(t) if t - now <= cap => tick = t,
             _ => break,
         }
@@ -124,7 +144,7 @@ fn backed_off(
 /// Ticks after `tick` whose poll (a jitter after the tick) came due before
 /// `done`, bounded: with single-flight they were not started.
 fn missed_ticks(
-    schedule: &Schedule,
+    ticks: Ticks<'_>,
     tick: DateTime<Utc>,
     jitter: Duration,
     done: DateTime<Utc>,
@@ -132,7 +152,7 @@ fn missed_ticks(
     let jitter = chrono::Duration::from_std(jitter).unwrap_or_default();
     let mut missed = 0u64;
     let mut t = tick;
-    while let Some(n) = next_tick(schedule, t) {
+    while let Some(n) = ticks.next_after(t) {
         if n + jitter > done || missed > 10_000 {
             break;
         }
@@ -194,21 +214,20 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
     let mut asked_to_wait: Option<(DateTime<Utc>, Duration)> = None;
     // The first poll runs at start (after the target's jitter): a new or
     // restarted exporter shows real values within seconds, not one period.
-    let mut first = true;
+    // It is the first tick's poll; `every:` ticks count from it.
+    let first_fire = Utc::now() + to_chrono(first_poll_delay(&target, first_spread));
+    let ticks = Ticks::from_first_poll(&target.settings.schedule, first_fire, jitter);
+    let mut first = Some((ticks.anchor, first_fire));
     loop {
-        let first_delay = first.then(|| first_poll_delay(&target, first_spread));
-        first = false;
-        let planned = plan_next(
-            &target,
-            &shared,
-            first_delay,
-            jitter,
-            failures,
-            asked_to_wait.take(),
-        );
+        let planned = first
+            .take()
+            .or_else(|| plan_next(ticks, &shared, jitter, failures, asked_to_wait.take()));
         let Some((tick, fire_at)) = planned else {
             shared.sinks.status.next_poll(&target.name, None);
-            tracing::warn!(target_name = %target.name, "schedule never fires again; target idle");
+            ScheduleEnded {
+                target: &target.name,
+            }
+            .emit();
             std::future::pending::<()>().await;
             return;
         };
@@ -217,12 +236,10 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
 
         // Boxed, as every await below but the sleep: the task holds only
         // what it needs while it sleeps (docs/performance.md).
-        let Some(slot) =
-            Box::pin(shared.acquire_within(slot_wait(&target.settings.schedule, tick))).await
-        else {
+        let Some(slot) = Box::pin(shared.acquire_within(slot_wait(ticks, tick))).await else {
             // No free slot within a period: this tick's poll is skipped
             // (and the ticks that passed meanwhile, below).
-            count_skipped(&target, &shared, tick, jitter, 1);
+            count_skipped(ticks, &target, &shared, tick, jitter, 1);
             continue;
         };
         // Boxed: a task's future is one allocation sized for its largest
@@ -257,47 +274,39 @@ pub async fn run_target(target: Arc<TargetConfig>, shared: Arc<Shared>, first_sp
 
         // Single-flight: ticks that came due while this poll ran were not
         // started; count them.
-        count_skipped(&target, &shared, tick, jitter, 0);
+        count_skipped(ticks, &target, &shared, tick, jitter, 0);
     }
 }
 
-/// The next poll's tick and firing time: the first one now plus
-/// `first_delay`, later ones on the schedule after the jitter; backed off
-/// after failures, and not before the wait a 429 asked for. `None`: the
-/// schedule never fires again.
+/// The next poll's tick and firing time (after the first): on the
+/// schedule after the jitter; backed off after failures, and not before
+/// the wait a 429 asked for. `None`: the schedule never fires again.
 fn plan_next(
-    target: &TargetConfig,
+    ticks: Ticks<'_>,
     shared: &Shared,
-    first_delay: Option<Duration>,
     jitter: Duration,
     failures: u32,
     asked_to_wait: Option<(DateTime<Utc>, Duration)>,
 ) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
     let now = Utc::now();
-    if let Some(delay) = first_delay {
-        let at = first_tick(now, delay);
-        return Some((at, at));
-    }
     let tick = backed_off(
-        &target.settings.schedule,
-        next_due_tick(&target.settings.schedule, now, jitter)?,
+        ticks,
+        ticks.next_due(now, jitter)?,
         now,
         failures,
         shared.backoff_max(),
     );
-    let mut fire_at = tick + chrono::Duration::from_std(jitter).unwrap_or_default();
+    let mut fire_at = tick + to_chrono(jitter);
     if let Some((done, wait)) = asked_to_wait {
         fire_at = honour_retry_after(fire_at, done, Some(wait), shared.backoff_max());
     }
     Some((tick, fire_at))
 }
 
-/// The first poll's tick is the time it fires (`delay` after `now`), not
-/// `now`: the schedule's ticks it waits through were never due to this
-/// target, so they are not counted as skipped polls (before, nearly every
-/// target spread over its period counted one at start).
-fn first_tick(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
-    now + chrono::Duration::from_std(delay).unwrap_or_default()
+/// A duration as chrono's (configured durations are bounded at load far
+/// below where this could fail).
+fn to_chrono(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or_default()
 }
 
 /// Hand a poll's report to the sinks; after a large one, give the freed
@@ -313,13 +322,14 @@ async fn deliver(report: PollReport, target: &TargetConfig, shared: &Shared, fai
 /// Polls that were due and not made, on `/metrics` and the status page:
 /// `not_started` of `tick`'s own, and the later ticks that came due by now.
 fn count_skipped(
+    ticks: Ticks<'_>,
     target: &TargetConfig,
     shared: &Shared,
     tick: DateTime<Utc>,
     jitter: Duration,
     not_started: u64,
 ) {
-    let missed = not_started + missed_ticks(&target.settings.schedule, tick, jitter, Utc::now());
+    let missed = not_started + missed_ticks(ticks, tick, jitter, Utc::now());
     if missed > 0 {
         let cause = if not_started > 0 {
             SkipCause::ConcurrencyCap
@@ -386,10 +396,10 @@ async fn conformance_once(target: &TargetConfig, shared: &Shared) {
         .await
     {
         Some(report) => shared.sinks.conformance(&target.name, &report, started),
-        None => tracing::info!(
-            target_name = %target.name,
-            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
-        ),
+        None => ConformanceRunMissed {
+            target: &target.name,
+        }
+        .emit(),
     }
 }
 
@@ -429,55 +439,89 @@ pub async fn poll_once(
 mod tests {
     use super::*;
 
+    fn every(secs: u64, anchor_ms: i64) -> (Schedule, DateTime<Utc>) {
+        (
+            Schedule::Every(Duration::from_secs(secs)),
+            DateTime::from_timestamp_millis(anchor_ms).unwrap(),
+        )
+    }
+
     #[test]
-    fn every_ticks_align_to_the_epoch() {
-        let s = Schedule::Every(Duration::from_secs(30));
-        let t = DateTime::from_timestamp(1_000_000_010, 0).unwrap();
-        assert_eq!(next_tick(&s, t).unwrap().timestamp(), 1_000_000_020);
-        let on = DateTime::from_timestamp(1_000_000_020, 0).unwrap();
-        assert_eq!(next_tick(&s, on).unwrap().timestamp(), 1_000_000_050);
+    fn every_ticks_count_from_the_anchor() {
+        let (s, anchor) = every(30, 1_000_000_005_000);
+        let ticks = Ticks {
+            schedule: &s,
+            anchor,
+        };
+        let at = |secs: i64| DateTime::from_timestamp(secs, 0).unwrap();
+        assert_eq!(
+            ticks.next_after(at(1_000_000_010)).unwrap(),
+            at(1_000_000_035)
+        );
+        assert_eq!(
+            ticks.next_after(at(1_000_000_035)).unwrap(),
+            at(1_000_000_065)
+        );
+        // Before the anchor: the anchor itself, or a tick before it.
+        assert_eq!(
+            ticks.next_after(at(1_000_000_000)).unwrap(),
+            at(1_000_000_005)
+        );
+        assert_eq!(ticks.next_after(at(999_999_970)).unwrap(), at(999_999_975));
+    }
+
+    #[test]
+    fn the_first_poll_comes_once_then_every_period() {
+        // every 15s, jitter 2s: polled at +0.43 s and again at +2.68 s
+        // before settling (ticks aligned to the epoch). Now, whatever the
+        // start's phase, the second poll comes one period after the first.
+        let period = Duration::from_secs(15);
+        let s = Schedule::Every(period);
+        let jitter = Duration::from_millis(1_750);
+        for start_ms in (0..15_000).step_by(125) {
+            let first_fire = DateTime::from_timestamp_millis(1_000_000_000_000 + start_ms).unwrap();
+            let ticks = Ticks {
+                schedule: &s,
+                anchor: first_fire - to_chrono(jitter),
+            };
+            let done = first_fire + chrono::Duration::milliseconds(70);
+            let next = ticks.next_due(done, jitter).unwrap() + to_chrono(jitter);
+            assert_eq!(next - first_fire, to_chrono(period), "start +{start_ms} ms");
+            assert_eq!(missed_ticks(ticks, ticks.anchor, jitter, done), 0);
+        }
     }
 
     #[test]
     fn a_poll_ending_past_the_next_tick_keeps_that_ticks_poll() {
-        let s = Schedule::Every(Duration::from_secs(30));
+        let (s, anchor) = every(30, 1_000_000_020_000);
+        let ticks = Ticks {
+            schedule: &s,
+            anchor,
+        };
         // The tick at ...020 fired at ...049 (jitter 29 s); the poll ended
         // at ...050.5, past the tick at ...050, whose poll is due at ...079.
         let done = DateTime::from_timestamp_millis(1_000_000_050_500).unwrap();
         let jitter = Duration::from_secs(29);
         assert_eq!(
-            next_due_tick(&s, done, jitter).unwrap().timestamp(),
+            ticks.next_due(done, jitter).unwrap().timestamp(),
             1_000_000_050
         );
         assert_eq!(
-            next_due_tick(&s, done, Duration::ZERO).unwrap().timestamp(),
+            ticks.next_due(done, Duration::ZERO).unwrap().timestamp(),
             1_000_000_080
         );
     }
 
     #[test]
-    fn waiting_for_the_first_poll_is_not_a_skipped_poll() {
-        let s = Schedule::Every(Duration::from_secs(10));
+    fn a_first_poll_running_past_the_next_due_time_skipped_it() {
+        let (s, anchor) = every(10, 1_000_000_000_000);
+        let ticks = Ticks {
+            schedule: &s,
+            anchor,
+        };
         let jitter = Duration::from_secs(1);
-        let delay = Duration::from_millis(9_500);
-        // Whatever the phase of the start against the schedule, a first
-        // poll placed 9.5 s in (over a 10 s tick) that takes 100 ms
-        // skipped nothing.
-        for start_ms in (0..10_000).step_by(250) {
-            let now = DateTime::from_timestamp_millis(1_000_000_000_000 + start_ms).unwrap();
-            let tick = first_tick(now, delay);
-            let done = tick + chrono::Duration::milliseconds(100);
-            assert_eq!(
-                missed_ticks(&s, tick, jitter, done),
-                0,
-                "start +{start_ms} ms"
-            );
-        }
-        // A first poll that runs past the next tick's due time did skip it.
-        let now = DateTime::from_timestamp(1_000_000_000, 0).unwrap();
-        let tick = first_tick(now, Duration::from_secs(5));
         let done = DateTime::from_timestamp(1_000_000_012, 0).unwrap();
-        assert_eq!(missed_ticks(&s, tick, jitter, done), 1);
+        assert_eq!(missed_ticks(ticks, anchor, jitter, done), 1);
     }
 
     #[test]
@@ -524,11 +568,18 @@ mod tests {
 
     #[test]
     fn a_poll_waits_for_a_slot_until_its_next_tick() {
-        let s = Schedule::Every(Duration::from_secs(30));
-        let tick = DateTime::from_timestamp(1_000_000_020, 0).unwrap();
-        assert_eq!(slot_wait(&s, tick), Duration::from_secs(30));
+        let (s, tick) = every(30, 1_000_000_020_000);
+        let ticks = Ticks {
+            schedule: &s,
+            anchor: tick,
+        };
+        assert_eq!(slot_wait(ticks, tick), Duration::from_secs(30));
         let fast = Schedule::Every(Duration::from_millis(200));
-        assert_eq!(slot_wait(&fast, tick), Duration::from_secs(1));
+        let ticks = Ticks {
+            schedule: &fast,
+            anchor: tick,
+        };
+        assert_eq!(slot_wait(ticks, tick), Duration::from_secs(1));
     }
 
     #[test]

@@ -11,7 +11,8 @@ use crate::discovery::status::SourceStatus;
 use crate::poll::unix_now;
 use crate::sinks::{Sinks, StatusStore, TargetDescription};
 use crate::telemetry::events::{
-    ConfigReloadFailed, ConfigReloaded, DiscoveryEntriesSkipped, DiscoveryRefreshed,
+    BaselinesDropped, ConfigReloadFailed, ConfigReloaded, ConfigWarned, DiscoveryEntriesSkipped,
+    DiscoveryRefreshed,
 };
 use mcp_listing::text::{cut, CUT_MARK};
 use std::collections::{HashMap, HashSet};
@@ -167,7 +168,7 @@ impl Service {
             .unwrap_or_else(|p| p.into_inner())
             .track_presence(&active, unix_now(), config.defaults.baseline_retention);
         for target in dropped {
-            tracing::info!(target_name = %target, "baselines dropped: the target left more than baseline_retention ago");
+            BaselinesDropped { target: &target }.emit();
         }
     }
 
@@ -264,8 +265,8 @@ impl Service {
                 return Err(error);
             }
         };
-        for w in &loaded.warnings {
-            tracing::warn!("{w}");
+        for warning in &loaded.warnings {
+            ConfigWarned { warning }.emit();
         }
         if loaded.checksum == self.config().checksum {
             ConfigReloaded { changed: false }.emit(&self.shared.sinks.exporter);

@@ -5,6 +5,7 @@
 //! the status page's "Clients" section.
 
 pub mod book;
+pub mod fds;
 pub mod judge;
 pub mod listen_tls;
 pub mod observe;
@@ -15,4 +16,5 @@ pub mod report;
 pub mod run;
 pub mod service;
 pub mod spec;
+pub mod stdin;
 pub mod stdio;

@@ -89,12 +89,13 @@ impl ReportFile {
         listing: &ClientListing,
         clock: &Clock,
     ) -> Result<(), Dropped> {
-        let mut line = serde_json::to_string(&Line::of(tap, listing, clock)).map_err(|e| {
-            Dropped::WriteFailed {
-                error: e.into(),
-                first: true,
-            }
-        })?;
+        let mut line =
+            mcp_listing::shown_json::to_string(&Line::of(tap, listing, clock)).map_err(|e| {
+                Dropped::WriteFailed {
+                    error: e.into(),
+                    first: true,
+                }
+            })?;
         line.push('\n');
         self.append(&line)
     }

@@ -6,6 +6,7 @@
 //! complete listing as its reference catalogue whenever it changes.
 
 use super::book::ClientBook;
+use super::fds;
 use super::observe::ClientSinks;
 use super::reference::Sent;
 use super::run::{start, RunningTap, TapSpec, TapStartError};
@@ -68,7 +69,9 @@ impl TapService {
             let spec = TapSpec::from_config(c, &self.web).map_err(|e| e.to_string())?;
             specs.push((spec, Some(c.clone())));
         }
-        for (spec, config) in specs {
+        let share = fds::share(specs.len());
+        for (mut spec, config) in specs {
+            fds::fit(&mut spec.settings.limits, share);
             if let Err(e) = self.start_one(spec, config).await {
                 self.shut_down().await;
                 return Err(e.to_string());
@@ -112,15 +115,24 @@ impl TapService {
                 self.stop(running.tap).await;
             }
         }
+        // Taps started now get their share among all the taps there will
+        // be; those running keep theirs.
+        let given = {
+            let running = self.running.lock().await;
+            running.values().filter(|r| r.config.is_none()).count()
+        };
+        let share = fds::share(configured.len() + given);
         for c in configured {
             if self.running.lock().await.contains_key(c.name.as_str()) {
                 continue;
             }
             let started = match TapSpec::from_config(c, &self.web) {
-                Ok(spec) => self
-                    .start_one(spec, Some(c.clone()))
-                    .await
-                    .map_err(|e| e.to_string()),
+                Ok(mut spec) => {
+                    fds::fit(&mut spec.settings.limits, share);
+                    self.start_one(spec, Some(c.clone()))
+                        .await
+                        .map_err(|e| e.to_string())
+                }
                 Err(e) => Err(e.to_string()),
             };
             if let Err(error) = started {

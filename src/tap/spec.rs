@@ -1,6 +1,7 @@
 //! A configured tap (`taps:` in the configuration) as the data path and its
 //! observer task are started from: its `limits:` become the upstream
-//! connection's bounds and those of a merged walk.
+//! connection's bounds and those of a merged walk; `max_connections` the
+//! listener's (never past the tap's share of descriptors, `super::fds`).
 
 use super::listen_tls::ReloadingTls;
 use super::observe::ListingSinks;
@@ -41,11 +42,15 @@ impl TapSpec {
             .as_deref()
             .and_then(|h| http::HeaderName::from_bytes(h.as_bytes()).ok());
         settings.merge = merge_settings(c);
+        let defaults = TapLimits::default();
         settings.limits = TapLimits {
+            // Lowered to the tap's share of the open-file limit when it
+            // starts (`super::fds`).
+            max_connections: c.max_connections.unwrap_or(defaults.max_connections),
             connect_timeout: c.limits.connect_timeout,
             upstream_head_timeout: c.upstream.timeout,
             inspect_bytes: bytes(c.inspect_bytes),
-            ..TapLimits::default()
+            ..defaults
         };
         let report = match &c.report {
             Some(path) => Some(Arc::new(

@@ -5,10 +5,16 @@
 //! task as an HTTP tap's. Nothing but the protocol is written to stdout:
 //! what the tap finds goes to stderr (a line per client listing, a summary
 //! at exit), to OTLP when configured, and to `--report FILE`.
+//!
+//! The tap ends with its server whatever the client does with our stdin
+//! (`stdin`): when the server exits, what it wrote reaches the client, our
+//! stdout is closed (the client reads its end), the observer drains and the
+//! process exits with the server's status.
 
 use super::book::ClientBook;
 use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
+use super::stdin::client_stdin;
 use mcp_observer::ObserverLimits;
 use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
 use std::process::ExitStatus;
@@ -56,13 +62,32 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
         spec.settings,
         Arc::new(queue),
         stats,
-        tokio::io::stdin(),
+        client_stdin(),
         tokio::io::stdout(),
     )
     .await;
+    close_stdout();
     let _ = tokio::time::timeout(DRAIN, observing).await;
     summary(&sinks.book);
     status
+}
+
+/// The end of our output, for the client: fd 1 made `/dev/null` (closed,
+/// when that cannot be opened), so nothing later writes to the client, nor
+/// to whatever would reuse the number.
+fn close_stdout() {
+    use std::os::fd::AsRawFd;
+    match std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: dup2(2) takes two descriptors, ours (`null` is open
+        // until the end of this arm) and stdout; no memory is involved.
+        Ok(null) => unsafe {
+            libc::dup2(null.as_raw_fd(), libc::STDOUT_FILENO);
+        },
+        // SAFETY: close(2) of our stdout, which nothing reads from here.
+        Err(_) => unsafe {
+            libc::close(libc::STDOUT_FILENO);
+        },
+    }
 }
 
 /// Each client's verdict as the tap last judged it, one line each.

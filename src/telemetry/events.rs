@@ -1,9 +1,10 @@
-//! Events of the exporter itself that are both logged and counted, one
-//! struct each (vector's `internal_events`): `emit` writes the log line and
-//! moves the series, so a log line never goes without its count or the
-//! other way round. Events of the OTLP export thread live with it
-//! (`spans/export.rs`: their counts are the thread's own), the orphan
-//! sweeper's in the wire crate (`process_tree.rs`).
+//! Events of the exporter itself, one struct each (vector's
+//! `internal_events`): `emit` writes the log line and moves the series
+//! when it has one, so a log line never goes without its count or the
+//! other way round. Every `emit` is `#[track_caller]`: its line carries
+//! where it was emitted (`mcp_listing::EmittedAt`), which the logfmt
+//! format shows as `source`. The orphan sweeper's event lives in the wire
+//! crate (`process_tree.rs`), which owns its count.
 //!
 //! A refused `/probe` is counted and not logged: the scraper reads why in
 //! the 503, and any client could otherwise fill our log.
@@ -15,6 +16,7 @@ use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
 use crate::tap::report::Dropped;
 use crate::verdict::{Health, Reason};
+use mcp_listing::EmittedAt;
 use std::sync::Arc;
 
 /// How many left-out discovery entries are logged one by one; the rest
@@ -29,8 +31,10 @@ pub struct ConfigReloadFailed<'a> {
 }
 
 impl ConfigReloadFailed<'_> {
+    #[track_caller]
     pub fn emit(self, exporter: &ExporterMetrics) {
-        tracing::error!(error = %self.error, "config reload failed; keeping the running config");
+        let at = EmittedAt::caller();
+        tracing::error!(emitted_at = %at, error = %self.error, "config reload failed; keeping the running config");
         exporter.config_reloaded(false, unix_now());
     }
 }
@@ -43,11 +47,13 @@ pub struct ConfigReloaded {
 }
 
 impl ConfigReloaded {
+    #[track_caller]
     pub fn emit(self, exporter: &ExporterMetrics) {
+        let at = EmittedAt::caller();
         if self.changed {
-            tracing::info!("config reloaded");
+            tracing::info!(emitted_at = %at, "config reloaded");
         } else {
-            tracing::info!("config reload: the file is unchanged");
+            tracing::info!(emitted_at = %at, "config reload: the file is unchanged");
         }
         exporter.config_reloaded(true, unix_now());
     }
@@ -74,11 +80,13 @@ pub struct PollsSkipped<'a> {
 }
 
 impl PollsSkipped<'_> {
+    #[track_caller]
     pub fn emit(self, exporter: &ExporterMetrics) {
+        let at = EmittedAt::caller();
         if self.count == 0 {
             return;
         }
-        tracing::warn!(
+        tracing::warn!(emitted_at = %at,
             target_name = %self.target,
             skipped = self.count,
             cause = self.cause.label(),
@@ -99,10 +107,12 @@ pub struct DiscoveryRefreshed<'a> {
 }
 
 impl DiscoveryRefreshed<'_> {
+    #[track_caller]
     pub fn emit(self, discovery: &DiscoveryMetrics) {
+        let at = EmittedAt::caller();
         let r = self.refresh;
         match r.outcome.failure() {
-            Some(failure) => tracing::warn!(
+            Some(failure) => tracing::warn!(emitted_at = %at,
                 source = %self.source,
                 outcome = r.outcome.label(),
                 reason = failure.label(),
@@ -110,7 +120,7 @@ impl DiscoveryRefreshed<'_> {
                 consecutive_failures = self.consecutive_failures,
                 "discovery refresh failed; the source's last good list stays in force"
             ),
-            None => tracing::debug!(
+            None => tracing::debug!(emitted_at = %at,
                 source = %self.source,
                 entries = r.entries.len(),
                 "discovery refresh complete"
@@ -131,7 +141,9 @@ pub struct DiscoveryEntriesSkipped<'a> {
 }
 
 impl DiscoveryEntriesSkipped<'_> {
+    #[track_caller]
     pub fn emit(self) {
+        let at = EmittedAt::caller();
         if self.skipped.total() == 0 {
             return;
         }
@@ -141,14 +153,14 @@ impl DiscoveryEntriesSkipped<'_> {
             .iter()
             .map(|(reason, n)| format!("{reason}: {n}"))
             .collect();
-        tracing::warn!(
+        tracing::warn!(emitted_at = %at,
             source = %self.source,
             skipped = self.skipped.total(),
             reasons = %by_reason.join(", "),
             "discovery entries left out (each one and why: /api/sources)"
         );
         for s in self.skipped.entries.iter().take(SKIPPED_ENTRIES_LOGGED) {
-            tracing::info!(source = %self.source, entry = %s.entry, origin = %s.origin, reason = %s.reason, detail = %s.detail, "discovery entry left out");
+            tracing::info!(emitted_at = %at, source = %self.source, entry = %s.entry, origin = %s.origin, reason = %s.reason, detail = %s.detail, "discovery entry left out");
         }
     }
 }
@@ -162,8 +174,10 @@ pub struct BaselineWriteFailed<'a> {
 }
 
 impl BaselineWriteFailed<'_> {
+    #[track_caller]
     pub fn emit(self, exporter: &ExporterMetrics) {
-        tracing::warn!(target_name = %self.target, error = %self.error, "could not persist baselines");
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, target_name = %self.target, error = %self.error, "could not persist baselines");
         exporter.baseline_write_failed();
     }
 }
@@ -173,8 +187,10 @@ impl BaselineWriteFailed<'_> {
 pub struct TlsReloaded;
 
 impl TlsReloaded {
+    #[track_caller]
     pub fn emit(self, web: &WebMetrics) {
-        tracing::info!("TLS certificate files changed; reloaded");
+        let at = EmittedAt::caller();
+        tracing::info!(emitted_at = %at, "TLS certificate files changed; reloaded");
         web.tls_reloaded(ReloadResult::Success);
     }
 }
@@ -187,8 +203,10 @@ pub struct TlsReloadFailed<'a> {
 }
 
 impl TlsReloadFailed<'_> {
+    #[track_caller]
     pub fn emit(self, web: &WebMetrics) {
-        tracing::error!(error = %self.error, "TLS files changed but cannot be used; keeping the previous ones");
+        let at = EmittedAt::caller();
+        tracing::error!(emitted_at = %at, error = %self.error, "TLS files changed but cannot be used; keeping the previous ones");
         web.tls_reloaded(ReloadResult::Failure);
     }
 }
@@ -203,9 +221,11 @@ pub struct AcceptFailed<'a> {
 }
 
 impl AcceptFailed<'_> {
+    #[track_caller]
     pub fn emit(self, web: &WebMetrics) {
+        let at = EmittedAt::caller();
         if !self.repeat {
-            tracing::warn!(error = %self.error, "accepting a connection failed; retrying");
+            tracing::warn!(emitted_at = %at, error = %self.error, "accepting a connection failed; retrying");
         }
         web.accept_failed();
     }
@@ -221,9 +241,11 @@ pub struct ConnectionRefused {
 }
 
 impl ConnectionRefused {
+    #[track_caller]
     pub fn emit(self, web: &WebMetrics) {
+        let at = EmittedAt::caller();
         if !self.repeat {
-            tracing::warn!(
+            tracing::warn!(emitted_at = %at,
                 limit = self.limit,
                 "connection limit reached with every connection busy; refusing new connections"
             );
@@ -286,18 +308,22 @@ pub struct VerdictLevelChanged<'a> {
 }
 
 impl VerdictLevelChanged<'_> {
+    #[track_caller]
     pub fn emit(self) {
+        let at = EmittedAt::caller();
         let l = self.change.line("verdict");
         let (from, to, code, reason) = (l.from, l.to, l.code, l.reason);
         let summary = l.summary;
         match (l.worse, self.change.first_reason.is_some()) {
             (true, _) => {
-                tracing::warn!(target_name = %self.target, from, to, code, reason, "{summary}")
+                tracing::warn!(emitted_at = %at, target_name = %self.target, from, to, code, reason, "{summary}")
             }
             (false, true) => {
-                tracing::info!(target_name = %self.target, from, to, code, reason, "{summary}")
+                tracing::info!(emitted_at = %at, target_name = %self.target, from, to, code, reason, "{summary}")
             }
-            (false, false) => tracing::info!(target_name = %self.target, from, to, "{summary}"),
+            (false, false) => {
+                tracing::info!(emitted_at = %at, target_name = %self.target, from, to, "{summary}")
+            }
         }
     }
 }
@@ -314,7 +340,9 @@ pub struct ClientVerdictChanged<'a> {
 }
 
 impl ClientVerdictChanged<'_> {
+    #[track_caller]
     pub fn emit(self) {
+        let at = EmittedAt::caller();
         if self.change.from.is_none() && self.change.to == Health::Healthy {
             return;
         }
@@ -323,9 +351,9 @@ impl ClientVerdictChanged<'_> {
         let summary = l.summary;
         let (tap, client) = (self.tap, self.client);
         if l.worse {
-            tracing::warn!(tap, client, from, to, code, reason, "{summary}");
+            tracing::warn!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}");
         } else {
-            tracing::info!(tap, client, from, to, code, reason, "{summary}");
+            tracing::info!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}");
         }
     }
 }
@@ -339,8 +367,10 @@ pub struct TapNotStarted<'a> {
 }
 
 impl TapNotStarted<'_> {
+    #[track_caller]
     pub fn emit(self, health: &TapHealth) {
-        tracing::error!(
+        let at = EmittedAt::caller();
+        tracing::error!(emitted_at = %at,
             tap = self.tap,
             error = self.error,
             "tap not started after the reload"
@@ -363,19 +393,21 @@ pub struct ReportLineDropped<'a> {
 }
 
 impl ReportLineDropped<'_> {
+    #[track_caller]
     pub fn emit(self, metrics: Option<&ClientMetrics>) {
+        let at = EmittedAt::caller();
         if let Some(metrics) = metrics {
             metrics.report_dropped(self.tap, self.dropped.reason());
         }
         let tap: &str = self.tap;
         match self.dropped {
-            Dropped::WriteFailed { error, first: true } => tracing::warn!(
+            Dropped::WriteFailed { error, first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 error = %error,
                 "report file: client listings are not written until a write succeeds again"
             ),
             Dropped::WriteFailed { first: false, .. } => {}
-            Dropped::Full { first: true } => tracing::warn!(
+            Dropped::Full { first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 max_bytes = self.max_bytes,
                 "report file full: further client listings are not written"
@@ -396,7 +428,9 @@ pub struct ClientListingObserved<'a> {
 }
 
 impl ClientListingObserved<'_> {
+    #[track_caller]
     pub fn emit(self) {
+        let at = EmittedAt::caller();
         let l = self.listing;
         // Unknown without a known catalogue: said so, not a 0.
         let missed = l
@@ -404,7 +438,7 @@ impl ClientListingObserved<'_> {
             .as_ref()
             .map_or_else(|| "unknown".to_string(), |m| m.count.to_string());
         let merged = l.merged.map_or("", |m| m.label());
-        tracing::info!(
+        tracing::info!(emitted_at = %at,
             tap = self.tap,
             client = l.client.label(),
             version = l.version.as_deref().unwrap_or(""),
@@ -415,6 +449,211 @@ impl ClientListingObserved<'_> {
             missed = %missed,
             merged,
             "client listing"
+        );
+    }
+}
+
+/// A target's schedule has no tick left (a cron expression whose last
+/// occurrence passed): the target stays configured and is never polled;
+/// the status page shows no next poll.
+#[derive(Debug)]
+pub struct ScheduleEnded<'a> {
+    pub target: &'a str,
+}
+
+impl ScheduleEnded<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, target_name = %self.target, "schedule never fires again; target idle");
+    }
+}
+
+/// A due conformance run got no session (or unreadable secrets, or hit its
+/// bound): the last result stays on `/metrics` and the status page.
+#[derive(Debug)]
+pub struct ConformanceRunMissed<'a> {
+    pub target: &'a str,
+}
+
+impl ConformanceRunMissed<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::info!(
+            emitted_at = %at,
+            target_name = %self.target,
+            "conformance run got no session (or unreadable secrets, or hit its bound); last result kept"
+        );
+    }
+}
+
+/// A target that left the configuration more than `baseline_retention`
+/// ago: its baselines are forgotten (and their file removed).
+#[derive(Debug)]
+pub struct BaselinesDropped<'a> {
+    pub target: &'a str,
+}
+
+impl BaselinesDropped<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::info!(emitted_at = %at, target_name = %self.target, "baselines dropped: the target left more than baseline_retention ago");
+    }
+}
+
+/// Opening the state directory found what an earlier run left: baselines
+/// that could not be read (left out, the others load) and temporary files
+/// of interrupted writes (removed).
+#[derive(Debug)]
+pub struct BaselinesOpened<'a> {
+    pub problems: &'a [crate::baseline::BaselineError],
+    pub stale_temps_removed: usize,
+    pub dir: Option<&'a std::path::Path>,
+}
+
+impl BaselinesOpened<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        for p in self.problems {
+            tracing::warn!(emitted_at = %at, error = %p, "baseline not loaded");
+        }
+        if let (Some(dir), removed @ 1..) = (self.dir, self.stale_temps_removed) {
+            tracing::info!(
+                emitted_at = %at,
+                dir = %dir.display(),
+                removed,
+                "removed temporary files an earlier run left behind"
+            );
+        }
+    }
+}
+
+/// The configuration loaded, with something worth a look that is not an
+/// error (a key that does nothing in this setting, say): one line,
+/// `FILE:LINE:COL: warning: ...`.
+#[derive(Debug)]
+pub struct ConfigWarned<'a> {
+    pub warning: &'a str,
+}
+
+impl ConfigWarned<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, "{}", self.warning);
+    }
+}
+
+/// `serve` is up: its web listener bound and its targets started.
+#[derive(Debug)]
+pub struct ExporterStarted<'a> {
+    /// Where the web listener is bound (`host:port`).
+    pub address: &'a str,
+    pub config: &'a std::path::Path,
+}
+
+impl ExporterStarted<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::info!(emitted_at = %at, address = %self.address, config = %self.config.display(), "mcp-exporter listening");
+    }
+}
+
+/// A SIGHUP arrived and there is no configuration file to reload (the
+/// exporter runs on flags alone).
+#[derive(Debug)]
+pub struct ReloadWithoutFile;
+
+impl ReloadWithoutFile {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::info!(emitted_at = %at, "SIGHUP: no configuration file to reload");
+    }
+}
+
+/// The exporter could not become the subreaper of its stdio servers'
+/// trees: their orphans are found by /proc scans when a server closes.
+#[derive(Debug)]
+pub struct OrphanAdoptionUnavailable<'a> {
+    pub error: &'a std::io::Error,
+}
+
+impl OrphanAdoptionUnavailable<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, error = %self.error, "cannot adopt orphans of stdio servers; relying on /proc scans at close");
+    }
+}
+
+/// The OTLP exporter is built and spans will go to `endpoint` (shown
+/// without credentials). Logged on `log`: the export thread's own
+/// subscriber is silent.
+#[derive(Debug)]
+pub struct SpanExportStarted<'a> {
+    pub endpoint: &'a str,
+    pub protocol: &'static str,
+}
+
+impl SpanExportStarted<'_> {
+    #[track_caller]
+    pub fn emit(self, log: &tracing::Dispatch) {
+        let at = EmittedAt::caller();
+        tracing::dispatcher::with_default(log, || {
+            tracing::info!(
+                emitted_at = %at,
+                endpoint = %self.endpoint,
+                protocol = self.protocol,
+                "exporting poll traces over OTLP"
+            )
+        });
+    }
+}
+
+/// A batch the collector did not take (an error, or no answer in time):
+/// its spans count as dropped (`mcp_exporter_spans_dropped_total`), and
+/// the first failure of an outage is logged (`error` already scrubbed of
+/// URLs).
+#[derive(Debug)]
+pub struct SpanExportFailed<'a> {
+    pub spans: usize,
+    pub error: &'a str,
+    pub first_of_outage: bool,
+}
+
+impl SpanExportFailed<'_> {
+    #[track_caller]
+    pub fn emit(self, dropped: &std::sync::atomic::AtomicU64, log: &tracing::Dispatch) {
+        let at = EmittedAt::caller();
+        dropped.fetch_add(self.spans as u64, std::sync::atomic::Ordering::Relaxed);
+        if self.first_of_outage {
+            tracing::dispatcher::with_default(log, || {
+                tracing::warn!(
+                    emitted_at = %at,
+                    error = %self.error,
+                    "OTLP trace export failing; spans are dropped until the collector answers"
+                )
+            });
+        }
+    }
+}
+
+/// The collector took a batch again after an outage.
+#[derive(Debug)]
+pub struct SpanExportRecovered;
+
+impl SpanExportRecovered {
+    #[track_caller]
+    pub fn emit(self, log: &tracing::Dispatch) {
+        let at = EmittedAt::caller();
+        tracing::dispatcher::with_default(
+            log,
+            || tracing::info!(emitted_at = %at, "OTLP trace export recovered"),
         );
     }
 }

@@ -15,7 +15,7 @@ pub fn render(v: &TargetVerdict) -> String {
             r.level.label(),
             r.kind.map(|k| k.label()).unwrap_or("all"),
             r.code.label(),
-            mcp_listing::text::escape_controls(&r.message)
+            mcp_listing::text::escape(&r.message)
         );
     }
     if !v.kinds.is_empty() {

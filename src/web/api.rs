@@ -3,6 +3,7 @@
 //! recent polls; `/api/sources`: every discovery source, its last refresh
 //! and what it leaves out. docs/api.md describes every field.
 
+use super::json::ShownJson;
 use super::AppState;
 use crate::sinks::status::TargetStatus;
 use crate::verdict::history::{Failure, Point};
@@ -10,7 +11,6 @@ use crate::verdict::{Change, ConformanceResult, Reason, ReferenceGap, Verdict};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use mcp_listing::Kind;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -112,17 +112,17 @@ impl<'a> TargetView<'a> {
 pub async fn targets(State(app): State<AppState>) -> Response {
     let all = app.service.status().all();
     let views: Vec<TargetView<'_>> = all.iter().map(TargetView::of).collect();
-    Json(views).into_response()
+    ShownJson(views).into_response()
 }
 
 pub async fn target(State(app): State<AppState>, Path(name): Path<String>) -> Response {
     match app.service.status().get(&name) {
-        Some(t) => Json(TargetView::of(&t)).into_response(),
+        Some(t) => ShownJson(TargetView::of(&t)).into_response(),
         None => (StatusCode::NOT_FOUND, "no such target\n").into_response(),
     }
 }
 
 /// Every discovery source, in `discovery:` order.
 pub async fn sources(State(app): State<AppState>) -> Response {
-    Json(app.service.sources()).into_response()
+    ShownJson(app.service.sources()).into_response()
 }

@@ -2,10 +2,10 @@
 //! identity behind it with its verdict and recent listings (docs/api.md,
 //! "`GET /api/clients`"). Empty (`{"taps": []}`) without taps.
 
+use super::json::ShownJson;
 use super::AppState;
 use crate::tap::book::TapView;
 use axum::extract::State;
-use axum::Json;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -14,8 +14,8 @@ pub struct ClientsAnswer {
     pub taps: Vec<Arc<TapView>>,
 }
 
-pub async fn clients(State(app): State<AppState>) -> Json<ClientsAnswer> {
-    Json(ClientsAnswer {
+pub async fn clients(State(app): State<AppState>) -> ShownJson<ClientsAnswer> {
+    ShownJson(ClientsAnswer {
         taps: app.clients.taps(),
     })
 }

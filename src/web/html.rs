@@ -90,11 +90,13 @@ pub fn page(title: &str, body: Markup) -> Html<String> {
 }
 
 /// `document` with every control character but newline and tab (which a
-/// stderr tail keeps) shown as `\x1b`, `\r`, … instead of acted on. Our
-/// own markup holds none, so whatever is found came from a server; the
+/// stderr tail keeps) shown as `\x1b`, `\r`, … instead of acted on, and
+/// every invisible one (a zero-width space, a right-to-left override:
+/// `mcp_listing::text::is_invisible`) shown as `\u{200b}`. Our own markup
+/// holds none, so whatever is found came from a server or a client; the
 /// visible form holds no character HTML reads.
 fn controls_shown(document: String) -> String {
-    let hidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t');
+    let hidden = |c: char| mcp_listing::text::is_hidden(c) && !matches!(c, '\n' | '\t');
     if !document.contains(hidden) {
         return document;
     }
@@ -102,7 +104,7 @@ fn controls_shown(document: String) -> String {
     for c in document.chars() {
         if hidden(c) {
             let mut buf = [0u8; 4];
-            out.push_str(&mcp_listing::text::escape_controls(c.encode_utf8(&mut buf)));
+            out.push_str(&mcp_listing::text::escape(c.encode_utf8(&mut buf)));
         } else {
             out.push(c);
         }

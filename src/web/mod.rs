@@ -6,6 +6,7 @@ mod api_clients;
 mod basic_auth;
 mod compression;
 mod html;
+mod json;
 mod negotiation;
 mod probe;
 pub mod probe_budget;

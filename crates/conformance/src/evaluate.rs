@@ -166,7 +166,7 @@ fn cursor_blank(o: &KindObservations, rl: Rule) -> RuleResult {
             continue;
         };
         let at = &pages[i];
-        if !o.modern {
+        if !o.era.is_modern() {
             return RuleResult::fail(
                 rl,
                 k,
@@ -456,7 +456,7 @@ fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
     if k != Kind::Tools {
         return RuleResult::na(rl, k, "only tools have an ordering rule");
     }
-    let level = should_if(o.modern);
+    let level = should_if(o.era.is_modern());
     let (a, b) = match comparable(o, rl, level) {
         Ok(x) => x,
         Err(na) => return *na,
@@ -484,7 +484,7 @@ fn tools_order(o: &KindObservations, rl: Rule) -> RuleResult {
 }
 
 fn modern_only(o: &KindObservations, rl: Rule) -> Option<RuleResult> {
-    (!o.modern).then(|| RuleResult::na(rl, o.kind, "2026-07-28 only"))
+    (!o.era.is_modern()).then(|| RuleResult::na(rl, o.kind, "2026-07-28 only"))
 }
 
 fn cache_ttl(o: &KindObservations, rl: Rule) -> RuleResult {
@@ -612,7 +612,7 @@ fn list_changed_capability(o: &KindObservations, rl: Rule) -> RuleResult {
             .find(|p| p.list_changed > 0)
             .map(|p| Evidence::page(n, p.index))
     });
-    if o.modern && heard > 0 {
+    if o.era.is_modern() && heard > 0 {
         return RuleResult::fail(
             rl,
             k,

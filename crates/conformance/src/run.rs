@@ -5,7 +5,7 @@
 
 use super::record::{PageContent, PageObservation, RecordingPager};
 use mcp_listing::walk::INVALID_PARAMS;
-use mcp_listing::{walk, ErrorKind, Kind, ListingReport, Pager, WalkLimits};
+use mcp_listing::{walk, Era, ErrorKind, Kind, ListingReport, Pager, WalkLimits};
 use std::collections::BTreeSet;
 
 /// A cursor no server could have issued.
@@ -89,8 +89,8 @@ pub enum RepeatAnswer {
 #[derive(Debug, Clone)]
 pub struct KindObservations {
     pub kind: Kind,
-    /// Protocol 2026-07-28 or later.
-    pub modern: bool,
+    /// The protocol era the session speaks.
+    pub era: Era,
     /// `capabilities.<cap>.listChanged`; None when the capability is absent.
     pub advertised_list_changed: Option<bool>,
     pub first: Listed,
@@ -116,11 +116,12 @@ pub async fn observe_kind<P: Pager + Send>(
     pager: &mut P,
     kind: Kind,
     limits: &WalkLimits,
+    era: Era,
     advertised_list_changed: Option<bool>,
 ) -> KindObservations {
-    let first = list_once(pager, kind, limits).await;
+    let first = list_once(pager, kind, limits, era).await;
     let second = if first.report.outcome.is_complete() {
-        Some(list_once(pager, kind, limits).await)
+        Some(list_once(pager, kind, limits, era).await)
     } else {
         None
     };
@@ -134,7 +135,7 @@ pub async fn observe_kind<P: Pager + Send>(
     };
     KindObservations {
         kind,
-        modern: limits.modern,
+        era,
         advertised_list_changed,
         first,
         second,
@@ -144,9 +145,14 @@ pub async fn observe_kind<P: Pager + Send>(
     }
 }
 
-async fn list_once<P: Pager + Send>(pager: &mut P, kind: Kind, limits: &WalkLimits) -> Listed {
+async fn list_once<P: Pager + Send>(
+    pager: &mut P,
+    kind: Kind,
+    limits: &WalkLimits,
+    era: Era,
+) -> Listed {
     let mut rec = RecordingPager::new(pager);
-    let report = walk(&mut rec, kind, limits).await;
+    let report = walk(&mut rec, kind, limits, era).await;
     Listed {
         report,
         pages: rec.pages,

@@ -4,7 +4,7 @@
 use super::rule::{Requirement, RuleVerdict};
 use super::*;
 use mcp_listing::walk::INVALID_PARAMS;
-use mcp_listing::{Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::{Era, Kind, PageError, PageResult, Pager, WalkLimits};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime};
 
@@ -77,10 +77,9 @@ fn healthy(modern: bool) -> impl FnMut(Option<&str>, u32) -> (Result<Value, Page
     ])
 }
 
-fn limits(modern: bool) -> WalkLimits {
+fn limits() -> WalkLimits {
     WalkLimits {
         max_pages: 20,
-        modern,
         ..WalkLimits::default()
     }
 }
@@ -94,7 +93,8 @@ async fn check_with(
         answer: Box::new(answer),
         calls: 0,
     };
-    let obs = observe_kind(&mut m, Kind::Tools, &limits(modern), advertised).await;
+    let era = Era::modern_if(modern);
+    let obs = observe_kind(&mut m, Kind::Tools, &limits(), era, advertised).await;
     ConformanceReport::new("t", evaluate(&obs))
 }
 
@@ -467,7 +467,7 @@ async fn list_changed_must_match_the_capability() {
 async fn an_unsupported_kind_is_one_not_applicable_row() {
     let obs = KindObservations {
         kind: Kind::Prompts,
-        modern: false,
+        era: Era::Legacy,
         advertised_list_changed: None,
         first: run::Listed {
             report: mcp_listing::ListingReport::empty(

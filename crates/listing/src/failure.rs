@@ -2,7 +2,7 @@
 //! walker share: the wire's `ExchangeError` and the walker's `PageError`
 //! both carry it, each beside the failures only it knows.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// A failed exchange that means the same to every layer.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -34,6 +34,45 @@ impl ExchangeFailure {
         }
     }
 
+    /// An HTTP answer that is not a success, as the failure it means to
+    /// every caller (the wire, discovery, the tap's merged walks): 401 and
+    /// 403 unauthorized; 429 rate limited, for the wait its `Retry-After`
+    /// value asks (read at `now`, capped: `retry_after::parse`); any other
+    /// status a transport failure that keeps it.
+    pub fn from_http_status(
+        status: http::StatusCode,
+        retry_after: Option<&[u8]>,
+        now: SystemTime,
+    ) -> ExchangeFailure {
+        match status.as_u16() {
+            code @ (401 | 403) => ExchangeFailure::Unauthorized { status: code },
+            429 => ExchangeFailure::RateLimited {
+                retry_after: retry_after
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| crate::retry_after::parse(v, now)),
+            },
+            code => ExchangeFailure::Transport {
+                message: format!("HTTP {status}"),
+                http_status: Some(code),
+            },
+        }
+    }
+
+    /// The failure with `what` it answered in front of a transport
+    /// failure's message (`GET for the SSE stream: HTTP 404 Not Found`).
+    pub fn answering(self, what: &str) -> ExchangeFailure {
+        match self {
+            ExchangeFailure::Transport {
+                message,
+                http_status,
+            } => ExchangeFailure::Transport {
+                message: format!("{what}: {message}"),
+                http_status,
+            },
+            other => other,
+        }
+    }
+
     /// The HTTP status the failure carried, if any.
     pub fn http_status(&self) -> Option<u16> {
         match self {
@@ -51,6 +90,37 @@ impl ExchangeFailure {
 mod tests {
     use super::*;
     use crate::walk::PageError;
+
+    #[test]
+    fn an_http_status_means_one_failure_everywhere() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let status = |code| http::StatusCode::from_u16(code).unwrap();
+        let failed = |code, retry: Option<&str>| {
+            ExchangeFailure::from_http_status(status(code), retry.map(str::as_bytes), now)
+        };
+        assert!(matches!(
+            failed(403, None),
+            ExchangeFailure::Unauthorized { status: 403 }
+        ));
+        assert!(matches!(
+            failed(429, Some("Sun, 06 Nov 1994 08:50:07 GMT")),
+            ExchangeFailure::RateLimited { retry_after: Some(d) } if d == Duration::from_secs(30)
+        ));
+        assert!(matches!(
+            failed(429, Some("soon")),
+            ExchangeFailure::RateLimited { retry_after: None }
+        ));
+        let missing = failed(404, None).answering("GET for the SSE stream");
+        assert_eq!(
+            missing.to_string(),
+            "GET for the SSE stream: HTTP 404 Not Found"
+        );
+        assert_eq!(missing.http_status(), Some(404));
+        assert_eq!(
+            failed(599, None).to_string(),
+            "HTTP 599 <unknown status code>"
+        );
+    }
 
     /// The texts reach pages, logs and spans through the errors that nest
     /// this one; nesting must not change a word.

@@ -3,19 +3,23 @@
 //! protocol versions, transports), each one type with its labels derived once.
 
 pub mod cursor;
+pub mod emitted;
 pub mod failure;
 pub mod fingerprint;
 pub mod kind;
 pub mod labelled;
 pub mod report;
+pub mod retry_after;
 pub mod schema_shape;
 pub mod shape;
+pub mod shown_json;
 pub mod text;
 pub mod trace;
 pub mod transport;
 pub mod version;
 pub mod walk;
 
+pub use emitted::EmittedAt;
 pub use failure::ExchangeFailure;
 pub use kind::Kind;
 pub use labelled::UnknownLabel;
@@ -25,5 +29,5 @@ pub use report::{
 pub use shape::PageShape;
 pub use trace::{SpanId, TraceContext, TraceId};
 pub use transport::{HttpMode, TransportKind};
-pub use version::ProtocolVersion;
+pub use version::{Era, ProtocolVersion};
 pub use walk::{walk, PageError, PageResult, Pager, WalkLimits};

@@ -27,9 +27,85 @@ impl ProtocolVersion {
     }
 }
 
+/// The two eras of the protocol, whose rules for a listing differ: before
+/// 2026-07-28 a `""` cursor ends a listing and a repeated cursor is a
+/// cycle; from it `""` is a cursor like any other and a constant cursor is
+/// legal while it brings new items. Decided here, once, for the walker,
+/// the tap and its observer alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Era {
+    Legacy,
+    Modern,
+}
+
+impl Era {
+    pub fn of(version: ProtocolVersion) -> Era {
+        if version.is_modern() {
+            Era::Modern
+        } else {
+            Era::Legacy
+        }
+    }
+
+    /// A revision a peer names, known to us or not. Revisions are dates
+    /// (`YYYY-MM-DD`): one we do not know yet but dated from the first
+    /// modern one on is modern; anything else (garbage, an older unknown
+    /// date) is read as the legacy era, as a server that never said
+    /// otherwise is.
+    pub fn of_label(label: &[u8]) -> Era {
+        if let Some(known) = std::str::from_utf8(label)
+            .ok()
+            .and_then(|l| l.parse::<ProtocolVersion>().ok())
+        {
+            return Era::of(known);
+        }
+        let is_date = label.len() == 10
+            && label.iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                _ => b.is_ascii_digit(),
+            });
+        // Same-length dates compare as text in time order.
+        if is_date && label >= ProtocolVersion::FIRST_MODERN.label().as_bytes() {
+            Era::Modern
+        } else {
+            Era::Legacy
+        }
+    }
+
+    /// `Modern` when `modern` (a session's negotiated era, kept as a flag).
+    pub fn modern_if(modern: bool) -> Era {
+        if modern {
+            Era::Modern
+        } else {
+            Era::Legacy
+        }
+    }
+
+    pub fn is_modern(self) -> bool {
+        self == Era::Modern
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::ProtocolVersion;
+    use super::{Era, ProtocolVersion};
+
+    #[test]
+    fn the_era_of_a_label_known_or_not() {
+        assert_eq!(Era::of_label(b"2026-07-28"), Era::Modern);
+        assert_eq!(Era::of_label(b"2025-11-25"), Era::Legacy);
+        assert_eq!(Era::of_label(b"2027-03-01"), Era::Modern, "a later date");
+        assert_eq!(Era::of_label(b"2025-01-01"), Era::Legacy);
+        for garbage in [
+            &b""[..],
+            b"9999",
+            b"2026-07-28x",
+            b"zzzz-zz-zz",
+            b"2026/07/28",
+        ] {
+            assert_eq!(Era::of_label(garbage), Era::Legacy, "{garbage:?}");
+        }
+    }
 
     #[test]
     fn eras() {

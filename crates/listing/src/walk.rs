@@ -13,6 +13,7 @@ use super::report::{
 use super::shape::PageShape;
 use super::text;
 use super::trace::SpanId;
+use super::version::Era;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -127,23 +128,25 @@ pub struct WalkLimits {
     pub page_timeout: Duration,
     /// The whole listing, restarts included.
     pub listing_timeout: Duration,
-    /// Protocol 2026-07-28 or later: `""` is a cursor and a constant cursor
-    /// is legal while it brings new items.
-    pub modern: bool,
+}
+
+impl WalkLimits {
+    /// The bounds of a walk where nobody says otherwise; the exporter's
+    /// configuration defaults (`limits:`) and flags are these.
+    pub const DEFAULT: WalkLimits = WalkLimits {
+        max_pages: 1000,
+        max_items: 100_000,
+        invalid_cursor_restarts: 1,
+        list_changed_restarts: 1,
+        session_restarts: 1,
+        page_timeout: Duration::from_secs(10),
+        listing_timeout: Duration::from_secs(60),
+    };
 }
 
 impl Default for WalkLimits {
     fn default() -> Self {
-        WalkLimits {
-            max_pages: 1000,
-            max_items: 100_000,
-            invalid_cursor_restarts: 1,
-            list_changed_restarts: 1,
-            session_restarts: 1,
-            page_timeout: Duration::from_secs(10),
-            listing_timeout: Duration::from_secs(60),
-            modern: false,
-        }
+        WalkLimits::DEFAULT
     }
 }
 
@@ -168,17 +171,21 @@ enum Step {
     Restart(RestartReason),
 }
 
-/// Walk `kind` to completion (or to a guard or error) through `pager`.
-/// Generic over the page shape: every guard applies whatever the catalogue.
+/// Walk `kind` to completion (or to a guard or error) through `pager`,
+/// within `limits`, by the rules of the protocol `era` the pager speaks
+/// (from 2026-07-28 `""` is a cursor and a constant cursor is legal while
+/// it brings new items). Generic over the page shape: every guard applies
+/// whatever the catalogue.
 pub async fn walk<S: PageShape, P: Pager<S>>(
     pager: &mut P,
     kind: S,
     limits: &WalkLimits,
+    era: Era,
 ) -> ListingReport<S> {
     let started = Instant::now();
     // None: a timeout past what the clock can hold, never reached.
     let deadline = started.checked_add(limits.listing_timeout);
-    let mut walk = Walk::new(kind, limits);
+    let mut walk = Walk::new(kind, limits, era);
     let outcome = loop {
         // Rule 7: the whole-listing deadline, and no page waits past it.
         let now = Instant::now();
@@ -210,6 +217,7 @@ pub async fn walk<S: PageShape, P: Pager<S>>(
 struct Walk<'a, S: PageShape> {
     kind: S,
     limits: &'a WalkLimits,
+    era: Era,
     report: ListingReport<S>,
     attempt: Attempt,
     /// `None` asks for the first page.
@@ -219,10 +227,11 @@ struct Walk<'a, S: PageShape> {
 }
 
 impl<'a, S: PageShape> Walk<'a, S> {
-    fn new(kind: S, limits: &'a WalkLimits) -> Walk<'a, S> {
+    fn new(kind: S, limits: &'a WalkLimits, era: Era) -> Walk<'a, S> {
         Walk {
             kind,
             limits,
+            era,
             report: ListingReport::empty(kind, Outcome::Complete),
             attempt: Attempt::default(),
             cursor: None,
@@ -270,7 +279,7 @@ impl<'a, S: PageShape> Walk<'a, S> {
                 &mut record,
                 self.kind,
                 &page,
-                self.limits,
+                (self.limits, self.era),
             )
             .unwrap_or_else(|stop| stop.end(&mut self.report)),
         };
@@ -423,7 +432,7 @@ fn step_on_page<S: PageShape>(
     record: &mut PageRecord,
     kind: S,
     result: &Value,
-    limits: &WalkLimits,
+    (limits, era): (&WalkLimits, Era),
 ) -> Result<Step, Stop> {
     let (obj, items) = page_items(kind, result)?;
     attempt.pages += 1;
@@ -435,7 +444,7 @@ fn step_on_page<S: PageShape>(
             .map(|scope| text::echo(scope).into_owned());
     }
     count_items(attempt, record, kind, items);
-    let next = next_cursor(report, record, kind.next_cursor(obj), limits)?;
+    let next = next_cursor(report, record, kind.next_cursor(obj), era)?;
     if attempt.seen.len() as u64 > limits.max_items {
         let detail = format!("more than {} unique items", limits.max_items);
         return Err(Stop::guard(Guard::ItemCap, detail));
@@ -443,7 +452,7 @@ fn step_on_page<S: PageShape>(
     let Some(next) = next else {
         return Ok(Step::Done(Outcome::Complete));
     };
-    check_repeat(attempt, record, &next, limits)?;
+    check_repeat(attempt, record, &next, era)?;
     // A listing of exactly max_pages completes; needing one more aborts
     // without sending it.
     if attempt.pages >= limits.max_pages {
@@ -520,7 +529,7 @@ fn next_cursor<S>(
     report: &mut ListingReport<S>,
     record: &mut PageRecord,
     written: Option<&Value>,
-    limits: &WalkLimits,
+    era: Era,
 ) -> Result<Option<String>, Stop> {
     match written {
         None => {
@@ -533,7 +542,7 @@ fn next_cursor<S>(
         }
         Some(Value::String(s)) if s.is_empty() => {
             record.next_cursor = CursorState::Blank;
-            if limits.modern {
+            if era.is_modern() {
                 Ok(Some(String::new()))
             } else {
                 report.blank_cursor_end = true;
@@ -556,16 +565,11 @@ fn next_cursor<S>(
 
 /// Rule 4: a cursor already sent in this attempt is a cycle, except where
 /// a constant cursor is legal (2026-07-28) and the page brought new items.
-fn check_repeat(
-    attempt: &Attempt,
-    record: &PageRecord,
-    next: &str,
-    limits: &WalkLimits,
-) -> Result<(), Stop> {
+fn check_repeat(attempt: &Attempt, record: &PageRecord, next: &str, era: Era) -> Result<(), Stop> {
     if !attempt.sent_cursors.contains(&CursorDigest::of(next)) {
         return Ok(());
     }
-    if !limits.modern {
+    if !era.is_modern() {
         return Err(Stop::guard(
             Guard::CursorCycle,
             format!(

@@ -94,15 +94,13 @@ fn page_cap(max_pages: u32) -> WalkLimits {
     }
 }
 
-fn modern() -> WalkLimits {
-    WalkLimits {
-        modern: true,
-        ..WalkLimits::default()
-    }
+/// A walk of tools by the legacy era's rules.
+async fn run(script: &mut Script, limits: &WalkLimits) -> ListingReport {
+    run_in(script, limits, Era::Legacy).await
 }
 
-async fn run(script: &mut Script, limits: &WalkLimits) -> ListingReport {
-    walk(script, Kind::Tools, limits).await
+async fn run_in(script: &mut Script, limits: &WalkLimits, era: Era) -> ListingReport {
+    walk(script, Kind::Tools, limits, era).await
 }
 
 fn sent(script: &Script) -> Vec<Option<&str>> {
@@ -134,12 +132,12 @@ async fn multi_page_union_threads_cursors_exactly() {
 
 #[tokio::test]
 async fn null_cursor_ends_the_listing_in_both_eras() {
-    for limits in [legacy(), modern()] {
+    for era in [Era::Legacy, Era::Modern] {
         let mut s = Script::new().page(None, page(&["a"], Some("c1"))).page(
             Some("c1"),
             json!({"tools": tools(&["b"]), "nextCursor": null}),
         );
-        let r = run(&mut s, &limits).await;
+        let r = run_in(&mut s, &legacy(), era).await;
         assert_eq!(r.outcome, Outcome::Complete);
         assert_eq!(r.requests(), 2);
         assert_eq!(r.pages[1].next_cursor, CursorState::Null);
@@ -149,16 +147,16 @@ async fn null_cursor_ends_the_listing_in_both_eras() {
 
 #[tokio::test]
 async fn blank_cursor_ends_a_legacy_listing_and_is_a_cursor_from_2026_07_28() {
-    // (limits, cursors sent, items, ended on "")
+    // (era, cursors sent, items, ended on "")
     let eras = [
-        (legacy(), vec![None], vec!["a"], true),
-        (modern(), vec![None, Some("")], vec!["a", "b"], false),
+        (Era::Legacy, vec![None], vec!["a"], true),
+        (Era::Modern, vec![None, Some("")], vec!["a", "b"], false),
     ];
-    for (limits, cursors, names, blank_end) in eras {
+    for (era, cursors, names, blank_end) in eras {
         let mut s = Script::new()
             .page(None, page(&["a"], Some("")))
             .page(Some(""), page(&["b"], None));
-        let r = run(&mut s, &limits).await;
+        let r = run_in(&mut s, &legacy(), era).await;
         assert_eq!(r.outcome, Outcome::Complete);
         assert_eq!(sent(&s), cursors);
         assert_eq!(r.names, names);
@@ -200,7 +198,7 @@ async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
         page(&["c"], Some("K")),
         page(&["d"], None),
     ]);
-    let r = run(&mut s, &modern()).await;
+    let r = run_in(&mut s, &legacy(), Era::Modern).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c", "d"]);
     assert_eq!(r.requests(), 4);
@@ -213,7 +211,7 @@ async fn constant_cursor_with_progress_is_legal_from_2026_07_28() {
 #[tokio::test]
 async fn constant_cursor_without_progress_aborts_as_no_progress() {
     let mut s = constant_cursor(vec![page(&["b"], Some("K")), page(&["a", "b"], Some("K"))]);
-    let r = run(&mut s, &modern()).await;
+    let r = run_in(&mut s, &legacy(), Era::Modern).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::NoProgress));
     assert_eq!(r.requests(), 3);
     assert_eq!(r.duplicate_names, vec!["a", "b"]);
@@ -400,7 +398,7 @@ async fn identity_key_follows_the_kind() {
         None,
         json!({"resourceTemplates": [{"uriTemplate": "file:///{p}"}, {"name": "x"}]}),
     );
-    let r = walk(&mut s, Kind::ResourceTemplates, &legacy()).await;
+    let r = walk(&mut s, Kind::ResourceTemplates, &legacy(), Era::Legacy).await;
     assert_eq!(r.names, vec!["file:///{p}"]);
     assert_eq!(r.invalid_items, 1);
 }
@@ -476,12 +474,12 @@ async fn ttl_and_cache_scope_are_kept() {
         None,
         json!({"tools": tools(&["a"]), "ttlMs": 30000, "cacheScope": "shared", "resultType": "complete"}),
     );
-    let r = run(&mut s, &modern()).await;
+    let r = run_in(&mut s, &legacy(), Era::Modern).await;
     assert_eq!(r.ttl_ms, Some(30000));
     assert_eq!(r.cache_scope.as_deref(), Some("shared"));
     let mut s = Script::new().page(None, json!({"tools": [], "resultType": "input_required"}));
     assert_eq!(
-        run(&mut s, &modern()).await.outcome,
+        run_in(&mut s, &legacy(), Era::Modern).await.outcome,
         Outcome::Error(ErrorKind::MalformedResult)
     );
 }
@@ -575,7 +573,7 @@ async fn another_shape_gets_every_guard() {
         (None, nested(&["a", "b"], json!("c1"))),
         (Some("c1".into()), nested(&["b", "c"], json!(""))),
     ]));
-    let r = walk(&mut s, Nested, &legacy()).await;
+    let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c"]);
     assert_eq!(r.duplicate_names, vec!["b"]);
@@ -586,16 +584,16 @@ async fn another_shape_gets_every_guard() {
         (Some("A".into()), nested(&["b"], json!("B"))),
         (Some("B".into()), nested(&["c"], json!("A"))),
     ]));
-    let r = walk(&mut s, Nested, &legacy()).await;
+    let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
     assert_eq!(r.requests(), 3);
     // A cursor that is not a string; no `meta` at all ends the walk.
     let mut s = NestedScript(HashMap::from([(None, nested(&["a"], json!(7)))]));
-    let r = walk(&mut s, Nested, &legacy()).await;
+    let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
     let mut s = NestedScript(HashMap::from([(None, json!({"entries": []}))]));
     assert_eq!(
-        walk(&mut s, Nested, &legacy()).await.outcome,
+        walk(&mut s, Nested, &legacy(), Era::Legacy).await.outcome,
         Outcome::Complete
     );
     // The page cap.
@@ -605,7 +603,7 @@ async fn another_shape_gets_every_guard() {
         (Some("1".into()), nested(&["b"], json!("2"))),
         (Some("2".into()), nested(&["c"], json!("3"))),
     ]));
-    let r = walk(&mut s, Nested, &limits).await;
+    let r = walk(&mut s, Nested, &limits, Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
 }
 

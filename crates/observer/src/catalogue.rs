@@ -24,7 +24,7 @@ pub(crate) fn item_digest(key: &str) -> u64 {
 
 /// An item name as shown: cut as the walker keeps it, then escaped.
 pub(crate) fn shown_name(key: &str) -> Arc<str> {
-    Arc::from(text::escape_controls(&text::name(key)).as_ref())
+    Arc::from(text::escape(&text::name(key)).as_ref())
 }
 
 /// What is known of one kind's catalogue.

@@ -182,7 +182,7 @@ impl Tallies {
 
 /// A client's version as kept: cut (already, at read) and escaped.
 pub(crate) fn shown_version(version: &str) -> Arc<str> {
-    Arc::from(text::escape_controls(version).as_ref())
+    Arc::from(text::escape(version).as_ref())
 }
 
 #[cfg(test)]

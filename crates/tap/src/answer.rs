@@ -1,7 +1,7 @@
 //! The tap's own answers, as any reverse proxy gives them: 502 when the
 //! upstream could not be reached or broke before answering, 504 when its
 //! answer head did not come in time, 400/405/431 for requests no proxy
-//! forwards. Short plain text naming the cause, never a URL or a header.
+//! forwards, 408 for a request body not sent in time. Short plain text naming the cause, never a URL or a header.
 //! The connection closes after each: what the client sent next cannot be
 //! trusted to be where it seems.
 
@@ -60,6 +60,16 @@ pub(crate) fn head_too_large() -> Vec<u8> {
         431,
         "Request Header Fields Too Large",
         "431 Request Header Fields Too Large\n",
+        "",
+    )
+}
+
+/// A request body that did not come within its deadline.
+pub(crate) fn request_timeout() -> Vec<u8> {
+    own(
+        408,
+        "Request Timeout",
+        "408 Request Timeout: the request body did not come in time\n",
         "",
     )
 }

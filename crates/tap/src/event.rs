@@ -146,6 +146,31 @@ mcp_listing::labelled_enum! {
     }
 }
 
+mcp_listing::labelled_enum! {
+    /// Why the tap cut a connection; the label is the `reason` label of
+    /// `mcp_tap_cuts_total`. Deadlines on what a peer controls, and framing
+    /// no peer behind the tap may read differently.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Cut as "reason" {
+        /// A request head begun and not finished within the header read
+        /// timeout.
+        HeadTimeout => "head_timeout",
+        /// A request body not all there within its deadline (the client
+        /// got 408).
+        BodyTimeout => "body_timeout",
+        /// A client that took none of an answer's bytes for the write
+        /// deadline.
+        ClientWrite => "client_write_timeout",
+        /// An upstream that took none of a request's bytes for the write
+        /// deadline.
+        UpstreamWrite => "upstream_write_timeout",
+        /// Framing a peer could read differently (a length and a coding,
+        /// chunked twice, a bare LF or a control byte in a chunk line or
+        /// trailer): a request got 400, an answer was cut.
+        BadFraming => "bad_framing",
+    }
+}
+
 /// How the tap answered a list request it was asked to merge: the walk it
 /// made on the client's behalf, or why the client got page 1 as it came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,19 @@
 //! One client request through the tap: its head to the upstream with the
 //! body as it arrives, the answer back the same way; the observer told what
 //! passed, never waited for. The tap's own work — from the request head
-//! read to the upstream request written, and from the answer head read to
-//! the client's answer head written — is recorded as its added time.
+//! read (or the small body held, below) to the upstream request written,
+//! and from the answer head read to the client's answer head written — is
+//! recorded as its added time.
+//!
+//! A request body of known length up to [`HELD_BODY_BYTES`] is read whole
+//! before an upstream connection is taken, as nginx buffers request bodies:
+//! a client that trickles its body holds its own connection and nothing
+//! of the upstream's. Every body read off a client has a deadline.
 
 use crate::answer;
 use crate::copy::Copier;
 use crate::event::{
-    BodyFraming, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
+    BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
     TapEvent, Tee, UpstreamFailure,
 };
 use crate::exchange::Exchange;
@@ -20,9 +26,9 @@ use crate::legacy::{self, EndpointWatch, Origins};
 use crate::merge::ask;
 use crate::merge::flow::{MergeAsk, MergeStep};
 use crate::merge::{ChangeWatch, Merges};
-use crate::peer::{HeadRead, Peer};
-use crate::pool::{Pool, Upstream};
-use crate::relay::{relay, BodyReader, Coding, RelayEnd, Sink};
+use crate::peer::{HeadRead, Peer, WriteDeadline};
+use crate::pool::{Pool, PoolSettings, Upstream};
+use crate::relay::{relay, BodyDeadline, BodyReader, Coding, RelayEnd, Sink};
 use crate::settings::MergeClients;
 use crate::settings::{TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
@@ -34,9 +40,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// `Mcp-Session-Id`, as MCP's Streamable HTTP names it.
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Request bodies of known length up to this are read whole before an
+/// upstream connection is taken: the bound merging reads bodies within, and
+/// far above an MCP request's usual size.
+pub(crate) const HELD_BODY_BYTES: usize = ask::MAX_INSPECTED_BYTES;
 
 pub(crate) struct Forwarder {
     pub(crate) target: Target,
@@ -48,6 +60,16 @@ pub(crate) struct Forwarder {
     /// Merging, when any client is named for it.
     merges: Option<Merges>,
     next_exchange: AtomicU64,
+    /// Bytes of request bodies held before forwarding, all clients
+    /// together (`TapLimits::buffered_body_bytes`).
+    held_bodies: Semaphore,
+}
+
+/// A request body read whole before forwarding: its share of the budget,
+/// and when it was all there.
+struct HeldBody<'a> {
+    _bytes: Option<SemaphorePermit<'a>>,
+    at: Instant,
 }
 
 /// What the tap knows of the connection a request came on.
@@ -92,12 +114,22 @@ impl Forwarder {
             tls.insecure_skip_verify,
         )
         .map_err(|e| TapError::UpstreamTls(e.to_string()))?;
+        let limits = &settings.limits;
         let pool = Pool::new(
             connector,
             target.origin().clone(),
-            settings.limits.connect_timeout,
-            settings.limits.upstream_idle_connections,
+            PoolSettings {
+                connect_timeout: limits.connect_timeout,
+                head_timeout: limits.upstream_head_timeout,
+                max_idle: limits.upstream_idle_connections,
+                write_deadline: WriteDeadline {
+                    after: limits.write_timeout,
+                    stats: stats.clone(),
+                    cut: Cut::UpstreamWrite,
+                },
+            },
         );
+        let held_bodies = Semaphore::new(limits.buffered_body_bytes.min(Semaphore::MAX_PERMITS));
         Ok(Forwarder {
             target,
             pool,
@@ -108,6 +140,7 @@ impl Forwarder {
             merges: (settings.merge.clients != MergeClients::Nobody)
                 .then(|| Merges::new(settings.merge.clone())),
             next_exchange: AtomicU64::new(1),
+            held_bodies,
         })
     }
 
@@ -124,12 +157,9 @@ impl Forwarder {
     {
         let method = request_method(&req.method);
         self.stats.request(method);
-        if req.method == Method::CONNECT {
-            return own(client, &answer::method_not_allowed()).await;
-        }
-        let (Some(path), Ok(body)) = (forwarded_path(&req.target), framing::request(&req.fields))
-        else {
-            return own(client, &answer::bad_request()).await;
+        let (path, body) = match self.admissible(&req) {
+            Ok(admitted) => admitted,
+            Err(refusal) => return own(client, &refusal).await,
         };
         let session = session_of(&req, method);
         let exchange = self.open(&req, method, started, session.clone());
@@ -137,6 +167,10 @@ impl Forwarder {
             // The tap reads the body as it comes; say so, as a server would.
             let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
         }
+        let held = match self.hold_body(client, body, started, &exchange).await {
+            Ok(held) => held,
+            Err(after) => return after,
+        };
         let origins = (req.method == Method::GET).then(|| Origins {
             upstream_request: self.target.url(&path),
             tap: tap_origin(&req, via),
@@ -161,14 +195,99 @@ impl Forwarder {
                 Inspection::Done(after) => return after,
             }
         }
-        let upstream = match self.request(client, req, &path, body, &exchange).await {
+        let upstream = match self
+            .request(client, req, &path, body, &exchange, started)
+            .await
+        {
             Ok((upstream, sent)) => {
-                asked.before = sent.map_or(Duration::ZERO, |at| at - started);
+                asked.before =
+                    sent.map_or(Duration::ZERO, |at| at.saturating_duration_since(held.at));
                 upstream
             }
             Err(after) => return after,
         };
+        drop(held);
         self.answer(client, upstream, &exchange, asked).await
+    }
+
+    /// What the upstream is sent of `req`: its path and body framing; or
+    /// the tap's refusal (CONNECT, no path, framing a peer behind the tap
+    /// could read differently).
+    fn admissible(&self, req: &Request) -> Result<(PathAndQuery, Framing), Vec<u8>> {
+        if req.method == Method::CONNECT {
+            return Err(answer::method_not_allowed());
+        }
+        let Some(path) = forwarded_path(&req.target) else {
+            return Err(answer::bad_request());
+        };
+        match framing::request(&req.fields, req.minor) {
+            Ok(body) => Ok((path, body)),
+            Err(_) => {
+                self.stats.cut(Cut::BadFraming);
+                Err(answer::bad_request())
+            }
+        }
+    }
+
+    /// Read a small body of known length whole, within the body deadline,
+    /// while the budget for held bodies lasts (past it, or for any other
+    /// body, nothing is read here: it is forwarded as it comes).
+    async fn hold_body<C>(
+        &self,
+        client: &mut Peer<C>,
+        body: Framing,
+        started: Instant,
+        exchange: &Exchange,
+    ) -> Result<HeldBody<'_>, After>
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        let not_held = HeldBody {
+            _bytes: None,
+            at: started,
+        };
+        let Framing::Length(len) = body else {
+            return Ok(not_held);
+        };
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > HELD_BODY_BYTES || client.buffered().len() >= len {
+            return Ok(not_held);
+        }
+        // At most 64 KiB: fits.
+        let Ok(bytes) = self.held_bodies.try_acquire_many(len as u32) else {
+            return Ok(not_held);
+        };
+        let deadline = self.body_deadline(started).at(0);
+        match tokio::time::timeout_at(deadline, client.fill_to(len)).await {
+            Ok(Ok(())) => Ok(HeldBody {
+                _bytes: Some(bytes),
+                at: Instant::now(),
+            }),
+            Ok(Err(_)) => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                Err(After::Close)
+            }
+            Err(_) => Err(self.late(client, exchange).await),
+        }
+    }
+
+    /// A request body read off a client must come by this.
+    fn body_deadline(&self, started: Instant) -> BodyDeadline {
+        BodyDeadline {
+            from: tokio::time::Instant::from_std(started),
+            base: self.limits.body_timeout,
+        }
+    }
+
+    /// The client did not send its body in time: 408, and the connection
+    /// closes.
+    async fn late<C>(&self, client: &mut Peer<C>, exchange: &Exchange) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        self.stats.cut(Cut::BodyTimeout);
+        exchange.ended(ExchangeEnd::ClientGone);
+        own(client, &answer::request_timeout()).await
     }
 
     /// The request to the upstream: its head, then its body as it comes.
@@ -180,12 +299,13 @@ impl Forwarder {
         path: &PathAndQuery,
         body: Framing,
         exchange: &Exchange,
+        started: Instant,
     ) -> Result<(Upstream, Option<Instant>), After>
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
         let framing = headers::framing(&req.fields);
-        let head = emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), None);
+        let head = emit::request_head(&req, path.as_str().as_bytes(), self.target.host(), body);
         drop(req);
         let mut upstream = match self.pool.checkout().await {
             Ok((upstream, _)) => upstream,
@@ -199,13 +319,19 @@ impl Forwarder {
             coding: coding(body, false),
             first_write: None,
         };
-        let mut reader = BodyReader::new(body);
+        let mut reader = BodyReader::new(body).within(self.body_deadline(started));
         match relay(client, &mut upstream, head, &mut reader, &mut sink, None).await {
             RelayEnd::Done => Ok((upstream, sink.first_write)),
             RelayEnd::SourceBroke => {
                 exchange.ended(ExchangeEnd::ClientGone);
                 Err(After::Close)
             }
+            RelayEnd::SourceBadFraming => {
+                self.stats.cut(Cut::BadFraming);
+                exchange.ended(ExchangeEnd::ClientGone);
+                Err(own(client, &answer::bad_request()).await)
+            }
+            RelayEnd::SourceLate => Err(self.late(client, exchange).await),
             RelayEnd::SinkGone => Err(self.failed(client, exchange, UpstreamFailure::Reset).await),
         }
     }
@@ -260,12 +386,14 @@ impl Forwarder {
         let answered = Instant::now();
         let head_request = asked.method == Method::HEAD;
         let Ok(body) = framing::response(resp.status, head_request, &resp.fields) else {
+            self.stats.cut(Cut::BadFraming);
             return self.failed(client, exchange, UpstreamFailure::Reset).await;
         };
         let observed = headers::framing(&resp.fields);
         self.answered(exchange, &resp, observed, &mut asked, answered);
         let dechunk = body == Framing::Chunked && asked.minor == 0;
         let to = ToClient {
+            framing: body,
             dechunk,
             close: asked.close || dechunk || body == Framing::UntilClose,
         };
@@ -304,11 +432,34 @@ impl Forwarder {
             keep,
         )
         .await;
-        if let Some(at) = sink.first_write {
-            self.stats
-                .record_added((asked.before + (at - answered)).as_secs_f64());
-        }
+        let Some(at) = sink.first_write else {
+            return self.unanswered(client, exchange, end).await;
+        };
+        let added = asked.before + (at - answered);
+        self.stats.record_added(added.as_secs_f64());
         self.finish(exchange, end, upstream, reusable, to.close)
+    }
+
+    /// Nothing of the answer reached the client: its body broke before
+    /// the first write (a proxy's error, not a cut answer), or the client
+    /// went away.
+    async fn unanswered<C>(&self, client: &mut Peer<C>, exchange: &Exchange, end: RelayEnd) -> After
+    where
+        C: AsyncRead + AsyncWrite + Unpin,
+    {
+        match end {
+            RelayEnd::SinkGone | RelayEnd::Done => {
+                exchange.ended(ExchangeEnd::ClientGone);
+                After::Close
+            }
+            RelayEnd::SourceBadFraming => {
+                self.stats.cut(Cut::BadFraming);
+                self.failed(client, exchange, UpstreamFailure::Reset).await
+            }
+            RelayEnd::SourceBroke | RelayEnd::SourceLate => {
+                self.failed(client, exchange, UpstreamFailure::Reset).await
+            }
+        }
     }
 
     /// Tell the observer the answer head passed; an `initialize`'s client
@@ -351,7 +502,7 @@ impl Forwarder {
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        let deadline = tokio::time::Instant::now() + self.limits.upstream_head_timeout;
+        let deadline = tokio::time::Instant::now() + self.pool.head_timeout();
         let max = self.limits.max_head_bytes;
         loop {
             let read = tokio::select! {
@@ -370,6 +521,7 @@ impl Forwarder {
                     let interim = emit::response_head(
                         &resp,
                         ToClient {
+                            framing: Framing::None,
                             dechunk: false,
                             close: false,
                         },
@@ -408,9 +560,10 @@ impl Forwarder {
         {
             return Inspection::Go;
         }
-        if client.fill_to(len).await.is_err() {
-            exchange.ended(ExchangeEnd::ClientGone);
-            return Inspection::Done(After::Close);
+        if client.buffered().len() < len {
+            // Not held (the budget for held bodies was spent): it passes
+            // as it comes, never waited for here.
+            return Inspection::Go;
         }
         let protocol = head::value(&req.fields, "mcp-protocol-version").map(|v| &v[..]);
         let list = match ask::inspect(&client.buffered()[..len], protocol) {
@@ -483,7 +636,10 @@ impl Forwarder {
                     After::KeepAlive
                 }
             }
-            RelayEnd::SourceBroke => {
+            RelayEnd::SourceBroke | RelayEnd::SourceBadFraming | RelayEnd::SourceLate => {
+                if end == RelayEnd::SourceBadFraming {
+                    self.stats.cut(Cut::BadFraming);
+                }
                 self.stats.upstream_error(UpstreamFailure::Reset);
                 exchange.ended(ExchangeEnd::UpstreamFailed(UpstreamFailure::Reset));
                 After::Close

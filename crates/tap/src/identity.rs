@@ -111,9 +111,11 @@ pub fn identify(
 }
 
 /// A client name as a label value and as operators write it (in a tap's
-/// `merge_pages:`, say): control characters shown escaped, never empty.
+/// `merge_pages:`, say): shown as `text::escape` shows it (controls and
+/// invisible characters escaped, the backslash too, so two names never
+/// share a label), never empty.
 pub fn label(name: &str) -> String {
-    let shown = text::escape_controls(text::prefix(name, MAX_NAME_BYTES));
+    let shown = text::escape(text::prefix(name, MAX_NAME_BYTES));
     if shown.is_empty() {
         UNKNOWN.to_string()
     } else {
@@ -171,6 +173,10 @@ mod tests {
         let info = from_header(long.as_bytes()).unwrap();
         assert_eq!(info.name.len(), MAX_NAME_BYTES);
         assert_eq!(label("evil\x1b[31m"), "evil\\x1b[31m");
+        assert_eq!(label("m\u{200b}cp"), "m\\u{200b}cp");
+        assert_eq!(label("\u{202e}pcm"), "\\u{202e}pcm");
+        assert_ne!(label("a\\nb"), label("a\nb"));
+        assert_eq!(label("a\\nb"), "a\\\\nb");
         assert_eq!(label(""), UNKNOWN);
         let (who, from) = identify(None, None, from_user_agent(b"node"));
         assert_eq!(

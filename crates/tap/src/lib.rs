@@ -38,7 +38,7 @@ pub mod stdio;
 mod upstream;
 
 pub use event::{
-    BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, MergeFallback, MergeOutcome,
+    BodyFraming, CopyEnd, Cut, Direction, ExchangeEnd, ExchangeId, MergeFallback, MergeOutcome,
     NotObserved, RequestHead, RequestMethod, ResponseHead, TapEvent, Tee, UpstreamFailure,
 };
 pub use server::Tap;

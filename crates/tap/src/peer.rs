@@ -4,15 +4,21 @@
 //! kept-alive client or an open stream with nothing to say costs its
 //! socket and a few words, not a buffer). A first read lands on the stack
 //! and a small one is kept in a buffer of its own size, so the copies an
-//! observer holds pin only what they show.
+//! observer holds pin only what they show. Writes have a deadline: a peer
+//! that stops reading is cut, and counted, once a write has waited
+//! [`WriteDeadline::after`] without progress.
 
+use crate::event::Cut;
 use crate::http1::head::{Head, Parsed};
+use crate::stats::TapStats;
 use bytes::{Bytes, BytesMut};
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Bytes asked for per read.
@@ -23,6 +29,16 @@ const FIRST_READ: usize = 4 * 1024;
 pub(crate) struct Peer<S> {
     pub(crate) io: S,
     buf: BytesMut,
+    write_deadline: Option<WriteDeadline>,
+}
+
+/// How long one write may wait for a peer to take any of its bytes, and
+/// where a cut is counted (which side stopped reading).
+#[derive(Debug, Clone)]
+pub(crate) struct WriteDeadline {
+    pub(crate) after: Duration,
+    pub(crate) stats: Arc<TapStats>,
+    pub(crate) cut: Cut,
 }
 
 /// What reading a head found.
@@ -42,7 +58,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
         Peer {
             io,
             buf: BytesMut::new(),
+            write_deadline: None,
         }
+    }
+
+    /// Writes to this peer are cut past `deadline`.
+    pub(crate) fn with_write_deadline(mut self, deadline: WriteDeadline) -> Peer<S> {
+        self.write_deadline = Some(deadline);
+        self
     }
 
     /// Bytes read and not yet used.
@@ -152,7 +175,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
     }
 
     /// Write every byte of `parts`, in order, in as few writes as the
-    /// connection takes.
+    /// connection takes; each write within the write deadline.
     pub(crate) async fn write_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
         let mut slices: Vec<IoSlice<'_>> = parts
             .iter()
@@ -160,14 +183,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
             .map(|p| IoSlice::new(p))
             .collect();
         let mut rest = &mut slices[..];
+        let deadline = self.write_deadline.as_ref();
         while !rest.is_empty() {
-            let n = poll_fn(|cx| Pin::new(&mut self.io).poll_write_vectored(cx, rest)).await?;
+            let io = &mut self.io;
+            let write = poll_fn(|cx| Pin::new(&mut *io).poll_write_vectored(cx, rest));
+            let n = within(deadline, write).await?;
             if n == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
             IoSlice::advance_slices(&mut rest, n);
         }
-        poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx)).await
+        let io = &mut self.io;
+        within(deadline, poll_fn(|cx| Pin::new(&mut *io).poll_flush(cx))).await
     }
 
     pub(crate) async fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -187,6 +214,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
 
     pub(crate) async fn shutdown(&mut self) {
         let _ = poll_fn(|cx| Pin::new(&mut self.io).poll_shutdown(cx)).await;
+    }
+}
+
+/// `write` within `deadline`; a cut is counted where the deadline says.
+async fn within<T>(
+    deadline: Option<&WriteDeadline>,
+    write: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    let Some(deadline) = deadline else {
+        return write.await;
+    };
+    match tokio::time::timeout(deadline.after, write).await {
+        Ok(done) => done,
+        Err(_) => {
+            deadline.stats.cut(deadline.cut);
+            Err(io::ErrorKind::TimedOut.into())
+        }
     }
 }
 

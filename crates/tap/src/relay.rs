@@ -3,18 +3,42 @@
 //! `endpoint` watch when there is one, copied for the observer, and written
 //! before the next read — one read in flight, so a side that stops reading
 //! stops the other. Chunked bodies are decoded and coded again (chunk
-//! boundaries are the connection's; the data is unchanged).
+//! boundaries are the connection's; the data is unchanged; extensions and
+//! trailers are dropped: only bytes the tap framed itself go out). A body
+//! read off a client has a deadline ([`BodyDeadline`]).
 
 use crate::copy::Copier;
 use crate::event::TapEvent;
 use crate::exchange::Exchange;
-use crate::http1::framing::{BadChunk, Chunked, Framing, Piece};
+use crate::http1::framing::{BadChunk, Chunked, Framing};
 use crate::legacy::{EndpointWatch, Released};
 use crate::merge::ChangeWatch;
 use crate::peer::Peer;
 use bytes::Bytes;
-use std::time::Instant;
+use std::ops::Range;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Bytes of a body that buy one more second past its deadline's base: a
+/// large body sent at a fair rate is never cut, a trickle always is.
+pub(crate) const BODY_BYTES_PER_SECOND: u64 = 64 * 1024;
+
+/// When a body read off a peer must have come by: `base` after `from`,
+/// and one second more per [`BODY_BYTES_PER_SECOND`] received.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyDeadline {
+    pub(crate) from: tokio::time::Instant,
+    pub(crate) base: Duration,
+}
+
+impl BodyDeadline {
+    pub(crate) fn at(&self, received: u64) -> tokio::time::Instant {
+        // Both at most a day (the base is checked with the settings): the
+        // sum cannot overflow the clock.
+        let more = Duration::from_secs((received / BODY_BYTES_PER_SECOND).min(86_400));
+        self.from + self.base.min(Duration::from_secs(86_400)) + more
+    }
+}
 
 /// Reads one body off a peer, as its framing delimits it.
 pub(crate) struct BodyReader {
@@ -23,13 +47,10 @@ pub(crate) struct BodyReader {
     left: u64,
     chunked: Chunked,
     done: bool,
-    pieces: Vec<Piece>,
-}
-
-/// A part of the body to forward.
-enum Part {
-    Data(Bytes),
-    Trailer(Bytes),
+    data: Vec<Range<usize>>,
+    /// Bytes of the body read so far (framing included).
+    received: u64,
+    deadline: Option<BodyDeadline>,
 }
 
 impl BodyReader {
@@ -43,42 +64,85 @@ impl BodyReader {
             left,
             chunked: Chunked::new(),
             done: matches!(framing, Framing::None | Framing::Length(0)),
-            pieces: Vec::new(),
+            data: Vec::new(),
+            received: 0,
+            deadline: None,
         }
     }
 
-    /// Take what `src` holds of this body.
+    /// The body must come within `deadline`.
+    pub(crate) fn within(mut self, deadline: BodyDeadline) -> BodyReader {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Take what `src` holds of this body: its data.
     fn drain<S: AsyncRead + AsyncWrite + Unpin>(
         &mut self,
         src: &mut Peer<S>,
-        out: &mut Vec<Part>,
+        out: &mut Vec<Bytes>,
     ) -> Result<(), BadChunk> {
         let held = src.buffered().len();
         if self.done || held == 0 {
             return Ok(());
         }
-        match self.framing {
-            Framing::None => self.done = true,
+        let taken = match self.framing {
+            Framing::None => {
+                self.done = true;
+                0
+            }
             Framing::Length(_) => {
                 let n = held.min(usize::try_from(self.left).unwrap_or(usize::MAX));
-                out.push(Part::Data(src.take(n)));
+                out.push(src.take(n));
                 self.left -= n as u64;
                 self.done = self.left == 0;
+                n
             }
-            Framing::UntilClose => out.push(Part::Data(src.take(held))),
+            Framing::UntilClose => {
+                out.push(src.take(held));
+                held
+            }
             Framing::Chunked => {
-                let pieces = &mut self.pieces;
-                let progress = self.chunked.feed(src.buffered(), |p| pieces.push(p))?;
+                let data = &mut self.data;
+                let progress = self.chunked.feed(src.buffered(), |r| data.push(r))?;
                 let taken = src.take(progress.consumed);
-                out.extend(self.pieces.drain(..).map(|p| match p {
-                    Piece::Data(r) => Part::Data(taken.slice(r)),
-                    Piece::Trailer(r) => Part::Trailer(taken.slice(r)),
-                }));
+                out.extend(self.data.drain(..).map(|r| taken.slice(r)));
                 self.done = progress.done;
+                progress.consumed
             }
-        }
+        };
+        self.received += taken as u64;
         Ok(())
     }
+
+    /// Read more of the body off `src`, within its deadline if it has one.
+    async fn fill<S: AsyncRead + AsyncWrite + Unpin>(&self, src: &mut Peer<S>) -> Filled {
+        let read = match self.deadline {
+            None => src.fill().await,
+            Some(deadline) => {
+                match tokio::time::timeout_at(deadline.at(self.received), src.fill()).await {
+                    Ok(read) => read,
+                    Err(_) => return Filled::Late,
+                }
+            }
+        };
+        match read {
+            Ok(0) if self.framing == Framing::UntilClose => Filled::End,
+            Ok(0) | Err(_) => Filled::Broken,
+            Ok(_) => Filled::More,
+        }
+    }
+}
+
+/// What reading more of a body found.
+enum Filled {
+    More,
+    /// The connection ended, and with it a body that lasts until then.
+    End,
+    /// The connection ended or failed before the body's end.
+    Broken,
+    /// The body's deadline passed.
+    Late,
 }
 
 /// How the body goes out.
@@ -107,7 +171,12 @@ pub(crate) enum RelayEnd {
     Done,
     /// The side sending broke off or ended early.
     SourceBroke,
-    /// The side receiving went away.
+    /// The sender's chunked coding broke its grammar or a bound.
+    SourceBadFraming,
+    /// The sender did not send the body within its deadline.
+    SourceLate,
+    /// The side receiving went away (or stopped reading past its write
+    /// deadline).
     SinkGone,
 }
 
@@ -132,7 +201,7 @@ where
     let mut head = Some(Bytes::from(head));
     let end = loop {
         if reader.drain(src, &mut parts).is_err() {
-            break RelayEnd::SourceBroke;
+            break RelayEnd::SourceBadFraming;
         }
         if head.is_some() || !parts.is_empty() || reader.done {
             if sink
@@ -148,15 +217,16 @@ where
         }
         let read = match watch_dst {
             Some(keep) => tokio::select! {
-                read = src.fill() => read,
+                read = reader.fill(src) => read,
                 () = dst.closed(keep) => break RelayEnd::SinkGone,
             },
-            None => src.fill().await,
+            None => reader.fill(src).await,
         };
         match read {
-            Ok(0) if reader.framing == Framing::UntilClose => reader.done = true,
-            Ok(0) | Err(_) => break RelayEnd::SourceBroke,
-            Ok(_) => {}
+            Filled::More => {}
+            Filled::End => reader.done = true,
+            Filled::Broken => break RelayEnd::SourceBroke,
+            Filled::Late => break RelayEnd::SourceLate,
         }
     };
     sink.copier.finish(sink.exchange, end != RelayEnd::Done);
@@ -170,24 +240,18 @@ impl Sink<'_> {
         &mut self,
         dst: &mut Peer<B>,
         head: Option<Bytes>,
-        parts: &mut Vec<Part>,
+        parts: &mut Vec<Bytes>,
         last: bool,
     ) -> std::io::Result<()> {
         let mut out: Vec<Bytes> = Vec::with_capacity(parts.len() * 3 + 3);
         out.extend(head);
-        let mut trailers = Vec::new();
-        for part in parts.drain(..) {
-            match part {
-                Part::Data(data) => {
-                    for data in self.watched(data).into_iter().flatten() {
-                        self.copier.data(self.exchange, &data);
-                        if let Some(changes) = self.changes.as_mut() {
-                            changes.see(&data);
-                        }
-                        self.code(&mut out, data);
-                    }
+        for data in parts.drain(..) {
+            for data in self.watched(data).into_iter().flatten() {
+                self.copier.data(self.exchange, &data);
+                if let Some(changes) = self.changes.as_mut() {
+                    changes.see(&data);
                 }
-                Part::Trailer(line) => trailers.push(line),
+                self.code(&mut out, data);
             }
         }
         if last {
@@ -196,9 +260,9 @@ impl Sink<'_> {
                 self.code(&mut out, held);
             }
             if self.coding == Coding::Chunked {
-                out.push(Bytes::from_static(b"0\r\n"));
-                out.extend(trailers);
-                out.push(Bytes::from_static(b"\r\n"));
+                // The last chunk and no trailers: the sender's were read
+                // (to find the body's end) and dropped.
+                out.push(Bytes::from_static(b"0\r\n\r\n"));
             }
         }
         if out.is_empty() {
@@ -253,8 +317,12 @@ impl Sink<'_> {
 pub(crate) enum Unread {
     /// Longer than the bound.
     TooLarge,
-    /// Broken off, or its framing was.
+    /// Broken off.
     Broken,
+    /// Its chunked coding broke the grammar or a bound.
+    BadFraming,
+    /// Not all there by its deadline.
+    Late,
 }
 
 /// Read the body `reader` delimits from `src` into one buffer of at most
@@ -269,25 +337,26 @@ pub(crate) async fn read_whole<S: AsyncRead + AsyncWrite + Unpin>(
     let mut body = bytes::BytesMut::new();
     let mut parts = Vec::new();
     loop {
-        reader.drain(src, &mut parts).map_err(|_| Unread::Broken)?;
-        for part in parts.drain(..) {
-            if let Part::Data(data) = part {
-                if body.len() + data.len() > max {
-                    return Err(Unread::TooLarge);
-                }
-                body.extend_from_slice(&data);
-                if enough(&data) {
-                    return Ok((body.freeze(), reader.done));
-                }
+        reader
+            .drain(src, &mut parts)
+            .map_err(|_| Unread::BadFraming)?;
+        for data in parts.drain(..) {
+            if body.len() + data.len() > max {
+                return Err(Unread::TooLarge);
+            }
+            body.extend_from_slice(&data);
+            if enough(&data) {
+                return Ok((body.freeze(), reader.done));
             }
         }
         if reader.done {
             return Ok((body.freeze(), true));
         }
-        match src.fill().await {
-            Ok(0) if reader.framing == Framing::UntilClose => reader.done = true,
-            Ok(0) | Err(_) => return Err(Unread::Broken),
-            Ok(_) => {}
+        match reader.fill(src).await {
+            Filled::More => {}
+            Filled::End => reader.done = true,
+            Filled::Broken => return Err(Unread::Broken),
+            Filled::Late => return Err(Unread::Late),
         }
     }
 }

@@ -1,15 +1,15 @@
 //! The tap's listener: HTTP/1.1 clients (kept alive, pipelined requests
 //! taken in turn), TLS when configured, at most `max_connections` at once
 //! (past that the listener stops accepting and new connections wait in the
-//! kernel's backlog), a deadline for each request head (and the TLS
-//! handshake; it is also how long a kept-alive connection may idle), and a
-//! bound on a head's size.
+//! kernel's backlog; counted), a deadline for each request head (and the
+//! TLS handshake; it is also how long a kept-alive connection may idle), a
+//! bound on a head's size, and a deadline on every write to a client.
 
 use crate::answer;
-use crate::event::Tee;
+use crate::event::{Cut, Tee};
 use crate::forward::{After, Forwarder, Via};
 use crate::http1::head::Request;
-use crate::peer::{HeadRead, Peer};
+use crate::peer::{HeadRead, Peer, WriteDeadline};
 use crate::settings::{ListenerTls, TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
 use std::future::Future;
@@ -60,19 +60,23 @@ impl Tap {
     /// descriptors, say) are waited out, never the end of the tap.
     pub async fn serve(&self, listener: TcpListener, shutdown: impl Future<Output = ()>) {
         let slots = Arc::new(Semaphore::new(self.limits.max_connections));
+        let stats = self.forwarder.stats.clone();
+        stats.set_max_connections(self.limits.max_connections);
         let (phase, _) = watch::channel(Phase::Serving);
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
                 () = &mut shutdown => break,
-                accepted = accept(&listener, &slots) => accepted,
+                accepted = accept(&listener, &slots, &stats) => accepted,
             };
             let Some((stream, slot)) = accepted else {
                 continue;
             };
             let connection = self.connection(stream, phase.subscribe());
+            let open = OpenConnection::new(stats.clone());
             tokio::spawn(async move {
                 connection.await;
+                drop(open);
                 drop(slot);
             });
         }
@@ -129,9 +133,16 @@ impl Tap {
 async fn accept(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
+    stats: &TapStats,
 ) -> Option<(TcpStream, tokio::sync::OwnedSemaphorePermit)> {
-    // The semaphore is never closed, so this only waits.
-    let slot = slots.clone().acquire_owned().await.ok()?;
+    let slot = match slots.clone().try_acquire_owned() {
+        Ok(slot) => slot,
+        Err(_) => {
+            stats.listener_was_full();
+            // The semaphore is never closed, so this only waits.
+            slots.clone().acquire_owned().await.ok()?
+        }
+    };
     match listener.accept().await {
         Ok((stream, _)) => Some((stream, slot)),
         Err(e) => {
@@ -152,8 +163,12 @@ async fn serve_client<C>(
 ) where
     C: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let mut client = Peer::new(io);
     let limits = &forwarder.limits;
+    let mut client = Peer::new(io).with_write_deadline(WriteDeadline {
+        after: limits.write_timeout,
+        stats: forwarder.stats.clone(),
+        cut: Cut::ClientWrite,
+    });
     loop {
         if *phase.borrow() != Phase::Serving {
             break;
@@ -177,7 +192,15 @@ async fn serve_client<C>(
                 let _ = client.write(&answer::bad_request()).await;
                 break;
             }
-            Ok(HeadRead::Closed | HeadRead::Broken) | Err(_) => return,
+            Ok(HeadRead::Closed | HeadRead::Broken) => return,
+            Err(_) => {
+                // A head begun and not finished; a quiet kept-alive
+                // connection just ends.
+                if !client.buffered().is_empty() {
+                    forwarder.stats.cut(Cut::HeadTimeout);
+                }
+                return;
+            }
         };
         let exchange = forwarder.exchange(&mut client, via, req, started);
         let after = tokio::select! {
@@ -197,5 +220,21 @@ async fn closing(phase: &mut watch::Receiver<Phase>) {
         if phase.changed().await.is_err() {
             return;
         }
+    }
+}
+
+/// A client connection counted in `TapStats::connections` while it lasts.
+struct OpenConnection(Arc<TapStats>);
+
+impl OpenConnection {
+    fn new(stats: Arc<TapStats>) -> OpenConnection {
+        stats.connection_opened();
+        OpenConnection(stats)
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connection_closed();
     }
 }

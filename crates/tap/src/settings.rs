@@ -69,9 +69,6 @@ pub struct MergeSettings {
     pub page_burst: u32,
     /// ... and per second after that: past it, page 1 goes (`throttled`).
     pub pages_per_second: u32,
-    /// A merged answer (or page 1 held during a walk) must be written to
-    /// the client within this, else its connection is cut.
-    pub write_timeout: Duration,
 }
 
 /// Which clients are merged for, by identity (`identity::label` of the
@@ -121,7 +118,6 @@ impl Default for MergeSettings {
             credential_headers: Vec::new(),
             page_burst: DEFAULT_MERGE_PAGE_BURST,
             pages_per_second: DEFAULT_MERGE_PAGES_PER_SECOND,
-            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -153,7 +149,9 @@ impl ListenerTls for Arc<rustls::ServerConfig> {
 #[derive(Debug, Clone)]
 pub struct TapLimits {
     /// Client connections served at once; past it the listener stops
-    /// accepting (new connections wait in the kernel's backlog).
+    /// accepting (new connections wait in the kernel's backlog). Each may
+    /// hold two descriptors (its own and an upstream connection): the
+    /// application derives this from the open-file limit.
     pub max_connections: usize,
     /// A client must send a request head within this (also how long a
     /// kept-alive connection may idle between requests), and finish a TLS
@@ -170,6 +168,18 @@ pub struct TapLimits {
     /// Most bytes of one message copied for the observer; the message
     /// itself is forwarded whole.
     pub inspect_bytes: usize,
+    /// A request body must arrive within this of its head, plus one
+    /// second per 64 KiB received (a large body at a fair rate is never
+    /// cut, a trickle always is); past it the client gets 408.
+    pub body_timeout: Duration,
+    /// A write to a client or the upstream may wait this long for the peer
+    /// to take any of its bytes; a peer that stops reading is cut.
+    pub write_timeout: Duration,
+    /// Request bodies of known length up to 64 KiB are read whole before an
+    /// upstream connection is taken (a client trickling its body holds no
+    /// upstream connection); this many bytes of them at most, all clients
+    /// together — past it a body is forwarded as it comes.
+    pub buffered_body_bytes: usize,
     /// Idle upstream connections kept for reuse.
     pub upstream_idle_connections: usize,
     /// After shutdown is asked for, how long open exchanges (streams) may
@@ -190,6 +200,9 @@ impl Default for TapLimits {
             connect_timeout: Duration::from_secs(10),
             upstream_head_timeout: Duration::from_secs(60),
             inspect_bytes: DEFAULT_INSPECT_BYTES,
+            body_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
+            buffered_body_bytes: 16 * 1024 * 1024,
             upstream_idle_connections: 64,
             shutdown_grace: Duration::from_secs(5),
         }
@@ -212,6 +225,8 @@ pub enum TapError {
     UpstreamTls(String),
     #[error("the limit {0} must be above zero")]
     ZeroLimit(&'static str),
+    #[error("the limit {0} must be above zero and at most a day")]
+    BadDuration(&'static str),
 }
 
 impl TapSettings {
@@ -251,6 +266,15 @@ impl TapSettings {
         ] {
             if value == 0 {
                 return Err(TapError::ZeroLimit(name));
+            }
+        }
+        for (name, value) in [
+            ("body_timeout", l.body_timeout),
+            ("write_timeout", l.write_timeout),
+        ] {
+            // Deadlines are added to the clock: a day is past any use.
+            if value.is_zero() || value > Duration::from_secs(86_400) {
+                return Err(TapError::BadDuration(name));
             }
         }
         Ok(())

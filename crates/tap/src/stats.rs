@@ -1,7 +1,7 @@
 //! The data path's own counts, kept in plain atomics: the data path knows
 //! nothing of metrics; telemetry reads these when it is scraped.
 
-use crate::event::{MergeFallback, MergeOutcome, NotObserved, RequestMethod, UpstreamFailure};
+use crate::event::{Cut, MergeFallback, MergeOutcome, NotObserved, RequestMethod, UpstreamFailure};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Upper bounds (seconds) of the added-time buckets: the time the tap itself
@@ -41,15 +41,21 @@ impl From<MergeOutcome> for MergeCount {
     }
 }
 
-/// Counts of one tap's data path; all only grow but `open_streams`.
+/// Counts of one tap's data path; all only grow but `open_streams`,
+/// `connections` and `max_connections`.
 #[derive(Debug, Default)]
 pub struct TapStats {
     requests: [AtomicU64; RequestMethod::ALL.len()],
     upstream_errors: [AtomicU64; UpstreamFailure::ALL.len()],
     not_observed: [AtomicU64; NotObserved::ALL.len()],
     merges: [AtomicU64; MergeCount::ALL.len()],
-    merge_write_timeouts: AtomicU64,
+    cuts: [AtomicU64; Cut::ALL.len()],
     open_streams: AtomicU64,
+    /// Client connections open now, and the most the listener admits.
+    connections: AtomicU64,
+    max_connections: AtomicU64,
+    /// Times every connection slot was taken when a client came.
+    listener_full: AtomicU64,
     /// One count per bucket of [`ADDED_SECONDS_BUCKETS`], then the overflow.
     added_buckets: [AtomicU64; ADDED_SECONDS_BUCKETS.len() + 1],
     added_sum_nanos: AtomicU64,
@@ -84,14 +90,45 @@ impl TapStats {
         self.merges[count as usize].load(Ordering::Relaxed)
     }
 
-    /// An answer the tap held whole for a merge (merged, reused, or page 1)
-    /// was not written within the write deadline: its connection was cut.
-    pub fn merge_write_timed_out(&self) {
-        self.merge_write_timeouts.fetch_add(1, Ordering::Relaxed);
+    pub fn cut(&self, reason: Cut) {
+        self.cuts[reason as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn merge_write_timeouts(&self) -> u64 {
-        self.merge_write_timeouts.load(Ordering::Relaxed)
+    pub fn cuts(&self, reason: Cut) -> u64 {
+        self.cuts[reason as usize].load(Ordering::Relaxed)
+    }
+
+    /// The listener admits at most `n` client connections.
+    pub fn set_max_connections(&self, n: usize) {
+        self.max_connections.store(n as u64, Ordering::Relaxed);
+    }
+
+    pub fn max_connections(&self) -> u64 {
+        self.max_connections.load(Ordering::Relaxed)
+    }
+
+    pub fn connection_opened(&self) {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        // Never below zero, whatever order drops run in.
+        let _ = self
+            .connections
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::Relaxed)
+    }
+
+    /// Every slot was taken: the listener waits for one to free.
+    pub fn listener_was_full(&self) {
+        self.listener_full.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn listener_full(&self) -> u64 {
+        self.listener_full.load(Ordering::Relaxed)
     }
 
     pub fn stream_opened(&self) {

@@ -48,6 +48,34 @@ impl Exporter {
         }
     }
 
+    /// Serves the configuration `config` makes (given the exporter's
+    /// folder) on `address`, a port chosen before (a Prometheus told of it
+    /// first); Err with its stderr when it cannot listen there (taken
+    /// meanwhile: the text says `in use`) or exits.
+    pub fn try_start_at(
+        config: impl FnOnce(&Path) -> String,
+        address: &str,
+    ) -> Result<Exporter, String> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config_path = dir.path().join("config.yaml");
+        std::fs::write(&config_path, config(dir.path())).expect("write config");
+        let mut command = std::process::Command::new(crate::exporter_bin());
+        command
+            .arg("--config.file")
+            .arg(&config_path)
+            .args(["--web.listen-address", address]);
+        let proc = Proc::try_spawn(
+            &format!("mcp-exporter on {address}"),
+            command,
+            crate::process::listening_url,
+        )?;
+        Ok(Exporter {
+            proc,
+            config_path,
+            dir,
+        })
+    }
+
     /// Where it listens, e.g. `http://127.0.0.1:43817`.
     pub fn url(&self) -> &str {
         &self.proc.url

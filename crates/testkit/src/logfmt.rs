@@ -62,14 +62,7 @@ fn unquote(body: &str) -> Result<(String, &str), String> {
                 Some('n') => out.push('\n'),
                 Some('r') => out.push('\r'),
                 Some('t') => out.push('\t'),
-                Some('u') => {
-                    let hex: String = (0..4)
-                        .filter_map(|_| chars.next().map(|(_, h)| h))
-                        .collect();
-                    let code = u32::from_str_radix(&hex, 16)
-                        .map_err(|_| format!("bad \\u escape {hex:?}"))?;
-                    out.push(char::from_u32(code).ok_or("a \\u escape of no character")?);
-                }
+                Some('u') => out.push(unicode_escape(&mut chars)?),
                 other => return Err(format!("unknown escape {other:?}")),
             },
             c if c.is_control() => return Err(format!("a raw control character {c:?}")),
@@ -77,6 +70,31 @@ fn unquote(body: &str) -> Result<(String, &str), String> {
         }
     }
     Err("an unterminated quote".into())
+}
+
+/// The character of a `\uXXXX` escape (its `\u` read), or of a surrogate
+/// pair of two, as JSON writes a character past U+FFFF.
+fn unicode_escape(chars: &mut std::str::CharIndices<'_>) -> Result<char, String> {
+    let first = hex_unit(chars)?;
+    let mut units = vec![first];
+    if (0xD800..0xDC00).contains(&first) {
+        let next = (chars.next().map(|(_, c)| c), chars.next().map(|(_, c)| c));
+        if next != (Some('\\'), Some('u')) {
+            return Err("a lone high surrogate".into());
+        }
+        units.push(hex_unit(chars)?);
+    }
+    char::decode_utf16(units)
+        .next()
+        .and_then(Result::ok)
+        .ok_or_else(|| "a \\u escape of no character".into())
+}
+
+fn hex_unit(chars: &mut std::str::CharIndices<'_>) -> Result<u16, String> {
+    let hex: String = (0..4)
+        .filter_map(|_| chars.next().map(|(_, h)| h))
+        .collect();
+    u16::from_str_radix(&hex, 16).map_err(|_| format!("bad \\u escape {hex:?}"))
 }
 
 #[cfg(test)]

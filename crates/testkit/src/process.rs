@@ -111,39 +111,10 @@ impl Proc {
     /// says nothing within [`STARTUP_DEADLINE`], with its stderr.
     pub fn try_spawn(
         what: &str,
-        mut command: Command,
+        command: Command,
         url_in: fn(&str) -> Option<String>,
     ) -> Result<Proc, String> {
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (url_tx, url_rx) = mpsc::channel::<String>();
-        let kept = log.clone();
-        // Keeps draining after the address so the child never blocks on a
-        // full pipe.
-        thread::spawn(move || {
-            let mut told = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if !told {
-                    if let Some(url) = url_in(&line) {
-                        let _ = url_tx.send(url);
-                        told = true;
-                    }
-                }
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() < 1 << 20 {
-                    kept.push_str(&line);
-                    kept.push('\n');
-                }
-            }
-        });
+        let (child, log, url_rx) = spawn_kept(what, command, url_in);
         let why = match url_rx.recv_timeout(STARTUP_DEADLINE) {
             Ok(url) => return Ok(Proc { child, url, log }),
             Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -153,6 +124,7 @@ impl Proc {
                 "closed stderr without saying where it listens".to_string()
             }
         };
+        let mut child = child;
         kill_group(child.id(), libc::SIGKILL);
         let status = child.wait();
         // Not joined: an escaped grandchild could hold the pipe open. The
@@ -160,6 +132,22 @@ impl Proc {
         thread::sleep(Duration::from_millis(200));
         let log = log.lock().unwrap_or_else(|e| e.into_inner());
         Err(format!("{what}: {why} (exit: {status:?}); stderr:\n{log}"))
+    }
+
+    /// A process that listens nowhere (a client), started and not waited
+    /// for; killed with its group on drop, its stderr kept. `url` is empty.
+    pub fn background(what: &str, command: Command) -> Proc {
+        let (child, log, _) = spawn_kept(what, command, |_| None);
+        Proc {
+            child,
+            url: String::new(),
+            log,
+        }
+    }
+
+    /// Whether it has exited (and been reaped).
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
     /// Everything it wrote to stderr so far (the first MiB).
@@ -175,6 +163,50 @@ impl Proc {
     pub fn at(&self, path: &str) -> String {
         format!("{}{path}", self.url)
     }
+}
+
+/// The receiving end of where a child says it listens.
+type UrlTold = mpsc::Receiver<String>;
+
+/// `command` started in a process group of its own, stdin and stdout
+/// closed, its stderr drained into a kept log (the first MiB) by a thread
+/// that also sends the first address `url_in` finds there.
+fn spawn_kept(
+    what: &str,
+    mut command: Command,
+    url_in: fn(&str) -> Option<String>,
+) -> (Child, Arc<Mutex<String>>, UrlTold) {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let log = Arc::new(Mutex::new(String::new()));
+    let (url_tx, url_rx) = mpsc::channel::<String>();
+    let kept = log.clone();
+    // Keeps draining after the address so the child never blocks on a
+    // full pipe.
+    thread::spawn(move || {
+        let mut told = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !told {
+                if let Some(url) = url_in(&line) {
+                    let _ = url_tx.send(url);
+                    told = true;
+                }
+            }
+            let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() < 1 << 20 {
+                kept.push_str(&line);
+                kept.push('\n');
+            }
+        }
+    });
+    (child, log, url_rx)
 }
 
 impl Drop for Proc {

@@ -92,6 +92,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The era whose listing rules this session follows.
+    pub fn era(&self) -> mcp_listing::Era {
+        mcp_listing::Era::modern_if(self.modern)
+    }
+
     /// Open the transport and complete the handshake.
     pub async fn connect(
         endpoint: &Endpoint,

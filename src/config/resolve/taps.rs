@@ -59,13 +59,7 @@ impl Resolver<'_> {
             self.tap_target(&key("target"), &who, target, targets)?;
         }
         if let Some(header) = &raw.client_header {
-            if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
-                return Err(self.error(
-                    &key("client_header"),
-                    At::Value,
-                    format!("{who}: `client_header` is not a valid HTTP header name"),
-                ));
-            }
+            self.client_header(&key("client_header"), &who, header)?;
         }
         let limits = self.limits(at, &who, TAP_LIMITS, raw.limits, &LISTING)?;
         let positive = |this: &Self, k: &str, n: u64| {
@@ -90,6 +84,9 @@ impl Resolver<'_> {
             raw.max_clients
                 .map_or(DEFAULT_MAX_CLIENTS as u64, |n| n as u64),
         )?;
+        let max_connections = (raw.max_connections)
+            .map(|n| positive(self, "max_connections", n as u64))
+            .transpose()?;
         Ok(TapConfig {
             name: raw.name,
             listener: TapListener {
@@ -107,6 +104,7 @@ impl Resolver<'_> {
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
+            max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
             merge,
             limits,
@@ -151,6 +149,17 @@ impl Resolver<'_> {
             page_burst: burst,
             pages_per_second: per_second,
         })
+    }
+
+    fn client_header(&self, at: &[Seg], who: &str, header: &str) -> Result<()> {
+        if http::HeaderName::from_bytes(header.as_bytes()).is_ok() {
+            return Ok(());
+        }
+        Err(self.error(
+            at,
+            At::Value,
+            format!("{who}: `client_header` is not a valid HTTP header name"),
+        ))
     }
 
     fn tap_target(

@@ -3,7 +3,7 @@
 //! metrics. Registered on its own; taps come and go with reloads.
 
 use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
-use mcp_tap::{MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
+use mcp_tap::{Cut, MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric, MetricEncoder, NoLabelSet};
@@ -103,8 +103,10 @@ impl Collector for TapCollector {
         )?;
         let merges = |s: &TapStats, m: MergeCount| s.merges(m);
         counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
-        merge_write_timeouts(&mut encoder, &taps)?;
+        let cuts = |s: &TapStats, c: Cut| s.cuts(c);
+        counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
         open_streams(&mut encoder, &taps)?;
+        connections(&mut encoder, &taps)?;
         added_time(&mut encoder, &taps)
     }
 }
@@ -130,6 +132,11 @@ const MERGES: CounterSpec = CounterSpec {
     name: "mcp_tap_merges",
     help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
     label: "outcome",
+};
+const CUTS: CounterSpec = CounterSpec {
+    name: "mcp_tap_cuts",
+    help: "Connections the tap cut, by reason: a deadline a client or the upstream let pass (head_timeout, body_timeout, client_write_timeout, upstream_write_timeout) or framing a peer could read differently (bad_framing)",
+    label: "reason",
 };
 const NOT_OBSERVED: CounterSpec = CounterSpec {
     name: "mcp_tap_messages_not_observed",
@@ -170,24 +177,7 @@ macro_rules! label_of {
         }
     )*};
 }
-label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount);
-
-fn merge_write_timeouts(
-    encoder: &mut DescriptorEncoder,
-    taps: &[(Arc<str>, Arc<TapStats>)],
-) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_merge_write_timeouts",
-        "Answers the tap held whole for merging (merged, reused or page 1) that their client did not read within the write deadline: the connection was cut",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, stats) in taps {
-        let counter = ConstCounter::new(stats.merge_write_timeouts());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
-}
+label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount, Cut);
 
 fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
     let mut family = encoder.encode_descriptor(
@@ -199,6 +189,43 @@ fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats
     for (tap, stats) in taps {
         let gauge = ConstGauge::new(i64::try_from(stats.open_streams()).unwrap_or(i64::MAX));
         gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
+
+/// A count one tap's stats hold.
+type ReadCount = fn(&TapStats) -> u64;
+
+/// Client connections: open now, the cap, and how often the cap was met.
+fn connections(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
+    let gauges: [(&str, &str, ReadCount); 2] = [
+        (
+            "mcp_tap_connections",
+            "Client connections the tap holds now",
+            TapStats::connections,
+        ),
+        (
+            "mcp_tap_max_connections",
+            "Client connections the tap admits at once (its share of the open-file limit, or less when configured)",
+            TapStats::max_connections,
+        ),
+    ];
+    for (name, help, read) in gauges {
+        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for (tap, stats) in taps {
+            let gauge = ConstGauge::new(i64::try_from(read(stats)).unwrap_or(i64::MAX));
+            gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+        }
+    }
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_listener_full",
+        "Times a client came while every connection slot was taken (it waited in the kernel's backlog)",
+        None,
+        MetricType::Counter,
+    )?;
+    for (tap, stats) in taps {
+        let counter = ConstCounter::new(stats.listener_full());
+        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
     }
     Ok(())
 }
@@ -261,6 +288,10 @@ mod tests {
         stats.upstream_error(UpstreamFailure::Timeout);
         stats.not_observed(NotObserved::TooLarge);
         stats.stream_opened();
+        stats.cut(Cut::BodyTimeout);
+        stats.set_max_connections(112);
+        stats.connection_opened();
+        stats.listener_was_full();
         stats.record_added(0.000_03);
         stats.record_added(1.0);
         health.insert(Arc::from("edge"), stats);
@@ -272,6 +303,11 @@ mod tests {
             "mcp_tap_upstream_errors_total{tap=\"edge\",cause=\"connect\"} 0",
             "mcp_tap_messages_not_observed_total{tap=\"edge\",reason=\"too_large\"} 1",
             "mcp_tap_open_streams{tap=\"edge\"} 1",
+            "mcp_tap_cuts_total{tap=\"edge\",reason=\"body_timeout\"} 1",
+            "mcp_tap_cuts_total{tap=\"edge\",reason=\"bad_framing\"} 0",
+            "mcp_tap_connections{tap=\"edge\"} 1",
+            "mcp_tap_max_connections{tap=\"edge\"} 112",
+            "mcp_tap_listener_full_total{tap=\"edge\"} 1",
             "mcp_tap_merges_total{tap=\"edge\",outcome=\"too_large\"} 0",
             "mcp_tap_added_seconds_bucket{le=\"0.000025\",tap=\"edge\"} 0",
             "mcp_tap_added_seconds_bucket{le=\"0.00005\",tap=\"edge\"} 1",

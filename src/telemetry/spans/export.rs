@@ -17,6 +17,7 @@ use super::error::TracingError;
 use super::redact::{redacted_endpoint, scrub_urls};
 use super::settings::Resolved;
 use crate::config::OtlpProtocol;
+use crate::telemetry::events::{SpanExportFailed, SpanExportRecovered, SpanExportStarted};
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig, WithTonicConfig};
 use opentelemetry_sdk::resource::{
@@ -217,13 +218,11 @@ fn build_exporter(
             .map_err(build_err)?,
     };
     exporter.set_resource(&resource(&r.service_name));
-    tracing::dispatcher::with_default(log, || {
-        tracing::info!(
-            endpoint = %redacted_endpoint(&r.endpoint),
-            protocol = r.protocol.label(),
-            "exporting poll traces over OTLP"
-        )
-    });
+    SpanExportStarted {
+        endpoint: &redacted_endpoint(&r.endpoint),
+        protocol: r.protocol.label(),
+    }
+    .emit(log);
     Ok(exporter)
 }
 
@@ -309,67 +308,42 @@ async fn export_all(
         match result {
             Ok(Ok(())) => {
                 counters.exported.fetch_add(n as u64, Ordering::Relaxed);
-                outage.recovered();
+                if outage.ended() {
+                    SpanExportRecovered.emit(&outage.log);
+                }
             }
-            Ok(Err(e)) => ExportFailed {
+            Ok(Err(e)) => SpanExportFailed {
                 spans: n,
-                error: &e.to_string(),
+                error: &scrub_urls(&e.to_string()),
+                first_of_outage: outage.began(),
             }
-            .emit(counters, outage),
-            Err(_) => ExportFailed {
+            .emit(&counters.dropped, &outage.log),
+            Err(_) => SpanExportFailed {
                 spans: n,
                 error: "no answer within the export deadline",
+                first_of_outage: outage.began(),
             }
-            .emit(counters, outage),
+            .emit(&counters.dropped, &outage.log),
         }
     }
 }
 
-/// A batch the collector did not take (an error, or no answer in time):
-/// its spans count as dropped, and the first failure of an outage is
-/// logged.
-struct ExportFailed<'a> {
-    spans: usize,
-    error: &'a str,
-}
-
-impl ExportFailed<'_> {
-    fn emit(self, counters: &Counters, outage: &mut Outage) {
-        counters
-            .dropped
-            .fetch_add(self.spans as u64, Ordering::Relaxed);
-        outage.failed(self.error);
-    }
-}
-
-/// One warning when exports start failing, one line when they work again.
+/// Whether exports are failing, so an outage is logged once when it
+/// begins and once when it ends; where those lines go (the export
+/// thread's own subscriber is silent).
 struct Outage {
     log: tracing::Dispatch,
     failing: bool,
 }
 
 impl Outage {
-    fn failed(&mut self, error: &str) {
-        if self.failing {
-            return;
-        }
-        self.failing = true;
-        let error = scrub_urls(error);
-        tracing::dispatcher::with_default(&self.log, || {
-            tracing::warn!(
-                %error,
-                "OTLP trace export failing; spans are dropped until the collector answers"
-            )
-        });
+    /// An export failed: true when that begins an outage.
+    fn began(&mut self) -> bool {
+        !std::mem::replace(&mut self.failing, true)
     }
 
-    fn recovered(&mut self) {
-        if !self.failing {
-            return;
-        }
-        self.failing = false;
-        tracing::dispatcher::with_default(&self.log, || {
-            tracing::info!("OTLP trace export recovered")
-        });
+    /// An export worked: true when that ends an outage.
+    fn ended(&mut self) -> bool {
+        std::mem::replace(&mut self.failing, false)
     }
 }

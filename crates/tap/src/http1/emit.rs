@@ -3,11 +3,17 @@
 //! (RFC 9110 §7.6.1: `Connection` and what it names, `Keep-Alive`,
 //! `Proxy-*`, `TE`, `Upgrade`) dropped since each side's connection has its
 //! own, `Host` the upstream's, and `Expect` answered by the tap itself.
-//! `Transfer-Encoding`, `Trailer` and `Content-Length` stay when the body is
-//! passed with the same framing (chunked bodies are decoded and coded
-//! again, the data unchanged).
+//! The framing lines (`Content-Length`, `Transfer-Encoding`, `Trailer`) are
+//! the tap's own, written from what it read: a number, the codings one by
+//! one; no trailers ever follow. Line ends are CRLF whatever the peer used
+//! (httparse takes bare LF line ends; it refuses obs-fold and whitespace
+//! before a colon, so a field reaches the other side as the tap read it).
 
+use super::framing::{codings, declared_length, Framing};
 use super::head::{values, Field, Request, Response};
+
+/// The framing lines, never passed as they came: the tap writes its own.
+const FRAMING: [&str; 3] = ["content-length", "transfer-encoding", "trailer"];
 
 /// Header names never forwarded, whichever way.
 const HOP_BY_HOP: [&str; 6] = [
@@ -49,7 +55,10 @@ fn passes(field: &Field, named: &[Vec<u8>], extra: &[&str]) -> bool {
 
 fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
     let named = connection_tokens(fields);
-    for field in fields.iter().filter(|f| passes(f, &named, extra)) {
+    for field in fields
+        .iter()
+        .filter(|f| passes(f, &named, extra) && passes(f, &[], &FRAMING))
+    {
         out.extend_from_slice(&field.name);
         out.extend_from_slice(b": ");
         out.extend_from_slice(&field.value);
@@ -57,15 +66,26 @@ fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
     }
 }
 
+fn push_length(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+}
+
+/// `Transfer-Encoding` with the codings of `fields`, each as read.
+fn push_codings(out: &mut Vec<u8>, fields: &[Field]) {
+    let codings = codings(fields);
+    if codings.is_empty() {
+        return;
+    }
+    out.extend_from_slice(b"Transfer-Encoding: ");
+    out.extend_from_slice(&codings.join(&b", "[..]));
+    out.extend_from_slice(b"\r\n");
+}
+
 /// The request head the upstream gets: `path` (origin-form), its own
-/// `Host`, the client's end-to-end lines. With `length`, a body of the
-/// tap's own follows: its `Content-Length` replaces the client's framing.
-pub(crate) fn request_head(
-    req: &Request,
-    path: &[u8],
-    host: &[u8],
-    length: Option<usize>,
-) -> Vec<u8> {
+/// `Host`, the client's end-to-end lines, and the framing of the body that
+/// follows as the tap sends it (`Framing::Length` for a body of the tap's
+/// own too).
+pub(crate) fn request_head(req: &Request, path: &[u8], host: &[u8], body: Framing) -> Vec<u8> {
     let size = fields_size(&req.fields);
     let mut out = Vec::with_capacity(size + path.len() + host.len() + 48);
     out.extend_from_slice(req.method.as_str().as_bytes());
@@ -74,16 +94,11 @@ pub(crate) fn request_head(
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(host);
     out.extend_from_slice(b"\r\n");
-    match length {
-        None => push_fields(&mut out, &req.fields, &["host"]),
-        Some(n) => {
-            push_fields(
-                &mut out,
-                &req.fields,
-                &["host", "content-length", "transfer-encoding", "trailer"],
-            );
-            out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
-        }
+    push_fields(&mut out, &req.fields, &["host"]);
+    match body {
+        Framing::Length(n) => push_length(&mut out, n),
+        Framing::Chunked => push_codings(&mut out, &req.fields),
+        Framing::None | Framing::UntilClose => {}
     }
     out.extend_from_slice(b"\r\n");
     out
@@ -92,6 +107,8 @@ pub(crate) fn request_head(
 /// How the client gets an answer's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ToClient {
+    /// The body's framing as the tap reads it from the upstream.
+    pub(crate) framing: Framing,
     /// Chunked from the upstream, but the client speaks HTTP/1.0: the data
     /// goes plain and the connection closes after it.
     pub(crate) dechunk: bool,
@@ -104,12 +121,8 @@ pub(crate) struct ToClient {
 /// with that length for framing.
 pub(crate) fn held_response_head(resp: &Response, length: usize, close: bool) -> Vec<u8> {
     let mut out = status_line(resp);
-    push_fields(
-        &mut out,
-        &resp.fields,
-        &["content-length", "transfer-encoding", "trailer"],
-    );
-    out.extend_from_slice(format!("Content-Length: {length}\r\n").as_bytes());
+    push_fields(&mut out, &resp.fields, &[]);
+    push_length(&mut out, length as u64);
     if close {
         out.extend_from_slice(b"Connection: close\r\n");
     }
@@ -140,12 +153,23 @@ fn status_line(resp: &Response) -> Vec<u8> {
 /// The answer head the client gets (an interim 1xx one too).
 pub(crate) fn response_head(resp: &Response, to: ToClient) -> Vec<u8> {
     let mut out = status_line(resp);
-    let extra: &[&str] = if to.dechunk {
-        &["transfer-encoding", "trailer"]
-    } else {
-        &[]
-    };
-    push_fields(&mut out, &resp.fields, extra);
+    push_fields(&mut out, &resp.fields, &[]);
+    let f = &resp.fields;
+    match to.framing {
+        Framing::Length(n) => push_length(&mut out, n),
+        // An HTTP/1.0 client gets the data as it is, until the close.
+        Framing::Chunked if to.dechunk => {}
+        Framing::Chunked | Framing::UntilClose => push_codings(&mut out, f),
+        // No body: 1xx and 204 have no framing; an answer to HEAD or a
+        // 304 says what the body would have been.
+        Framing::None if (100..200).contains(&resp.status) || resp.status == 204 => {}
+        Framing::None if !codings(f).is_empty() => push_codings(&mut out, f),
+        Framing::None => {
+            if let Some(n) = declared_length(f) {
+                push_length(&mut out, n);
+            }
+        }
+    }
     if to.close {
         out.extend_from_slice(b"Connection: close\r\n");
     }
@@ -166,51 +190,86 @@ mod tests {
         }
     }
 
+    fn response(raw: &'static [u8]) -> Response {
+        match Response::parse(&Bytes::from_static(raw)) {
+            Parsed::Head(r, _) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn to(framing: Framing, dechunk: bool, close: bool) -> ToClient {
+        ToClient {
+            framing,
+            dechunk,
+            close,
+        }
+    }
+
     #[test]
-    fn the_upstream_gets_the_end_to_end_lines_as_sent() {
+    fn the_upstream_gets_the_end_to_end_lines_as_sent_and_our_framing() {
         let req = request(
-            b"POST http://tap.test/mcp HTTP/1.1\r\nHost: tap.test\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nProxy-Authorization: x\r\nTE: trailers\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n",
+            b"POST http://tap.test/mcp HTTP/1.1\r\nHost: tap.test\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nProxy-Authorization: x\r\nTE: trailers\r\nUpgrade: h2c\r\nExpect: 100-continue\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding:  Chunked \r\nTrailer: X-T\r\nAccept: a\r\nAccept: b\r\n\r\n",
         );
-        let head = request_head(&req, b"/mcp", b"up.test:8080", None);
+        let head = request_head(&req, b"/mcp", b"up.test:8080", Framing::Chunked);
         assert_eq!(
             String::from_utf8(head).unwrap(),
-            "POST /mcp HTTP/1.1\r\nHost: up.test:8080\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nTransfer-Encoding: chunked\r\nAccept: a\r\nAccept: b\r\n\r\n"
+            "POST /mcp HTTP/1.1\r\nHost: up.test:8080\r\nMcp-Session-Id: S\r\nauthorization: Bearer t\r\nAccept: a\r\nAccept: b\r\nTransfer-Encoding: Chunked\r\n\r\n"
         );
-        let own = request_head(&req, b"/mcp", b"up", Some(12));
+        let own = request_head(&req, b"/mcp", b"up", Framing::Length(12));
         assert!(String::from_utf8(own)
             .unwrap()
             .ends_with("Accept: b\r\nContent-Length: 12\r\n\r\n"));
     }
 
+    /// httparse takes bare LF line ends and a length written oddly; what
+    /// goes on is CRLF and the number.
     #[test]
-    fn the_client_gets_the_answer_lines_and_our_framing() {
-        let raw = Bytes::from_static(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nmcp-session-id: s\r\n\r\n",
-        );
-        let Parsed::Head(resp, _) = Response::parse(&raw) else {
-            panic!()
-        };
-        let head = response_head(
-            &resp,
-            ToClient {
-                dechunk: false,
-                close: false,
-            },
-        );
+    fn a_lenient_head_goes_on_in_canonical_form() {
+        let req = request(b"POST /mcp HTTP/1.1\nHost: t\nContent-Length: 002, 2\nX-A: 1\n\n");
+        let head = request_head(&req, b"/mcp", b"up", Framing::Length(2));
         assert_eq!(
             String::from_utf8(head).unwrap(),
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nmcp-session-id: s\r\n\r\n"
+            "POST /mcp HTTP/1.1\r\nHost: up\r\nX-A: 1\r\nContent-Length: 2\r\n\r\n"
         );
-        let head = response_head(
-            &resp,
-            ToClient {
-                dechunk: true,
-                close: true,
-            },
+        let resp = response(b"HTTP/1.1 200 OK\nContent-Length: 05\nX-B: 2\n\n");
+        let head = response_head(&resp, to(Framing::Length(5), false, false));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 200 OK\r\nX-B: 2\r\nContent-Length: 5\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn the_client_gets_the_answer_lines_and_our_framing() {
+        let resp = response(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nmcp-session-id: s\r\n\r\n",
+        );
+        let head = response_head(&resp, to(Framing::Chunked, false, false));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nmcp-session-id: s\r\nTransfer-Encoding: chunked\r\n\r\n"
+        );
+        let head = response_head(&resp, to(Framing::Chunked, true, true));
         assert_eq!(
             String::from_utf8(head).unwrap(),
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nmcp-session-id: s\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn answers_without_a_body_keep_only_what_they_may_declare() {
+        let head_answer = response(b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7\r\n\r\n");
+        let head = response_head(&head_answer, to(Framing::None, false, false));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n"
+        );
+        let early =
+            response(b"HTTP/1.1 103 Early Hints\r\nLink: </a>\r\nContent-Length: 3\r\n\r\n");
+        let head = response_head(&early, to(Framing::None, false, false));
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
         );
     }
 

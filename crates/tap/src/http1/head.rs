@@ -273,6 +273,33 @@ mod tests {
         ));
     }
 
+    /// What httparse would take and a stricter peer would read otherwise
+    /// is refused: obs-fold, whitespace before a colon, control bytes in a
+    /// value, a bare CR.
+    #[test]
+    fn heads_a_peer_could_read_differently_are_refused() {
+        for raw in [
+            &b"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n"[..],
+            b"GET / HTTP/1.1\r\nX : a\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\x00b\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+            b"GET / HTTP/1.1\r\nX: a\x7f\r\n\r\n",
+            b"GET /a b HTTP/1.1\r\n\r\n",
+            b"GET  / HTTP/1.1\r\n\r\n",
+        ] {
+            assert!(
+                matches!(Request::parse(&Bytes::from_static(raw)), Parsed::Invalid),
+                "{:?}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+        let folded = b"HTTP/1.1 200 OK\r\nX: a\r\n b\r\n\r\n";
+        assert!(matches!(
+            Response::parse(&Bytes::from_static(folded)),
+            Parsed::Invalid
+        ));
+    }
+
     #[test]
     fn an_answer_head_keeps_its_reason() {
         let buf = Bytes::from_static(b"HTTP/1.1 202 Accepted Now\r\nContent-Length: 0\r\n\r\n");

@@ -4,7 +4,7 @@
 //! first-page list request (one the tap may merge for).
 
 use crate::identity::{self, ClientInfo};
-use mcp_listing::{Kind, ProtocolVersion};
+use mcp_listing::{Era, Kind};
 use serde_json::Value;
 
 /// Largest request body read whole to see what it asks.
@@ -27,8 +27,9 @@ pub(crate) struct ListRequest {
     pub(crate) message: Value,
     /// Client info from its `_meta` (2026-07-28).
     pub(crate) client_info: Option<ClientInfo>,
-    /// 2026-07-28 or later: `""` is a cursor.
-    pub(crate) modern: bool,
+    /// The protocol era its walk follows (2026-07-28 or later: `""` is a
+    /// cursor).
+    pub(crate) era: Era,
 }
 
 /// What `body` asks; `protocol` is the request's `Mcp-Protocol-Version`.
@@ -60,19 +61,13 @@ pub(crate) fn inspect(body: &[u8], protocol: Option<&[u8]>) -> Inspected {
         .and_then(|m| m.get(META_VERSION))
         .and_then(Value::as_str)
         .map(str::as_bytes);
-    let modern = meta_version.or(protocol).is_some_and(is_modern);
+    let era = meta_version.or(protocol).map_or(Era::Legacy, Era::of_label);
     Inspected::FirstPage(ListRequest {
         kind,
         client_info: identity::from_request(&message),
         message,
-        modern,
+        era,
     })
-}
-
-/// A protocol revision of the stateless era (or a later one).
-fn is_modern(version: &[u8]) -> bool {
-    // Revisions are dates: a later one compares greater.
-    version >= ProtocolVersion::FIRST_MODERN.label().as_bytes()
 }
 
 impl ListRequest {
@@ -114,7 +109,7 @@ mod tests {
         let list = first_page(r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list"}"#, None).unwrap();
         assert_eq!(list.kind, Kind::Prompts);
         assert_eq!(list.id(), &Value::from(3));
-        assert!(!list.modern);
+        assert_eq!(list.era, Era::Legacy);
         assert!(first_page(
             r#"{"id":3,"method":"tools/list","params":{"cursor":null}}"#,
             None
@@ -132,10 +127,10 @@ mod tests {
         );
         assert!(first_page("{garbage", None).is_none());
         let modern = first_page(r#"{"id":"a","method":"tools/list"}"#, Some("2026-07-28")).unwrap();
-        assert!(modern.modern);
+        assert_eq!(modern.era, Era::Modern);
         let meta = r#"{"id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"app"}}}}"#;
         let meta = first_page(meta, Some("2025-11-25")).unwrap();
-        assert!(meta.modern);
+        assert_eq!(meta.era, Era::Modern);
         assert_eq!(meta.client_info.unwrap().name, "app");
     }
 

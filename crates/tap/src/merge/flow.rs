@@ -98,7 +98,7 @@ impl Forwarder {
                 pages: 0,
                 items: reused.result.items,
             };
-            let after = self.send_held(merges, client, &ask, held).await;
+            let after = self.send_held(client, &ask, held).await;
             return MergeStep::Answered(after);
         }
         let Start { slot, charge } = match merges.start() {
@@ -218,7 +218,7 @@ impl Forwarder {
                     pages,
                     items: 0,
                 };
-                return self.send_held(merges, client, ask, held).await;
+                return self.send_held(client, ask, held).await;
             }
         };
         let RawPage {
@@ -253,7 +253,7 @@ impl Forwarder {
             pages,
             items: kept.result.items,
         };
-        self.send_held(merges, client, ask, held).await
+        self.send_held(client, ask, held).await
     }
 
     /// The client's request body, taken from its buffer and copied for the
@@ -291,15 +291,8 @@ impl Forwarder {
         });
     }
 
-    /// Send an answer the tap holds whole, telling the observer first,
-    /// within the write deadline (past it the connection is cut, counted).
-    async fn send_held<C>(
-        &self,
-        merges: &Merges,
-        client: &mut Peer<C>,
-        ask: &MergeAsk<'_>,
-        held: Held<'_>,
-    ) -> After
+    /// Send an answer the tap holds whole, telling the observer first.
+    async fn send_held<C>(&self, client: &mut Peer<C>, ask: &MergeAsk<'_>, held: Held<'_>) -> After
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
@@ -324,18 +317,11 @@ impl Forwarder {
         copier.finish(exchange, false);
         let mut parts: Vec<&[u8]> = vec![&head];
         parts.extend(held.parts.iter().map(|p| &p[..]));
-        let write = client.write_parts(&parts);
-        match tokio::time::timeout(merges.settings.write_timeout, write).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                exchange.ended(ExchangeEnd::ClientGone);
-                return After::Close;
-            }
-            Err(_) => {
-                self.stats.merge_write_timed_out();
-                exchange.ended(ExchangeEnd::ClientGone);
-                return After::Close;
-            }
+        // Within the tap's write deadline (a client that takes none of it
+        // for that long is cut, counted `client_write_timeout`).
+        if client.write_parts(&parts).await.is_err() {
+            exchange.ended(ExchangeEnd::ClientGone);
+            return After::Close;
         }
         exchange.ended(ExchangeEnd::Completed);
         if ask.close {

@@ -2,16 +2,18 @@
 //! end-to-end headers (its session, its credentials) with each page's
 //! body, on the tap's upstream connections. The first answer is kept as it
 //! came — status, headers, body — for the client to get unchanged when the
-//! walk does not end complete.
+//! walk does not end complete. Interim 1xx heads are read past (the answer
+//! is the final head, within the pool's head timeout), and a connection
+//! goes back to the pool only after an exchange that ended cleanly.
 
 use crate::event::BodyFraming;
 use crate::headers;
 use crate::http1::emit;
-use crate::http1::framing;
+use crate::http1::framing::{self, Framing};
 use crate::http1::head::{Request, Response};
 use crate::merge::pager::{AnswerFinder, Exchanged, PageRequest, PageTransport};
 use crate::peer::HeadRead;
-use crate::pool::Pool;
+use crate::pool::{Pool, Upstream};
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
 use mcp_listing::{ExchangeFailure, PageError};
@@ -96,14 +98,18 @@ impl HttpTransport<'_> {
             .checkout()
             .await
             .map_err(|cause| transport(&format!("upstream {}", cause.label())))?;
-        let head = emit::request_head(self.request, self.path, self.host, Some(body.len()));
+        let length = Framing::Length(body.len() as u64);
+        let head = emit::request_head(self.request, self.path, self.host, length);
         upstream
             .write_parts(&[&head, body])
             .await
             .map_err(|_| transport("the upstream connection broke"))?;
-        let HeadRead::Head(resp) = upstream.read_head::<Response>(self.max_head_bytes).await else {
-            return Err(transport("no valid answer head from the upstream"));
-        };
+        let head_timeout = self.pool.head_timeout();
+        let resp =
+            tokio::time::timeout(head_timeout, final_head(&mut upstream, self.max_head_bytes))
+                .await
+                .map_err(|_| PageError::Failed(ExchangeFailure::Timeout(head_timeout)))?
+                .ok_or_else(|| transport("no valid answer head from the upstream"))?;
         let body_framing = framing::response(resp.status, false, &resp.fields).map_err(|_| {
             PageError::Failed(ExchangeFailure::Malformed(
                 "ambiguous answer framing".into(),
@@ -122,7 +128,8 @@ impl HttpTransport<'_> {
             Unread::TooLarge => PageError::Failed(ExchangeFailure::TooLarge {
                 limit: self.max_page_bytes as u64,
             }),
-            Unread::Broken => transport("the upstream broke off the answer"),
+            Unread::Broken | Unread::Late => transport("the upstream broke off the answer"),
+            Unread::BadFraming => transport("the upstream's chunked coding was broken"),
         })?;
         if room.refused() {
             return Err(transport("merging's bytes are spent"));
@@ -130,7 +137,12 @@ impl HttpTransport<'_> {
         if !stream {
             finder.whole(body.clone());
         }
-        if whole && !emit::wants_close(&resp.fields, resp.minor) {
+        // Clean: read to its framed end (not cut short once the answer was
+        // found), a body that does not last until the close, no close asked.
+        if whole
+            && !matches!(body_framing, Framing::UntilClose)
+            && !emit::wants_close(&resp.fields, resp.minor)
+        {
             self.pool.checkin(upstream);
         }
         let found = Found {
@@ -143,5 +155,20 @@ impl HttpTransport<'_> {
             answer_at: finder.answer_at,
         };
         Ok((page, found))
+    }
+}
+
+/// The final answer head, past interim 1xx ones; `None` for a switch of
+/// protocols (never asked for) or no valid head.
+async fn final_head(upstream: &mut Upstream, max_head_bytes: usize) -> Option<Response> {
+    loop {
+        let HeadRead::Head(resp) = upstream.read_head::<Response>(max_head_bytes).await else {
+            return None;
+        };
+        match resp.status {
+            101 => return None,
+            100..=199 => continue,
+            _ => return Some(resp),
+        }
     }
 }

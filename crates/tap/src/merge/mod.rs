@@ -18,6 +18,7 @@ pub(crate) mod budget;
 pub(crate) mod flow;
 pub(crate) mod http;
 pub(crate) mod pager;
+pub(crate) mod request_id;
 pub(crate) mod result;
 pub(crate) mod reuse;
 pub(crate) mod scan;

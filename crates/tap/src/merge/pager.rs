@@ -20,7 +20,6 @@ use mcp_listing::{
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -103,9 +102,6 @@ pub(crate) struct WalkEnd<'a, T> {
     pub(crate) spend: Spend<'a>,
 }
 
-/// Walks started in this process: their page ids never meet.
-static WALKS: AtomicU64 = AtomicU64::new(1);
-
 pub(crate) struct WalkPager<'a, T> {
     pub(crate) transport: T,
     ask: &'a ListRequest,
@@ -118,7 +114,6 @@ pub(crate) struct WalkPager<'a, T> {
     first_bytes: usize,
     /// Why the walk was stopped before its end, if it was.
     stopped: Option<MergeFallback>,
-    walk: u64,
     requests: u32,
 }
 
@@ -140,7 +135,6 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
             spend,
             first_bytes: 0,
             stopped: None,
-            walk: WALKS.fetch_add(1, Ordering::Relaxed),
             requests: 0,
         }
     }
@@ -200,7 +194,7 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
         let (id, body) = match self.original.take() {
             Some(original) => (self.ask.id().clone(), original),
             None => {
-                let id = format!("mcp-tap-merge-{}-{}", self.walk, self.requests);
+                let id = crate::merge::request_id::next();
                 let body = Bytes::from(self.ask.page(&id, cursor));
                 (Value::String(id), body)
             }
@@ -302,18 +296,14 @@ impl<T: PageTransport> Pager<MergeShape> for WalkPager<'_, T> {
     }
 }
 
-/// Walk `ask`'s kind through `pager` with `limits`: the walk's outcome and
-/// how many pages it asked for.
+/// Walk `ask`'s kind through `pager` with `limits`, in the request's
+/// protocol era: the walk's outcome and how many pages it asked for.
 pub(crate) async fn walk<T: PageTransport>(
     pager: &mut WalkPager<'_, T>,
     limits: &WalkLimits,
 ) -> (Outcome, u32) {
-    let kind = pager.ask.kind;
-    let limits = WalkLimits {
-        modern: pager.ask.modern,
-        ..limits.clone()
-    };
-    let report = mcp_listing::walk(pager, MergeShape(kind), &limits).await;
+    let (kind, era) = (pager.ask.kind, pager.ask.era);
+    let report = mcp_listing::walk(pager, MergeShape(kind), limits, era).await;
     (report.outcome, report.pages.len() as u32)
 }
 

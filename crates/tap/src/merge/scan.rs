@@ -44,6 +44,24 @@ impl<'a> Message<'a> {
         self.method.is_none() && self.id.is_some_and(|raw| same_value(raw, id))
     }
 
+    /// Its `method`, when it has a string one (of a sane length).
+    pub(crate) fn method(&self) -> Option<Cow<'a, str>> {
+        let raw = self.method?;
+        (raw.get().len() <= MAX_COMPARED_BYTES)
+            .then(|| serde_json::from_str::<Key<'a>>(raw.get()).ok().map(|k| k.0))
+            .flatten()
+    }
+
+    /// Its `id` as compact JSON text (how an id is looked up), when it has
+    /// one (of a sane length).
+    pub(crate) fn id_text(&self) -> Option<String> {
+        let raw = self.id?;
+        (raw.get().len() <= MAX_COMPARED_BYTES)
+            .then(|| serde_json::from_str::<Value>(raw.get()).ok())
+            .flatten()
+            .map(|id| id.to_string())
+    }
+
     /// Whether this is a notification or request named `method`.
     pub(crate) fn is(&self, method: &str) -> bool {
         self.method.is_some_and(|raw| {
@@ -275,6 +293,12 @@ mod tests {
             Message::read(br#"{"method":"notifications/tools/list_changed","id":"a"}"#).unwrap();
         assert!(!note.answers(&json!("a")), "a request is no answer");
         assert!(note.is("notifications/tools/list_changed"));
+        assert_eq!(
+            note.method().as_deref(),
+            Some("notifications/tools/list_changed")
+        );
+        assert_eq!(note.id_text().as_deref(), Some("\"a\""));
+        assert_eq!(answer.method(), None);
         let escaped = Message::read(br#"{"method":"notifications\/tools\/list_changed"}"#).unwrap();
         assert!(escaped.is("notifications/tools/list_changed"));
         assert!(Message::read(b"[1]").is_none());

@@ -11,10 +11,14 @@
 //! stdin closes, and a server that does not exit within `exit_grace` gets
 //! SIGTERM, then SIGKILL. A server that exits first ends the tap.
 //!
-//! `pumps` moves the bytes, `pages` walks for merges over the pipes.
+//! `pumps` moves the bytes (cut into lines by `lines` when merging),
+//! `pages` walks for merges over the pipes, `routes` sends the server's
+//! answers to the merges that asked.
 
+mod lines;
 mod pages;
 mod pumps;
+mod routes;
 
 use crate::copy::Copier;
 use crate::event::{
@@ -28,7 +32,8 @@ use crate::settings::{MergeClients, MergeSettings};
 use crate::stats::TapStats;
 use mcp_wire::transport::process_tree;
 use mcp_wire::transport::stdio::{command, StdioSpec};
-use pumps::{ClientOut, Routes};
+use pumps::ClientOut;
+use routes::Routes;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};

@@ -4,6 +4,7 @@
 //! server's own answer to its request (page 1) as the server wrote it.
 
 use super::pumps::{to_client, to_server};
+use super::routes;
 use super::{Shared, SESSION};
 use crate::event::{MergeFallback, MergeOutcome, TapEvent};
 use crate::merge::ask::ListRequest;
@@ -20,11 +21,16 @@ struct Pipes {
     /// The server's answer to the first request (the client's own), as
     /// it wrote it.
     first: Option<Bytes>,
+    /// The walked kind's `list_changed` notifications passed by the last
+    /// answer (by the first request, before one came).
+    changes: Option<u64>,
 }
 
 impl PageTransport for Pipes {
     async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
-        let answer = crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+        let (answer, now) =
+            crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+        let since = *self.changes.get_or_insert(now);
         let mut line = request.body.to_vec();
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
@@ -48,10 +54,13 @@ impl PageTransport for Pipes {
             }));
         }
         self.first.get_or_insert_with(|| routed.line.clone());
+        // Every one the server wrote since the last answer, also between
+        // two of the walk's requests.
+        self.changes = Some(routed.changes);
         Ok(Exchanged {
             bytes: routed.line.len() as u64,
             answer: routed.line,
-            list_changed: routed.list_changed,
+            list_changed: u32::try_from(routed.changes - since).unwrap_or(u32::MAX),
         })
     }
 }
@@ -80,6 +89,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         answer(&shared, &list, MergeOutcome::Reused, 0, items, body).await;
         return;
     }
+    let seen = routes::changes(&shared);
     let Start { slot, charge } = match merges.start() {
         Ok(start) => start,
         Err(reason) => return pass(&shared, &list, &line, reason).await,
@@ -88,6 +98,7 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
     let pipes = Pipes {
         shared: shared.clone(),
         first: None,
+        changes: None,
     };
     let spend = Spend {
         charge,
@@ -110,7 +121,10 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
                 result: m,
             };
             if let Some(key) = key {
-                merges.keep(key, Arc::new(kept));
+                // Not across a `list_changed` the server wrote meanwhile.
+                routes::unless_changed_since(&shared, seen, || {
+                    merges.keep(key, Arc::new(kept));
+                });
             }
             drop(turn);
             answer(&shared, &list, MergeOutcome::Merged, pages, items, body).await;

@@ -1,107 +1,30 @@
 //! The stdio tap's two directions. Without merging, bytes pass as they are
 //! read, copied for the observer line by line on the way. With merging,
-//! each direction passes whole lines (a line longer than a page may be
-//! passes in pieces, untouched): the client's first-page list requests of
+//! each direction passes whole lines (`lines`; a line longer than a page
+//! may be passes in pieces, untouched): the client's first-page list requests of
 //! a named client go to a merge instead of the server, and the server's
 //! answers to the merge's own requests go to it instead of the client.
 
-use super::{pages, Shared, SESSION};
+use super::lines::Lines;
+use super::routes::{route, routed, Claim};
+use super::{pages, Shared};
 use crate::copy::Copier;
 use crate::event::{BodyFraming, Direction};
 use crate::identity;
-use crate::merge::ask::{self, Inspected};
+use crate::merge::ask::{self, Inspected, ListRequest};
 use bytes::{Bytes, BytesMut};
-use serde_json::Value;
-use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::ChildStdout;
-use tokio::sync::oneshot;
 
 /// Bytes asked for per read.
 const READ_SIZE: usize = 64 * 1024;
-/// Requests of merges waiting for an answer, at most (older ones given up).
-const MAX_ROUTES: usize = 1024;
 
 /// Where the client reads, and the copies of what it got.
 pub(crate) struct ClientOut {
     pub(crate) writer: Pin<Box<dyn AsyncWrite + Send>>,
     pub(crate) copier: Copier,
-}
-
-/// An answer on its way to the merge that asked.
-pub(crate) struct Routed {
-    pub(crate) line: Bytes,
-    pub(crate) list_changed: u32,
-}
-
-struct Route {
-    list_changed_method: &'static str,
-    list_changed: u32,
-    answer: oneshot::Sender<Routed>,
-}
-
-/// The merges' requests the server has yet to answer, by JSON id.
-#[derive(Default)]
-pub(crate) struct Routes {
-    pending: HashMap<String, Route>,
-}
-
-impl Routes {
-    pub(crate) fn expect(
-        &mut self,
-        id: &Value,
-        kind: mcp_listing::Kind,
-    ) -> oneshot::Receiver<Routed> {
-        if self.pending.len() >= MAX_ROUTES {
-            self.pending.retain(|_, r| !r.answer.is_closed());
-        }
-        let (tx, rx) = oneshot::channel();
-        let route = Route {
-            list_changed_method: kind.list_changed_method(),
-            list_changed: 0,
-            answer: tx,
-        };
-        self.pending.insert(id.to_string(), route);
-        rx
-    }
-}
-
-/// Lines of one direction: the bytes read so far of the line in progress.
-struct Lines {
-    partial: BytesMut,
-    /// The line in progress was too long to hold and passes in pieces.
-    passing: bool,
-    max: usize,
-}
-
-impl Lines {
-    fn new(max: usize) -> Lines {
-        Lines {
-            partial: BytesMut::new(),
-            passing: false,
-            max,
-        }
-    }
-
-    /// Whole lines (with their `\n`) in `chunk`; a piece of a line too long
-    /// to hold comes out as it is, marked.
-    fn split(&mut self, chunk: &[u8], mut out: impl FnMut(Bytes, bool)) {
-        self.partial.extend_from_slice(chunk);
-        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
-            let line = self.partial.split_to(end + 1).freeze();
-            out(line, std::mem::take(&mut self.passing));
-        }
-        if self.partial.len() > self.max {
-            self.passing = true;
-            out(self.partial.split().freeze(), true);
-        }
-    }
-
-    fn rest(&mut self) -> Option<Bytes> {
-        (!self.partial.is_empty()).then(|| self.partial.split().freeze())
-    }
 }
 
 /// The client's lines to the server, until the client closes its side;
@@ -123,11 +46,20 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
         }
         let mut whole = Vec::new();
         lines.split(&chunk, |line, passing| whole.push((line, passing)));
+        // Lines that pass go in one write per read, not one per line; a
+        // merge's first request is the client's line, so what came before
+        // it goes first.
+        let mut pass = BytesMut::new();
         for (line, passing) in whole {
-            if passing || !take_for_merge(&shared, &line) {
-                let _ = to_server(&shared, &line).await;
+            match (!passing).then(|| wants_merge(&shared, &line)).flatten() {
+                Some((claim, list)) => {
+                    let _ = to_server(&shared, &pass.split()).await;
+                    spawn_merge(&shared, claim, list, line);
+                }
+                None => pass.extend_from_slice(&line),
             }
         }
+        let _ = to_server(&shared, &pass).await;
     }
     if let Some(rest) = lines.rest() {
         let _ = to_server(&shared, &rest).await;
@@ -137,34 +69,37 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
     drop(shared.stdin.lock().await.take());
 }
 
-/// Whether a client line went to a merge (a named client's first-page
-/// list request); an `initialize` names the client on the way.
-fn take_for_merge(shared: &Arc<Shared>, line: &Bytes) -> bool {
-    let Some(merging) = shared.merges.as_ref() else {
-        return false;
-    };
+/// Whether a client line is for a merge (a named client's first-page list
+/// request, its id not held by another merge): the request and the hold
+/// on its id. An `initialize` names the client on the way.
+fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest)> {
+    let merging = shared.merges.as_ref()?;
     let list = match ask::inspect(line, None) {
         Inspected::Initialize(info) => {
             *crate::merge::lock(&shared.client) = Some(info);
-            return false;
+            return None;
         }
-        Inspected::Other => return false,
+        Inspected::Other => return None,
         Inspected::FirstPage(list) => list,
     };
     let bound = crate::merge::lock(&shared.client).clone();
     let (who, _) = identity::identify(None, list.client_info.clone().or(bound), None);
-    if !merging
-        .settings
-        .clients
-        .includes(&identity::label(&who.name))
-    {
-        return false;
+    let label = identity::label(&who.name);
+    if !merging.settings.clients.includes(&label) {
+        return None;
     }
-    let task = tokio::spawn(pages::merge(shared.clone(), list, line.clone()));
+    Some((Claim::take(shared, &list)?, list))
+}
+
+/// Merge for the client's request `line`, in a task of its own.
+fn spawn_merge(shared: &Shared, claim: Claim, list: ListRequest, line: Bytes) {
+    let task = tokio::spawn(async move {
+        pages::merge(claim.shared.clone(), list, line).await;
+        drop(claim);
+    });
     let mut merging = crate::merge::lock(&shared.merging);
     merging.retain(|t| !t.is_finished());
     merging.push(task);
-    true
 }
 
 /// The next bytes a pipe gives; `None` at its end (or a failed read).
@@ -211,57 +146,30 @@ pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, mer
         }
         let mut whole = Vec::new();
         lines.split(&chunk, |line, passing| whole.push((line, passing)));
+        // Lines that pass go in one write per read; what came before an
+        // answer a merge takes reaches the client before that merge can
+        // answer.
+        let mut pass = BytesMut::new();
         for (line, passing) in whole {
-            if passing || !route(&shared, &line) {
-                to_client(&shared, &line).await;
+            if !passing && routed(&shared, &line) {
+                if !pass.is_empty() {
+                    to_client(&shared, &pass.split().freeze()).await;
+                }
+                if route(&shared, &line) {
+                    continue;
+                }
             }
+            pass.extend_from_slice(&line);
+        }
+        if !pass.is_empty() {
+            to_client(&shared, &pass.freeze()).await;
         }
     }
     if let Some(rest) = lines.rest() {
         to_client(&shared, &rest).await;
     }
-    // Merges waiting for an answer will get none.
-    crate::merge::lock(&shared.routes).pending.clear();
+    crate::merge::lock(&shared.routes).closed();
     let mut out = shared.out.lock().await;
     let out = &mut *out;
     out.copier.finish(&shared.exchange, false);
-}
-
-/// Whether a server line was the answer to a merge's request (and went to
-/// it). A `list_changed` passes to the client, is counted for the merges
-/// waiting on its kind, and makes merged answers stale.
-fn route(shared: &Shared, line: &Bytes) -> bool {
-    let mut routes = crate::merge::lock(&shared.routes);
-    let changed = line.windows(12).any(|w| w == b"list_changed");
-    if routes.pending.is_empty() && !changed {
-        return false;
-    }
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
-        return false;
-    };
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
-        if changed {
-            for route in routes.pending.values_mut() {
-                route.list_changed += u32::from(route.list_changed_method == method);
-            }
-            if let Some(merges) = shared.merges.as_ref() {
-                merges.changed(SESSION);
-            }
-        }
-        return false;
-    }
-    let Some(key) = message.get("id").map(Value::to_string) else {
-        return false;
-    };
-    let Some(route) = routes.pending.remove(&key) else {
-        return false;
-    };
-    let routed = Routed {
-        line: line.clone(),
-        list_changed: route.list_changed,
-    };
-    // A merge that gave up waiting has dropped its end: the answer is its
-    // all the same, and goes nowhere.
-    let _ = route.answer.send(routed);
-    true
 }

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use mcp_listing::{ExchangeFailure, TransportKind};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -190,11 +190,10 @@ impl HttpTransport {
 
     async fn post_message(&self, method: &str, body: Vec<u8>) -> Result<(), ExchangeError> {
         let resp = self.post(method, body).await?;
-        let status = resp.status;
-        if status.is_success() {
+        if resp.status.is_success() {
             Ok(())
         } else {
-            Err(status_error(status, self.session_id.is_some()))
+            Err(status_error(resp.failure(), self.session_id.is_some()))
         }
     }
 
@@ -237,8 +236,9 @@ impl HttpTransport {
             }
         }
         let is_sse = resp.content_type().starts_with("text/event-stream");
+        let refused = (!status.is_success()).then(|| resp.failure());
         if status.as_u16() == 429 {
-            ex.outcome = Err(rate_limited(&resp));
+            ex.outcome = Err(ExchangeError::Failed(resp.failure()));
         } else if status.is_success() && is_sse {
             self.read_stream(resp, req.id, &mut ex).await;
         } else if status.is_success() || status.is_client_error() {
@@ -247,16 +247,17 @@ impl HttpTransport {
             match read_capped(resp, self.limit).await {
                 Ok(body) => {
                     ex.bytes = body.len() as u64;
-                    ex.outcome = if status.is_success() {
-                        parse_json_response(&body, req.id)
-                    } else {
-                        Err(error_from_body(&body, status, self.session_id.is_some()))
+                    ex.outcome = match refused {
+                        None => parse_json_response(&body, req.id),
+                        Some(refused) => {
+                            Err(error_from_body(&body, refused, self.session_id.is_some()))
+                        }
                     };
                 }
                 Err(e) => ex.outcome = Err(e),
             }
-        } else {
-            ex.outcome = Err(status_error(status, self.session_id.is_some()));
+        } else if let Some(refused) = refused {
+            ex.outcome = Err(status_error(refused, self.session_id.is_some()));
         }
         ex.duration = started.elapsed();
         ex
@@ -433,7 +434,7 @@ impl HttpTransport {
             .send(Method::GET, &self.url, h, Bytes::new())
             .await?;
         if !resp.status.is_success() {
-            return Err(status_error(resp.status, self.session_id.is_some()));
+            return Err(status_error(resp.failure(), self.session_id.is_some()));
         }
         Ok(resp)
     }
@@ -559,20 +560,14 @@ fn parse_json_response(body: &[u8], id: i64) -> Result<Value, ExchangeError> {
     }
 }
 
-/// HTTP 429 with the wait its `Retry-After` asks for.
-pub(crate) fn rate_limited(resp: &HttpResponse) -> ExchangeError {
-    ExchangeError::Failed(ExchangeFailure::RateLimited {
-        retry_after: resp
-            .header("retry-after")
-            .and_then(|v| super::retry_after::parse(v, std::time::SystemTime::now())),
-    })
-}
-
-fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> ExchangeError {
+fn error_from_body(body: &[u8], refused: ExchangeFailure, had_session: bool) -> ExchangeError {
     // The status decides first: 401/403 and a forgotten session mean the
     // same whatever body comes with them.
-    if matches!(status.as_u16(), 401 | 403) || (status.as_u16() == 404 && had_session) {
-        return status_error(status, had_session);
+    let status = refused.http_status();
+    if matches!(refused, ExchangeFailure::Unauthorized { .. })
+        || (status == Some(404) && had_session)
+    {
+        return status_error(refused, had_session);
     }
     if let Ok(value) = serde_json::from_slice::<Value>(body) {
         let is_jsonrpc = value.get("jsonrpc").is_some()
@@ -584,24 +579,20 @@ fn error_from_body(body: &[u8], status: StatusCode, had_session: bool) -> Exchan
                 code: e.code,
                 message: e.message,
                 data: e.data,
-                http_status: Some(status.as_u16()),
+                http_status: status,
             };
         }
     }
-    status_error(status, had_session)
+    status_error(refused, had_session)
 }
 
-fn status_error(status: StatusCode, had_session: bool) -> ExchangeError {
-    match status.as_u16() {
-        401 | 403 => ExchangeError::Failed(ExchangeFailure::Unauthorized {
-            status: status.as_u16(),
-        }),
-        404 if had_session => ExchangeError::SessionExpired,
-        429 => ExchangeError::Failed(ExchangeFailure::RateLimited { retry_after: None }),
-        code => ExchangeError::Failed(ExchangeFailure::Transport {
-            message: format!("HTTP {status}"),
-            http_status: Some(code),
-        }),
+/// A refused request: a forgotten session (404 to a request that carried
+/// one) is the wire's own to handle; any other status means what
+/// `ExchangeFailure::from_http_status` says it means everywhere.
+fn status_error(refused: ExchangeFailure, had_session: bool) -> ExchangeError {
+    match refused.http_status() {
+        Some(404) if had_session => ExchangeError::SessionExpired,
+        _ => ExchangeError::Failed(refused),
     }
 }
 

@@ -101,6 +101,17 @@ impl HttpResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+
+    /// What this answer's status means when it is not a success (one
+    /// reading for every caller, `Retry-After` included).
+    pub fn failure(&self) -> mcp_listing::ExchangeFailure {
+        let retry_after = self.headers.get(http::header::RETRY_AFTER);
+        mcp_listing::ExchangeFailure::from_http_status(
+            self.status,
+            retry_after.map(HeaderValue::as_bytes),
+            std::time::SystemTime::now(),
+        )
+    }
 }
 
 /// TLS and connection settings.

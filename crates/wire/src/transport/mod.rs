@@ -7,7 +7,6 @@ mod channel;
 pub mod http;
 pub mod http_client;
 pub mod process_tree;
-pub mod retry_after;
 pub mod scope;
 pub mod sse;
 pub mod sse_body;
@@ -177,13 +176,19 @@ pub struct TransportLimits {
     pub stderr_tail_bytes: usize,
 }
 
+impl TransportLimits {
+    /// Where nobody says otherwise; the exporter's `limits:` defaults are
+    /// these.
+    pub const DEFAULT: TransportLimits = TransportLimits {
+        max_response_bytes: 16 * 1024 * 1024,
+        connect_timeout: Duration::from_secs(5),
+        stderr_tail_bytes: 8 * 1024,
+    };
+}
+
 impl Default for TransportLimits {
     fn default() -> Self {
-        TransportLimits {
-            max_response_bytes: 16 * 1024 * 1024,
-            connect_timeout: Duration::from_secs(10),
-            stderr_tail_bytes: 64 * 1024,
-        }
+        TransportLimits::DEFAULT
     }
 }
 

@@ -201,12 +201,15 @@ struct OrphansKilled {
 }
 
 impl OrphansKilled {
+    #[track_caller]
     fn emit(self) {
+        let at = mcp_listing::EmittedAt::caller();
         if self.killed == 0 {
             return;
         }
         ORPHANS_KILLED.fetch_add(self.killed as u64, Ordering::Relaxed);
         tracing::info!(
+            emitted_at = %at,
             killed = self.killed,
             "killed orphaned processes of closed stdio servers"
         );

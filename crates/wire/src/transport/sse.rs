@@ -46,21 +46,14 @@ impl Link for PostLink {
             .client
             .send(Method::POST, &self.post_url, h, Bytes::from(body))
             .await?;
-        let status = resp.status;
-        if status.as_u16() == 429 {
-            return Err(super::http::rate_limited(&resp));
-        }
+        let refused = (!resp.status.is_success()).then(|| resp.failure());
         // Drain the (small) acknowledgement so the connection is reusable.
         let _ = read_capped(resp, 64 * 1024).await;
-        match status.as_u16() {
-            200..=299 => Ok(()),
-            401 | 403 => Err(ExchangeError::Failed(ExchangeFailure::Unauthorized {
-                status: status.as_u16(),
-            })),
-            code => Err(ExchangeError::Failed(ExchangeFailure::Transport {
-                message: format!("POST to the message endpoint: HTTP {status}"),
-                http_status: Some(code),
-            })),
+        match refused {
+            None => Ok(()),
+            Some(refused) => Err(ExchangeError::Failed(
+                refused.answering("POST to the message endpoint"),
+            )),
         }
     }
 
@@ -132,17 +125,10 @@ async fn open(client: &HttpClient, sse_url: &url::Url) -> Result<HttpResponse, E
     let mut h = HeaderMap::new();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     let resp = client.send(Method::GET, sse_url, h, Bytes::new()).await?;
-    let status = resp.status;
-    if status.as_u16() == 401 || status.as_u16() == 403 {
-        return Err(ExchangeError::Failed(ExchangeFailure::Unauthorized {
-            status: status.as_u16(),
-        }));
-    }
-    if !status.is_success() {
-        return Err(ExchangeError::Failed(ExchangeFailure::Transport {
-            message: format!("GET for the SSE stream: HTTP {status}"),
-            http_status: Some(status.as_u16()),
-        }));
+    if !resp.status.is_success() {
+        return Err(ExchangeError::Failed(
+            resp.failure().answering("GET for the SSE stream"),
+        ));
     }
     Ok(resp)
 }
