@@ -384,7 +384,6 @@ impl<'a> AnswerFinder<'a> {
         if message.is(self.list_changed_method) {
             self.list_changed += 1;
         } else if self.answer.is_none() && message.answers(self.id) {
-            drop(message);
             self.answer = Some(text);
         }
     }
