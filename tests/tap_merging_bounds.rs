@@ -572,4 +572,8 @@ fn notifications_before_page_1s_answer_reach_the_merged_client_first() {
     // The list_changed in page 1 restarted the walk: page 1 again (ours),
     // then page 2.
     assert_eq!(upstream.seen().iter().filter(|s| is_list(s)).count(), 3);
+    // The answer made after it is kept: asked again, it is reused.
+    let (_, again) = list(&mut conn, 6, &[("Mcp-Session-Id", session.as_str())]);
+    assert_eq!(names(&again), names(&message));
+    assert_eq!(tap.stats.merges(MergeCount::Reused), 1);
 }

@@ -25,7 +25,8 @@ pub struct TapView {
     pub catalogue: BTreeMap<&'static str, CatalogueView>,
     /// First-page list requests the tap was asked to merge, by what it did
     /// (`merged`, `reused`, or page 1 unchanged: `incomplete`,
-    /// `scope_change`, `too_large`, `busy`); empty without `merge_pages`.
+    /// `scope_change`, `too_large`, `busy`, `throttled`); empty without
+    /// `merge_pages`.
     pub merges: BTreeMap<&'static str, u64>,
     /// Every client identity, worst verdict first, then by name.
     pub clients: Vec<ClientView>,
@@ -89,7 +90,7 @@ pub struct MergeView {
     pub outcome: &'static str,
     /// Why page 1 went unchanged: the walk's guard or error
     /// (`cursor_cycle`, `page_cap`, `invalid_cursor`, …), `scope_change`,
-    /// `too_large` or `busy`.
+    /// `too_large`, `busy` or `throttled`.
     pub fallback: Option<&'static str>,
 }
 

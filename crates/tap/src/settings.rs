@@ -47,10 +47,11 @@ pub struct MergeSettings {
     pub max_merged_bytes: usize,
     /// Merged walks in progress at once, per tap; past it, page 1 passes.
     pub max_concurrent: usize,
-    /// Bytes merging holds at once, per tap: pages being read (each page
-    /// read is charged four times `max_page_bytes` before it starts),
-    /// merges being built, answers kept for reuse and answers being
-    /// written. Past it, page 1 passes (`busy`).
+    /// Bytes merging holds at once, per tap: pages being read (page 1 is
+    /// charged four times `max_page_bytes` before it is asked for, later
+    /// pages four times their bytes as they arrive), merges being built,
+    /// answers kept for reuse and answers being written. Past it, page 1
+    /// passes (`busy`).
     pub max_bytes: usize,
     /// How long a merged answer is reused for the same key (no
     /// `list_changed` since, within the pages' smallest `ttlMs`).

@@ -23,7 +23,7 @@ use crate::merge::http::{HttpTransport, RawPage};
 use crate::merge::pager::{self, Spend, WalkPager};
 use crate::merge::result::{self, Merged};
 use crate::merge::reuse::{self, Asked, Key, Reusable};
-use crate::merge::{Merges, Start};
+use crate::merge::{ChangeWatch, Merges, Start};
 use crate::peer::Peer;
 use bytes::Bytes;
 use std::sync::Arc;
@@ -209,6 +209,8 @@ impl Forwarder {
             Ok(merged) => merged,
             Err(fallback) => {
                 drop(turn);
+                // Its notifications pass to the session as any stream's.
+                ChangeWatch::new(merges, ask.session.clone()).see(&first.body);
                 // What is written stays charged until it is.
                 charge.resize(first.body.len());
                 let held = Held {
@@ -233,6 +235,10 @@ impl Forwarder {
             .unwrap_or_default();
         // Page 1 as it came is not sent: let it go before the answer is.
         drop(body);
+        // The notifications that are sent pass to the session as any
+        // stream's: a `list_changed` makes its kept answers stale (before
+        // this one is kept: its walk already began again past one).
+        ChangeWatch::new(merges, ask.session.clone()).see(&notes);
         let cost = reuse::cost(&head, &merged);
         let kept = Arc::new(Reusable {
             charge: charge.split(cost),
