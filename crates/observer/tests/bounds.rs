@@ -167,7 +167,12 @@ fn past_max_clients_every_new_name_is_other() {
     assert_eq!(labels[..3], ["name-0", "name-1", "name-2"]);
     assert!(labels[3..].iter().all(|l| *l == OTHER), "{labels:?}");
     assert_eq!(s.observer.tallies().count(), 4);
-    let other = s.observer.tallies().find(|(c, _)| c.is_other()).unwrap().1;
+    let other = s
+        .observer
+        .tallies()
+        .find(|(c, _)| c.client.is_other())
+        .unwrap()
+        .1;
     assert_eq!(other.kind(mcp_listing::Kind::Tools).since_start.total(), 7);
 }
 

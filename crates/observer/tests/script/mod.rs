@@ -24,6 +24,8 @@ pub struct Script {
 /// What a request head says.
 #[derive(Default, Clone)]
 pub struct Head<'a> {
+    /// The request's path (none: as the stdio tap's).
+    pub path: Option<&'a str>,
     pub session: Option<&'a str>,
     pub user_agent: Option<&'a str>,
     pub client_header: Option<&'a str>,
@@ -70,6 +72,9 @@ impl Script {
                 user_agent: value(head.user_agent),
                 client_header: value(head.client_header),
                 framing,
+                path: head
+                    .path
+                    .map(|p| http::uri::PathAndQuery::try_from(p).expect("a path")),
             },
         });
         exchange
