@@ -169,6 +169,9 @@ impl Routes {
     /// A route known by its name (the operator's, a path learned, or the
     /// upstream's own path's).
     pub(crate) fn named(&self, name: &str) -> Option<RouteId> {
+        if name == OTHER_ROUTE {
+            return Some(self.other.clone());
+        }
         self.known.get(name).cloned()
     }
 

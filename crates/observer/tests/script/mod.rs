@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use http::HeaderValue;
-use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits};
+use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits, Routing};
 use mcp_tap::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
@@ -33,8 +33,13 @@ pub struct Head<'a> {
 
 impl Script {
     pub fn new(limits: ObserverLimits) -> Script {
+        Script::with_routing(limits, Routing::learning(None))
+    }
+
+    /// A tap whose requests become routes as `routing` says.
+    pub fn with_routing(limits: ObserverLimits, routing: Routing) -> Script {
         Script {
-            observer: Observer::new(limits),
+            observer: Observer::with_routing(limits, routing),
             facts: Vec::new(),
             now: Instant::now(),
             next: 0,
