@@ -191,7 +191,13 @@ async fn run(
     )
     .await?;
     service.start();
-    tracing::info!(address = %local, config = %args.config_file.display(), "mcp-exporter listening");
+    if from_file {
+        let config = args.config_file.display();
+        tracing::info!(address = %local, %config, "mcp-exporter listening");
+    } else {
+        // `mcp-exporter tap`: no configuration file to name.
+        tracing::info!(address = %local, "mcp-exporter listening");
+    }
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
 
     tokio::spawn(reload_on_sighup(service.clone(), from_file));

@@ -149,6 +149,7 @@ impl Dropped {
 struct Line<'a> {
     tap: &'a str,
     client: &'a str,
+    route: &'a str,
     version: Option<&'a str>,
     identity_source: &'static str,
     kind: &'static str,
@@ -169,6 +170,7 @@ impl<'a> Line<'a> {
         Line {
             tap,
             client: l.client.label(),
+            route: l.route.name(),
             version: l.version.as_deref(),
             identity_source: l.source.label(),
             kind: l.kind.label(),

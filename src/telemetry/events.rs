@@ -310,6 +310,8 @@ impl VerdictLevelChanged<'_> {
 pub struct ClientVerdictChanged<'a> {
     pub tap: &'a str,
     pub client: &'a str,
+    /// The route (its name), where the tap tells routes apart.
+    pub route: Option<&'a str>,
     pub change: LevelChange<'a>,
 }
 
@@ -322,11 +324,38 @@ impl ClientVerdictChanged<'_> {
         let (from, to, code, reason) = (l.from, l.to, l.code, l.reason);
         let summary = l.summary;
         let (tap, client) = (self.tap, self.client);
-        if l.worse {
-            tracing::warn!(tap, client, from, to, code, reason, "{summary}");
-        } else {
-            tracing::info!(tap, client, from, to, code, reason, "{summary}");
+        let route = self.route.unwrap_or_default();
+        match (l.worse, self.route.is_some()) {
+            (true, true) => tracing::warn!(tap, client, route, from, to, code, reason, "{summary}"),
+            (true, false) => tracing::warn!(tap, client, from, to, code, reason, "{summary}"),
+            (false, true) => {
+                tracing::info!(tap, client, route, from, to, code, reason, "{summary}")
+            }
+            (false, false) => tracing::info!(tap, client, from, to, code, reason, "{summary}"),
         }
+    }
+}
+
+/// A configured route (`routes:`, `--route`) matched none of the first
+/// requests the tap routed: likely a typo, or not where its clients go.
+/// Said once per tap; the tap goes on (those requests have routes of their
+/// own, or `other`).
+#[derive(Debug)]
+pub struct RouteUnmatched<'a> {
+    pub tap: &'a str,
+    /// The path or pattern as configured.
+    pub written: &'a str,
+    pub requests: u64,
+}
+
+impl RouteUnmatched<'_> {
+    pub fn emit(self) {
+        tracing::warn!(
+            tap = self.tap,
+            route = self.written,
+            requests = self.requests,
+            "a configured route matched none of the first requests routed through the tap"
+        );
     }
 }
 
@@ -407,6 +436,7 @@ impl ClientListingObserved<'_> {
         tracing::info!(
             tap = self.tap,
             client = l.client.label(),
+            route = l.route.name(),
             version = l.version.as_deref().unwrap_or(""),
             kind = l.kind.label(),
             outcome = l.outcome.label(),

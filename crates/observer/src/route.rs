@@ -229,6 +229,11 @@ impl RouteRule {
         })
     }
 
+    /// The operator's name for it (a template for a pattern), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
     /// A path without variables: one route, known from the start.
     pub fn is_literal(&self) -> bool {
         self.segments
