@@ -338,3 +338,78 @@ fn a_route_flood_is_bounded_counted_and_forwarded() {
         .collect();
     assert!(labels.len() <= 4, "{labels:?}");
 }
+
+/// The series budget (docs/metrics.md, "Series per tap, route and
+/// client"): a tap in front of a gateway of 50 servers where each of 64
+/// clients reads page 1 of tools on every server (3,200 pairs) holds at
+/// most 40 samples of its own plus 9 per (client, route) pair told apart —
+/// at most `max_client_routes` (256) pairs of their own and one `other`
+/// per client — 2,920 in all.
+#[test]
+fn series_stay_within_the_budget_in_front_of_a_gateway_of_50_servers_and_64_clients() {
+    const SERVERS: usize = 50;
+    const CLIENTS: usize = 64;
+    let (sim, _scenarios) = scenarios_simulator(
+        "  - {name: s, count: 50, scenario: healthy, items: 14, page_size: 8, kinds: tools}\n",
+    );
+    let tap = TapCommand::start(&sim.at("/"), &["--name", "gw"]);
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let sessions: Vec<(usize, usize)> = (0..CLIENTS)
+        .flat_map(|c| (1..=SERVERS).map(move |s| (c, s)))
+        .collect();
+    // One connection pool for every session: the tap's cost, not ours.
+    let http = reqwest::Client::new();
+    for batch in sessions.chunks(64) {
+        let runs = batch.iter().map(|&(c, s)| {
+            let url = format!("{}/mcp/s-{s:04}", tap.tap_url);
+            page_one_as(&http, url, format!("app-{c:02}"))
+        });
+        rt.block_on(futures_util::future::join_all(runs));
+    }
+    let metrics = wait_for(LIMIT, "every page counted", || {
+        let metrics = tap.metrics();
+        let pages: f64 = metrics
+            .lines()
+            .filter(|l| l.starts_with("mcp_client_list_pages_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        (pages as usize == CLIENTS * SERVERS).then_some(metrics)
+    });
+    let samples: Vec<&str> = metrics
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.starts_with("mcp_client_") || l.starts_with("mcp_tap_"))
+        .collect();
+    let per_tap = 40;
+    let pairs = 256 + CLIENTS;
+    let budget = per_tap + 9 * pairs;
+    println!("{} samples (budget {budget})", samples.len());
+    assert!(samples.len() <= budget, "{} samples", samples.len());
+    let routes: std::collections::HashSet<&str> = samples
+        .iter()
+        .filter_map(|l| l.split_once("route=\"")?.1.split_once('"').map(|(r, _)| r))
+        .collect();
+    assert_eq!(routes.len(), SERVERS + 1, "every server and other");
+    let other = sample(
+        &metrics,
+        "mcp_tap_other_route_total",
+        &[("tap", "gw"), ("reason", "max_client_routes")],
+    );
+    assert_eq!(other, Some((CLIENTS * SERVERS - 256) as f64));
+}
+
+/// One session of client `name` at `url`: initialize, page 1 of tools.
+async fn page_one_as(http: &reqwest::Client, url: String, name: String) {
+    let mut session = SessionClient {
+        http: http.clone(),
+        ..SessionClient::new(url)
+    };
+    let params = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}});
+    let (status, _, answer) = session.call("initialize", params).await;
+    assert_eq!(status, 200, "{answer}");
+    let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    session.post(&note, &[]).await;
+    let (status, _, answer) = session.call("tools/list", serde_json::json!({})).await;
+    assert_eq!(status, 200, "{answer}");
+}
