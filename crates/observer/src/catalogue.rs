@@ -252,12 +252,10 @@ impl Catalogues {
         if let Some(old) = slots[kind as usize].take() {
             self.used = self.used.saturating_sub(old.bytes);
         }
-        let fits = new
-            .filter(|c| self.used.saturating_add(c.bytes) <= self.max_bytes)
-            .map(|c| {
-                self.used += c.bytes;
-                c
-            });
+        let fits = new.filter(|c| self.used.saturating_add(c.bytes) <= self.max_bytes);
+        if let Some(c) = &fits {
+            self.used += c.bytes;
+        }
         let kept = fits.is_some();
         slots[kind as usize] = fits;
         if slots.iter().all(Option::is_none) {
