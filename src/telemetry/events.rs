@@ -433,18 +433,19 @@ impl ClientListingObserved<'_> {
             .as_ref()
             .map_or_else(|| "unknown".to_string(), |m| m.count.to_string());
         let merged = l.merged.map_or("", |m| m.label());
-        tracing::info!(
-            tap = self.tap,
-            client = l.client.label(),
-            route = l.route.name(),
-            version = l.version.as_deref().unwrap_or(""),
-            kind = l.kind.label(),
-            outcome = l.outcome.label(),
-            pages = l.pages,
-            items = l.items,
-            missed = %missed,
-            merged,
-            "client listing"
-        );
+        let (tap, client, version) = (self.tap, l.client.label(), l.version.as_deref());
+        let (kind, outcome, pages, items) = (l.kind.label(), l.outcome.label(), l.pages, l.items);
+        let version = version.unwrap_or("");
+        // A tap in front of one server names no route, as its series do.
+        match l.route.label() {
+            Some(route) => tracing::info!(
+                tap, client, route, version, kind, outcome, pages, items, missed = %missed, merged,
+                "client listing"
+            ),
+            None => tracing::info!(
+                tap, client, version, kind, outcome, pages, items, missed = %missed, merged,
+                "client listing"
+            ),
+        }
     }
 }

@@ -8,7 +8,7 @@
 //! (escaped by construction).
 
 use super::status_sections::{badge, first_reason};
-use crate::tap::book::{CatalogueView, ClientKindView, ClientView, RouteView, TapView};
+use crate::tap::book::{CatalogueView, ClientKindView, ClientView, TapView};
 use crate::verdict::ago;
 use maud::{html, Markup};
 use std::collections::BTreeMap;
@@ -62,13 +62,14 @@ fn tap_block(tap: &TapView, now: f64) -> Markup {
 /// The catalogue a tap knows: one line, or one per route when the tap
 /// tells routes apart.
 fn catalogues(tap: &TapView, now: f64) -> Markup {
-    let routed: Vec<&RouteView> = tap.routes.iter().filter(|r| r.label.is_some()).collect();
+    let routed = tap.routes.iter().any(|r| r.label.is_some());
     html! {
-        @if routed.is_empty() {
+        @if !routed {
             (catalogue("catalogue: ", &tap.catalogue, now))
-        }
-        @for route in routed {
-            (catalogue(&format!("catalogue of {}: ", route.route), &route.catalogue, now))
+        } @else {
+            @for route in &tap.routes {
+                (catalogue(&format!("catalogue of {}: ", route.route), &route.catalogue, now))
+            }
         }
     }
 }
