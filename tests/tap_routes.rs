@@ -307,11 +307,20 @@ fn a_configured_tap_compares_each_route_with_its_own_target() {
 
 /// A client inventing a path on every request: the tap keeps at most
 /// `--max-routes` routes, counts the rest under `other`, and forwards
-/// every request.
+/// every request. A configured pattern no request matches is said, and the
+/// tap goes on.
 #[test]
 fn a_route_flood_is_bounded_counted_and_forwarded() {
     let (sim, _scenarios) = gateway();
-    let tap = TapCommand::start(&sim.at("/"), &["--name", "gw", "--max-routes", "3"]);
+    let flags = [
+        "--name",
+        "gw",
+        "--max-routes",
+        "3",
+        "--route",
+        "/servers/{id}/mcp",
+    ];
+    let tap = TapCommand::start(&sim.at("/"), &flags);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     for i in 0..12 {
         // Sessionless list requests to unknown paths: the simulator answers
@@ -337,6 +346,15 @@ fn a_route_flood_is_bounded_counted_and_forwarded() {
         .filter_map(|l| l.split_once("route=\"")?.1.split_once('"').map(|(r, _)| r))
         .collect();
     assert!(labels.len() <= 4, "{labels:?}");
+    let rules = tap.api_clients()["taps"][0]["route_rules"].clone();
+    assert_eq!(
+        rules,
+        serde_json::json!([{"path": "/servers/{id}/mcp", "matched": 0}])
+    );
+    let said = "a configured route matched none of the first requests routed through the tap";
+    assert!(tap.web.stderr().contains(said), "{}", tap.web.stderr());
+    let page = http_get_ok(&tap.web.at("/"));
+    assert!(page.contains("has matched no request yet"), "{page}");
 }
 
 /// The series budget (docs/metrics.md, "Series per tap, route and

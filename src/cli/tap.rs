@@ -285,3 +285,25 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         .unwrap_or(1);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_route;
+
+    #[test]
+    fn a_route_flag_is_a_path_with_an_optional_name() {
+        let named = parse_route("alpha=/mcp/alpha").unwrap();
+        assert_eq!(
+            (named.name(), named.literal_path().as_deref()),
+            (Some("alpha"), Some("/mcp/alpha"))
+        );
+        let pattern = parse_route("server-{id}=/servers/{id}/mcp").unwrap();
+        assert!(!pattern.is_literal());
+        let bare = parse_route("/q?a=b").unwrap();
+        assert_eq!(bare.name(), None, "a `=` after the first `/` is the path's");
+        assert_eq!(bare.literal_path().as_deref(), Some("/q"), "no query");
+        assert!(parse_route("alpha=mcp")
+            .unwrap_err()
+            .contains("start with `/`"));
+    }
+}

@@ -202,8 +202,10 @@ impl RouteRule {
         if !path.starts_with('/') {
             return Err(RouteRuleError::NotAbsolute);
         }
+        // The query never counts, here as in requests.
+        let bare = path.split_once('?').map_or(path, |(p, _)| p);
         let mut segments = Vec::new();
-        for segment in normalise(path).split('/').filter(|s| !s.is_empty()) {
+        for segment in normalise(bare).split('/').filter(|s| !s.is_empty()) {
             segments.push(match variable(segment)? {
                 Some(var) if segments.contains(&Segment::Variable(var.clone())) => {
                     return Err(RouteRuleError::RepeatedVariable(var))
@@ -395,7 +397,7 @@ mod tests {
             unnamed.matches("/servers/7/mcp").as_deref(),
             Some("/servers/7/mcp")
         );
-        let alpha = RouteRule::parse(Some("alpha"), "/mcp//alpha/").unwrap();
+        let alpha = RouteRule::parse(Some("alpha"), "/mcp//alpha/?x=1").unwrap();
         assert_eq!(alpha.literal_path().as_deref(), Some("/mcp/alpha"));
         assert_eq!(alpha.matches("/mcp/alpha").as_deref(), Some("alpha"));
     }
