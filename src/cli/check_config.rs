@@ -157,7 +157,10 @@ fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
                 out,
                 "    route {}{}{}",
                 r.rule.written,
-                r.rule.name().map(|n| format!(" as {n}")).unwrap_or_default(),
+                r.rule
+                    .name()
+                    .map(|n| format!(" as {n}"))
+                    .unwrap_or_default(),
                 r.target
                     .as_ref()
                     .map(|target| format!(" · compared with target {target}"))
