@@ -137,7 +137,8 @@ fn command_exists(command: &str, path: &str, cwd: Option<&std::path::Path>) -> b
     std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
 }
 
-/// One line per tap: where clients connect, what it stands in front of.
+/// One line per tap: where clients connect, what it stands in front of;
+/// one more per configured route.
 fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
     for t in taps {
         let _ = writeln!(
@@ -151,5 +152,20 @@ fn tap_lines(out: &mut String, taps: &[crate::config::taps::TapConfig]) {
                 .map(|target| format!(" · compared with target {target}"))
                 .unwrap_or_default()
         );
+        for r in &t.routes.named {
+            let _ = writeln!(
+                out,
+                "    route {}{}{}",
+                r.rule.written,
+                r.rule
+                    .name()
+                    .map(|n| format!(" as {n}"))
+                    .unwrap_or_default(),
+                r.target
+                    .as_ref()
+                    .map(|target| format!(" · compared with target {target}"))
+                    .unwrap_or_default()
+            );
+        }
     }
 }

@@ -194,7 +194,8 @@ async fn run(
     service.start();
     ExporterStarted {
         address: &local,
-        config: &args.config_file,
+        // `mcp-exporter tap`: no configuration file to name.
+        config: from_file.then_some(args.config_file.as_path()),
     }
     .emit();
     crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));

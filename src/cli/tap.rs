@@ -6,14 +6,16 @@
 //! (docs/clients.md).
 
 use super::serve::{serve_taps, ServeArgs};
+use crate::config::taps::{DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_ROUTES};
 use crate::config::TracingConfig;
 use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
 use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
-use crate::tap::run::TapSpec;
+use crate::tap::run::{RouteSpec, TapSpec};
 use crate::tap::spec::merge_clients;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
 use crate::telemetry::spans::TraceSink;
+use mcp_observer::{RouteRule, Routing};
 use mcp_tap::{MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
 use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
@@ -63,6 +65,32 @@ pub struct TapArgs {
     /// open-file limit (a quarter of it); this may lower it, not raise it.
     #[arg(long = "max-connections", value_parser = parse_positive)]
     pub max_connections: Option<usize>,
+    /// A route of the upstream, `[NAME=]PATH` (repeatable): a path
+    /// (`alpha=/mcp/alpha`) or a pattern whose `{var}` segments match any
+    /// one segment (`/servers/{id}/mcp`, `server-{id}=/servers/{id}/mcp`).
+    /// Each route's clients are compared with that route's catalogue.
+    #[arg(long = "route", value_name = "[NAME=]PATH", value_parser = parse_route)]
+    pub routes: Vec<RouteRule>,
+    /// Routes made from paths (a pattern's match, a path learned) besides
+    /// the named ones; later ones count as `other`.
+    #[arg(long = "max-routes", default_value_t = DEFAULT_MAX_ROUTES)]
+    pub max_routes: usize,
+    /// (client, route) pairs told apart; past it a client's further routes
+    /// count as `other`.
+    #[arg(long = "max-client-routes", default_value_t = DEFAULT_MAX_CLIENT_ROUTES)]
+    pub max_client_routes: usize,
+    /// A path no `--route` matches becomes a route of its own (`false`:
+    /// it counts as `other`).
+    #[arg(long = "learn-paths", default_value_t = true, action = clap::ArgAction::Set)]
+    pub learn_paths: bool,
+    /// Walk each route (the upstream's path, each `--route` path, each path
+    /// clients use) with the walker's guards to learn its catalogue up
+    /// front, again every `--learn-every`.
+    #[arg(long = "learn-catalogue")]
+    pub learn_catalogue: bool,
+    /// How often `--learn-catalogue` walks each route again.
+    #[arg(long = "learn-every", default_value = "15m", value_parser = super::parse_duration)]
+    pub learn_every: Duration,
     /// Answer this client identity's first-page list requests with the whole
     /// catalogue, walked by the tap (repeatable; `all` for every client).
     /// Its upstream's page 1 goes unchanged whenever that walk is not complete.
@@ -112,6 +140,16 @@ pub struct TapArgs {
 /// Client identities kept apart per tap by default.
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
 
+/// `--route [NAME=]PATH`: a path starts with `/`, so a `=` before the
+/// first `/` ends a name.
+fn parse_route(s: &str) -> Result<RouteRule, String> {
+    let (name, path) = match s.split_once('=') {
+        Some((name, path)) if !name.starts_with('/') => (Some(name), path),
+        _ => (None, s),
+    };
+    RouteRule::parse(name, path).map_err(|e| e.to_string())
+}
+
 const _: () = assert!(DEFAULT_MAX_REPORT_BYTES == 16 << 20);
 
 fn parse_positive(s: &str) -> Result<usize, String> {
@@ -137,6 +175,9 @@ pub async fn main(args: TapArgs) -> ExitCode {
     let (Some(listen), Some(upstream)) = (args.listen.clone(), args.upstream.clone()) else {
         return usage("--listen and --upstream are required without --stdio");
     };
+    if args.max_routes == 0 || args.max_client_routes == 0 {
+        return usage("--max-routes and --max-client-routes must be greater than zero");
+    }
     let spec = TapSpec {
         name: Arc::from(args.name.as_str()),
         listen,
@@ -145,6 +186,7 @@ pub async fn main(args: TapArgs) -> ExitCode {
         abandon_after: args.abandon_after,
         max_clients: args.max_clients,
         listings,
+        routes: route_spec(&args),
     };
     let serve = ServeArgs {
         listen_address: args.web_listen_address,
@@ -152,6 +194,19 @@ pub async fn main(args: TapArgs) -> ExitCode {
         ..ServeArgs::for_taps()
     };
     serve_taps(serve, vec![spec]).await
+}
+
+fn route_spec(args: &TapArgs) -> RouteSpec {
+    RouteSpec {
+        routing: Routing {
+            default_path: None,
+            rules: args.routes.clone(),
+            learn_paths: args.learn_paths,
+        },
+        max_routes: args.max_routes,
+        max_client_routes: args.max_client_routes,
+        learn_every: args.learn_catalogue.then_some(args.learn_every),
+    }
 }
 
 fn usage(message: &str) -> ExitCode {
@@ -258,4 +313,26 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_route;
+
+    #[test]
+    fn a_route_flag_is_a_path_with_an_optional_name() {
+        let named = parse_route("alpha=/mcp/alpha").unwrap();
+        assert_eq!(
+            (named.name(), named.literal_path().as_deref()),
+            (Some("alpha"), Some("/mcp/alpha"))
+        );
+        let pattern = parse_route("server-{id}=/servers/{id}/mcp").unwrap();
+        assert!(!pattern.is_literal());
+        let bare = parse_route("/q?a=b").unwrap();
+        assert_eq!(bare.name(), None, "a `=` after the first `/` is the path's");
+        assert_eq!(bare.literal_path().as_deref(), Some("/q"), "no query");
+        assert!(parse_route("alpha=mcp")
+            .unwrap_err()
+            .contains("start with `/`"));
+    }
 }

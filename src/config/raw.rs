@@ -169,6 +169,28 @@ pub(super) struct RawTap {
     /// Connecting to the upstream, and merged walks.
     pub limits: Option<RawLimits>,
     pub report: Option<PathBuf>,
+    /// The upstream's endpoints by name or pattern (a gateway's servers).
+    pub routes: Option<Vec<RawRoute>>,
+    pub max_routes: Option<usize>,
+    pub max_client_routes: Option<usize>,
+    pub learn_paths: Option<bool>,
+    pub learn_catalogue: Option<bool>,
+    pub learn_every: Option<RawDuration>,
+}
+
+/// One entry of a tap's `routes:`: a path (or a pattern with `{var}`
+/// segments), the name its requests are told under, and the target whose
+/// last complete poll is its catalogue.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a route mapping like {name: alpha, path: /mcp/alpha, target: alpha}"
+)]
+pub(super) struct RawRoute {
+    pub name: Option<String>,
+    #[serde(alias = "pattern")]
+    pub path: String,
+    pub target: Option<String>,
 }
 
 /// `tls:` of a tap's listener: its certificate and key (PEM), and

@@ -4,6 +4,7 @@
 
 use super::limits::Limits;
 use super::tls::TlsConfig;
+use mcp_observer::RouteRule;
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
@@ -17,6 +18,9 @@ pub const DEFAULT_MAX_MERGED_BYTES: u64 = 8 << 20;
 pub const DEFAULT_MERGE_PAGE_BURST: u32 = 200;
 pub const DEFAULT_MERGE_PAGES_PER_SECOND: u32 = 10;
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_MAX_ROUTES: usize = 64;
+pub const DEFAULT_MAX_CLIENT_ROUTES: usize = 256;
+pub const DEFAULT_LEARN_EVERY: Duration = Duration::from_secs(15 * 60);
 
 /// A tap's limits where its `limits:` says nothing: connecting to the
 /// upstream, and a merged walk (pages, items, one page's bytes, time).
@@ -51,6 +55,43 @@ pub struct TapConfig {
     pub limits: Limits,
     /// One JSON line per client listing.
     pub report: Option<PathBuf>,
+    pub routes: TapRoutes,
+}
+
+/// The upstream's endpoints the tap tells apart (a gateway's servers):
+/// `routes:`, `max_routes:`, `max_client_routes:`, `learn_paths:`,
+/// `learn_catalogue:` and `learn_every:` (docs/clients.md, "Routes").
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapRoutes {
+    pub named: Vec<TapRoute>,
+    /// Routes made from paths (a pattern's match, a path learned) besides
+    /// the named ones; then `other`.
+    pub max_routes: usize,
+    /// (client, route) pairs told apart; then a client's further routes
+    /// are `other`.
+    pub max_client_routes: usize,
+    /// A path no route matches becomes a route of its own.
+    pub learn_paths: bool,
+    /// The tap walks each route itself this often (`learn_catalogue: true`).
+    pub learn_every: Option<Duration>,
+}
+
+/// One entry of `routes:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapRoute {
+    pub rule: RouteRule,
+    /// A configured target whose last complete poll is this route's
+    /// catalogue (literal paths only).
+    pub target: Option<String>,
+}
+
+impl TapRoute {
+    /// The name its requests are told under, for a literal path: the
+    /// operator's, else the path normalised.
+    pub fn route_name(&self) -> Option<String> {
+        let path = self.rule.literal_path()?;
+        Some(self.rule.name().map_or(path, str::to_string))
+    }
 }
 
 /// Where clients connect: `listen:` and its `tls:`.

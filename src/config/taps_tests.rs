@@ -161,3 +161,71 @@ fn what_merging_may_spend_is_configured_and_checked() {
         "greater than zero",
     );
 }
+
+#[test]
+fn routes_name_paths_and_patterns_with_their_targets() {
+    let text = format!(
+        "{TARGET}taps:\n  - name: gw\n    listen: 127.0.0.1:0\n    upstream: {{url: http://127.0.0.1:4444/}}\n    routes:\n      - {{name: alpha, path: /mcp/alpha/, target: origin}}\n      - {{name: \"s-{{id}}\", pattern: \"/servers/{{id}}/mcp\"}}\n    max_routes: 10\n    learn_paths: false\n    learn_catalogue: true\n"
+    );
+    let loaded = load_str(&text, "t.yaml").expect("loads");
+    let routes = &loaded.config.taps[0].routes;
+    assert_eq!(routes.named.len(), 2);
+    assert_eq!(routes.named[0].route_name().as_deref(), Some("alpha"));
+    assert_eq!(
+        routes.named[0].rule.literal_path().as_deref(),
+        Some("/mcp/alpha")
+    );
+    assert_eq!(routes.named[0].target.as_deref(), Some("origin"));
+    assert_eq!(routes.named[1].route_name(), None, "a pattern names many");
+    assert_eq!((routes.max_routes, routes.max_client_routes), (10, 256));
+    assert!(!routes.learn_paths);
+    assert_eq!(routes.learn_every, Some(Duration::from_secs(900)));
+}
+
+#[test]
+fn a_tap_without_routes_learns_paths_and_walks_nothing_itself() {
+    let text =
+        "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: http://a/mcp}\n";
+    let loaded = load_str(text, "t.yaml").expect("loads");
+    let routes = &loaded.config.taps[0].routes;
+    assert!(routes.named.is_empty() && routes.learn_paths);
+    assert_eq!(routes.learn_every, None);
+    assert_eq!(routes.max_routes, 64);
+}
+
+#[test]
+fn bad_routes_point_at_the_key_at_fault() {
+    let base = format!(
+        "{TARGET}taps:\n  - name: gw\n    listen: 127.0.0.1:0\n    upstream: {{url: http://a/}}\n    routes:\n"
+    );
+    assert_err_at(
+        &format!("{base}      - {{path: mcp/alpha}}\n"),
+        9,
+        16,
+        "must start with `/`",
+    );
+    assert_err_at(
+        &format!("{base}      - {{name: \"s-{{x}}\", path: \"/s/{{id}}\"}}\n"),
+        9,
+        16,
+        "`{x}`",
+    );
+    assert_err_at(
+        &format!("{base}      - {{path: \"/s/{{id}}\", target: origin}}\n"),
+        9,
+        35,
+        "needs a route whose path has no",
+    );
+    assert_err_at(
+        &format!("{base}      - {{path: /a, target: orgin}}\n"),
+        9,
+        28,
+        "did you mean `origin`",
+    );
+    assert_err_at(
+        &format!("{base}      - {{path: /a}}\n    max_routes: 0\n"),
+        10,
+        17,
+        "greater than zero",
+    );
+}

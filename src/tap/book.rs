@@ -21,16 +21,44 @@ pub struct TapView {
     pub upstream: String,
     /// Client identities the tap merges pages for (`all`, or names).
     pub merge_pages: Vec<String>,
-    /// Per kind, the catalogue the tap knows.
+    /// Per kind, the catalogue the tap knows of the upstream's own path
+    /// (the one route of a tap in front of one server).
     pub catalogue: BTreeMap<&'static str, CatalogueView>,
+    /// Every route the tap knows a catalogue of or has clients on, by name
+    /// (at most `max_routes` besides the named ones, and `other`).
+    pub routes: Vec<RouteView>,
+    /// The configured routes (`routes:`, `--route`) as written, with the
+    /// requests each matched.
+    pub route_rules: Vec<RouteRuleView>,
     /// First-page list requests the tap was asked to merge, by what it did
     /// (`merged`, `reused`, or page 1 unchanged: `incomplete`,
     /// `scope_change`, `too_large`, `busy`, `throttled`); empty without
     /// `merge_pages`.
     pub merges: BTreeMap<&'static str, u64>,
-    /// Every client identity, worst verdict first, then by name.
+    /// Every client identity on every route, worst verdict first, then by
+    /// name and route.
     pub clients: Vec<ClientView>,
     pub at_unix_seconds: f64,
+}
+
+/// One route behind a tap: a gateway's server.
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteView {
+    /// Its name: the operator's, the path normalised, or `other`.
+    pub route: String,
+    /// The `route` label of its series; `null` for the upstream's own path
+    /// on a tap with no routes configured (whose series carry none).
+    pub label: Option<String>,
+    /// Per kind, the catalogue the tap knows of it.
+    pub catalogue: BTreeMap<&'static str, CatalogueView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteRuleView {
+    /// The path or pattern as configured.
+    pub path: String,
+    /// Requests whose route it decided.
+    pub matched: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,10 +72,12 @@ pub struct CatalogueView {
     pub learned_unix_seconds: f64,
 }
 
-/// One client identity behind a tap.
+/// One client identity on one route behind a tap.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientView {
     pub client: String,
+    /// The route its listings were for (see [`RouteView::route`]).
+    pub route: String,
     /// Versions it announced, oldest first (at most 8).
     pub versions: Vec<String>,
     pub first_seen_unix_seconds: f64,

@@ -12,7 +12,7 @@ use crate::verdict::client::{
 };
 use mcp_listing::Kind;
 use mcp_observer::{
-    CatalogueInfo, ClientId, ClientTally, KindTally, LastListing, ListingOutcome, MissedItems,
+    CatalogueInfo, ClientRoute, ClientTally, KindTally, LastListing, ListingOutcome, MissedItems,
     OutcomeCounts,
 };
 use mcp_tap::{MergeCount, MergeOutcome, TapStats};
@@ -55,10 +55,11 @@ impl Clock {
     }
 }
 
-/// One client's verdict and view (its `since` filled in by the caller,
-/// who knows when its level last changed).
+/// One client's verdict and view on one route (its `since` filled in by
+/// the caller, who knows when its level last changed). The sentence names
+/// the route wherever series carry it as a label.
 pub fn client(
-    id: &ClientId,
+    id: &ClientRoute,
     tally: &ClientTally,
     recent: &Recent,
     clock: &Clock,
@@ -73,8 +74,9 @@ pub fn client(
         .collect();
     let version = tally.versions.last().map(|v| v.as_ref());
     let verdict = judge_client(&ClientInput {
-        name: id.label(),
+        name: id.client.label(),
         version,
+        route: id.route.label(),
         kinds: inputs,
     });
     let kinds = listed
@@ -89,7 +91,8 @@ pub fn client(
         })
         .collect();
     let view = ClientView {
-        client: id.label().to_string(),
+        client: id.client.label().to_string(),
+        route: id.route.name().to_string(),
         versions: tally.versions.iter().map(|v| v.to_string()).collect(),
         first_seen_unix_seconds: clock.unix(tally.first_seen),
         last_seen_unix_seconds: clock.unix(tally.last_seen),
@@ -106,7 +109,7 @@ fn has_activity(k: &KindTally) -> bool {
     k.since_start.total() > 0 || k.pages > 0
 }
 
-fn kind_input(kind: Kind, k: &KindTally, recent: &Recent, id: &ClientId) -> ClientKindInput {
+fn kind_input(kind: Kind, k: &KindTally, recent: &Recent, id: &ClientRoute) -> ClientKindInput {
     let outcomes = outcomes(k.recent());
     let misuse = recent.of(id, kind);
     ClientKindInput {
@@ -195,26 +198,24 @@ pub fn missed_view(m: &MissedItems) -> Missed {
     }
 }
 
-/// The catalogues a tap knows, by kind label.
+/// The catalogues a tap knows of one route, by kind label.
 pub fn catalogues(
     known: impl Fn(Kind) -> Option<CatalogueInfo>,
     clock: &Clock,
 ) -> BTreeMap<&'static str, CatalogueView> {
     Kind::ALL
         .into_iter()
-        .filter_map(|k| {
-            let info = known(k)?;
-            Some((
-                k.label(),
-                CatalogueView {
-                    items: info.items,
-                    pages: info.pages,
-                    source: info.source.label(),
-                    learned_unix_seconds: clock.unix(info.learned),
-                },
-            ))
-        })
+        .filter_map(|k| Some((k.label(), catalogue_view(&known(k)?, clock))))
         .collect()
+}
+
+pub fn catalogue_view(info: &CatalogueInfo, clock: &Clock) -> CatalogueView {
+    CatalogueView {
+        items: info.items,
+        pages: info.pages,
+        source: info.source.label(),
+        learned_unix_seconds: clock.unix(info.learned),
+    }
 }
 
 /// The tap's merges by what it did, those that happened.

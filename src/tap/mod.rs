@@ -7,6 +7,7 @@
 pub mod book;
 pub mod fds;
 pub mod judge;
+pub mod learn;
 pub mod listen_tls;
 pub mod observe;
 pub mod queue;

@@ -2,23 +2,27 @@
 //! event to the observer (pure logic, `mcp_observer`) and what it finds to
 //! the sinks — metrics at once; each client's verdict, the views people
 //! read and a log line per verdict change on every tick (about once a
-//! second), when the observer also ends listings past `abandon_after`.
+//! second), when the observer also ends listings past `abandon_after`. A
+//! route seen for the first time goes to the tap's learner, when it has
+//! one; the catalogues handed back (and a configured target's) go to the
+//! observer.
 
-use super::book::{ClientBook, TapView};
+use super::book::{ClientBook, RouteRuleView, RouteView, TapView};
 use super::judge::{self, Clock};
+use super::learn::LearnRoute;
 use super::queue::QueueReceiver;
 use super::recent::Recent;
-use super::reference::Reference;
+use super::reference::{Reference, RouteRef};
 use super::report::ReportFile;
 use crate::telemetry::events::{
-    ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped,
+    ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped, RouteUnmatched,
 };
 use crate::telemetry::metrics::ClientMetrics;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
-use mcp_observer::{ClientId, ClientListing, Fact, Observer, ObserverLimits};
+use mcp_observer::{ClientListing, ClientRoute, Fact, Observer, ObserverLimits, RouteId, Routing};
 use mcp_tap::TapStats;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -46,6 +50,8 @@ pub struct TapHeader {
 pub struct ObserverTask {
     pub tap: Arc<str>,
     pub limits: ObserverLimits,
+    /// How its requests become routes.
+    pub routing: Routing,
     /// The tap's counts: the observer's own not-observed messages join the
     /// data path's there.
     pub stats: Arc<TapStats>,
@@ -55,8 +61,12 @@ pub struct ObserverTask {
     pub tick: Duration,
     /// Where each client listing is told besides metrics and spans.
     pub listings: ListingSinks,
-    /// The reference catalogue (the tap's `target:`), as it changes.
+    /// Reference catalogues (configured targets', the tap's own walks),
+    /// as they change.
     pub references: Option<mpsc::Receiver<Reference>>,
+    /// Where a route seen for the first time is sent to be walked
+    /// (`learn_catalogue`).
+    pub learner: Option<mpsc::Sender<LearnRoute>>,
 }
 
 /// A tap's own destinations for each finished client listing.
@@ -73,8 +83,8 @@ struct State {
     task: ObserverTask,
     observer: Observer,
     recent: Recent,
-    /// Each client's level and since when (Unix seconds).
-    levels: HashMap<ClientId, (Health, f64)>,
+    /// Each client's level on each route and since when (Unix seconds).
+    levels: HashMap<ClientRoute, (Health, f64)>,
     facts: Vec<Fact>,
 }
 
@@ -84,7 +94,7 @@ pub async fn observe(mut queue: QueueReceiver, mut task: ObserverTask) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut references = task.references.take();
     let mut state = State {
-        observer: Observer::new(task.limits.clone()),
+        observer: Observer::with_routing(task.limits.clone(), task.routing.clone()),
         recent: Recent::new(task.sinks.event_window),
         levels: HashMap::new(),
         facts: Vec::new(),
@@ -103,10 +113,7 @@ pub async fn observe(mut queue: QueueReceiver, mut task: ObserverTask) {
                 None => break,
             },
             _ = tick.tick() => state.tick(),
-            Some(reference) = next_reference(&mut references) => {
-                let now = std::time::Instant::now();
-                state.observer.set_reference(reference.kind, &reference.names, now);
-            }
+            Some(reference) = next_reference(&mut references) => state.reference(reference),
         }
     }
     state.tick();
@@ -117,16 +124,50 @@ impl State {
     fn settle(&mut self) {
         let tap = &self.task.tap;
         for fact in self.facts.drain(..) {
-            if let Fact::NotObserved(reason) = &fact {
-                self.task.stats.not_observed(*reason);
-            }
             if let Some(metrics) = &self.task.sinks.metrics {
                 metrics.fact(tap, &fact);
             }
             self.recent.fact(&fact);
-            if let Fact::Listing(listing) = &fact {
-                listing_done(tap, listing, &self.task.sinks, &self.task.listings);
+            match &fact {
+                Fact::NotObserved(reason) => self.task.stats.not_observed(*reason),
+                Fact::Listing(listing) => {
+                    listing_done(tap, listing, &self.task.sinks, &self.task.listings);
+                }
+                Fact::NewRoute {
+                    route,
+                    path: Some(path),
+                } => {
+                    if let Some(learner) = &self.task.learner {
+                        let route = route_ref(&self.observer, route);
+                        let path = path.to_string();
+                        // Full: the learner is busy; the route waits for its next round.
+                        let _ = learner.try_send(LearnRoute { route, path });
+                    }
+                }
+                Fact::RouteUnmatched { written, requests } => RouteUnmatched {
+                    tap,
+                    written,
+                    requests: *requests,
+                }
+                .emit(),
+                _ => {}
             }
+        }
+    }
+
+    /// A reference catalogue for one of the tap's routes (one it does not
+    /// know is dropped: routes come from requests).
+    fn reference(&mut self, reference: Reference) {
+        let route = match &reference.route {
+            RouteRef::Default => Some(self.observer.default_route().clone()),
+            RouteRef::Named(name) => self.observer.route_named(name),
+        };
+        if let Some(route) = route {
+            let now = std::time::Instant::now();
+            let (names, pages) = (&reference.names, reference.pages);
+            self.observer
+                .set_reference(&route, reference.kind, names, pages, now, &mut self.facts);
+            self.settle();
         }
     }
 
@@ -150,7 +191,8 @@ impl State {
                 was => {
                     ClientVerdictChanged {
                         tap: &self.task.tap,
-                        client: id.label(),
+                        client: id.client.label(),
+                        route: id.route.label(),
                         change: LevelChange {
                             from: was.map(|(h, _)| *h),
                             to: level,
@@ -171,17 +213,59 @@ impl State {
                 .level
                 .cmp(&a.verdict.verdict.level)
                 .then_with(|| a.client.cmp(&b.client))
+                .then_with(|| a.route.cmp(&b.route))
         });
+        let default = self.observer.default_route();
+        let catalogue = judge::catalogues(|k| self.observer.catalogue(default, k).cloned(), clock);
         TapView {
             name: self.task.tap.clone(),
             listen: self.task.header.listen.clone(),
             upstream: self.task.header.upstream.clone(),
             merge_pages: self.task.header.merge_pages.clone(),
-            catalogue: judge::catalogues(|k| self.observer.catalogue(k).cloned(), clock),
+            catalogue,
+            routes: self.routes(clock),
+            route_rules: self
+                .observer
+                .route_rules()
+                .map(|(path, matched)| RouteRuleView {
+                    path: path.to_string(),
+                    matched,
+                })
+                .collect(),
             merges: judge::merges(&self.task.stats),
             clients,
             at_unix_seconds: clock.unix_now(),
         }
+    }
+
+    /// Every route with a known catalogue or a client, by name.
+    fn routes(&self, clock: &Clock) -> Vec<RouteView> {
+        let mut routes: BTreeMap<RouteId, RouteView> = BTreeMap::new();
+        let view = |route: &RouteId| RouteView {
+            route: route.name().to_string(),
+            label: route.label().map(str::to_string),
+            catalogue: BTreeMap::new(),
+        };
+        for (route, kind, info) in self.observer.catalogues() {
+            let entry = routes.entry(route.clone()).or_insert_with(|| view(route));
+            let shown = judge::catalogue_view(info, clock);
+            entry.catalogue.insert(kind.label(), shown);
+        }
+        for (key, _) in self.observer.tallies() {
+            routes
+                .entry(key.route.clone())
+                .or_insert_with(|| view(&key.route));
+        }
+        routes.into_values().collect()
+    }
+}
+
+/// How the application names `route` to the observer.
+fn route_ref(observer: &Observer, route: &RouteId) -> RouteRef {
+    if route == observer.default_route() {
+        RouteRef::Default
+    } else {
+        RouteRef::Named(route.name().to_string())
     }
 }
 

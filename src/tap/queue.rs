@@ -99,7 +99,7 @@ impl QueueReceiver {
 }
 
 /// What an event pins while it waits: its own size and the bytes it shares
-/// with the data path (a chunk, header values).
+/// with the data path (a chunk, header values, the request's path).
 fn cost_of(event: &TapEvent) -> usize {
     let payload = match event {
         TapEvent::Chunk { bytes, .. } => bytes.len(),
@@ -112,11 +112,12 @@ fn cost_of(event: &TapEvent) -> usize {
 }
 
 fn head_bytes(head: &RequestHead) -> usize {
-    [&head.session, &head.user_agent, &head.client_header]
+    let values: usize = [&head.session, &head.user_agent, &head.client_header]
         .into_iter()
         .flatten()
         .map(|v| v.len())
-        .sum()
+        .sum();
+    values + head.path.as_ref().map_or(0, |p| p.as_str().len())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use crate::verdict::client::ForeignCursors;
 use mcp_listing::Kind;
-use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
+use mcp_observer::{ClientId, ClientRoute, CursorOrigin, Fact, ListingOutcome, RouteId};
 use mcp_tap::MergeOutcome;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -39,11 +39,18 @@ pub struct RecentMisuse {
     pub last_merge: Option<MergeOutcome>,
 }
 
+fn pair(client: &ClientId, route: &RouteId) -> ClientRoute {
+    ClientRoute {
+        client: client.clone(),
+        route: route.clone(),
+    }
+}
+
 /// Every client's recent misuse on one tap.
 #[derive(Debug)]
 pub struct Recent {
     window: Duration,
-    kinds: HashMap<(ClientId, Kind), KindRecent>,
+    kinds: HashMap<(ClientRoute, Kind), KindRecent>,
 }
 
 impl Recent {
@@ -56,16 +63,21 @@ impl Recent {
 
     pub fn fact(&mut self, fact: &Fact) {
         match fact {
-            Fact::InvalidCursor(c) => self.push(&c.client, c.kind, c.at, Misuse::InvalidCursor),
+            Fact::InvalidCursor(c) => {
+                let key = pair(&c.client, &c.route);
+                self.push(key, c.kind, c.at, Misuse::InvalidCursor);
+            }
             Fact::ForeignCursor { cursor, origin } => {
                 let misuse = Misuse::Foreign(*origin);
-                self.push(&cursor.client, cursor.kind, cursor.at, misuse);
+                let key = pair(&cursor.client, &cursor.route);
+                self.push(key, cursor.kind, cursor.at, misuse);
             }
             Fact::Listing(l) => {
                 if l.outcome != ListingOutcome::Failed && l.merged.is_none() {
                     return;
                 }
-                let entry = self.kinds.entry((l.client.clone(), l.kind)).or_default();
+                let key = (pair(&l.client, &l.route), l.kind);
+                let entry = self.kinds.entry(key).or_default();
                 entry.last_error_code = l.error_code().or(entry.last_error_code);
                 entry.last_merge = l.merged.or(entry.last_merge);
             }
@@ -73,8 +85,8 @@ impl Recent {
         }
     }
 
-    fn push(&mut self, client: &ClientId, kind: Kind, at: Instant, misuse: Misuse) {
-        let entry = self.kinds.entry((client.clone(), kind)).or_default();
+    fn push(&mut self, key: ClientRoute, kind: Kind, at: Instant, misuse: Misuse) {
+        let entry = self.kinds.entry((key, kind)).or_default();
         if entry.misuse.len() >= KEPT_PER_KIND {
             entry.misuse.pop_front();
         }
@@ -99,8 +111,8 @@ impl Recent {
     }
 
     /// The counts within the window (as of the last [`Recent::prune`]).
-    pub fn of(&self, client: &ClientId, kind: Kind) -> RecentMisuse {
-        let Some(entry) = self.kinds.get(&(client.clone(), kind)) else {
+    pub fn of(&self, key: &ClientRoute, kind: Kind) -> RecentMisuse {
+        let Some(entry) = self.kinds.get(&(key.clone(), kind)) else {
             return RecentMisuse::default();
         };
         let mut out = RecentMisuse {

@@ -150,6 +150,7 @@ impl Dropped {
 struct Line<'a> {
     tap: &'a str,
     client: &'a str,
+    route: &'a str,
     version: Option<&'a str>,
     identity_source: &'static str,
     kind: &'static str,
@@ -170,6 +171,7 @@ impl<'a> Line<'a> {
         Line {
             tap,
             client: l.client.label(),
+            route: l.route.name(),
             version: l.version.as_deref(),
             identity_source: l.source.label(),
             kind: l.kind.label(),

@@ -4,10 +4,11 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
+use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
 use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
-use super::reference::Reference;
-use mcp_observer::ObserverLimits;
+use super::reference::{Reference, RouteRef};
+use mcp_observer::{normalise, ObserverLimits, Routing};
 use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +32,21 @@ pub struct TapSpec {
     pub max_clients: usize,
     /// Where each client listing is told besides metrics and spans.
     pub listings: ListingSinks,
+    /// How requests become routes, and their bounds.
+    pub routes: RouteSpec,
+}
+
+/// A tap's routes: which paths are which route, how many are kept, and
+/// whether the tap walks them itself.
+#[derive(Debug, Clone)]
+pub struct RouteSpec {
+    /// Named routes and patterns, and whether other paths are learned (the
+    /// upstream's own path is filled in from the upstream URL).
+    pub routing: Routing,
+    pub max_routes: usize,
+    pub max_client_routes: usize,
+    /// The tap walks each route itself this often (`learn_catalogue`).
+    pub learn_every: Option<std::time::Duration>,
 }
 
 /// Why a tap did not start. Names the tap and its listen address (our own
@@ -58,6 +74,7 @@ pub struct RunningTap {
     stop: oneshot::Sender<()>,
     serving: JoinHandle<()>,
     observing: JoinHandle<()>,
+    learning: Option<JoinHandle<()>>,
 }
 
 /// Bind the tap's listener and start it and its observer task.
@@ -85,16 +102,22 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
             address: spec.listen.clone(),
             source,
         })?;
-    // A few: they change only when the reference target's catalogue does.
-    let (references, references_rx) = mpsc::channel(8);
+    // A few per route and kind: they change only when a catalogue does.
+    let (references, references_rx) = mpsc::channel(64);
+    let mut routing = spec.routes.routing.clone();
+    routing.default_path = Some(normalise(spec.settings.upstream.path()));
+    let (learner, learning) = start_learner(&spec, &routing, references.clone());
     let task = ObserverTask {
         tap: spec.name.clone(),
         limits: ObserverLimits {
             inspect_bytes: spec.settings.limits.inspect_bytes,
             abandon_after: spec.abandon_after,
             max_clients: spec.max_clients,
+            max_routes: spec.routes.max_routes,
+            max_client_routes: spec.routes.max_client_routes,
             ..ObserverLimits::default()
         },
+        routing,
         stats: stats.clone(),
         sinks,
         header: TapHeader {
@@ -105,6 +128,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         tick: std::time::Duration::from_secs(1),
         listings: spec.listings.clone(),
         references: Some(references_rx),
+        learner,
     };
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
@@ -124,13 +148,61 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         stop,
         serving,
         observing,
+        learning,
     })
+}
+
+/// The tap's learner, when it walks its routes itself: where new routes
+/// go, and its task. It starts with the upstream's own path and the named
+/// routes.
+fn start_learner(
+    spec: &TapSpec,
+    routing: &Routing,
+    references: mpsc::Sender<Reference>,
+) -> (Option<mpsc::Sender<LearnRoute>>, Option<JoinHandle<()>>) {
+    let Some(every) = spec.routes.learn_every else {
+        return (None, None);
+    };
+    let settings = &spec.settings;
+    let learn_spec = LearnSpec {
+        upstream: settings.upstream.clone(),
+        ca_file: settings.upstream_tls.ca_file.clone(),
+        insecure_skip_verify: settings.upstream_tls.insecure_skip_verify,
+        walk: settings.merge.walk.clone(),
+        max_response_bytes: settings.merge.max_page_bytes as u64,
+        connect_timeout: settings.limits.connect_timeout,
+        every,
+    };
+    let mut start = Vec::new();
+    for rule in &routing.rules {
+        if let Some(path) = rule.literal_path() {
+            let name = rule.name().map_or_else(|| path.clone(), str::to_string);
+            start.push(LearnRoute {
+                route: RouteRef::Named(name),
+                path,
+            });
+        }
+    }
+    if let Some(path) = routing.default_path.clone() {
+        if !start.iter().any(|r| r.path == path) {
+            start.push(LearnRoute {
+                route: RouteRef::Default,
+                path,
+            });
+        }
+    }
+    let (tx, rx) = mpsc::channel(LEARN_QUEUE);
+    let task = learn(spec.name.clone(), learn_spec, start, rx, references);
+    (Some(tx), Some(tokio::spawn(task)))
 }
 
 impl RunningTap {
     /// Stop taking connections, let open exchanges finish (the tap's grace
     /// period), then let the observer finish what was queued.
     pub async fn stop(self) {
+        if let Some(learning) = &self.learning {
+            learning.abort();
+        }
         let _ = self.stop.send(());
         let _ = self.serving.await;
         let _ = self.observing.await;

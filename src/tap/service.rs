@@ -2,13 +2,14 @@
 //! `mcp-exporter tap` — each on its own listener. A reload changes them
 //! like everything else: a tap added starts, one removed stops, one changed
 //! restarts (its clients reconnect); one that cannot start is logged and
-//! the others go on. Each tap with a `target:` gets that target's last
-//! complete listing as its reference catalogue whenever it changes.
+//! the others go on. Each tap with a `target:` (for the upstream's own
+//! path) or named routes with theirs gets each target's last complete
+//! listing as that route's reference catalogue whenever it changes.
 
 use super::book::ClientBook;
 use super::fds;
 use super::observe::ClientSinks;
-use super::reference::Sent;
+use super::reference::{RouteRef, Sent};
 use super::run::{start, RunningTap, TapSpec, TapStartError};
 use crate::config::taps::TapConfig;
 use crate::poller::Service;
@@ -158,11 +159,14 @@ impl TapService {
             }
             let mut running = self.running.lock().await;
             for r in running.values_mut() {
-                let Some(target) = r.config.as_ref().and_then(|c| c.target.as_deref()) else {
+                let Some(config) = &r.config else {
                     continue;
                 };
-                for reference in r.sent.changed(&service.shared.sinks.baselines, target) {
-                    let _ = r.tap.references.try_send(reference);
+                for (route, target) in reference_targets(config) {
+                    let baselines = &service.shared.sinks.baselines;
+                    for reference in r.sent.changed(baselines, &route, target) {
+                        let _ = r.tap.references.try_send(reference);
+                    }
                 }
             }
         }
@@ -185,4 +189,21 @@ impl TapService {
         let stops = taps.into_values().map(|r| self.stop(r.tap));
         futures_util::future::join_all(stops).await;
     }
+}
+
+/// A configured tap's reference targets, by route: `target:` for the
+/// upstream's own path, `routes[].target` for each named route.
+fn reference_targets(c: &TapConfig) -> Vec<(RouteRef, &str)> {
+    let mut out: Vec<(RouteRef, &str)> = c
+        .target
+        .as_deref()
+        .map(|t| (RouteRef::Default, t))
+        .into_iter()
+        .collect();
+    for route in &c.routes.named {
+        if let (Some(name), Some(target)) = (route.route_name(), route.target.as_deref()) {
+            out.push((RouteRef::Named(name), target));
+        }
+    }
+    out
 }

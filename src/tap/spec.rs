@@ -7,9 +7,10 @@ use super::listen_tls::ReloadingTls;
 use super::observe::ListingSinks;
 use super::queue::QueueBudget;
 use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
-use super::run::TapSpec;
+use super::run::{RouteSpec, TapSpec};
 use crate::config::taps::TapConfig;
 use crate::telemetry::metrics::WebMetrics;
+use mcp_observer::Routing;
 use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
 use std::sync::Arc;
 
@@ -67,6 +68,7 @@ impl TapSpec {
             abandon_after: c.abandon_after,
             max_clients: c.max_clients,
             listings: ListingSinks { report, log: false },
+            routes: route_spec(c),
         })
     }
 }
@@ -76,6 +78,20 @@ const _: () = assert!(
         && crate::config::taps::DEFAULT_MERGE_PAGES_PER_SECOND
             == mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND
 );
+
+fn route_spec(c: &TapConfig) -> RouteSpec {
+    let r = &c.routes;
+    RouteSpec {
+        routing: Routing {
+            default_path: None,
+            rules: r.named.iter().map(|n| n.rule.clone()).collect(),
+            learn_paths: r.learn_paths,
+        },
+        max_routes: r.max_routes,
+        max_client_routes: r.max_client_routes,
+        learn_every: r.learn_every,
+    }
+}
 
 fn merge_settings(c: &TapConfig) -> MergeSettings {
     let base = MergeSettings::default();

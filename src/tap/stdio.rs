@@ -15,7 +15,7 @@ use super::book::ClientBook;
 use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::stdin::client_stdin;
-use mcp_observer::ObserverLimits;
+use mcp_observer::{ObserverLimits, Routing};
 use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
 use std::process::ExitStatus;
 use std::sync::Arc;
@@ -46,6 +46,8 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
             max_clients: spec.max_clients,
             ..ObserverLimits::default()
         },
+        // One server behind a pipe: one route, no paths.
+        routing: Routing::learning(None),
         stats: stats.clone(),
         sinks: sinks.clone(),
         header: TapHeader {
@@ -56,6 +58,7 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
         tick: Duration::from_secs(1),
         listings: spec.listings,
         references: None,
+        learner: None,
     };
     let observing = tokio::spawn(observe(receiver, task));
     let status = run_stdio(
@@ -97,6 +100,7 @@ fn summary(book: &ClientBook) {
             tracing::info!(tap = %tap.name, "tap summary: no client listed anything");
         }
         for c in &tap.clients {
+            // One route: the verdict is the client's.
             let verdict = &c.verdict.verdict;
             let reason = verdict
                 .first_reason()

@@ -336,6 +336,8 @@ impl VerdictLevelChanged<'_> {
 pub struct ClientVerdictChanged<'a> {
     pub tap: &'a str,
     pub client: &'a str,
+    /// The route (its name), where the tap tells routes apart.
+    pub route: Option<&'a str>,
     pub change: LevelChange<'a>,
 }
 
@@ -350,11 +352,46 @@ impl ClientVerdictChanged<'_> {
         let (from, to, code, reason) = (l.from, l.to, l.code, l.reason);
         let summary = l.summary;
         let (tap, client) = (self.tap, self.client);
-        if l.worse {
-            tracing::warn!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}");
-        } else {
-            tracing::info!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}");
+        let route = self.route.unwrap_or_default();
+        match (l.worse, self.route.is_some()) {
+            (true, true) => {
+                tracing::warn!(emitted_at = %at, tap, client, route, from, to, code, reason, "{summary}")
+            }
+            (true, false) => {
+                tracing::warn!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}")
+            }
+            (false, true) => {
+                tracing::info!(emitted_at = %at, tap, client, route, from, to, code, reason, "{summary}")
+            }
+            (false, false) => {
+                tracing::info!(emitted_at = %at, tap, client, from, to, code, reason, "{summary}")
+            }
         }
+    }
+}
+
+/// A configured route (`routes:`, `--route`) matched none of the first
+/// requests the tap routed: likely a typo, or not where its clients go.
+/// Said once per tap; the tap goes on (those requests have routes of their
+/// own, or `other`).
+#[derive(Debug)]
+pub struct RouteUnmatched<'a> {
+    pub tap: &'a str,
+    /// The path or pattern as configured.
+    pub written: &'a str,
+    pub requests: u64,
+}
+
+impl RouteUnmatched<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at,
+            tap = self.tap,
+            route = self.written,
+            requests = self.requests,
+            "a configured route matched none of the first requests routed through the tap"
+        );
     }
 }
 
@@ -438,18 +475,20 @@ impl ClientListingObserved<'_> {
             .as_ref()
             .map_or_else(|| "unknown".to_string(), |m| m.count.to_string());
         let merged = l.merged.map_or("", |m| m.label());
-        tracing::info!(emitted_at = %at,
-            tap = self.tap,
-            client = l.client.label(),
-            version = l.version.as_deref().unwrap_or(""),
-            kind = l.kind.label(),
-            outcome = l.outcome.label(),
-            pages = l.pages,
-            items = l.items,
-            missed = %missed,
-            merged,
-            "client listing"
-        );
+        let (tap, client, version) = (self.tap, l.client.label(), l.version.as_deref());
+        let (kind, outcome, pages, items) = (l.kind.label(), l.outcome.label(), l.pages, l.items);
+        let version = version.unwrap_or("");
+        // A tap in front of one server names no route, as its series do.
+        match l.route.label() {
+            Some(route) => tracing::info!(
+                emitted_at = %at, tap, client, route, version, kind, outcome, pages, items, missed = %missed, merged,
+                "client listing"
+            ),
+            None => tracing::info!(
+                emitted_at = %at, tap, client, version, kind, outcome, pages, items, missed = %missed, merged,
+                "client listing"
+            ),
+        }
     }
 }
 
@@ -552,14 +591,22 @@ impl ConfigWarned<'_> {
 pub struct ExporterStarted<'a> {
     /// Where the web listener is bound (`host:port`).
     pub address: &'a str,
-    pub config: &'a std::path::Path,
+    /// The configuration file served (none for `mcp-exporter tap`).
+    pub config: Option<&'a std::path::Path>,
 }
 
 impl ExporterStarted<'_> {
     #[track_caller]
     pub fn emit(self) {
         let at = EmittedAt::caller();
-        tracing::info!(emitted_at = %at, address = %self.address, config = %self.config.display(), "mcp-exporter listening");
+        match self.config {
+            Some(config) => {
+                tracing::info!(emitted_at = %at, address = %self.address, config = %config.display(), "mcp-exporter listening")
+            }
+            None => {
+                tracing::info!(emitted_at = %at, address = %self.address, "mcp-exporter listening")
+            }
+        }
     }
 }
 

@@ -24,6 +24,9 @@ pub struct ClientInput<'a> {
     pub name: &'a str,
     /// The version it announced last, if any (cut and escaped already).
     pub version: Option<&'a str>,
+    /// The route its listings were for, when the tap tells routes apart
+    /// (`None` for a tap in front of one server): "… of /mcp/alpha …".
+    pub route: Option<&'a str>,
     pub kinds: Vec<ClientKindInput>,
 }
 
@@ -125,10 +128,11 @@ pub fn judge_client(input: &ClientInput<'_>) -> ClientVerdict {
         Some(v) if !v.is_empty() => format!("{} {v}", input.name),
         _ => input.name.to_string(),
     };
+    let of_route = input.route.map_or_else(String::new, |r| format!(" of {r}"));
     let mut all = Vec::new();
     let mut kinds = Vec::new();
     for k in &input.kinds {
-        let reasons = kind_reasons(&who, k);
+        let reasons = kind_reasons(&who, &of_route, k);
         all.extend(reasons.iter().cloned());
         kinds.push((k.kind, Verdict::from_reasons(reasons)));
     }
@@ -138,7 +142,8 @@ pub fn judge_client(input: &ClientInput<'_>) -> ClientVerdict {
     }
 }
 
-fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
+/// The reasons of one kind; `of_route` is `" of ROUTE"` or empty.
+fn kind_reasons(who: &str, of_route: &str, k: &ClientKindInput) -> Vec<Reason> {
     let mut out = Vec::new();
     let listings = k.recent.total();
     let noun = noun(k.kind);
@@ -157,18 +162,19 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
         } else {
             (Code::ClientAbandonsListings, Health::Degraded)
         };
-        add(code, level, abandoned_sentence(who, k, listings));
+        add(code, level, abandoned_sentence(who, of_route, k, listings));
     }
     if k.recent.restarted > 0 {
         let n = k.recent.restarted;
-        let message =
-            format!("{who} started over from page 1 in {n} of {listings} {noun} listings");
+        let message = format!(
+            "{who} started over from page 1 in {n} of {listings} {noun} listings{of_route}"
+        );
         add(Code::ClientRestarts, Health::Degraded, message);
     }
     if k.invalid_cursors > 0 {
         let n = k.invalid_cursors;
         let message = format!(
-            "the upstream answered {n} of {who}'s {noun} cursors with -32602 (invalid params)"
+            "the upstream answered {n} of {who}'s {noun} cursors{of_route} with -32602 (invalid params)"
         );
         add(Code::ClientInvalidCursors, Health::Degraded, message);
     }
@@ -176,13 +182,14 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
         add(
             Code::ClientForeignCursors,
             Health::Degraded,
-            foreign_sentence(who, noun, k),
+            foreign_sentence(who, &format!("{noun} cursors{of_route}"), k),
         );
     }
     let failed_otherwise = k.recent.failed.saturating_sub(u64::from(k.invalid_cursors));
     if failed_otherwise > 0 {
-        let mut message =
-            format!("{failed_otherwise} of {listings} {noun} listings by {who} ended in an error");
+        let mut message = format!(
+            "{failed_otherwise} of {listings} {noun} listings{of_route} by {who} ended in an error"
+        );
         if let Some(code) = k.last_error_code {
             let _ = write!(message, " (last: {code})");
         }
@@ -192,12 +199,13 @@ fn kind_reasons(who: &str, k: &ClientKindInput) -> Vec<Reason> {
 }
 
 /// "mcp 0.1.0 read page 1 of 2 in 37 of 40 tools listings: sees 8 of 14
-/// tools, missing tool-009 … tool-014".
-fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u64) -> String {
+/// tools, missing tool-009 … tool-014"; behind a gateway "… read page 1 of
+/// 2 of /mcp/alpha in …".
+fn abandoned_sentence(who: &str, of_route: &str, k: &ClientKindInput, listings: u64) -> String {
     let noun = noun(k.kind);
     let Some(last) = &k.last_abandoned else {
         return format!(
-            "{who} stopped before the last page in {} of {listings} {noun} listings",
+            "{who} stopped before the last page in {} of {listings} {noun} listings{of_route}",
             k.recent.abandoned
         );
     };
@@ -209,6 +217,7 @@ fn abandoned_sentence(who: &str, k: &ClientKindInput, listings: u64) -> String {
     if let Some(pages) = missed.and_then(|m| m.catalogue_pages) {
         let _ = write!(s, " of {pages}");
     }
+    s.push_str(of_route);
     let _ = write!(
         s,
         " in {} of {listings} {noun} listings: ",
@@ -248,7 +257,9 @@ fn missed_names(m: &Missed) -> String {
     }
 }
 
-fn foreign_sentence(who: &str, noun: &str, k: &ClientKindInput) -> String {
+/// "app sent tools cursors: 1 handed out in another session"; `what` is
+/// the cursors' kind (and route).
+fn foreign_sentence(who: &str, what: &str, k: &ClientKindInput) -> String {
     let mut parts = Vec::new();
     let foreign = k.foreign_cursors;
     if foreign.other_session > 0 {
@@ -260,7 +271,7 @@ fn foreign_sentence(who: &str, noun: &str, k: &ClientKindInput) -> String {
     if foreign.unknown > 0 {
         parts.push(format!("{} the tap never handed out", foreign.unknown));
     }
-    format!("{who} sent {noun} cursors: {}", parts.join(" and "))
+    format!("{who} sent {what}: {}", parts.join(" and "))
 }
 
 #[cfg(test)]
@@ -305,6 +316,7 @@ mod tests {
         judge_client(&ClientInput {
             name,
             version,
+            route: None,
             kinds,
         })
     }
@@ -327,6 +339,37 @@ mod tests {
             )
         );
         assert_eq!(v.kinds[0].1.level, Health::Down);
+    }
+
+    #[test]
+    fn behind_a_gateway_the_sentence_names_the_route() {
+        let v = judge_client(&ClientInput {
+            name: "mcp",
+            version: Some("0.1.0"),
+            route: Some("/mcp/alpha"),
+            kinds: vec![page_one_reader()],
+        });
+        assert_eq!(
+            first_reason(&v).1,
+            "mcp 0.1.0 read page 1 of 2 of /mcp/alpha in 37 of 40 tools listings: sees 8 of 14 tools, missing tool-009 … tool-014"
+        );
+        let restarts = ClientKindInput {
+            recent: Outcomes {
+                restarted: 1,
+                ..Outcomes::default()
+            },
+            ..ClientKindInput::new(Kind::Tools)
+        };
+        let v = judge_client(&ClientInput {
+            name: "app",
+            version: None,
+            route: Some("beta"),
+            kinds: vec![restarts],
+        });
+        assert_eq!(
+            first_reason(&v).1,
+            "app started over from page 1 in 1 of 1 tools listings of beta"
+        );
     }
 
     #[test]

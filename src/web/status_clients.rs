@@ -1,14 +1,17 @@
 //! The front page's "Clients" section: per tap, where it listens and what
-//! it stands in front of, the catalogue it knows, and one row per client
-//! identity with its verdict — the house's sentence ("mcp 0.1.0 read page 1
-//! of 2 in 37 of 40 tools listings: sees 8 of 14 tools, missing tool-009 …
-//! tool-014") — and, for merged clients, what merging gave them. Every
-//! client-chosen string is spliced as text (escaped by construction).
+//! it stands in front of, the catalogue it knows (per route, in front of a
+//! gateway), and one row per client identity and route with its verdict —
+//! the house's sentence ("mcp 0.1.0 read page 1 of 2 in 37 of 40 tools
+//! listings: sees 8 of 14 tools, missing tool-009 … tool-014", "… page 1
+//! of 2 of /mcp/alpha …") — and, for merged clients, what merging gave
+//! them. Every client-chosen string (names, paths) is spliced as text
+//! (escaped by construction).
 
 use super::status_sections::{badge, first_reason};
-use crate::tap::book::{ClientKindView, ClientView, TapView};
+use crate::tap::book::{CatalogueView, ClientKindView, ClientView, TapView};
 use crate::verdict::ago;
 use maud::{html, Markup};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The section, or nothing without taps.
@@ -32,7 +35,10 @@ fn tap_block(tap: &TapView, now: f64) -> Markup {
                 " · merging pages for " (tap.merge_pages.join(", "))
             }
         }
-        (catalogue(tap, now))
+        (catalogues(tap, now))
+        @for rule in tap.route_rules.iter().filter(|r| r.matched == 0) {
+            p.muted { "route " code { (rule.path) } " has matched no request yet" }
+        }
         @if !tap.merges.is_empty() {
             p.muted {
                 "merges: "
@@ -53,14 +59,29 @@ fn tap_block(tap: &TapView, now: f64) -> Markup {
     }
 }
 
-fn catalogue(tap: &TapView, now: f64) -> Markup {
+/// The catalogue a tap knows: one line, or one per route when the tap
+/// tells routes apart.
+fn catalogues(tap: &TapView, now: f64) -> Markup {
+    let routed = tap.routes.iter().any(|r| r.label.is_some());
+    html! {
+        @if !routed {
+            (catalogue("catalogue: ", &tap.catalogue, now))
+        } @else {
+            @for route in &tap.routes {
+                (catalogue(&format!("catalogue of {}: ", route.route), &route.catalogue, now))
+            }
+        }
+    }
+}
+
+fn catalogue(title: &str, known: &BTreeMap<&'static str, CatalogueView>, now: f64) -> Markup {
     html! {
         p {
-            "catalogue: "
-            @if tap.catalogue.is_empty() {
+            (title)
+            @if known.is_empty() {
                 span.muted { "not known yet (no complete listing through the tap, no reference target)" }
             }
-            @for (i, (kind, c)) in tap.catalogue.iter().enumerate() {
+            @for (i, (kind, c)) in known.iter().enumerate() {
                 @if i > 0 { " · " }
                 (c.items) " " (kind)
                 @if let Some(pages) = c.pages { " in " (pages) " page(s)" }
@@ -74,10 +95,18 @@ fn catalogue(tap: &TapView, now: f64) -> Markup {
 }
 
 fn client_row(tap: &TapView, c: &ClientView, now: f64) -> Markup {
+    let route = tap.routes.iter().find(|r| r.route == c.route);
+    let routed = route.is_some_and(|r| r.label.is_some());
+    let known = |kind: &str| {
+        route
+            .and_then(|r| r.catalogue.get(kind))
+            .map(|cat| cat.items)
+    };
     html! {
-        tr data-client=(c.client) {
+        tr data-client=(c.client) data-route=(c.route) {
             td {
                 b { (c.client) }
+                @if routed { br; "on " code { (c.route) } }
                 @if !c.versions.is_empty() { br; span.muted { (c.versions.join(", ")) } }
             }
             td { (badge(c.verdict.verdict.level)) }
@@ -90,7 +119,7 @@ fn client_row(tap: &TapView, c: &ClientView, now: f64) -> Markup {
                     (first_reason(&c.verdict.verdict))
                 }
                 @for (kind, k) in &c.kinds {
-                    (kind_line(c, kind, k, tap.catalogue.get(kind).map(|cat| cat.items)))
+                    (kind_line(c, kind, k, known(kind)))
                 }
             }
             td { (ago(now - c.last_seen_unix_seconds)) " ago" }

@@ -86,6 +86,7 @@ fn feed(
         user_agent: Some(HeaderValue::from_static("python-httpx/0.28.1")),
         client_header: None,
         framing: BodyFraming::Json,
+        path: Some(http::uri::PathAndQuery::from_static("/mcp")),
     };
     obs.observe(TapEvent::Opened { exchange, at, head }, facts);
     let client = Direction::FromClient;

@@ -85,9 +85,11 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) {
         if asked.cursor_sent && code == Some(INVALID_PARAMS) {
-            self.tallies.invalid_cursor(&asked.client, asked.kind, at);
+            self.tallies
+                .invalid_cursor(&asked.client, &asked.route, asked.kind, at);
             facts.push(Fact::InvalidCursor(CursorUse {
                 client: asked.client.clone(),
+                route: asked.route.clone(),
                 kind: asked.kind,
                 session: asked.tag.clone(),
                 at,
@@ -109,7 +111,7 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) {
         let cap = self.limits.max_cursors_per_session;
-        let catalogue = self.catalogues.get(asked.kind);
+        let catalogue = self.catalogues.get(&asked.own_route, asked.kind);
         let session = self
             .sessions
             .peek_mut(&asked.session)
@@ -138,9 +140,11 @@ impl Observer {
                 self.origins.insert(next, asked.session_serial);
             }
         }
-        self.tallies.page(&asked.client, asked.kind, at);
+        self.tallies
+            .page(&asked.client, &asked.route, asked.kind, at);
         facts.push(Fact::Page(PageAnswered {
             client: asked.client.clone(),
+            route: asked.route.clone(),
             kind: asked.kind,
             session: asked.tag.clone(),
             page: number,

@@ -1,6 +1,6 @@
-//! The known catalogue of each kind — the last complete listing through
-//! the tap, or the reference the application hands in — and what a listing
-//! that stopped early never received of it.
+//! The known catalogue of each route and kind — the last complete listing
+//! of it through the tap, or the reference the application hands in — and
+//! what a listing that stopped early never received of it.
 //!
 //! Items are compared by a 64-bit hash of their identity key as the walker
 //! keeps it (`text::name`: cut to 256 bytes with a hash of the whole), so
@@ -8,6 +8,7 @@
 //! kept once, here, cut and escaped for showing.
 
 use crate::fact::{CatalogueSource, MissedItems};
+use crate::route::RouteId;
 use mcp_listing::{text, Kind};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -44,19 +45,27 @@ pub(crate) struct Catalogue {
     /// Digests in shown-name order.
     order: Vec<u64>,
     info: CatalogueInfo,
+    /// Bytes charged to the budget of all catalogues.
+    bytes: usize,
 }
 
 impl Catalogue {
     fn new(mut items: Vec<(u64, Arc<str>)>, info: CatalogueInfo) -> Catalogue {
         items.sort_by(|a, b| a.1.cmp(&b.1));
         items.dedup_by_key(|item| item.0);
+        let bytes = charge(&items);
         let order = items.iter().map(|item| item.0).collect();
         let names: HashMap<u64, Arc<str>> = items.into_iter().collect();
         let info = CatalogueInfo {
             items: names.len() as u64,
             ..info
         };
-        Catalogue { names, order, info }
+        Catalogue {
+            names,
+            order,
+            info,
+            bytes,
+        }
     }
 
     pub(crate) fn name(&self, digest: u64) -> Option<&Arc<str>> {
@@ -104,65 +113,103 @@ impl Catalogue {
     }
 }
 
-/// Every kind's known catalogue.
-#[derive(Debug, Default)]
+/// Bytes one kept item is charged besides its name (its hash twice, the
+/// map's entry, the shared name's header).
+const ITEM_OVERHEAD: usize = 64;
+
+fn charge(items: &[(u64, Arc<str>)]) -> usize {
+    items.iter().map(|(_, n)| n.len() + ITEM_OVERHEAD).sum()
+}
+
+/// Every route's known catalogues, one per kind, within one byte budget.
+/// The route `other` stands for many paths and never has one.
+#[derive(Debug)]
 pub(crate) struct Catalogues {
-    kinds: [Option<Catalogue>; 4],
+    routes: HashMap<RouteId, [Option<Catalogue>; 4]>,
+    used: usize,
+    max_bytes: usize,
+    max_items: usize,
 }
 
 impl Catalogues {
-    pub(crate) fn get(&self, kind: Kind) -> Option<&Catalogue> {
-        self.kinds[kind as usize].as_ref()
+    pub(crate) fn new(max_items: usize, max_bytes: usize) -> Catalogues {
+        Catalogues {
+            routes: HashMap::new(),
+            used: 0,
+            max_bytes,
+            max_items,
+        }
     }
 
-    pub(crate) fn info(&self, kind: Kind) -> Option<&CatalogueInfo> {
-        self.get(kind).map(|c| &c.info)
+    pub(crate) fn get(&self, route: &RouteId, kind: Kind) -> Option<&Catalogue> {
+        self.routes.get(route)?[kind as usize].as_ref()
     }
 
-    /// The application's reference for `kind`; too many items (past
-    /// `max_items`) leave the kind unknown rather than half known.
+    pub(crate) fn info(&self, route: &RouteId, kind: Kind) -> Option<&CatalogueInfo> {
+        self.get(route, kind).map(|c| &c.info)
+    }
+
+    /// Every known catalogue: its route, kind and what is known of it.
+    pub(crate) fn all(&self) -> impl Iterator<Item = (&RouteId, Kind, &CatalogueInfo)> {
+        self.routes.iter().flat_map(|(route, kinds)| {
+            Kind::ALL
+                .into_iter()
+                .filter_map(move |k| Some((route, k, &kinds[k as usize].as_ref()?.info)))
+        })
+    }
+
+    /// Bytes the catalogues are charged.
+    pub(crate) fn bytes(&self) -> usize {
+        self.used
+    }
+
+    /// The application's reference for `route`'s `kind`; too many items
+    /// (past `max_catalogue_items`, or past what the byte budget has left)
+    /// leave the kind unknown rather than half known. Whether it is known.
     pub(crate) fn set_reference<I, S>(
         &mut self,
+        route: &RouteId,
         kind: Kind,
         names: I,
-        max_items: usize,
+        pages: Option<u32>,
         now: Instant,
-    ) where
+    ) -> bool
+    where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
         let mut items = Vec::new();
         for name in names {
-            if items.len() >= max_items {
-                self.kinds[kind as usize] = None;
-                return;
+            if items.len() >= self.max_items {
+                self.replace(route, kind, None);
+                return false;
             }
             let name = name.as_ref();
             items.push((item_digest(name), shown_name(name)));
         }
         let info = CatalogueInfo {
             items: 0,
-            pages: None,
+            pages,
             source: CatalogueSource::Reference,
             learned: now,
         };
-        self.kinds[kind as usize] = Some(Catalogue::new(items, info));
+        self.replace(route, kind, Some(Catalogue::new(items, info)))
     }
 
     /// A complete listing's items become the catalogue, when every one of
     /// them can be named: `extra` names those not in the catalogue known
-    /// when they arrived.
+    /// when they arrived. Whether the catalogue became known or changed.
     pub(crate) fn learn(
         &mut self,
+        route: &RouteId,
         kind: Kind,
         received: &HashSet<u64>,
         extra: &[(u64, Arc<str>)],
         pages: Option<u32>,
-        max_items: usize,
         now: Instant,
-    ) {
-        if received.len() > max_items {
-            return;
+    ) -> bool {
+        if received.len() > self.max_items || route.is_other() {
+            return false;
         }
         let info = CatalogueInfo {
             items: 0,
@@ -170,26 +217,51 @@ impl Catalogues {
             source: CatalogueSource::Walk,
             learned: now,
         };
-        let slot = &mut self.kinds[kind as usize];
-        if let Some(known) = slot.as_mut().filter(|c| c.same_items(received)) {
+        let known = self
+            .routes
+            .get_mut(route)
+            .and_then(|k| k[kind as usize].as_mut());
+        if let Some(known) = known.filter(|c| c.same_items(received)) {
             known.info = CatalogueInfo {
                 items: known.info.items,
                 pages: pages.or(known.info.pages),
                 ..info
             };
-            return;
+            return false;
         }
         let extra: HashMap<u64, &Arc<str>> = extra.iter().map(|(d, n)| (*d, n)).collect();
         let mut items = Vec::with_capacity(received.len());
         for digest in received {
-            let known = slot.as_ref().and_then(|c| c.name(*digest));
+            let known = self.get(route, kind).and_then(|c| c.name(*digest));
             match known.or_else(|| extra.get(digest).copied()) {
                 Some(name) => items.push((*digest, name.clone())),
                 // Named by a catalogue replaced since: not learnable.
-                None => return,
+                None => return false,
             }
         }
-        *slot = Some(Catalogue::new(items, info));
+        self.replace(route, kind, Some(Catalogue::new(items, info)))
+    }
+
+    /// Put `new` in `route`'s `kind` slot when it fits the budget (the
+    /// slot's old catalogue given back first); whether one is kept.
+    fn replace(&mut self, route: &RouteId, kind: Kind, new: Option<Catalogue>) -> bool {
+        if route.is_other() {
+            return false;
+        }
+        let slots = self.routes.entry(route.clone()).or_default();
+        if let Some(old) = slots[kind as usize].take() {
+            self.used = self.used.saturating_sub(old.bytes);
+        }
+        let fits = new.filter(|c| self.used.saturating_add(c.bytes) <= self.max_bytes);
+        if let Some(c) = &fits {
+            self.used += c.bytes;
+        }
+        let kept = fits.is_some();
+        slots[kind as usize] = fits;
+        if slots.iter().all(Option::is_none) {
+            self.routes.remove(route);
+        }
+        kept
     }
 }
 
@@ -201,76 +273,90 @@ mod tests {
         names.iter().map(|n| item_digest(n)).collect()
     }
 
+    fn route(name: &str) -> RouteId {
+        RouteId::new(name, true)
+    }
+
     #[test]
     fn missed_items_are_named_in_order_first_and_last() {
-        let mut known = Catalogues::default();
+        let mut known = Catalogues::new(100, 1 << 20);
         let now = Instant::now();
         let names: Vec<String> = (1..=14).map(|i| format!("tool-{i:03}")).collect();
-        known.set_reference(Kind::Tools, &names, 100, now);
+        let alpha = route("/mcp/alpha");
+        assert!(known.set_reference(&alpha, Kind::Tools, &names, Some(2), now));
         let seen: Vec<&str> = names[..8].iter().map(String::as_str).collect();
-        let catalogue = known.get(Kind::Tools).unwrap();
+        let catalogue = known.get(&alpha, Kind::Tools).unwrap();
         let missed = catalogue.missed(Some(&digests(&seen)), 8, 3);
         assert_eq!(missed.count, 6);
         assert_eq!(missed.catalogue_items, 14);
+        assert_eq!(missed.catalogue_pages, Some(2));
         let shown: Vec<&str> = missed.names.iter().map(|n| &**n).collect();
         assert_eq!(shown, ["tool-009", "tool-010", "tool-011"]);
         assert_eq!(missed.last.as_deref(), Some("tool-014"));
         let by_count = catalogue.missed(None, 8, 3);
         assert_eq!((by_count.count, by_count.names.len()), (6, 0));
+        assert!(known.get(&route("/mcp/beta"), Kind::Tools).is_none());
     }
 
     #[test]
     fn a_walk_is_learned_when_every_item_can_be_named() {
-        let mut known = Catalogues::default();
+        let mut known = Catalogues::new(100, 1 << 20);
         let now = Instant::now();
-        known.set_reference(Kind::Prompts, ["a", "b"], 100, now);
+        let r = route("/mcp");
+        known.set_reference(&r, Kind::Prompts, ["a", "b"], None, now);
         let received = digests(&["a", "b", "c"]);
         let extra = vec![(item_digest("c"), shown_name("c"))];
-        known.learn(Kind::Prompts, &received, &extra, Some(2), 100, now);
-        let info = known.info(Kind::Prompts).unwrap();
+        assert!(known.learn(&r, Kind::Prompts, &received, &extra, Some(2), now));
+        let info = known.info(&r, Kind::Prompts).unwrap();
         assert_eq!(
             (info.items, info.pages, info.source),
             (3, Some(2), CatalogueSource::Walk)
         );
         // "z" named by nothing known: the catalogue stays.
-        known.learn(Kind::Prompts, &digests(&["a", "z"]), &[], Some(1), 100, now);
-        assert_eq!(known.info(Kind::Prompts).unwrap().items, 3);
-        // Too large: not kept.
-        known.learn(
-            Kind::Prompts,
-            &digests(&["a", "b", "c"]),
-            &[],
-            Some(1),
-            2,
-            now,
-        );
+        let z = digests(&["a", "z"]);
+        assert!(!known.learn(&r, Kind::Prompts, &z, &[], Some(1), now));
+        assert_eq!(known.info(&r, Kind::Prompts).unwrap().items, 3);
         // The same items with pages unknown (a reused merge): pages stay.
-        known.learn(
-            Kind::Prompts,
-            &digests(&["a", "b", "c"]),
-            &[],
-            None,
-            100,
-            now,
-        );
-        assert_eq!(known.info(Kind::Prompts).unwrap().pages, Some(2));
-        assert_eq!(known.info(Kind::Prompts).unwrap().pages, Some(2));
+        let same = digests(&["a", "b", "c"]);
+        assert!(!known.learn(&r, Kind::Prompts, &same, &[], None, now));
+        assert_eq!(known.info(&r, Kind::Prompts).unwrap().pages, Some(2));
+        // `other` stands for many paths: never a catalogue.
+        let other = route(crate::route::OTHER_ROUTE);
+        assert!(!known.learn(&other, Kind::Prompts, &received, &extra, None, now));
+        assert!(!known.set_reference(&other, Kind::Prompts, ["a"], None, now));
+    }
+
+    #[test]
+    fn catalogues_stay_within_their_item_and_byte_bounds() {
+        let now = Instant::now();
+        let mut known = Catalogues::new(2, 1 << 20);
+        assert!(!known.set_reference(&route("/a"), Kind::Tools, ["a", "b", "c"], None, now));
+        assert!(known.get(&route("/a"), Kind::Tools).is_none());
+        let name = |i: usize| format!("{i:0>100}");
+        let mut known = Catalogues::new(100, 3 * (100 + ITEM_OVERHEAD));
+        let two: Vec<String> = (0..2).map(name).collect();
+        assert!(known.set_reference(&route("/a"), Kind::Tools, &two, None, now));
+        assert!(!known.set_reference(&route("/b"), Kind::Tools, &two, None, now));
+        assert!(known.set_reference(&route("/b"), Kind::Tools, &two[..1], None, now));
+        assert_eq!(known.bytes(), 3 * (100 + ITEM_OVERHEAD));
+        // Replacing gives the old one's bytes back first.
+        assert!(known.set_reference(&route("/a"), Kind::Tools, &two[1..], None, now));
+        assert_eq!(known.bytes(), 2 * (100 + ITEM_OVERHEAD));
+        assert_eq!(known.all().count(), 2);
     }
 
     #[test]
     fn names_are_kept_cut_and_shown_escaped() {
-        let mut known = Catalogues::default();
+        let mut known = Catalogues::new(10, 1 << 20);
         let long = format!("\x1b[31m{}", "n".repeat(100_000));
-        known.set_reference(Kind::Tools, [&long], 10, Instant::now());
+        let r = route("/mcp");
+        known.set_reference(&r, Kind::Tools, [&long], None, Instant::now());
         let missed = known
-            .get(Kind::Tools)
+            .get(&r, Kind::Tools)
             .unwrap()
             .missed(Some(&HashSet::new()), 0, 4);
         let name = &missed.names[0];
         assert!(name.len() <= text::MAX_NAME_BYTES + 8, "{}", name.len());
         assert!(name.starts_with("\\x1b[31m"));
-        let mut too_many = Catalogues::default();
-        too_many.set_reference(Kind::Tools, ["a", "b", "c"], 2, Instant::now());
-        assert!(too_many.get(Kind::Tools).is_none());
     }
 }

@@ -11,6 +11,7 @@ use mcp_tap::identity::{self, ClientInfo};
 use mcp_tap::{BodyFraming, Direction, MergeOutcome, NotObserved, RequestHead, RequestMethod};
 use mcp_wire::transport::sse_parser::SseParser;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Requests an exchange remembers having carried (a POST carries one; the
 /// stdio tap's exchange carries them all, paired by session instead).
@@ -67,6 +68,9 @@ impl Caller {
 #[derive(Debug)]
 pub(crate) struct Exchange {
     pub method: RequestMethod,
+    /// The request's path, normalised (its route is resolved when a session
+    /// or a listing needs it); `None` for the stdio tap.
+    pub path: Option<Arc<str>>,
     pub session: Option<SessionKey>,
     /// A legacy HTTP+SSE stream: its end ends its session.
     pub legacy_stream: bool,
@@ -91,6 +95,10 @@ impl Exchange {
     pub(crate) fn new(head: &RequestHead) -> Exchange {
         Exchange {
             method: head.method,
+            path: head
+                .path
+                .as_ref()
+                .map(|p| Arc::from(crate::route::normalise(p.path()))),
             session: None,
             legacy_stream: false,
             session_from_client: false,

@@ -5,6 +5,7 @@
 //! sessions as short hashes).
 
 use crate::client::ClientId;
+use crate::route::{OtherRoute, RouteId};
 use mcp_listing::Kind;
 use mcp_tap::identity::IdentitySource;
 use mcp_tap::{MergeOutcome, NotObserved, UpstreamFailure};
@@ -128,6 +129,8 @@ pub struct MissedItems {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageAnswered {
     pub client: ClientId,
+    /// The route it is told under (see [`ClientListing::route`]).
+    pub route: RouteId,
     pub kind: Kind,
     pub session: SessionTag,
     /// The page's number in its listing (1 = the first page); `None` for a
@@ -145,6 +148,7 @@ pub struct PageAnswered {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CursorUse {
     pub client: ClientId,
+    pub route: RouteId,
     pub kind: Kind,
     pub session: SessionTag,
     pub at: Instant,
@@ -155,6 +159,10 @@ pub struct CursorUse {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientListing {
     pub client: ClientId,
+    /// The route the listing was for, as told: its own, or `other` past
+    /// `max_routes` or the client's `max_client_routes`. What it missed is
+    /// of its own route's catalogue either way.
+    pub route: RouteId,
     /// The version the client gave, cut and escaped.
     pub version: Option<Arc<str>>,
     pub source: IdentitySource,
@@ -189,12 +197,38 @@ impl ClientListing {
     }
 }
 
+/// A listing told before its route's catalogue was known, now compared
+/// with it: the client's last abandoned listing of the kind missed this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissedKnown {
+    pub client: ClientId,
+    pub route: RouteId,
+    pub kind: Kind,
+    pub missed: MissedItems,
+}
+
 /// What the observer found, in the order it found it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fact {
     /// A client label seen for the first time (at most `max_clients`,
     /// then `other` once).
     NewClient(ClientId),
+    /// A route used for the first time (at most `max_routes` made on the
+    /// fly, then `other` once); `path`: the normalised path it was first
+    /// used at (the upstream's own for the stdio tap's; none for `other`).
+    NewRoute {
+        route: RouteId,
+        path: Option<Arc<str>>,
+    },
+    /// A list request counted under the route `other`, and why
+    /// (`mcp_tap_other_route_total`).
+    OtherRoute(OtherRoute),
+    /// A configured route (as written) matched none of the first requests
+    /// the tap routed: likely a typo, or not where clients go. Once.
+    RouteUnmatched { written: Arc<str>, requests: u64 },
+    /// A route's catalogue became known after a client's listing of it
+    /// ended (`mcp_client_items_missed` brought up to date).
+    MissedKnown(Box<MissedKnown>),
     /// A list page answered (`mcp_client_list_pages_total`).
     Page(PageAnswered),
     /// -32602 answered to a request that carried a cursor

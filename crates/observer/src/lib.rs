@@ -5,8 +5,10 @@
 //! time), facts out ([`Fact`]), no runtime and no clock of its own. Per
 //! session it keeps the cursors it saw handed out (as digests) and each
 //! client listing in progress; a listing ends `complete`, `abandoned`,
-//! `restarted` or `failed`. When a kind's whole catalogue is known (a
-//! complete listing through the tap, or [`Observer::set_reference`]), a
+//! `restarted` or `failed`. Everything belongs to a route (the upstream
+//! endpoint a request was for: a gateway serves many servers at many
+//! paths). When a route's whole catalogue of a kind is known (a complete
+//! listing of it through the tap, or [`Observer::set_reference`]), a
 //! listing that stopped early says which items the client never saw.
 //!
 //! Layout: [`observer`] holds the state and takes events; `lifecycle`
@@ -14,7 +16,8 @@
 //! reads them (`parse`), `request` and `answer` handle the two sides of a
 //! list call, `ending` tells a finished listing. `session`, `listing`,
 //! `catalogue`, `client` and `tally` are the kept state, `bounded` the
-//! capped map all of it lives in.
+//! capped map all of it lives in. `route` says what a route is (a path
+//! normalised, an operator's pattern), `routes` which routes a tap keeps.
 
 mod answer;
 mod bounded;
@@ -29,6 +32,8 @@ mod messages;
 pub mod observer;
 mod parse;
 mod request;
+pub mod route;
+mod routes;
 mod session;
 pub mod settings;
 pub mod tally;
@@ -37,8 +42,10 @@ pub use catalogue::CatalogueInfo;
 pub use client::{ClientId, OTHER};
 pub use fact::{
     AbandonCause, CatalogueSource, ClientListing, CursorOrigin, CursorUse, Fact, Failure,
-    ListingOutcome, MissedItems, PageAnswered, SessionTag,
+    ListingOutcome, MissedItems, MissedKnown, PageAnswered, SessionTag,
 };
 pub use observer::{Observer, ObserverUsage};
+pub use route::{normalise, OtherRoute, RouteId, RouteRule, RouteRuleError, Routing, OTHER_ROUTE};
+pub use routes::UNMATCHED_AFTER;
 pub use settings::{ObserverLimits, DEFAULT_INSPECT_BYTES};
-pub use tally::{ClientTally, KindTally, LastListing, OutcomeCounts};
+pub use tally::{ClientRoute, ClientTally, KindTally, LastListing, OutcomeCounts};

@@ -7,7 +7,7 @@
 use crate::exchange::{Exchange, Scope};
 use crate::fact::{AbandonCause, Fact, Failure};
 use crate::listing::{End, Listing};
-use crate::observer::Observer;
+use crate::observer::{Observer, RouteOf};
 use crate::request::Asked;
 use crate::session::{Introduction, Session, SessionKey};
 use mcp_tap::{ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead};
@@ -28,18 +28,19 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) {
         let mut exchange = Exchange::new(head);
+        let path = exchange.path.clone();
         if let Some(session) = &head.session {
             let key = SessionKey::of_id(session.as_bytes());
             if head.method == RequestMethod::Delete {
                 self.end_session(&key, AbandonCause::SessionEnded, at, facts);
             } else {
-                self.ensure_session(&key, at, facts);
+                self.ensure_session(&key, RouteOf::Path(path.as_deref()), at, facts);
             }
             exchange.session = Some(key);
             exchange.session_from_client = true;
         } else if head.method == RequestMethod::Stdio {
             let key = SessionKey::Stdio(id);
-            self.ensure_session(&key, at, facts);
+            self.ensure_session(&key, RouteOf::Path(path.as_deref()), at, facts);
             exchange.session = Some(key);
         }
         if let Some(mut old) = self.exchanges.remove(&id) {
@@ -74,9 +75,10 @@ impl Observer {
         let initialize = exchange.initialize.take();
         let session = exchange.session.clone();
         let caller = exchange.caller.clone();
+        let path = exchange.path.clone();
         match (&assigned, initialize) {
             (Some(key), Some(introduced)) => {
-                self.ensure_session(key, at, facts);
+                self.ensure_session(key, RouteOf::Path(path.as_deref()), at, facts);
                 if let Some(session) = self.sessions.peek_mut(key) {
                     session.introduced = introduced;
                 }
@@ -106,11 +108,11 @@ impl Observer {
         at: Instant,
         facts: &mut Vec<Fact>,
     ) {
-        if !self.exchanges.contains(&id) {
+        let Some(path) = self.exchanges.peek(&id).map(|ex| ex.path.clone()) else {
             return;
-        }
+        };
         let key = SessionKey::of_id(session);
-        self.ensure_session(&key, at, facts);
+        self.ensure_session(&key, RouteOf::Path(path.as_deref()), at, facts);
         if let Some(exchange) = self.exchanges.peek_mut(&id) {
             exchange.session = Some(key);
             exchange.legacy_stream = true;

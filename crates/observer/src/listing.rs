@@ -9,6 +9,7 @@ use crate::catalogue::{item_digest, shown_name, Catalogue};
 use crate::client::ClientId;
 use crate::fact::{AbandonCause, ClientListing, Failure, ListingOutcome, SessionTag};
 use crate::parse::ItemKeys;
+use crate::route::RouteId;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
 use mcp_tap::identity::IdentitySource;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Bytes one kept digest is charged (the set's entry and its slack).
-const DIGEST_BYTES: usize = 16;
+pub(crate) const DIGEST_BYTES: usize = 16;
 /// Bytes one kept name is charged on top of its text.
 const NAME_OVERHEAD: usize = 40;
 
@@ -30,7 +31,7 @@ pub(crate) struct Budget {
 }
 
 impl Budget {
-    fn take(&mut self, bytes: usize) -> bool {
+    pub(crate) fn take(&mut self, bytes: usize) -> bool {
         if self.used + bytes > self.max {
             return false;
         }
@@ -107,6 +108,9 @@ impl Received {
 #[derive(Debug, Clone)]
 pub(crate) struct Asker {
     pub client: ClientId,
+    /// The route it is told under: the request's own, or `other` past the
+    /// bounds.
+    pub route: RouteId,
     pub version: Option<Arc<str>>,
     pub source: IdentitySource,
 }
@@ -115,6 +119,9 @@ pub(crate) struct Asker {
 pub(crate) struct Listing {
     pub serial: u64,
     pub kind: Kind,
+    /// The route whose catalogue it is compared with (its own, even when
+    /// told under `other`).
+    pub route: RouteId,
     pub asker: Asker,
     pub modern: bool,
     pub started: Instant,
@@ -145,10 +152,18 @@ pub(crate) enum End {
 }
 
 impl Listing {
-    pub(crate) fn new(serial: u64, kind: Kind, asker: Asker, modern: bool, at: Instant) -> Listing {
+    pub(crate) fn new(
+        serial: u64,
+        kind: Kind,
+        route: RouteId,
+        asker: Asker,
+        modern: bool,
+        at: Instant,
+    ) -> Listing {
         Listing {
             serial,
             kind,
+            route,
             asker,
             modern,
             started: at,
@@ -172,7 +187,7 @@ impl Listing {
 
     /// The finished listing, as told.
     pub(crate) fn finish(
-        self,
+        &self,
         end: End,
         session: SessionTag,
         catalogue: Option<&Catalogue>,
@@ -194,8 +209,9 @@ impl Listing {
             }),
         };
         ClientListing {
-            client: self.asker.client,
-            version: self.asker.version,
+            client: self.asker.client.clone(),
+            route: self.asker.route.clone(),
+            version: self.asker.version.clone(),
             source: self.asker.source,
             kind: self.kind,
             outcome,

@@ -4,14 +4,16 @@
 
 use crate::bounded::Lru;
 use crate::catalogue::{CatalogueInfo, Catalogues};
-use crate::client::{ClientId, Clients};
+use crate::client::Clients;
 use crate::exchange::{Caller, Exchange, MergeNote, PendingKey};
 use crate::fact::Fact;
 use crate::listing::{Budget, End};
 use crate::request::Pending;
+use crate::route::{RouteId, Routing};
+use crate::routes::{ClientRoutes, Resolved, Routes};
 use crate::session::{Session, SessionKey};
 use crate::settings::ObserverLimits;
-use crate::tally::{ClientTally, Tallies};
+use crate::tally::{ClientRoute, ClientTally, Tallies};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
 use mcp_tap::identity::ClientInfo;
@@ -37,6 +39,8 @@ pub struct Observer {
     pub(crate) sessionless_info: Lru<Caller, ClientInfo>,
     pub(crate) tallies: Tallies,
     pub(crate) catalogues: Catalogues,
+    pub(crate) routes: Routes,
+    pub(crate) client_routes: ClientRoutes,
     /// Bytes of unfinished messages held.
     pub(crate) buffered: usize,
     pub(crate) budget: Budget,
@@ -55,10 +59,30 @@ pub struct ObserverUsage {
     pub buffered_bytes: usize,
     pub tracked_bytes: usize,
     pub clients: usize,
+    /// Routes used (`other` included once used).
+    pub routes: usize,
+    /// (client, route) pairs with a tally of their own.
+    pub client_routes: usize,
+    pub catalogue_bytes: usize,
+}
+
+/// Where a session made now gets its route.
+pub(crate) enum RouteOf<'a> {
+    /// From the path (normalised) of the request that makes it.
+    Path(Option<&'a str>),
+    /// Already resolved (a sessionless client's, keyed by its route).
+    Known(Resolved),
 }
 
 impl Observer {
+    /// An observer that learns its routes from the paths clients use
+    /// (requests without a path, as the stdio tap's, are one route).
     pub fn new(limits: ObserverLimits) -> Observer {
+        Observer::with_routing(limits, Routing::learning(None))
+    }
+
+    /// An observer whose requests become routes as `routing` says.
+    pub fn with_routing(limits: ObserverLimits, routing: Routing) -> Observer {
         Observer {
             exchanges: Lru::new(limits.max_exchanges),
             sessions: Lru::new(limits.max_sessions),
@@ -67,7 +91,9 @@ impl Observer {
             clients: Clients::new(limits.max_clients),
             sessionless_info: Lru::new(limits.max_clients),
             tallies: Tallies::new(limits.tally_window, limits.max_versions),
-            catalogues: Catalogues::default(),
+            catalogues: Catalogues::new(limits.max_catalogue_items, limits.max_catalogue_bytes),
+            routes: Routes::new(routing, limits.max_routes),
+            client_routes: ClientRoutes::new(limits.max_client_routes),
             buffered: 0,
             budget: Budget {
                 used: 0,
@@ -144,29 +170,64 @@ impl Observer {
         self.expire(now, facts);
     }
 
-    /// The application's reference for `kind` (the configured target's
-    /// last complete poll): names as the walker keeps them.
-    pub fn set_reference<I, S>(&mut self, kind: Kind, names: I, now: Instant)
-    where
+    /// The application's reference for `route`'s `kind` (a configured
+    /// target's last complete poll, or the tap's own walk of the route):
+    /// names as the walker keeps them, and the pages its walk took when
+    /// known. Listings told before it was known say now what they missed.
+    pub fn set_reference<I, S>(
+        &mut self,
+        route: &RouteId,
+        kind: Kind,
+        names: I,
+        pages: Option<u32>,
+        now: Instant,
+        facts: &mut Vec<Fact>,
+    ) where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let max = self.limits.max_catalogue_items;
-        self.catalogues.set_reference(kind, names, max, now);
+        if self
+            .catalogues
+            .set_reference(route, kind, names, pages, now)
+        {
+            self.catalogue_known(route, kind, facts);
+        }
     }
 
-    /// What is known of `kind`'s catalogue.
-    pub fn catalogue(&self, kind: Kind) -> Option<&CatalogueInfo> {
-        self.catalogues.info(kind)
+    /// What is known of `route`'s catalogue of `kind`.
+    pub fn catalogue(&self, route: &RouteId, kind: Kind) -> Option<&CatalogueInfo> {
+        self.catalogues.info(route, kind)
     }
 
-    /// Every client's tally (at most `max_clients` and `other`).
-    pub fn tallies(&self) -> impl Iterator<Item = (&ClientId, &ClientTally)> {
+    /// Every known catalogue, by route and kind.
+    pub fn catalogues(&self) -> impl Iterator<Item = (&RouteId, Kind, &CatalogueInfo)> {
+        self.catalogues.all()
+    }
+
+    /// The route of the upstream's own path (the only one of a tap in front
+    /// of one server, and of the stdio tap).
+    pub fn default_route(&self) -> &RouteId {
+        self.routes.default_route()
+    }
+
+    /// A route by its name (an operator's, or a path the tap learned).
+    pub fn route_named(&self, name: &str) -> Option<RouteId> {
+        self.routes.named(name)
+    }
+
+    /// Each configured route as written, with the requests it matched.
+    pub fn route_rules(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.routes.rules()
+    }
+
+    /// Every tally: per client and route (at most `max_client_routes`
+    /// pairs, and `other`).
+    pub fn tallies(&self) -> impl Iterator<Item = (&ClientRoute, &ClientTally)> {
         self.tallies.iter()
     }
 
-    pub fn tally(&self, client: &ClientId) -> Option<&ClientTally> {
-        self.tallies.get(client)
+    pub fn tally(&self, key: &ClientRoute) -> Option<&ClientTally> {
+        self.tallies.get(key)
     }
 
     pub fn usage(&self) -> ObserverUsage {
@@ -179,6 +240,9 @@ impl Observer {
             buffered_bytes: self.buffered,
             tracked_bytes: self.budget.used,
             clients: self.clients.len(),
+            routes: self.routes.len(),
+            client_routes: self.client_routes.len(),
+            catalogue_bytes: self.catalogues.bytes(),
         }
     }
 
@@ -198,13 +262,24 @@ impl Observer {
     pub(crate) fn ensure_session(
         &mut self,
         key: &SessionKey,
+        route: RouteOf<'_>,
         at: Instant,
         facts: &mut Vec<Fact>,
     ) -> u64 {
         let fresh = self.serial + 1;
-        let (session, evicted) = self
-            .sessions
-            .get_or_insert_with(key.clone(), || Session::new(key, fresh, at));
+        let route = match (self.sessions.contains(key), route) {
+            (true, _) => None,
+            (false, RouteOf::Known(resolved)) => Some(resolved),
+            (false, RouteOf::Path(path)) => Some(self.routes.resolve(path, facts)),
+        };
+        let default = self.routes.default_route().clone();
+        let (session, evicted) = self.sessions.get_or_insert_with(key.clone(), || {
+            let route = route.unwrap_or(Resolved {
+                route: default,
+                other: None,
+            });
+            Session::new(key, fresh, at, route)
+        });
         session.last = at;
         let serial = session.serial;
         if serial == fresh {

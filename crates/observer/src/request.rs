@@ -6,14 +6,17 @@
 use crate::exchange::{Caller, PendingKey, Scope};
 use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
-use crate::observer::Observer;
+use crate::observer::{Observer, RouteOf};
 use crate::parse::{CursorField, Params, RpcId};
+use crate::route::RouteId;
+use crate::routes::Resolved;
 use crate::session::{Introduction, Owner, SessionKey};
 use crate::tally::shown_version;
 use mcp_listing::{Kind, ProtocolVersion};
-use mcp_tap::identity::{self, ClientInfo};
+use mcp_tap::identity::{self, ClientInfo, IdentitySource};
 use mcp_tap::{ExchangeId, NotObserved};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The `_meta` key of a 2026-07-28 request's protocol version.
@@ -44,6 +47,10 @@ pub(crate) struct AskedList {
     pub listing: Option<u64>,
     pub cursor_sent: bool,
     pub client: crate::client::ClientId,
+    /// The route it is told under.
+    pub route: RouteId,
+    /// The route whose catalogue its items are compared with.
+    pub own_route: RouteId,
     pub modern: bool,
 }
 
@@ -91,9 +98,10 @@ impl Observer {
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
+        let path = ex.path.clone();
         let scope = match ex.session.clone() {
             Some(key) => {
-                let serial = self.ensure_session(&key, at, facts);
+                let serial = self.ensure_session(&key, RouteOf::Path(path.as_deref()), at, facts);
                 if let Some(session) = self.sessions.peek_mut(&key) {
                     session.introduced = introduced;
                 }
@@ -127,22 +135,39 @@ impl Observer {
         let Some(ex) = self.exchanges.peek(&exchange) else {
             return;
         };
-        let (caller, ex_session) = (ex.caller.clone(), ex.session.clone());
+        let (caller, ex_session, path) = (ex.caller.clone(), ex.session.clone(), ex.path.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let asker = self.asker(caller, info, ex_session.as_ref(), facts);
-        let key = ex_session
-            .clone()
-            .unwrap_or_else(|| SessionKey::Client(asker.client.clone()));
-        let serial = self.ensure_session(&key, at, facts);
+        let (client, version, source) = self.who(caller, info, ex_session.as_ref(), facts);
+        let (key, serial) =
+            self.session_of(ex_session.clone(), path.as_deref(), &client, at, facts);
         let Some(session) = self.sessions.peek(&key) else {
             return;
         };
         let modern = meta_version.map_or(session.modern(), ProtocolVersion::is_modern);
         let tag = session.tag.clone();
+        let own = Resolved {
+            route: session.route.clone(),
+            other: session.other_route,
+        };
+        let asker = Asker {
+            route: self.told_route(&client, own.clone(), facts),
+            client,
+            version,
+            source,
+        };
         let place = self.place(&key, serial, kind, params.cursor, modern);
         let cursor_sent = !matches!(place, Place::First);
-        let listing = self.join(place, &key, kind, &asker, &tag, modern, at, facts);
+        let listing = self.join(
+            place,
+            &key,
+            kind,
+            (&asker, &own.route),
+            &tag,
+            modern,
+            at,
+            facts,
+        );
         let asked = AskedList {
             kind,
             session: key,
@@ -151,6 +176,8 @@ impl Observer {
             listing,
             cursor_sent,
             client: asker.client,
+            route: asker.route,
+            own_route: own.route,
             modern,
         };
         let scope = match ex_session {
@@ -173,14 +200,18 @@ impl Observer {
         place: Place,
         key: &SessionKey,
         kind: Kind,
-        asker: &Asker,
+        (asker, own_route): (&Asker, &RouteId),
         tag: &SessionTag,
         modern: bool,
         at: Instant,
         facts: &mut Vec<Fact>,
     ) -> Option<u64> {
         match place {
-            Place::First => Some(self.start_listing(key, kind, asker.clone(), modern, at, facts)),
+            Place::First => {
+                let route = own_route.clone();
+                let asker = asker.clone();
+                Some(self.start_listing(key, kind, (route, asker), modern, at, facts))
+            }
             Place::Continues(listing) => {
                 let session = self.sessions.peek_mut(key);
                 if let Some(l) = session.and_then(|s| s.listing_mut(listing)) {
@@ -193,11 +224,12 @@ impl Observer {
             Place::Foreign(origin) => {
                 let cursor = CursorUse {
                     client: asker.client.clone(),
+                    route: asker.route.clone(),
                     kind,
                     session: tag.clone(),
                     at,
                 };
-                self.tallies.foreign(&asker.client, kind, origin, at);
+                self.tallies.foreign(&cursor, origin);
                 facts.push(Fact::ForeignCursor { cursor, origin });
                 None
             }
@@ -208,13 +240,13 @@ impl Observer {
     /// own, else what its session's — or, with no session, its caller's —
     /// `initialize` said), its User-Agent product, by precedence; as a
     /// bounded label.
-    fn asker(
+    fn who(
         &mut self,
         caller: Caller,
         info: Option<ClientInfo>,
         session: Option<&SessionKey>,
         facts: &mut Vec<Fact>,
-    ) -> Asker {
+    ) -> (crate::client::ClientId, Option<Arc<str>>, IdentitySource) {
         let bound = match session {
             Some(key) => self
                 .sessions
@@ -223,11 +255,48 @@ impl Observer {
             None => self.sessionless_info.peek(&caller).cloned(),
         };
         let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
-        Asker {
-            client: self.clients.resolve(&who.name, facts),
-            version: who.version.as_deref().map(shown_version),
+        (
+            self.clients.resolve(&who.name, facts),
+            who.version.as_deref().map(shown_version),
             source,
+        )
+    }
+
+    /// The session a list request belongs to (its own, or with none the
+    /// client's on the request's route), made when new: its key and serial.
+    fn session_of(
+        &mut self,
+        session: Option<SessionKey>,
+        path: Option<&str>,
+        client: &crate::client::ClientId,
+        at: Instant,
+        facts: &mut Vec<Fact>,
+    ) -> (SessionKey, u64) {
+        let (key, route) = match session {
+            Some(key) => (key, RouteOf::Path(path)),
+            None => {
+                let resolved = self.routes.resolve(path, facts);
+                let key = SessionKey::Client(client.clone(), resolved.route.clone());
+                (key, RouteOf::Known(resolved))
+            }
+        };
+        let serial = self.ensure_session(&key, route, at, facts);
+        (key, serial)
+    }
+
+    /// The route `client`'s request to `own` is told under; a request told
+    /// under `other` is counted, with why.
+    fn told_route(
+        &mut self,
+        client: &crate::client::ClientId,
+        own: Resolved,
+        facts: &mut Vec<Fact>,
+    ) -> RouteId {
+        let shown = self.client_routes.shown(client, &own.route);
+        if let Some(why) = own.other.or(shown.other) {
+            facts.push(Fact::OtherRoute(why));
         }
+        shown.route
     }
 
     /// Where a request with `cursor` belongs in the session of `key`.
@@ -270,7 +339,7 @@ impl Observer {
         &mut self,
         key: &SessionKey,
         kind: Kind,
-        asker: Asker,
+        (route, asker): (RouteId, Asker),
         modern: bool,
         at: Instant,
         facts: &mut Vec<Fact>,
@@ -296,7 +365,7 @@ impl Observer {
             session.listings = kept;
             ended.extend(restarted.into_iter().map(|l: Listing| (l, End::Restarted)));
         }
-        let mut listing = Listing::new(serial, kind, asker, modern, at);
+        let mut listing = Listing::new(serial, kind, route, asker, modern, at);
         listing.waiting = 1;
         session.listings.push(listing);
         let tag = session.tag.clone();

@@ -4,12 +4,16 @@
 //!
 //! Sessions are keyed by a digest of `Mcp-Session-Id` (or a legacy
 //! `sessionId`), by the stdio tap's one exchange, or — for sessionless
-//! servers — by the client's label: there, requests of one label share a
-//! session and cursors tell their walks apart.
+//! servers — by the client's label and route: there, requests of one label
+//! to one route share a session and cursors tell their walks apart. A
+//! session belongs to the route of the request that made it (a legacy
+//! session to its stream's, whatever path its POSTs use).
 
 use crate::client::ClientId;
 use crate::fact::SessionTag;
 use crate::listing::Listing;
+use crate::route::{OtherRoute, RouteId};
+use crate::routes::Resolved;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::{Kind, ProtocolVersion};
 use mcp_tap::identity::ClientInfo;
@@ -24,8 +28,8 @@ pub(crate) enum SessionKey {
     Id(CursorDigest),
     /// The stdio tap's exchange (one server process, one session).
     Stdio(ExchangeId),
-    /// Sessionless requests of one client label.
-    Client(ClientId),
+    /// Sessionless requests of one client label to one route.
+    Client(ClientId, RouteId),
 }
 
 impl SessionKey {
@@ -40,7 +44,9 @@ impl SessionKey {
             SessionKey::Stdio(exchange) => {
                 CursorDigest::of(&format!("stdio {}", exchange.0)).short()
             }
-            SessionKey::Client(client) => CursorDigest::of(client.label()).short(),
+            SessionKey::Client(client, route) => {
+                CursorDigest::of(&format!("{} {}", client.label(), route.name())).short()
+            }
         };
         SessionTag(Arc::from(shown))
     }
@@ -78,6 +84,10 @@ pub(crate) struct Session {
     pub serial: u64,
     pub tag: SessionTag,
     pub sessionless: bool,
+    /// The route of the request that made it.
+    pub route: RouteId,
+    /// Why that route is `other`, when it is.
+    pub other_route: Option<OtherRoute>,
     pub introduced: Introduction,
     pub last: Instant,
     pub listings: Vec<Listing>,
@@ -85,11 +95,13 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(key: &SessionKey, serial: u64, at: Instant) -> Session {
+    pub(crate) fn new(key: &SessionKey, serial: u64, at: Instant, route: Resolved) -> Session {
         Session {
             serial,
             tag: key.tag(),
-            sessionless: matches!(key, SessionKey::Client(_)),
+            sessionless: matches!(key, SessionKey::Client(..)),
+            route: route.route,
+            other_route: route.other,
             introduced: Introduction::default(),
             last: at,
             listings: Vec::new(),
@@ -167,10 +179,22 @@ mod tests {
     use crate::listing::Asker;
     use mcp_tap::identity::IdentitySource;
 
+    fn route() -> RouteId {
+        RouteId::new("/mcp", false)
+    }
+
+    fn resolved() -> Resolved {
+        Resolved {
+            route: route(),
+            other: None,
+        }
+    }
+
     fn asker() -> Asker {
         let mut clients = crate::client::Clients::new(4);
         Asker {
             client: clients.resolve("c", &mut Vec::new()),
+            route: route(),
             version: None,
             source: IdentitySource::Unknown,
         }
@@ -180,10 +204,10 @@ mod tests {
     fn a_cursor_is_the_listings_it_was_handed_to_else_stale_else_not_ours() {
         let now = Instant::now();
         let key = SessionKey::of_id(b"s-1");
-        let mut session = Session::new(&key, 1, now);
+        let mut session = Session::new(&key, 1, now, resolved());
         let c1 = CursorDigest::of("c1");
         let c2 = CursorDigest::of("c2");
-        let mut listing = Listing::new(7, Kind::Tools, asker(), false, now);
+        let mut listing = Listing::new(7, Kind::Tools, route(), asker(), false, now);
         listing.expected = Some(c2);
         session.listings.push(listing);
         session.hand_out(c1, Kind::Tools, Some(7), 4);
@@ -201,7 +225,7 @@ mod tests {
 
     #[test]
     fn handed_cursors_are_bounded_per_session() {
-        let mut session = Session::new(&SessionKey::of_id(b"s"), 1, Instant::now());
+        let mut session = Session::new(&SessionKey::of_id(b"s"), 1, Instant::now(), resolved());
         for i in 0..100 {
             session.hand_out(CursorDigest::of(&i.to_string()), Kind::Tools, None, 8);
         }

@@ -35,11 +35,20 @@ pub struct ObserverLimits {
     /// held by all listings in progress; a listing past it goes on
     /// counting items but can no longer name what it missed.
     pub max_tracked_bytes: usize,
-    /// Items of a known catalogue, per kind; a larger walk is not kept
-    /// as the catalogue (then nothing is known missed).
+    /// Items of a known catalogue, per route and kind; a larger walk is
+    /// not kept as the catalogue (then nothing is known missed).
     pub max_catalogue_items: usize,
+    /// Bytes of every route's known catalogues together (names, hashes);
+    /// one that does not fit is not kept.
+    pub max_catalogue_bytes: usize,
     /// Distinct client label values per tap; past it `other`.
     pub max_clients: usize,
+    /// Routes made on the fly (a pattern's match, a path learned) per tap,
+    /// besides the named ones; past it `other`.
+    pub max_routes: usize,
+    /// (client, route) pairs told under their own route per tap; past it a
+    /// client's further routes are `other`.
+    pub max_client_routes: usize,
     /// Versions remembered per client.
     pub max_versions: usize,
     /// Names of missed items a finished listing carries.
@@ -69,7 +78,10 @@ impl Default for ObserverLimits {
             max_sessionless_listings: 8,
             max_tracked_bytes: 16 << 20,
             max_catalogue_items: 10_000,
+            max_catalogue_bytes: 32 << 20,
             max_clients: 64,
+            max_routes: 64,
+            max_client_routes: 256,
             max_versions: 8,
             max_missed_names: 8,
             tally_window: 100,

@@ -60,8 +60,13 @@ const SESSIONS: usize = 10_000;
 /// cross-session cursor index, labels and tallies).
 const HELD_BOUND: usize = 12 << 20;
 
+/// The heap is one count for the whole process: the tests that measure
+/// it take turns.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn ten_thousand_new_clients_and_huge_cursors_stay_inside_the_bounds() {
+    let _turn = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let limits = ObserverLimits::default();
     let before = LIVE.load(Ordering::Relaxed);
     let mut s = Script::new(limits.clone());
@@ -139,6 +144,66 @@ fn ten_thousand_new_clients_and_huge_cursors_stay_inside_the_bounds() {
     assert!(held <= 1 << 20, "{held} bytes held when idle");
 }
 
+const GATEWAY_SESSIONS: usize = 100_000;
+const GATEWAY_PATHS: usize = 1_000;
+/// What the observer may hold after 100,000 sessions over 1,000 paths: the
+/// sessions' cap as above, every route's and client's labels and tallies,
+/// the catalogues of the routes walked, the kept items of page-1 listings.
+const GATEWAY_HELD_BOUND: usize = 16 << 20;
+
+/// In front of a gateway: 100,000 sessions (40 client names) spread over
+/// 1,000 paths, each reading page 1, a walker on every tenth path. Routes
+/// stop at `max_routes` (then `other`), pairs at `max_client_routes`,
+/// sessions at `max_sessions`; the heap is measured.
+#[test]
+fn a_hundred_thousand_sessions_over_a_thousand_paths_stay_inside_the_bounds() {
+    let _turn = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    let limits = ObserverLimits::default();
+    let before = LIVE.load(Ordering::Relaxed);
+    let routing = mcp_observer::Routing::learning(Some("/"));
+    let mut s = Script::with_routing(limits.clone(), routing);
+    let mut routes = HashSet::new();
+    let mut other = 0;
+    for i in 0..GATEWAY_SESSIONS {
+        let path = format!("/mcp/s-{:04}", i % GATEWAY_PATHS);
+        let session = format!("s-{i}");
+        let init = Head {
+            path: Some(&path),
+            ..Head::default()
+        };
+        s.initialize(&init, &session, &format!("app-{}", (i / 7) % 40), "0.1.0");
+        let head = Head {
+            session: Some(&session),
+            ..init
+        };
+        let pages = if i % 10 == 0 { 2 } else { 1 };
+        for page in 0..pages {
+            s.tools(&head, page as u64 + 1, page, 14);
+        }
+        for fact in s.take_facts() {
+            match fact {
+                Fact::NewRoute { route, .. } => {
+                    routes.insert(route.name().to_string());
+                }
+                Fact::OtherRoute(_) => other += 1,
+                _ => {}
+            }
+        }
+    }
+    let usage = s.observer.usage();
+    assert!(usage.routes <= limits.max_routes + 2, "{usage:?}");
+    assert_eq!(routes.len(), usage.routes);
+    assert!(routes.iter().all(|r| r.len() <= 16));
+    assert!(usage.client_routes <= limits.max_client_routes, "{usage:?}");
+    assert!(usage.sessions <= limits.max_sessions, "{usage:?}");
+    assert!(usage.tracked_bytes <= limits.max_tracked_bytes, "{usage:?}");
+    assert!(s.observer.tallies().count() <= limits.max_client_routes + 41);
+    assert!(other > GATEWAY_SESSIONS / 2, "counted: {other}");
+    let held = LIVE.load(Ordering::Relaxed).saturating_sub(before);
+    println!("100,000 sessions over 1,000 paths: {usage:?}, {held} bytes held");
+    assert!(held <= GATEWAY_HELD_BOUND, "{held} bytes held");
+}
+
 /// Labels stay within `max_clients`, then `other`.
 fn check_labels(facts: &[Fact], limits: &ObserverLimits) {
     let labels: HashSet<&str> = facts
@@ -167,7 +232,12 @@ fn past_max_clients_every_new_name_is_other() {
     assert_eq!(labels[..3], ["name-0", "name-1", "name-2"]);
     assert!(labels[3..].iter().all(|l| *l == OTHER), "{labels:?}");
     assert_eq!(s.observer.tallies().count(), 4);
-    let other = s.observer.tallies().find(|(c, _)| c.is_other()).unwrap().1;
+    let other = s
+        .observer
+        .tallies()
+        .find(|(c, _)| c.client.is_other())
+        .unwrap()
+        .1;
     assert_eq!(other.kind(mcp_listing::Kind::Tools).since_start.total(), 7);
 }
 

@@ -6,8 +6,8 @@ mod script;
 
 use mcp_listing::Kind;
 use mcp_observer::{
-    AbandonCause, CatalogueSource, ClientListing, CursorOrigin, Fact, Failure, ListingOutcome,
-    ObserverLimits,
+    AbandonCause, CatalogueSource, ClientListing, ClientRoute, CursorOrigin, Fact, Failure,
+    ListingOutcome, ObserverLimits,
 };
 use mcp_tap::identity::IdentitySource;
 use mcp_tap::{
@@ -88,7 +88,10 @@ fn a_walk_to_the_end_is_complete_and_teaches_the_catalogue() {
         })
         .collect();
     assert_eq!(pages, [(Some(1), true, 8), (Some(2), false, 6)]);
-    let catalogue = s.observer.catalogue(Kind::Tools).unwrap();
+    let catalogue = s
+        .observer
+        .catalogue(&s.observer.default_route().clone(), Kind::Tools)
+        .unwrap();
     assert_eq!((catalogue.items, catalogue.pages), (14, Some(2)));
     assert_eq!(catalogue.source, CatalogueSource::Walk);
 }
@@ -115,7 +118,14 @@ fn page_one_then_delete_is_abandoned_and_names_what_was_missed() {
         ["tool-009", "tool-010", "tool-011", "tool-012", "tool-013", "tool-014"]
     );
     assert_eq!(missed.last, None);
-    let tally = s.observer.tally(&l.client).unwrap().kind(Kind::Tools);
+    let tally = s
+        .observer
+        .tally(&ClientRoute {
+            client: l.client.clone(),
+            route: l.route.clone(),
+        })
+        .unwrap()
+        .kind(Kind::Tools);
     assert_eq!(tally.since_start.get(ListingOutcome::Abandoned), 1);
     assert_eq!(tally.items_missed, Some(6));
     assert_eq!(tally.last_abandoned.as_ref().unwrap().pages, 1);
@@ -128,7 +138,9 @@ fn a_cursor_that_never_comes_back_is_abandoned_after_the_wait() {
         ..ObserverLimits::default()
     });
     let names: Vec<String> = (1..=14).map(|i| format!("tool-{i:03}")).collect();
-    s.observer.set_reference(Kind::Tools, &names, s.now);
+    let route = s.observer.default_route().clone();
+    s.observer
+        .set_reference(&route, Kind::Tools, &names, None, s.now, &mut s.facts);
     s.initialize(&Head::default(), "s-ts", "ts1", "1.0");
     s.tools(&in_session("s-ts"), 1, 0, 14);
     s.wait(Duration::from_secs(29));
@@ -214,7 +226,7 @@ fn cursors_from_another_session_or_nowhere_are_foreign() {
     let tally = s
         .observer
         .tallies()
-        .find(|(c, _)| c.label() == "b")
+        .find(|(c, _)| c.client.label() == "b")
         .unwrap()
         .1;
     assert_eq!(tally.kind(Kind::Tools).foreign_cursor, [1, 1]);
@@ -371,6 +383,7 @@ fn the_operators_header_names_the_client_first() {
         session: Some("s"),
         client_header: Some("team-7"),
         user_agent: Some("node"),
+        path: None,
     };
     s.tools(&head, 1, 0, 8);
     let l = s.listings()[0];
@@ -509,8 +522,21 @@ fn a_merged_answer_is_a_complete_listing_that_says_so() {
             Some(mcp_tap::MergeOutcome::Merged)
         )
     );
-    assert_eq!(s.observer.catalogue(Kind::Tools).unwrap().pages, Some(2));
-    let tally = s.observer.tally(&l.client).unwrap().kind(Kind::Tools);
+    assert_eq!(
+        s.observer
+            .catalogue(&s.observer.default_route().clone(), Kind::Tools)
+            .unwrap()
+            .pages,
+        Some(2)
+    );
+    let tally = s
+        .observer
+        .tally(&ClientRoute {
+            client: l.client.clone(),
+            route: l.route.clone(),
+        })
+        .unwrap()
+        .kind(Kind::Tools);
     assert!(tally.last_complete.as_ref().unwrap().merged);
 }
 
@@ -610,7 +636,10 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
             (ListingOutcome::Abandoned, None),
         ]
     );
-    let catalogue = s.observer.catalogue(Kind::Tools).unwrap();
+    let catalogue = s
+        .observer
+        .catalogue(&s.observer.default_route().clone(), Kind::Tools)
+        .unwrap();
     assert_eq!(
         (catalogue.items, catalogue.pages),
         (14, Some(2)),

@@ -12,6 +12,7 @@
 //! forwarded, and its end says so.
 
 use bytes::Bytes;
+use http::uri::PathAndQuery;
 use http::HeaderValue;
 use mcp_listing::{Kind, Outcome};
 use std::time::Instant;
@@ -74,6 +75,10 @@ pub struct RequestHead {
     pub client_header: Option<HeaderValue>,
     /// How the request body carries messages.
     pub framing: BodyFraming,
+    /// The path (and query) the request was forwarded to: which of the
+    /// upstream's endpoints (a gateway's route) it is for. `None` for the
+    /// stdio tap.
+    pub path: Option<PathAndQuery>,
 }
 
 /// The upstream's answer head, as forwarded.

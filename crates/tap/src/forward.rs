@@ -162,7 +162,7 @@ impl Forwarder {
             Err(refusal) => return own(client, &refusal).await,
         };
         let session = session_of(&req, method);
-        let exchange = self.open(&req, method, started, session.clone());
+        let exchange = self.open(&req, &path, method, started, session.clone());
         if body != Framing::None && expects_continue(&req) {
             // The tap reads the body as it comes; say so, as a server would.
             let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
@@ -340,6 +340,7 @@ impl Forwarder {
     fn open(
         &self,
         req: &Request,
+        path: &PathAndQuery,
         method: RequestMethod,
         started: Instant,
         session: Option<HeaderValue>,
@@ -359,6 +360,7 @@ impl Forwarder {
                         .as_ref()
                         .and_then(|n| headers::value(f, n.as_str())),
                     framing: headers::framing(f),
+                    path: Some(path.clone()),
                 },
             }
         })

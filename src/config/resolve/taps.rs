@@ -5,13 +5,15 @@ use super::http::HttpRole;
 use super::limits::LISTING;
 use super::{child, Resolver, Result};
 use crate::config::locate::{yaml_path, At, Seg};
-use crate::config::raw::{RawListenTls, RawTap};
+use crate::config::raw::{RawListenTls, RawRoute, RawTap};
 use crate::config::taps::{
-    ListenTls, TapConfig, TapListener, TapMerge, TapUpstream, DEFAULT_ABANDON_AFTER,
-    DEFAULT_INSPECT_BYTES, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_MERGED_BYTES,
+    ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
+    DEFAULT_ABANDON_AFTER, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY, DEFAULT_MAX_CLIENTS,
+    DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
     DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
+use mcp_observer::RouteRule;
 use std::collections::HashSet;
 
 impl Resolver<'_> {
@@ -47,6 +49,7 @@ impl Resolver<'_> {
         let key = |k: &str| child(at, k);
         let who = format!("tap `{}`", raw.name);
         let merge = self.tap_merge(at, &who, &mut raw)?;
+        let routes = self.tap_routes(at, &who, &mut raw, targets)?;
         if raw.listen.parse::<std::net::SocketAddr>().is_err() && !raw.listen.contains(':') {
             return Err(self.error(
                 &key("listen"),
@@ -109,6 +112,92 @@ impl Resolver<'_> {
             merge,
             limits,
             report: raw.report.map(|p| self.file_path(p)),
+            routes,
+        })
+    }
+
+    /// `routes:` and the keys that bound and learn them.
+    fn tap_routes(
+        &mut self,
+        at: &[Seg],
+        who: &str,
+        raw: &mut RawTap,
+        targets: &[TargetConfig],
+    ) -> Result<TapRoutes> {
+        let mut named: Vec<TapRoute> = Vec::new();
+        for (i, route) in raw
+            .routes
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
+            let mut route_at = child(at, "routes");
+            route_at.push(Seg::Index(i));
+            let route = self.tap_route(&route_at, who, route, targets)?;
+            let clash = named
+                .iter()
+                .find(|r| r.route_name() == route.route_name() && r.target != route.target);
+            if route.target.is_some() && clash.is_some() {
+                let message = format!("{who}: two routes of one name name different targets");
+                return Err(self.error(&child(&route_at, "target"), At::Value, message));
+            }
+            named.push(route);
+        }
+        let positive = |k: &str, n: Option<usize>, default: usize| {
+            let n = n.unwrap_or(default);
+            if n == 0 {
+                let message = format!("{who}: `{k}` must be greater than zero");
+                return Err(self.error(&child(at, k), At::Value, message));
+            }
+            Ok(n)
+        };
+        let max_routes = positive("max_routes", raw.max_routes, DEFAULT_MAX_ROUTES)?;
+        let max_client_routes = positive(
+            "max_client_routes",
+            raw.max_client_routes,
+            DEFAULT_MAX_CLIENT_ROUTES,
+        )?;
+        let every = raw
+            .learn_every
+            .as_ref()
+            .map_or(DEFAULT_LEARN_EVERY, |d| d.0);
+        Ok(TapRoutes {
+            named,
+            max_routes,
+            max_client_routes,
+            learn_paths: raw.learn_paths.unwrap_or(true),
+            learn_every: raw.learn_catalogue.unwrap_or(false).then_some(every),
+        })
+    }
+
+    fn tap_route(
+        &self,
+        at: &[Seg],
+        who: &str,
+        raw: RawRoute,
+        targets: &[TargetConfig],
+    ) -> Result<TapRoute> {
+        let rule = RouteRule::parse(raw.name.as_deref(), &raw.path).map_err(|e| {
+            let key = match e {
+                mcp_observer::RouteRuleError::BadName
+                | mcp_observer::RouteRuleError::UnknownVariable(_) => "name",
+                _ => "path",
+            };
+            self.error(&child(at, key), At::Value, format!("{who}: route: {e}"))
+        })?;
+        if let Some(target) = &raw.target {
+            if !rule.is_literal() {
+                let message = format!(
+                    "{who}: `target` needs a route whose path has no `{{variable}}` (a pattern's routes learn their catalogue from walks)"
+                );
+                return Err(self.error(&child(at, "target"), At::Value, message));
+            }
+            self.tap_target(&child(at, "target"), who, target, targets)?;
+        }
+        Ok(TapRoute {
+            rule,
+            target: raw.target,
         })
     }
 

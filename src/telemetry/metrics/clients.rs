@@ -1,18 +1,24 @@
-//! What clients do behind each tap (`mcp_client_*`, `mcp_tap_clients`),
-//! moved by the observer's facts. A client identity is a label a client
-//! chooses: the observer cuts and escapes it and keeps at most
-//! `max_clients` per tap (then `other`), so these families hold at most
-//! 9 series per client identity and kind it listed, per tap
-//! (docs/metrics.md, "Series per tap and per client"). Registered on its
-//! own; a tap's series go when the tap stops.
+//! What clients do behind each tap (`mcp_client_*`, `mcp_tap_clients`,
+//! `mcp_tap_routes`, `mcp_tap_other_route_total`), moved by the observer's
+//! facts. A client identity is a label a client chooses, and a route the
+//! path it asks for: the observer cuts and escapes both and keeps at most
+//! `max_clients` identities and `max_routes` routes per tap (then
+//! `other`), and at most `max_client_routes` (client, route) pairs, so
+//! these families hold at most 9 series per pair and kind it listed, per
+//! tap (docs/metrics.md, "Series per tap, route and client"). The route
+//! of a tap in front of one server (the upstream's own path, no routes
+//! configured) carries no `route` label. Registered on its own; a tap's
+//! series go when the tap stops.
 
 use super::families::{CounterFamily, GaugeFamily, Source};
 use super::labels::{EnumLabel, ReportDrop, ValueLabels};
 use super::series::{Registrar, Series};
 use mcp_listing::Kind;
-use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome};
+use mcp_observer::{ClientId, CursorOrigin, Fact, ListingOutcome, OtherRoute, RouteId};
 use mcp_tap::MergeOutcome;
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::encoding::{
+    EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder,
+};
 use prometheus_client::registry::Registry;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -43,18 +49,35 @@ pub(crate) struct TapLabels {
     pub tap: TapName,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+/// A tap client's series: (tap, client, route, kind), the `route` label
+/// left out for a route that has none ([`RouteId::label`]).
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub(crate) struct ClientLabels {
     pub tap: TapName,
     pub client: ClientLabel,
+    pub route: RouteId,
     pub kind: EnumLabel<Kind>,
 }
 
-/// A tap client's (tap, client, kind) and an `outcome` or `origin`.
+impl EncodeLabelSet for ClientLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> std::fmt::Result {
+        ("tap", &*self.tap.0).encode(encoder.encode_label())?;
+        ("client", self.client.0.label()).encode(encoder.encode_label())?;
+        if let Some(route) = self.route.label() {
+            ("route", route).encode(encoder.encode_label())?;
+        }
+        ("kind", self.kind).encode(encoder.encode_label())
+    }
+}
+
+/// A tap client's (tap, client, route, kind) and an `outcome` or `origin`.
 pub(crate) type ClientValueLabels<E> = ValueLabels<ClientLabels, E>;
 
-/// Per tap, the (client, kind) pairs whose series exist.
-type Seen = HashMap<Arc<str>, HashSet<(ClientId, Kind)>>;
+/// One client's series on a tap: its identity, route and kind.
+type Pair = (ClientId, RouteId, Kind);
+
+/// Per tap, the (client, route, kind) whose series exist.
+type Seen = HashMap<Arc<str>, HashSet<Pair>>;
 
 #[derive(Debug)]
 pub struct ClientMetrics {
@@ -67,6 +90,8 @@ pub struct ClientMetrics {
     /// first one.
     merged: CounterFamily<ClientLabels>,
     clients: GaugeFamily<TapLabels>,
+    routes: GaugeFamily<TapLabels>,
+    other_route: CounterFamily<ValueLabels<TapLabels, OtherRoute>>,
     /// Listings left out of a tap's report file: created with the first.
     report_dropped: CounterFamily<ValueLabels<TapLabels, ReportDrop>>,
     /// Per tap, the (client, kind) pairs whose series exist: what a stopped
@@ -113,6 +138,16 @@ impl ClientMetrics {
                 "Client identities the tap has seen (at most max_clients, then other)",
             )
             .new_plain(),
+            routes: r.family(
+                "mcp_tap_routes",
+                "Routes (upstream paths, or the operator's named routes) the tap has seen requests for (at most max_routes made from paths besides the named ones, then other)",
+            )
+            .new_plain(),
+            other_route: r.family(
+                "mcp_tap_other_route",
+                "List requests the tap told under the route other, by reason: max_routes (no room for their path's route), unmatched (no configured route matched and the tap learns no paths), max_client_routes (the client already has max_client_routes routes of its own)",
+            )
+            .new_plain(),
             report_dropped: r.family(
                 "mcp_tap_report_lines_dropped",
                 "Client listings the tap did not write to its report file, by reason: full (the file reached its byte bound) or write_failed; the log says why",
@@ -122,11 +157,16 @@ impl ClientMetrics {
         })
     }
 
-    /// A tap started: its identity count exists at 0.
+    /// A tap started: its identity and route counts exist at 0.
     pub fn tap_started(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
         seen.entry(tap.clone()).or_default();
-        self.clients.create(&tap_labels(tap));
+        let l = tap_labels(tap);
+        self.clients.create(&l);
+        self.routes.create(&l);
+        for reason in OtherRoute::ALL {
+            self.other_route.create(&ValueLabels::new(&l, reason));
+        }
     }
 
     /// What the tap's observer found.
@@ -137,21 +177,39 @@ impl ClientMetrics {
                 let known = self.clients.get_or_create(&tap_labels(tap));
                 known.set(known.get().saturating_add(1));
             }
+            Fact::NewRoute { .. } => {
+                let known = self.routes.get_or_create(&tap_labels(tap));
+                known.set(known.get().saturating_add(1));
+            }
+            Fact::OtherRoute(reason) => {
+                let l = ValueLabels::new(&tap_labels(tap), *reason);
+                self.other_route.get_or_create(&l).inc();
+            }
+            Fact::MissedKnown(m) => {
+                let pair = (m.client.clone(), m.route.clone(), m.kind);
+                let l = self.first_sight(&mut seen, tap, pair);
+                let n = i64::try_from(m.missed.count).unwrap_or(i64::MAX);
+                self.items_missed.get_or_create(&l).set(n);
+            }
             Fact::Page(page) => {
-                let l = self.first_sight(&mut seen, tap, &page.client, page.kind);
+                let pair = (page.client.clone(), page.route.clone(), page.kind);
+                let l = self.first_sight(&mut seen, tap, pair);
                 self.pages.get_or_create(&l).inc();
             }
             Fact::InvalidCursor(c) => {
-                let l = self.first_sight(&mut seen, tap, &c.client, c.kind);
+                let l =
+                    self.first_sight(&mut seen, tap, (c.client.clone(), c.route.clone(), c.kind));
                 self.invalid_cursor.get_or_create(&l).inc();
             }
             Fact::ForeignCursor { cursor, origin } => {
-                let l = self.first_sight(&mut seen, tap, &cursor.client, cursor.kind);
+                let pair = (cursor.client.clone(), cursor.route.clone(), cursor.kind);
+                let l = self.first_sight(&mut seen, tap, pair);
                 let l = ValueLabels::new(&l, *origin);
                 self.foreign_cursor.get_or_create(&l).inc();
             }
             Fact::Listing(listing) => {
-                let l = self.first_sight(&mut seen, tap, &listing.client, listing.kind);
+                let pair = (listing.client.clone(), listing.route.clone(), listing.kind);
+                let l = self.first_sight(&mut seen, tap, pair);
                 let outcome = ValueLabels::new(&l, listing.outcome);
                 self.listings.get_or_create(&outcome).inc();
                 if matches!(
@@ -170,7 +228,7 @@ impl ClientMetrics {
                     self.items_missed.get_or_create(&l).set(n);
                 }
             }
-            Fact::NotObserved(_) => {}
+            Fact::NotObserved(_) | Fact::RouteUnmatched { .. } => {}
         }
     }
 
@@ -184,8 +242,8 @@ impl ClientMetrics {
     /// A tap stopped: every series of it goes.
     pub fn forget_tap(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
-        for (client, kind) in seen.remove(tap).unwrap_or_default() {
-            let l = client_labels(tap, &client, kind);
+        for pair in seen.remove(tap).unwrap_or_default() {
+            let l = client_labels(tap, pair);
             Series::remove(&self.listings, &l);
             Series::remove(&self.foreign_cursor, &l);
             self.pages.remove(&l);
@@ -195,25 +253,22 @@ impl ClientMetrics {
         }
         let l = tap_labels(tap);
         Series::remove(&self.report_dropped, &l);
+        Series::remove(&self.other_route, &l);
         self.clients.remove(&l);
+        self.routes.remove(&l);
     }
 
-    /// The labels of `client` and `kind` on `tap`; the first time, every
-    /// series the alerts read is created at 0, so `increase()` sees the
-    /// first event too.
+    /// The labels of a (client, route, kind) on `tap`; the first time,
+    /// every series the alerts read is created at 0, so `increase()` sees
+    /// the first event too.
     fn first_sight(
         &self,
         seen: &mut MutexGuard<'_, Seen>,
         tap: &Arc<str>,
-        client: &ClientId,
-        kind: Kind,
+        pair: Pair,
     ) -> ClientLabels {
-        let l = client_labels(tap, client, kind);
-        if seen
-            .entry(tap.clone())
-            .or_default()
-            .insert((client.clone(), kind))
-        {
+        let l = client_labels(tap, pair.clone());
+        if seen.entry(tap.clone()).or_default().insert(pair) {
             self.listings.create(&l);
             self.foreign_cursor.create(&l);
             self.pages.create(&l);
@@ -234,10 +289,11 @@ fn tap_labels(tap: &Arc<str>) -> TapLabels {
     }
 }
 
-fn client_labels(tap: &Arc<str>, client: &ClientId, kind: Kind) -> ClientLabels {
+fn client_labels(tap: &Arc<str>, (client, route, kind): Pair) -> ClientLabels {
     ClientLabels {
         tap: TapName(tap.clone()),
-        client: ClientLabel(client.clone()),
+        client: ClientLabel(client),
+        route,
         kind: EnumLabel(kind),
     }
 }

@@ -5,7 +5,7 @@
 use crate::poll::{GarbageCursorAnswer, TraceId};
 use mcp_listing::report::RestartReason;
 use mcp_listing::{ErrorKind, Guard, Kind, TransportKind};
-use mcp_observer::{CursorOrigin, ListingOutcome};
+use mcp_observer::{CursorOrigin, ListingOutcome, OtherRoute};
 use prometheus_client::encoding::{
     EncodeLabel, EncodeLabelSet, EncodeLabelValue, LabelSetEncoder, LabelValueEncoder,
 };
@@ -136,6 +136,7 @@ label_key! {
     ListingOutcome => "outcome",
     CursorOrigin => "origin",
     ReportDrop => "reason",
+    OtherRoute => "reason",
 }
 
 /// A series' labels (`S`) and one value of a labelled enum under its own

@@ -3,7 +3,8 @@
 //! request), with the client's identity as the tap labels it, how the
 //! listing ended, pages and items, what it missed of the known catalogue
 //! (an event naming up to the observer's few names), and whether the tap
-//! merged it. Pure: times are handed in. Never a cursor or a session id:
+//! merged it, and the route it was for (`mcp.tap.route`). Pure: times are
+//! handed in. Never a cursor or a session id:
 //! the session only as the observer's short hash.
 
 use super::ids;
@@ -72,6 +73,7 @@ pub fn client_listing_span(
 fn attributes(tap: &str, l: &ClientListing) -> (Vec<KeyValue>, Status) {
     let mut attrs = vec![
         KeyValue::new(attr::MCP_TAP, tap.to_string()),
+        KeyValue::new(attr::MCP_TAP_ROUTE, l.route.name().to_string()),
         KeyValue::new(attr::MCP_CLIENT_NAME, l.client.label().to_string()),
         KeyValue::new(attr::MCP_CLIENT_IDENTITY_SOURCE, l.source.label()),
         KeyValue::new(attr::MCP_LISTING_KIND, l.kind.label()),

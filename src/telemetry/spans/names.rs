@@ -65,6 +65,8 @@ pub const PAGINATION_ERROR: &str = "mcp.pagination.error";
 
 // A client listing seen by a tap.
 pub const MCP_TAP: &str = "mcp.tap";
+/// The route (the upstream endpoint: a gateway's server) the listing was for.
+pub const MCP_TAP_ROUTE: &str = "mcp.tap.route";
 pub const MCP_CLIENT_NAME: &str = "mcp.client.name";
 pub const MCP_CLIENT_VERSION: &str = "mcp.client.version";
 pub const MCP_CLIENT_IDENTITY_SOURCE: &str = "mcp.client.identity_source";

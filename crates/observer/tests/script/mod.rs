@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use http::HeaderValue;
-use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits};
+use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits, Routing};
 use mcp_tap::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
@@ -24,6 +24,8 @@ pub struct Script {
 /// What a request head says.
 #[derive(Default, Clone)]
 pub struct Head<'a> {
+    /// The request's path (none: as the stdio tap's).
+    pub path: Option<&'a str>,
     pub session: Option<&'a str>,
     pub user_agent: Option<&'a str>,
     pub client_header: Option<&'a str>,
@@ -31,8 +33,13 @@ pub struct Head<'a> {
 
 impl Script {
     pub fn new(limits: ObserverLimits) -> Script {
+        Script::with_routing(limits, Routing::learning(None))
+    }
+
+    /// A tap whose requests become routes as `routing` says.
+    pub fn with_routing(limits: ObserverLimits, routing: Routing) -> Script {
         Script {
-            observer: Observer::new(limits),
+            observer: Observer::with_routing(limits, routing),
             facts: Vec::new(),
             now: Instant::now(),
             next: 0,
@@ -70,6 +77,9 @@ impl Script {
                 user_agent: value(head.user_agent),
                 client_header: value(head.client_header),
                 framing,
+                path: head
+                    .path
+                    .map(|p| http::uri::PathAndQuery::try_from(p).expect("a path")),
             },
         });
         exchange

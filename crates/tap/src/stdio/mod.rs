@@ -175,6 +175,7 @@ fn shared(
             user_agent: None,
             client_header: None,
             framing: BodyFraming::Lines,
+            path: None,
         },
     });
     // No answer head on a pipe: status 0 says so.
