@@ -73,6 +73,12 @@ impl TapSpec {
     }
 }
 
+const _: () = assert!(
+    crate::config::taps::DEFAULT_MERGE_PAGE_BURST == mcp_tap::settings::DEFAULT_MERGE_PAGE_BURST
+        && crate::config::taps::DEFAULT_MERGE_PAGES_PER_SECOND
+            == mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND
+);
+
 fn route_spec(c: &TapConfig) -> RouteSpec {
     let r = &c.routes;
     RouteSpec {
@@ -102,6 +108,14 @@ fn merge_settings(c: &TapConfig) -> MergeSettings {
         },
         max_page_bytes: bytes(l.max_response_bytes),
         max_merged_bytes: bytes(c.merge.max_merged_bytes),
+        credential_headers: c
+            .merge
+            .credential_headers
+            .iter()
+            .filter_map(|h| http::HeaderName::from_bytes(h.as_bytes()).ok())
+            .collect(),
+        page_burst: c.merge.page_burst,
+        pages_per_second: c.merge.pages_per_second,
         ..base
     }
 }

@@ -130,7 +130,7 @@ const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
 };
 const MERGES: CounterSpec = CounterSpec {
     name: "mcp_tap_merges",
-    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy)",
+    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
     label: "outcome",
 };
 const CUTS: CounterSpec = CounterSpec {

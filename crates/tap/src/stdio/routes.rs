@@ -25,7 +25,6 @@ const MAX_MERGING: usize = 64;
 /// An answer on its way to the merge that asked.
 pub(crate) struct Routed {
     pub(crate) line: Bytes,
-    pub(crate) message: Value,
     /// The asked kind's `list_changed` notifications passed so far (at the
     /// answer: every one the server wrote before it).
     pub(crate) changes: u64,
@@ -86,10 +85,11 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
     if routes.pending.is_empty() && !changed {
         return false;
     }
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
+    // Read for its method and id only: never a tree of a page's items.
+    let Some(message) = crate::merge::scan::Message::read(line) else {
         return false;
     };
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
+    if let Some(method) = message.method() {
         if changed {
             for (at, kind) in Kind::ALL.iter().enumerate() {
                 routes.by_kind[at] += u64::from(kind.list_changed_method() == method);
@@ -101,7 +101,7 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
         }
         return false;
     }
-    let Some(key) = message.get("id").map(Value::to_string) else {
+    let Some(key) = message.id_text() else {
         return false;
     };
     let Some((kind, answer)) = routes.pending.remove(&key) else {
@@ -109,7 +109,6 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
     };
     let routed = Routed {
         line: line.clone(),
-        message,
         changes: routes.changes_of(kind),
     };
     // A merge that gave up waiting has dropped its end: the answer is its
