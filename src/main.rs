@@ -1,9 +1,8 @@
 //! The command line only: parse, set up logging, hand over to a subcommand.
 
 use clap::{Parser, Subcommand};
-use mcp_exporter::cli::{
-    check, check_config, discover, logging, probe, serve, simulate_client, tap,
-};
+use mcp_exporter::cli::{check, check_config, discover, probe, serve, simulate_client, tap};
+use mcp_exporter::telemetry::logging;
 use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 

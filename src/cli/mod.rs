@@ -3,8 +3,6 @@
 pub mod check;
 pub mod check_config;
 pub mod discover;
-pub mod logfmt;
-pub mod logging;
 pub mod probe;
 pub mod serve;
 pub mod simulate_client;

@@ -8,7 +8,6 @@ pub mod book;
 pub mod fds;
 pub mod judge;
 pub mod learn;
-pub mod listen_tls;
 pub mod observe;
 pub mod queue;
 pub mod recent;

@@ -3,12 +3,12 @@
 //! connection's bounds and those of a merged walk; `max_connections` the
 //! listener's (never past the tap's share of descriptors, `super::fds`).
 
-use super::listen_tls::ReloadingTls;
 use super::observe::ListingSinks;
 use super::queue::QueueBudget;
 use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use super::run::{RouteSpec, TapSpec};
 use crate::config::taps::TapConfig;
+use crate::listen_tls::TlsReloader;
 use crate::telemetry::metrics::WebMetrics;
 use mcp_observer::Routing;
 use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
@@ -34,7 +34,7 @@ impl TapSpec {
             insecure_skip_verify: c.upstream.tls.insecure_skip_verify,
         };
         if let Some(tls) = &c.listener.tls {
-            let tls = ReloadingTls::new(tls, web.clone())
+            let tls = TlsReloader::for_tap(tls, web.clone())
                 .map_err(|e| fail(format!("listener TLS: {e}")))?;
             settings.listener_tls = Some(Arc::new(tls));
         }

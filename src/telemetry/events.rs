@@ -704,3 +704,71 @@ impl SpanExportRecovered {
         );
     }
 }
+
+/// The stdio tap's last word, at its exit, per client (none: no client
+/// listed anything): the verdict as the tap last judged it, on stderr,
+/// where a client's server log is read.
+#[derive(Debug)]
+pub struct TapSummarised<'a> {
+    pub tap: &'a str,
+    pub client: Option<(&'a str, Health, Option<&'a Reason>)>,
+}
+
+impl TapSummarised<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        let tap = self.tap;
+        let Some((client, level, reason)) = self.client else {
+            tracing::info!(emitted_at = %at, tap, "tap summary: no client listed anything");
+            return;
+        };
+        let reason = reason.map_or("reads every list to its last page", |r| r.message.as_str());
+        let verdict = level.label();
+        tracing::info!(emitted_at = %at, tap, client, verdict, reason, "tap summary");
+    }
+}
+
+/// A tap's own walk of a route (`learn_catalogue`) did not end within its
+/// bound (`error`: none) or got no session: the route's catalogue stays
+/// unknown until the next walk, or a client's complete one.
+#[derive(Debug)]
+pub struct RouteNotLearned<'a> {
+    pub tap: &'a str,
+    /// The route's path, cut and escaped.
+    pub route: &'a str,
+    /// Why there was no session (scrubbed, cut and escaped).
+    pub error: Option<&'a str>,
+}
+
+impl RouteNotLearned<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        let (tap, route) = (self.tap, self.route);
+        match self.error {
+            None => {
+                tracing::warn!(emitted_at = %at, tap, route, "the tap's walk of a route did not end in time")
+            }
+            Some(error) => {
+                tracing::warn!(emitted_at = %at, tap, route, error, "the tap could not walk a route to learn its catalogue")
+            }
+        }
+    }
+}
+
+/// The stdio tap could not start the thread that reads its stdin: it reads
+/// with tokio's instead, and so ends with its client's stdin rather than
+/// with its server.
+#[derive(Debug)]
+pub struct StdinThreadRefused<'a> {
+    pub error: &'a std::io::Error,
+}
+
+impl StdinThreadRefused<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, error = %self.error, "cannot start a thread for stdin; the tap then ends with its client's stdin");
+    }
+}
