@@ -79,19 +79,20 @@ pub fn grade(
 }
 
 fn no_request(reach: Reach, end: ClientEnd) -> String {
-    let how = match end.exit {
-        Exit::Killed(_) => format!("in {}", words::seconds(end.elapsed)),
-        Exit::Unknown => String::new(),
-        exit => format!("before it {}", exit.words()),
+    if end.exit.says_error() {
+        return format!("the client {} before any request arrived", end.exit.words());
+    }
+    let when = match end.exit {
+        Exit::Killed(_) => format!(" in {}", words::seconds(end.elapsed)),
+        Exit::Code(_) => format!(" before it {}", end.exit.words()),
+        _ => String::new(),
     };
     let question = match reach {
         Reach::Url => "does the client read {url} or MCP_SERVER_URL?",
         Reach::Command => "does the client start the server of {command} or MCP_SERVER_COMMAND?",
         Reach::Launched => "did the client send anything?",
     };
-    format!("no request arrived {how}: {question}")
-        .replace("  ", " ")
-        .replace(" :", ":")
+    format!("no request arrived{when}: {question}")
 }
 
 fn not_modern(record: &Record) -> String {
@@ -104,6 +105,12 @@ fn not_modern(record: &Record) -> String {
 }
 
 fn grade_kind(case: &Case) -> Verdict {
+    if case.end.exit == Exit::Killed(Stopped::TooManySessions) {
+        return Verdict::fail(format!(
+            "opened {} sessions in one scenario and was stopped",
+            words::count(u64::from(case.record.initializes))
+        ));
+    }
     if case.view.requests.is_empty() {
         return Verdict::fail(format!(
             "never called {} ({} other requests)",
@@ -141,8 +148,10 @@ fn never_stopped(case: &Case) -> Option<Verdict> {
     };
     let last = case.view.requests.last()?.at;
     let first = case.record.first_request?;
-    let listing = why == Stopped::TooManyRequests
-        || case.end.ended.saturating_duration_since(last) <= STILL_LISTING;
+    // A client idle after reaching the end is slow to exit, not looping.
+    let ended = case.last().is_some_and(|l| l.last_page() == LastPage::End);
+    let recent = case.end.ended.saturating_duration_since(last) <= STILL_LISTING;
+    let listing = why == Stopped::TooManyRequests || (recent && !ended);
     if !listing || case.view.requests.len() < 3 {
         return None;
     }
@@ -212,7 +221,20 @@ impl Case<'_> {
 /// The common grade of a listing that stopped before its end: a prefix
 /// returned as the whole fails; an error the user sees gets `on_error`.
 pub fn stopped_early(case: &Case, listing: &Listing, on_error: Status) -> Verdict {
-    let what = format!("{}: {}", case.read(listing.pages()), case.saw(listing));
+    let asked = listing.pages();
+    let last = match listing.last_page() {
+        LastPage::Unanswered => format!("; gave up waiting for page {asked}"),
+        LastPage::Error(Some(code)) => format!("; page {asked} was answered with error {code}"),
+        LastPage::Error(None) | LastPage::Malformed => {
+            format!("; page {asked} was answered with an error")
+        }
+        LastPage::End | LastPage::CursorLeft(_) => String::new(),
+    };
+    let what = format!(
+        "{}: {}{last}",
+        case.read(listing.pages_read()),
+        case.saw(listing)
+    );
     let exit = case.end.exit;
     if exit.says_error() {
         return Verdict::new(
@@ -260,6 +282,7 @@ pub fn completed(case: &Case, listing: &Listing, how: &str) -> Verdict {
 pub fn exit_tail(exit: Exit) -> String {
     match exit {
         Exit::Code(_) | Exit::Signal(_) => format!(", {}", exit.words()),
-        _ => String::new(),
+        Exit::Killed(_) => format!(", then did not exit and {}", exit.words()),
+        Exit::Unknown => String::new(),
     }
 }

@@ -91,19 +91,19 @@ impl<'a> KindView<'a> {
         })
     }
 
-    /// Was a cursor answered with an error sent again?
+    /// Was a cursor answered with an error sent again in the same listing
+    /// (a retry, not a restart from page 1)?
     pub fn resent_rejected(&self) -> bool {
-        let rejected: HashSet<CursorDigest> = self
-            .requests
-            .iter()
-            .filter(|r| matches!(r.answer, Some(PageAnswer::Error(_))))
-            .filter_map(|r| sent_digest(r.cursor))
-            .collect();
-        let mut seen_error = false;
-        self.requests.iter().any(|r| {
-            let again = seen_error && sent_digest(r.cursor).is_some_and(|d| rejected.contains(&d));
-            seen_error |= matches!(r.answer, Some(PageAnswer::Error(_)));
-            again
+        self.listings().iter().any(|l| {
+            let mut rejected = HashSet::new();
+            l.requests.iter().any(|r| {
+                let digest = sent_digest(r.cursor);
+                let again = digest.is_some_and(|d| rejected.contains(&d));
+                if let (Some(d), Some(PageAnswer::Error(_))) = (digest, &r.answer) {
+                    rejected.insert(d);
+                }
+                again
+            })
         })
     }
 }
@@ -137,6 +137,16 @@ fn sent_digest(cursor: SentCursor) -> Option<CursorDigest> {
 impl Listing<'_, '_> {
     pub fn pages(&self) -> u32 {
         u32::try_from(self.requests.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Requests answered with a page (not an error, not unanswered).
+    pub fn pages_read(&self) -> u32 {
+        let read = self
+            .requests
+            .iter()
+            .filter(|r| matches!(r.answer, Some(PageAnswer::Page { .. })))
+            .count();
+        u32::try_from(read).unwrap_or(u32::MAX)
     }
 
     /// Items as sent, duplicates included.
