@@ -47,7 +47,6 @@ pub enum Endpoint {
 #[derive(Debug, Clone)]
 pub struct ClientRun {
     pub end: ClientEnd,
-    pub stdout_tail: String,
     pub stderr_tail: String,
 }
 
@@ -156,7 +155,6 @@ pub async fn run(
             elapsed: ended.saturating_duration_since(started),
             ended,
         },
-        stdout_tail,
         stderr_tail,
     })
 }

@@ -32,8 +32,10 @@ pub struct Case<'a> {
 pub enum Reach {
     Url,
     Command,
-    /// It launched us (serving mode).
+    /// An app launched us over stdio (serving mode).
     Launched,
+    /// A client pointed at our listener (serving mode over HTTP).
+    Listener,
 }
 
 /// The grade of one scenario over every expected kind: the worst kind's.
@@ -90,7 +92,8 @@ fn no_request(reach: Reach, end: ClientEnd) -> String {
     let question = match reach {
         Reach::Url => "does the client read {url} or MCP_SERVER_URL?",
         Reach::Command => "does the client start the server of {command} or MCP_SERVER_COMMAND?",
-        Reach::Launched => "did the client send anything?",
+        Reach::Launched => "did the app send anything on stdin?",
+        Reach::Listener => "was the client pointed at the listener's URL?",
     };
     format!("no request arrived{when}: {question}")
 }

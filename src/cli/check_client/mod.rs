@@ -27,6 +27,9 @@ mod rig_http;
 mod rig_stdio;
 mod run;
 mod scenarios;
+mod serve_http;
+mod serve_stdio;
+mod state;
 mod verdict;
 mod view;
 mod watch;
@@ -41,18 +44,30 @@ pub async fn main(args: CheckClientArgs) -> ExitCode {
     if let Some(socket) = &args.relay {
         return relay::main(socket).await;
     }
-    let plan = match args.plan() {
-        Ok(plan) => plan,
-        Err(message) => return usage(&message),
+    let report = match (args.serve, &args.state) {
+        (Some(args::ServeMode::Stdio), _) => return serve_stdio::main(&args).await,
+        (Some(args::ServeMode::Http), _) => serve_http::main(&args).await,
+        (None, Some(state)) if args.command.is_empty() => serve_stdio::show(&args, state),
+        (None, _) => match args.plan() {
+            Ok(plan) => Ok(run::run(&plan).await),
+            Err(message) => Err(message),
+        },
     };
-    let report = run::run(&plan).await;
+    match report {
+        Ok(report) => emit(&args, &report),
+        Err(message) => usage(&message),
+    }
+}
+
+/// The report on stdout (table or JSON) and in `--junit`; the exit status.
+fn emit(args: &CheckClientArgs, report: &report::Report) -> ExitCode {
     if let Some(path) = &args.junit {
-        if let Err(e) = std::fs::write(path, junit::render(&report)) {
+        if let Err(e) = std::fs::write(path, junit::render(report)) {
             return usage(&format!("cannot write {}: {e}", path.display()));
         }
     }
     if args.json {
-        match serde_json::to_string_pretty(&report) {
+        match serde_json::to_string_pretty(report) {
             Ok(s) => super::print_stdout(&format!("{s}\n")),
             Err(e) => return usage(&format!("cannot encode the report: {e}")),
         }
@@ -62,7 +77,7 @@ pub async fn main(args: CheckClientArgs) -> ExitCode {
     ExitCode::from(report.exit_code())
 }
 
-fn usage(message: &str) -> ExitCode {
+pub(crate) fn usage(message: &str) -> ExitCode {
     super::print_stderr(&format!("mcp-exporter check-client: {message}\n"));
     ExitCode::from(2)
 }

@@ -232,13 +232,13 @@ impl Recorder {
             .unwrap_or(mcp_tap::BodyFraming::Json);
         match read_message(&bytes, framing) {
             Some(Message::Empty) => {}
-            Some(message) if side == 0 => self.from_client(session, message, at),
-            Some(message) => self.from_server(session, message, at),
+            Some(message) if side == 0 => self.client_message(session, message, at),
+            Some(message) => self.server_message(session, message, at),
             None => self.record.unreadable += 1,
         }
     }
 
-    fn from_client(&mut self, session: Vec<u8>, message: Message, at: Instant) {
+    fn client_message(&mut self, session: Vec<u8>, message: Message, at: Instant) {
         let Message::Request {
             id,
             method,
@@ -296,7 +296,7 @@ impl Recorder {
         Some(record.requests.len() - 1)
     }
 
-    fn from_server(&mut self, session: Vec<u8>, message: Message, at: Instant) {
+    fn server_message(&mut self, session: Vec<u8>, message: Message, at: Instant) {
         match message {
             Message::ListChanged(kind) => {
                 *self.record.list_changed.entry(kind).or_insert(0) += 1;

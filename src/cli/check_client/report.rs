@@ -108,6 +108,28 @@ impl ScenarioReport {
     }
 }
 
+impl ScenarioReport {
+    /// A grade kept by `--serve stdio` (no run of ours to describe).
+    pub fn saved(scenario: ClientScenario, saved: &super::state::SavedGrade) -> ScenarioReport {
+        let setup = scenario.setup();
+        ScenarioReport {
+            scenario,
+            status: saved.status.parse().unwrap_or(Status::NotApplicable),
+            message: shown(&saved.message).into_owned(),
+            asks: setup.title,
+            spec: setup.spec.to_string(),
+            list_requests: saved.list_requests,
+            seconds: saved.seconds,
+            exit: None,
+            printed: None,
+            protocol: None,
+            listings: Vec::new(),
+            stderr_tail: None,
+            page_cap: None,
+        }
+    }
+}
+
 fn exit_label(exit: Exit) -> Option<String> {
     match exit {
         Exit::Code(c) => Some(c.to_string()),
@@ -143,6 +165,25 @@ impl Report {
             transport: plan.rig.transport.label(),
             protocol: plan.rig.protocol.map(|v| v.label().to_string()),
             kinds: plan.kinds.clone(),
+            scenarios: Vec::new(),
+            summary: Summary::default(),
+            page_cap: None,
+            error: None,
+            stderr_tail: None,
+        }
+    }
+
+    /// The report of serving mode: the client is whoever connected.
+    pub fn serving(
+        transport: super::rig::Transport,
+        protocol: Option<mcp_listing::ProtocolVersion>,
+        kinds: Vec<Kind>,
+    ) -> Report {
+        Report {
+            client: "the client that connected".into(),
+            transport: transport.label(),
+            protocol: protocol.map(|v| v.label().to_string()),
+            kinds,
             scenarios: Vec::new(),
             summary: Summary::default(),
             page_cap: None,

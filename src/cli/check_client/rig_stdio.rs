@@ -104,7 +104,8 @@ impl StdioRig {
     }
 }
 
-fn server_settings(exe: &str, args: Vec<String>) -> StdioTapSettings {
+/// The stdio tap's settings for a simulator started as `exe ARGS…`.
+pub fn server_settings(exe: &str, args: Vec<String>) -> StdioTapSettings {
     let mut settings = StdioTapSettings::new(StdioSpec {
         command: exe.to_string(),
         args,

@@ -10,7 +10,6 @@ use std::collections::HashSet;
 
 /// The requests of one kind, in order.
 pub struct KindView<'a> {
-    pub kind: Kind,
     pub requests: Vec<&'a ListRequest>,
 }
 
@@ -40,7 +39,6 @@ fn starts_listing(cursor: SentCursor) -> bool {
 impl<'a> KindView<'a> {
     pub fn of(record: &'a Record, kind: Kind) -> KindView<'a> {
         KindView {
-            kind,
             requests: record.requests.iter().filter(|r| r.kind == kind).collect(),
         }
     }

@@ -116,11 +116,6 @@ impl Watch {
         }
     }
 
-    /// The record so far (serving mode grades as it goes).
-    pub fn record(&self) -> &Record {
-        &self.recorder.record
-    }
-
     /// Everything seen; listings still open end as abandoned.
     pub fn finish(mut self) -> Observation {
         let later = Instant::now() + self.abandon_after + Duration::from_secs(1);
