@@ -55,11 +55,17 @@ pub async fn main(args: &CheckClientArgs) -> Result<Report, String> {
             ended: Instant::now(),
         };
         let verdict = grade(&setup, &kinds, &seen.record, end, Reach::Listener);
-        crate::cli::print_stderr(&format!(
-            "  {}: {}\n",
-            verdict.status.label(),
-            mcp_listing::text::escape_controls(&verdict.message)
-        ));
+        let shown = mcp_listing::text::escape_controls(&verdict.message).into_owned();
+        crate::cli::print_stderr(&format!("  {}: {shown}\n", verdict.status.label()));
+        if let Some(path) = &args.report {
+            let line = format!(
+                "scenario {} of {} · {scenario} · {}: {shown}\n",
+                i + 1,
+                scenarios.len(),
+                verdict.status.label()
+            );
+            super::serve_stdio::append(path, &line);
+        }
         let run = super::client::ClientRun {
             end,
             stderr_tail: String::new(),

@@ -130,7 +130,7 @@ async fn let_go() {
 }
 
 /// Append one line to the report file (created private), once.
-fn append(path: &Path, line: &str) {
+pub fn append(path: &Path, line: &str) {
     use std::os::unix::fs::OpenOptionsExt;
     let opened = std::fs::OpenOptions::new()
         .create(true)
