@@ -1,8 +1,8 @@
 //! The command line of `check-client`, and the plan it stands for.
 
 use super::client::ClientCommand;
-use super::rig::{RigOptions, Transport};
-use super::run::{Limits, Plan};
+use super::plan::{Limits, Plan};
+use super::rig_setup::{RigOptions, Transport};
 use super::scenarios::ClientScenario;
 use mcp_listing::{Kind, ProtocolVersion};
 use mcp_simulator::config::ResponseMode;

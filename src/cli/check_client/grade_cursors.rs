@@ -3,7 +3,7 @@
 //! (restart from page 1), and `list_changed` in the middle of a walk (list
 //! again from page 1).
 
-use super::grade::{completed, stopped_early, Case};
+use super::case::{completed, stopped_early, Case};
 use super::record::{PageAnswer, SentCursor};
 use super::verdict::{Exit, Status, Verdict};
 use super::view::LastPage;

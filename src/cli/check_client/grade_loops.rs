@@ -4,7 +4,7 @@
 //! quietly returned a prefix as the whole; one that never stops is stopped
 //! by the harness (grade.rs).
 
-use super::grade::{stopped_early, Case};
+use super::case::{stopped_early, Case};
 use super::verdict::{Exit, Status, Verdict};
 use super::words;
 

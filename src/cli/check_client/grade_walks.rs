@@ -3,7 +3,7 @@
 //! correct client reads to the last page; one that stops early returned a
 //! prefix, unless it said so with an error.
 
-use super::grade::{completed, stopped_early, Case};
+use super::case::{completed, stopped_early, Case};
 use super::verdict::{Status, Verdict};
 use super::view::LastPage;
 use super::words;

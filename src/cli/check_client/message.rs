@@ -3,7 +3,6 @@
 //! `list_changed` notification. An event-stream event is read through its
 //! `data:` lines; an event without data (a priming event) is empty.
 
-use super::record::SentCursor;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
 use mcp_tap::BodyFraming;
@@ -11,6 +10,38 @@ use serde_json::{Map, Value};
 
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The cursor a list request carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentCursor {
+    /// No `cursor` (page 1).
+    None,
+    /// `"cursor": null`.
+    Null,
+    Str(CursorDigest),
+    /// A number, an object: not a string.
+    Other,
+}
+
+/// What a page said about the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextCursor {
+    Absent,
+    Null,
+    Str(CursorDigest),
+    Other,
+}
+
+impl NextCursor {
+    /// Does a client stop here (absent or null)?
+    pub fn ends(self) -> bool {
+        matches!(self, NextCursor::Absent | NextCursor::Null)
+    }
+
+    pub fn is_blank(self) -> bool {
+        matches!(self, NextCursor::Str(d) if d.is_blank())
+    }
+}
 
 /// What a message is.
 #[derive(Debug)]

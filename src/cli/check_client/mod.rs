@@ -3,15 +3,17 @@
 //! client runs once against it; what it sent is graded in the house's
 //! words (docs/clients.md, "Grading a client").
 //!
-//! Layout: `args` (the command line) → `run` (the scenarios in turn) →
-//! `rig` (a scenario's server side: `rig_http`, `rig_stdio`, whose client
-//! starts `relay`) and `client` (the client's process) → `watch` (the
-//! observer and `record`, which reads copies through `message`) → `grade`
-//! (`view` of the record; `grade_walks`, `grade_loops`, `grade_cursors`;
-//! `verdict`, `words`) → `report`, `junit`. Serving mode, for apps that
-//! cannot be scripted: `serve_stdio` (with `state`), `serve_http`.
+//! Layout: `args` (the command line) → `plan` → `run` (the scenarios in
+//! turn) → `rig` (a scenario's server side, set up by `rig_setup`:
+//! `rig_http`, `rig_stdio`, whose client starts `relay`) and `client` (the
+//! client's process) → `watch` (the observer and `record`, which reads
+//! copies through `message`) → `grade` (`case` and `view` of the record;
+//! `grade_walks`, `grade_loops`, `grade_cursors`; `verdict`, `words`) →
+//! `report`, `junit`. Serving mode, for apps that cannot be scripted:
+//! `serve_stdio` (with `state`), `serve_http`.
 
 mod args;
+mod case;
 mod client;
 mod grade;
 mod grade_cursors;
@@ -19,11 +21,13 @@ mod grade_loops;
 mod grade_walks;
 mod junit;
 mod message;
+mod plan;
 mod record;
 mod relay;
 mod report;
 mod rig;
 mod rig_http;
+mod rig_setup;
 mod rig_stdio;
 mod run;
 mod scenarios;

@@ -4,6 +4,7 @@
 //! the same bounded copies the observer reads; keeps digests, never cursors.
 
 use super::message::{read_message, Message};
+pub use super::message::{NextCursor, SentCursor};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
 use mcp_tap::{CopyEnd, Direction, ExchangeId, RequestMethod, TapEvent};
@@ -18,38 +19,6 @@ const MAX_EXCHANGES: usize = 1024;
 const MAX_PENDING: usize = 1024;
 /// Item keys kept per page (the scenarios' pages hold at most 10).
 const MAX_KEYS_PER_PAGE: usize = 1000;
-
-/// The cursor a list request carried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SentCursor {
-    /// No `cursor` (page 1).
-    None,
-    /// `"cursor": null`.
-    Null,
-    Str(CursorDigest),
-    /// A number, an object: not a string.
-    Other,
-}
-
-/// What a page said about the next one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NextCursor {
-    Absent,
-    Null,
-    Str(CursorDigest),
-    Other,
-}
-
-impl NextCursor {
-    /// Does a client stop here (absent or null)?
-    pub fn ends(self) -> bool {
-        matches!(self, NextCursor::Absent | NextCursor::Null)
-    }
-
-    pub fn is_blank(self) -> bool {
-        matches!(self, NextCursor::Str(d) if d.is_blank())
-    }
-}
 
 /// The answer to one list request.
 #[derive(Debug, Clone, PartialEq, Eq)]

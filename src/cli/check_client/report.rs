@@ -5,7 +5,7 @@
 
 use super::client::{shell_words, ClientRun};
 use super::grade::Reach;
-use super::run::Plan;
+use super::plan::Plan;
 use super::scenarios::ClientScenario;
 use super::verdict::{Exit, Status, Verdict};
 use super::watch::Observation;
@@ -175,7 +175,7 @@ impl Report {
 
     /// The report of serving mode: the client is whoever connected.
     pub fn serving(
-        transport: super::rig::Transport,
+        transport: super::rig_setup::Transport,
         protocol: Option<mcp_listing::ProtocolVersion>,
         kinds: Vec<Kind>,
     ) -> Report {

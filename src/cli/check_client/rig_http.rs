@@ -2,7 +2,7 @@
 //! own, and the tap in front of it on another (or on the fixed address of
 //! serving mode), both in this process. The client gets the tap's URL.
 
-use super::rig::{knobs, queue, simulator_flags, RigError, RigOptions, Transport};
+use super::rig_setup::{knobs, queue, simulator_flags, RigError, RigOptions, Transport};
 use super::scenarios::Setup;
 use super::watch::{Observation, Watch, WatchTask};
 use mcp_simulator::{InProcessLimits, InProcessServer};

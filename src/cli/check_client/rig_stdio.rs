@@ -5,7 +5,7 @@
 //! tap (`mcp_tap::run_stdio`) runs a fresh `mcp-exporter simulate --transport
 //! stdio` behind it and tells the watcher what passes.
 
-use super::rig::{queue, simulator_flags, RigError, RigOptions};
+use super::rig_setup::{queue, simulator_flags, RigError, RigOptions};
 use super::scenarios::Setup;
 use super::watch::{Observation, Watch, WatchTask};
 use crate::tap::queue::ObserverQueue;

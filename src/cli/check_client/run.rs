@@ -2,37 +2,17 @@
 //! server side (rig.rs), one run of the client (client.rs), then its grade
 //! (grade.rs). A client that cannot be run at all ends the whole run.
 
-use super::client::{self, ClientCommand, ClientRun};
+use super::client::{self, ClientRun};
 use super::grade::{grade, Reach};
+use super::plan::{Limits, Plan};
 use super::report::{Report, ScenarioReport};
-use super::rig::{Rig, RigOptions, Transport};
+use super::rig::Rig;
+use super::rig_setup::Transport;
 use super::scenarios::ClientScenario;
 use super::verdict::Stopped;
 use super::watch::{Observation, Progress, Watch};
-use mcp_listing::Kind;
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// Bounds on what one client may make the harness do in one scenario.
-#[derive(Debug, Clone, Copy)]
-pub struct Limits {
-    /// List requests before the client is stopped (and graded as looping).
-    pub max_requests: u64,
-    /// Sessions (`initialize`s; over stdio, server launches) before it is stopped.
-    pub max_sessions: u32,
-    /// Each scenario's deadline.
-    pub deadline: Duration,
-}
-
-/// Everything a run of `check-client -- CMD` needs.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub client: ClientCommand,
-    pub rig: RigOptions,
-    pub scenarios: Vec<ClientScenario>,
-    pub kinds: Vec<Kind>,
-    pub limits: Limits,
-}
 
 /// A listing whose cursor has not come back for this long is abandoned
 /// (the final tick ends every open one anyway).
@@ -44,7 +24,7 @@ enum Fatal {
     #[error("cannot run the client: {0}")]
     Start(#[from] client::StartFailure),
     #[error("cannot set up the scenario: {0}")]
-    Rig(#[from] super::rig::RigError),
+    Rig(#[from] super::rig_setup::RigError),
 }
 
 pub async fn run(plan: &Plan) -> Report {

@@ -7,9 +7,10 @@
 
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
 use super::grade::{grade, Reach};
+use super::plan::Limits;
 use super::report::{Report, ScenarioReport};
-use super::rig::{Rig, RigOptions, Transport};
-use super::run::Limits;
+use super::rig::Rig;
+use super::rig_setup::{RigOptions, Transport};
 use super::scenarios::ClientScenario;
 use super::verdict::{ClientEnd, Exit, Stopped};
 use super::watch::{Progress, Watch};
