@@ -457,3 +457,43 @@ fn clients_that_cannot_be_graded_exit_2() {
     // One scenario is enough to tell: the run stops there.
     assert_eq!(deaf.report["scenarios"].as_array().map_or(1, Vec::len), 0);
 }
+
+/// The README's `check-client` example is what `check-client` prints (the
+/// TIME column aside).
+#[test]
+fn the_readme_example_is_what_check_client_prints() {
+    let readme = mcp_testkit::repo_path("README.md");
+    let readme = std::fs::read_to_string(readme).expect("README.md");
+    let command = "$ mcp-exporter check-client --scenario walk,repeat-cursor,endless -- mcp-exporter simulate-client --walk --url '{url}'\n";
+    let start = readme.find(command).expect("the check-client example") + command.len();
+    let end = start + readme[start..].find("```").expect("its end");
+    let bin = mcp_testkit::exporter_bin();
+    let dir = bin.parent().expect("the binary's folder");
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut run = std::process::Command::new(&bin);
+    run.env("PATH", path).args([
+        "check-client",
+        "--scenario",
+        "walk,repeat-cursor,endless",
+        "--",
+        "mcp-exporter",
+        "simulate-client",
+        "--walk",
+        "--url",
+        "{url}",
+    ]);
+    let finished = mcp_testkit::run(run, "the README's check-client example");
+    assert_eq!(finished.code(), Some(1), "{}", finished.describe());
+    let time = regex::Regex::new(r"(?m)^(\S+\s+\S+\s+[\d,]+)\s+\d+\.\ds  ").expect("regex");
+    let untimed = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|line| time.replace(line.trim_end(), "$1 TIME  ").into_owned())
+            .collect()
+    };
+    assert_eq!(
+        untimed(&finished.stdout),
+        untimed(&readme[start..end]),
+        "README.md's check-client example is out of date; it printed:\n{}",
+        finished.stdout
+    );
+}

@@ -18,6 +18,8 @@ struct Sdk {
     what: &'static str,
     interpreter: &'static str,
     script: &'static str,
+    /// Arguments after the script (`{url}` is filled in by check-client).
+    args: &'static [&'static str],
     marker: &'static str,
 }
 
@@ -25,42 +27,59 @@ const PYTHON_2: Sdk = Sdk {
     what: "Python mcp 2.x",
     interpreter: "python/.venv/bin/python",
     script: "clients/check_python_sdk.py",
+    args: &[],
     marker: "python/.venv/bin/python",
 };
 const PYTHON_1: Sdk = Sdk {
     what: "Python mcp 1.x",
     interpreter: "python-v1/.venv/bin/python",
     script: "clients/check_python_sdk.py",
+    args: &[],
     marker: "python-v1/.venv/bin/python",
 };
 const FASTMCP_2: Sdk = Sdk {
     what: "fastmcp 2.14",
     interpreter: "fastmcp2/.venv/bin/python",
     script: "clients/check_fastmcp.py",
+    args: &[],
     marker: "fastmcp2/.venv/bin/python",
 };
 const FASTMCP_4: Sdk = Sdk {
     what: "fastmcp 4",
     interpreter: "fastmcp/.venv/bin/python",
     script: "clients/check_fastmcp.py",
+    args: &[],
     marker: "fastmcp/.venv/bin/python",
 };
 const TS_1: Sdk = Sdk {
     what: "TypeScript SDK 1.x",
     interpreter: "node",
     script: "clients/check-ts1.mjs",
+    args: &[],
     marker: "node_modules/@modelcontextprotocol/sdk/package.json",
 };
 const TS_1_LOOP: Sdk = Sdk {
     what: "TypeScript SDK 1.x, walking without a guard",
     interpreter: "node",
     script: "clients/check-ts1-loop.mjs",
+    args: &[],
     marker: "node_modules/@modelcontextprotocol/sdk/package.json",
 };
 const TS_2: Sdk = Sdk {
     what: "TypeScript SDK 2.x",
     interpreter: "node",
     script: "clients/check-ts2.mjs",
+    args: &[],
+    marker: "node_modules/@modelcontextprotocol/client/package.json",
+};
+
+/// The TypeScript SDK 2.x over the legacy HTTP+SSE transport (the peer
+/// that takes `--transport sse --url URL`).
+const TS_2_LEGACY_SSE: Sdk = Sdk {
+    what: "TypeScript SDK 2.x over HTTP+SSE",
+    interpreter: "node",
+    script: "clients/ts2-list-tools.mjs",
+    args: &["--transport", "sse", "--url", "{url}"],
     marker: "node_modules/@modelcontextprotocol/client/package.json",
 };
 
@@ -71,7 +90,9 @@ impl Sdk {
         } else {
             peer_path(self.interpreter)
         };
-        vec![interpreter, peer_path(self.script)]
+        let mut argv = vec![interpreter, peer_path(self.script)];
+        argv.extend(self.args.iter().map(|a| a.to_string()));
+        argv
     }
 }
 
@@ -127,9 +148,10 @@ fn page_one_readers_fail_the_walk_naming_what_they_missed() {
 
 #[test]
 fn the_typescript_sdk_2_walks_and_shows_its_64_page_cap() {
-    let cases: [Case; 2] = [
+    let cases: [Case; 3] = [
         (TS_2, "http", "walk,endless,repeat-cursor", &[]),
         (TS_2, "stdio", "walk,endless", &[]),
+        (TS_2_LEGACY_SSE, "sse", "walk,endless", &[]),
     ];
     for (case, run) in cases.iter().zip(grade_each("check_client_sdks", &cases)) {
         let Some(run) = run else { continue };
