@@ -469,7 +469,11 @@ fn the_readme_example_is_what_check_client_prints() {
     let end = start + readme[start..].find("```").expect("its end");
     let bin = mcp_testkit::exporter_bin();
     let dir = bin.parent().expect("the binary's folder");
-    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut run = std::process::Command::new(&bin);
     run.env("PATH", path).args([
         "check-client",

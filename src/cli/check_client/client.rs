@@ -186,8 +186,11 @@ async fn kill_tree(child: &mut tokio::process::Child, pid: Option<u32>, tag: &st
     if let Some(pid) = pid {
         process_tree::forget_leader(pid);
     }
+    // One scan now; the rescans that catch a descendant caught mid-exec run
+    // on a thread of their own, off the next scenario's clock.
     let tree = tag.to_string();
-    let _ = tokio::task::spawn_blocking(move || process_tree::kill_tagged(&tree)).await;
+    let _ =
+        tokio::task::spawn_blocking(move || process_tree::kill_tagged_in_background(tree)).await;
     process_tree::release_tag(tag);
 }
 

@@ -10,7 +10,7 @@
 //! copies through `message`) → `grade` (`case` and `view` of the record;
 //! `grade_walks`, `grade_loops`, `grade_cursors`; `verdict`, `words`) →
 //! `report`, `junit`. Serving mode, for apps that cannot be scripted:
-//! `serve_stdio` (with `state`), `serve_http`.
+//! `serve_stdio` (with `state`), `serve_http`, both with `serving`.
 
 mod args;
 mod case;
@@ -33,6 +33,7 @@ mod run;
 mod scenarios;
 mod serve_http;
 mod serve_stdio;
+mod serving;
 mod state;
 mod verdict;
 mod view;

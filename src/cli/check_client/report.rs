@@ -70,8 +70,21 @@ pub struct ScenarioReport {
     pub listings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
+    /// What the harness spent on the scenario's server side, in ms:
+    /// setting it up (a fresh simulator and tap) and ending it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish_ms: Option<f64>,
     #[serde(skip)]
     pub page_cap: Option<u32>,
+}
+
+/// The harness's own time around one scenario.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub setup: std::time::Duration,
+    pub finish: std::time::Duration,
 }
 
 impl ScenarioReport {
@@ -103,8 +116,17 @@ impl ScenarioReport {
                 .map(|l| l.outcome.label().to_string())
                 .collect(),
             stderr_tail,
+            setup_ms: None,
+            finish_ms: None,
             page_cap: verdict.page_cap,
         }
+    }
+
+    pub fn timed(mut self, timing: Timing) -> ScenarioReport {
+        let ms = |d: std::time::Duration| (d.as_secs_f64() * 10_000.0).round() / 10.0;
+        self.setup_ms = Some(ms(timing.setup));
+        self.finish_ms = Some(ms(timing.finish));
+        self
     }
 }
 
@@ -125,6 +147,8 @@ impl ScenarioReport {
             protocol: None,
             listings: Vec::new(),
             stderr_tail: None,
+            setup_ms: None,
+            finish_ms: None,
             page_cap: None,
         }
     }

@@ -5,13 +5,14 @@
 use super::client::{self, ClientRun};
 use super::grade::{grade, Reach};
 use super::plan::{Limits, Plan};
+use super::report::Timing;
 use super::report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::Transport;
 use super::scenarios::ClientScenario;
 use super::verdict::Stopped;
 use super::watch::{Observation, Progress, Watch};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// A listing whose cursor has not come back for this long is abandoned
@@ -31,7 +32,7 @@ pub async fn run(plan: &Plan) -> Report {
     let mut report = Report::new(plan);
     for (i, &scenario) in plan.scenarios.iter().enumerate() {
         match play(plan, scenario).await {
-            Ok((run, seen)) => {
+            Ok((run, seen, timing)) => {
                 if i == 0 && seen.record.first_request.is_none() {
                     report.could_not_run(&run, reach(plan.rig.transport));
                     return report;
@@ -43,7 +44,8 @@ pub async fn run(plan: &Plan) -> Report {
                     run.end,
                     reach(plan.rig.transport),
                 );
-                report.push(ScenarioReport::new(scenario, verdict, Some(&run), &seen));
+                let scenario = ScenarioReport::new(scenario, verdict, Some(&run), &seen);
+                report.push(scenario.timed(timing));
             }
             Err(fatal) => {
                 report.fail_to_run(fatal.to_string());
@@ -62,11 +64,16 @@ fn reach(transport: Transport) -> Reach {
 }
 
 /// One scenario: its server side up, the client run once, what was seen.
-async fn play(plan: &Plan, scenario: ClientScenario) -> Result<(ClientRun, Observation), Fatal> {
+async fn play(
+    plan: &Plan,
+    scenario: ClientScenario,
+) -> Result<(ClientRun, Observation, Timing), Fatal> {
     let setup = scenario.setup();
     let max_requests = usize::try_from(plan.limits.max_requests).unwrap_or(usize::MAX);
     let watch = Watch::new(&setup, &plan.kinds, max_requests, ABANDON_AFTER);
+    let started = Instant::now();
     let rig = Rig::start(&setup, &plan.rig, watch).await?;
+    let set_up = started.elapsed();
     let stop = flood(rig.progress(), plan.limits);
     let endpoint = rig.endpoint();
     let ran = client::run(
@@ -78,8 +85,13 @@ async fn play(plan: &Plan, scenario: ClientScenario) -> Result<(ClientRun, Obser
     )
     .await;
     // The server side ends whatever became of the client.
+    let finishing = Instant::now();
     let seen = rig.finish().await;
-    Ok((ran?, seen))
+    let timing = Timing {
+        setup: set_up,
+        finish: finishing.elapsed(),
+    };
+    Ok((ran?, seen, timing))
 }
 
 /// Resolves when the client has asked for more than the limits allow.

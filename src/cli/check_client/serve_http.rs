@@ -11,18 +11,13 @@ use super::plan::Limits;
 use super::report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::{RigOptions, Transport};
+use super::run::flood;
 use super::scenarios::ClientScenario;
+use super::serving::{append, ABANDON_AFTER};
 use super::verdict::{ClientEnd, Exit, Stopped};
-use super::watch::{Progress, Watch};
-use std::time::{Duration, Instant};
+use super::watch::{settled, Progress, Watch};
+use std::time::Instant;
 use tokio::sync::watch;
-
-/// A listing whose cursor does not come back within this is abandoned (an
-/// app that reads page 1 and keeps its session is graded this soon).
-const ABANDON_AFTER: Duration = Duration::from_secs(5);
-/// Quiet after a listing ended before the grade: a restart or a second
-/// listing may follow.
-const SETTLE: Duration = Duration::from_secs(2);
 
 pub async fn main(args: &CheckClientArgs) -> Result<Report, String> {
     let transport = args.transport();
@@ -65,7 +60,7 @@ pub async fn main(args: &CheckClientArgs) -> Result<Report, String> {
                 scenarios.len(),
                 verdict.status.label()
             );
-            super::serve_stdio::append(path, &line);
+            append(path, &line);
         }
         let run = super::client::ClientRun {
             end,
@@ -94,27 +89,12 @@ fn announce(i: usize, n: usize, scenario: ClientScenario, rig: &Rig) {
 }
 
 /// Waits until the scenario can be graded: a listing ended and the client
-/// has been quiet for [`SETTLE`] (`None`), or the limits stopped it.
-async fn until_graded(mut progress: watch::Receiver<Progress>, limits: Limits) -> Option<Stopped> {
-    let deadline = tokio::time::sleep(limits.deadline);
-    tokio::pin!(deadline);
-    loop {
-        let now = *progress.borrow_and_update();
-        if now.list_requests > limits.max_requests {
-            return Some(Stopped::TooManyRequests);
-        }
-        if now.sessions > limits.max_sessions {
-            return Some(Stopped::TooManySessions);
-        }
-        let ended = now.listings_ended > 0;
-        tokio::select! {
-            changed = progress.changed() => {
-                if changed.is_err() {
-                    return None;
-                }
-            }
-            () = &mut deadline => return Some(Stopped::Deadline),
-            () = tokio::time::sleep(SETTLE), if ended => return None,
-        }
+/// has been quiet for a moment (`None`), or the limits stopped it.
+async fn until_graded(progress: watch::Receiver<Progress>, limits: Limits) -> Option<Stopped> {
+    let mut watching = progress.clone();
+    tokio::select! {
+        _ = settled(&mut watching) => None,
+        why = flood(progress, limits) => Some(why),
+        () = tokio::time::sleep(limits.deadline) => Some(Stopped::Deadline),
     }
 }

@@ -1,9 +1,10 @@
 //! `check-client --serve stdio --state FILE`: for clients that cannot be
 //! scripted (a desktop app, an IDE). The app's MCP configuration launches
 //! this command in place of a server; each launch plays the next scenario
-//! (the state file says which), serves it on stdin and stdout through the
-//! stdio tap, and when the app lets go (stdin closed, or a signal) grades
-//! what the app did and writes the grade to the state file and `--report`.
+//! (the state file says which) and serves it on stdin and stdout through
+//! the stdio tap. The grade so far goes to the state file each time the
+//! app's listing has ended and it has gone quiet; when the app lets go
+//! (stdin closed, or a signal) the final grade goes there and to `--report`.
 //! `check-client --state FILE` alone shows the grades so far.
 
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
@@ -13,18 +14,15 @@ use super::rig_setup::{queue, simulator_flags, RigOptions, Transport};
 use super::rig_stdio::server_settings;
 use super::run::flood;
 use super::scenarios::ClientScenario;
+use super::serving::{append, ABANDON_AFTER};
 use super::state::{self, Claim, SavedGrade};
 use super::verdict::{ClientEnd, Exit, Stopped, Verdict};
-use super::watch::{Watch, WatchTask};
+use super::watch::{settled, Watch, WatchTask};
 use mcp_tap::{run_stdio, TapStats};
-use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A listing whose cursor does not come back within this is abandoned.
-const ABANDON_AFTER: Duration = Duration::from_secs(30);
 
 pub async fn main(args: &CheckClientArgs) -> ExitCode {
     let Some(path) = args.state.as_deref() else {
@@ -40,16 +38,8 @@ pub async fn main(args: &CheckClientArgs) -> ExitCode {
         "mcp-exporter check-client: launch {}: scenario {} ({} of {}, round {}): {}\n",
         claim.launch, claim.scenario, claim.place, claim.of, claim.round, setup.title
     ));
-    let (verdict, requests, elapsed) = serve(args, &claim).await;
-    let saved = SavedGrade {
-        launch: claim.launch,
-        round: claim.round,
-        scenario: claim.scenario.label().to_string(),
-        status: verdict.status.label().to_string(),
-        message: verdict.message.clone(),
-        list_requests: requests,
-        seconds: (elapsed.as_secs_f64() * 100.0).round() / 100.0,
-    };
+    let (verdict, requests, elapsed) = serve(args, &claim, path).await;
+    let saved = saved(&claim, &verdict, requests, elapsed);
     let line = format!(
         "launch {} · round {} · {} · {}: {}\n",
         saved.launch, saved.round, saved.scenario, saved.status, saved.message
@@ -68,8 +58,11 @@ pub async fn main(args: &CheckClientArgs) -> ExitCode {
     std::process::exit(0)
 }
 
-/// Serve the claimed scenario until the app lets go; its grade.
-async fn serve(args: &CheckClientArgs, claim: &Claim) -> (Verdict, u64, Duration) {
+/// Serve the claimed scenario until the app lets go; its grade. Meanwhile,
+/// each time a listing has ended and the app has gone quiet, the grade so
+/// far is written to the state file (an app may hold its server for hours,
+/// or kill it outright).
+async fn serve(args: &CheckClientArgs, claim: &Claim, path: &Path) -> (Verdict, u64, Duration) {
     let setup = claim.scenario.setup();
     let kinds = args.kinds();
     let limits = args.limits(SERVE_DEADLINE);
@@ -96,21 +89,79 @@ async fn serve(args: &CheckClientArgs, claim: &Claim) -> (Verdict, u64, Duration
         tokio::io::stdin(),
         tokio::io::stdout(),
     );
+    // Only a deadline asked for: an app holds its server as long as it likes.
+    let deadline = async {
+        match args.deadline {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
     let exit = tokio::select! {
         _ = served => Exit::Unknown,
         why = flood(task.progress.clone(), limits) => Exit::Killed(why),
-        () = tokio::time::sleep(limits.deadline) => Exit::Killed(Stopped::Deadline),
+        () = deadline => Exit::Killed(Stopped::Deadline),
         () = let_go() => Exit::Unknown,
+        () = grade_as_it_settles(&task, claim, &kinds, path, started) => Exit::Unknown,
     };
     let seen = task.stop().await.map(Watch::finish).unwrap_or_default();
-    let end = ClientEnd {
+    let verdict = grade(
+        &setup,
+        &kinds,
+        &seen.record,
+        end_now(exit, started),
+        Reach::Launched,
+    );
+    (verdict, seen.record.list_requests, started.elapsed())
+}
+
+fn end_now(exit: Exit, started: Instant) -> ClientEnd {
+    ClientEnd {
         exit,
         printed: None,
         elapsed: started.elapsed(),
         ended: Instant::now(),
-    };
-    let verdict = grade(&setup, &kinds, &seen.record, end, Reach::Launched);
-    (verdict, seen.record.list_requests, started.elapsed())
+    }
+}
+
+/// Never resolves: after every settled listing, the grade so far goes to
+/// the state file in place of the placeholder.
+async fn grade_as_it_settles(
+    task: &WatchTask,
+    claim: &Claim,
+    kinds: &[mcp_listing::Kind],
+    path: &Path,
+    started: Instant,
+) {
+    let mut progress = task.progress.clone();
+    let setup = claim.scenario.setup();
+    loop {
+        if !settled(&mut progress).await {
+            return std::future::pending().await;
+        }
+        if let Some(record) = task.record_now().await {
+            let end = end_now(Exit::Unknown, started);
+            let verdict = grade(&setup, kinds, &record, end, Reach::Launched);
+            let _ = state::record(
+                path,
+                saved(claim, &verdict, record.list_requests, started.elapsed()),
+            );
+        }
+        if progress.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+    }
+}
+
+fn saved(claim: &Claim, verdict: &Verdict, requests: u64, elapsed: Duration) -> SavedGrade {
+    SavedGrade {
+        launch: claim.launch,
+        round: claim.round,
+        scenario: claim.scenario.label().to_string(),
+        status: verdict.status.label().to_string(),
+        message: verdict.message.clone(),
+        list_requests: requests,
+        seconds: (elapsed.as_secs_f64() * 100.0).round() / 100.0,
+    }
 }
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP: how apps stop their servers.
@@ -127,24 +178,6 @@ async fn let_go() {
     }
     let waits = streams.iter_mut().map(|s| Box::pin(s.recv()));
     futures_util::future::select_all(waits).await;
-}
-
-/// Append one line to the report file (created private), once.
-pub fn append(path: &Path, line: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path);
-    let written = opened.and_then(|mut f| f.write_all(line.as_bytes()));
-    if let Err(e) = written {
-        crate::cli::print_stderr(&format!(
-            "mcp-exporter check-client: cannot append to {}: {e}\n",
-            path.display()
-        ));
-    }
 }
 
 /// `check-client --state FILE`: the grades so far, as a report.

@@ -11,7 +11,27 @@ use mcp_listing::Kind;
 use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits};
 use mcp_tap::TapEvent;
 use std::time::{Duration, Instant};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Quiet after a listing ended before a serving mode grades: a restart or
+/// a second listing may follow.
+pub const SETTLE: Duration = Duration::from_secs(2);
+
+/// Resolves once a client listing has ended and nothing has happened for
+/// [`SETTLE`]; `false` when the watch is gone.
+pub async fn settled(progress: &mut watch::Receiver<Progress>) -> bool {
+    loop {
+        let ended = progress.borrow_and_update().listings_ended > 0;
+        tokio::select! {
+            changed = progress.changed() => {
+                if changed.is_err() {
+                    return false;
+                }
+            }
+            () = tokio::time::sleep(SETTLE), if ended => return true,
+        }
+    }
+}
 
 /// Finished client listings kept per scenario.
 const MAX_LISTINGS: usize = 256;
@@ -129,6 +149,7 @@ impl Watch {
 /// The task that drains one scenario's queue into its [`Watch`].
 pub struct WatchTask {
     finish: oneshot::Sender<()>,
+    asks: mpsc::Sender<oneshot::Sender<Record>>,
     task: tokio::task::JoinHandle<Watch>,
     pub progress: watch::Receiver<Progress>,
 }
@@ -136,6 +157,7 @@ pub struct WatchTask {
 impl WatchTask {
     pub fn spawn(mut receiver: QueueReceiver, mut watch: Watch) -> WatchTask {
         let (finish, mut finished) = oneshot::channel::<()>();
+        let (asks, mut asked) = mpsc::channel::<oneshot::Sender<Record>>(4);
         let (publish, progress) = watch::channel(Progress::default());
         let task = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(500));
@@ -147,6 +169,9 @@ impl WatchTask {
                     },
                     _ = &mut finished => break,
                     _ = tick.tick() => watch.tick(Instant::now()),
+                    Some(reply) = asked.recv() => {
+                        let _ = reply.send(watch.recorder.record.clone());
+                    }
                 }
                 let now = watch.progress();
                 publish.send_if_modified(|p| std::mem::replace(p, now) != now);
@@ -159,9 +184,17 @@ impl WatchTask {
         });
         WatchTask {
             finish,
+            asks,
             task,
             progress,
         }
+    }
+
+    /// The record so far (serving mode grades as it goes).
+    pub async fn record_now(&self) -> Option<Record> {
+        let (reply, answer) = oneshot::channel();
+        self.asks.send(reply).await.ok()?;
+        answer.await.ok()
     }
 
     /// Stop watching: the watch with everything queued so far.
