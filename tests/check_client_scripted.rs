@@ -506,11 +506,24 @@ fn the_readme_example_is_what_check_client_prints() {
 fn a_forced_protocol_version_plays_its_era() {
     let runs = grade_each(&[
         ("walk", &[], &["--protocol", "2025-06-18"]),
-        ("walk,blank-cursor,blank-cursor-2026", &["--modern"], &["--protocol", "2026-07-28"]),
-        ("walk", &["--modern"], &["--protocol", "2026-07-28", "--transport", "stdio"]),
+        (
+            "walk,blank-cursor,blank-cursor-2026",
+            &["--modern"],
+            &["--protocol", "2026-07-28"],
+        ),
+        (
+            "walk",
+            &["--modern"],
+            &["--protocol", "2026-07-28", "--transport", "stdio"],
+        ),
     ]);
     runs[0].expect("walk", "pass", "read all 3 pages");
-    assert_eq!(runs[0].report["scenarios"][0]["protocol"], "2025-06-18", "{}", runs[0].describe());
+    assert_eq!(
+        runs[0].report["scenarios"][0]["protocol"],
+        "2025-06-18",
+        "{}",
+        runs[0].describe()
+    );
     runs[1].expect("walk", "pass", "read all 3 pages");
     runs[1].expect("blank-cursor-2026", "pass", "sent `\"\"` back as a cursor");
     // The pre-2026 `""` case has no meaning under 2026-07-28: not played.
@@ -518,7 +531,17 @@ fn a_forced_protocol_version_plays_its_era() {
         .as_array()
         .map(|all| all.iter().filter_map(|s| s["scenario"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(played, ["walk", "blank-cursor-2026"], "{}", runs[1].describe());
+    assert_eq!(
+        played,
+        ["walk", "blank-cursor-2026"],
+        "{}",
+        runs[1].describe()
+    );
     runs[2].expect("walk", "pass", "read all 3 pages");
-    assert_eq!(runs[2].report["scenarios"][0]["protocol"], "2026-07-28", "{}", runs[2].describe());
+    assert_eq!(
+        runs[2].report["scenarios"][0]["protocol"],
+        "2026-07-28",
+        "{}",
+        runs[2].describe()
+    );
 }
