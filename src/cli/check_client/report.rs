@@ -68,6 +68,10 @@ pub struct ScenarioReport {
     pub protocol: Option<String>,
     /// How each client listing ended, as the tap's observer tells it.
     pub listings: Vec<String>,
+    /// Cursors the client sent that its session was never handed (the
+    /// observer's foreign cursors: made up, or kept from another session).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub foreign_cursors: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
     /// What the harness spent on the scenario's server side, in ms:
@@ -115,6 +119,7 @@ impl ScenarioReport {
                 .iter()
                 .map(|l| l.outcome.label().to_string())
                 .collect(),
+            foreign_cursors: seen.foreign_cursors,
             stderr_tail,
             setup_ms: None,
             finish_ms: None,
@@ -146,12 +151,17 @@ impl ScenarioReport {
             printed: None,
             protocol: None,
             listings: Vec::new(),
+            foreign_cursors: 0,
             stderr_tail: None,
             setup_ms: None,
             finish_ms: None,
             page_cap: None,
         }
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn exit_label(exit: Exit) -> Option<String> {
