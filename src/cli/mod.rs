@@ -1,6 +1,7 @@
 //! Subcommands: argument types and the code behind each.
 
 pub mod check;
+pub mod check_client;
 pub mod check_config;
 pub mod discover;
 pub mod probe;

@@ -19,6 +19,7 @@
 //! binary and never links the application.
 
 pub mod alertmanager;
+pub mod check_client;
 pub mod chromium;
 pub mod clients;
 pub mod counting_alloc;
