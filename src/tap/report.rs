@@ -5,7 +5,7 @@
 //! (`ReportLineDropped`).
 
 use super::judge::{missed_view, Clock};
-use crate::telemetry::metrics::ReportDrop;
+use crate::telemetry::events::DroppedLine;
 use crate::verdict::client::Missed;
 use mcp_observer::ClientListing;
 use serde::Serialize;
@@ -88,10 +88,10 @@ impl ReportFile {
         tap: &str,
         listing: &ClientListing,
         clock: &Clock,
-    ) -> Result<(), Dropped> {
+    ) -> Result<(), DroppedLine> {
         let mut line =
             mcp_listing::shown_json::to_string(&Line::of(tap, listing, clock)).map_err(|e| {
-                Dropped::WriteFailed {
+                DroppedLine::WriteFailed {
                     error: e.into(),
                     first: true,
                 }
@@ -101,17 +101,17 @@ impl ReportFile {
     }
 
     /// Append one whole line within the bound.
-    fn append(&self, line: &str) -> Result<(), Dropped> {
+    fn append(&self, line: &str) -> Result<(), DroppedLine> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.written.saturating_add(line.len() as u64) > self.max_bytes {
             let first = !inner.full;
             inner.full = true;
-            return Err(Dropped::Full { first });
+            return Err(DroppedLine::Full { first });
         }
         if let Err(error) = inner.file.write_all(line.as_bytes()) {
             let first = !inner.failing;
             inner.failing = true;
-            return Err(Dropped::WriteFailed { error, first });
+            return Err(DroppedLine::WriteFailed { error, first });
         }
         inner.failing = false;
         inner.written += line.len() as u64;
@@ -121,26 +121,6 @@ impl ReportFile {
     /// The file's bound in bytes.
     pub fn max_bytes(&self) -> u64 {
         self.max_bytes
-    }
-}
-
-/// Why a client listing was not written (`ReportLineDropped` logs and
-/// counts it).
-#[derive(Debug)]
-pub enum Dropped {
-    /// Writing it would pass the bound; `first`: the file just became full.
-    Full { first: bool },
-    /// Writing failed; `first`: the first failure since a write last
-    /// succeeded (a full disk fails every listing: said once per run).
-    WriteFailed { error: std::io::Error, first: bool },
-}
-
-impl Dropped {
-    pub fn reason(&self) -> ReportDrop {
-        match self {
-            Dropped::Full { .. } => ReportDrop::Full,
-            Dropped::WriteFailed { .. } => ReportDrop::WriteFailed,
-        }
     }
 }
 
@@ -192,12 +172,12 @@ impl<'a> Line<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::metrics::ReportDrop;
 
-    fn first(r: Result<(), Dropped>) -> (ReportDrop, bool) {
+    fn first(r: Result<(), DroppedLine>) -> (ReportDrop, bool) {
         match r {
-            Err(d @ Dropped::Full { first }) | Err(d @ Dropped::WriteFailed { first, .. }) => {
-                (d.reason(), first)
-            }
+            Err(d @ DroppedLine::Full { first })
+            | Err(d @ DroppedLine::WriteFailed { first, .. }) => (d.reason(), first),
             Ok(()) => panic!("written"),
         }
     }

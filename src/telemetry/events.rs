@@ -10,11 +10,11 @@
 //! the 503, and any client could otherwise fill our log.
 
 use super::metrics::{
-    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ReloadResult, TapHealth, WebMetrics,
+    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ReloadResult, ReportDrop, TapHealth,
+    WebMetrics,
 };
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
-use crate::tap::report::Dropped;
 use crate::verdict::{Health, Reason};
 use mcp_listing::EmittedAt;
 use std::sync::Arc;
@@ -416,6 +416,26 @@ impl TapNotStarted<'_> {
     }
 }
 
+/// Why a client listing was not written (`ReportLineDropped` logs and
+/// counts it).
+#[derive(Debug)]
+pub enum DroppedLine {
+    /// Writing it would pass the bound; `first`: the file just became full.
+    Full { first: bool },
+    /// Writing failed; `first`: the first failure since a write last
+    /// succeeded (a full disk fails every listing: said once per run).
+    WriteFailed { error: std::io::Error, first: bool },
+}
+
+impl DroppedLine {
+    pub fn reason(&self) -> ReportDrop {
+        match self {
+            DroppedLine::Full { .. } => ReportDrop::Full,
+            DroppedLine::WriteFailed { .. } => ReportDrop::WriteFailed,
+        }
+    }
+}
+
 /// A client listing a tap observed was not written to its report file.
 /// Counted every time where there is a `/metrics` (the stdio tap has none);
 /// logged once when the file became full and once per run of failed writes
@@ -424,7 +444,7 @@ impl TapNotStarted<'_> {
 #[derive(Debug)]
 pub struct ReportLineDropped<'a> {
     pub tap: &'a Arc<str>,
-    pub dropped: &'a Dropped,
+    pub dropped: &'a DroppedLine,
     /// The file's bound.
     pub max_bytes: u64,
 }
@@ -438,18 +458,18 @@ impl ReportLineDropped<'_> {
         }
         let tap: &str = self.tap;
         match self.dropped {
-            Dropped::WriteFailed { error, first: true } => tracing::warn!(emitted_at = %at,
+            DroppedLine::WriteFailed { error, first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 error = %error,
                 "report file: client listings are not written until a write succeeds again"
             ),
-            Dropped::WriteFailed { first: false, .. } => {}
-            Dropped::Full { first: true } => tracing::warn!(emitted_at = %at,
+            DroppedLine::WriteFailed { first: false, .. } => {}
+            DroppedLine::Full { first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 max_bytes = self.max_bytes,
                 "report file full: further client listings are not written"
             ),
-            Dropped::Full { first: false } => {}
+            DroppedLine::Full { first: false } => {}
         }
     }
 }
