@@ -3,7 +3,7 @@
 //! the tap's own to the upstream. Both are taken before they are spent;
 //! past either, the client gets page 1 as the upstream gave it.
 
-use super::lock;
+use crate::locked::lock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;

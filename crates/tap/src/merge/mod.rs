@@ -25,6 +25,7 @@ pub(crate) mod scan;
 
 use crate::event::MergeFallback;
 use crate::identity::ClientInfo;
+use crate::locked::lock;
 use crate::settings::MergeSettings;
 use budget::{ByteBudget, Charge, PageRate};
 use bytes::Bytes;
@@ -152,12 +153,6 @@ impl Merges {
     pub(crate) fn changed(&self, session: &[u8]) {
         lock(&self.reusable).forget_session(session);
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere mid-update of a plain
-    // map; its entries are still whole.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn evict_one<K: Clone + Eq + std::hash::Hash, V>(map: &mut HashMap<K, V>) {

@@ -29,7 +29,7 @@ struct Pipes {
 impl PageTransport for Pipes {
     async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
         let (answer, now) =
-            crate::merge::lock(&self.shared.routes).expect(&request.id, request.kind);
+            crate::locked::lock(&self.shared.routes).expect(&request.id, request.kind);
         let since = *self.changes.get_or_insert(now);
         let mut line = request.body.to_vec();
         if line.last() != Some(&b'\n') {

@@ -69,7 +69,7 @@ impl Routes {
 /// answer, or it may be a `list_changed`. Most lines, outside merges, are
 /// not, and pass unparsed.
 pub(crate) fn routed(shared: &Shared, line: &[u8]) -> bool {
-    !crate::merge::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
+    !crate::locked::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
 }
 
 fn mentions_list_changed(line: &[u8]) -> bool {
@@ -80,7 +80,7 @@ fn mentions_list_changed(line: &[u8]) -> bool {
 /// it). A `list_changed` passes to the client, is counted, and makes
 /// merged answers stale.
 pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
-    let mut routes = crate::merge::lock(&shared.routes);
+    let mut routes = crate::locked::lock(&shared.routes);
     let changed = mentions_list_changed(line);
     if routes.pending.is_empty() && !changed {
         return false;
@@ -119,14 +119,14 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
 
 /// How many `list_changed` notifications have passed to the client.
 pub(crate) fn changes(shared: &Shared) -> u64 {
-    crate::merge::lock(&shared.routes).changes
+    crate::locked::lock(&shared.routes).changes
 }
 
 /// Run `keep` (keeping a merged answer for reuse) unless a `list_changed`
 /// passed since `seen`: checked and kept under the lock [`route`] counts
 /// under, so a notification either stops the keep or clears what it kept.
 pub(crate) fn unless_changed_since(shared: &Shared, seen: u64, keep: impl FnOnce()) {
-    let routes = crate::merge::lock(&shared.routes);
+    let routes = crate::locked::lock(&shared.routes);
     if routes.changes == seen {
         keep();
     }
@@ -143,7 +143,7 @@ impl Claim {
     /// an id again before its answer) or too many merges are under way.
     pub(crate) fn take(shared: &Arc<Shared>, list: &ListRequest) -> Option<Claim> {
         let id = list.id().to_string();
-        let mut routes = crate::merge::lock(&shared.routes);
+        let mut routes = crate::locked::lock(&shared.routes);
         if routes.claimed.len() >= MAX_MERGING || !routes.claimed.insert(id.clone()) {
             return None;
         }
@@ -156,7 +156,7 @@ impl Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        crate::merge::lock(&self.shared.routes)
+        crate::locked::lock(&self.shared.routes)
             .claimed
             .remove(&self.id);
     }
