@@ -56,7 +56,7 @@ pub enum RigError {
 
 /// The simulator flags of one scenario under `options`.
 pub fn simulator_flags(setup: &Setup, options: &RigOptions) -> Vec<String> {
-    let mut flags: Vec<String> = setup.flags.iter().map(|f| f.to_string()).collect();
+    let mut flags: Vec<String> = setup.flags.split_whitespace().map(String::from).collect();
     match options.transport {
         Transport::Http(_) if setup.sse_answers => {
             flags.extend(["--response".into(), "sse".into()])

@@ -31,8 +31,9 @@ mcp_listing::labelled_enum! {
 #[derive(Debug, Clone, Copy)]
 pub struct Setup {
     pub scenario: ClientScenario,
-    /// `mcp-exporter simulate` flags (the scenario and its knobs).
-    pub flags: &'static [&'static str],
+    /// `mcp-exporter simulate` flags (the scenario and its knobs),
+    /// separated by spaces.
+    pub flags: &'static str,
     /// Items in the catalogue a complete listing ends with.
     pub items: u32,
     /// Pages a complete walk takes; `None` when the listing never ends.
@@ -77,7 +78,7 @@ impl Setup {
 
 const fn finite(
     scenario: ClientScenario,
-    flags: &'static [&'static str],
+    flags: &'static str,
     items: u32,
     pages: u32,
     spec: SpecRef,
@@ -97,7 +98,7 @@ const fn finite(
 
 const fn endless(
     scenario: ClientScenario,
-    flags: &'static [&'static str],
+    flags: &'static str,
     items: u32,
     spec: SpecRef,
     title: &'static str,
@@ -112,14 +113,7 @@ const fn endless(
 const SETUPS: [Setup; 13] = [
     finite(
         ClientScenario::Walk,
-        &[
-            "--scenario",
-            "healthy",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario healthy --items 23 --page-size 10",
         23,
         3,
         PAGINATION_2025,
@@ -127,14 +121,7 @@ const SETUPS: [Setup; 13] = [
     ),
     finite(
         ClientScenario::NullCursor,
-        &[
-            "--scenario",
-            "null-cursor",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario null-cursor --items 23 --page-size 10",
         23,
         3,
         PAGINATION_2025,
@@ -142,14 +129,7 @@ const SETUPS: [Setup; 13] = [
     ),
     finite(
         ClientScenario::BlankCursor,
-        &[
-            "--scenario",
-            "blank-cursor",
-            "--items",
-            "10",
-            "--page-size",
-            "10",
-        ],
+        "--scenario blank-cursor --items 10 --page-size 10",
         10,
         1,
         PAGINATION_2025,
@@ -159,14 +139,7 @@ const SETUPS: [Setup; 13] = [
         modern: true,
         ..finite(
             ClientScenario::BlankCursor2026,
-            &[
-                "--scenario",
-                "protocol-2026",
-                "--items",
-                "23",
-                "--page-size",
-                "10",
-            ],
+            "--scenario protocol-2026 --items 23 --page-size 10",
             23,
             3,
             PAGINATION_2026,
@@ -175,7 +148,7 @@ const SETUPS: [Setup; 13] = [
     },
     finite(
         ClientScenario::SinglePage,
-        &["--scenario", "single-page", "--items", "10"],
+        "--scenario single-page --items 10",
         10,
         1,
         PAGINATION_2025,
@@ -183,42 +156,28 @@ const SETUPS: [Setup; 13] = [
     ),
     endless(
         ClientScenario::Cycle,
-        &["--scenario", "cycle", "--items", "40", "--page-size", "10"],
+        "--scenario cycle --items 40 --page-size 10",
         40,
         PAGINATION_2025,
         "cursors A, B, A again: stop and say so",
     ),
     endless(
         ClientScenario::RepeatCursor,
-        &[
-            "--scenario",
-            "repeat-cursor",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario repeat-cursor --items 23 --page-size 10",
         23,
         PAGINATION_2025,
         "page 2 hands back its own cursor: stop and say so",
     ),
     endless(
         ClientScenario::Endless,
-        &["--scenario", "endless", "--items", "10", "--page-size", "5"],
+        "--scenario endless --items 10 --page-size 5",
         10,
         PAGINATION_2025,
         "a new nextCursor on every page: stop at a cap and say so",
     ),
     finite(
         ClientScenario::Deep,
-        &[
-            "--scenario",
-            "healthy",
-            "--items",
-            "150",
-            "--page-size",
-            "1",
-        ],
+        "--scenario healthy --items 150 --page-size 1",
         150,
         150,
         PAGINATION_2025,
@@ -226,16 +185,7 @@ const SETUPS: [Setup; 13] = [
     ),
     finite(
         ClientScenario::InvalidCursor,
-        &[
-            "--scenario",
-            "stale-cursor",
-            "--times",
-            "1",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario stale-cursor --times 1 --items 23 --page-size 10",
         23,
         3,
         CACHING_2026,
@@ -243,16 +193,7 @@ const SETUPS: [Setup; 13] = [
     ),
     finite(
         ClientScenario::Duplicates,
-        &[
-            "--scenario",
-            "overlap",
-            "--overlap",
-            "1",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario overlap --overlap 1 --items 23 --page-size 10",
         23,
         3,
         CACHING_2026,
@@ -262,14 +203,7 @@ const SETUPS: [Setup; 13] = [
         sse_answers: true,
         ..finite(
             ClientScenario::ListChanged,
-            &[
-                "--scenario",
-                "list-changed-mid-walk",
-                "--items",
-                "23",
-                "--page-size",
-                "10",
-            ],
+            "--scenario list-changed-mid-walk --items 23 --page-size 10",
             24,
             3,
             CACHING_2026,
@@ -278,16 +212,7 @@ const SETUPS: [Setup; 13] = [
     },
     finite(
         ClientScenario::SlowPage,
-        &[
-            "--scenario",
-            "slow-page",
-            "--delay-ms",
-            "1500",
-            "--items",
-            "23",
-            "--page-size",
-            "10",
-        ],
+        "--scenario slow-page --delay-ms 1500 --items 23 --page-size 10",
         23,
         3,
         PAGINATION_2025,
@@ -304,8 +229,9 @@ mod tests {
         for scenario in ClientScenario::ALL {
             let setup = scenario.setup();
             assert_eq!(setup.scenario, scenario);
-            let name = setup.flags[1];
-            assert_eq!(setup.flags[0], "--scenario");
+            let mut words = setup.flags.split_whitespace();
+            assert_eq!(words.next(), Some("--scenario"));
+            let name = words.next().unwrap();
             assert!(
                 name.parse::<mcp_simulator::scenario::Scenario>().is_ok(),
                 "{scenario}: {name}"
