@@ -7,17 +7,21 @@ use crate::exchange::{MergeNote, PendingKey, Scope};
 use crate::fact::{CursorUse, Fact, Failure, PageAnswered};
 use crate::listing::End;
 use crate::observer::Observer;
-use crate::parse::{Answer, Body, CursorField, ItemKeys, Items, RpcId};
+use crate::parse::{Answer, Body, CursorField, Items, RpcId};
 use crate::request::{AskedList, Pending};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::ProtocolVersion;
 use mcp_tap::ExchangeId;
+use std::borrow::Cow;
 use std::time::Instant;
 
 /// A page as the walker accepts it.
 struct Page<'p, 'a> {
-    items: &'p [Option<ItemKeys<'a>>],
+    /// The identity keys of the page's items that have one, in order.
+    keys: &'p [Cow<'a, str>],
+    /// Items on the page, keyed or not.
+    count: u64,
     /// `None` ends the listing.
     next: Option<CursorDigest>,
 }
@@ -128,7 +132,7 @@ impl Observer {
                 listing.expected = page.next;
                 listing
                     .received
-                    .add(asked.kind, page.items, catalogue, &mut self.budget);
+                    .add(page.keys, page.count, catalogue, &mut self.budget);
                 if let Some(note) = merged {
                     listing.merged = Some(note.outcome);
                     listing.walk_pages = (note.pages > 0).then_some(note.pages);
@@ -149,7 +153,7 @@ impl Observer {
             session: asked.tag.clone(),
             page: number,
             cursor_sent: asked.cursor_sent,
-            items: u32::try_from(page.items.len()).unwrap_or(u32::MAX),
+            items: u32::try_from(page.count).unwrap_or(u32::MAX),
             next_cursor: page.next.is_some(),
             requested,
             answered: at,
@@ -220,7 +224,7 @@ fn page<'p, 'a>(asked: &AskedList, body: &'p Body<'a>) -> Option<Page<'p, 'a>> {
     if !body.object || !body.result_type_ok {
         return None;
     }
-    let Some(Items::Array(items)) = &body.arrays[asked.kind as usize] else {
+    let Some(Items::Array { keys, count }) = &body.arrays[asked.kind as usize] else {
         return None;
     };
     let next = match body.next_cursor {
@@ -229,5 +233,9 @@ fn page<'p, 'a>(asked: &AskedList, body: &'p Body<'a>) -> Option<Page<'p, 'a>> {
         CursorField::Text(digest) => Some(digest),
         CursorField::Other => return None,
     };
-    Some(Page { items, next })
+    Some(Page {
+        keys,
+        count: *count,
+        next,
+    })
 }

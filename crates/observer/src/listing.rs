@@ -8,12 +8,12 @@
 use crate::catalogue::{item_digest, shown_name, Catalogue};
 use crate::client::ClientId;
 use crate::fact::{AbandonCause, ClientListing, Failure, ListingOutcome, SessionTag};
-use crate::parse::ItemKeys;
 use crate::route::RouteId;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
 use mcp_tap::identity::IdentitySource;
 use mcp_tap::MergeOutcome;
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
@@ -62,20 +62,16 @@ impl Received {
     /// Take one page's items.
     pub(crate) fn add(
         &mut self,
-        kind: Kind,
-        items: &[Option<ItemKeys<'_>>],
+        keys: &[Cow<'_, str>],
+        count: u64,
         catalogue: Option<&Catalogue>,
         budget: &mut Budget,
     ) {
-        self.raw += items.len() as u64;
+        self.raw += count;
         if self.overflow {
             return;
         }
-        for key in items
-            .iter()
-            .flatten()
-            .filter_map(|item| item.identity(kind))
-        {
+        for key in keys.iter().map(|k| k.as_ref()) {
             let digest = item_digest(key);
             if self.digests.contains(&digest) {
                 continue;

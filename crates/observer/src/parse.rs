@@ -11,7 +11,9 @@
 
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
@@ -49,30 +51,13 @@ pub(crate) struct Params<'a> {
     pub protocol_version: Option<Cow<'a, str>>,
 }
 
-/// One item's identity keys (only those of the four kinds); `None` for an
-/// item that is not an object.
-#[derive(Debug, Default)]
-pub(crate) struct ItemKeys<'a> {
-    pub name: Option<Cow<'a, str>>,
-    pub uri: Option<Cow<'a, str>>,
-    pub uri_template: Option<Cow<'a, str>>,
-}
-
-impl ItemKeys<'_> {
-    /// The item's identity for `kind` (`Kind::identity_key`).
-    pub(crate) fn identity(&self, kind: Kind) -> Option<&str> {
-        match kind {
-            Kind::Tools | Kind::Prompts => self.name.as_deref(),
-            Kind::Resources => self.uri.as_deref(),
-            Kind::ResourceTemplates => self.uri_template.as_deref(),
-        }
-    }
-}
-
-/// A kind's result array: its items, or a field that is not an array.
+/// A kind's result array: how many items it holds and, in order, the
+/// identity key (`Kind::identity_key`) of each that has one — only those
+/// are kept, so a page of a million `0`s or of keyless objects costs a
+/// count, not a slot per item; or a field that is not an array.
 #[derive(Debug)]
 pub(crate) enum Items<'a> {
-    Array(Vec<Option<ItemKeys<'a>>>),
+    Array { keys: Vec<Cow<'a, str>>, count: u64 },
     NotArray,
 }
 
@@ -264,8 +249,6 @@ deserialize_leniently!(
     RawId,
     ErrorCode,
     Params<'de>,
-    ItemKeysOrNot<'de>,
-    Items<'de>,
     Body<'de>,
     Envelope<'de>,
 );
@@ -385,40 +368,106 @@ impl<'de> Fields<'de> for Params<'de> {
     }
 }
 
-impl<'de> Fields<'de> for ItemKeys<'de> {
-    fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
-        let slot = match key {
-            "name" => &mut self.name,
-            "uri" => &mut self.uri,
-            "uriTemplate" => &mut self.uri_template,
-            _ => return Ok(false),
-        };
-        *slot = map.next_value::<Text<'de>>()?.0;
-        Ok(true)
+/// Reads a kind's result array: any other value is `NotArray` (consumed).
+struct ItemsOf(Kind);
+
+impl<'de> DeserializeSeed<'de> for ItemsOf {
+    type Value = Items<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Items<'de>, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-struct ItemKeysOrNot<'a>(Option<ItemKeys<'a>>);
-
-impl<'de> Lenient<'de> for ItemKeysOrNot<'de> {
-    fn other() -> Self {
-        ItemKeysOrNot(None)
+impl<'de> Visitor<'de> for ItemsOf {
+    type Value = Items<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never said: every JSON value reads as something.
+        f.write_str("any JSON value")
     }
-    fn map<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        ItemKeys::map(map).map(|keys| ItemKeysOrNot(Some(keys)))
-    }
-}
-
-impl<'de> Lenient<'de> for Items<'de> {
-    fn other() -> Self {
-        Items::NotArray
-    }
-    fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element::<ItemKeysOrNot<'de>>()? {
-            items.push(item.0);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Items<'de>, A::Error> {
+        let (mut keys, mut count) = (Vec::new(), 0u64);
+        let key = KeyOf(self.0.identity_key());
+        while let Some(item) = seq.next_element_seed(key)? {
+            count += 1;
+            keys.extend(item);
         }
-        Ok(Items::Array(items))
+        Ok(Items::Array { keys, count })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Items<'de>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Items::NotArray)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+    fn visit_unit<E>(self) -> Result<Items<'de>, E> {
+        Ok(Items::NotArray)
+    }
+}
+
+/// Reads one item for its identity key (the field named): `None` for an
+/// item that is not an object, or whose key is missing or not a string.
+#[derive(Clone, Copy)]
+struct KeyOf(&'static str);
+
+impl<'de> DeserializeSeed<'de> for KeyOf {
+    type Value = Option<Cow<'de, str>>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyOf {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<Text<'de>>()? {
+            // The last of a repeated key, as a JSON parser reading the
+            // whole item (the walker's) would keep.
+            if key.0.as_deref() == Some(self.0) {
+                found = map.next_value::<Text<'de>>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
     }
 }
 
@@ -432,7 +481,7 @@ impl<'de> Fields<'de> for Body<'de> {
     }
     fn field<A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
         if let Some(kind) = Kind::ALL.iter().find(|k| k.array_field() == key) {
-            self.arrays[*kind as usize] = Some(map.next_value()?);
+            self.arrays[*kind as usize] = Some(map.next_value_seed(ItemsOf(*kind))?);
             return Ok(true);
         }
         match key {

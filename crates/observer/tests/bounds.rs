@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes allocated and not yet freed, by anyone in this process.
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The most `LIVE` has been since a test last reset it.
+static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 struct Counting;
 
@@ -22,7 +24,8 @@ struct Counting;
 // the byte count around it is ours.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(live, Ordering::Relaxed);
         unsafe { System.alloc(layout) }
     }
 
@@ -32,7 +35,8 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        let live = LIVE.fetch_add(new_size, Ordering::Relaxed) + new_size;
+        PEAK.fetch_max(live, Ordering::Relaxed);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -275,4 +279,40 @@ fn page_one_in_sessions(
         s.tools(&head, 1, 0, total);
     }
     s
+}
+
+/// A page of a million `0`s (and one of keyless objects) answered to a
+/// page-1 request: the observer counts such items, it keeps no slot for
+/// each (it once held 72 bytes an item: 140 MiB for a 3.8 MB page).
+#[test]
+fn a_page_of_a_million_non_items_costs_about_its_bytes() {
+    let _turn = MEASURING.lock().unwrap_or_else(|p| p.into_inner());
+    let mut s = Script::new(ObserverLimits::default());
+    s.initialize(&Head::default(), "s-zeros", "zeros", "1");
+    let head = Head {
+        session: Some("s-zeros"),
+        ..Head::default()
+    };
+    for items in [
+        json!(vec![0; 1_000_000]),
+        json!(vec![json!({"x": 1}); 200_000]),
+    ] {
+        let answer = json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": items}});
+        let bytes = serde_json::to_vec(&answer).unwrap().len();
+        let before = LIVE.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        s.post(&head, &list_request(7, "tools/list", None), &answer);
+        let peak = PEAK.load(Ordering::Relaxed) - before;
+        // The message's copy, parsed in place: twice its bytes and a
+        // little, not a slot per item.
+        assert!(
+            peak < 3 * bytes + (1 << 20),
+            "{peak} bytes at the peak for a {bytes}-byte page"
+        );
+    }
+    // Both pages were read (not dropped as too much): two listings, each
+    // of one page with no item that has a name.
+    let listings = s.listings();
+    assert_eq!(listings.len(), 2);
+    assert!(listings.iter().all(|l| l.pages == 1 && l.items == 0));
 }
