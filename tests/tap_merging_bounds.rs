@@ -293,10 +293,9 @@ fn pages_of_millions_of_zeros_cost_their_bytes_not_sixteen_times() {
     const PAGE_BYTES: usize = 3_800_000;
     const SESSIONS: usize = 32;
     let upstream = zeros(PAGE_BYTES);
-    // The observer reads at most `--inspect-bytes` of each message, and
-    // what reading one costs is its own bound, not merging's: kept small
-    // here so that what is measured is what merging holds.
-    let flags = ["--merge-pages", "all", "--inspect-bytes", "64KiB"];
+    // The default `--inspect-bytes`: the observer reads each page whole
+    // too, and must hold no slot per item while it does.
+    let flags = ["--merge-pages", "all"];
     let tap = TapCommand::start(&upstream.url("/mcp"), &flags);
     let pid = tap.web.pid();
     let addr = tap_addr(&tap);
