@@ -6,6 +6,7 @@
 
 pub mod book;
 pub mod fds;
+pub mod health;
 pub mod judge;
 pub mod learn;
 pub mod listen_tls;
@@ -19,3 +20,4 @@ pub mod service;
 pub mod spec;
 pub mod stdin;
 pub mod stdio;
+pub mod supervise;

@@ -14,6 +14,7 @@ use super::metrics::{
 };
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
+use crate::tap::health::ObserverHealth;
 use crate::tap::report::Dropped;
 use crate::verdict::{Health, Reason};
 use mcp_listing::EmittedAt;
@@ -416,6 +417,60 @@ impl TapNotStarted<'_> {
     }
 }
 
+/// A tap's observer task ended before its tap did (a panic): the tap goes
+/// on forwarding, `mcp_tap_observing` is 0 and a fresh observer starts
+/// after `restart_in`. Logged and counted (`mcp_tap_observer_restarts_total`)
+/// once per end, with what the ended observer held at its last tick (the
+/// sessions, exchanges and listings in progress a fresh one does not know).
+#[derive(Debug)]
+pub struct ObserverEnded<'a> {
+    pub tap: &'a str,
+    /// Why: the panic's message (cut and escaped), or `cancelled`.
+    pub cause: &'a str,
+    pub restart_in: std::time::Duration,
+}
+
+impl ObserverEnded<'_> {
+    #[track_caller]
+    pub fn emit(self, health: &ObserverHealth) {
+        let at = EmittedAt::caller();
+        let held = health.ended();
+        let (sessions, exchanges, listings) =
+            held.map_or((0, 0, 0), |h| (h.sessions, h.exchanges, h.listings));
+        tracing::error!(emitted_at = %at,
+            tap = self.tap,
+            cause = self.cause,
+            restarts = health.restarts(),
+            restart_in_seconds = self.restart_in.as_secs_f64(),
+            sessions_lost = sessions,
+            exchanges_lost = exchanges,
+            listings_lost = listings,
+            "tap observer ended: the tap forwards but does not observe until a fresh observer starts"
+        );
+    }
+}
+
+/// A fresh observer started after one ended; `not_observed`: the messages
+/// that passed meanwhile (`mcp_tap_messages_not_observed_total`,
+/// `reason="observer_restart"`).
+#[derive(Debug)]
+pub struct ObserverRestarted<'a> {
+    pub tap: &'a str,
+    pub not_observed: u64,
+}
+
+impl ObserverRestarted<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at,
+            tap = self.tap,
+            not_observed = self.not_observed,
+            "tap observer started afresh"
+        );
+    }
+}
+
 /// A client listing a tap observed was not written to its report file.
 /// Counted every time where there is a `/metrics` (the stdio tap has none);
 /// logged once when the file became full and once per run of failed writes
@@ -450,6 +505,9 @@ impl ReportLineDropped<'_> {
                 "report file full: further client listings are not written"
             ),
             Dropped::Full { first: false } => {}
+            // Counted only: the writer catches up or the disk is slow, and
+            // clients choose how many listings there are.
+            Dropped::QueueFull => {}
         }
     }
 }

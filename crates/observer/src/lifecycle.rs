@@ -262,5 +262,18 @@ impl Observer {
                 self.end_listings(session, End::Abandoned(AbandonCause::Timeout), now, facts);
             }
         }
+        self.forget_idle_clients(now, facts);
+    }
+
+    /// Clients that asked for no list in `client_idle` are forgotten with
+    /// their tallies: their series go and their slots are free.
+    fn forget_idle_clients(&mut self, now: Instant, facts: &mut Vec<Fact>) {
+        for client in self.clients.forget_idle(now, self.limits.client_idle) {
+            for kept in self.tallies.forget(&client) {
+                self.budget.give_back(kept.charged);
+            }
+            self.client_routes.forget(&client);
+            facts.push(Fact::ClientGone(client));
+        }
     }
 }

@@ -138,7 +138,7 @@ impl Observer {
         let (caller, ex_session, path) = (ex.caller.clone(), ex.session.clone(), ex.path.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let (client, version, source) = self.who(caller, info, ex_session.as_ref(), facts);
+        let (client, version, source) = self.who(caller, info, ex_session.as_ref(), at, facts);
         let (key, serial) =
             self.session_of(ex_session.clone(), path.as_deref(), &client, at, facts);
         let Some(session) = self.sessions.peek(&key) else {
@@ -245,6 +245,7 @@ impl Observer {
         caller: Caller,
         info: Option<ClientInfo>,
         session: Option<&SessionKey>,
+        at: Instant,
         facts: &mut Vec<Fact>,
     ) -> (crate::client::ClientId, Option<Arc<str>>, IdentitySource) {
         let bound = match session {
@@ -256,7 +257,7 @@ impl Observer {
         };
         let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
         (
-            self.clients.resolve(&who.name, facts),
+            self.clients.resolve(&who.name, at, facts),
             who.version.as_deref().map(shown_version),
             source,
         )

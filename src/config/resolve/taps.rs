@@ -8,8 +8,8 @@ use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::raw::{RawListenTls, RawRoute, RawTap};
 use crate::config::taps::{
     ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
-    DEFAULT_ABANDON_AFTER, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY, DEFAULT_MAX_CLIENTS,
-    DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
+    DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY, DEFAULT_MAX_CLIENTS,
+    DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES, DEFAULT_MAX_SESSIONS,
     DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
@@ -95,6 +95,11 @@ impl Resolver<'_> {
         let max_connections = (raw.max_connections)
             .map(|n| positive(self, "max_connections", n as u64))
             .transpose()?;
+        let max_sessions = positive(
+            self,
+            "max_sessions",
+            raw.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS) as u64,
+        )?;
         Ok(TapConfig {
             name: raw.name,
             listener: TapListener {
@@ -112,6 +117,8 @@ impl Resolver<'_> {
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
+            max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
+            client_idle: raw.client_idle.map_or(DEFAULT_CLIENT_IDLE, |d| d.0),
             max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
             merge: TapMerge {
