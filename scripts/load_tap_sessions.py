@@ -102,26 +102,26 @@ async def hold_streams(url, sessions_file, count, seconds):
     host, port = origin(url)
     with open(sessions_file) as f:
         sessions = [line.split() for line in f][:count]
-    opened = 0
 
-    async def stream(session, path):
-        nonlocal opened
+    async def open_stream(session, path):
         reader, writer = await asyncio.open_connection(host, port)
         writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}\r\n"
                       "Accept: text/event-stream\r\n"
                       f"Mcp-Protocol-Version: {PROTOCOL}\r\n"
                       f"Mcp-Session-Id: {session}\r\n\r\n").encode())
         head = await reader.readuntil(b"\r\n\r\n")
-        if b" 200 " in head.split(b"\r\n")[0]:
-            opened += 1
+        return reader, writer, b" 200 " in head.split(b"\r\n")[0]
+
+    async def hold(reader, writer):
         try:
             await asyncio.wait_for(reader.read(-1), seconds)
         except asyncio.TimeoutError:
             pass
         writer.close()
 
-    await asyncio.gather(*(stream(s, p) for s, p in sessions))
-    print(f"streams_opened={opened}")
+    opened = await asyncio.gather(*(open_stream(s, p) for s, p in sessions))
+    print(f"streams_opened={sum(1 for _, _, ok in opened if ok)}", flush=True)
+    await asyncio.gather(*(hold(r, w) for r, w, _ in opened))
 
 
 def main():

@@ -19,7 +19,14 @@ const PAGING: [&str; 6] = ["--items", "14", "--page-size", "8", "--kinds", "tool
 
 /// `simulate-client` as `name` reading page 1 at `url`: the items it saw.
 fn page_one(url: &str, name: &str) -> u64 {
-    let run = run_exporter(&["simulate-client", "--url", url, "--name", name, "--first-page-only"]);
+    let run = run_exporter(&[
+        "simulate-client",
+        "--url",
+        url,
+        "--name",
+        name,
+        "--first-page-only",
+    ]);
     assert!(run.success(), "{}", run.describe());
     let line: Value = serde_json::from_str(run.stdout.lines().next().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}: {}", run.describe()));
@@ -73,30 +80,47 @@ fn a_killed_observer_is_said_counted_and_restarted_while_forwarding_goes_on() {
     });
     assert_eq!(view["observing"], true, "{view:#}");
     let metrics = tap.metrics();
-    assert_eq!(metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]), 1.0);
+    assert_eq!(
+        metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]),
+        1.0
+    );
 
     // The hook: the observer panics reading this request; the upstream
     // answers it all the same.
     let kill = rt.block_on(async {
         let mut session = SessionClient::new(format!("{}/mcp/panic", tap.tap_url));
-        session.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), &[]).await.status()
+        session
+            .post(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}), &[])
+            .await
+            .status()
     });
     assert_ne!(kill.as_u16(), 502, "forwarded to the upstream");
     let metrics = wait_for(LIMIT, "the end counted", || {
         let m = tap.metrics();
-        (sample(&m, "mcp_tap_observer_restarts_total", &[("tap", "edge")]) == Some(1.0)).then_some(m)
+        (sample(&m, "mcp_tap_observer_restarts_total", &[("tap", "edge")]) == Some(1.0))
+            .then_some(m)
     });
-    assert_eq!(metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]), 0.0);
+    assert_eq!(
+        metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]),
+        0.0
+    );
     let view = tap.api_clients()["taps"][0].clone();
     assert_eq!(view["observing"], false, "{view:#}");
     assert_eq!(view["observer_restarts"], 1, "{view:#}");
     let page = http_get_ok(&tap.web.at("/"));
     assert!(page.contains("not observing"), "{page}");
     // Forwarding never notices.
-    assert_eq!(listed(&rt, &url), before, "forwarded unchanged while not observing");
+    assert_eq!(
+        listed(&rt, &url),
+        before,
+        "forwarded unchanged while not observing"
+    );
     assert_eq!(page_one(&url, "meanwhile"), 8);
     let stderr = tap.web.stderr();
-    let ended: Vec<&str> = stderr.lines().filter(|l| l.contains("tap observer ended")).collect();
+    let ended: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("tap observer ended"))
+        .collect();
     assert_eq!(ended.len(), 1, "one event:\n{stderr}");
     assert!(ended[0].contains("asked to panic"), "{}", ended[0]);
 
@@ -105,13 +129,27 @@ fn a_killed_observer_is_said_counted_and_restarted_while_forwarding_goes_on() {
     assert_eq!(page_one(&url, "after"), 8);
     tap.client_when("after", |c| c["kinds"]["tools"]["pages"] == 1);
     let metrics = tap.metrics();
-    assert_eq!(metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]), 1.0);
-    assert_eq!(metric(&metrics, "mcp_tap_observer_restarts_total", &[("tap", "edge")]), 1.0);
+    assert_eq!(
+        metric(&metrics, "mcp_tap_observing", &[("tap", "edge")]),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "mcp_tap_observer_restarts_total",
+            &[("tap", "edge")]
+        ),
+        1.0
+    );
     let lost = [("tap", "edge"), ("reason", "observer_restart")];
     let lost = metric(&metrics, "mcp_tap_messages_not_observed_total", &lost);
     assert!(lost >= 1.0, "what passed unobserved is counted: {lost}");
     assert!(tap.web.stderr().contains("tap observer started afresh"));
-    assert_eq!(listed(&rt, &url), listed(&rt, &direct), "forwarded unchanged");
+    assert_eq!(
+        listed(&rt, &url),
+        listed(&rt, &direct),
+        "forwarded unchanged"
+    );
 }
 
 #[test]
@@ -119,13 +157,23 @@ fn a_client_quiet_for_client_idle_is_forgotten_with_its_series() {
     let sim = http_scenario("healthy", &PAGING);
     let tap = TapCommand::start(
         &sim.at("/mcp"),
-        &["--name", "edge", "--client-idle", "3s", "--max-clients", "1"],
+        &[
+            "--name",
+            "edge",
+            "--client-idle",
+            "3s",
+            "--max-clients",
+            "1",
+        ],
     );
     let url = format!("{}/mcp", tap.tap_url);
     page_one(&url, "gone-soon");
     tap.client_when("gone-soon", |c| c["kinds"]["tools"]["pages"] == 1);
     let pages = [("tap", "edge"), ("client", "gone-soon"), ("kind", "tools")];
-    assert_eq!(sample(&tap.metrics(), "mcp_client_list_pages_total", &pages), Some(1.0));
+    assert_eq!(
+        sample(&tap.metrics(), "mcp_client_list_pages_total", &pages),
+        Some(1.0)
+    );
     wait_for(LIMIT, "the quiet client forgotten", || {
         let m = tap.metrics();
         let gone = sample(&m, "mcp_client_list_pages_total", &pages).is_none()

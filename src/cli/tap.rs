@@ -66,7 +66,7 @@ pub struct TapArgs {
     pub max_clients: usize,
     /// Sessions the observer follows at once (a gateway's open sessions);
     /// past it the one quiet longest is forgotten and counted
-    /// (`observer_full`). About 1 KiB each.
+    /// (`observer_full`). About 2 KB each with a listing in progress.
     #[arg(long = "max-sessions", default_value_t = DEFAULT_MAX_SESSIONS, value_parser = parse_positive)]
     pub max_sessions: usize,
     /// A client identity with no list request for this long is forgotten,

@@ -7,8 +7,8 @@
 //! one; the catalogues handed back (and a configured target's) go to the
 //! observer.
 
-use super::health::ObserverHealth;
 use super::book::{ClientBook, RouteRuleView, RouteView, TapView};
+use super::health::ObserverHealth;
 use super::judge::{self, Clock};
 use super::learn::LearnRoute;
 use super::queue::QueueReceiver;
@@ -21,8 +21,8 @@ use crate::telemetry::events::{
 use crate::telemetry::metrics::ClientMetrics;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
-use mcp_observer::{ClientListing, ClientRoute, Fact, Observer, ObserverLimits, RouteId, Routing};
 use mcp_listing::Kind;
+use mcp_observer::{ClientListing, ClientRoute, Fact, Observer, ObserverLimits, RouteId, Routing};
 use mcp_tap::TapStats;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -192,7 +192,9 @@ impl State {
                     path: Some(path),
                 } => {
                     let named = route_ref(&self.observer, route);
-                    let kept = Kind::ALL.into_iter().filter_map(|k| known.get(&(named.clone(), k)));
+                    let kept = Kind::ALL
+                        .into_iter()
+                        .filter_map(|k| known.get(&(named.clone(), k)));
                     again.extend(kept.cloned());
                     if let Some(learner) = &self.task.learner {
                         let route = named;

@@ -4,8 +4,8 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
-use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
 use super::health::ObserverHealth;
+use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
 use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::reference::{Reference, RouteRef};
@@ -43,8 +43,8 @@ pub struct TapSpec {
 /// The observer's bounds a tap's configuration sets.
 #[derive(Debug, Clone, Copy)]
 pub struct ObservingSpec {
-    /// Sessions followed at once (`max_sessions`); past it the one quiet
-    /// longest is forgotten.
+    /// Open sessions held (`max_sessions`); past them (and an eighth more,
+    /// [`ObservingSpec::limits`]) the one quiet longest is forgotten.
     pub max_sessions: usize,
     /// A client with no list request for this long is forgotten, and its
     /// series with it (`client_idle`).
@@ -61,12 +61,17 @@ impl Default for ObservingSpec {
 }
 
 impl ObservingSpec {
-    /// The observer's limits for a tap with these bounds.
+    /// The observer's limits for a tap with these bounds. Its session cap
+    /// is an eighth above `max_sessions`: while clients end sessions and
+    /// make others, a request racing its session's DELETE makes that
+    /// session again until the upstream's 404 ends it, and a gateway that
+    /// holds `max_sessions` open must not lose one to that.
     pub fn limits(&self, base: ObserverLimits) -> ObserverLimits {
+        let sessions = self.max_sessions.saturating_add(self.max_sessions / 8);
         ObserverLimits {
-            max_sessions: self.max_sessions,
+            max_sessions: sessions,
             // Each session may hold a GET stream open besides its POSTs.
-            max_exchanges: base.max_exchanges.max(self.max_sessions.saturating_mul(2)),
+            max_exchanges: base.max_exchanges.max(sessions.saturating_mul(2)),
             client_idle: self.client_idle,
             ..base
         }

@@ -22,8 +22,10 @@ const ROUTES: usize = 50;
 /// Page 1 of a 40-tool catalogue in pages of 10.
 fn page_one() -> Bytes {
     let tools: Vec<_> = (0..10)
-        .map(|i| json!({"name": format!("tool-{i:03}"), "description": "Looks a thing up.",
-                        "inputSchema": {"type": "object"}}))
+        .map(|i| {
+            json!({"name": format!("tool-{i:03}"), "description": "Looks a thing up.",
+                        "inputSchema": {"type": "object"}})
+        })
         .collect();
     let body = json!({"jsonrpc": "2.0", "id": 2,
                       "result": {"tools": tools, "nextCursor": "page-2"}});
@@ -54,9 +56,7 @@ impl Gateway {
                 .map(|i| HeaderValue::from_str(&format!("session-{i:08}")).expect("value"))
                 .collect(),
             paths: (1..=ROUTES)
-                .map(|i| {
-                    http::uri::PathAndQuery::try_from(format!("/mcp/s-{i:04}")).expect("path")
-                })
+                .map(|i| http::uri::PathAndQuery::try_from(format!("/mcp/s-{i:04}")).expect("path"))
                 .collect(),
             request: Bytes::from(request.to_string()),
             answer: page_one(),

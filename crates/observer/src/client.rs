@@ -85,7 +85,13 @@ impl Clients {
         }
         let label: Arc<str> = Arc::from(label);
         let id = ClientId(label.clone());
-        self.known.insert(label, Known { id: id.clone(), last: at });
+        self.known.insert(
+            label,
+            Known {
+                id: id.clone(),
+                last: at,
+            },
+        );
         facts.push(Fact::NewClient(id.clone()));
         id
     }
@@ -142,7 +148,10 @@ mod tests {
         assert_eq!(long.label().len(), identity::MAX_NAME_BYTES);
         let evil = clients.resolve("ev\nil", now, &mut facts);
         assert_eq!(evil.label(), "ev\\nil");
-        assert_eq!(clients.resolve("", now, &mut facts).label(), identity::UNKNOWN);
+        assert_eq!(
+            clients.resolve("", now, &mut facts).label(),
+            identity::UNKNOWN
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub struct ObserverLimits {
     pub max_exchanges: usize,
     /// Sessions (and sessionless clients) followed at once; past it the
     /// one quiet longest is forgotten with its listings (`observer_full`).
-    /// A gateway holds thousands: the default is 10,000, about 1 KiB each
+    /// A gateway holds thousands: the default is 10,000, about 2 KB each
     /// (docs/reliability.md, "Byte budgets").
     pub max_sessions: usize,
     /// List and initialize requests awaiting their answer, all sessions.

@@ -184,7 +184,11 @@ impl ClientMetrics {
                 let pairs = seen.get_mut(tap.as_ref());
                 let gone: Vec<Pair> = pairs
                     .map(|pairs| {
-                        let gone = pairs.iter().filter(|(c, _, _)| c == client).cloned().collect();
+                        let gone = pairs
+                            .iter()
+                            .filter(|(c, _, _)| c == client)
+                            .cloned()
+                            .collect();
                         pairs.retain(|(c, _, _)| c != client);
                         gone
                     })

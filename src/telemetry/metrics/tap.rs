@@ -72,12 +72,16 @@ impl TapHealth {
     /// A copy of the list, so no lock is held while encoding.
     fn running(&self) -> Vec<(Arc<str>, Arc<TapStats>)> {
         let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
-        taps.iter().map(|(n, (s, _))| (n.clone(), s.clone())).collect()
+        taps.iter()
+            .map(|(n, (s, _))| (n.clone(), s.clone()))
+            .collect()
     }
 
     fn observers(&self) -> Vec<(Arc<str>, Arc<ObserverHealth>)> {
         let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
-        taps.iter().map(|(n, (_, o))| (n.clone(), o.clone())).collect()
+        taps.iter()
+            .map(|(n, (_, o))| (n.clone(), o.clone()))
+            .collect()
     }
 }
 
