@@ -21,3 +21,5 @@ pub mod spec;
 pub mod stdin;
 pub mod stdio;
 pub mod supervise;
+#[cfg(debug_assertions)]
+pub(crate) mod test_hooks;

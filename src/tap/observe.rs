@@ -140,7 +140,7 @@ pub async fn observe(inputs: &mut ObserverInputs, task: ObserverTask) {
             event = queue.recv() => match event {
                 Some(event) => {
                     #[cfg(debug_assertions)]
-                    super::supervise::test_hooks::panic_on(&event);
+                    super::test_hooks::panic_on(&event);
                     state.observer.observe(event, &mut state.facts);
                     state.settle(known);
                 }

@@ -95,11 +95,6 @@ impl Resolver<'_> {
         let max_connections = (raw.max_connections)
             .map(|n| positive(self, "max_connections", n as u64))
             .transpose()?;
-        let max_sessions = positive(
-            self,
-            "max_sessions",
-            raw.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS) as u64,
-        )?;
         Ok(TapConfig {
             name: raw.name,
             listener: TapListener {
@@ -117,7 +112,7 @@ impl Resolver<'_> {
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
-            max_sessions: usize::try_from(max_sessions).unwrap_or(usize::MAX),
+            max_sessions: self.tap_sessions(at, &who, raw.max_sessions)?,
             client_idle: raw.client_idle.map_or(DEFAULT_CLIENT_IDLE, |d| d.0),
             max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
@@ -129,6 +124,18 @@ impl Resolver<'_> {
             report: raw.report.map(|p| self.file_path(p)),
             routes,
         })
+    }
+
+    /// `max_sessions:`, greater than zero.
+    fn tap_sessions(&self, at: &[Seg], who: &str, raw: Option<usize>) -> Result<usize> {
+        match raw.unwrap_or(DEFAULT_MAX_SESSIONS) {
+            0 => Err(self.error(
+                &child(at, "max_sessions"),
+                At::Value,
+                format!("{who}: `max_sessions` must be greater than zero"),
+            )),
+            n => Ok(n),
+        }
     }
 
     /// `routes:` and the keys that bound and learn them.
