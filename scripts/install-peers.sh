@@ -15,6 +15,9 @@
 #                                  tests/peers/python-v1/requirements.txt
 #   tests/peers/fastmcp/.venv      PyPI fastmcp (proxy and mount gateways, client),
 #                                  tests/peers/fastmcp/requirements.txt
+#   tests/peers/fastmcp2/.venv     PyPI fastmcp 2.14 (a client that reads page 1
+#                                  only, for check-client's tests),
+#                                  tests/peers/fastmcp2/requirements.txt
 #   tests/peers/rmcp/target        the rmcp peer, cargo build --locked
 #
 # Needs Node 20 + npm, Python 3.11 and cargo (Debian 12: run as root and a
@@ -102,6 +105,7 @@ install_python_peers() {
   install_python_venv python "python peer (mcp 2.x)"
   install_python_venv python-v1 "python mcp 1.x peer and PyPI mcp-proxy"
   install_python_venv fastmcp "fastmcp gateways"
+  install_python_venv fastmcp2 "fastmcp 2.14 client"
 }
 
 install_rmcp_peer() {

@@ -12,6 +12,7 @@ pub mod config;
 pub mod discovery;
 pub mod files;
 pub mod heap;
+pub mod listen_tls;
 pub mod poll;
 pub mod poller;
 pub mod sinks;

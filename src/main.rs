@@ -2,8 +2,9 @@
 
 use clap::{Parser, Subcommand};
 use mcp_exporter::cli::{
-    check, check_config, discover, logging, probe, serve, simulate_client, tap,
+    check, check_client, check_config, discover, probe, serve, simulate_client, tap,
 };
+use mcp_exporter::telemetry::logging;
 use mcp_wire::transport::process_tree;
 use std::process::ExitCode;
 
@@ -41,6 +42,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// Check one server's pagination against the spec, rule by rule (CI-friendly).
     Check(check::CheckArgs),
+    /// Grade an MCP client's pagination: run it against simulated servers, scenario by scenario (CI-friendly).
+    CheckClient(check_client::CheckClientArgs),
     /// Validate a configuration file.
     CheckConfig(check_config::CheckConfigArgs),
     /// Refresh every discovery source once and show what it would yield and leave out, without polling.
@@ -91,6 +94,7 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => runtime.block_on(serve::main(args)),
         Some(Command::Probe(args)) => runtime.block_on(probe::main(args)),
         Some(Command::Check(args)) => runtime.block_on(check::main(args)),
+        Some(Command::CheckClient(args)) => runtime.block_on(check_client::main(args)),
         Some(Command::CheckConfig(args)) => check_config::main(args),
         Some(Command::Discover(args)) => runtime.block_on(discover::main(args)),
         Some(Command::Tap(args)) => runtime.block_on(tap::main(args)),

@@ -1,10 +1,9 @@
 //! Subcommands: argument types and the code behind each.
 
 pub mod check;
+pub mod check_client;
 pub mod check_config;
 pub mod discover;
-pub mod logfmt;
-pub mod logging;
 pub mod probe;
 pub mod serve;
 pub mod simulate_client;

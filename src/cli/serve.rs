@@ -1,6 +1,7 @@
 //! `mcp-exporter [serve]`: load the config, start pollers and the web server.
 
 use crate::baseline::BaselineStore;
+use crate::config::web::WebServerConfig;
 use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
 use crate::poller::{Service, Shard};
@@ -15,7 +16,6 @@ use crate::telemetry::metrics::{
 };
 use crate::telemetry::spans::TraceSink;
 use crate::web::server::{Server, ServerSettings};
-use crate::web::web_config::WebServerConfig;
 use crate::web::{router, AppState};
 use prometheus_client::registry::Registry;
 use std::path::{Path, PathBuf};
@@ -198,7 +198,7 @@ async fn run(
         config: from_file.then_some(args.config_file.as_path()),
     }
     .emit();
-    crate::cli::logging::announce_listening(&format!("{}://{local}", server.scheme()));
+    crate::telemetry::logging::announce_listening(&format!("{}://{local}", server.scheme()));
 
     tokio::spawn(reload_on_sighup(service.clone(), from_file));
     let app = router(AppState::new(

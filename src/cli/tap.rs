@@ -111,6 +111,18 @@ pub struct TapArgs {
     /// Most bytes of one merged answer; past it page 1 goes unchanged.
     #[arg(long = "max-merged-bytes", default_value = "8MiB", value_parser = parse_bytes)]
     pub max_merged_bytes: usize,
+    /// A request header whose value changes what the upstream answers (a
+    /// tenant header), besides Authorization, Proxy-Authorization, Cookie,
+    /// X-Api-Key, Api-Key and X-Auth-Token: a merged answer is reused only
+    /// for the same values (repeatable).
+    #[arg(long = "merge-credential-header", value_name = "NAME")]
+    pub merge_credential_headers: Vec<http::HeaderName>,
+    /// Page requests merging may send the upstream of its own at once...
+    #[arg(long = "merge-page-burst", default_value_t = mcp_tap::settings::DEFAULT_MERGE_PAGE_BURST, value_parser = clap::value_parser!(u32).range(1..))]
+    pub merge_page_burst: u32,
+    /// ...and per second after that; past it page 1 goes unchanged.
+    #[arg(long = "merge-pages-per-second", default_value_t = mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND, value_parser = clap::value_parser!(u32).range(1..))]
+    pub merge_pages_per_second: u32,
     /// Most bytes of one message the tap reads (the message is forwarded whole).
     #[arg(long = "inspect-bytes", default_value = "4MiB", value_parser = parse_bytes)]
     pub inspect_bytes: usize,
@@ -235,6 +247,9 @@ fn merge(args: &TapArgs) -> MergeSettings {
     MergeSettings {
         clients: merge_clients(&args.merge_pages),
         max_merged_bytes: args.max_merged_bytes,
+        credential_headers: args.merge_credential_headers.clone(),
+        page_burst: args.merge_page_burst,
+        pages_per_second: args.merge_pages_per_second,
         ..MergeSettings::default()
     }
 }

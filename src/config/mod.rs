@@ -35,6 +35,7 @@ mod suggest;
 pub mod taps;
 mod tls;
 mod types;
+pub mod web;
 mod yaml_bounds;
 mod yaml_events;
 mod yaml_span;

@@ -161,6 +161,12 @@ pub(super) struct RawTap {
     pub client_header: Option<String>,
     pub merge_pages: Option<Vec<String>>,
     pub max_merged_bytes: Option<ByteSize>,
+    /// Request headers besides the usual credential ones that change what
+    /// the upstream answers (merged answers are reused per value).
+    pub merge_credential_headers: Option<Vec<String>>,
+    /// Page requests merging may send of its own: at once, then per second.
+    pub merge_page_burst: Option<u32>,
+    pub merge_pages_per_second: Option<u32>,
     pub upstream_timeout: Option<RawDuration>,
     /// Connecting to the upstream, and merged walks.
     pub limits: Option<RawLimits>,

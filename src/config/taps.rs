@@ -14,6 +14,9 @@ pub const DEFAULT_ABANDON_AFTER: Duration = Duration::from_secs(30);
 pub const DEFAULT_INSPECT_BYTES: u64 = 4 << 20;
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
 pub const DEFAULT_MAX_MERGED_BYTES: u64 = 8 << 20;
+/// The tap's own defaults (src/tap/spec.rs checks they agree).
+pub const DEFAULT_MERGE_PAGE_BURST: u32 = 200;
+pub const DEFAULT_MERGE_PAGES_PER_SECOND: u32 = 10;
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_ROUTES: usize = 64;
 pub const DEFAULT_MAX_CLIENT_ROUTES: usize = 256;
@@ -116,12 +119,18 @@ pub struct TapUpstream {
 }
 
 /// Pages merged for clients that would read only the first:
-/// `merge_pages:` and `max_merged_bytes:`.
+/// `merge_pages:`, `max_merged_bytes:`, `merge_credential_headers:`,
+/// `merge_page_burst:` and `merge_pages_per_second:`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TapMerge {
     /// Client identities merged for (`all` for every one); empty: nobody.
     pub clients: Vec<String>,
     pub max_merged_bytes: u64,
+    /// Header names (checked, lower-cased) keying reuse besides the usual
+    /// credential headers.
+    pub credential_headers: Vec<String>,
+    pub page_burst: u32,
+    pub pages_per_second: u32,
 }
 
 /// TLS on a tap's listener.

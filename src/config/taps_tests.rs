@@ -1,7 +1,10 @@
 //! The `taps:` section: defaults, what it refuses and where it says so.
 
 use super::load_str;
-use super::taps::{DEFAULT_ABANDON_AFTER, DEFAULT_MAX_CLIENTS};
+use super::taps::{
+    DEFAULT_ABANDON_AFTER, DEFAULT_MAX_CLIENTS, DEFAULT_MERGE_PAGES_PER_SECOND,
+    DEFAULT_MERGE_PAGE_BURST,
+};
 use std::time::Duration;
 
 fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
@@ -29,6 +32,9 @@ fn a_tap_gets_defaults_and_its_keys() {
     assert_eq!(tap.upstream.url.as_str(), "http://127.0.0.1:8080/mcp");
     assert_eq!(tap.target.as_deref(), Some("origin"));
     assert_eq!(tap.merge.clients, ["mcp"]);
+    assert!(tap.merge.credential_headers.is_empty());
+    assert_eq!(tap.merge.page_burst, DEFAULT_MERGE_PAGE_BURST);
+    assert_eq!(tap.merge.pages_per_second, DEFAULT_MERGE_PAGES_PER_SECOND);
     assert_eq!(tap.abandon_after, DEFAULT_ABANDON_AFTER);
     assert_eq!(tap.max_clients, DEFAULT_MAX_CLIENTS);
     assert_eq!(tap.max_sessions, 10_000);
@@ -132,6 +138,41 @@ fn a_bad_client_header_and_zero_bounds_are_refused() {
     assert_eq!(
         (tap.max_sessions, tap.client_idle),
         (50_000, Duration::from_secs(3600))
+    );
+}
+
+#[test]
+fn what_merging_may_spend_is_configured_and_checked() {
+    let base = "taps:
+  - name: edge
+    listen: 127.0.0.1:0
+    upstream: {url: http://a/mcp}
+";
+    let keys = "    merge_credential_headers: [X-Tenant, x-org]
+    merge_page_burst: 50
+    merge_pages_per_second: 5
+";
+    let loaded = load_str(&format!("{base}{keys}"), "t.yaml").expect("loads");
+    let merge = &loaded.config.taps[0].merge;
+    assert_eq!(merge.credential_headers, ["x-tenant", "x-org"]);
+    assert_eq!((merge.page_burst, merge.pages_per_second), (50, 5));
+    assert_err_at(
+        &format!("{base}    merge_credential_headers: [\"X Tenant\"]\n"),
+        5,
+        31,
+        "merge_credential_headers",
+    );
+    assert_err_at(
+        &format!("{base}    merge_page_burst: 0\n"),
+        5,
+        23,
+        "greater than zero",
+    );
+    assert_err_at(
+        &format!("{base}    merge_pages_per_second: 0\n"),
+        5,
+        29,
+        "greater than zero",
     );
 }
 

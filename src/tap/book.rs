@@ -32,7 +32,8 @@ pub struct TapView {
     pub route_rules: Vec<RouteRuleView>,
     /// First-page list requests the tap was asked to merge, by what it did
     /// (`merged`, `reused`, or page 1 unchanged: `incomplete`,
-    /// `scope_change`, `too_large`, `busy`); empty without `merge_pages`.
+    /// `scope_change`, `too_large`, `busy`, `throttled`); empty without
+    /// `merge_pages`.
     pub merges: BTreeMap<&'static str, u64>,
     /// Every client identity on every route, worst verdict first, then by
     /// name and route.
@@ -125,7 +126,7 @@ pub struct MergeView {
     pub outcome: &'static str,
     /// Why page 1 went unchanged: the walk's guard or error
     /// (`cursor_cycle`, `page_cap`, `invalid_cursor`, …), `scope_change`,
-    /// `too_large` or `busy`.
+    /// `too_large`, `busy` or `throttled`.
     pub fallback: Option<&'static str>,
 }
 

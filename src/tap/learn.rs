@@ -14,6 +14,7 @@
 
 use super::reference::{Reference, RouteRef};
 use crate::poll::{poll, PollContext, TargetBuilder};
+use crate::telemetry::events::RouteNotLearned;
 use mcp_listing::{text, HttpMode, Kind, Outcome, WalkLimits};
 use mcp_wire::transport::http::HttpSpec;
 use mcp_wire::transport::scope::CredentialScope;
@@ -120,13 +121,20 @@ async fn walk(tap: &str, spec: &LearnSpec, route: &LearnRoute) -> Vec<Reference>
     let report = match tokio::time::timeout(limit, poll(&target, PollContext::default())).await {
         Ok(report) => report,
         Err(_) => {
-            tracing::warn!(tap, route = %shown, "the tap's walk of a route did not end in time");
+            let route = &shown;
+            RouteNotLearned {
+                tap,
+                route,
+                error: None,
+            }
+            .emit();
             return Vec::new();
         }
     };
     if let Some(failure) = &report.session_error {
         let error = text::shown(&failure.to_string());
-        tracing::warn!(tap, route = %shown, %error, "the tap could not walk a route to learn its catalogue");
+        let (route, error) = (&shown, Some(error.as_ref()));
+        RouteNotLearned { tap, route, error }.emit();
     }
     report
         .listings

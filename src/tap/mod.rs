@@ -6,10 +6,8 @@
 
 pub mod book;
 pub mod fds;
-pub mod health;
 pub mod judge;
 pub mod learn;
-pub mod listen_tls;
 pub mod observe;
 pub mod queue;
 pub mod recent;

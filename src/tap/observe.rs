@@ -8,7 +8,6 @@
 //! observer.
 
 use super::book::{ClientBook, RouteRuleView, RouteView, TapView};
-use super::health::ObserverHealth;
 use super::judge::{self, Clock};
 use super::learn::LearnRoute;
 use super::queue::QueueReceiver;
@@ -19,6 +18,7 @@ use crate::telemetry::events::{
     ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped, RouteUnmatched,
 };
 use crate::telemetry::metrics::ClientMetrics;
+use crate::telemetry::metrics::ObserverHealth;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
 use mcp_listing::Kind;

@@ -7,7 +7,7 @@
 //! it full is left out and counted, `queue_full`).
 
 use super::judge::{missed_view, Clock};
-use crate::telemetry::metrics::ReportDrop;
+use crate::telemetry::events::DroppedLine;
 use crate::verdict::client::Missed;
 use mcp_observer::ClientListing;
 use serde::Serialize;
@@ -46,7 +46,7 @@ pub const REPORT_QUEUE_LINES: usize = 1024;
 pub struct ReportFile {
     lines: SyncSender<ToWriter>,
     /// What the writer left out since the last [`ReportFile::take_dropped`].
-    dropped: Arc<Mutex<Vec<Dropped>>>,
+    dropped: Arc<Mutex<Vec<DroppedLine>>>,
     max_bytes: u64,
 }
 
@@ -120,10 +120,10 @@ impl ReportFile {
         tap: &str,
         listing: &ClientListing,
         clock: &Clock,
-    ) -> Result<(), Dropped> {
+    ) -> Result<(), DroppedLine> {
         let mut line =
             mcp_listing::shown_json::to_string(&Line::of(tap, listing, clock)).map_err(|e| {
-                Dropped::WriteFailed {
+                DroppedLine::WriteFailed {
                     error: e.into(),
                     first: true,
                 }
@@ -131,11 +131,11 @@ impl ReportFile {
         line.push('\n');
         self.lines
             .try_send(ToWriter::Line(line))
-            .map_err(|_| Dropped::QueueFull)
+            .map_err(|_| DroppedLine::QueueFull)
     }
 
     /// What the writer left out since the last call.
-    pub fn take_dropped(&self) -> Vec<Dropped> {
+    pub fn take_dropped(&self) -> Vec<DroppedLine> {
         let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
         std::mem::take(&mut *dropped)
     }
@@ -157,7 +157,7 @@ impl ReportFile {
 
 impl Writer {
     /// Write what comes until every [`ReportFile`] handle is gone.
-    fn run(mut self, lines: Receiver<ToWriter>, dropped: &Mutex<Vec<Dropped>>) {
+    fn run(mut self, lines: Receiver<ToWriter>, dropped: &Mutex<Vec<DroppedLine>>) {
         for message in lines {
             match message {
                 ToWriter::Line(line) => {
@@ -173,43 +173,20 @@ impl Writer {
     }
 
     /// Append one whole line within the bound.
-    fn append(&mut self, line: &str) -> Result<(), Dropped> {
+    fn append(&mut self, line: &str) -> Result<(), DroppedLine> {
         if self.written.saturating_add(line.len() as u64) > self.max_bytes {
             let first = !self.full;
             self.full = true;
-            return Err(Dropped::Full { first });
+            return Err(DroppedLine::Full { first });
         }
         if let Err(error) = self.file.write_all(line.as_bytes()) {
             let first = !self.failing;
             self.failing = true;
-            return Err(Dropped::WriteFailed { error, first });
+            return Err(DroppedLine::WriteFailed { error, first });
         }
         self.failing = false;
         self.written += line.len() as u64;
         Ok(())
-    }
-}
-
-/// Why a client listing was not written (`ReportLineDropped` logs and
-/// counts it).
-#[derive(Debug)]
-pub enum Dropped {
-    /// Writing it would pass the bound; `first`: the file just became full.
-    Full { first: bool },
-    /// Writing failed; `first`: the first failure since a write last
-    /// succeeded (a full disk fails every listing: said once per run).
-    WriteFailed { error: std::io::Error, first: bool },
-    /// The writer thread was [`REPORT_QUEUE_LINES`] lines behind.
-    QueueFull,
-}
-
-impl Dropped {
-    pub fn reason(&self) -> ReportDrop {
-        match self {
-            Dropped::Full { .. } => ReportDrop::Full,
-            Dropped::WriteFailed { .. } => ReportDrop::WriteFailed,
-            Dropped::QueueFull => ReportDrop::QueueFull,
-        }
     }
 }
 
@@ -261,13 +238,13 @@ impl<'a> Line<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::telemetry::metrics::ReportDrop;
 
-    fn first(r: Result<(), Dropped>) -> (ReportDrop, bool) {
+    fn first(r: Result<(), DroppedLine>) -> (ReportDrop, bool) {
         match r {
-            Err(d @ Dropped::Full { first }) | Err(d @ Dropped::WriteFailed { first, .. }) => {
-                (d.reason(), first)
-            }
-            Err(Dropped::QueueFull) => (ReportDrop::QueueFull, false),
+            Err(d @ DroppedLine::Full { first })
+            | Err(d @ DroppedLine::WriteFailed { first, .. }) => (d.reason(), first),
+            Err(DroppedLine::QueueFull) => (ReportDrop::QueueFull, false),
             Ok(()) => panic!("written"),
         }
     }
@@ -326,7 +303,11 @@ mod tests {
         }
         report.flush(Duration::from_secs(30));
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "one\ntwo\n");
-        let dropped: Vec<_> = report.take_dropped().iter().map(Dropped::reason).collect();
+        let dropped: Vec<_> = report
+            .take_dropped()
+            .iter()
+            .map(DroppedLine::reason)
+            .collect();
         assert_eq!(dropped, [ReportDrop::Full, ReportDrop::Full]);
         assert!(report.take_dropped().is_empty(), "taken once");
     }

@@ -4,12 +4,12 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
-use super::health::ObserverHealth;
 use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
 use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::reference::{Reference, RouteRef};
 use super::supervise::supervise;
+use crate::telemetry::metrics::ObserverHealth;
 use mcp_observer::{normalise, ObserverLimits, Routing};
 use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
 use std::net::SocketAddr;

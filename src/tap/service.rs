@@ -87,7 +87,7 @@ impl TapService {
         config: Option<TapConfig>,
     ) -> Result<(), TapStartError> {
         let tap = start(spec, self.sinks.clone()).await?;
-        crate::cli::logging::announce_tap(&tap.name, &format!("http://{}", tap.local_addr));
+        crate::telemetry::logging::announce_tap(&tap.name, &format!("http://{}", tap.local_addr));
         self.health
             .insert(tap.name.clone(), tap.stats.clone(), tap.observer.clone());
         let name = tap.name.clone();

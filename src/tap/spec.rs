@@ -3,12 +3,12 @@
 //! connection's bounds and those of a merged walk; `max_connections` the
 //! listener's (never past the tap's share of descriptors, `super::fds`).
 
-use super::listen_tls::ReloadingTls;
 use super::observe::ListingSinks;
 use super::queue::QueueBudget;
 use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use super::run::{ObservingSpec, RouteSpec, TapSpec};
 use crate::config::taps::TapConfig;
+use crate::listen_tls::TlsReloader;
 use crate::telemetry::metrics::WebMetrics;
 use mcp_observer::Routing;
 use mcp_tap::{MergeClients, MergeSettings, TapLimits, TapSettings, UpstreamTls};
@@ -34,7 +34,7 @@ impl TapSpec {
             insecure_skip_verify: c.upstream.tls.insecure_skip_verify,
         };
         if let Some(tls) = &c.listener.tls {
-            let tls = ReloadingTls::new(tls, web.clone())
+            let tls = TlsReloader::for_tap(tls, web.clone())
                 .map_err(|e| fail(format!("listener TLS: {e}")))?;
             settings.listener_tls = Some(Arc::new(tls));
         }
@@ -77,6 +77,12 @@ impl TapSpec {
     }
 }
 
+const _: () = assert!(
+    crate::config::taps::DEFAULT_MERGE_PAGE_BURST == mcp_tap::settings::DEFAULT_MERGE_PAGE_BURST
+        && crate::config::taps::DEFAULT_MERGE_PAGES_PER_SECOND
+            == mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND
+);
+
 fn route_spec(c: &TapConfig) -> RouteSpec {
     let r = &c.routes;
     RouteSpec {
@@ -106,6 +112,14 @@ fn merge_settings(c: &TapConfig) -> MergeSettings {
         },
         max_page_bytes: bytes(l.max_response_bytes),
         max_merged_bytes: bytes(c.merge.max_merged_bytes),
+        credential_headers: c
+            .merge
+            .credential_headers
+            .iter()
+            .filter_map(|h| http::HeaderName::from_bytes(h.as_bytes()).ok())
+            .collect(),
+        page_burst: c.merge.page_burst,
+        pages_per_second: c.merge.pages_per_second,
         ..base
     }
 }

@@ -10,6 +10,7 @@
 //! not work for a regular file. A plain thread blocked in `read(2)` ends
 //! with the process.
 
+use crate::telemetry::events::StdinThreadRefused;
 use bytes::Bytes;
 use std::io::Read;
 use std::pin::Pin;
@@ -34,8 +35,8 @@ pub fn client_stdin() -> Pin<Box<dyn AsyncRead + Send>> {
             chunks: rx,
             current: Bytes::new(),
         }),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot start a thread for stdin; the tap then ends with its client's stdin");
+        Err(error) => {
+            StdinThreadRefused { error: &error }.emit();
             Box::pin(tokio::io::stdin())
         }
     }

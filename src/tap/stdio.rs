@@ -12,11 +12,12 @@
 //! process exits with the server's status.
 
 use super::book::ClientBook;
-use super::health::ObserverHealth;
 use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::stdin::client_stdin;
 use super::supervise::supervise;
+use crate::telemetry::events::TapSummarised;
+use crate::telemetry::metrics::ObserverHealth;
 use mcp_observer::{ObserverLimits, Routing};
 use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
 use std::process::ExitStatus;
@@ -99,21 +100,20 @@ fn close_stdout() {
 fn summary(book: &ClientBook) {
     for tap in book.taps() {
         if tap.clients.is_empty() {
-            tracing::info!(tap = %tap.name, "tap summary: no client listed anything");
+            TapSummarised {
+                tap: &tap.name,
+                client: None,
+            }
+            .emit();
         }
         for c in &tap.clients {
             // One route: the verdict is the client's.
             let verdict = &c.verdict.verdict;
-            let reason = verdict
-                .first_reason()
-                .map_or("reads every list to its last page", |r| r.message.as_str());
-            tracing::info!(
-                tap = %tap.name,
-                client = %c.client,
-                verdict = verdict.level.label(),
-                reason,
-                "tap summary"
-            );
+            TapSummarised {
+                tap: &tap.name,
+                client: Some((&c.client, verdict.level, verdict.first_reason())),
+            }
+            .emit();
         }
     }
 }

@@ -10,12 +10,11 @@
 //! the 503, and any client could otherwise fill our log.
 
 use super::metrics::{
-    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ReloadResult, TapHealth, WebMetrics,
+    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ObserverHealth, ReloadResult, ReportDrop,
+    TapHealth, WebMetrics,
 };
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
-use crate::tap::health::ObserverHealth;
-use crate::tap::report::Dropped;
 use crate::verdict::{Health, Reason};
 use mcp_listing::EmittedAt;
 use std::sync::Arc;
@@ -471,6 +470,30 @@ impl ObserverRestarted<'_> {
     }
 }
 
+/// Why a client listing was not written (`ReportLineDropped` logs and
+/// counts it).
+#[derive(Debug)]
+pub enum DroppedLine {
+    /// Writing it would pass the bound; `first`: the file just became full.
+    Full { first: bool },
+    /// Writing failed; `first`: the first failure since a write last
+    /// succeeded (a full disk fails every listing: said once per run).
+    WriteFailed { error: std::io::Error, first: bool },
+    /// The file's writer thread was `REPORT_QUEUE_LINES` (1,024) lines
+    /// behind.
+    QueueFull,
+}
+
+impl DroppedLine {
+    pub fn reason(&self) -> ReportDrop {
+        match self {
+            DroppedLine::Full { .. } => ReportDrop::Full,
+            DroppedLine::WriteFailed { .. } => ReportDrop::WriteFailed,
+            DroppedLine::QueueFull => ReportDrop::QueueFull,
+        }
+    }
+}
+
 /// A client listing a tap observed was not written to its report file.
 /// Counted every time where there is a `/metrics` (the stdio tap has none);
 /// logged once when the file became full and once per run of failed writes
@@ -479,7 +502,7 @@ impl ObserverRestarted<'_> {
 #[derive(Debug)]
 pub struct ReportLineDropped<'a> {
     pub tap: &'a Arc<str>,
-    pub dropped: &'a Dropped,
+    pub dropped: &'a DroppedLine,
     /// The file's bound.
     pub max_bytes: u64,
 }
@@ -493,21 +516,21 @@ impl ReportLineDropped<'_> {
         }
         let tap: &str = self.tap;
         match self.dropped {
-            Dropped::WriteFailed { error, first: true } => tracing::warn!(emitted_at = %at,
+            DroppedLine::WriteFailed { error, first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 error = %error,
                 "report file: client listings are not written until a write succeeds again"
             ),
-            Dropped::WriteFailed { first: false, .. } => {}
-            Dropped::Full { first: true } => tracing::warn!(emitted_at = %at,
+            DroppedLine::WriteFailed { first: false, .. } => {}
+            DroppedLine::Full { first: true } => tracing::warn!(emitted_at = %at,
                 tap,
                 max_bytes = self.max_bytes,
                 "report file full: further client listings are not written"
             ),
-            Dropped::Full { first: false } => {}
+            DroppedLine::Full { first: false } => {}
             // Counted only: the writer catches up or the disk is slow, and
             // clients choose how many listings there are.
-            Dropped::QueueFull => {}
+            DroppedLine::QueueFull => {}
         }
     }
 }
@@ -760,5 +783,73 @@ impl SpanExportRecovered {
             log,
             || tracing::info!(emitted_at = %at, "OTLP trace export recovered"),
         );
+    }
+}
+
+/// The stdio tap's last word, at its exit, per client (none: no client
+/// listed anything): the verdict as the tap last judged it, on stderr,
+/// where a client's server log is read.
+#[derive(Debug)]
+pub struct TapSummarised<'a> {
+    pub tap: &'a str,
+    pub client: Option<(&'a str, Health, Option<&'a Reason>)>,
+}
+
+impl TapSummarised<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        let tap = self.tap;
+        let Some((client, level, reason)) = self.client else {
+            tracing::info!(emitted_at = %at, tap, "tap summary: no client listed anything");
+            return;
+        };
+        let reason = reason.map_or("reads every list to its last page", |r| r.message.as_str());
+        let verdict = level.label();
+        tracing::info!(emitted_at = %at, tap, client, verdict, reason, "tap summary");
+    }
+}
+
+/// A tap's own walk of a route (`learn_catalogue`) did not end within its
+/// bound (`error`: none) or got no session: the route's catalogue stays
+/// unknown until the next walk, or a client's complete one.
+#[derive(Debug)]
+pub struct RouteNotLearned<'a> {
+    pub tap: &'a str,
+    /// The route's path, cut and escaped.
+    pub route: &'a str,
+    /// Why there was no session (scrubbed, cut and escaped).
+    pub error: Option<&'a str>,
+}
+
+impl RouteNotLearned<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        let (tap, route) = (self.tap, self.route);
+        match self.error {
+            None => {
+                tracing::warn!(emitted_at = %at, tap, route, "the tap's walk of a route did not end in time")
+            }
+            Some(error) => {
+                tracing::warn!(emitted_at = %at, tap, route, error, "the tap could not walk a route to learn its catalogue")
+            }
+        }
+    }
+}
+
+/// The stdio tap could not start the thread that reads its stdin: it reads
+/// with tokio's instead, and so ends with its client's stdin rather than
+/// with its server.
+#[derive(Debug)]
+pub struct StdinThreadRefused<'a> {
+    pub error: &'a std::io::Error,
+}
+
+impl StdinThreadRefused<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at, error = %self.error, "cannot start a thread for stdin; the tap then ends with its client's stdin");
     }
 }

@@ -20,8 +20,6 @@ mod status_page;
 mod status_protocols;
 mod status_sections;
 mod status_sources;
-pub(crate) mod tls;
-pub mod web_config;
 
 use crate::poller::service::{ReloadOutcome, Service};
 use crate::tap::book::ClientBook;

@@ -5,8 +5,8 @@
 //! their fds), optional TLS and basic auth from `--web.config.file`.
 
 use super::basic_auth::BasicAuth;
-use super::tls::TlsReloader;
-use super::web_config::{WebConfigError, WebServerConfig};
+use crate::config::web::{WebConfigError, WebServerConfig};
+use crate::listen_tls::TlsReloader;
 use crate::telemetry::events::{AcceptFailed, ConnectionRefused};
 use crate::telemetry::metrics::WebMetrics;
 use axum::Router;

@@ -90,6 +90,12 @@ pub trait Behaviour: Sync {
         Fault::None
     }
 
+    /// The catalogue change epoch this scenario keeps itself in the kind's
+    /// state; `None` leaves it to `--after-listings` / `--after-seconds`.
+    fn own_epoch(&self, _state: &KindState) -> Option<u32> {
+        None
+    }
+
     /// Seeds a shuffled catalogue order; `None` is number order.
     fn order_seed(&self, _page: &Page) -> Option<u64> {
         None
@@ -125,8 +131,9 @@ pub enum Fault {
     None,
     /// Answer this late (slow-page).
     Late(Duration),
-    /// A `list_changed` the server did not advertise goes first.
-    Unannounced,
+    /// A `list_changed` goes first (stray-list-changed: one the server
+    /// did not advertise).
+    ListChanged,
     /// Send this instead of the page.
     Instead(Body),
 }
@@ -168,6 +175,8 @@ pub struct KindState {
     /// unstable-cursor: times each continuation offset was served (at
     /// most one entry per page of the catalogue).
     pub served: std::collections::HashMap<u32, u32>,
+    /// list-changed-mid-walk: changes announced so far (0 or 1).
+    pub mid_walk_changes: u32,
 }
 
 /// [`KindState`] of every kind of one server.

@@ -64,6 +64,10 @@ impl VirtualServer {
 
     /// The catalogue change epoch of `kind` (0 until the first change).
     pub(super) fn epoch(&self, kind: Kind) -> u32 {
+        let behaviour = scenarios::of(self.cfg.scenario);
+        if let Some(own) = self.counters.with(kind, |c| behaviour.own_epoch(c)) {
+            return own;
+        }
         match self.cfg.change_every {
             ChangeEvery::Listings(m) => self.counters.with(kind, |c| c.completed) / m.max(1),
             ChangeEvery::Duration(d) => {

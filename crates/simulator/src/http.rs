@@ -45,24 +45,16 @@ pub async fn serve(
     let Some((listener, addr)) = bind(&opts.listen).await else {
         return ExitCode::from(2);
     };
-    let app = Arc::new(App::new(configs, registry, single, opts.clone()));
-    let sweeper = spawn_sweeper(Arc::clone(&app));
-    let router = routes(opts.legacy_sse).with_state(app);
     eprintln!("listening on http://{addr}");
-    let served = if opts.tcp_nodelay {
-        use axum::serve::ListenerExt;
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                eprintln!("simulate: TCP_NODELAY: {e}");
-            }
-        });
-        axum::serve(listener, router).await
-    } else {
-        // Deliberately no TCP_NODELAY: split SSE writes then meet the
-        // client's delayed ACK, as with real SDK servers.
-        axum::serve(listener, router).await
-    };
-    sweeper.abort();
+    let served = serve_on(
+        listener,
+        configs,
+        registry,
+        single,
+        opts,
+        std::future::pending(),
+    )
+    .await;
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -70,6 +62,39 @@ pub async fn serve(
             ExitCode::FAILURE
         }
     }
+}
+
+/// Serve the virtual servers on `listener` until `shutdown` completes.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    configs: Vec<ServerConfig>,
+    registry: SimulatedRegistryConfig,
+    single: bool,
+    opts: HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = Arc::new(App::new(configs, registry, single, opts.clone()));
+    let sweeper = spawn_sweeper(Arc::clone(&app));
+    let router = routes(opts.legacy_sse).with_state(app);
+    let served = if opts.tcp_nodelay {
+        use axum::serve::ListenerExt;
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                eprintln!("simulate: TCP_NODELAY: {e}");
+            }
+        });
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    } else {
+        // Deliberately no TCP_NODELAY: split SSE writes then meet the
+        // client's delayed ACK, as with real SDK servers.
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    };
+    sweeper.abort();
+    served
 }
 
 /// The listener and its bound address; `None` (said on stderr) when either fails.

@@ -29,6 +29,7 @@ mod stdio;
 mod subscriptions;
 mod wire;
 
+pub use catalogue::identity as item_identity;
 use config::{Knobs, ServerConfig};
 use registry::config::RegistryKnobs;
 use std::path::PathBuf;
@@ -116,4 +117,93 @@ pub async fn main(args: SimulateArgs) -> ExitCode {
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("mcp-exporter simulate: {msg}");
     ExitCode::from(2)
+}
+
+/// A simulated server serving HTTP inside the caller's runtime, on a
+/// loopback port of its own (`check-client` starts a fresh one per
+/// scenario). Dropping it stops the listener.
+pub struct InProcessServer {
+    addr: std::net::SocketAddr,
+    legacy_sse: bool,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Bounds of an [`InProcessServer`], whose client is not trusted.
+#[derive(Debug, Clone, Copy)]
+pub struct InProcessLimits {
+    /// HTTP sessions kept at once (least recently used evicted).
+    pub max_sessions: usize,
+    pub session_idle: Duration,
+}
+
+/// Why an in-process server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] config::SimulatorConfigError),
+    #[error("cannot listen on a loopback port: {0}")]
+    Listen(std::io::Error),
+}
+
+impl InProcessServer {
+    /// One virtual server of `knobs` on `127.0.0.1:0`, Streamable HTTP at
+    /// `/mcp` or (when `legacy_sse`) HTTP+SSE at `/sse`.
+    pub async fn start(
+        knobs: &Knobs,
+        legacy_sse: bool,
+        limits: InProcessLimits,
+    ) -> Result<InProcessServer, StartError> {
+        let cfg = ServerConfig::resolve(knobs, "default")?;
+        let registry = RegistryKnobs::default()
+            .resolve()
+            .map_err(config::SimulatorConfigError::from)?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(StartError::Listen)?;
+        let addr = listener.local_addr().map_err(StartError::Listen)?;
+        let opts = app::HttpOptions {
+            listen: addr.to_string(),
+            tcp_nodelay: false,
+            legacy_sse,
+            session_idle: limits.session_idle,
+            max_sessions: limits.max_sessions.max(1),
+            seed: knobs.seed.unwrap_or(0),
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        let task = tokio::spawn(async move {
+            // An accept loop that fails has no one to tell: the client
+            // sees connections refused, which the harness reports.
+            let _ = http::serve_on(listener, vec![cfg], registry, true, opts, shutdown).await;
+        });
+        Ok(InProcessServer {
+            addr,
+            legacy_sse,
+            stop: Some(stop),
+            task,
+        })
+    }
+
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    /// The MCP endpoint a client connects to.
+    pub fn endpoint(&self) -> String {
+        let path = if self.legacy_sse { "/sse" } else { "/mcp" };
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for InProcessServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        // Streams a gone client left open must not keep the task.
+        self.task.abort();
+    }
 }

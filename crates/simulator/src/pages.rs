@@ -43,7 +43,7 @@ impl VirtualServer {
         match fault {
             Fault::None => {}
             Fault::Late(late) => delay = late,
-            Fault::Unannounced => notifications.push(list_changed(kind)),
+            Fault::ListChanged => notifications.push(list_changed(kind)),
             Fault::Instead(body) => {
                 return Reply {
                     notifications,

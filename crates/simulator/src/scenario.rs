@@ -43,6 +43,7 @@ mcp_listing::labelled_enum! {
         BadResultType => "bad-result-type",
         NoResultType => "no-result-type",
         StrayListChanged => "stray-list-changed",
+        ListChangedMidWalk => "list-changed-mid-walk",
         HugeCursor => "huge-cursor",
         LongNames => "long-names",
         ControlChars => "control-chars",

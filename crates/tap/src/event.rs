@@ -202,8 +202,13 @@ pub enum MergeFallback {
     ScopeChanged,
     /// The merged answer would be larger than `max_merged_bytes`.
     TooLarge,
-    /// The tap's merged walks were all in use.
+    /// The tap's merged walks were all in use, or the bytes merging may
+    /// hold (`MergeSettings::max_bytes`), or a walk of the same key did not
+    /// end within a walk's deadline.
     Busy,
+    /// The page requests merging may send the upstream were spent
+    /// (`MergeSettings::page_burst`, `pages_per_second`).
+    Throttled,
 }
 
 impl MergeOutcome {
@@ -226,6 +231,7 @@ impl MergeFallback {
             MergeFallback::ScopeChanged => "scope_change",
             MergeFallback::TooLarge => "too_large",
             MergeFallback::Busy => "busy",
+            MergeFallback::Throttled => "throttled",
         }
     }
 }

@@ -27,6 +27,7 @@ mod headers;
 mod http1;
 pub mod identity;
 mod legacy;
+mod locked;
 mod merge;
 mod peer;
 mod pool;

@@ -31,7 +31,10 @@ pub struct TapSettings {
 /// list request without a cursor, the tap walks the upstream itself — same
 /// session, the client's own headers — with the walker's guards, and
 /// answers with one page holding every item. A walk that is not complete
-/// leaves the client page 1 as it came.
+/// leaves the client page 1 as it came. What merging may spend is bounded
+/// per tap whatever clients send: bytes (`max_bytes`, reused answers
+/// within it), page requests of its own (`page_burst` and
+/// `pages_per_second`), walks at once, and time.
 #[derive(Debug, Clone)]
 pub struct MergeSettings {
     pub clients: MergeClients,
@@ -40,14 +43,33 @@ pub struct MergeSettings {
     pub walk: mcp_listing::WalkLimits,
     /// Most bytes of one upstream page read during a walk.
     pub max_page_bytes: usize,
-    /// A merged answer larger than this is not sent: page 1 goes. Also
-    /// bounds what a walk holds (every page's bytes together).
+    /// A merged answer larger than this is not sent: page 1 goes.
     pub max_merged_bytes: usize,
     /// Merged walks in progress at once, per tap; past it, page 1 passes.
     pub max_concurrent: usize,
-    /// How long a merged answer is reused for the same session and kind
-    /// (no `list_changed` since, within the pages' smallest `ttlMs`).
+    /// Bytes merging holds at once, per tap: pages being read (page 1 is
+    /// charged four times `max_page_bytes` before it is asked for, later
+    /// pages four times their bytes as they arrive), merges being built,
+    /// answers kept for reuse and answers being written. Past it, page 1
+    /// passes (`busy`).
+    pub max_bytes: usize,
+    /// How long a merged answer is reused for the same key (no
+    /// `list_changed` since, within the pages' smallest `ttlMs`).
     pub reuse_for: Duration,
+    /// Bytes of merged answers kept for reuse, at most (within
+    /// `max_bytes`); the oldest go first.
+    pub reuse_max_bytes: usize,
+    /// Merged answers kept for reuse, at most.
+    pub reuse_max_entries: usize,
+    /// Request headers besides `Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, `X-Api-Key`, `Api-Key` and `X-Auth-Token` whose value
+    /// can change an answer (a tenant header): reuse is keyed by them too.
+    pub credential_headers: Vec<HeaderName>,
+    /// Page requests of the tap's own (pages after the client's first)
+    /// merging may send at once, per tap ...
+    pub page_burst: u32,
+    /// ... and per second after that: past it, page 1 goes (`throttled`).
+    pub pages_per_second: u32,
 }
 
 /// Which clients are merged for, by identity (`identity::label` of the
@@ -70,6 +92,13 @@ impl MergeClients {
     }
 }
 
+/// Default of [`MergeSettings::max_bytes`]: 128 MiB per tap.
+pub const DEFAULT_MERGE_MAX_BYTES: usize = 128 * 1024 * 1024;
+/// Default of [`MergeSettings::page_burst`]: two walks of 100 pages.
+pub const DEFAULT_MERGE_PAGE_BURST: u32 = 200;
+/// Default of [`MergeSettings::pages_per_second`].
+pub const DEFAULT_MERGE_PAGES_PER_SECOND: u32 = 10;
+
 impl Default for MergeSettings {
     fn default() -> Self {
         MergeSettings {
@@ -83,7 +112,13 @@ impl Default for MergeSettings {
             max_page_bytes: 4 * 1024 * 1024,
             max_merged_bytes: 8 * 1024 * 1024,
             max_concurrent: 16,
+            max_bytes: DEFAULT_MERGE_MAX_BYTES,
             reuse_for: Duration::from_secs(30),
+            reuse_max_bytes: 32 * 1024 * 1024,
+            reuse_max_entries: 1024,
+            credential_headers: Vec::new(),
+            page_burst: DEFAULT_MERGE_PAGE_BURST,
+            pages_per_second: DEFAULT_MERGE_PAGES_PER_SECOND,
         }
     }
 }
@@ -228,6 +263,7 @@ impl TapSettings {
             ("max_page_bytes", m.max_page_bytes),
             ("max_merged_bytes", m.max_merged_bytes),
             ("max_concurrent", m.max_concurrent),
+            ("max_bytes", m.max_bytes),
         ] {
             if value == 0 {
                 return Err(TapError::ZeroLimit(name));

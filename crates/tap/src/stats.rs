@@ -23,6 +23,7 @@ mcp_listing::labelled_enum! {
         ScopeChanged => "scope_change",
         TooLarge => "too_large",
         Busy => "busy",
+        Throttled => "throttled",
     }
 }
 
@@ -35,6 +36,7 @@ impl From<MergeOutcome> for MergeCount {
             MergeOutcome::FirstPage(MergeFallback::ScopeChanged) => MergeCount::ScopeChanged,
             MergeOutcome::FirstPage(MergeFallback::TooLarge) => MergeCount::TooLarge,
             MergeOutcome::FirstPage(MergeFallback::Busy) => MergeCount::Busy,
+            MergeOutcome::FirstPage(MergeFallback::Throttled) => MergeCount::Throttled,
         }
     }
 }

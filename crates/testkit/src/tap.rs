@@ -205,6 +205,29 @@ impl RawConn {
         }
     }
 
+    /// A connection whose receive buffer is as small as the kernel allows
+    /// (set before connecting, so the window stays small): a client that
+    /// does not read holds the peer's writes after a few KiB, not after
+    /// the megabytes loopback buffers otherwise absorb.
+    pub fn connect_small_window(addr: SocketAddr) -> RawConn {
+        use socket2::{Domain, Socket, Type};
+        let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+        socket.set_recv_buffer_size(1).expect("SO_RCVBUF");
+        socket
+            .connect(&addr.into())
+            .unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+        let stream: TcpStream = socket.into();
+        stream
+            .set_read_timeout(Some(READ_DEADLINE))
+            .expect("a read timeout");
+        let writer = stream.try_clone().expect("a second handle on the socket");
+        RawConn {
+            reader: BufReader::with_capacity(1024, stream),
+            writer,
+            host: addr.to_string(),
+        }
+    }
+
     /// Write raw bytes (a request as a test wants it, however odd).
     pub fn send_raw(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).expect("write to the peer");

@@ -10,7 +10,8 @@ use crate::config::taps::{
     ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
     DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY,
     DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST,
+    DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
 use mcp_observer::RouteRule;
@@ -48,6 +49,7 @@ impl Resolver<'_> {
     fn tap(&mut self, at: &[Seg], mut raw: RawTap, targets: &[TargetConfig]) -> Result<TapConfig> {
         let key = |k: &str| child(at, k);
         let who = format!("tap `{}`", raw.name);
+        let merge = self.tap_merge(at, &who, &mut raw)?;
         let routes = self.tap_routes(at, &who, &mut raw, targets)?;
         if raw.listen.parse::<std::net::SocketAddr>().is_err() && !raw.listen.contains(':') {
             return Err(self.error(
@@ -80,12 +82,6 @@ impl Resolver<'_> {
             "inspect_bytes",
             raw.inspect_bytes.map_or(DEFAULT_INSPECT_BYTES, |b| b.0),
         )?;
-        let max_merged_bytes = positive(
-            self,
-            "max_merged_bytes",
-            raw.max_merged_bytes
-                .map_or(DEFAULT_MAX_MERGED_BYTES, |b| b.0),
-        )?;
         let max_clients = positive(
             self,
             "max_clients",
@@ -116,10 +112,7 @@ impl Resolver<'_> {
             client_idle: raw.client_idle.map_or(DEFAULT_CLIENT_IDLE, |d| d.0),
             max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
-            merge: TapMerge {
-                clients: raw.merge_pages.unwrap_or_default(),
-                max_merged_bytes,
-            },
+            merge,
             limits,
             report: raw.report.map(|p| self.file_path(p)),
             routes,
@@ -220,6 +213,45 @@ impl Resolver<'_> {
         Ok(TapRoute {
             rule,
             target: raw.target,
+        })
+    }
+
+    /// A tap's merging keys: who is merged for, and what merging may spend.
+    fn tap_merge(&self, at: &[Seg], who: &str, raw: &mut RawTap) -> Result<TapMerge> {
+        let key = |k: &str| child(at, k);
+        let positive = |k: &str, n: u64| {
+            if n == 0 {
+                let message = format!("{who}: `{k}` must be greater than zero");
+                return Err(self.error(&key(k), At::Value, message));
+            }
+            Ok(n)
+        };
+        let max_merged_bytes = positive(
+            "max_merged_bytes",
+            raw.max_merged_bytes
+                .map_or(DEFAULT_MAX_MERGED_BYTES, |b| b.0),
+        )?;
+        let burst = raw.merge_page_burst.unwrap_or(DEFAULT_MERGE_PAGE_BURST);
+        let per_second = raw
+            .merge_pages_per_second
+            .unwrap_or(DEFAULT_MERGE_PAGES_PER_SECOND);
+        positive("merge_page_burst", u64::from(burst))?;
+        positive("merge_pages_per_second", u64::from(per_second))?;
+        let mut credential_headers = Vec::new();
+        for name in raw.merge_credential_headers.take().unwrap_or_default() {
+            let Ok(header) = http::HeaderName::from_bytes(name.as_bytes()) else {
+                let message =
+                    format!("{who}: `merge_credential_headers` holds a name that is not a valid HTTP header name");
+                return Err(self.error(&key("merge_credential_headers"), At::Value, message));
+            };
+            credential_headers.push(header.as_str().to_string());
+        }
+        Ok(TapMerge {
+            clients: raw.merge_pages.take().unwrap_or_default(),
+            max_merged_bytes,
+            credential_headers,
+            page_burst: burst,
+            pages_per_second: per_second,
         })
     }
 

@@ -2,7 +2,7 @@
 //! every scrape: the data path counts in plain atomics and knows nothing of
 //! metrics. Registered on its own; taps come and go with reloads.
 
-use crate::tap::health::ObserverHealth;
+use super::observer_health::ObserverHealth;
 use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
 use mcp_tap::{Cut, MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
 use prometheus_client::collector::Collector;
@@ -144,7 +144,7 @@ const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
 };
 const MERGES: CounterSpec = CounterSpec {
     name: "mcp_tap_merges",
-    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy)",
+    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
     label: "outcome",
 };
 const CUTS: CounterSpec = CounterSpec {

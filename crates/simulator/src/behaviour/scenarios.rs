@@ -4,7 +4,7 @@
 //! (protocol-2026 forces the modern protocol, auth reads its token,
 //! slow-page and drip default their delays, stale-cursor by age).
 
-use super::{Behaviour, Fault, Listing, NextCursorReply, Page, Rejected, Start};
+use super::{Behaviour, Fault, KindState, Listing, NextCursorReply, Page, Rejected, Start};
 use crate::catalogue;
 use crate::config::ServerConfig;
 use crate::cursor::CursorData;
@@ -55,6 +55,7 @@ pub fn of(scenario: Scenario) -> &'static dyn Behaviour {
         Scenario::BadResultType => &BadResultType,
         Scenario::NoResultType => &NoResultType,
         Scenario::StrayListChanged => &StrayListChanged,
+        Scenario::ListChangedMidWalk => &ListChangedMidWalk,
         Scenario::HugeCursor => &HugeCursor,
         Scenario::LongNames => &LongNames,
         Scenario::ControlChars => &ControlChars,
@@ -513,7 +514,37 @@ impl Behaviour for StrayListChanged {
         false
     }
     fn fault(&self, _page: &Page, _id: &Value) -> Fault {
-        Fault::Unannounced
+        Fault::ListChanged
+    }
+}
+
+/// The first time page `--page` is served (per kind, per server), its
+/// answer is preceded by `notifications/<kind>/list_changed` and the
+/// catalogue gains `--change-by` items: a walk that goes on with its cursor
+/// crosses two catalogues. Later listings see the grown catalogue, quietly.
+pub struct ListChangedMidWalk;
+impl Behaviour for ListChangedMidWalk {
+    fn changes(&self) -> bool {
+        true
+    }
+    fn own_epoch(&self, state: &KindState) -> Option<u32> {
+        Some(state.mid_walk_changes)
+    }
+    fn catalogue_len(&self, cfg: &ServerConfig, epoch: u32) -> u32 {
+        cfg.items
+            .saturating_add(cfg.change_by.saturating_mul(epoch.min(1)))
+    }
+    fn fault(&self, page: &Page, _id: &Value) -> Fault {
+        let first = page.listing.counters(|c| {
+            let first = c.mid_walk_changes == 0;
+            c.mid_walk_changes = 1;
+            first
+        });
+        if first {
+            Fault::ListChanged
+        } else {
+            Fault::None
+        }
     }
 }
 

@@ -17,12 +17,14 @@ use crate::pool::{Pool, Upstream};
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
 use mcp_listing::{ExchangeFailure, PageError};
-use serde_json::Value;
 
 /// An answer as read during a walk.
 pub(crate) struct RawPage {
     pub(crate) head: Response,
     pub(crate) body: Bytes,
+    /// In an event stream, where the answer's event began: the events
+    /// before it are the upstream's messages to the client.
+    pub(crate) answer_at: Option<usize>,
 }
 
 pub(crate) struct HttpTransport<'a> {
@@ -37,7 +39,7 @@ pub(crate) struct HttpTransport<'a> {
 }
 
 impl PageTransport for HttpTransport<'_> {
-    async fn exchange(&mut self, request: PageRequest) -> Result<Exchanged, PageError> {
+    async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
         let raw = self.fetch(&request).await?;
         let (page, found) = raw;
         let status = page.head.status;
@@ -76,14 +78,14 @@ impl PageTransport for HttpTransport<'_> {
 
 /// What was found in an answer's body.
 struct Found {
-    answer: Option<Value>,
+    answer: Option<Bytes>,
     list_changed: u32,
 }
 
 impl HttpTransport<'_> {
     /// One request and its answer: the body read whole, or an event stream
     /// read until the answer to `id`.
-    async fn fetch(&self, request: &PageRequest) -> Result<(RawPage, Found), PageError> {
+    async fn fetch(&self, request: &PageRequest<'_>) -> Result<(RawPage, Found), PageError> {
         let body = &request.body[..];
         let transport = |message: &str| {
             PageError::Failed(ExchangeFailure::Transport {
@@ -116,8 +118,10 @@ impl HttpTransport<'_> {
         let stream = headers::framing(&resp.fields) == BodyFraming::EventStream;
         let mut finder = AnswerFinder::new(&request.id, request.kind, stream);
         let mut reader = BodyReader::new(body_framing);
+        let room = request.room;
         let (body, whole) = read_whole(&mut upstream, &mut reader, self.max_page_bytes, |b| {
-            finder.push(b)
+            // Past merging's bytes the read stops (and the walk with it).
+            !room.take(b.len()) || finder.push(b)
         })
         .await
         .map_err(|e| match e {
@@ -127,10 +131,11 @@ impl HttpTransport<'_> {
             Unread::Broken | Unread::Late => transport("the upstream broke off the answer"),
             Unread::BadFraming => transport("the upstream's chunked coding was broken"),
         })?;
+        if room.refused() {
+            return Err(transport("merging's bytes are spent"));
+        }
         if !stream {
-            if let Ok(message) = serde_json::from_slice::<Value>(&body) {
-                finder.message(message);
-            }
+            finder.whole(body.clone());
         }
         // Clean: read to its framed end (not cut short once the answer was
         // found), a body that does not last until the close, no close asked.
@@ -144,7 +149,12 @@ impl HttpTransport<'_> {
             answer: finder.answer,
             list_changed: finder.list_changed,
         };
-        Ok((RawPage { head: resp, body }, found))
+        let page = RawPage {
+            head: resp,
+            body,
+            answer_at: finder.answer_at,
+        };
+        Ok((page, found))
     }
 }
 

@@ -2,77 +2,61 @@
 //! without a cursor is answered with every page the upstream has, walked
 //! by the tap on the client's behalf with the walker's own guards. What a
 //! tap keeps for it, all bounded: which client opened each session (from
-//! its `initialize`), the merged answers it may reuse per session and kind
-//! until a `list_changed` passes to that session, the walks in progress
-//! (one per session and kind at a time) and how many walk at once.
+//! its `initialize`), the merged answers it may reuse (`reuse`, keyed by
+//! everything that can change an answer) until a `list_changed` passes to
+//! that session, the walks in progress (one per key at a time) and how
+//! many walk at once; and what merging may spend (`budget`): its bytes —
+//! walks in flight, answers kept and being written — and its own page
+//! requests to the upstream.
 //!
 //! `ask` reads requests, `pager` walks (over `http` here, over the stdio
-//! tap's pipes there), `result` makes the one page, `flow` answers.
+//! tap's pipes there), `scan` reads what comes back as text, `result`
+//! makes the one page, `flow` answers.
 
 pub(crate) mod ask;
+pub(crate) mod budget;
 pub(crate) mod flow;
 pub(crate) mod http;
 pub(crate) mod pager;
 pub(crate) mod request_id;
 pub(crate) mod result;
+pub(crate) mod reuse;
+pub(crate) mod scan;
 
-use crate::http1::head::Response;
+use crate::event::MergeFallback;
 use crate::identity::ClientInfo;
+use crate::locked::lock;
 use crate::settings::MergeSettings;
+use budget::{ByteBudget, Charge, PageRate};
 use bytes::Bytes;
-use mcp_listing::cursor::CursorDigest;
-use mcp_listing::Kind;
-use serde_json::Value;
+use reuse::{Key, Reusable, ReuseCache};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// Sessions whose client is remembered, at most.
 const MAX_SESSIONS: usize = 4096;
-/// Merged answers kept for reuse, at most.
-const MAX_REUSED: usize = 1024;
 
-/// Which merged answers may stand for each other: the same session, the
-/// same credentials, the same kind.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct Key {
-    session: Bytes,
-    credentials: Option<CursorDigest>,
-    kind: Kind,
-}
+/// What reading one page may take, in multiples of its bytes: the body as
+/// read (its buffer grows by doubling), an event's data copied out of it,
+/// and the page's new items copied into the merge.
+pub(crate) const PAGE_READ_FACTOR: usize = 4;
 
-impl Key {
-    /// Only requests in a session share merges: without one, nothing says
-    /// two requests are the same client's.
-    pub(crate) fn new(
-        session: Option<&Bytes>,
-        credentials: Option<&[u8]>,
-        kind: Kind,
-    ) -> Option<Key> {
-        Some(Key {
-            session: session?.clone(),
-            credentials: credentials.map(|c| CursorDigest::of(&String::from_utf8_lossy(c))),
-            kind,
-        })
-    }
-}
-
-/// A merged answer kept for reuse.
-#[derive(Clone)]
-pub(crate) struct Reusable {
-    /// Page 1's answer head (what the client's head is made from).
-    pub(crate) head: Arc<Response>,
-    pub(crate) result: Arc<Value>,
-    pub(crate) items: u64,
-    until: Instant,
+/// A walk about to start: its slot among the tap's walks at once, and its
+/// charge (room to read page 1).
+pub(crate) struct Start<'a> {
+    pub(crate) slot: SemaphorePermit<'a>,
+    pub(crate) charge: Charge,
 }
 
 pub(crate) struct Merges {
     pub(crate) settings: MergeSettings,
-    pub(crate) walks: Semaphore,
+    walks: Semaphore,
+    pub(crate) bytes: Arc<ByteBudget>,
+    pub(crate) pages: PageRate,
     sessions: Mutex<HashMap<Bytes, ClientInfo>>,
-    reusable: Mutex<HashMap<Key, Reusable>>,
+    reusable: Mutex<ReuseCache>,
     flights: Mutex<HashMap<Key, Weak<tokio::sync::Mutex<()>>>>,
 }
 
@@ -80,9 +64,14 @@ impl Merges {
     pub(crate) fn new(settings: MergeSettings) -> Merges {
         Merges {
             walks: Semaphore::new(settings.max_concurrent),
+            bytes: ByteBudget::new(settings.max_bytes),
+            pages: PageRate::new(settings.page_burst, settings.pages_per_second),
+            reusable: Mutex::new(ReuseCache::new(
+                settings.reuse_max_entries,
+                settings.reuse_max_bytes,
+            )),
             settings,
             sessions: Mutex::new(HashMap::new()),
-            reusable: Mutex::new(HashMap::new()),
             flights: Mutex::new(HashMap::new()),
         }
     }
@@ -100,7 +89,7 @@ impl Merges {
         lock(&self.sessions).get(session).cloned()
     }
 
-    /// The turn of `key`'s walk: one walk per session and kind at a time.
+    /// The turn of `key`'s walk: one walk per key at a time.
     fn flight(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
         let mut flights = lock(&self.flights);
         if let Some(flight) = flights.get(key).and_then(Weak::upgrade) {
@@ -112,65 +101,58 @@ impl Merges {
         flight
     }
 
-    /// Wait for the turn of `key`'s walk (none without a key).
-    pub(crate) async fn turn(&self, key: Option<&Key>) -> Option<tokio::sync::OwnedMutexGuard<()>> {
-        Some(self.flight(key?).lock_owned().await)
+    /// Wait for the turn of `key`'s walk, at most as long as a walk may
+    /// last (a turn is held only while walking); `None` past that.
+    pub(crate) async fn turn(&self, key: &Key) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        let wait = self.settings.walk.listing_timeout;
+        let turn = self.flight(key).lock_owned();
+        tokio::time::timeout(wait, turn).await.ok()
+    }
+
+    /// Room to walk: a slot, the first page's bytes, and page requests
+    /// left; or why page 1 passes instead.
+    pub(crate) fn start(&self) -> Result<Start<'_>, MergeFallback> {
+        if !self.pages.any_left() {
+            return Err(MergeFallback::Throttled);
+        }
+        let slot = self.walks.try_acquire().map_err(|_| MergeFallback::Busy)?;
+        let charge = self
+            .bytes
+            .charge(self.page_read_bytes())
+            .ok_or(MergeFallback::Busy)?;
+        Ok(Start { slot, charge })
+    }
+
+    /// Bytes reading one page may take.
+    pub(crate) fn page_read_bytes(&self) -> usize {
+        self.settings
+            .max_page_bytes
+            .saturating_mul(PAGE_READ_FACTOR)
     }
 
     /// A merged answer still good for `key`.
-    pub(crate) fn reused(&self, key: &Key) -> Option<Reusable> {
-        let mut kept = lock(&self.reusable);
-        match kept.get(key) {
-            Some(r) if r.until > Instant::now() => Some(r.clone()),
-            Some(_) => {
-                kept.remove(key);
-                None
-            }
-            None => None,
-        }
+    pub(crate) fn reused(&self, key: &Key) -> Option<Arc<Reusable>> {
+        lock(&self.reusable).get(key, Instant::now())
     }
 
     /// Keep a merged answer for `key`, for `reuse_for` or its `ttlMs`.
-    pub(crate) fn keep(
-        &self,
-        key: Key,
-        head: Response,
-        result: Value,
-        items: u64,
-        ttl_ms: Option<u64>,
-    ) {
+    pub(crate) fn keep(&self, key: Key, answer: Arc<Reusable>) {
         let mut for_ = self.settings.reuse_for;
-        if let Some(ttl) = ttl_ms {
+        if let Some(ttl) = answer.result.ttl_ms {
             for_ = for_.min(Duration::from_millis(ttl));
         }
         if for_.is_zero() {
             return;
         }
-        let mut kept = lock(&self.reusable);
-        let now = Instant::now();
-        kept.retain(|_, r| r.until > now);
-        if kept.len() >= MAX_REUSED {
-            evict_one(&mut kept);
-        }
-        let reusable = Reusable {
-            head: Arc::new(head),
-            result: Arc::new(result),
-            items,
-            until: now + for_,
-        };
-        kept.insert(key, reusable);
+        let bytes = answer.charge.bytes();
+        let until = Instant::now() + for_;
+        lock(&self.reusable).put(key, answer, bytes, until);
     }
 
     /// A `list_changed` passed to `session`: its merged answers are stale.
     pub(crate) fn changed(&self, session: &[u8]) {
-        lock(&self.reusable).retain(|k, _| k.session != session);
+        lock(&self.reusable).forget_session(session);
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned lock only means a panic elsewhere mid-update of a plain
-    // map; its entries are still whole.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn evict_one<K: Clone + Eq + std::hash::Hash, V>(map: &mut HashMap<K, V>) {
@@ -228,35 +210,49 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http1::head::Response;
+    use crate::merge::result::Merged;
+    use crate::merge::reuse::Asked;
     use crate::settings::MergeSettings;
 
     fn key(session: &'static str) -> Key {
+        let asked = Asked {
+            path: b"/mcp",
+            fields: &[],
+            credential_headers: &[],
+            params: None,
+        };
         Key::new(
             Some(&Bytes::from_static(session.as_bytes())),
-            Some(b"Bearer t"),
-            Kind::Tools,
+            mcp_listing::Kind::Tools,
+            &asked,
         )
         .unwrap()
     }
 
-    fn head() -> Response {
-        Response {
-            status: 200,
-            reason: Bytes::new(),
-            minor: 1,
-            fields: Vec::new(),
-        }
+    fn answer(merges: &Merges, items: u64, ttl_ms: Option<u64>) -> Arc<Reusable> {
+        Arc::new(Reusable {
+            head: Response {
+                status: 200,
+                reason: Bytes::new(),
+                minor: 1,
+                fields: Vec::new(),
+            },
+            result: Merged {
+                parts: vec![Bytes::from_static(b"{}")],
+                items,
+                ttl_ms,
+            },
+            charge: merges.bytes.charge(2).unwrap(),
+        })
     }
 
     #[test]
     fn merged_answers_are_reused_until_a_list_changed_passes() {
         let merges = Merges::new(MergeSettings::default());
-        merges.keep(key("s1"), head(), Value::Null, 3, None);
-        assert_eq!(merges.reused(&key("s1")).map(|r| r.items), Some(3));
+        merges.keep(key("s1"), answer(&merges, 3, None));
+        assert_eq!(merges.reused(&key("s1")).map(|r| r.result.items), Some(3));
         assert!(merges.reused(&key("s2")).is_none());
-        let other_credentials =
-            Key::new(Some(&Bytes::from_static(b"s1")), None, Kind::Tools).unwrap();
-        assert!(merges.reused(&other_credentials).is_none());
         let mut watch = ChangeWatch::new(&merges, Some(Bytes::from_static(b"s1")));
         watch.see(b"data: {\"method\":\"notifications/tools/list_");
         assert!(merges.reused(&key("s1")).is_some());
@@ -265,14 +261,37 @@ mod tests {
             merges.reused(&key("s1")).is_none(),
             "a word cut between reads"
         );
+        assert_eq!(merges.bytes.used(), 0, "a forgotten answer is given back");
     }
 
     #[test]
-    fn a_zero_ttl_is_not_kept_and_sessionless_requests_have_no_key() {
+    fn a_zero_ttl_is_not_kept() {
         let merges = Merges::new(MergeSettings::default());
-        merges.keep(key("s1"), head(), Value::Null, 1, Some(0));
+        merges.keep(key("s1"), answer(&merges, 1, Some(0)));
         assert!(merges.reused(&key("s1")).is_none());
-        assert!(Key::new(None, None, Kind::Tools).is_none());
+    }
+
+    #[test]
+    fn a_walk_starts_only_with_room() {
+        let settings = MergeSettings {
+            max_concurrent: 1,
+            ..MergeSettings::default()
+        };
+        let merges = Merges::new(settings);
+        let start = merges.start().ok().unwrap();
+        assert!(
+            matches!(merges.start(), Err(MergeFallback::Busy)),
+            "no slot"
+        );
+        drop(start);
+        let hog = merges.bytes.charge(merges.settings.max_bytes - 1).unwrap();
+        assert!(
+            matches!(merges.start(), Err(MergeFallback::Busy)),
+            "no bytes"
+        );
+        drop(hog);
+        while merges.pages.take() {}
+        assert!(matches!(merges.start(), Err(MergeFallback::Throttled)));
     }
 
     #[test]

@@ -95,7 +95,7 @@ impl Shared {
     /// deadline; they fail fast once the server is gone).
     pub(crate) async fn merges_done(&self) {
         loop {
-            let Some(task) = crate::merge::lock(&self.merging).pop() else {
+            let Some(task) = crate::locked::lock(&self.merging).pop() else {
                 return;
             };
             let _ = task.await;

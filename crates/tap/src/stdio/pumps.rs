@@ -76,13 +76,13 @@ fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest
     let merging = shared.merges.as_ref()?;
     let list = match ask::inspect(line, None) {
         Inspected::Initialize(info) => {
-            *crate::merge::lock(&shared.client) = Some(info);
+            *crate::locked::lock(&shared.client) = Some(info);
             return None;
         }
         Inspected::Other => return None,
         Inspected::FirstPage(list) => list,
     };
-    let bound = crate::merge::lock(&shared.client).clone();
+    let bound = crate::locked::lock(&shared.client).clone();
     let (who, _) = identity::identify(None, list.client_info.clone().or(bound), None);
     let label = identity::label(&who.name);
     if !merging.settings.clients.includes(&label) {
@@ -97,7 +97,7 @@ fn spawn_merge(shared: &Shared, claim: Claim, list: ListRequest, line: Bytes) {
         pages::merge(claim.shared.clone(), list, line).await;
         drop(claim);
     });
-    let mut merging = crate::merge::lock(&shared.merging);
+    let mut merging = crate::locked::lock(&shared.merging);
     merging.retain(|t| !t.is_finished());
     merging.push(task);
 }
@@ -168,7 +168,7 @@ pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, mer
     if let Some(rest) = lines.rest() {
         to_client(&shared, &rest).await;
     }
-    crate::merge::lock(&shared.routes).closed();
+    crate::locked::lock(&shared.routes).closed();
     let mut out = shared.out.lock().await;
     let out = &mut *out;
     out.copier.finish(&shared.exchange, false);

@@ -25,7 +25,6 @@ const MAX_MERGING: usize = 64;
 /// An answer on its way to the merge that asked.
 pub(crate) struct Routed {
     pub(crate) line: Bytes,
-    pub(crate) message: Value,
     /// The asked kind's `list_changed` notifications passed so far (at the
     /// answer: every one the server wrote before it).
     pub(crate) changes: u64,
@@ -70,7 +69,7 @@ impl Routes {
 /// answer, or it may be a `list_changed`. Most lines, outside merges, are
 /// not, and pass unparsed.
 pub(crate) fn routed(shared: &Shared, line: &[u8]) -> bool {
-    !crate::merge::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
+    !crate::locked::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
 }
 
 fn mentions_list_changed(line: &[u8]) -> bool {
@@ -81,15 +80,16 @@ fn mentions_list_changed(line: &[u8]) -> bool {
 /// it). A `list_changed` passes to the client, is counted, and makes
 /// merged answers stale.
 pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
-    let mut routes = crate::merge::lock(&shared.routes);
+    let mut routes = crate::locked::lock(&shared.routes);
     let changed = mentions_list_changed(line);
     if routes.pending.is_empty() && !changed {
         return false;
     }
-    let Ok(message) = serde_json::from_slice::<Value>(line) else {
+    // Read for its method and id only: never a tree of a page's items.
+    let Some(message) = crate::merge::scan::Message::read(line) else {
         return false;
     };
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
+    if let Some(method) = message.method() {
         if changed {
             for (at, kind) in Kind::ALL.iter().enumerate() {
                 routes.by_kind[at] += u64::from(kind.list_changed_method() == method);
@@ -101,7 +101,7 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
         }
         return false;
     }
-    let Some(key) = message.get("id").map(Value::to_string) else {
+    let Some(key) = message.id_text() else {
         return false;
     };
     let Some((kind, answer)) = routes.pending.remove(&key) else {
@@ -109,7 +109,6 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
     };
     let routed = Routed {
         line: line.clone(),
-        message,
         changes: routes.changes_of(kind),
     };
     // A merge that gave up waiting has dropped its end: the answer is its
@@ -120,14 +119,14 @@ pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
 
 /// How many `list_changed` notifications have passed to the client.
 pub(crate) fn changes(shared: &Shared) -> u64 {
-    crate::merge::lock(&shared.routes).changes
+    crate::locked::lock(&shared.routes).changes
 }
 
 /// Run `keep` (keeping a merged answer for reuse) unless a `list_changed`
 /// passed since `seen`: checked and kept under the lock [`route`] counts
 /// under, so a notification either stops the keep or clears what it kept.
 pub(crate) fn unless_changed_since(shared: &Shared, seen: u64, keep: impl FnOnce()) {
-    let routes = crate::merge::lock(&shared.routes);
+    let routes = crate::locked::lock(&shared.routes);
     if routes.changes == seen {
         keep();
     }
@@ -144,7 +143,7 @@ impl Claim {
     /// an id again before its answer) or too many merges are under way.
     pub(crate) fn take(shared: &Arc<Shared>, list: &ListRequest) -> Option<Claim> {
         let id = list.id().to_string();
-        let mut routes = crate::merge::lock(&shared.routes);
+        let mut routes = crate::locked::lock(&shared.routes);
         if routes.claimed.len() >= MAX_MERGING || !routes.claimed.insert(id.clone()) {
             return None;
         }
@@ -157,7 +156,7 @@ impl Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        crate::merge::lock(&self.shared.routes)
+        crate::locked::lock(&self.shared.routes)
             .claimed
             .remove(&self.id);
     }

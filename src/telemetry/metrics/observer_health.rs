@@ -1,7 +1,8 @@
 //! Whether a tap's observer is reading the copies now, how often it was
 //! restarted, and what it held at its last tick (what a restart loses).
-//! Shared by the observer's supervisor (which moves it), `/metrics`
-//! (`mcp_tap_observing`, `mcp_tap_observer_restarts_total`) and the views.
+//! Moved by the tap's supervisor (`crate::tap::supervise`), read by
+//! `/metrics` (`mcp_tap_observing`, `mcp_tap_observer_restarts_total`) and
+//! the tap's views.
 
 use mcp_observer::ObserverUsage;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(get(&pairs, "level"), Some("warn"));
         assert!(get(&pairs, "source")
             .unwrap()
-            .starts_with("src/cli/logfmt.rs:"));
+            .starts_with("src/telemetry/logfmt.rs:"));
         assert_eq!(
             get(&pairs, "msg"),
             Some("verdict changed: healthy → degraded")
@@ -388,7 +388,7 @@ mod tests {
         let pairs = parse_line(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
         assert_eq!(
             get(&pairs, "source"),
-            Some(format!("src/cli/logfmt.rs:{line}").as_str()),
+            Some(format!("src/telemetry/logfmt.rs:{line}").as_str()),
             "{out}"
         );
         assert_eq!(get(&pairs, "emitted_at"), None, "shown once, as source");

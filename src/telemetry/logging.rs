@@ -1,7 +1,7 @@
 //! Log output on stderr: `--log.format` (logfmt, JSON or tracing's text),
 //! level from `--log.level`.
 
-use crate::cli::logfmt::{Logfmt, LogfmtFields};
+use super::logfmt::{Logfmt, LogfmtFields};
 use tracing_subscriber::{fmt, EnvFilter};
 
 /// `--log.format`: Prometheus exporters' `logfmt` (the default, as theirs)
@@ -45,10 +45,10 @@ static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
 /// every line a log pipeline reads parses.
 pub fn announce_listening(url: &str) {
     let line = match FORMAT.get() {
-        Some(LogFormat::Logfmt) => crate::cli::logfmt::listening_line(url),
+        Some(LogFormat::Logfmt) => super::logfmt::listening_line(url),
         _ => format!("listening on {url}\n"),
     };
-    crate::cli::print_stderr(&line);
+    to_stderr(&line);
 }
 
 /// Say where a tap serves clients, whatever `--log.level` (tests and
@@ -57,10 +57,17 @@ pub fn announce_listening(url: &str) {
 /// `listening on` line, so whoever waits for that line finds the taps'.
 pub fn announce_tap(tap: &str, url: &str) {
     let line = match FORMAT.get() {
-        Some(LogFormat::Logfmt) => crate::cli::logfmt::tap_line(tap, url),
+        Some(LogFormat::Logfmt) => super::logfmt::tap_line(tap, url),
         _ => format!("tap {tap} serving at {url}\n"),
     };
-    crate::cli::print_stderr(&line);
+    to_stderr(&line);
+}
+
+/// A line on stderr; a closed stderr is not a failure (`eprint!` would
+/// panic).
+fn to_stderr(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Install the global subscriber. `RUST_LOG` overrides `level` when set.

@@ -1,9 +1,11 @@
-//! TLS for our own endpoints: a rustls server configuration built from the
-//! web config's files, rebuilt when a file's modification time changes (so
-//! a renewed certificate needs no restart). A broken renewal keeps the
-//! previous configuration and says so.
+//! TLS on our own listeners (the web endpoints, each tap's): a rustls
+//! server configuration built from its files, rebuilt when a file's
+//! modification time changes (so a renewed certificate needs no restart).
+//! A broken renewal keeps the previous configuration and says so. Below
+//! both `web` and `tap`, which each hand it their settings.
 
-use super::web_config::{ClientAuth, TlsServerSettings, TlsVersion, WebConfigError};
+use crate::config::taps::ListenTls;
+use crate::config::web::{ClientAuth, TlsServerSettings, TlsVersion, WebConfigError};
 use crate::telemetry::events::{TlsReloadFailed, TlsReloaded};
 use crate::telemetry::metrics::WebMetrics;
 use rustls::pki_types::pem::PemObject;
@@ -61,6 +63,34 @@ impl TlsReloader {
             current.stamps = now;
         }
         current.config.clone()
+    }
+}
+
+impl TlsReloader {
+    /// A tap's listener TLS (`taps[].listen.tls`): a client certificate is
+    /// required when a client CA is given; TLS 1.2 and 1.3. Its reloads
+    /// are counted with the exporter's own (`web`).
+    pub fn for_tap(tls: &ListenTls, web: WebMetrics) -> Result<TlsReloader, WebConfigError> {
+        let settings = TlsServerSettings {
+            cert_file: tls.cert_file.clone(),
+            key_file: tls.key_file.clone(),
+            client_auth: match tls.client_ca_file {
+                Some(_) => ClientAuth::RequireAndVerify,
+                None => ClientAuth::None,
+            },
+            client_ca_file: tls.client_ca_file.clone(),
+            min_version: TlsVersion::Tls12,
+            max_version: TlsVersion::Tls13,
+        };
+        TlsReloader::new(settings, web)
+    }
+}
+
+/// The tap's data path asks for the configuration per connection, so a
+/// renewed certificate is picked up by the next one.
+impl mcp_tap::ListenerTls for TlsReloader {
+    fn server_config(&self) -> Arc<ServerConfig> {
+        self.config()
     }
 }
 

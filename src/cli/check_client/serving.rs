@@ -1,0 +1,28 @@
+//! What both serving modes share: when an app's listing counts as
+//! abandoned, and the report file each grade is appended to.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+/// A listing whose cursor does not come back within this is abandoned (an
+/// app that reads page 1 and keeps its session is graded this soon).
+pub const ABANDON_AFTER: Duration = Duration::from_secs(5);
+
+/// Append one line to the report file (created private), once.
+pub fn append(path: &Path, line: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    let written = opened.and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        crate::cli::print_stderr(&format!(
+            "mcp-exporter check-client: cannot append to {}: {e}\n",
+            path.display()
+        ));
+    }
+}
