@@ -2,7 +2,6 @@
 //! is cut and escaped (`mcp_tap::identity::label`) and a tap holds at most
 //! `max_clients` of them; every further name is `other`.
 
-use crate::fact::Fact;
 use mcp_tap::identity;
 use std::collections::HashMap;
 use std::fmt;
@@ -66,34 +65,35 @@ impl Clients {
     }
 
     /// The label of a client called `name`, seen `at`: its own while fewer
-    /// than `max_clients` are known, `other` after.
-    pub(crate) fn resolve(&mut self, name: &str, at: Instant, facts: &mut Vec<Fact>) -> ClientId {
+    /// than `max_clients` are known, `other` after; and whether the label
+    /// is new (a `Fact::NewClient` to tell).
+    pub(crate) fn resolve(&mut self, name: &str, at: Instant) -> (ClientId, bool) {
         let label = identity::label(name);
         if let Some(known) = self.known.get_mut(label.as_str()) {
             known.last = known.last.max(at);
-            return known.id.clone();
+            return (known.id.clone(), false);
         }
         if self.known.len() >= self.max {
-            match &mut self.other_seen {
-                Some(last) => *last = (*last).max(at),
+            let new = match &mut self.other_seen {
+                Some(last) => {
+                    *last = (*last).max(at);
+                    false
+                }
                 None => {
                     self.other_seen = Some(at);
-                    facts.push(Fact::NewClient(self.other.clone()));
+                    true
                 }
-            }
-            return self.other.clone();
+            };
+            return (self.other.clone(), new);
         }
         let label: Arc<str> = Arc::from(label);
         let id = ClientId(label.clone());
-        self.known.insert(
-            label,
-            Known {
-                id: id.clone(),
-                last: at,
-            },
-        );
-        facts.push(Fact::NewClient(id.clone()));
-        id
+        let known = Known {
+            id: id.clone(),
+            last: at,
+        };
+        self.known.insert(label, known);
+        (id, true)
     }
 
     /// Forget the labels not seen for `idle` before `now`: theirs.
@@ -126,44 +126,46 @@ mod tests {
     #[test]
     fn past_the_cap_every_new_name_is_other() {
         let mut clients = Clients::new(2);
-        let mut facts = Vec::new();
         let now = Instant::now();
-        let a = clients.resolve("a", now, &mut facts);
-        assert_eq!(clients.resolve("a", now, &mut facts), a);
-        clients.resolve("b", now, &mut facts);
-        let c = clients.resolve("c", now, &mut facts);
-        let d = clients.resolve("d\x1b[2J", now, &mut facts);
+        let mut new = Vec::new();
+        let mut resolve = |name: &str| {
+            let (id, fresh) = clients.resolve(name, now);
+            if fresh {
+                new.push(id.label().to_string());
+            }
+            id
+        };
+        let a = resolve("a");
+        assert_eq!(resolve("a"), a);
+        resolve("b");
+        let c = resolve("c");
+        let d = resolve("d\x1b[2J");
         assert!(c.is_other() && d.is_other());
-        assert_eq!(clients.resolve("b", now, &mut facts).label(), "b");
-        assert_eq!(facts.len(), 3, "a, b, then other once: {facts:?}");
+        assert_eq!(resolve("b").label(), "b");
+        assert_eq!(new, ["a", "b", "other"], "a, b, then other once");
         assert_eq!(clients.len(), 3);
     }
 
     #[test]
     fn labels_are_cut_and_escaped() {
         let mut clients = Clients::new(8);
-        let mut facts = Vec::new();
         let now = Instant::now();
-        let long = clients.resolve(&"x".repeat(10_000), now, &mut facts);
+        let long = clients.resolve(&"x".repeat(10_000), now).0;
         assert_eq!(long.label().len(), identity::MAX_NAME_BYTES);
-        let evil = clients.resolve("ev\nil", now, &mut facts);
+        let evil = clients.resolve("ev\nil", now).0;
         assert_eq!(evil.label(), "ev\\nil");
-        assert_eq!(
-            clients.resolve("", now, &mut facts).label(),
-            identity::UNKNOWN
-        );
+        assert_eq!(clients.resolve("", now).0.label(), identity::UNKNOWN);
     }
 
     #[test]
     fn quiet_clients_are_forgotten_and_free_their_slot() {
         let mut clients = Clients::new(1);
-        let mut facts = Vec::new();
         let start = Instant::now();
         let idle = Duration::from_secs(60);
-        clients.resolve("a", start, &mut facts);
-        assert!(clients.resolve("b", start, &mut facts).is_other());
+        clients.resolve("a", start);
+        assert!(clients.resolve("b", start).0.is_other());
         let later = start + Duration::from_secs(50);
-        clients.resolve("a", later, &mut facts);
+        clients.resolve("a", later);
         assert!(clients.forget_idle(later, idle).is_empty());
         let gone = clients.forget_idle(start + Duration::from_secs(61), idle);
         assert_eq!(gone.len(), 1, "other went quiet: {gone:?}");
@@ -171,9 +173,7 @@ mod tests {
         let gone = clients.forget_idle(later + idle, idle);
         assert_eq!(gone.iter().map(ClientId::label).collect::<Vec<_>>(), ["a"]);
         assert_eq!(clients.len(), 0);
-        facts.clear();
-        let b = clients.resolve("b", later + idle, &mut facts);
-        assert_eq!(b.label(), "b", "the slot is free again");
-        assert_eq!(facts.len(), 1);
+        let (b, new) = clients.resolve("b", later + idle);
+        assert_eq!((b.label(), new), ("b", true), "the slot is free again");
     }
 }

@@ -31,6 +31,7 @@ mod listing;
 mod messages;
 pub mod observer;
 mod parse;
+mod pending;
 mod request;
 pub mod route;
 mod routes;

@@ -8,7 +8,7 @@ use crate::exchange::{Exchange, Scope};
 use crate::fact::{AbandonCause, Fact, Failure};
 use crate::listing::{End, Listing};
 use crate::observer::{Observer, RouteOf};
-use crate::request::Asked;
+use crate::pending::Asked;
 use crate::session::{Introduction, Session, SessionKey};
 use mcp_tap::{ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead};
 use std::time::{Duration, Instant};

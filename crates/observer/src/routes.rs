@@ -319,8 +319,8 @@ mod tests {
     #[test]
     fn a_client_has_at_most_so_many_routes_of_its_own() {
         let mut clients = crate::client::Clients::new(4);
-        let a = clients.resolve("a", Instant::now(), &mut Vec::new());
-        let b = clients.resolve("b", Instant::now(), &mut Vec::new());
+        let a = clients.resolve("a", Instant::now()).0;
+        let b = clients.resolve("b", Instant::now()).0;
         let mut pairs = ClientRoutes::new(2);
         let r = |n: &str| RouteId::new(n, true);
         assert_eq!(pairs.shown(&a, &r("/1")).route, r("/1"));

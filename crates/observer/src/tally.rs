@@ -354,7 +354,9 @@ mod tests {
 
     #[test]
     fn counts_since_start_and_over_the_window() {
-        let client = crate::client::Clients::new(4).resolve("mcp", Instant::now(), &mut Vec::new());
+        let client = crate::client::Clients::new(4)
+            .resolve("mcp", Instant::now())
+            .0;
         let mut tallies = Tallies::new(3, 2);
         for outcome in [
             ListingOutcome::Complete,
@@ -390,7 +392,9 @@ mod tests {
 
     #[test]
     fn a_listing_told_before_its_catalogue_says_what_it_missed_once_it_is_known() {
-        let client = crate::client::Clients::new(4).resolve("mcp", Instant::now(), &mut Vec::new());
+        let client = crate::client::Clients::new(4)
+            .resolve("mcp", Instant::now())
+            .0;
         let mut tallies = Tallies::new(3, 2);
         let alpha = RouteId::new("/mcp", false);
         let digest = crate::catalogue::item_digest;
