@@ -258,7 +258,7 @@ fn observing(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<ObserverHea
     }
     let mut family = encoder.encode_descriptor(
         "mcp_tap_observer_restarts",
-        "Times the tap's observer ended before the tap did (a panic) and a fresh one was started; the log says why",
+        "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
         None,
         MetricType::Counter,
     )?;
