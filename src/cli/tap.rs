@@ -6,12 +6,15 @@
 //! (docs/clients.md).
 
 use super::serve::{serve_taps, ServeArgs};
-use crate::config::taps::{DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_ROUTES};
+use super::FlagDuration;
+use crate::config::taps::{
+    DEFAULT_CLIENT_IDLE, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_ROUTES, DEFAULT_MAX_SESSIONS,
+};
 use crate::config::TracingConfig;
 use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
 use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
-use crate::tap::run::{RouteSpec, TapSpec};
+use crate::tap::run::{ObservingSpec, RouteSpec, TapSpec};
 use crate::tap::spec::merge_clients;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
 use crate::telemetry::spans::TraceSink;
@@ -61,6 +64,15 @@ pub struct TapArgs {
     /// Client identities kept apart per tap; later ones count as `other`.
     #[arg(long = "max-clients", default_value_t = DEFAULT_MAX_CLIENTS)]
     pub max_clients: usize,
+    /// Sessions the observer follows at once (a gateway's open sessions);
+    /// past it the one quiet longest is forgotten and counted
+    /// (`observer_full`). About 2 KB each with a listing in progress.
+    #[arg(long = "max-sessions", default_value_t = DEFAULT_MAX_SESSIONS, value_parser = parse_positive)]
+    pub max_sessions: usize,
+    /// A client identity with no list request for this long is forgotten,
+    /// its series with it (a dead client frees its `--max-clients` slot).
+    #[arg(long = "client-idle", default_value_t = FlagDuration(DEFAULT_CLIENT_IDLE))]
+    pub client_idle: FlagDuration,
     /// Client connections served at once. By default the tap's share of the
     /// open-file limit (a quarter of it); this may lower it, not raise it.
     #[arg(long = "max-connections", value_parser = parse_positive)]
@@ -185,6 +197,10 @@ pub async fn main(args: TapArgs) -> ExitCode {
         queue: QueueBudget::default(),
         abandon_after: args.abandon_after,
         max_clients: args.max_clients,
+        observing: ObservingSpec {
+            max_sessions: args.max_sessions,
+            client_idle: args.client_idle.0,
+        },
         listings,
         routes: route_spec(&args),
     };

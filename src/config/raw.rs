@@ -154,6 +154,8 @@ pub(super) struct RawTap {
     pub abandon_after: Option<RawDuration>,
     pub inspect_bytes: Option<ByteSize>,
     pub max_clients: Option<usize>,
+    pub max_sessions: Option<usize>,
+    pub client_idle: Option<RawDuration>,
     /// Client connections at once; lowers the one the open-file limit gives.
     pub max_connections: Option<usize>,
     pub client_header: Option<String>,

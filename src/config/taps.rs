@@ -21,6 +21,8 @@ pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_MAX_ROUTES: usize = 64;
 pub const DEFAULT_MAX_CLIENT_ROUTES: usize = 256;
 pub const DEFAULT_LEARN_EVERY: Duration = Duration::from_secs(15 * 60);
+pub const DEFAULT_MAX_SESSIONS: usize = mcp_observer::DEFAULT_MAX_SESSIONS;
+pub const DEFAULT_CLIENT_IDLE: Duration = mcp_observer::DEFAULT_CLIENT_IDLE;
 
 /// A tap's limits where its `limits:` says nothing: connecting to the
 /// upstream, and a merged walk (pages, items, one page's bytes, time).
@@ -46,6 +48,11 @@ pub struct TapConfig {
     pub abandon_after: Duration,
     pub inspect_bytes: u64,
     pub max_clients: usize,
+    /// Sessions the observer follows at once (`max_sessions`).
+    pub max_sessions: usize,
+    /// A client with no list request for this long is forgotten with its
+    /// series (`client_idle`).
+    pub client_idle: Duration,
     /// Client connections at once, when the configuration lowers the
     /// tap's share of the open-file limit (`crate::tap::fds`).
     pub max_connections: Option<usize>,

@@ -37,6 +37,8 @@ fn a_tap_gets_defaults_and_its_keys() {
     assert_eq!(tap.merge.pages_per_second, DEFAULT_MERGE_PAGES_PER_SECOND);
     assert_eq!(tap.abandon_after, DEFAULT_ABANDON_AFTER);
     assert_eq!(tap.max_clients, DEFAULT_MAX_CLIENTS);
+    assert_eq!(tap.max_sessions, 10_000);
+    assert_eq!(tap.client_idle, Duration::from_secs(24 * 60 * 60));
     assert_eq!(tap.max_connections, None, "the open-file limit's share");
     assert_eq!(tap.limits.max_pages, 20);
     assert_eq!(tap.limits.timeout, Duration::from_secs(60));
@@ -123,8 +125,20 @@ fn a_bad_client_header_and_zero_bounds_are_refused() {
         22,
         "greater than zero",
     );
+    assert_err_at(
+        &format!("{base}    max_sessions: 0\n"),
+        5,
+        19,
+        "greater than zero",
+    );
     let loaded = load_str(&format!("{base}    max_connections: 100\n"), "t.yaml").expect("loads");
     assert_eq!(loaded.config.taps[0].max_connections, Some(100));
+    let keys = format!("{base}    max_sessions: 50000\n    client_idle: 1h\n");
+    let tap = &load_str(&keys, "t.yaml").expect("loads").config.taps[0];
+    assert_eq!(
+        (tap.max_sessions, tap.client_idle),
+        (50_000, Duration::from_secs(3600))
+    );
 }
 
 #[test]

@@ -38,6 +38,12 @@ pub struct TapView {
     /// Every client identity on every route, worst verdict first, then by
     /// name and route.
     pub clients: Vec<ClientView>,
+    /// Whether an observer reads the tap's copies now: `false` between an
+    /// observer's end and the fresh one's start (forwarding goes on; what
+    /// is above is as last published).
+    pub observing: bool,
+    /// Times the tap's observer ended and a fresh one was started.
+    pub observer_restarts: u64,
     pub at_unix_seconds: f64,
 }
 
@@ -146,6 +152,17 @@ impl ClientBook {
     pub fn publish(&self, view: TapView) {
         let mut taps = self.taps.write().unwrap_or_else(|e| e.into_inner());
         taps.insert(view.name.clone(), Arc::new(view));
+    }
+
+    /// `tap`'s observer ended: its last view says so until a fresh one
+    /// publishes.
+    pub fn not_observing(&self, tap: &str, restarts: u64) {
+        let mut taps = self.taps.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(view) = taps.get_mut(tap) {
+            let view = Arc::make_mut(view);
+            view.observing = false;
+            view.observer_restarts = restarts;
+        }
     }
 
     pub fn remove(&self, tap: &str) {

@@ -18,3 +18,6 @@ pub mod service;
 pub mod spec;
 pub mod stdin;
 pub mod stdio;
+pub mod supervise;
+#[cfg(debug_assertions)]
+pub(crate) mod test_hooks;

@@ -18,8 +18,10 @@ use crate::telemetry::events::{
     ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped, RouteUnmatched,
 };
 use crate::telemetry::metrics::ClientMetrics;
+use crate::telemetry::metrics::ObserverHealth;
 use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
+use mcp_listing::Kind;
 use mcp_observer::{ClientListing, ClientRoute, Fact, Observer, ObserverLimits, RouteId, Routing};
 use mcp_tap::TapStats;
 use std::collections::{BTreeMap, HashMap};
@@ -46,7 +48,9 @@ pub struct TapHeader {
     pub merge_pages: Vec<String>,
 }
 
-/// What one tap's observer task works with.
+/// What one tap's observer task works with (cloned for each observer the
+/// supervisor starts).
+#[derive(Clone)]
 pub struct ObserverTask {
     pub tap: Arc<str>,
     pub limits: ObserverLimits,
@@ -61,9 +65,8 @@ pub struct ObserverTask {
     pub tick: Duration,
     /// Where each client listing is told besides metrics and spans.
     pub listings: ListingSinks,
-    /// Reference catalogues (configured targets', the tap's own walks),
-    /// as they change.
-    pub references: Option<mpsc::Receiver<Reference>>,
+    /// Whether it observes, for `/metrics` and the views.
+    pub health: Arc<ObserverHealth>,
     /// Where a route seen for the first time is sent to be walked
     /// (`learn_catalogue`).
     pub learner: Option<mpsc::Sender<LearnRoute>>,
@@ -88,11 +91,36 @@ struct State {
     facts: Vec<Fact>,
 }
 
+/// What an observer reads, kept by its supervisor across restarts: the
+/// queue, the reference catalogues (configured targets', the tap's own
+/// walks) as they change, and the last of each, for a fresh observer.
+pub struct ObserverInputs {
+    pub queue: QueueReceiver,
+    pub references: Option<mpsc::Receiver<Reference>>,
+    /// The last reference per route and kind (a fresh observer starts
+    /// from these; a learned route's waits until requests make it again).
+    pub known: HashMap<(RouteRef, Kind), Reference>,
+}
+
+impl ObserverInputs {
+    pub fn new(queue: QueueReceiver, references: Option<mpsc::Receiver<Reference>>) -> Self {
+        ObserverInputs {
+            queue,
+            references,
+            known: HashMap::new(),
+        }
+    }
+}
+
 /// Runs until the data path is gone and the queue is drained.
-pub async fn observe(mut queue: QueueReceiver, mut task: ObserverTask) {
+pub async fn observe(inputs: &mut ObserverInputs, task: ObserverTask) {
     let mut tick = tokio::time::interval(task.tick);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut references = task.references.take();
+    let ObserverInputs {
+        queue,
+        references,
+        known,
+    } = inputs;
     let mut state = State {
         observer: Observer::with_routing(task.limits.clone(), task.routing.clone()),
         recent: Recent::new(task.sinks.event_window),
@@ -103,25 +131,51 @@ pub async fn observe(mut queue: QueueReceiver, mut task: ObserverTask) {
     if let Some(metrics) = &state.task.sinks.metrics {
         metrics.tap_started(&state.task.tap);
     }
+    state.task.health.started();
+    for reference in known.values() {
+        state.reference(reference);
+    }
     loop {
         tokio::select! {
             event = queue.recv() => match event {
                 Some(event) => {
+                    #[cfg(debug_assertions)]
+                    super::test_hooks::panic_on(&event);
                     state.observer.observe(event, &mut state.facts);
-                    state.settle();
+                    state.settle(known);
                 }
                 None => break,
             },
             _ = tick.tick() => state.tick(),
-            Some(reference) = next_reference(&mut references) => state.reference(reference),
+            Some(reference) = next_reference(references) => {
+                state.reference(&reference);
+                known.insert((reference.route.clone(), reference.kind), reference);
+            }
         }
     }
     state.tick();
+    state.flush_report().await;
 }
 
+/// Longest wait, at the end, for the report file's lines to be written.
+const REPORT_FLUSH: Duration = Duration::from_secs(5);
+
 impl State {
-    /// Hand what the observer found to the sinks.
-    fn settle(&mut self) {
+    /// Hand what the observer found to the sinks; a route made again after
+    /// a restart gets its last reference catalogue back from `known`.
+    fn settle(&mut self, known: &HashMap<(RouteRef, Kind), Reference>) {
+        let mut again = Vec::new();
+        self.hand_over(known, &mut again);
+        for reference in again {
+            self.reference(&reference);
+        }
+    }
+
+    fn hand_over(
+        &mut self,
+        known: &HashMap<(RouteRef, Kind), Reference>,
+        again: &mut Vec<Reference>,
+    ) {
         let tap = &self.task.tap;
         for fact in self.facts.drain(..) {
             if let Some(metrics) = &self.task.sinks.metrics {
@@ -137,13 +191,19 @@ impl State {
                     route,
                     path: Some(path),
                 } => {
+                    let named = route_ref(&self.observer, route);
+                    let kept = Kind::ALL
+                        .into_iter()
+                        .filter_map(|k| known.get(&(named.clone(), k)));
+                    again.extend(kept.cloned());
                     if let Some(learner) = &self.task.learner {
-                        let route = route_ref(&self.observer, route);
+                        let route = named;
                         let path = path.to_string();
                         // Full: the learner is busy; the route waits for its next round.
                         let _ = learner.try_send(LearnRoute { route, path });
                     }
                 }
+                Fact::ClientGone(client) => self.levels.retain(|key, _| key.client != *client),
                 Fact::RouteUnmatched { written, requests } => RouteUnmatched {
                     tap,
                     written,
@@ -157,7 +217,7 @@ impl State {
 
     /// A reference catalogue for one of the tap's routes (one it does not
     /// know is dropped: routes come from requests).
-    fn reference(&mut self, reference: Reference) {
+    fn reference(&mut self, reference: &Reference) {
         let route = match &reference.route {
             RouteRef::Default => Some(self.observer.default_route().clone()),
             RouteRef::Named(name) => self.observer.route_named(name),
@@ -167,17 +227,44 @@ impl State {
             let (names, pages) = (&reference.names, reference.pages);
             self.observer
                 .set_reference(&route, reference.kind, names, pages, now, &mut self.facts);
-            self.settle();
+            self.hand_over(&HashMap::new(), &mut Vec::new());
         }
     }
 
     fn tick(&mut self) {
         let clock = Clock::now();
         self.observer.tick(clock.now, &mut self.facts);
-        self.settle();
+        self.hand_over(&HashMap::new(), &mut Vec::new());
+        self.task.health.held(self.observer.usage());
+        self.report_dropped();
         self.recent.prune(clock.now);
         let view = self.view(&clock);
         self.task.sinks.book.publish(view);
+    }
+
+    /// What the report file's writer left out, counted and logged here.
+    fn report_dropped(&self) {
+        let Some(report) = &self.task.listings.report else {
+            return;
+        };
+        for dropped in report.take_dropped() {
+            ReportLineDropped {
+                tap: &self.task.tap,
+                dropped: &dropped,
+                max_bytes: report.max_bytes(),
+            }
+            .emit(self.task.sinks.metrics.as_deref());
+        }
+    }
+
+    /// The report file's lines written (a blocking wait, off the runtime
+    /// workers), at the end.
+    async fn flush_report(&self) {
+        if let Some(report) = self.task.listings.report.clone() {
+            let flushed = tokio::task::spawn_blocking(move || report.flush(REPORT_FLUSH));
+            let _ = flushed.await;
+        }
+        self.report_dropped();
     }
 
     /// Every client's verdict and view; a line for each level that changed.
@@ -234,6 +321,8 @@ impl State {
                 .collect(),
             merges: judge::merges(&self.task.stats),
             clients,
+            observing: true,
+            observer_restarts: self.task.health.restarts(),
             at_unix_seconds: clock.unix_now(),
         }
     }

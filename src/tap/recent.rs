@@ -81,6 +81,7 @@ impl Recent {
                 entry.last_error_code = l.error_code().or(entry.last_error_code);
                 entry.last_merge = l.merged.or(entry.last_merge);
             }
+            Fact::ClientGone(client) => self.kinds.retain(|(key, _), _| key.client != *client),
             _ => {}
         }
     }

@@ -5,9 +5,11 @@
 //! observer finish what was queued.
 
 use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
-use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
+use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::reference::{Reference, RouteRef};
+use super::supervise::supervise;
+use crate::telemetry::metrics::ObserverHealth;
 use mcp_observer::{normalise, ObserverLimits, Routing};
 use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
 use std::net::SocketAddr;
@@ -30,10 +32,50 @@ pub struct TapSpec {
     pub abandon_after: std::time::Duration,
     /// Client identities kept apart; later ones count as `other`.
     pub max_clients: usize,
+    /// Sessions followed at once, and how long a quiet client is kept.
+    pub observing: ObservingSpec,
     /// Where each client listing is told besides metrics and spans.
     pub listings: ListingSinks,
     /// How requests become routes, and their bounds.
     pub routes: RouteSpec,
+}
+
+/// The observer's bounds a tap's configuration sets.
+#[derive(Debug, Clone, Copy)]
+pub struct ObservingSpec {
+    /// Open sessions held (`max_sessions`); past them (and an eighth more,
+    /// [`ObservingSpec::limits`]) the one quiet longest is forgotten.
+    pub max_sessions: usize,
+    /// A client with no list request for this long is forgotten, and its
+    /// series with it (`client_idle`).
+    pub client_idle: std::time::Duration,
+}
+
+impl Default for ObservingSpec {
+    fn default() -> Self {
+        ObservingSpec {
+            max_sessions: mcp_observer::DEFAULT_MAX_SESSIONS,
+            client_idle: mcp_observer::DEFAULT_CLIENT_IDLE,
+        }
+    }
+}
+
+impl ObservingSpec {
+    /// The observer's limits for a tap with these bounds. Its session cap
+    /// is an eighth above `max_sessions`: while clients end sessions and
+    /// make others, a request racing its session's DELETE makes that
+    /// session again until the upstream's 404 ends it, and a gateway that
+    /// holds `max_sessions` open must not lose one to that.
+    pub fn limits(&self, base: ObserverLimits) -> ObserverLimits {
+        let sessions = self.max_sessions.saturating_add(self.max_sessions / 8);
+        ObserverLimits {
+            max_sessions: sessions,
+            // Each session may hold a GET stream open besides its POSTs.
+            max_exchanges: base.max_exchanges.max(sessions.saturating_mul(2)),
+            client_idle: self.client_idle,
+            ..base
+        }
+    }
 }
 
 /// A tap's routes: which paths are which route, how many are kept, and
@@ -71,6 +113,8 @@ pub struct RunningTap {
     pub stats: Arc<TapStats>,
     /// The tap's reference catalogue goes to its observer through here.
     pub references: mpsc::Sender<Reference>,
+    /// Whether its observer observes now, and how often it was restarted.
+    pub observer: Arc<ObserverHealth>,
     stop: oneshot::Sender<()>,
     serving: JoinHandle<()>,
     observing: JoinHandle<()>,
@@ -109,14 +153,14 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
     let (learner, learning) = start_learner(&spec, &routing, references.clone());
     let task = ObserverTask {
         tap: spec.name.clone(),
-        limits: ObserverLimits {
+        limits: spec.observing.limits(ObserverLimits {
             inspect_bytes: spec.settings.limits.inspect_bytes,
             abandon_after: spec.abandon_after,
             max_clients: spec.max_clients,
             max_routes: spec.routes.max_routes,
             max_client_routes: spec.routes.max_client_routes,
             ..ObserverLimits::default()
-        },
+        }),
         routing,
         stats: stats.clone(),
         sinks,
@@ -127,9 +171,10 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         },
         tick: std::time::Duration::from_secs(1),
         listings: spec.listings.clone(),
-        references: Some(references_rx),
+        health: Arc::new(ObserverHealth::default()),
         learner,
     };
+    let observer = task.health.clone();
     let (stop, stopped) = oneshot::channel::<()>();
     let serving = tokio::spawn(async move {
         tap.serve(listener, async {
@@ -139,12 +184,14 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         // `tap` (and with it the queue's sender) drops here: the observer
         // task sees the end of the queue once it is drained.
     });
-    let observing = tokio::spawn(observe(receiver, task));
+    let inputs = ObserverInputs::new(receiver, Some(references_rx));
+    let observing = tokio::spawn(supervise(inputs, task));
     Ok(RunningTap {
         name: spec.name,
         local_addr,
         stats,
         references,
+        observer,
         stop,
         serving,
         observing,

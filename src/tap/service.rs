@@ -88,7 +88,8 @@ impl TapService {
     ) -> Result<(), TapStartError> {
         let tap = start(spec, self.sinks.clone()).await?;
         crate::telemetry::logging::announce_tap(&tap.name, &format!("http://{}", tap.local_addr));
-        self.health.insert(tap.name.clone(), tap.stats.clone());
+        self.health
+            .insert(tap.name.clone(), tap.stats.clone(), tap.observer.clone());
         let name = tap.name.clone();
         let running = Running {
             tap,

@@ -6,7 +6,7 @@
 use super::observe::ListingSinks;
 use super::queue::QueueBudget;
 use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
-use super::run::{RouteSpec, TapSpec};
+use super::run::{ObservingSpec, RouteSpec, TapSpec};
 use crate::config::taps::TapConfig;
 use crate::listen_tls::TlsReloader;
 use crate::telemetry::metrics::WebMetrics;
@@ -67,6 +67,10 @@ impl TapSpec {
             queue: QueueBudget::default(),
             abandon_after: c.abandon_after,
             max_clients: c.max_clients,
+            observing: ObservingSpec {
+                max_sessions: c.max_sessions,
+                client_idle: c.client_idle,
+            },
             listings: ListingSinks { report, log: false },
             routes: route_spec(c),
         })

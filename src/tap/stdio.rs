@@ -12,10 +12,12 @@
 //! process exits with the server's status.
 
 use super::book::ClientBook;
-use super::observe::{observe, ClientSinks, ListingSinks, ObserverTask, TapHeader};
+use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::stdin::client_stdin;
+use super::supervise::supervise;
 use crate::telemetry::events::TapSummarised;
+use crate::telemetry::metrics::ObserverHealth;
 use mcp_observer::{ObserverLimits, Routing};
 use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
 use std::process::ExitStatus;
@@ -58,10 +60,10 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
         },
         tick: Duration::from_secs(1),
         listings: spec.listings,
-        references: None,
+        health: Arc::new(ObserverHealth::default()),
         learner: None,
     };
-    let observing = tokio::spawn(observe(receiver, task));
+    let observing = tokio::spawn(supervise(ObserverInputs::new(receiver, None), task));
     let status = run_stdio(
         spec.settings,
         Arc::new(queue),

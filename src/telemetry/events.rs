@@ -10,8 +10,8 @@
 //! the 503, and any client could otherwise fill our log.
 
 use super::metrics::{
-    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ReloadResult, ReportDrop, TapHealth,
-    WebMetrics,
+    ClientMetrics, DiscoveryMetrics, ExporterMetrics, ObserverHealth, ReloadResult, ReportDrop,
+    TapHealth, WebMetrics,
 };
 use crate::discovery::{Refresh, SkipList};
 use crate::poll::unix_now;
@@ -416,6 +416,60 @@ impl TapNotStarted<'_> {
     }
 }
 
+/// A tap's observer task ended before its tap did (a panic): the tap goes
+/// on forwarding, `mcp_tap_observing` is 0 and a fresh observer starts
+/// after `restart_in`. Logged and counted (`mcp_tap_observer_restarts_total`)
+/// once per end, with what the ended observer held at its last tick (the
+/// sessions, exchanges and listings in progress a fresh one does not know).
+#[derive(Debug)]
+pub struct ObserverEnded<'a> {
+    pub tap: &'a str,
+    /// Why: the panic's message (cut and escaped), or `cancelled`.
+    pub cause: &'a str,
+    pub restart_in: std::time::Duration,
+}
+
+impl ObserverEnded<'_> {
+    #[track_caller]
+    pub fn emit(self, health: &ObserverHealth) {
+        let at = EmittedAt::caller();
+        let held = health.ended();
+        let (sessions, exchanges, listings) =
+            held.map_or((0, 0, 0), |h| (h.sessions, h.exchanges, h.listings));
+        tracing::error!(emitted_at = %at,
+            tap = self.tap,
+            cause = self.cause,
+            restarts = health.restarts(),
+            restart_in_seconds = self.restart_in.as_secs_f64(),
+            sessions_lost = sessions,
+            exchanges_lost = exchanges,
+            listings_lost = listings,
+            "tap observer ended: the tap forwards but does not observe until a fresh observer starts"
+        );
+    }
+}
+
+/// A fresh observer started after one ended; `not_observed`: the messages
+/// that passed meanwhile (`mcp_tap_messages_not_observed_total`,
+/// `reason="observer_restart"`).
+#[derive(Debug)]
+pub struct ObserverRestarted<'a> {
+    pub tap: &'a str,
+    pub not_observed: u64,
+}
+
+impl ObserverRestarted<'_> {
+    #[track_caller]
+    pub fn emit(self) {
+        let at = EmittedAt::caller();
+        tracing::warn!(emitted_at = %at,
+            tap = self.tap,
+            not_observed = self.not_observed,
+            "tap observer started afresh"
+        );
+    }
+}
+
 /// Why a client listing was not written (`ReportLineDropped` logs and
 /// counts it).
 #[derive(Debug)]
@@ -425,6 +479,9 @@ pub enum DroppedLine {
     /// Writing failed; `first`: the first failure since a write last
     /// succeeded (a full disk fails every listing: said once per run).
     WriteFailed { error: std::io::Error, first: bool },
+    /// The file's writer thread was `REPORT_QUEUE_LINES` (1,024) lines
+    /// behind.
+    QueueFull,
 }
 
 impl DroppedLine {
@@ -432,6 +489,7 @@ impl DroppedLine {
         match self {
             DroppedLine::Full { .. } => ReportDrop::Full,
             DroppedLine::WriteFailed { .. } => ReportDrop::WriteFailed,
+            DroppedLine::QueueFull => ReportDrop::QueueFull,
         }
     }
 }
@@ -470,6 +528,9 @@ impl ReportLineDropped<'_> {
                 "report file full: further client listings are not written"
             ),
             DroppedLine::Full { first: false } => {}
+            // Counted only: the writer catches up or the disk is slow, and
+            // clients choose how many listings there are.
+            DroppedLine::QueueFull => {}
         }
     }
 }

@@ -35,6 +35,13 @@ fn tap_block(tap: &TapView, now: f64) -> Markup {
                 " · merging pages for " (tap.merge_pages.join(", "))
             }
         }
+        @if !tap.observing {
+            p.warn {
+                strong { "not observing" }
+                ": this tap's observer ended (restarted " (tap.observer_restarts)
+                " time(s)); it forwards every request, and a fresh observer starts shortly. What follows is as last seen; messages passing meanwhile are counted as not observed (observer_restart)."
+            }
+        }
         (catalogues(tap, now))
         @for rule in tap.route_rules.iter().filter(|r| r.matched == 0) {
             p.muted { "route " code { (rule.path) } " has matched no request yet" }

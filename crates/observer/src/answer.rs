@@ -8,7 +8,7 @@ use crate::fact::{CursorUse, Fact, Failure, PageAnswered};
 use crate::listing::End;
 use crate::observer::Observer;
 use crate::parse::{Answer, Body, CursorField, Items, RpcId};
-use crate::request::{AskedList, Pending};
+use crate::pending::{AskedList, Pending};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::ProtocolVersion;
@@ -56,11 +56,11 @@ impl Observer {
             return;
         };
         let merged = match &asked {
-            crate::request::Asked::List(list) => self.merge_note(exchange, merged, list),
-            crate::request::Asked::Initialize => None,
+            crate::pending::Asked::List(list) => self.merge_note(exchange, merged, list),
+            crate::pending::Asked::Initialize => None,
         };
         match asked {
-            crate::request::Asked::Initialize => {
+            crate::pending::Asked::Initialize => {
                 let version = match &answer {
                     Answer::Result(body) => body.protocol_version.as_deref(),
                     Answer::Error { .. } => None,
@@ -71,7 +71,7 @@ impl Observer {
                     session.introduced.protocol = Some(version);
                 }
             }
-            crate::request::Asked::List(asked) => match answer {
+            crate::pending::Asked::List(asked) => match answer {
                 Answer::Error { code } => self.list_error(&asked, code, at, facts),
                 Answer::Result(body) => match page(&asked, &body) {
                     Some(page) => self.list_page(&asked, page, merged, requested, at, facts),

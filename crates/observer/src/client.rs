@@ -2,11 +2,11 @@
 //! is cut and escaped (`mcp_tap::identity::label`) and a tap holds at most
 //! `max_clients` of them; every further name is `other`.
 
-use crate::fact::Fact;
 use mcp_tap::identity;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The label of the clients past `max_clients`.
 pub const OTHER: &str = "other";
@@ -38,13 +38,20 @@ impl fmt::Debug for ClientId {
     }
 }
 
-/// The labels handed out so far.
+/// The labels handed out so far, each with when it last asked for a list.
 #[derive(Debug)]
 pub(crate) struct Clients {
-    known: HashMap<Arc<str>, ClientId>,
+    known: HashMap<Arc<str>, Known>,
     other: ClientId,
-    other_seen: bool,
+    /// When `other` last asked, once it has.
+    other_seen: Option<Instant>,
     max: usize,
+}
+
+#[derive(Debug)]
+struct Known {
+    id: ClientId,
+    last: Instant,
 }
 
 impl Clients {
@@ -52,33 +59,63 @@ impl Clients {
         Clients {
             known: HashMap::new(),
             other: ClientId(Arc::from(OTHER)),
-            other_seen: false,
+            other_seen: None,
             max,
         }
     }
 
-    /// The label of a client called `name`: its own while fewer than
-    /// `max_clients` are known, `other` after.
-    pub(crate) fn resolve(&mut self, name: &str, facts: &mut Vec<Fact>) -> ClientId {
+    /// The label of a client called `name`, seen `at`: its own while fewer
+    /// than `max_clients` are known, `other` after; and whether the label
+    /// is new (a `Fact::NewClient` to tell).
+    pub(crate) fn resolve(&mut self, name: &str, at: Instant) -> (ClientId, bool) {
         let label = identity::label(name);
-        if let Some(id) = self.known.get(label.as_str()) {
-            return id.clone();
+        if let Some(known) = self.known.get_mut(label.as_str()) {
+            known.last = known.last.max(at);
+            return (known.id.clone(), false);
         }
         if self.known.len() >= self.max {
-            if !std::mem::replace(&mut self.other_seen, true) {
-                facts.push(Fact::NewClient(self.other.clone()));
-            }
-            return self.other.clone();
+            let new = match &mut self.other_seen {
+                Some(last) => {
+                    *last = (*last).max(at);
+                    false
+                }
+                None => {
+                    self.other_seen = Some(at);
+                    true
+                }
+            };
+            return (self.other.clone(), new);
         }
         let label: Arc<str> = Arc::from(label);
         let id = ClientId(label.clone());
-        self.known.insert(label, id.clone());
-        facts.push(Fact::NewClient(id.clone()));
-        id
+        let known = Known {
+            id: id.clone(),
+            last: at,
+        };
+        self.known.insert(label, known);
+        (id, true)
+    }
+
+    /// Forget the labels not seen for `idle` before `now`: theirs.
+    pub(crate) fn forget_idle(&mut self, now: Instant, idle: Duration) -> Vec<ClientId> {
+        let quiet = |last: Instant| now.saturating_duration_since(last) >= idle;
+        let mut gone = Vec::new();
+        self.known.retain(|_, known| {
+            let keep = !quiet(known.last);
+            if !keep {
+                gone.push(known.id.clone());
+            }
+            keep
+        });
+        if self.other_seen.is_some_and(quiet) {
+            self.other_seen = None;
+            gone.push(self.other.clone());
+        }
+        gone
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.known.len() + usize::from(self.other_seen)
+        self.known.len() + usize::from(self.other_seen.is_some())
     }
 }
 
@@ -89,26 +126,54 @@ mod tests {
     #[test]
     fn past_the_cap_every_new_name_is_other() {
         let mut clients = Clients::new(2);
-        let mut facts = Vec::new();
-        let a = clients.resolve("a", &mut facts);
-        assert_eq!(clients.resolve("a", &mut facts), a);
-        clients.resolve("b", &mut facts);
-        let c = clients.resolve("c", &mut facts);
-        let d = clients.resolve("d\x1b[2J", &mut facts);
+        let now = Instant::now();
+        let mut new = Vec::new();
+        let mut resolve = |name: &str| {
+            let (id, fresh) = clients.resolve(name, now);
+            if fresh {
+                new.push(id.label().to_string());
+            }
+            id
+        };
+        let a = resolve("a");
+        assert_eq!(resolve("a"), a);
+        resolve("b");
+        let c = resolve("c");
+        let d = resolve("d\x1b[2J");
         assert!(c.is_other() && d.is_other());
-        assert_eq!(clients.resolve("b", &mut facts).label(), "b");
-        assert_eq!(facts.len(), 3, "a, b, then other once: {facts:?}");
+        assert_eq!(resolve("b").label(), "b");
+        assert_eq!(new, ["a", "b", "other"], "a, b, then other once");
         assert_eq!(clients.len(), 3);
     }
 
     #[test]
     fn labels_are_cut_and_escaped() {
         let mut clients = Clients::new(8);
-        let mut facts = Vec::new();
-        let long = clients.resolve(&"x".repeat(10_000), &mut facts);
+        let now = Instant::now();
+        let long = clients.resolve(&"x".repeat(10_000), now).0;
         assert_eq!(long.label().len(), identity::MAX_NAME_BYTES);
-        let evil = clients.resolve("ev\nil", &mut facts);
+        let evil = clients.resolve("ev\nil", now).0;
         assert_eq!(evil.label(), "ev\\nil");
-        assert_eq!(clients.resolve("", &mut facts).label(), identity::UNKNOWN);
+        assert_eq!(clients.resolve("", now).0.label(), identity::UNKNOWN);
+    }
+
+    #[test]
+    fn quiet_clients_are_forgotten_and_free_their_slot() {
+        let mut clients = Clients::new(1);
+        let start = Instant::now();
+        let idle = Duration::from_secs(60);
+        clients.resolve("a", start);
+        assert!(clients.resolve("b", start).0.is_other());
+        let later = start + Duration::from_secs(50);
+        clients.resolve("a", later);
+        assert!(clients.forget_idle(later, idle).is_empty());
+        let gone = clients.forget_idle(start + Duration::from_secs(61), idle);
+        assert_eq!(gone.len(), 1, "other went quiet: {gone:?}");
+        assert!(gone[0].is_other());
+        let gone = clients.forget_idle(later + idle, idle);
+        assert_eq!(gone.iter().map(ClientId::label).collect::<Vec<_>>(), ["a"]);
+        assert_eq!(clients.len(), 0);
+        let (b, new) = clients.resolve("b", later + idle);
+        assert_eq!((b.label(), new), ("b", true), "the slot is free again");
     }
 }

@@ -213,6 +213,9 @@ pub enum Fact {
     /// A client label seen for the first time (at most `max_clients`,
     /// then `other` once).
     NewClient(ClientId),
+    /// A client label that sent no list request for `client_idle`,
+    /// forgotten with its tallies: its series go and its slot is free.
+    ClientGone(ClientId),
     /// A route used for the first time (at most `max_routes` made on the
     /// fly, then `other` once); `path`: the normalised path it was first
     /// used at (the upstream's own for the stdio tap's; none for `other`).

@@ -31,6 +31,7 @@ mod listing;
 mod messages;
 pub mod observer;
 mod parse;
+mod pending;
 mod request;
 pub mod route;
 mod routes;
@@ -47,5 +48,7 @@ pub use fact::{
 pub use observer::{Observer, ObserverUsage};
 pub use route::{normalise, OtherRoute, RouteId, RouteRule, RouteRuleError, Routing, OTHER_ROUTE};
 pub use routes::UNMATCHED_AFTER;
-pub use settings::{ObserverLimits, DEFAULT_INSPECT_BYTES};
+pub use settings::{
+    ObserverLimits, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_MAX_SESSIONS,
+};
 pub use tally::{ClientRoute, ClientTally, KindTally, LastListing, OutcomeCounts};

@@ -8,7 +8,7 @@ use crate::exchange::{Exchange, Scope};
 use crate::fact::{AbandonCause, Fact, Failure};
 use crate::listing::{End, Listing};
 use crate::observer::{Observer, RouteOf};
-use crate::request::Asked;
+use crate::pending::Asked;
 use crate::session::{Introduction, Session, SessionKey};
 use mcp_tap::{ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead};
 use std::time::{Duration, Instant};
@@ -261,6 +261,19 @@ impl Observer {
             if let Some((_, session)) = self.sessions.pop_oldest() {
                 self.end_listings(session, End::Abandoned(AbandonCause::Timeout), now, facts);
             }
+        }
+        self.forget_idle_clients(now, facts);
+    }
+
+    /// Clients that asked for no list in `client_idle` are forgotten with
+    /// their tallies: their series go and their slots are free.
+    fn forget_idle_clients(&mut self, now: Instant, facts: &mut Vec<Fact>) {
+        for client in self.clients.forget_idle(now, self.limits.client_idle) {
+            for kept in self.tallies.forget(&client) {
+                self.budget.give_back(kept.charged);
+            }
+            self.client_routes.forget(&client);
+            facts.push(Fact::ClientGone(client));
         }
     }
 }

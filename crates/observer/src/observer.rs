@@ -8,7 +8,7 @@ use crate::client::Clients;
 use crate::exchange::{Caller, Exchange, MergeNote, PendingKey};
 use crate::fact::Fact;
 use crate::listing::{Budget, End};
-use crate::request::Pending;
+use crate::pending::Pending;
 use crate::route::{RouteId, Routing};
 use crate::routes::{ClientRoutes, Resolved, Routes};
 use crate::session::{Session, SessionKey};

@@ -8,6 +8,7 @@ use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::{Observer, RouteOf};
 use crate::parse::{CursorField, Params, RpcId};
+use crate::pending::{Asked, AskedList, Pending};
 use crate::route::RouteId;
 use crate::routes::Resolved;
 use crate::session::{Introduction, Owner, SessionKey};
@@ -21,38 +22,6 @@ use std::time::Instant;
 
 /// The `_meta` key of a 2026-07-28 request's protocol version.
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// A request awaiting its answer.
-#[derive(Debug)]
-pub(crate) struct Pending {
-    pub exchange: ExchangeId,
-    pub requested: Instant,
-    pub asked: Asked,
-}
-
-#[derive(Debug)]
-pub(crate) enum Asked {
-    Initialize,
-    List(AskedList),
-}
-
-/// A list request, with where its answer goes.
-#[derive(Debug, Clone)]
-pub(crate) struct AskedList {
-    pub kind: Kind,
-    pub session: SessionKey,
-    pub session_serial: u64,
-    pub tag: SessionTag,
-    /// The listing it starts or continues, if any.
-    pub listing: Option<u64>,
-    pub cursor_sent: bool,
-    pub client: crate::client::ClientId,
-    /// The route it is told under.
-    pub route: RouteId,
-    /// The route whose catalogue its items are compared with.
-    pub own_route: RouteId,
-    pub modern: bool,
-}
 
 /// Where a list request belongs.
 enum Place {
@@ -138,7 +107,7 @@ impl Observer {
         let (caller, ex_session, path) = (ex.caller.clone(), ex.session.clone(), ex.path.clone());
         let meta_version = meta_protocol(&params);
         let info = client_info(kind.method(), &mut params);
-        let (client, version, source) = self.who(caller, info, ex_session.as_ref(), facts);
+        let (client, version, source) = self.who(caller, info, ex_session.as_ref(), at, facts);
         let (key, serial) =
             self.session_of(ex_session.clone(), path.as_deref(), &client, at, facts);
         let Some(session) = self.sessions.peek(&key) else {
@@ -245,6 +214,7 @@ impl Observer {
         caller: Caller,
         info: Option<ClientInfo>,
         session: Option<&SessionKey>,
+        at: Instant,
         facts: &mut Vec<Fact>,
     ) -> (crate::client::ClientId, Option<Arc<str>>, IdentitySource) {
         let bound = match session {
@@ -255,11 +225,11 @@ impl Observer {
             None => self.sessionless_info.peek(&caller).cloned(),
         };
         let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
-        (
-            self.clients.resolve(&who.name, facts),
-            who.version.as_deref().map(shown_version),
-            source,
-        )
+        let (client, new) = self.clients.resolve(&who.name, at);
+        if new {
+            facts.push(Fact::NewClient(client.clone()));
+        }
+        (client, who.version.as_deref().map(shown_version), source)
     }
 
     /// The session a list request belongs to (its own, or with none the

@@ -235,12 +235,18 @@ impl ClientRoutes {
     pub(crate) fn len(&self) -> usize {
         self.pairs.len()
     }
+
+    /// A client forgotten: its pairs make room for others.
+    pub(crate) fn forget(&mut self, client: &ClientId) {
+        self.pairs.retain(|(c, _)| c != client);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::route::{normalise, RouteRule};
+    use std::time::Instant;
 
     fn routing(rules: Vec<RouteRule>, learn: bool) -> Routing {
         Routing {
@@ -313,8 +319,8 @@ mod tests {
     #[test]
     fn a_client_has_at_most_so_many_routes_of_its_own() {
         let mut clients = crate::client::Clients::new(4);
-        let a = clients.resolve("a", &mut Vec::new());
-        let b = clients.resolve("b", &mut Vec::new());
+        let a = clients.resolve("a", Instant::now()).0;
+        let b = clients.resolve("b", Instant::now()).0;
         let mut pairs = ClientRoutes::new(2);
         let r = |n: &str| RouteId::new(n, true);
         assert_eq!(pairs.shown(&a, &r("/1")).route, r("/1"));

@@ -193,7 +193,7 @@ mod tests {
     fn asker() -> Asker {
         let mut clients = crate::client::Clients::new(4);
         Asker {
-            client: clients.resolve("c", &mut Vec::new()),
+            client: clients.resolve("c", Instant::now()).0,
             route: route(),
             version: None,
             source: IdentitySource::Unknown,

@@ -19,6 +19,8 @@ pub struct ObserverLimits {
     pub max_exchanges: usize,
     /// Sessions (and sessionless clients) followed at once; past it the
     /// one quiet longest is forgotten with its listings (`observer_full`).
+    /// A gateway holds thousands: the default is 10,000, about 2 KB each
+    /// (docs/reliability.md, "Byte budgets").
     pub max_sessions: usize,
     /// List and initialize requests awaiting their answer, all sessions.
     pub max_pending: usize,
@@ -60,7 +62,17 @@ pub struct ObserverLimits {
     pub abandon_after: Duration,
     /// A session with no request for this long is forgotten.
     pub session_idle: Duration,
+    /// A client label with no list request for this long is forgotten
+    /// with its tallies ([`crate::Fact::ClientGone`]): a dead client
+    /// frees its `max_clients` slot and its series go.
+    pub client_idle: Duration,
 }
+
+/// Sessions followed at once by default: what a gateway holds.
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+
+/// How long a client may be quiet before it is forgotten, by default.
+pub const DEFAULT_CLIENT_IDLE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// The tap's default `inspect_bytes` (4 MiB).
 pub const DEFAULT_INSPECT_BYTES: usize = 4 << 20;
@@ -71,7 +83,7 @@ impl Default for ObserverLimits {
             inspect_bytes: DEFAULT_INSPECT_BYTES,
             max_buffered_bytes: 32 << 20,
             max_exchanges: 16_384,
-            max_sessions: 4_096,
+            max_sessions: DEFAULT_MAX_SESSIONS,
             max_pending: 4_096,
             max_cursors_per_session: 32,
             max_cursors: 65_536,
@@ -87,6 +99,7 @@ impl Default for ObserverLimits {
             tally_window: 100,
             abandon_after: Duration::from_secs(30),
             session_idle: Duration::from_secs(600),
+            client_idle: DEFAULT_CLIENT_IDLE,
         }
     }
 }

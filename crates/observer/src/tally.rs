@@ -294,6 +294,25 @@ impl Tallies {
         self.by_pair.iter()
     }
 
+    /// A client forgotten: its tallies go, and the items they kept for a
+    /// catalogue not yet known come back (to give back their bytes).
+    pub(crate) fn forget(&mut self, client: &ClientId) -> Vec<Unresolved> {
+        let mut freed = Vec::new();
+        self.by_pair.retain(|key, tally| {
+            if &key.client != client {
+                return true;
+            }
+            let kept = tally.kinds.iter_mut().filter_map(|k| k.awaiting.take());
+            freed.extend(kept);
+            false
+        });
+        for waiting in self.awaiting.values_mut() {
+            waiting.retain(|key| &key.client != client);
+        }
+        self.awaiting.retain(|_, waiting| !waiting.is_empty());
+        freed
+    }
+
     pub(crate) fn get(&self, key: &ClientRoute) -> Option<&ClientTally> {
         self.by_pair.get(key)
     }
@@ -335,7 +354,9 @@ mod tests {
 
     #[test]
     fn counts_since_start_and_over_the_window() {
-        let client = crate::client::Clients::new(4).resolve("mcp", &mut Vec::new());
+        let client = crate::client::Clients::new(4)
+            .resolve("mcp", Instant::now())
+            .0;
         let mut tallies = Tallies::new(3, 2);
         for outcome in [
             ListingOutcome::Complete,
@@ -371,7 +392,9 @@ mod tests {
 
     #[test]
     fn a_listing_told_before_its_catalogue_says_what_it_missed_once_it_is_known() {
-        let client = crate::client::Clients::new(4).resolve("mcp", &mut Vec::new());
+        let client = crate::client::Clients::new(4)
+            .resolve("mcp", Instant::now())
+            .0;
         let mut tallies = Tallies::new(3, 2);
         let alpha = RouteId::new("/mcp", false);
         let digest = crate::catalogue::item_digest;

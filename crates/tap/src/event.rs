@@ -120,6 +120,9 @@ mcp_listing::labelled_enum! {
         Batch => "batch",
         /// The observer's own bound (sessions, pending requests) was reached.
         ObserverFull => "observer_full",
+        /// The tap's observer had ended and the fresh one had not started
+        /// (the application's supervisor counts these).
+        ObserverRestart => "observer_restart",
     }
 }
 

@@ -8,9 +8,10 @@ use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::raw::{RawListenTls, RawRoute, RawTap};
 use crate::config::taps::{
     ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
-    DEFAULT_ABANDON_AFTER, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY, DEFAULT_MAX_CLIENTS,
-    DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
-    DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
+    DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY,
+    DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST,
+    DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
 use mcp_observer::RouteRule;
@@ -107,6 +108,8 @@ impl Resolver<'_> {
             abandon_after: raw.abandon_after.map_or(DEFAULT_ABANDON_AFTER, |d| d.0),
             inspect_bytes,
             max_clients: usize::try_from(max_clients).unwrap_or(usize::MAX),
+            max_sessions: self.tap_sessions(at, &who, raw.max_sessions)?,
+            client_idle: raw.client_idle.map_or(DEFAULT_CLIENT_IDLE, |d| d.0),
             max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
             merge,
@@ -114,6 +117,18 @@ impl Resolver<'_> {
             report: raw.report.map(|p| self.file_path(p)),
             routes,
         })
+    }
+
+    /// `max_sessions:`, greater than zero.
+    fn tap_sessions(&self, at: &[Seg], who: &str, raw: Option<usize>) -> Result<usize> {
+        match raw.unwrap_or(DEFAULT_MAX_SESSIONS) {
+            0 => Err(self.error(
+                &child(at, "max_sessions"),
+                At::Value,
+                format!("{who}: `max_sessions` must be greater than zero"),
+            )),
+            n => Ok(n),
+        }
     }
 
     /// `routes:` and the keys that bound and learn them.

@@ -157,13 +157,14 @@ impl ClientMetrics {
         })
     }
 
-    /// A tap started: its identity and route counts exist at 0.
+    /// A tap's observer started (with the tap, or afresh after one
+    /// ended): its identity and route counts are 0 until it sees them.
     pub fn tap_started(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
         seen.entry(tap.clone()).or_default();
         let l = tap_labels(tap);
-        self.clients.create(&l);
-        self.routes.create(&l);
+        self.clients.get_or_create(&l).set(0);
+        self.routes.get_or_create(&l).set(0);
         for reason in OtherRoute::ALL {
             self.other_route.create(&ValueLabels::new(&l, reason));
         }
@@ -176,6 +177,25 @@ impl ClientMetrics {
             Fact::NewClient(_) => {
                 let known = self.clients.get_or_create(&tap_labels(tap));
                 known.set(known.get().saturating_add(1));
+            }
+            Fact::ClientGone(client) => {
+                let known = self.clients.get_or_create(&tap_labels(tap));
+                known.set(known.get().saturating_sub(1).max(0));
+                let pairs = seen.get_mut(tap.as_ref());
+                let gone: Vec<Pair> = pairs
+                    .map(|pairs| {
+                        let gone = pairs
+                            .iter()
+                            .filter(|(c, _, _)| c == client)
+                            .cloned()
+                            .collect();
+                        pairs.retain(|(c, _, _)| c != client);
+                        gone
+                    })
+                    .unwrap_or_default();
+                for pair in gone {
+                    self.remove_pair(tap, pair);
+                }
             }
             Fact::NewRoute { .. } => {
                 let known = self.routes.get_or_create(&tap_labels(tap));
@@ -243,19 +263,24 @@ impl ClientMetrics {
     pub fn forget_tap(&self, tap: &Arc<str>) {
         let mut seen = self.lock();
         for pair in seen.remove(tap).unwrap_or_default() {
-            let l = client_labels(tap, pair);
-            Series::remove(&self.listings, &l);
-            Series::remove(&self.foreign_cursor, &l);
-            self.pages.remove(&l);
-            self.invalid_cursor.remove(&l);
-            self.items_missed.remove(&l);
-            self.merged.remove(&l);
+            self.remove_pair(tap, pair);
         }
         let l = tap_labels(tap);
         Series::remove(&self.report_dropped, &l);
         Series::remove(&self.other_route, &l);
         self.clients.remove(&l);
         self.routes.remove(&l);
+    }
+
+    /// Every series of one (client, route, kind) on `tap`.
+    fn remove_pair(&self, tap: &Arc<str>, pair: Pair) {
+        let l = client_labels(tap, pair);
+        Series::remove(&self.listings, &l);
+        Series::remove(&self.foreign_cursor, &l);
+        self.pages.remove(&l);
+        self.invalid_cursor.remove(&l);
+        self.items_missed.remove(&l);
+        self.merged.remove(&l);
     }
 
     /// The labels of a (client, route, kind) on `tap`; the first time,

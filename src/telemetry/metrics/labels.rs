@@ -239,5 +239,7 @@ mcp_listing::labelled_enum! {
         Full => "full",
         /// Writing failed (a full disk, an I/O error).
         WriteFailed => "write_failed",
+        /// The file's writer thread was too far behind.
+        QueueFull => "queue_full",
     }
 }

@@ -2,6 +2,7 @@
 //! every scrape: the data path counts in plain atomics and knows nothing of
 //! metrics. Registered on its own; taps come and go with reloads.
 
+use super::observer_health::ObserverHealth;
 use mcp_tap::stats::{AddedTime, ADDED_SECONDS_BUCKETS};
 use mcp_tap::{Cut, MergeCount, NotObserved, RequestMethod, TapStats, UpstreamFailure};
 use prometheus_client::collector::Collector;
@@ -19,9 +20,12 @@ use std::sync::{Arc, RwLock};
 /// and the configured taps that could not start after a reload.
 #[derive(Debug, Default)]
 pub struct TapHealth {
-    taps: RwLock<BTreeMap<Arc<str>, Arc<TapStats>>>,
+    taps: RwLock<BTreeMap<Arc<str>, Running>>,
     start_failures: Family<TapLabel, Counter>,
 }
+
+/// One running tap's counts: its data path's and its observer's.
+type Running = (Arc<TapStats>, Arc<ObserverHealth>);
 
 /// A configured tap's name (bounded by the configuration).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -52,8 +56,8 @@ impl TapHealth {
     }
 
     /// A tap started: its counts are exposed from now on.
-    pub fn insert(&self, tap: Arc<str>, stats: Arc<TapStats>) {
-        self.write().insert(tap, stats);
+    pub fn insert(&self, tap: Arc<str>, stats: Arc<TapStats>, observer: Arc<ObserverHealth>) {
+        self.write().insert(tap, (stats, observer));
     }
 
     /// A tap stopped: its series go with it.
@@ -61,14 +65,23 @@ impl TapHealth {
         self.write().remove(tap);
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<Arc<str>, Arc<TapStats>>> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<Arc<str>, Running>> {
         self.taps.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A copy of the list, so no lock is held while encoding.
     fn running(&self) -> Vec<(Arc<str>, Arc<TapStats>)> {
         let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
-        taps.iter().map(|(n, s)| (n.clone(), s.clone())).collect()
+        taps.iter()
+            .map(|(n, (s, _))| (n.clone(), s.clone()))
+            .collect()
+    }
+
+    fn observers(&self) -> Vec<(Arc<str>, Arc<ObserverHealth>)> {
+        let taps = self.taps.read().unwrap_or_else(|e| e.into_inner());
+        taps.iter()
+            .map(|(n, (_, o))| (n.clone(), o.clone()))
+            .collect()
     }
 }
 
@@ -107,6 +120,7 @@ impl Collector for TapCollector {
         counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
         open_streams(&mut encoder, &taps)?;
         connections(&mut encoder, &taps)?;
+        observing(&mut encoder, &self.0.observers())?;
         added_time(&mut encoder, &taps)
     }
 }
@@ -230,6 +244,31 @@ fn connections(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>
     Ok(())
 }
 
+/// Whether each tap's observer observes, and how often it was restarted.
+fn observing(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<ObserverHealth>)]) -> Encoded {
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_observing",
+        "1 while the tap's observer reads its copies; 0 after the observer ended, until a fresh one starts (the tap forwards all the same, and counts what passes as not observed)",
+        None,
+        MetricType::Gauge,
+    )?;
+    for (tap, health) in taps {
+        let gauge = ConstGauge::new(i64::from(health.observing()));
+        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_observer_restarts",
+        "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
+        None,
+        MetricType::Counter,
+    )?;
+    for (tap, health) in taps {
+        let counter = ConstCounter::new(health.restarts());
+        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
+
 fn added_time(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
     let mut family = encoder.encode_descriptor(
         "mcp_tap_added",
@@ -294,7 +333,9 @@ mod tests {
         stats.listener_was_full();
         stats.record_added(0.000_03);
         stats.record_added(1.0);
-        health.insert(Arc::from("edge"), stats);
+        let observer = Arc::new(ObserverHealth::default());
+        observer.started();
+        health.insert(Arc::from("edge"), stats, observer.clone());
         let out = text(&registry);
         for line in [
             "mcp_tap_requests_total{tap=\"edge\",method=\"POST\"} 2",
@@ -314,9 +355,16 @@ mod tests {
             "mcp_tap_added_seconds_bucket{le=\"0.025\",tap=\"edge\"} 1",
             "mcp_tap_added_seconds_bucket{le=\"+Inf\",tap=\"edge\"} 2",
             "mcp_tap_added_seconds_count{tap=\"edge\"} 2",
+            "mcp_tap_observing{tap=\"edge\"} 1",
+            "mcp_tap_observer_restarts_total{tap=\"edge\"} 0",
+            "mcp_tap_messages_not_observed_total{tap=\"edge\",reason=\"observer_restart\"} 0",
         ] {
             assert!(out.contains(line), "missing {line:?} in\n{out}");
         }
+        observer.ended();
+        let out = text(&registry);
+        assert!(out.contains("mcp_tap_observing{tap=\"edge\"} 0"), "{out}");
+        assert!(out.contains("mcp_tap_observer_restarts_total{tap=\"edge\"} 1"));
         health.remove("edge");
         assert!(!text(&registry).contains("tap=\"edge\""));
     }
