@@ -11,6 +11,7 @@
 //! of the upstream's. Every body read off a client has a deadline.
 
 use crate::answer;
+pub(crate) use crate::answer::After;
 use crate::copy::Copier;
 use crate::event::{
     BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
@@ -24,7 +25,8 @@ use crate::http1::head::{self, Request, Response};
 use crate::identity::{self, ClientInfo};
 use crate::legacy::{self, EndpointWatch, Origins};
 use crate::merge::ask;
-use crate::merge::flow::{MergeAsk, MergeStep};
+use crate::merge::flow::MergeStep;
+use crate::merge::http_merge::{self, MergeAsk, UpstreamSide};
 use crate::merge::{ChangeWatch, Merges};
 use crate::peer::{HeadRead, Peer, WriteDeadline};
 use crate::pool::{Pool, PoolSettings, Upstream};
@@ -76,13 +78,6 @@ struct HeldBody<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Via {
     pub(crate) tls: bool,
-}
-
-/// What the client's connection does after an exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum After {
-    KeepAlive,
-    Close,
 }
 
 /// A request on its way: what the answer's handling needs of it.
@@ -588,14 +583,18 @@ impl Forwarder {
             req,
             path: path.as_str().as_bytes(),
             exchange,
-            list,
             len,
             session: asked.session.clone(),
             close: asked.close,
         };
-        match self.merge(merges, client, ask).await {
+        let upstream = UpstreamSide {
+            pool: &self.pool,
+            host: self.target.host(),
+            limits: &self.limits,
+        };
+        match http_merge::merge(merges, upstream, client, ask, &list).await {
             MergeStep::Answered(after) => Inspection::Done(after),
-            MergeStep::PassThrough => Inspection::Go,
+            MergeStep::Pass => Inspection::Go,
         }
     }
 
@@ -654,7 +653,7 @@ impl Forwarder {
     }
 
     /// No answer from the upstream: the client gets a proxy's error.
-    pub(crate) async fn failed<C>(
+    async fn failed<C>(
         &self,
         client: &mut Peer<C>,
         exchange: &Exchange,
@@ -663,16 +662,13 @@ impl Forwarder {
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        self.stats.upstream_error(cause);
-        exchange.ended(ExchangeEnd::UpstreamFailed(cause));
-        own(client, &answer::upstream_failed(cause)).await
+        answer::fail(client, exchange, cause).await
     }
 }
 
 /// Write an answer of the tap's own; the connection closes after it.
 async fn own<C: AsyncRead + AsyncWrite + Unpin>(client: &mut Peer<C>, bytes: &[u8]) -> After {
-    let _ = client.write(bytes).await;
-    After::Close
+    answer::send(client, bytes).await
 }
 
 /// How a body of this framing goes out.

@@ -11,12 +11,14 @@
 //!
 //! `ask` reads requests, `pager` walks (over `http` here, over the stdio
 //! tap's pipes there), `scan` reads what comes back as text, `result`
-//! makes the one page, `flow` answers.
+//! makes the one page, `flow` is the one merge both taps run (the HTTP
+//! tap's side of it in `http_merge`, the stdio tap's in its `pages`).
 
 pub(crate) mod ask;
 pub(crate) mod budget;
 pub(crate) mod flow;
 pub(crate) mod http;
+pub(crate) mod http_merge;
 pub(crate) mod pager;
 pub(crate) mod request_id;
 pub(crate) mod result;
