@@ -1,6 +1,9 @@
 //! The one page a merged answer is: every unique item of a complete walk's
-//! pages in upstream order (the first of each identity key; items without
-//! one kept as they came), no `nextCursor`; from 2026-07-28 the smallest
+//! pages in upstream order, no `nextCursor`. Items are told apart as the
+//! walker tells them (`mcp_listing::shape::item_key`: the identity key, a
+//! long one cut with a hash of the whole) and the first of each key is
+//! kept; an item without its identity key is left out, as the walker
+//! leaves it out of a catalogue (counted invalid); from 2026-07-28 the smallest
 //! `ttlMs` of the pages and their one `cacheScope` — pages whose scopes
 //! differ are not merged; `resultType` and every other field as page 1
 //! had them.
@@ -12,6 +15,7 @@
 use crate::event::MergeFallback;
 use crate::merge::scan::{self, Items};
 use bytes::Bytes;
+use mcp_listing::shape::item_key;
 use mcp_listing::Kind;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -233,29 +237,33 @@ impl Head {
 }
 
 impl ItemSet {
-    /// One item of a page: the first of its key, or one without a key,
-    /// joins the merge (`piece`, this page's); a new key's stand-in goes to
-    /// the walker.
+    /// One item of a page: the first of its key joins the merge (`piece`,
+    /// this page's); a new key's stand-in goes to the walker, and so does
+    /// a stand-in without identity for an item without its key.
     fn take(&mut self, item: &RawValue, piece: &mut Vec<u8>, stand_ins: &mut Vec<Value>) {
         if self.capped || self.too_large {
             // The walk stops at this page.
             return;
         }
-        if let Some(id) = scan::identity(self.kind, item) {
-            if self.seen.contains(id.as_ref()) {
-                return;
-            }
-            // The n-th unique key stands for itself: the walker counts
-            // them, and never holds the upstream's names.
-            stand_ins.push(Value::String(self.seen.len().to_string()));
-            if self.seen.len() as u64 >= self.max_items {
-                // One past the cap: the walker aborts with `item_cap`.
-                self.capped = true;
-                return;
-            }
-            self.seen_bytes += id.len();
-            self.seen.insert(id.into_owned().into_boxed_str());
+        let Some(id) = scan::identity(self.kind, item).map(item_key) else {
+            // No identity: not part of the catalogue. The walker is told
+            // of it as an item without one.
+            stand_ins.push(Value::Null);
+            return;
+        };
+        if self.seen.contains(id.as_ref()) {
+            return;
         }
+        // The n-th unique key stands for itself: the walker counts them,
+        // and never holds the upstream's names.
+        stand_ins.push(Value::String(self.seen.len().to_string()));
+        if self.seen.len() as u64 >= self.max_items {
+            // One past the cap: the walker aborts with `item_cap`.
+            self.capped = true;
+            return;
+        }
+        self.seen_bytes += id.len();
+        self.seen.insert(id.into_owned().into_boxed_str());
         let comma = usize::from(self.items > 0);
         if self.bytes + piece.len() + comma + item.get().len() + ENVELOPE_BYTES > self.max_bytes {
             self.too_large = true;
@@ -352,9 +360,10 @@ mod tests {
         let merged = merge(Kind::Tools, &pages).unwrap();
         assert_eq!(
             value(&merged),
-            json!({"tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"title": "keyless"}, {"name": "d"}], "_meta": {"x": 1}})
+            json!({"tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}], "_meta": {"x": 1}}),
+            "an item without its identity key is left out, as the walker leaves it out"
         );
-        assert_eq!(merged.items, 5);
+        assert_eq!(merged.items, 4);
         assert_eq!(merged.ttl_ms, None);
     }
 
@@ -365,7 +374,7 @@ mod tests {
         let skeleton = builder.page(&raw(&page)).unwrap();
         assert_eq!(
             skeleton,
-            json!({"tools": ["0", "1"], "nextCursor": {}, "resultType": "complete"})
+            json!({"tools": ["0", null, "1"], "nextCursor": {}, "resultType": "complete"})
         );
         let next = builder
             .page(&raw(&json!({"tools": [{"name": "c"}, {"name": "d"}]})))
@@ -402,6 +411,34 @@ mod tests {
             merge(Kind::Resources, &[page(1, "public"), unscoped]),
             Err(MergeFallback::ScopeChanged)
         ));
+    }
+
+    #[test]
+    fn long_names_are_told_apart_as_the_walker_tells_them() {
+        let long = "t".repeat(mcp_listing::text::MAX_NAME_BYTES + 40);
+        let twin = format!("{long}x");
+        let pages = [
+            json!({"tools": [{"name": long}, {"name": twin}], "nextCursor": "c"}),
+            json!({"tools": [{"name": long}, {"name": "b"}]}),
+        ];
+        let merged = merge(Kind::Tools, &pages).unwrap();
+        let names: Vec<String> = value(&merged)["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, [long, twin, "b".to_string()], "whole names go out");
+        let mut builder = Builder::new(Kind::Tools, 10, 1 << 20);
+        let long = "k".repeat(10_000);
+        builder
+            .page(&raw(&json!({"tools": [{"name": long}]})))
+            .unwrap();
+        assert!(
+            builder.held() < 10_000 + 1024,
+            "a long name is kept as its cut key, not twice: {}",
+            builder.held()
+        );
     }
 
     #[test]
