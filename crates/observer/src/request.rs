@@ -254,7 +254,7 @@ impl Observer {
                 .and_then(|s| s.introduced.client_info.clone()),
             None => self.sessionless_info.peek(&caller).cloned(),
         };
-        let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
+        let (who, source) = identity::identify(caller.claims(info.or(bound)));
         (
             self.clients.resolve(&who.name, facts),
             who.version.as_deref().map(shown_version),

@@ -398,11 +398,59 @@ fn the_operators_header_names_the_client_first() {
         session: Some("s"),
         client_header: Some("team-7"),
         user_agent: Some("node"),
+        peer: Some("127.0.0.2"),
         path: None,
     };
     s.tools(&head, 1, 0, 8);
     let l = s.listings()[0];
     assert_client(l, "team-7", IdentitySource::Header);
+}
+
+#[test]
+fn the_operators_apps_tell_apart_clients_of_one_name() {
+    use mcp_tap::apps::{AppRule, Apps};
+    let rule = |name: &str, from: &str| AppRule::new(name, vec![from.parse().unwrap()], None);
+    let apps = Apps::new(vec![
+        rule("desk", "127.0.0.2").unwrap(),
+        rule("agents", "127.0.0.3/32").unwrap(),
+    ])
+    .unwrap();
+    let mut s = Script::with_apps(ObserverLimits::default(), apps);
+    let from = |peer, session| Head {
+        session: Some(session),
+        user_agent: Some("python-httpx/0.28.1"),
+        peer: Some(peer),
+        ..Head::default()
+    };
+    let (desk, agents, elsewhere) = (
+        from("127.0.0.2", "s1"),
+        from("127.0.0.3", "s2"),
+        from("10.0.0.1", "s3"),
+    );
+    for (head, session) in [(&desk, "s1"), (&agents, "s2"), (&elsewhere, "s3")] {
+        let opener = Head {
+            session: None,
+            ..head.clone()
+        };
+        s.initialize(&opener, session, "mcp", "0.1.0");
+    }
+    s.tools(&desk, 1, 0, 8);
+    s.tools(&agents, 2, 0, 8);
+    s.tools(&elsewhere, 3, 0, 8);
+    let who: Vec<(&str, IdentitySource)> = s
+        .listings()
+        .iter()
+        .map(|l| (l.client.label(), l.source))
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("desk", IdentitySource::App),
+            ("agents", IdentitySource::App),
+            ("mcp", IdentitySource::ClientInfo),
+        ],
+        "both say mcp 0.1.0; an address no rule names reads as before"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@
 
 use crate::answer;
 pub(crate) use crate::answer::After;
+use crate::apps::Apps;
 use crate::copy::Copier;
 use crate::event::{
     BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
@@ -22,9 +23,10 @@ use crate::headers;
 use crate::http1::emit::{self, ToClient};
 use crate::http1::framing::{self, Framing};
 use crate::http1::head::{self, Request, Response};
-use crate::identity::{self, ClientInfo};
+use crate::identity::{self, Claims, ClientInfo};
 use crate::legacy::{self, EndpointWatch, Origins};
 use crate::merge::ask;
+use crate::merge::eligible::{self, Eligible, Known};
 use crate::merge::flow::MergeStep;
 use crate::merge::http_merge::{self, MergeAsk, UpstreamSide};
 use crate::merge::{ChangeWatch, Merges};
@@ -38,6 +40,7 @@ use crate::upstream::{forwarded_path, Target};
 use bytes::Bytes;
 use http::uri::PathAndQuery;
 use http::{HeaderName, HeaderValue, Method};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,9 +61,12 @@ pub(crate) struct Forwarder {
     tee: Arc<dyn Tee>,
     pub(crate) stats: Arc<TapStats>,
     client_header: Option<HeaderName>,
+    /// The operator's apps (by source address, User-Agent).
+    apps: Apps,
     pub(crate) limits: TapLimits,
-    /// Merging, when any client is named for it.
-    merges: Option<Merges>,
+    /// Merging, when any client is named for it, and whose requests it
+    /// reads.
+    merges: Option<(Merges, Eligible)>,
     next_exchange: AtomicU64,
     /// Bytes of request bodies held before forwarding, all clients
     /// together (`TapLimits::buffered_body_bytes`).
@@ -78,6 +84,8 @@ struct HeldBody<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Via {
     pub(crate) tls: bool,
+    /// The client's address.
+    pub(crate) peer: Option<IpAddr>,
 }
 
 /// A request on its way: what the answer's handling needs of it.
@@ -131,9 +139,13 @@ impl Forwarder {
             tee,
             stats,
             client_header: settings.client_header.clone(),
+            apps: settings.apps.clone(),
             limits: settings.limits.clone(),
-            merges: (settings.merge.clients != MergeClients::Nobody)
-                .then(|| Merges::new(settings.merge.clone())),
+            merges: (settings.merge.clients != MergeClients::Nobody).then(|| {
+                let apps = &settings.apps;
+                let eligible = Eligible::new(settings.merge.clients.clone(), |n| apps.names(n));
+                (Merges::new(settings.merge.clone()), eligible)
+            }),
             next_exchange: AtomicU64::new(1),
             held_bodies,
         })
@@ -157,7 +169,7 @@ impl Forwarder {
             Err(refusal) => return own(client, &refusal).await,
         };
         let session = session_of(&req, method);
-        let exchange = self.open(&req, &path, method, started, session.clone());
+        let exchange = self.open(&req, &path, (method, via), started, session.clone());
         if body != Framing::None && expects_continue(&req) {
             // The tap reads the body as it comes; say so, as a server would.
             let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
@@ -183,7 +195,15 @@ impl Forwarder {
         };
         if let Some(merges) = &self.merges {
             match self
-                .inspect(merges, client, &req, &path, &exchange, body, &mut asked)
+                .inspect(
+                    merges,
+                    client,
+                    (&req, via),
+                    &path,
+                    &exchange,
+                    body,
+                    &mut asked,
+                )
                 .await
             {
                 Inspection::Go => {}
@@ -336,7 +356,7 @@ impl Forwarder {
         &self,
         req: &Request,
         path: &PathAndQuery,
-        method: RequestMethod,
+        (method, via): (RequestMethod, Via),
         started: Instant,
         session: Option<HeaderValue>,
     ) -> Exchange {
@@ -356,6 +376,7 @@ impl Forwarder {
                         .and_then(|n| headers::value(f, n.as_str())),
                     framing: headers::framing(f),
                     path: Some(path.clone()),
+                    peer: via.peer,
                 },
             }
         })
@@ -408,7 +429,7 @@ impl Forwarder {
         let changes = (observed == BodyFraming::EventStream)
             .then_some(self.merges.as_ref())
             .flatten()
-            .map(|m| ChangeWatch::new(m, asked.session.clone()));
+            .map(|(m, _)| ChangeWatch::new(m, asked.session.clone()));
         let mut sink = Sink {
             exchange,
             copier: Copier::new(observed, Direction::FromUpstream, self.limits.inspect_bytes),
@@ -469,7 +490,7 @@ impl Forwarder {
         asked: &mut Asked,
         at: Instant,
     ) {
-        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
+        if let (Some((merges, _)), Some(client_info)) = (&self.merges, asked.bind.take()) {
             let opened = headers::value(&resp.fields, SESSION_HEADER)
                 .map(|s| Bytes::copy_from_slice(s.as_bytes()))
                 .or_else(|| asked.session.clone());
@@ -530,15 +551,16 @@ impl Forwarder {
         }
     }
 
-    /// With merging on, what a small JSON POST asks: an `initialize`'s
-    /// client is remembered for its session; a first-page list request of
-    /// a client named for merging is merged.
+    /// With merging on, what a small JSON POST asks — read only when what
+    /// is known before its body (`eligible`) says merging may need it: an
+    /// `initialize`'s client is remembered for its session; a first-page
+    /// list request of a client named for merging is merged.
     #[allow(clippy::too_many_arguments)]
     async fn inspect<C>(
         &self,
-        merges: &Merges,
+        (merges, eligible): &(Merges, Eligible),
         client: &mut Peer<C>,
-        req: &Request,
+        (req, via): (&Request, Via),
         path: &PathAndQuery,
         exchange: &Exchange,
         body: Framing,
@@ -554,14 +576,23 @@ impl Forwarder {
         if req.method != Method::POST
             || len > ask::MAX_INSPECTED_BYTES
             || headers::framing(&req.fields) != BodyFraming::Json
+            // Not held (the budget for held bodies was spent): it passes
+            // as it comes, never waited for here.
+            || client.buffered().len() < len
         {
             return Inspection::Go;
         }
-        if client.buffered().len() < len {
-            // Not held (the budget for held bodies was spent): it passes
-            // as it comes, never waited for here.
+        let (claims, bound) = self.claims(merges, req, via, asked.session.as_ref());
+        if !reads(
+            eligible,
+            req,
+            &claims,
+            bound.as_ref(),
+            asked.session.is_some(),
+        ) {
             return Inspection::Go;
         }
+        self.stats.merge_read();
         let protocol = head::value(&req.fields, "mcp-protocol-version").map(|v| &v[..]);
         let list = match ask::inspect(&client.buffered()[..len], protocol) {
             ask::Inspected::Initialize(info) => {
@@ -571,12 +602,11 @@ impl Forwarder {
             ask::Inspected::Other => return Inspection::Go,
             ask::Inspected::FirstPage(list) => list,
         };
-        let who = self.client_of(merges, req, &list, asked.session.as_ref());
-        if !merges
-            .settings
-            .clients
-            .includes(&identity::label(&who.name))
-        {
+        let (who, _) = identity::identify(Claims {
+            client_info: list.client_info.clone().or(bound),
+            ..claims
+        });
+        if !eligible.names(&who) {
             return Inspection::Go;
         }
         let ask = MergeAsk {
@@ -598,23 +628,29 @@ impl Forwarder {
         }
     }
 
-    /// Who sent a list request, as `identity` reads it.
-    fn client_of(
+    /// What the request's head and session say of its client (all but
+    /// what its body says), and the client its session was bound to.
+    fn claims(
         &self,
         merges: &Merges,
         req: &Request,
-        list: &ask::ListRequest,
+        via: Via,
         session: Option<&Bytes>,
-    ) -> ClientInfo {
+    ) -> (Claims, Option<ClientInfo>) {
         let f = &req.fields;
         let header = self
             .client_header
             .as_ref()
             .and_then(|n| head::value(f, n.as_str()))
             .and_then(|v| identity::from_header(v));
-        let bound = session.and_then(|s| merges.client_of(s));
-        let user_agent = head::value(f, "user-agent").and_then(|v| identity::from_user_agent(v));
-        identity::identify(header, list.client_info.clone().or(bound), user_agent).0
+        let agent = head::value(f, "user-agent");
+        let claims = Claims {
+            header,
+            app: self.apps.app_of(via.peer, agent.map(|v| &v[..])),
+            client_info: None,
+            user_agent: agent.and_then(|v| identity::from_user_agent(v)),
+        };
+        (claims, session.and_then(|s| merges.client_of(s)))
     }
 
     fn finish(
@@ -691,6 +727,27 @@ fn request_method(method: &Method) -> RequestMethod {
         Method::DELETE => RequestMethod::Delete,
         _ => RequestMethod::Other,
     }
+}
+
+/// Whether merging reads this request's body (`Eligible::reads`).
+fn reads(
+    eligible: &Eligible,
+    req: &Request,
+    claims: &Claims,
+    bound: Option<&ClientInfo>,
+    has_session: bool,
+) -> bool {
+    let session = match (has_session, bound) {
+        (false, _) => eligible::Session::None,
+        (true, None) => eligible::Session::Unbound,
+        (true, Some(client)) => eligible::Session::Bound(client),
+    };
+    eligible.reads(&Known {
+        operator: claims.operator(),
+        session,
+        user_agent: claims.user_agent.as_ref(),
+        method: head::value(&req.fields, "mcp-method").map(|v| &v[..]),
+    })
 }
 
 /// What inspecting a request for merging left to do.

@@ -16,6 +16,7 @@
 
 pub(crate) mod ask;
 pub(crate) mod budget;
+pub(crate) mod eligible;
 pub(crate) mod flow;
 pub(crate) mod http;
 pub(crate) mod http_merge;

@@ -144,6 +144,7 @@ fn shared(
             client_header: None,
             framing: BodyFraming::Lines,
             path: None,
+            peer: None,
         },
     });
     // No answer head on a pipe: status 0 says so.

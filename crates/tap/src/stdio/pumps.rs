@@ -76,7 +76,10 @@ fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest
         Inspected::FirstPage(list) => list,
     };
     let bound = crate::locked::lock(&shared.client).clone();
-    let (who, _) = identity::identify(None, list.client_info.clone().or(bound), None);
+    let (who, _) = identity::identify(identity::Claims {
+        client_info: list.client_info.clone().or(bound),
+        ..identity::Claims::default()
+    });
     let label = identity::label(&who.name);
     if !merging.settings.clients.includes(&label) {
         return None;
