@@ -2,8 +2,9 @@
 //! pages in upstream order, no `nextCursor`. Items are told apart as the
 //! walker tells them (`mcp_listing::shape::item_key`: the identity key, a
 //! long one cut with a hash of the whole) and the first of each key is
-//! kept; an item without its identity key is left out, as the walker
-//! leaves it out of a catalogue (counted invalid); from 2026-07-28 the smallest
+//! kept; an item without its identity key is not part of the catalogue
+//! (the walker counts it invalid): it passes as it came, and the merge's
+//! count of items leaves it out, as the poller's does; from 2026-07-28 the smallest
 //! `ttlMs` of the pages and their one `cacheScope` — pages whose scopes
 //! differ are not merged; `resultType` and every other field as page 1
 //! had them.
@@ -71,7 +72,10 @@ struct ItemSet {
     max_bytes: usize,
     /// Each page's new items, comma-separated, one piece per page.
     pieces: Vec<Bytes>,
+    /// Unique items (by key) ...
     items: u64,
+    /// ... and items written (those without a key too).
+    written: u64,
     bytes: usize,
     seen: HashSet<Box<str>>,
     seen_bytes: usize,
@@ -98,6 +102,7 @@ impl Builder {
                 max_bytes,
                 pieces: Vec::new(),
                 items: 0,
+                written: 0,
                 bytes: 0,
                 seen: HashSet::new(),
                 seen_bytes: 0,
@@ -238,33 +243,29 @@ impl Head {
 
 impl ItemSet {
     /// One item of a page: the first of its key joins the merge (`piece`,
-    /// this page's); a new key's stand-in goes to the walker, and so does
-    /// a stand-in without identity for an item without its key.
+    /// this page's) and its stand-in goes to the walker; an item without
+    /// its key passes as it came, counted by neither (the walker leaves it
+    /// out of a catalogue).
     fn take(&mut self, item: &RawValue, piece: &mut Vec<u8>, stand_ins: &mut Vec<Value>) {
         if self.capped || self.too_large {
             // The walk stops at this page.
             return;
         }
-        let Some(id) = scan::identity(self.kind, item).map(item_key) else {
-            // No identity: not part of the catalogue. The walker is told
-            // of it as an item without one.
-            stand_ins.push(Value::Null);
-            return;
-        };
-        if self.seen.contains(id.as_ref()) {
-            return;
+        let id = scan::identity(self.kind, item).map(item_key);
+        if let Some(id) = &id {
+            if self.seen.contains(id.as_ref()) {
+                return;
+            }
+            // The n-th unique key stands for itself: the walker counts
+            // them, and never holds the upstream's names.
+            stand_ins.push(Value::String(self.seen.len().to_string()));
+            if self.seen.len() as u64 >= self.max_items {
+                // One past the cap: the walker aborts with `item_cap`.
+                self.capped = true;
+                return;
+            }
         }
-        // The n-th unique key stands for itself: the walker counts them,
-        // and never holds the upstream's names.
-        stand_ins.push(Value::String(self.seen.len().to_string()));
-        if self.seen.len() as u64 >= self.max_items {
-            // One past the cap: the walker aborts with `item_cap`.
-            self.capped = true;
-            return;
-        }
-        self.seen_bytes += id.len();
-        self.seen.insert(id.into_owned().into_boxed_str());
-        let comma = usize::from(self.items > 0);
+        let comma = usize::from(self.written > 0);
         if self.bytes + piece.len() + comma + item.get().len() + ENVELOPE_BYTES > self.max_bytes {
             self.too_large = true;
             return;
@@ -273,7 +274,12 @@ impl ItemSet {
             piece.push(b',');
         }
         push_flat(piece, item.get());
-        self.items += 1;
+        self.written += 1;
+        if let Some(id) = id {
+            self.seen_bytes += id.len();
+            self.seen.insert(id.into_owned().into_boxed_str());
+            self.items += 1;
+        }
     }
 
     /// A page's new items are in: they become one piece of the answer.
@@ -360,10 +366,12 @@ mod tests {
         let merged = merge(Kind::Tools, &pages).unwrap();
         assert_eq!(
             value(&merged),
-            json!({"tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}], "_meta": {"x": 1}}),
-            "an item without its identity key is left out, as the walker leaves it out"
+            json!({"tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"title": "keyless"}, {"name": "d"}], "_meta": {"x": 1}})
         );
-        assert_eq!(merged.items, 4);
+        assert_eq!(
+            merged.items, 4,
+            "an item without its identity key passes, counted as the walker counts it: not at all"
+        );
         assert_eq!(merged.ttl_ms, None);
     }
 
@@ -374,7 +382,7 @@ mod tests {
         let skeleton = builder.page(&raw(&page)).unwrap();
         assert_eq!(
             skeleton,
-            json!({"tools": ["0", null, "1"], "nextCursor": {}, "resultType": "complete"})
+            json!({"tools": ["0", "1"], "nextCursor": {}, "resultType": "complete"})
         );
         let next = builder
             .page(&raw(&json!({"tools": [{"name": "c"}, {"name": "d"}]})))
