@@ -64,9 +64,8 @@ pub(crate) struct Forwarder {
     /// The operator's apps (by source address, User-Agent).
     apps: Apps,
     pub(crate) limits: TapLimits,
-    /// Merging, when any client is named for it, and whose requests it
-    /// reads.
-    merges: Option<(Merges, Eligible)>,
+    /// Merging, when any client is named for it.
+    merges: Option<Merges>,
     next_exchange: AtomicU64,
     /// Bytes of request bodies held before forwarding, all clients
     /// together (`TapLimits::buffered_body_bytes`).
@@ -141,11 +140,8 @@ impl Forwarder {
             client_header: settings.client_header.clone(),
             apps: settings.apps.clone(),
             limits: settings.limits.clone(),
-            merges: (settings.merge.clients != MergeClients::Nobody).then(|| {
-                let apps = &settings.apps;
-                let eligible = Eligible::new(settings.merge.clients.clone(), |n| apps.names(n));
-                (Merges::new(settings.merge.clone()), eligible)
-            }),
+            merges: (settings.merge.clients != MergeClients::Nobody)
+                .then(|| Merges::new(settings.merge.clone(), &settings.apps)),
             next_exchange: AtomicU64::new(1),
             held_bodies,
         })
@@ -429,7 +425,7 @@ impl Forwarder {
         let changes = (observed == BodyFraming::EventStream)
             .then_some(self.merges.as_ref())
             .flatten()
-            .map(|(m, _)| ChangeWatch::new(m, asked.session.clone()));
+            .map(|m| ChangeWatch::new(m, asked.session.clone()));
         let mut sink = Sink {
             exchange,
             copier: Copier::new(observed, Direction::FromUpstream, self.limits.inspect_bytes),
@@ -490,7 +486,7 @@ impl Forwarder {
         asked: &mut Asked,
         at: Instant,
     ) {
-        if let (Some((merges, _)), Some(client_info)) = (&self.merges, asked.bind.take()) {
+        if let (Some(merges), Some(client_info)) = (&self.merges, asked.bind.take()) {
             let opened = headers::value(&resp.fields, SESSION_HEADER)
                 .map(|s| Bytes::copy_from_slice(s.as_bytes()))
                 .or_else(|| asked.session.clone());
@@ -558,7 +554,7 @@ impl Forwarder {
     #[allow(clippy::too_many_arguments)]
     async fn inspect<C>(
         &self,
-        (merges, eligible): &(Merges, Eligible),
+        merges: &Merges,
         client: &mut Peer<C>,
         (req, via): (&Request, Via),
         path: &PathAndQuery,
@@ -583,6 +579,7 @@ impl Forwarder {
             return Inspection::Go;
         }
         let (claims, bound) = self.claims(merges, req, via, asked.session.as_ref());
+        let eligible = &merges.eligible;
         if !reads(
             eligible,
             req,

@@ -46,7 +46,8 @@ pub(crate) struct Known<'a> {
 }
 
 impl Eligible {
-    /// `apps_only`: whether `name` is one of the operator's apps.
+    /// Merging for `clients`; `is_app`: whether a name is one of the
+    /// operator's apps.
     pub(crate) fn new(clients: MergeClients, is_app: impl Fn(&str) -> bool) -> Eligible {
         let self_named = match &clients {
             MergeClients::Nobody => false,
@@ -143,12 +144,15 @@ mod tests {
             "the app decides"
         );
         assert!(!by_name.reads(&known(None, Session::Unbound)));
-        let node = client("mcp");
+        let agent = client("mcp");
         let by_agent = Known {
-            user_agent: Some(&node),
+            user_agent: Some(&agent),
             ..known(None, Session::Unbound)
         };
-        assert!(by_name.reads(&by_agent));
+        assert!(
+            by_name.reads(&by_agent),
+            "an unbound session: its User-Agent"
+        );
         assert!(!Eligible::new(MergeClients::Nobody, |_| false).reads(&by_agent));
     }
 

@@ -158,7 +158,7 @@ fn shared(
         },
     });
     let merges = (settings.merge.clients != MergeClients::Nobody)
-        .then(|| Merges::new(settings.merge.clone()));
+        .then(|| Merges::new(settings.merge.clone(), &crate::apps::Apps::default()));
     Shared {
         exchange,
         inspect_bytes: settings.inspect_bytes,

@@ -12,6 +12,7 @@ use crate::copy::Copier;
 use crate::event::{BodyFraming, Direction};
 use crate::identity;
 use crate::merge::ask::{self, Inspected, ListRequest};
+use crate::merge::eligible::{Known, Session};
 use bytes::{Bytes, BytesMut};
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -67,6 +68,20 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
 /// on its id. An `initialize` names the client on the way.
 fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest)> {
     let merging = shared.merges.as_ref()?;
+    let bound = crate::locked::lock(&shared.client).clone();
+    // Once `initialize` named a client not merged for, its lines pass
+    // unread, as with merging off.
+    let session = bound.as_ref().map_or(Session::None, Session::Bound);
+    let known = Known {
+        operator: None,
+        session,
+        user_agent: None,
+        method: None,
+    };
+    if !merging.eligible.reads(&known) {
+        return None;
+    }
+    shared.exchange.stats.merge_read();
     let list = match ask::inspect(line, None) {
         Inspected::Initialize(info) => {
             *crate::locked::lock(&shared.client) = Some(info);
@@ -75,13 +90,11 @@ fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest
         Inspected::Other => return None,
         Inspected::FirstPage(list) => list,
     };
-    let bound = crate::locked::lock(&shared.client).clone();
     let (who, _) = identity::identify(identity::Claims {
         client_info: list.client_info.clone().or(bound),
         ..identity::Claims::default()
     });
-    let label = identity::label(&who.name);
-    if !merging.settings.clients.includes(&label) {
+    if !merging.eligible.names(&who) {
         return None;
     }
     Some((Claim::take(shared, &list)?, list))
