@@ -177,10 +177,10 @@ fn a_named_client_gets_every_page_in_one_answer_and_others_pass_untouched() {
 #[test]
 fn a_client_not_named_for_merging_is_forwarded_unread() {
     let upstream = simulator(&[]);
-    let tap = tap(&upstream, named("desk-app"), |_| {});
-    let mut agent = Session::open(&tap, "agent-sdk");
+    let by_name = tap(&upstream, named("desk-app"), |_| {});
+    let mut agent = Session::open(&by_name, "agent-sdk");
     assert_eq!(
-        tap.stats.merge_reads(),
+        by_name.stats.merge_reads(),
         1,
         "its initialize, naming its session"
     );
@@ -191,15 +191,18 @@ fn a_client_not_named_for_merging_is_forwarded_unread() {
     let call = br#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#;
     assert_eq!(agent.post(call).status, 200);
     assert_eq!(
-        tap.stats.merge_reads(),
+        by_name.stats.merge_reads(),
         1,
         "nothing of agent-sdk's session read"
     );
-    let mut desk = Session::open(&tap, "desk-app");
+    let mut desk = Session::open(&by_name, "desk-app");
     let (_, merged) = desk.list("{}");
     assert_eq!(names(&merged).len(), 14);
-    assert!(tap.stats.merge_reads() >= 3, "desk-app's requests are read");
-    assert!(merge_events(&tap)
+    assert!(
+        by_name.stats.merge_reads() >= 3,
+        "desk-app's requests are read"
+    );
+    assert!(merge_events(&by_name)
         .iter()
         .all(|(o, _, _)| *o == MergeOutcome::Merged));
 
