@@ -1,7 +1,8 @@
 //! Merging on the HTTP tap, against the simulator paging 14 tools by 8: a
 //! client named for merging gets all 14 in one answer without
 //! `nextCursor` (JSON and SSE answers), reused on its session; a client not
-//! named, or a request with a cursor, passes untouched; an upstream that
+//! named, or a request with a cursor, passes untouched (a client not named
+//! unread); an upstream that
 //! cycles, fails on page 2, changes `cacheScope`, or a walk past a cap or
 //! past `max_merged_bytes` leaves the client page 1 as it came, the reason
 //! told and counted.
@@ -166,6 +167,58 @@ fn a_named_client_gets_every_page_in_one_answer_and_others_pass_untouched() {
         assert_eq!(names(&page2).len(), 6, "a request with a cursor passes");
         assert_eq!(merge_events(&tap).len(), 2);
     }
+}
+
+/// Whether a request's body is read is decided before it comes: a client
+/// whose session `initialize` named, not named for merging, is forwarded
+/// unread (only that `initialize` was read, to name the session); when
+/// only apps are merged for, a client no app rule names is never read at
+/// all. The named client's requests are read, and merged.
+#[test]
+fn a_client_not_named_for_merging_is_forwarded_unread() {
+    let upstream = simulator(&[]);
+    let by_name = tap(&upstream, named("desk-app"), |_| {});
+    let mut agent = Session::open(&by_name, "agent-sdk");
+    assert_eq!(
+        by_name.stats.merge_reads(),
+        1,
+        "its initialize, naming its session"
+    );
+    for _ in 0..5 {
+        let (_, page1) = agent.list("{}");
+        assert_eq!(names(&page1).len(), 8);
+    }
+    let call = br#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#;
+    assert_eq!(agent.post(call).status, 200);
+    assert_eq!(
+        by_name.stats.merge_reads(),
+        1,
+        "nothing of agent-sdk's session read"
+    );
+    let mut desk = Session::open(&by_name, "desk-app");
+    let (_, merged) = desk.list("{}");
+    assert_eq!(names(&merged).len(), 14);
+    assert!(
+        by_name.stats.merge_reads() >= 3,
+        "desk-app's requests are read"
+    );
+    assert!(merge_events(&by_name)
+        .iter()
+        .all(|(o, _, _)| *o == MergeOutcome::Merged));
+
+    let apps = mcp_tap::apps::Apps::new(vec![mcp_tap::apps::AppRule::new(
+        "desk",
+        vec!["127.0.0.2".parse().unwrap()],
+        None,
+    )
+    .unwrap()])
+    .unwrap();
+    let only_apps = tap(&upstream, named("desk"), |s| s.apps = apps);
+    let mut here = Session::open(&only_apps, "desk");
+    let (_, page1) = here.list("{}");
+    assert_eq!(names(&page1).len(), 8, "calling itself desk makes no app");
+    assert_eq!(only_apps.stats.merge_reads(), 0, "not even its initialize");
+    assert!(merge_events(&only_apps).is_empty());
 }
 
 /// A tap merging for everyone in front of `flags`; what the first list

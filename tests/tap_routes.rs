@@ -360,9 +360,9 @@ fn a_route_flood_is_bounded_counted_and_forwarded() {
 /// The series budget (docs/metrics.md, "Series per tap, route and
 /// client"): a tap in front of a gateway of 50 servers where each of 64
 /// clients reads page 1 of tools on every server (3,200 pairs) holds at
-/// most 52 samples of its own plus 9 per (client, route) pair told apart —
+/// most 53 samples of its own plus 9 per (client, route) pair told apart —
 /// at most `max_client_routes` (256) pairs of their own and one `other`
-/// per client — 2,932 in all.
+/// per client — 2,933 in all.
 #[test]
 fn series_stay_within_the_budget_in_front_of_a_gateway_of_50_servers_and_64_clients() {
     const SERVERS: usize = 50;
@@ -398,7 +398,7 @@ fn series_stay_within_the_budget_in_front_of_a_gateway_of_50_servers_and_64_clie
         .filter(|l| !l.starts_with('#'))
         .filter(|l| l.starts_with("mcp_client_") || l.starts_with("mcp_tap_"))
         .collect();
-    let per_tap = 52;
+    let per_tap = 53;
     let pairs = 256 + CLIENTS;
     let budget = per_tap + 9 * pairs;
     println!("{} samples (budget {budget})", samples.len());

@@ -19,6 +19,7 @@ use crate::tap::spec::merge_clients;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
 use crate::telemetry::spans::TraceSink;
 use mcp_observer::{RouteRule, Routing};
+use mcp_tap::apps::{AppError, AppRule, Apps};
 use mcp_tap::{MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
 use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
@@ -58,9 +59,16 @@ pub struct TapArgs {
     #[arg(long = "abandon-after", default_value = "30s", value_parser = super::parse_duration)]
     pub abandon_after: Duration,
     /// A request header naming the client (a gateway's `X-Client-Id`, say);
-    /// it takes precedence over `clientInfo` and the User-Agent.
+    /// it takes precedence over `--app`, `clientInfo` and the User-Agent.
     #[arg(long = "client-header")]
     pub client_header: Option<http::HeaderName>,
+    /// An app, `NAME=FROM[,FROM…]` (repeatable, first match wins): the
+    /// clients connecting from these address ranges (`10.1.0.0/16`,
+    /// `127.0.0.2`), and/or sending `user-agent:PRODUCT`, are the app NAME,
+    /// whatever they call themselves (`desk=10.1.0.0/16`,
+    /// `nightly=user-agent:report-bot`).
+    #[arg(long = "app", value_name = "NAME=FROM", value_parser = parse_app)]
+    pub apps: Vec<AppRule>,
     /// Client identities kept apart per tap; later ones count as `other`.
     #[arg(long = "max-clients", default_value_t = DEFAULT_MAX_CLIENTS)]
     pub max_clients: usize,
@@ -162,6 +170,22 @@ fn parse_route(s: &str) -> Result<RouteRule, String> {
     RouteRule::parse(name, path).map_err(|e| e.to_string())
 }
 
+/// `--app NAME=FROM[,FROM…]`: address ranges, and `user-agent:PRODUCT`.
+fn parse_app(s: &str) -> Result<AppRule, String> {
+    let Some((name, from)) = s.split_once('=') else {
+        return Err("expected NAME=FROM[,FROM…] (`desk=10.1.0.0/16`)".into());
+    };
+    let mut ranges = Vec::new();
+    let mut user_agent = None;
+    for item in from.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        match item.strip_prefix("user-agent:") {
+            Some(product) => user_agent = Some(product),
+            None => ranges.push(item.parse().map_err(|e: AppError| e.to_string())?),
+        }
+    }
+    AppRule::new(name, ranges, user_agent).map_err(|e| e.to_string())
+}
+
 const _: () = assert!(DEFAULT_MAX_REPORT_BYTES == 16 << 20);
 
 fn parse_positive(s: &str) -> Result<usize, String> {
@@ -190,10 +214,14 @@ pub async fn main(args: TapArgs) -> ExitCode {
     if args.max_routes == 0 || args.max_client_routes == 0 {
         return usage("--max-routes and --max-client-routes must be greater than zero");
     }
+    let settings = match http_settings(&args, upstream) {
+        Ok(settings) => settings,
+        Err(message) => return usage(&message),
+    };
     let spec = TapSpec {
         name: Arc::from(args.name.as_str()),
         listen,
-        settings: http_settings(&args, upstream),
+        settings,
         queue: QueueBudget::default(),
         abandon_after: args.abandon_after,
         max_clients: args.max_clients,
@@ -254,13 +282,14 @@ fn merge(args: &TapArgs) -> MergeSettings {
     }
 }
 
-fn http_settings(args: &TapArgs, upstream: url::Url) -> TapSettings {
+fn http_settings(args: &TapArgs, upstream: url::Url) -> Result<TapSettings, String> {
     let mut settings = TapSettings::new(upstream);
     settings.upstream_tls = UpstreamTls {
         ca_file: args.upstream_ca_file.clone(),
         insecure_skip_verify: args.upstream_insecure_skip_verify,
     };
     settings.client_header = args.client_header.clone();
+    settings.apps = Apps::new(args.apps.clone()).map_err(|e| format!("--app: {e}"))?;
     settings.merge = merge(args);
     let defaults = TapLimits::default();
     settings.limits = TapLimits {
@@ -269,7 +298,7 @@ fn http_settings(args: &TapArgs, upstream: url::Url) -> TapSettings {
         inspect_bytes: args.inspect_bytes,
         ..defaults
     };
-    settings
+    Ok(settings)
 }
 
 /// `--stdio`: the server behind us until it exits; we exit as it did.
@@ -334,6 +363,36 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::parse_route;
+
+    #[test]
+    fn an_app_flag_names_ranges_and_a_user_agent() {
+        use super::parse_app;
+        let desk = parse_app("desk=127.0.0.2,10.1.0.0/16").unwrap();
+        assert_eq!(desk.name(), "desk");
+        let apps = mcp_tap::apps::Apps::new(vec![
+            desk,
+            parse_app("nightly=user-agent:report-bot").unwrap(),
+            parse_app("both=10.9.0.0/16, user-agent:x").unwrap(),
+        ])
+        .unwrap();
+        let app = |peer: &str, ua: &str| {
+            apps.app_of(Some(peer.parse().unwrap()), Some(ua.as_bytes()))
+                .map(|c| c.name)
+        };
+        assert_eq!(app("10.1.3.4", "httpx").as_deref(), Some("desk"));
+        assert_eq!(app("192.0.2.1", "report-bot/2").as_deref(), Some("nightly"));
+        assert_eq!(app("10.9.0.1", "x/1").as_deref(), Some("both"));
+        assert_eq!(app("10.9.0.1", "y/1"), None);
+        for bad in [
+            "desk",
+            "desk=",
+            "desk=10.0.0.0/40",
+            "other=10.0.0.1",
+            "=10.0.0.1",
+        ] {
+            assert!(parse_app(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_route_flag_is_a_path_with_an_optional_name() {

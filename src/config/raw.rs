@@ -159,6 +159,8 @@ pub(super) struct RawTap {
     /// Client connections at once; lowers the one the open-file limit gives.
     pub max_connections: Option<usize>,
     pub client_header: Option<String>,
+    /// The operator's apps, named by source address or User-Agent.
+    pub apps: Option<Vec<RawApp>>,
     pub merge_pages: Option<Vec<String>>,
     pub max_merged_bytes: Option<ByteSize>,
     /// Request headers besides the usual credential ones that change what
@@ -178,6 +180,19 @@ pub(super) struct RawTap {
     pub learn_paths: Option<bool>,
     pub learn_catalogue: Option<bool>,
     pub learn_every: Option<RawDuration>,
+}
+
+/// One entry of a tap's `apps:`: a name, and the source address ranges
+/// and User-Agent product that tell its clients.
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an app mapping like {name: desk, from: [10.1.0.0/16], user_agent: desk-app}"
+)]
+pub(super) struct RawApp {
+    pub name: String,
+    pub from: Option<Vec<String>>,
+    pub user_agent: Option<String>,
 }
 
 /// One entry of a tap's `routes:`: a path (or a pattern with `{var}`

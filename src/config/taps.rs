@@ -5,6 +5,7 @@
 use super::limits::Limits;
 use super::tls::TlsConfig;
 use mcp_observer::RouteRule;
+use mcp_tap::apps::AppRule;
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
@@ -58,6 +59,8 @@ pub struct TapConfig {
     pub max_connections: Option<usize>,
     /// A request header naming the client, checked as a header name.
     pub client_header: Option<String>,
+    /// The operator's apps (`apps:`), by source address or User-Agent.
+    pub apps: Vec<AppRule>,
     pub merge: TapMerge,
     pub limits: Limits,
     /// One JSON line per client listing.

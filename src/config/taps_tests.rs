@@ -243,3 +243,52 @@ fn bad_routes_point_at_the_key_at_fault() {
         "greater than zero",
     );
 }
+
+#[test]
+fn apps_are_named_by_address_and_user_agent_and_checked() {
+    let base = "taps:
+  - name: edge
+    listen: 127.0.0.1:0
+    upstream: {url: http://a/mcp}
+";
+    let apps = "    apps:
+      - {name: desk, from: [127.0.0.2, 10.1.0.0/16]}
+      - {name: nightly, user_agent: report-bot}
+    merge_pages: [desk]
+";
+    let loaded = load_str(&format!("{base}{apps}"), "t.yaml").expect("loads");
+    let tap = &loaded.config.taps[0];
+    let names: Vec<&str> = tap.apps.iter().map(|a| a.name()).collect();
+    assert_eq!(names, ["desk", "nightly"]);
+    let apps = mcp_tap::apps::Apps::new(tap.apps.clone()).unwrap();
+    let app = |peer: &str| {
+        apps.app_of(Some(peer.parse().unwrap()), None)
+            .map(|c| c.name)
+    };
+    assert_eq!(app("10.1.9.9").as_deref(), Some("desk"));
+    assert_eq!(app("10.2.0.1"), None);
+    assert_err_at(
+        &format!("{base}    apps:\n      - {{name: desk, from: [10.0.0.0/40]}}\n"),
+        6,
+        29,
+        "not an address",
+    );
+    assert_err_at(
+        &format!("{base}    apps:\n      - {{name: other, from: [10.0.0.1]}}\n"),
+        6,
+        16,
+        "name",
+    );
+    assert_err_at(
+        &format!("{base}    apps:\n      - {{name: desk}}\n"),
+        6,
+        9,
+        "needs `from:`",
+    );
+    assert_err_at(
+        &format!("{base}    apps:\n      - {{name: a, from: [10.0.0.1]}}\n      - {{name: a, from: [10.0.0.2]}}\n"),
+        7,
+        16,
+        "same name",
+    );
+}

@@ -23,6 +23,7 @@ use crate::telemetry::spans::TraceSink;
 use crate::verdict::Health;
 use mcp_listing::Kind;
 use mcp_observer::{ClientListing, ClientRoute, Fact, Observer, ObserverLimits, RouteId, Routing};
+use mcp_tap::apps::Apps;
 use mcp_tap::TapStats;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -56,6 +57,9 @@ pub struct ObserverTask {
     pub limits: ObserverLimits,
     /// How its requests become routes.
     pub routing: Routing,
+    /// The operator's apps, which name clients by address and User-Agent
+    /// (the data path's merging reads the same rules).
+    pub apps: Apps,
     /// The tap's counts: the observer's own not-observed messages join the
     /// data path's there.
     pub stats: Arc<TapStats>,
@@ -122,7 +126,8 @@ pub async fn observe(inputs: &mut ObserverInputs, task: ObserverTask) {
         known,
     } = inputs;
     let mut state = State {
-        observer: Observer::with_routing(task.limits.clone(), task.routing.clone()),
+        observer: Observer::with_routing(task.limits.clone(), task.routing.clone())
+            .with_apps(task.apps.clone()),
         recent: Recent::new(task.sinks.event_window),
         levels: HashMap::new(),
         facts: Vec::new(),

@@ -162,6 +162,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
             ..ObserverLimits::default()
         }),
         routing,
+        apps: spec.settings.apps.clone(),
         stats: stats.clone(),
         sinks,
         header: TapHeader {

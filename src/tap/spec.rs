@@ -42,6 +42,8 @@ impl TapSpec {
             .client_header
             .as_deref()
             .and_then(|h| http::HeaderName::from_bytes(h.as_bytes()).ok());
+        settings.apps =
+            mcp_tap::apps::Apps::new(c.apps.clone()).map_err(|e| fail(format!("apps: {e}")))?;
         settings.merge = merge_settings(c);
         let defaults = TapLimits::default();
         settings.limits = TapLimits {

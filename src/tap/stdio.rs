@@ -49,8 +49,9 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
             max_clients: spec.max_clients,
             ..ObserverLimits::default()
         },
-        // One server behind a pipe: one route, no paths.
+        // One server behind a pipe: one route, no paths, one client.
         routing: Routing::learning(None),
+        apps: mcp_tap::apps::Apps::default(),
         stats: stats.clone(),
         sinks: sinks.clone(),
         header: TapHeader {

@@ -7,6 +7,7 @@
 
 use super::fingerprint::{fingerprint, ItemFingerprint};
 use super::kind::Kind;
+use super::text;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -44,5 +45,34 @@ impl PageShape for Kind {
 
     fn fingerprint(self, item: &Value, with_shape: bool) -> Option<ItemFingerprint> {
         Some(fingerprint(self, item, with_shape))
+    }
+}
+
+/// The key an item is told apart by within a listing, from its identity
+/// (`PageShape::identity`): unchanged up to [`text::MAX_NAME_BYTES`], a
+/// longer one cut with a hash of the whole (`text::name`), so identity
+/// survives the cut and a kept key is bounded. The walker dedupes by it,
+/// and so does a merged answer the tap makes.
+pub fn item_key(identity: Cow<'_, str>) -> Cow<'_, str> {
+    match identity {
+        Cow::Borrowed(id) => text::name(id),
+        Cow::Owned(id) if id.len() <= text::MAX_NAME_BYTES => Cow::Owned(id),
+        Cow::Owned(id) => Cow::Owned(text::name(&id).into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_keys_are_identities_cut_as_names_are() {
+        assert_eq!(item_key(Cow::Borrowed("a")), "a");
+        let long = "n".repeat(text::MAX_NAME_BYTES + 1);
+        let key = item_key(Cow::Owned(long.clone()));
+        assert!(key.len() <= text::MAX_NAME_BYTES, "{}", key.len());
+        assert_eq!(key, text::name(&long));
+        let other = format!("{}m", &long[..long.len() - 1]);
+        assert_ne!(item_key(Cow::Borrowed(&other)), key, "apart past the cut");
     }
 }

@@ -10,12 +10,11 @@ use super::report::{
     page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
     Restart, RestartReason,
 };
-use super::shape::PageShape;
+use super::shape::{item_key, PageShape};
 use super::text;
 use super::trace::SpanId;
 use super::version::Era;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime};
@@ -500,11 +499,7 @@ fn count_items<S: PageShape>(
             Some(id) => {
                 // Kept names are bounded in bytes; a longer one keeps a
                 // hash of the whole, so identity survives the cut.
-                let id = if id.len() <= text::MAX_NAME_BYTES {
-                    id
-                } else {
-                    Cow::Owned(text::name(&id).into_owned())
-                };
+                let id = item_key(id);
                 attempt.raw += 1;
                 if attempt.seen.contains(id.as_ref()) {
                     attempt.duplicates.insert(id.into_owned());

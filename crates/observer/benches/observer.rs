@@ -87,6 +87,7 @@ fn feed(
         client_header: None,
         framing: BodyFraming::Json,
         path: Some(http::uri::PathAndQuery::from_static("/mcp")),
+        peer: None,
     };
     obs.observe(TapEvent::Opened { exchange, at, head }, facts);
     let client = Direction::FromClient;

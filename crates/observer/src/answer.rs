@@ -11,7 +11,7 @@ use crate::parse::{Answer, Body, CursorField, Items, RpcId};
 use crate::pending::{AskedList, Pending};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::walk::INVALID_PARAMS;
-use mcp_listing::ProtocolVersion;
+use mcp_listing::Era;
 use mcp_tap::ExchangeId;
 use std::borrow::Cow;
 use std::time::Instant;
@@ -65,10 +65,10 @@ impl Observer {
                     Answer::Result(body) => body.protocol_version.as_deref(),
                     Answer::Error { .. } => None,
                 };
-                let version = version.and_then(|v| v.parse::<ProtocolVersion>().ok());
+                let era = version.map(|v| Era::of_label(v.as_bytes()));
                 let session = session.as_ref().and_then(|k| self.sessions.peek_mut(k));
-                if let (Some(session), Some(version)) = (session, version) {
-                    session.introduced.protocol = Some(version);
+                if let (Some(session), Some(era)) = (session, era) {
+                    session.introduced.era = Some(era);
                 }
             }
             crate::pending::Asked::List(asked) => match answer {

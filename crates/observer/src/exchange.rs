@@ -7,7 +7,8 @@ use crate::parse::RpcId;
 use crate::session::{Introduction, SessionKey};
 use bytes::{Bytes, BytesMut};
 use mcp_listing::Kind;
-use mcp_tap::identity::{self, ClientInfo};
+use mcp_tap::apps::Apps;
+use mcp_tap::identity::{self, Claims, ClientInfo};
 use mcp_tap::{BodyFraming, Direction, MergeOutcome, NotObserved, RequestHead, RequestMethod};
 use mcp_wire::transport::sse_parser::SseParser;
 use std::borrow::Cow;
@@ -41,26 +42,37 @@ pub(crate) struct MergeNote {
     pub pages: u32,
 }
 
-/// Who a request's head says sent it: the operator's client header and
-/// the User-Agent product. With no session, this is what ties a stateless
+/// Who a request's head says sent it: the operator's client header, the
+/// app the operator's rules make of its address and User-Agent, and the
+/// User-Agent product. With no session, this is what ties a stateless
 /// server's caller to what its `initialize` said.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Caller {
     pub header: Option<ClientInfo>,
+    pub app: Option<ClientInfo>,
     pub user_agent: Option<ClientInfo>,
 }
 
 impl Caller {
-    fn of(head: &RequestHead) -> Caller {
+    fn of(head: &RequestHead, apps: &Apps) -> Caller {
+        let agent = head.user_agent.as_ref().map(|v| v.as_bytes());
         Caller {
             header: head
                 .client_header
                 .as_ref()
                 .and_then(|v| identity::from_header(v.as_bytes())),
-            user_agent: head
-                .user_agent
-                .as_ref()
-                .and_then(|v| identity::from_user_agent(v.as_bytes())),
+            app: apps.app_of(head.peer, agent),
+            user_agent: agent.and_then(identity::from_user_agent),
+        }
+    }
+
+    /// What the head says, with what the client says of itself.
+    pub(crate) fn claims(self, client_info: Option<ClientInfo>) -> Claims {
+        Claims {
+            header: self.header,
+            app: self.app,
+            client_info,
+            user_agent: self.user_agent,
         }
     }
 }
@@ -92,7 +104,7 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    pub(crate) fn new(head: &RequestHead) -> Exchange {
+    pub(crate) fn new(head: &RequestHead, apps: &Apps) -> Exchange {
         Exchange {
             method: head.method,
             path: head
@@ -102,7 +114,7 @@ impl Exchange {
             session: None,
             legacy_stream: false,
             session_from_client: false,
-            caller: Caller::of(head),
+            caller: Caller::of(head, apps),
             request_framing: head.framing,
             response_framing: None,
             status: None,

@@ -27,7 +27,7 @@ impl Observer {
         head: &RequestHead,
         facts: &mut Vec<Fact>,
     ) {
-        let mut exchange = Exchange::new(head);
+        let mut exchange = Exchange::new(head, &self.apps);
         let path = exchange.path.clone();
         if let Some(session) = &head.session {
             let key = SessionKey::of_id(session.as_bytes());

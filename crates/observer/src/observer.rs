@@ -16,6 +16,7 @@ use crate::settings::ObserverLimits;
 use crate::tally::{ClientRoute, ClientTally, Tallies};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
+use mcp_tap::apps::Apps;
 use mcp_tap::identity::ClientInfo;
 use mcp_tap::{NotObserved, TapEvent};
 use std::time::Instant;
@@ -44,6 +45,8 @@ pub struct Observer {
     /// Bytes of unfinished messages held.
     pub(crate) buffered: usize,
     pub(crate) budget: Budget,
+    /// The operator's apps, which name clients by address and User-Agent.
+    pub(crate) apps: Apps,
     serial: u64,
 }
 
@@ -99,10 +102,18 @@ impl Observer {
                 used: 0,
                 max: limits.max_tracked_bytes,
             },
+            apps: Apps::default(),
             serial: 0,
             now: None,
             limits,
         }
+    }
+
+    /// This observer names clients by the operator's `apps`, as the tap's
+    /// merging does.
+    pub fn with_apps(mut self, apps: Apps) -> Observer {
+        self.apps = apps;
+        self
     }
 
     pub fn limits(&self) -> &ObserverLimits {

@@ -13,7 +13,7 @@ use crate::route::RouteId;
 use crate::routes::Resolved;
 use crate::session::{Introduction, Owner, SessionKey};
 use crate::tally::shown_version;
-use mcp_listing::{Kind, ProtocolVersion};
+use mcp_listing::{Era, Kind};
 use mcp_tap::identity::{self, ClientInfo, IdentitySource};
 use mcp_tap::{ExchangeId, NotObserved};
 use serde_json::{Map, Value};
@@ -58,10 +58,10 @@ impl Observer {
         facts: &mut Vec<Fact>,
     ) {
         let introduced = Introduction {
-            protocol: params
+            era: params
                 .protocol_version
                 .as_deref()
-                .and_then(|v| v.parse::<ProtocolVersion>().ok()),
+                .map(|v| Era::of_label(v.as_bytes())),
             client_info: client_info("initialize", &mut params),
         };
         let Some(ex) = self.exchanges.peek(&exchange) else {
@@ -113,7 +113,7 @@ impl Observer {
         let Some(session) = self.sessions.peek(&key) else {
             return;
         };
-        let modern = meta_version.map_or(session.modern(), ProtocolVersion::is_modern);
+        let modern = meta_version.map_or(session.modern(), Era::is_modern);
         let tag = session.tag.clone();
         let own = Resolved {
             route: session.route.clone(),
@@ -224,7 +224,7 @@ impl Observer {
                 .and_then(|s| s.introduced.client_info.clone()),
             None => self.sessionless_info.peek(&caller).cloned(),
         };
-        let (who, source) = identity::identify(caller.header, info.or(bound), caller.user_agent);
+        let (who, source) = identity::identify(caller.claims(info.or(bound)));
         let (client, new) = self.clients.resolve(&who.name, at);
         if new {
             facts.push(Fact::NewClient(client.clone()));
@@ -388,13 +388,9 @@ fn client_info(method: &str, params: &mut Params<'_>) -> Option<ClientInfo> {
     identity::from_request(&Value::Object(message))
 }
 
-/// The protocol version a 2026-07-28 request names in its `_meta`.
-fn meta_protocol(params: &Params<'_>) -> Option<ProtocolVersion> {
-    params
-        .meta
-        .as_ref()?
-        .get(META_PROTOCOL_VERSION)?
-        .as_str()?
-        .parse()
-        .ok()
+/// The era of the protocol version a 2026-07-28 request names in its
+/// `_meta` (`Era::of_label`: a later revision we do not know is modern).
+fn meta_protocol(params: &Params<'_>) -> Option<Era> {
+    let version = params.meta.as_ref()?.get(META_PROTOCOL_VERSION)?.as_str()?;
+    Some(Era::of_label(version.as_bytes()))
 }

@@ -15,7 +15,7 @@ use crate::listing::Listing;
 use crate::route::{OtherRoute, RouteId};
 use crate::routes::Resolved;
 use mcp_listing::cursor::CursorDigest;
-use mcp_listing::{Kind, ProtocolVersion};
+use mcp_listing::{Era, Kind};
 use mcp_tap::identity::ClientInfo;
 use mcp_tap::ExchangeId;
 use std::collections::VecDeque;
@@ -71,12 +71,14 @@ pub(crate) enum Owner {
     NotOurs,
 }
 
-/// What a client's `initialize` said: who it is and the protocol version
-/// it asked for (the answer's version replaces it).
+/// What a client's `initialize` said: who it is and the era of the
+/// protocol version it asked for (the answer's version replaces it; a
+/// version we do not know is placed by `Era::of_label`, as the tap's
+/// merging and the walker place it).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Introduction {
     pub client_info: Option<ClientInfo>,
-    pub protocol: Option<ProtocolVersion>,
+    pub era: Option<Era>,
 }
 
 #[derive(Debug)]
@@ -110,9 +112,7 @@ impl Session {
     }
 
     pub(crate) fn modern(&self) -> bool {
-        self.introduced
-            .protocol
-            .is_some_and(ProtocolVersion::is_modern)
+        self.introduced.era.is_some_and(Era::is_modern)
     }
 
     pub(crate) fn listing_mut(&mut self, serial: u64) -> Option<&mut Listing> {

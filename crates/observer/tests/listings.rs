@@ -330,11 +330,11 @@ fn stdio_is_one_session_of_lines_ended_by_the_process() {
     assert!(s.observer.usage().sessions == 0 && s.observer.usage().exchanges == 0);
 }
 
-#[test]
-fn sessionless_modern_clients_walk_by_cursor_and_blank_is_a_cursor() {
-    let mut s = Script::new(ObserverLimits::default());
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientInfo": {"name": "fastmcp", "version": "4.1"}});
+/// A sessionless modern client (its `_meta` naming `version`) walks two
+/// pages, the first ending in a blank `nextCursor`.
+fn modern_walk(s: &mut Script, version: &str, name: &str) {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": version,
+                      "io.modelcontextprotocol/clientInfo": {"name": name, "version": "4.1"}});
     let request = |id: u64, cursor: Option<&str>| {
         let mut r = list_request(id, "prompts/list", cursor);
         r["params"]["_meta"] = meta.clone();
@@ -350,12 +350,27 @@ fn sessionless_modern_clients_walk_by_cursor_and_blank_is_a_cursor() {
     let head = Head::default();
     s.post(&head, &request(1, None), &page(1, Some("")));
     s.post(&head, &request(2, Some("")), &page(2, None));
+}
+
+#[test]
+fn sessionless_modern_clients_walk_by_cursor_and_blank_is_a_cursor() {
+    let mut s = Script::new(ObserverLimits::default());
+    modern_walk(&mut s, "2026-07-28", "fastmcp");
     let l = s.listings()[0];
     assert_eq!(
         (l.outcome, l.pages, l.modern),
         (ListingOutcome::Complete, 2, true)
     );
     assert_eq!(l.client.label(), "fastmcp");
+    // A later revision we do not know yet is modern too, as the tap's
+    // merging and the walker read it (`Era::of_label`).
+    modern_walk(&mut s, "2027-03-01", "later");
+    let l = s.listings()[1];
+    assert_eq!(
+        (l.outcome, l.pages, l.modern, l.client.label()),
+        (ListingOutcome::Complete, 2, true, "later")
+    );
+    let head = Head::default();
     // Before 2026-07-28 a blank nextCursor ends the walk, as the walker's
     // blank_cursor does.
     let old = json!({"jsonrpc": "2.0", "id": 9, "result": {"prompts": [], "nextCursor": ""}});
@@ -367,7 +382,7 @@ fn sessionless_modern_clients_walk_by_cursor_and_blank_is_a_cursor() {
         &list_request(9, "prompts/list", None),
         &old,
     );
-    let l = s.listings()[1];
+    let l = s.listings()[2];
     assert_eq!(
         (l.outcome, l.pages, l.modern),
         (ListingOutcome::Complete, 1, false)
@@ -383,11 +398,59 @@ fn the_operators_header_names_the_client_first() {
         session: Some("s"),
         client_header: Some("team-7"),
         user_agent: Some("node"),
+        peer: Some("127.0.0.2"),
         path: None,
     };
     s.tools(&head, 1, 0, 8);
     let l = s.listings()[0];
     assert_client(l, "team-7", IdentitySource::Header);
+}
+
+#[test]
+fn the_operators_apps_tell_apart_clients_of_one_name() {
+    use mcp_tap::apps::{AppRule, Apps};
+    let rule = |name: &str, from: &str| AppRule::new(name, vec![from.parse().unwrap()], None);
+    let apps = Apps::new(vec![
+        rule("desk", "127.0.0.2").unwrap(),
+        rule("agents", "127.0.0.3/32").unwrap(),
+    ])
+    .unwrap();
+    let mut s = Script::with_apps(ObserverLimits::default(), apps);
+    let from = |peer, session| Head {
+        session: Some(session),
+        user_agent: Some("python-httpx/0.28.1"),
+        peer: Some(peer),
+        ..Head::default()
+    };
+    let (desk, agents, elsewhere) = (
+        from("127.0.0.2", "s1"),
+        from("127.0.0.3", "s2"),
+        from("10.0.0.1", "s3"),
+    );
+    for (head, session) in [(&desk, "s1"), (&agents, "s2"), (&elsewhere, "s3")] {
+        let opener = Head {
+            session: None,
+            ..head.clone()
+        };
+        s.initialize(&opener, session, "mcp", "0.1.0");
+    }
+    s.tools(&desk, 1, 0, 8);
+    s.tools(&agents, 2, 0, 8);
+    s.tools(&elsewhere, 3, 0, 8);
+    let who: Vec<(&str, IdentitySource)> = s
+        .listings()
+        .iter()
+        .map(|l| (l.client.label(), l.source))
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("desk", IdentitySource::App),
+            ("agents", IdentitySource::App),
+            ("mcp", IdentitySource::ClientInfo),
+        ],
+        "both say mcp 0.1.0; an address no rule names reads as before"
+    );
 }
 
 #[test]

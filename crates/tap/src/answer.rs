@@ -5,7 +5,38 @@
 //! The connection closes after each: what the client sent next cannot be
 //! trusted to be where it seems.
 
-use crate::event::UpstreamFailure;
+use crate::event::{ExchangeEnd, UpstreamFailure};
+use crate::exchange::Exchange;
+use crate::peer::Peer;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// What the client's connection does after an exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum After {
+    KeepAlive,
+    Close,
+}
+
+/// Write an answer of the tap's own; the connection closes after it.
+pub(crate) async fn send<C: AsyncRead + AsyncWrite + Unpin>(
+    client: &mut Peer<C>,
+    bytes: &[u8],
+) -> After {
+    let _ = client.write(bytes).await;
+    After::Close
+}
+
+/// No answer from the upstream: the failure is counted, the exchange ends
+/// with it, and the client gets a proxy's error.
+pub(crate) async fn fail<C: AsyncRead + AsyncWrite + Unpin>(
+    client: &mut Peer<C>,
+    exchange: &Exchange,
+    cause: UpstreamFailure,
+) -> After {
+    exchange.stats.upstream_error(cause);
+    exchange.ended(ExchangeEnd::UpstreamFailed(cause));
+    send(client, &upstream_failed(cause)).await
+}
 
 /// An answer of the tap's own, ready to write.
 pub(crate) fn own(status: u16, reason: &str, text: &str, extra: &str) -> Vec<u8> {

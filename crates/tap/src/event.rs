@@ -15,6 +15,7 @@ use bytes::Bytes;
 use http::uri::PathAndQuery;
 use http::HeaderValue;
 use mcp_listing::{Kind, Outcome};
+use std::net::IpAddr;
 use std::time::Instant;
 
 /// Which exchange an event belongs to; unique for the life of one tap.
@@ -79,6 +80,9 @@ pub struct RequestHead {
     /// upstream's endpoints (a gateway's route) it is for. `None` for the
     /// stdio tap.
     pub path: Option<PathAndQuery>,
+    /// The address the client connected from (the operator's app rules
+    /// name clients by it); `None` for the stdio tap.
+    pub peer: Option<IpAddr>,
 }
 
 /// The upstream's answer head, as forwarded.

@@ -11,6 +11,8 @@
 //! of the upstream's. Every body read off a client has a deadline.
 
 use crate::answer;
+pub(crate) use crate::answer::After;
+use crate::apps::Apps;
 use crate::copy::Copier;
 use crate::event::{
     BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
@@ -21,10 +23,12 @@ use crate::headers;
 use crate::http1::emit::{self, ToClient};
 use crate::http1::framing::{self, Framing};
 use crate::http1::head::{self, Request, Response};
-use crate::identity::{self, ClientInfo};
+use crate::identity::{self, Claims, ClientInfo};
 use crate::legacy::{self, EndpointWatch, Origins};
 use crate::merge::ask;
-use crate::merge::flow::{MergeAsk, MergeStep};
+use crate::merge::eligible::{self, Eligible, Known};
+use crate::merge::flow::MergeStep;
+use crate::merge::http_merge::{self, MergeAsk, UpstreamSide};
 use crate::merge::{ChangeWatch, Merges};
 use crate::peer::{HeadRead, Peer, WriteDeadline};
 use crate::pool::{Pool, PoolSettings, Upstream};
@@ -36,6 +40,7 @@ use crate::upstream::{forwarded_path, Target};
 use bytes::Bytes;
 use http::uri::PathAndQuery;
 use http::{HeaderName, HeaderValue, Method};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,6 +61,8 @@ pub(crate) struct Forwarder {
     tee: Arc<dyn Tee>,
     pub(crate) stats: Arc<TapStats>,
     client_header: Option<HeaderName>,
+    /// The operator's apps (by source address, User-Agent).
+    apps: Apps,
     pub(crate) limits: TapLimits,
     /// Merging, when any client is named for it.
     merges: Option<Merges>,
@@ -76,13 +83,8 @@ struct HeldBody<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Via {
     pub(crate) tls: bool,
-}
-
-/// What the client's connection does after an exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum After {
-    KeepAlive,
-    Close,
+    /// The client's address.
+    pub(crate) peer: Option<IpAddr>,
 }
 
 /// A request on its way: what the answer's handling needs of it.
@@ -136,9 +138,10 @@ impl Forwarder {
             tee,
             stats,
             client_header: settings.client_header.clone(),
+            apps: settings.apps.clone(),
             limits: settings.limits.clone(),
             merges: (settings.merge.clients != MergeClients::Nobody)
-                .then(|| Merges::new(settings.merge.clone())),
+                .then(|| Merges::new(settings.merge.clone(), &settings.apps)),
             next_exchange: AtomicU64::new(1),
             held_bodies,
         })
@@ -162,7 +165,7 @@ impl Forwarder {
             Err(refusal) => return own(client, &refusal).await,
         };
         let session = session_of(&req, method);
-        let exchange = self.open(&req, &path, method, started, session.clone());
+        let exchange = self.open(&req, &path, (method, via), started, session.clone());
         if body != Framing::None && expects_continue(&req) {
             // The tap reads the body as it comes; say so, as a server would.
             let _ = client.write(b"HTTP/1.1 100 Continue\r\n\r\n").await;
@@ -188,7 +191,15 @@ impl Forwarder {
         };
         if let Some(merges) = &self.merges {
             match self
-                .inspect(merges, client, &req, &path, &exchange, body, &mut asked)
+                .inspect(
+                    merges,
+                    client,
+                    (&req, via),
+                    &path,
+                    &exchange,
+                    body,
+                    &mut asked,
+                )
                 .await
             {
                 Inspection::Go => {}
@@ -341,7 +352,7 @@ impl Forwarder {
         &self,
         req: &Request,
         path: &PathAndQuery,
-        method: RequestMethod,
+        (method, via): (RequestMethod, Via),
         started: Instant,
         session: Option<HeaderValue>,
     ) -> Exchange {
@@ -361,6 +372,7 @@ impl Forwarder {
                         .and_then(|n| headers::value(f, n.as_str())),
                     framing: headers::framing(f),
                     path: Some(path.clone()),
+                    peer: via.peer,
                 },
             }
         })
@@ -535,15 +547,16 @@ impl Forwarder {
         }
     }
 
-    /// With merging on, what a small JSON POST asks: an `initialize`'s
-    /// client is remembered for its session; a first-page list request of
-    /// a client named for merging is merged.
+    /// With merging on, what a small JSON POST asks — read only when what
+    /// is known before its body (`eligible`) says merging may need it: an
+    /// `initialize`'s client is remembered for its session; a first-page
+    /// list request of a client named for merging is merged.
     #[allow(clippy::too_many_arguments)]
     async fn inspect<C>(
         &self,
         merges: &Merges,
         client: &mut Peer<C>,
-        req: &Request,
+        (req, via): (&Request, Via),
         path: &PathAndQuery,
         exchange: &Exchange,
         body: Framing,
@@ -559,14 +572,24 @@ impl Forwarder {
         if req.method != Method::POST
             || len > ask::MAX_INSPECTED_BYTES
             || headers::framing(&req.fields) != BodyFraming::Json
+            // Not held (the budget for held bodies was spent): it passes
+            // as it comes, never waited for here.
+            || client.buffered().len() < len
         {
             return Inspection::Go;
         }
-        if client.buffered().len() < len {
-            // Not held (the budget for held bodies was spent): it passes
-            // as it comes, never waited for here.
+        let (claims, bound) = self.claims(merges, req, via, asked.session.as_ref());
+        let eligible = &merges.eligible;
+        if !reads(
+            eligible,
+            req,
+            &claims,
+            bound.as_ref(),
+            asked.session.is_some(),
+        ) {
             return Inspection::Go;
         }
+        self.stats.merge_read();
         let protocol = head::value(&req.fields, "mcp-protocol-version").map(|v| &v[..]);
         let list = match ask::inspect(&client.buffered()[..len], protocol) {
             ask::Inspected::Initialize(info) => {
@@ -576,46 +599,55 @@ impl Forwarder {
             ask::Inspected::Other => return Inspection::Go,
             ask::Inspected::FirstPage(list) => list,
         };
-        let who = self.client_of(merges, req, &list, asked.session.as_ref());
-        if !merges
-            .settings
-            .clients
-            .includes(&identity::label(&who.name))
-        {
+        let (who, _) = identity::identify(Claims {
+            client_info: list.client_info.clone().or(bound),
+            ..claims
+        });
+        if !eligible.names(&who) {
             return Inspection::Go;
         }
         let ask = MergeAsk {
             req,
             path: path.as_str().as_bytes(),
             exchange,
-            list,
             len,
             session: asked.session.clone(),
             close: asked.close,
         };
-        match self.merge(merges, client, ask).await {
+        let upstream = UpstreamSide {
+            pool: &self.pool,
+            host: self.target.host(),
+            limits: &self.limits,
+        };
+        match http_merge::merge(merges, upstream, client, ask, &list).await {
             MergeStep::Answered(after) => Inspection::Done(after),
-            MergeStep::PassThrough => Inspection::Go,
+            MergeStep::Pass => Inspection::Go,
         }
     }
 
-    /// Who sent a list request, as `identity` reads it.
-    fn client_of(
+    /// What the request's head and session say of its client (all but
+    /// what its body says), and the client its session was bound to.
+    fn claims(
         &self,
         merges: &Merges,
         req: &Request,
-        list: &ask::ListRequest,
+        via: Via,
         session: Option<&Bytes>,
-    ) -> ClientInfo {
+    ) -> (Claims, Option<ClientInfo>) {
         let f = &req.fields;
         let header = self
             .client_header
             .as_ref()
             .and_then(|n| head::value(f, n.as_str()))
             .and_then(|v| identity::from_header(v));
-        let bound = session.and_then(|s| merges.client_of(s));
-        let user_agent = head::value(f, "user-agent").and_then(|v| identity::from_user_agent(v));
-        identity::identify(header, list.client_info.clone().or(bound), user_agent).0
+        let agent = head::value(f, "user-agent");
+        let claims = Claims {
+            header,
+            app: self.apps.app_of(via.peer, agent.map(|v| &v[..])),
+            client_info: None,
+            user_agent: agent.and_then(|v| identity::from_user_agent(v)),
+        };
+        (claims, session.and_then(|s| merges.client_of(s)))
     }
 
     fn finish(
@@ -654,7 +686,7 @@ impl Forwarder {
     }
 
     /// No answer from the upstream: the client gets a proxy's error.
-    pub(crate) async fn failed<C>(
+    async fn failed<C>(
         &self,
         client: &mut Peer<C>,
         exchange: &Exchange,
@@ -663,16 +695,13 @@ impl Forwarder {
     where
         C: AsyncRead + AsyncWrite + Unpin,
     {
-        self.stats.upstream_error(cause);
-        exchange.ended(ExchangeEnd::UpstreamFailed(cause));
-        own(client, &answer::upstream_failed(cause)).await
+        answer::fail(client, exchange, cause).await
     }
 }
 
 /// Write an answer of the tap's own; the connection closes after it.
 async fn own<C: AsyncRead + AsyncWrite + Unpin>(client: &mut Peer<C>, bytes: &[u8]) -> After {
-    let _ = client.write(bytes).await;
-    After::Close
+    answer::send(client, bytes).await
 }
 
 /// How a body of this framing goes out.
@@ -695,6 +724,27 @@ fn request_method(method: &Method) -> RequestMethod {
         Method::DELETE => RequestMethod::Delete,
         _ => RequestMethod::Other,
     }
+}
+
+/// Whether merging reads this request's body (`Eligible::reads`).
+fn reads(
+    eligible: &Eligible,
+    req: &Request,
+    claims: &Claims,
+    bound: Option<&ClientInfo>,
+    has_session: bool,
+) -> bool {
+    let session = match (has_session, bound) {
+        (false, _) => eligible::Session::None,
+        (true, None) => eligible::Session::Unbound,
+        (true, Some(client)) => eligible::Session::Bound(client),
+    };
+    eligible.reads(&Known {
+        operator: claims.operator(),
+        session,
+        user_agent: claims.user_agent.as_ref(),
+        method: head::value(&req.fields, "mcp-method").map(|v| &v[..]),
+    })
 }
 
 /// What inspecting a request for merging left to do.

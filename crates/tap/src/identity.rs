@@ -4,7 +4,9 @@
 //! names out.
 //!
 //! In order of precedence: the operator's own client-identity header (a
-//! gateway's `X-Client-Id`); the client's `clientInfo` — `initialize`'s
+//! gateway's `X-Client-Id`: the gateway knows its caller best); the
+//! operator's app rules (`apps`: the client's source address, its
+//! User-Agent product); the client's `clientInfo` — `initialize`'s
 //! `params.clientInfo`, bound to its session, or from 2026-07-28 any
 //! request's `params._meta["io.modelcontextprotocol/clientInfo"]`; the
 //! product of its `User-Agent` (`python-httpx/0.28.1` → `python-httpx`);
@@ -37,6 +39,8 @@ mcp_listing::labelled_enum! {
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     pub enum IdentitySource as "source" {
         Header => "header",
+        /// An operator's app rule (`apps`).
+        App => "app",
         ClientInfo => "client_info",
         UserAgent => "user_agent",
         Unknown => "unknown",
@@ -97,14 +101,38 @@ pub fn from_header(value: &[u8]) -> Option<ClientInfo> {
     ClientInfo::new(&String::from_utf8_lossy(value), None)
 }
 
+/// What each source says a client is.
+#[derive(Debug, Clone, Default)]
+pub struct Claims {
+    /// The operator's client-identity header.
+    pub header: Option<ClientInfo>,
+    /// The operator's app rules.
+    pub app: Option<ClientInfo>,
+    /// What the client said of itself (`initialize`, `_meta`).
+    pub client_info: Option<ClientInfo>,
+    /// The product of its User-Agent.
+    pub user_agent: Option<ClientInfo>,
+}
+
+impl Claims {
+    /// Who the operator says the client is (its header, else its app
+    /// rules): when known, what the client says does not count.
+    pub fn operator(&self) -> Option<&ClientInfo> {
+        self.header.as_ref().or(self.app.as_ref())
+    }
+}
+
 /// The client's identity, by precedence, and where it came from.
-pub fn identify(
-    header: Option<ClientInfo>,
-    client_info: Option<ClientInfo>,
-    user_agent: Option<ClientInfo>,
-) -> (ClientInfo, IdentitySource) {
+pub fn identify(claims: Claims) -> (ClientInfo, IdentitySource) {
+    let Claims {
+        header,
+        app,
+        client_info,
+        user_agent,
+    } = claims;
     header
         .map(|c| (c, IdentitySource::Header))
+        .or_else(|| app.map(|c| (c, IdentitySource::App)))
         .or_else(|| client_info.map(|c| (c, IdentitySource::ClientInfo)))
         .or_else(|| user_agent.map(|c| (c, IdentitySource::UserAgent)))
         .unwrap_or_else(|| (ClientInfo::unknown(), IdentitySource::Unknown))
@@ -178,13 +206,33 @@ mod tests {
         assert_ne!(label("a\\nb"), label("a\nb"));
         assert_eq!(label("a\\nb"), "a\\\\nb");
         assert_eq!(label(""), UNKNOWN);
-        let (who, from) = identify(None, None, from_user_agent(b"node"));
+        let (who, from) = identify(Claims {
+            user_agent: from_user_agent(b"node"),
+            ..Claims::default()
+        });
         assert_eq!(
             (who.name.as_str(), from),
             ("node", IdentitySource::UserAgent)
         );
-        let (who, from) = identify(from_header(b"gw-7"), from_user_agent(b"mcp"), None);
+        let app = Some(ClientInfo {
+            name: "desk".into(),
+            version: None,
+        });
+        let claims = Claims {
+            header: from_header(b"gw-7"),
+            app: app.clone(),
+            client_info: from_user_agent(b"mcp"),
+            user_agent: None,
+        };
+        assert_eq!(claims.operator().map(|c| c.name.as_str()), Some("gw-7"));
+        let (who, from) = identify(claims);
         assert_eq!((who.name.as_str(), from), ("gw-7", IdentitySource::Header));
-        assert_eq!(identify(None, None, None).1, IdentitySource::Unknown);
+        let (who, from) = identify(Claims {
+            app,
+            client_info: from_user_agent(b"mcp"),
+            ..Claims::default()
+        });
+        assert_eq!((who.name.as_str(), from), ("desk", IdentitySource::App));
+        assert_eq!(identify(Claims::default()).1, IdentitySource::Unknown);
     }
 }

@@ -18,6 +18,7 @@
 //! each exchange's end.
 
 mod answer;
+pub mod apps;
 mod copy;
 mod cut;
 pub mod event;

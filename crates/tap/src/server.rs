@@ -13,6 +13,7 @@ use crate::peer::{HeadRead, Peer, WriteDeadline};
 use crate::settings::{ListenerTls, TapError, TapLimits, TapSettings};
 use crate::stats::TapStats;
 use std::future::Future;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -69,10 +70,10 @@ impl Tap {
                 () = &mut shutdown => break,
                 accepted = accept(&listener, &slots, &stats) => accepted,
             };
-            let Some((stream, slot)) = accepted else {
+            let Some((stream, peer, slot)) = accepted else {
                 continue;
             };
-            let connection = self.connection(stream, phase.subscribe());
+            let connection = self.connection(stream, peer, phase.subscribe());
             let open = OpenConnection::new(stats.clone());
             tokio::spawn(async move {
                 connection.await;
@@ -102,17 +103,24 @@ impl Tap {
         let _ = tokio::time::timeout(Duration::from_secs(5), slots.acquire_many(all)).await;
     }
 
-    /// One client connection, TLS first when configured.
+    /// One client connection from `peer`, TLS first when configured.
     fn connection(
         &self,
         stream: TcpStream,
+        peer: IpAddr,
         phase: watch::Receiver<Phase>,
     ) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
         let forwarder = self.forwarder.clone();
         // Both sides: small SSE writes must not wait for an ACK.
         let _ = stream.set_nodelay(true);
+        let peer = Some(peer);
         match self.listener_tls.as_ref().map(|t| t.server_config()) {
-            None => Box::pin(serve_client(stream, forwarder, Via { tls: false }, phase)),
+            None => Box::pin(serve_client(
+                stream,
+                forwarder,
+                Via { tls: false, peer },
+                phase,
+            )),
             Some(config) => {
                 let handshake_timeout = self.limits.header_read_timeout;
                 Box::pin(async move {
@@ -120,7 +128,7 @@ impl Tap {
                     let handshake = acceptor.accept(stream);
                     if let Ok(Ok(stream)) = tokio::time::timeout(handshake_timeout, handshake).await
                     {
-                        serve_client(stream, forwarder, Via { tls: true }, phase).await;
+                        serve_client(stream, forwarder, Via { tls: true, peer }, phase).await;
                     }
                 })
             }
@@ -134,7 +142,7 @@ async fn accept(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
     stats: &TapStats,
-) -> Option<(TcpStream, tokio::sync::OwnedSemaphorePermit)> {
+) -> Option<(TcpStream, IpAddr, tokio::sync::OwnedSemaphorePermit)> {
     let slot = match slots.clone().try_acquire_owned() {
         Ok(slot) => slot,
         Err(_) => {
@@ -144,7 +152,7 @@ async fn accept(
         }
     };
     match listener.accept().await {
-        Ok((stream, _)) => Some((stream, slot)),
+        Ok((stream, from)) => Some((stream, from.ip(), slot)),
         Err(e) => {
             tracing::debug!(error = %e, "tap: accept failed");
             tokio::time::sleep(Duration::from_millis(50)).await;

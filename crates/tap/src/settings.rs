@@ -3,6 +3,7 @@
 //! flags; nothing here reads files but the upstream CA file (through the
 //! wire crate's shared TLS settings).
 
+use crate::apps::Apps;
 use http::HeaderName;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,9 @@ pub struct TapSettings {
     /// The operator's client-identity request header (a gateway's
     /// `X-Client-Id`, say), handed to the observer as it arrives.
     pub client_header: Option<HeaderName>,
+    /// The operator's apps, told by source address or User-Agent (the
+    /// observer is given the same rules).
+    pub apps: Apps,
     pub limits: TapLimits,
     /// Whose first-page list requests the tap answers with every page.
     pub merge: MergeSettings,
@@ -239,6 +243,7 @@ impl TapSettings {
             upstream_tls: UpstreamTls::default(),
             listener_tls: None,
             client_header: None,
+            apps: Apps::default(),
             limits: TapLimits::default(),
             merge: MergeSettings::default(),
         }

@@ -49,6 +49,8 @@ pub struct TapStats {
     upstream_errors: [AtomicU64; UpstreamFailure::ALL.len()],
     not_observed: [AtomicU64; NotObserved::ALL.len()],
     merges: [AtomicU64; MergeCount::ALL.len()],
+    /// Request bodies read to see whether they are merged for.
+    merge_reads: AtomicU64,
     cuts: [AtomicU64; Cut::ALL.len()],
     open_streams: AtomicU64,
     /// Client connections open now, and the most the listener admits.
@@ -88,6 +90,16 @@ impl TapStats {
 
     pub fn merges(&self, count: MergeCount) -> u64 {
         self.merges[count as usize].load(Ordering::Relaxed)
+    }
+
+    /// A request body was read to see whether it is merged for (a client
+    /// not named for merging never has one read).
+    pub fn merge_read(&self) {
+        self.merge_reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn merge_reads(&self) -> u64 {
+        self.merge_reads.load(Ordering::Relaxed)
     }
 
     pub fn cut(&self, reason: Cut) {

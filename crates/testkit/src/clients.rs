@@ -116,11 +116,24 @@ impl SdkClient {
         transport: ClientTransport,
         name: Option<&str>,
     ) -> ClientSaw {
+        self.list_tools_with(url, transport, name, &[])
+    }
+
+    /// [`SdkClient::list_tools`] with the client's own further flags (the
+    /// Python client's `--source-address ADDR` and `--walk`).
+    pub fn list_tools_with(
+        self,
+        url: &str,
+        transport: ClientTransport,
+        name: Option<&str>,
+        flags: &[&str],
+    ) -> ClientSaw {
         let argv = self.argv();
         let mut command = Command::new(&argv[0]);
         command
             .args(&argv[1..])
-            .args(["--url", url, "--transport", transport.flag()]);
+            .args(["--url", url, "--transport", transport.flag()])
+            .args(flags);
         if let Some(name) = name {
             command.args(["--name", name]);
         }

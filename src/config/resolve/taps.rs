@@ -5,7 +5,7 @@ use super::http::HttpRole;
 use super::limits::LISTING;
 use super::{child, Resolver, Result};
 use crate::config::locate::{yaml_path, At, Seg};
-use crate::config::raw::{RawListenTls, RawRoute, RawTap};
+use crate::config::raw::{RawApp, RawListenTls, RawRoute, RawTap};
 use crate::config::taps::{
     ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
     DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY,
@@ -15,6 +15,7 @@ use crate::config::taps::{
 };
 use crate::config::types::TargetConfig;
 use mcp_observer::RouteRule;
+use mcp_tap::apps::{AppError, AppRule};
 use std::collections::HashSet;
 
 impl Resolver<'_> {
@@ -65,6 +66,7 @@ impl Resolver<'_> {
         if let Some(header) = &raw.client_header {
             self.client_header(&key("client_header"), &who, header)?;
         }
+        let apps = self.tap_apps(at, &who, raw.apps.take().unwrap_or_default())?;
         let limits = self.limits(at, &who, TAP_LIMITS, raw.limits, &LISTING)?;
         let positive = |this: &Self, k: &str, n: u64| {
             if n == 0 {
@@ -112,6 +114,7 @@ impl Resolver<'_> {
             client_idle: raw.client_idle.map_or(DEFAULT_CLIENT_IDLE, |d| d.0),
             max_connections: max_connections.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             client_header: raw.client_header,
+            apps,
             merge,
             limits,
             report: raw.report.map(|p| self.file_path(p)),
@@ -253,6 +256,38 @@ impl Resolver<'_> {
             page_burst: burst,
             pages_per_second: per_second,
         })
+    }
+
+    /// `apps:`: each a name and what tells its clients (address ranges,
+    /// a User-Agent product); names unique.
+    fn tap_apps(&self, at: &[Seg], who: &str, raw: Vec<RawApp>) -> Result<Vec<AppRule>> {
+        let mut apps: Vec<AppRule> = Vec::with_capacity(raw.len());
+        for (i, app) in raw.into_iter().enumerate() {
+            let mut app_at = child(at, "apps");
+            app_at.push(Seg::Index(i));
+            let mut from = Vec::new();
+            for (j, range) in app.from.unwrap_or_default().iter().enumerate() {
+                let mut range_at = child(&app_at, "from");
+                range_at.push(Seg::Index(j));
+                from.push(range.parse().map_err(|e: AppError| {
+                    self.error(&range_at, At::Value, format!("{who}: app: {e}"))
+                })?);
+            }
+            let rule = AppRule::new(&app.name, from, app.user_agent.as_deref()).map_err(|e| {
+                // A rule that tells no clients has no key to point at.
+                let at = match e {
+                    AppError::BadName => child(&app_at, "name"),
+                    _ => app_at.clone(),
+                };
+                self.error(&at, At::Value, format!("{who}: app: {e}"))
+            })?;
+            if apps.iter().any(|a| a.name() == rule.name()) {
+                let message = format!("{who}: two apps of the same name");
+                return Err(self.error(&child(&app_at, "name"), At::Value, message));
+            }
+            apps.push(rule);
+        }
+        Ok(apps)
     }
 
     fn client_header(&self, at: &[Seg], who: &str, header: &str) -> Result<()> {

@@ -116,6 +116,7 @@ impl Collector for TapCollector {
         )?;
         let merges = |s: &TapStats, m: MergeCount| s.merges(m);
         counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
+        merge_reads(&mut encoder, &taps)?;
         let cuts = |s: &TapStats, c: Cut| s.cuts(c);
         counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
         open_streams(&mut encoder, &taps)?;
@@ -203,6 +204,22 @@ fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats
     for (tap, stats) in taps {
         let gauge = ConstGauge::new(i64::try_from(stats.open_streams()).unwrap_or(i64::MAX));
         gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+    }
+    Ok(())
+}
+
+/// Request bodies read for merging: what merging costs clients besides
+/// those it answers.
+fn merge_reads(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
+    let mut family = encoder.encode_descriptor(
+        "mcp_tap_merge_reads",
+        "Request bodies the tap read to see whether merging answers them (initialize and list requests that may be a named client's; a client not named in merge_pages is forwarded unread)",
+        None,
+        MetricType::Counter,
+    )?;
+    for (tap, stats) in taps {
+        let counter = ConstCounter::new(stats.merge_reads());
+        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
     }
     Ok(())
 }

@@ -29,11 +29,23 @@ pub struct Head<'a> {
     pub session: Option<&'a str>,
     pub user_agent: Option<&'a str>,
     pub client_header: Option<&'a str>,
+    /// The address the client connected from.
+    pub peer: Option<&'a str>,
 }
 
 impl Script {
     pub fn new(limits: ObserverLimits) -> Script {
         Script::with_routing(limits, Routing::learning(None))
+    }
+
+    /// A tap whose clients are named by the operator's `apps`.
+    pub fn with_apps(limits: ObserverLimits, apps: mcp_tap::apps::Apps) -> Script {
+        Script {
+            observer: Observer::new(limits).with_apps(apps),
+            facts: Vec::new(),
+            now: Instant::now(),
+            next: 0,
+        }
     }
 
     /// A tap whose requests become routes as `routing` says.
@@ -80,6 +92,7 @@ impl Script {
                 path: head
                     .path
                     .map(|p| http::uri::PathAndQuery::try_from(p).expect("a path")),
+                peer: head.peer.map(|p| p.parse().expect("an address")),
             },
         });
         exchange

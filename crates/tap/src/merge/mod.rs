@@ -11,24 +11,29 @@
 //!
 //! `ask` reads requests, `pager` walks (over `http` here, over the stdio
 //! tap's pipes there), `scan` reads what comes back as text, `result`
-//! makes the one page, `flow` answers.
+//! makes the one page, `flow` is the one merge both taps run (the HTTP
+//! tap's side of it in `http_merge`, the stdio tap's in its `pages`).
 
 pub(crate) mod ask;
 pub(crate) mod budget;
+pub(crate) mod eligible;
 pub(crate) mod flow;
 pub(crate) mod http;
+pub(crate) mod http_merge;
 pub(crate) mod pager;
 pub(crate) mod request_id;
 pub(crate) mod result;
 pub(crate) mod reuse;
 pub(crate) mod scan;
 
+use crate::apps::Apps;
 use crate::event::MergeFallback;
 use crate::identity::ClientInfo;
 use crate::locked::lock;
 use crate::settings::MergeSettings;
 use budget::{ByteBudget, Charge, PageRate};
 use bytes::Bytes;
+use eligible::Eligible;
 use reuse::{Key, Reusable, ReuseCache};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -52,6 +57,8 @@ pub(crate) struct Start<'a> {
 
 pub(crate) struct Merges {
     pub(crate) settings: MergeSettings,
+    /// Whose requests merging reads, and who it merges for.
+    pub(crate) eligible: Eligible,
     walks: Semaphore,
     pub(crate) bytes: Arc<ByteBudget>,
     pub(crate) pages: PageRate,
@@ -61,8 +68,10 @@ pub(crate) struct Merges {
 }
 
 impl Merges {
-    pub(crate) fn new(settings: MergeSettings) -> Merges {
+    /// Merging by `settings`, whose names may be the operator's `apps`.
+    pub(crate) fn new(settings: MergeSettings, apps: &Apps) -> Merges {
         Merges {
+            eligible: Eligible::new(settings.clients.clone(), |n| apps.names(n)),
             walks: Semaphore::new(settings.max_concurrent),
             bytes: ByteBudget::new(settings.max_bytes),
             pages: PageRate::new(settings.page_burst, settings.pages_per_second),
@@ -249,7 +258,7 @@ mod tests {
 
     #[test]
     fn merged_answers_are_reused_until_a_list_changed_passes() {
-        let merges = Merges::new(MergeSettings::default());
+        let merges = Merges::new(MergeSettings::default(), &Apps::default());
         merges.keep(key("s1"), answer(&merges, 3, None));
         assert_eq!(merges.reused(&key("s1")).map(|r| r.result.items), Some(3));
         assert!(merges.reused(&key("s2")).is_none());
@@ -266,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_zero_ttl_is_not_kept() {
-        let merges = Merges::new(MergeSettings::default());
+        let merges = Merges::new(MergeSettings::default(), &Apps::default());
         merges.keep(key("s1"), answer(&merges, 1, Some(0)));
         assert!(merges.reused(&key("s1")).is_none());
     }
@@ -277,7 +286,7 @@ mod tests {
             max_concurrent: 1,
             ..MergeSettings::default()
         };
-        let merges = Merges::new(settings);
+        let merges = Merges::new(settings, &Apps::default());
         let start = merges.start().ok().unwrap();
         assert!(
             matches!(merges.start(), Err(MergeFallback::Busy)),
@@ -296,7 +305,7 @@ mod tests {
 
     #[test]
     fn sessions_remembered_are_bounded() {
-        let merges = Merges::new(MergeSettings::default());
+        let merges = Merges::new(MergeSettings::default(), &Apps::default());
         for n in 0..MAX_SESSIONS + 10 {
             merges.bind(Bytes::from(n.to_string()), ClientInfo::unknown());
         }

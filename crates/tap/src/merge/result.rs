@@ -1,6 +1,10 @@
 //! The one page a merged answer is: every unique item of a complete walk's
-//! pages in upstream order (the first of each identity key; items without
-//! one kept as they came), no `nextCursor`; from 2026-07-28 the smallest
+//! pages in upstream order, no `nextCursor`. Items are told apart as the
+//! walker tells them (`mcp_listing::shape::item_key`: the identity key, a
+//! long one cut with a hash of the whole) and the first of each key is
+//! kept; an item without its identity key is not part of the catalogue
+//! (the walker counts it invalid): it passes as it came, and the merge's
+//! count of items leaves it out, as the poller's does; from 2026-07-28 the smallest
 //! `ttlMs` of the pages and their one `cacheScope` — pages whose scopes
 //! differ are not merged; `resultType` and every other field as page 1
 //! had them.
@@ -12,6 +16,7 @@
 use crate::event::MergeFallback;
 use crate::merge::scan::{self, Items};
 use bytes::Bytes;
+use mcp_listing::shape::item_key;
 use mcp_listing::Kind;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -67,7 +72,10 @@ struct ItemSet {
     max_bytes: usize,
     /// Each page's new items, comma-separated, one piece per page.
     pieces: Vec<Bytes>,
+    /// Unique items (by key) ...
     items: u64,
+    /// ... and items written (those without a key too).
+    written: u64,
     bytes: usize,
     seen: HashSet<Box<str>>,
     seen_bytes: usize,
@@ -94,6 +102,7 @@ impl Builder {
                 max_bytes,
                 pieces: Vec::new(),
                 items: 0,
+                written: 0,
                 bytes: 0,
                 seen: HashSet::new(),
                 seen_bytes: 0,
@@ -233,15 +242,17 @@ impl Head {
 }
 
 impl ItemSet {
-    /// One item of a page: the first of its key, or one without a key,
-    /// joins the merge (`piece`, this page's); a new key's stand-in goes to
-    /// the walker.
+    /// One item of a page: the first of its key joins the merge (`piece`,
+    /// this page's) and its stand-in goes to the walker; an item without
+    /// its key passes as it came, counted by neither (the walker leaves it
+    /// out of a catalogue).
     fn take(&mut self, item: &RawValue, piece: &mut Vec<u8>, stand_ins: &mut Vec<Value>) {
         if self.capped || self.too_large {
             // The walk stops at this page.
             return;
         }
-        if let Some(id) = scan::identity(self.kind, item) {
+        let id = scan::identity(self.kind, item).map(item_key);
+        if let Some(id) = &id {
             if self.seen.contains(id.as_ref()) {
                 return;
             }
@@ -253,10 +264,8 @@ impl ItemSet {
                 self.capped = true;
                 return;
             }
-            self.seen_bytes += id.len();
-            self.seen.insert(id.into_owned().into_boxed_str());
         }
-        let comma = usize::from(self.items > 0);
+        let comma = usize::from(self.written > 0);
         if self.bytes + piece.len() + comma + item.get().len() + ENVELOPE_BYTES > self.max_bytes {
             self.too_large = true;
             return;
@@ -265,7 +274,12 @@ impl ItemSet {
             piece.push(b',');
         }
         push_flat(piece, item.get());
-        self.items += 1;
+        self.written += 1;
+        if let Some(id) = id {
+            self.seen_bytes += id.len();
+            self.seen.insert(id.into_owned().into_boxed_str());
+            self.items += 1;
+        }
     }
 
     /// A page's new items are in: they become one piece of the answer.
@@ -354,7 +368,10 @@ mod tests {
             value(&merged),
             json!({"tools": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"title": "keyless"}, {"name": "d"}], "_meta": {"x": 1}})
         );
-        assert_eq!(merged.items, 5);
+        assert_eq!(
+            merged.items, 4,
+            "an item without its identity key passes, counted as the walker counts it: not at all"
+        );
         assert_eq!(merged.ttl_ms, None);
     }
 
@@ -402,6 +419,34 @@ mod tests {
             merge(Kind::Resources, &[page(1, "public"), unscoped]),
             Err(MergeFallback::ScopeChanged)
         ));
+    }
+
+    #[test]
+    fn long_names_are_told_apart_as_the_walker_tells_them() {
+        let long = "t".repeat(mcp_listing::text::MAX_NAME_BYTES + 40);
+        let twin = format!("{long}x");
+        let pages = [
+            json!({"tools": [{"name": long}, {"name": twin}], "nextCursor": "c"}),
+            json!({"tools": [{"name": long}, {"name": "b"}]}),
+        ];
+        let merged = merge(Kind::Tools, &pages).unwrap();
+        let names: Vec<String> = value(&merged)["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, [long, twin, "b".to_string()], "whole names go out");
+        let mut builder = Builder::new(Kind::Tools, 10, 1 << 20);
+        let long = "k".repeat(10_000);
+        builder
+            .page(&raw(&json!({"tools": [{"name": long}]})))
+            .unwrap();
+        assert!(
+            builder.held() < 10_000 + 1024,
+            "a long name is kept as its cut key, not twice: {}",
+            builder.held()
+        );
     }
 
     #[test]

@@ -97,6 +97,16 @@ pub(crate) struct Reusable {
     pub(crate) charge: Charge,
 }
 
+/// The head of an answer that has none (a stdio line).
+pub(crate) fn no_head() -> Response {
+    Response {
+        status: 0,
+        reason: Bytes::new(),
+        minor: 1,
+        fields: Vec::new(),
+    }
+}
+
 /// What a kept answer costs: its result's bytes and its head's.
 pub(crate) fn cost(head: &Response, result: &Merged) -> usize {
     let fields: usize = head

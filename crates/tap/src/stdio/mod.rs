@@ -13,12 +13,13 @@
 //!
 //! `pumps` moves the bytes (cut into lines by `lines` when merging),
 //! `pages` walks for merges over the pipes, `routes` sends the server's
-//! answers to the merges that asked.
+//! answers to the merges that asked; `shared` is what they all hold.
 
 mod lines;
 mod pages;
 mod pumps;
 mod routes;
+mod shared;
 
 use crate::copy::Copier;
 use crate::event::{
@@ -26,14 +27,13 @@ use crate::event::{
     TapEvent, Tee,
 };
 use crate::exchange::Exchange;
-use crate::identity::ClientInfo;
 use crate::merge::Merges;
 use crate::settings::{MergeClients, MergeSettings};
 use crate::stats::TapStats;
 use mcp_wire::transport::process_tree;
 use mcp_wire::transport::stdio::{command, StdioSpec};
-use pumps::ClientOut;
 use routes::Routes;
+use shared::{ClientOut, Shared};
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -73,38 +73,6 @@ pub enum StdioTapError {
     #[error("cannot start the server: {0}")]
     Start(std::io::ErrorKind),
 }
-
-/// What the pumps and merges share.
-pub(crate) struct Shared {
-    pub(crate) exchange: Exchange,
-    pub(crate) inspect_bytes: usize,
-    pub(crate) merges: Option<Merges>,
-    /// The client `initialize` named (one session: the process's life).
-    pub(crate) client: Mutex<Option<ClientInfo>>,
-    /// The server's stdin; whole lines only, so merges can add theirs.
-    pub(crate) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    pub(crate) out: tokio::sync::Mutex<ClientOut>,
-    pub(crate) routes: Mutex<Routes>,
-    /// Merges in progress: the client gets their answers even when the
-    /// server or the client's stdin ends first.
-    pub(crate) merging: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-}
-
-impl Shared {
-    /// Wait for the merges in progress (each bounded by its walk's
-    /// deadline; they fail fast once the server is gone).
-    pub(crate) async fn merges_done(&self) {
-        loop {
-            let Some(task) = crate::locked::lock(&self.merging).pop() else {
-                return;
-            };
-            let _ = task.await;
-        }
-    }
-}
-
-/// The one session key merges of a stdio tap use.
-pub(crate) const SESSION: &[u8] = b"stdio";
 
 /// Run the server behind `input` (the client's lines) and `output` (where
 /// the client reads): until the server exits, or the client closes `input`
@@ -176,6 +144,7 @@ fn shared(
             client_header: None,
             framing: BodyFraming::Lines,
             path: None,
+            peer: None,
         },
     });
     // No answer head on a pipe: status 0 says so.
@@ -189,7 +158,7 @@ fn shared(
         },
     });
     let merges = (settings.merge.clients != MergeClients::Nobody)
-        .then(|| Merges::new(settings.merge.clone()));
+        .then(|| Merges::new(settings.merge.clone(), &crate::apps::Apps::default()));
     Shared {
         exchange,
         inspect_bytes: settings.inspect_bytes,

@@ -1,20 +1,23 @@
-//! Merges on the stdio tap: the walk's page requests are lines written to
-//! the server between the client's lines, and their answers come back
-//! routed by id. The client then gets one line: the merged answer, or the
-//! server's own answer to its request (page 1) as the server wrote it.
+//! The stdio tap's side of a merge (`merge::flow`): the walk's page
+//! requests are lines written to the server between the client's lines,
+//! and their answers come back routed by id. The client then gets one
+//! line: the merged answer, or the server's own answer to its request
+//! (page 1) as the server wrote it.
 
-use super::pumps::{to_client, to_server};
-use super::routes;
-use super::{Shared, SESSION};
-use crate::event::{MergeFallback, MergeOutcome, TapEvent};
+use super::shared::{to_client, to_server, Shared, SESSION};
+use crate::event::MergeOutcome;
+use crate::exchange::Exchange;
+use crate::http1::head::Response;
 use crate::merge::ask::ListRequest;
-use crate::merge::pager::{self, Exchanged, PageRequest, PageTransport, Spend, WalkPager};
+use crate::merge::flow::{self, Answer, FirstPage, MergeSite, MergeStep};
+use crate::merge::pager::{Exchanged, PageRequest, PageTransport};
 use crate::merge::result::{self, Merged};
-use crate::merge::reuse::{self, Asked, Key, Reusable};
-use crate::merge::Start;
+use crate::merge::reuse::{self, Asked, Key};
 use bytes::Bytes;
 use mcp_listing::{ExchangeFailure, PageError};
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 struct Pipes {
     shared: Arc<Shared>,
@@ -35,23 +38,14 @@ impl PageTransport for Pipes {
         if line.last() != Some(&b'\n') {
             line.push(b'\n');
         }
-        to_server(&self.shared, &line).await.map_err(|_| {
-            PageError::Failed(ExchangeFailure::Transport {
-                message: "the server's stdin is closed".into(),
-                http_status: None,
-            })
-        })?;
-        let routed = answer.await.map_err(|_| {
-            PageError::Failed(ExchangeFailure::Transport {
-                message: "the server closed its stdout".into(),
-                http_status: None,
-            })
-        })?;
+        to_server(&self.shared, &line)
+            .await
+            .map_err(|_| failed("the server's stdin is closed"))?;
+        let routed = answer
+            .await
+            .map_err(|_| failed("the server closed its stdout"))?;
         if !request.room.take(routed.line.len()) {
-            return Err(PageError::Failed(ExchangeFailure::Transport {
-                message: "merging's bytes are spent".into(),
-                http_status: None,
-            }));
+            return Err(failed("merging's bytes are spent"));
         }
         self.first.get_or_insert_with(|| routed.line.clone());
         // Every one the server wrote since the last answer, also between
@@ -62,6 +56,97 @@ impl PageTransport for Pipes {
             answer: routed.line,
             list_changed: u32::try_from(routed.changes - since).unwrap_or(u32::MAX),
         })
+    }
+}
+
+fn failed(message: &str) -> PageError {
+    PageError::Failed(ExchangeFailure::Transport {
+        message: message.into(),
+        http_status: None,
+    })
+}
+
+impl FirstPage for Pipes {
+    type Page = Bytes;
+
+    fn into_first(self) -> Option<Bytes> {
+        self.first
+    }
+}
+
+/// A merge over the pipes for the client's request `line`.
+struct StdioMerge {
+    shared: Arc<Shared>,
+    line: Bytes,
+}
+
+impl MergeSite for StdioMerge {
+    type Transport = Pipes;
+    type Done = ();
+
+    fn exchange(&self) -> &Exchange {
+        &self.shared.exchange
+    }
+
+    fn first_page_timeout(&self) -> Duration {
+        self.shared
+            .merges
+            .as_ref()
+            .map_or(Duration::ZERO, |m| m.settings.walk.listing_timeout)
+    }
+
+    fn begin(&mut self) -> (Pipes, Bytes) {
+        let pipes = Pipes {
+            shared: self.shared.clone(),
+            first: None,
+            changes: None,
+        };
+        (pipes, self.line.clone())
+    }
+
+    async fn walking<F: Future>(&mut self, walk: F) -> Result<F::Output, ()> {
+        Ok(walk.await)
+    }
+
+    fn changes(&self) -> u64 {
+        self.shared.changes()
+    }
+
+    fn keep_unless_changed(&self, seen: u64, keep: impl FnOnce()) {
+        // Not across a `list_changed` the server wrote meanwhile.
+        self.shared.unless_changed_since(seen, keep);
+    }
+
+    fn merged_head(&mut self, _first: Option<Bytes>) -> (Response, Bytes) {
+        // Reused stdio answers are lines: no head to keep, and the
+        // server's notifications went to the client as they came.
+        (reuse::no_head(), Bytes::new())
+    }
+
+    async fn answer(&mut self, list: &ListRequest, answer: Answer<Bytes>) {
+        let shared = &self.shared;
+        let (outcome, pages, result) = match &answer {
+            Answer::Reused(reused) => (MergeOutcome::Reused, 0, &reused.result),
+            Answer::Merged { kept, pages, .. } => (MergeOutcome::Merged, *pages, &kept.result),
+            Answer::FirstPage {
+                first,
+                fallback,
+                pages,
+                ..
+            } => {
+                let outcome = MergeOutcome::FirstPage(*fallback);
+                flow::tell(&shared.exchange, list, outcome, *pages, 0);
+                // The server's own answer to the client's request, if it
+                // came (a server that went away leaves the client nothing,
+                // as it would have without the tap).
+                if let Some(first) = first {
+                    to_client(shared, first).await;
+                }
+                return;
+            }
+        };
+        flow::tell(&shared.exchange, list, outcome, pages, result.items);
+        to_client(shared, &line_of(list, result)).await;
     }
 }
 
@@ -77,119 +162,23 @@ pub(crate) async fn merge(shared: Arc<Shared>, list: ListRequest, line: Bytes) {
         params: list.message.get("params"),
     };
     let key = Key::new(Some(&Bytes::from_static(SESSION)), list.kind, &asked);
-    let turn = match &key {
-        Some(key) => merges.turn(key).await,
-        None => None,
-    };
-    if turn.is_none() {
-        return pass(&shared, &list, &line, MergeFallback::Busy).await;
-    }
-    if let Some(reused) = key.as_ref().and_then(|k| merges.reused(k)) {
-        let (items, body) = (reused.result.items, line_of(&list, &reused.result));
-        answer(&shared, &list, MergeOutcome::Reused, 0, items, body).await;
-        return;
-    }
-    let seen = routes::changes(&shared);
-    let Start { slot, charge } = match merges.start() {
-        Ok(start) => start,
-        Err(reason) => return pass(&shared, &list, &line, reason).await,
-    };
-    let settings = &merges.settings;
-    let pipes = Pipes {
+    let mut site = StdioMerge {
         shared: shared.clone(),
-        first: None,
-        changes: None,
+        line: line.clone(),
     };
-    let spend = Spend {
-        charge,
-        pages: &merges.pages,
-        page_read_bytes: merges.page_read_bytes(),
-        first_page_timeout: settings.walk.listing_timeout,
-    };
-    let max_merged = settings.max_merged_bytes;
-    let mut pager = WalkPager::new(pipes, &list, line, &settings.walk, max_merged, spend);
-    let (outcome, pages) = pager::walk(&mut pager, &settings.walk).await;
-    let mut end = pager.end(outcome);
-    drop(slot);
-    match end.merged {
-        Ok(m) => {
-            let (items, body) = (m.items, line_of(&list, &m));
-            let cost = reuse::cost(&no_head(), &m);
-            let kept = Reusable {
-                charge: end.spend.charge.split(cost),
-                head: no_head(),
-                result: m,
-            };
-            if let Some(key) = key {
-                // Not across a `list_changed` the server wrote meanwhile.
-                routes::unless_changed_since(&shared, seen, || {
-                    merges.keep(key, Arc::new(kept));
-                });
-            }
-            drop(turn);
-            answer(&shared, &list, MergeOutcome::Merged, pages, items, body).await;
-        }
-        Err(fallback) => {
-            drop(turn);
-            told(&shared, &list, MergeOutcome::FirstPage(fallback), pages, 0);
-            // The server's own answer to the client's request, if it came
-            // (a server that went away leaves the client nothing, as it
-            // would have without the tap).
-            if let Some(first) = end.transport.first.take() {
-                to_client(&shared, &first).await;
-            }
-        }
+    if let MergeStep::Pass = flow::merge(merges, &mut site, &list, key).await {
+        // The client's line goes to the server as it came.
+        let _ = to_server(&shared, &line).await;
     }
 }
 
-/// The client's line goes to the server as it came, for `reason`.
-async fn pass(shared: &Shared, list: &ListRequest, line: &Bytes, reason: MergeFallback) {
-    told(shared, list, MergeOutcome::FirstPage(reason), 0, 0);
-    let _ = to_server(shared, line).await;
-}
-
-/// The answer to `list` carrying `result`, as one line's text.
-fn line_of(list: &ListRequest, result: &Merged) -> Vec<u8> {
+/// The answer to `list` carrying `result`, as one line.
+fn line_of(list: &ListRequest, result: &Merged) -> Bytes {
     let parts = result::answer(list.id(), result, false);
     let mut line = Vec::with_capacity(parts.iter().map(Bytes::len).sum::<usize>() + 1);
     for part in parts {
         line.extend_from_slice(&part);
     }
-    line
-}
-
-/// A merged answer to the client, as one line.
-async fn answer(
-    shared: &Shared,
-    list: &ListRequest,
-    outcome: MergeOutcome,
-    pages: u32,
-    items: u64,
-    mut body: Vec<u8>,
-) {
-    told(shared, list, outcome, pages, items);
-    body.push(b'\n');
-    to_client(shared, &Bytes::from(body)).await;
-}
-
-fn told(shared: &Shared, list: &ListRequest, outcome: MergeOutcome, pages: u32, items: u64) {
-    let exchange = &shared.exchange;
-    exchange.stats.merge(outcome);
-    exchange.offer(TapEvent::Merged {
-        exchange: exchange.id,
-        kind: list.kind,
-        outcome,
-        pages,
-        items,
-    });
-}
-
-/// Reused stdio answers are lines: no head to keep.
-fn no_head() -> crate::http1::head::Response {
-    crate::http1::head::Response {
-        status: 0,
-        reason: Bytes::new(),
-        minor: 1,
-        fields: Vec::new(),
-    }
+    line.push(b'\n');
+    Bytes::from(line)
 }

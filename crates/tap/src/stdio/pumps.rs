@@ -6,26 +6,20 @@
 //! answers to the merge's own requests go to it instead of the client.
 
 use super::lines::Lines;
-use super::routes::{route, routed, Claim};
-use super::{pages, Shared};
+use super::pages;
+use super::shared::{to_client, to_server, Claim, Shared};
 use crate::copy::Copier;
 use crate::event::{BodyFraming, Direction};
 use crate::identity;
 use crate::merge::ask::{self, Inspected, ListRequest};
+use crate::merge::eligible::{Known, Session};
 use bytes::{Bytes, BytesMut};
-use std::pin::Pin;
 use std::sync::Arc;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::ChildStdout;
 
 /// Bytes asked for per read.
 const READ_SIZE: usize = 64 * 1024;
-
-/// Where the client reads, and the copies of what it got.
-pub(crate) struct ClientOut {
-    pub(crate) writer: Pin<Box<dyn AsyncWrite + Send>>,
-    pub(crate) copier: Copier,
-}
 
 /// The client's lines to the server, until the client closes its side;
 /// then merges in progress finish and the server's stdin closes.
@@ -74,6 +68,20 @@ pub(crate) async fn client<I: AsyncRead + Unpin>(shared: Arc<Shared>, mut input:
 /// on its id. An `initialize` names the client on the way.
 fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest)> {
     let merging = shared.merges.as_ref()?;
+    let bound = crate::locked::lock(&shared.client).clone();
+    // Once `initialize` named a client not merged for, its lines pass
+    // unread, as with merging off.
+    let session = bound.as_ref().map_or(Session::None, Session::Bound);
+    let known = Known {
+        operator: None,
+        session,
+        user_agent: None,
+        method: None,
+    };
+    if !merging.eligible.reads(&known) {
+        return None;
+    }
+    shared.exchange.stats.merge_read();
     let list = match ask::inspect(line, None) {
         Inspected::Initialize(info) => {
             *crate::locked::lock(&shared.client) = Some(info);
@@ -82,10 +90,11 @@ fn wants_merge(shared: &Arc<Shared>, line: &Bytes) -> Option<(Claim, ListRequest
         Inspected::Other => return None,
         Inspected::FirstPage(list) => list,
     };
-    let bound = crate::locked::lock(&shared.client).clone();
-    let (who, _) = identity::identify(None, list.client_info.clone().or(bound), None);
-    let label = identity::label(&who.name);
-    if !merging.settings.clients.includes(&label) {
+    let (who, _) = identity::identify(identity::Claims {
+        client_info: list.client_info.clone().or(bound),
+        ..identity::Claims::default()
+    });
+    if !merging.eligible.names(&who) {
         return None;
     }
     Some((Claim::take(shared, &list)?, list))
@@ -111,25 +120,6 @@ async fn next_chunk<R: AsyncRead + Unpin>(pipe: &mut R) -> Option<Bytes> {
     }
 }
 
-/// Write whole lines (or a too-long line's pieces) to the server.
-pub(crate) async fn to_server(shared: &Shared, bytes: &[u8]) -> std::io::Result<()> {
-    let mut stdin = shared.stdin.lock().await;
-    let Some(stdin) = stdin.as_mut() else {
-        return Err(std::io::ErrorKind::BrokenPipe.into());
-    };
-    stdin.write_all(bytes).await?;
-    stdin.flush().await
-}
-
-/// Write to the client, copying for the observer.
-pub(crate) async fn to_client(shared: &Shared, bytes: &Bytes) {
-    let mut out = shared.out.lock().await;
-    let out = &mut *out;
-    out.copier.data(&shared.exchange, bytes);
-    let _ = out.writer.write_all(bytes).await;
-    let _ = out.writer.flush().await;
-}
-
 /// The server's lines to the client (or to the merge that asked), until
 /// the server closes its stdout.
 pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, merging: bool) {
@@ -151,11 +141,11 @@ pub(crate) async fn server(shared: Arc<Shared>, stdout: Option<ChildStdout>, mer
         // answer.
         let mut pass = BytesMut::new();
         for (line, passing) in whole {
-            if !passing && routed(&shared, &line) {
+            if !passing && shared.may_route(&line) {
                 if !pass.is_empty() {
                     to_client(&shared, &pass.split().freeze()).await;
                 }
-                if route(&shared, &line) {
+                if shared.route(&line) {
                     continue;
                 }
             }

@@ -7,13 +7,10 @@
 //! so a walk learns of each one that came while it walked and a merged
 //! answer is never kept for reuse across one.
 
-use super::{Shared, SESSION};
-use crate::merge::ask::ListRequest;
 use bytes::Bytes;
 use mcp_listing::Kind;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use tokio::sync::oneshot;
 
 /// Requests of merges waiting for an answer, at most (older ones given up).
@@ -28,6 +25,18 @@ pub(crate) struct Routed {
     /// The asked kind's `list_changed` notifications passed so far (at the
     /// answer: every one the server wrote before it).
     pub(crate) changes: u64,
+}
+
+/// What a server line was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// The answer to a merge's request: it went to that merge.
+    Taken,
+    /// A `list_changed` notification (counted): it passes to the client,
+    /// and merged answers kept are stale.
+    ListChanged,
+    /// Anything else: it passes to the client.
+    Passes,
 }
 
 /// The merges' requests the server has yet to answer, by JSON id; the ids
@@ -63,101 +72,68 @@ impl Routes {
     pub(crate) fn closed(&mut self) {
         self.pending.clear();
     }
-}
 
-/// Whether a server line may be for [`route`]: merges are waiting for an
-/// answer, or it may be a `list_changed`. Most lines, outside merges, are
-/// not, and pass unparsed.
-pub(crate) fn routed(shared: &Shared, line: &[u8]) -> bool {
-    !crate::locked::lock(&shared.routes).pending.is_empty() || mentions_list_changed(line)
+    /// Whether a server line may be for [`Routes::route`]: merges are
+    /// waiting for an answer, or it may be a `list_changed`. Most lines,
+    /// outside merges, are not, and pass unparsed.
+    pub(crate) fn may_route(&self, line: &[u8]) -> bool {
+        !self.pending.is_empty() || mentions_list_changed(line)
+    }
+
+    /// What a server line is: the answer to a merge's request goes to it.
+    pub(crate) fn route(&mut self, line: &Bytes) -> Line {
+        let changed = mentions_list_changed(line);
+        if self.pending.is_empty() && !changed {
+            return Line::Passes;
+        }
+        // Read for its method and id only: never a tree of a page's items.
+        let Some(message) = crate::merge::scan::Message::read(line) else {
+            return Line::Passes;
+        };
+        if let Some(method) = message.method() {
+            if !changed {
+                return Line::Passes;
+            }
+            for (at, kind) in Kind::ALL.iter().enumerate() {
+                self.by_kind[at] += u64::from(kind.list_changed_method() == method);
+            }
+            self.changes += 1;
+            return Line::ListChanged;
+        }
+        let Some(key) = message.id_text() else {
+            return Line::Passes;
+        };
+        let Some((kind, answer)) = self.pending.remove(&key) else {
+            return Line::Passes;
+        };
+        let routed = Routed {
+            line: line.clone(),
+            changes: self.changes_of(kind),
+        };
+        // A merge that gave up waiting has dropped its end: the answer is its
+        // all the same, and goes nowhere.
+        let _ = answer.send(routed);
+        Line::Taken
+    }
+
+    /// How many `list_changed` notifications have passed to the client.
+    pub(crate) fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Hold a client request's id for its merge, unless a merge already
+    /// holds it (a client sending an id again before its answer) or too
+    /// many merges are under way.
+    pub(crate) fn claim(&mut self, id: &str) -> bool {
+        self.claimed.len() < MAX_MERGING && self.claimed.insert(id.to_string())
+    }
+
+    /// A merge ended: its client request's id is free again.
+    pub(crate) fn release(&mut self, id: &str) {
+        self.claimed.remove(id);
+    }
 }
 
 fn mentions_list_changed(line: &[u8]) -> bool {
     line.windows(12).any(|w| w == b"list_changed")
-}
-
-/// Whether a server line was the answer to a merge's request (and went to
-/// it). A `list_changed` passes to the client, is counted, and makes
-/// merged answers stale.
-pub(crate) fn route(shared: &Shared, line: &Bytes) -> bool {
-    let mut routes = crate::locked::lock(&shared.routes);
-    let changed = mentions_list_changed(line);
-    if routes.pending.is_empty() && !changed {
-        return false;
-    }
-    // Read for its method and id only: never a tree of a page's items.
-    let Some(message) = crate::merge::scan::Message::read(line) else {
-        return false;
-    };
-    if let Some(method) = message.method() {
-        if changed {
-            for (at, kind) in Kind::ALL.iter().enumerate() {
-                routes.by_kind[at] += u64::from(kind.list_changed_method() == method);
-            }
-            routes.changes += 1;
-            if let Some(merges) = shared.merges.as_ref() {
-                merges.changed(SESSION);
-            }
-        }
-        return false;
-    }
-    let Some(key) = message.id_text() else {
-        return false;
-    };
-    let Some((kind, answer)) = routes.pending.remove(&key) else {
-        return false;
-    };
-    let routed = Routed {
-        line: line.clone(),
-        changes: routes.changes_of(kind),
-    };
-    // A merge that gave up waiting has dropped its end: the answer is its
-    // all the same, and goes nowhere.
-    let _ = answer.send(routed);
-    true
-}
-
-/// How many `list_changed` notifications have passed to the client.
-pub(crate) fn changes(shared: &Shared) -> u64 {
-    crate::locked::lock(&shared.routes).changes
-}
-
-/// Run `keep` (keeping a merged answer for reuse) unless a `list_changed`
-/// passed since `seen`: checked and kept under the lock [`route`] counts
-/// under, so a notification either stops the keep or clears what it kept.
-pub(crate) fn unless_changed_since(shared: &Shared, seen: u64, keep: impl FnOnce()) {
-    let routes = crate::locked::lock(&shared.routes);
-    if routes.changes == seen {
-        keep();
-    }
-}
-
-/// A client request's id, held by its merge until the merge ends.
-pub(crate) struct Claim {
-    pub(crate) shared: Arc<Shared>,
-    id: String,
-}
-
-impl Claim {
-    /// The id of `list`, unless a merge already holds it (a client sending
-    /// an id again before its answer) or too many merges are under way.
-    pub(crate) fn take(shared: &Arc<Shared>, list: &ListRequest) -> Option<Claim> {
-        let id = list.id().to_string();
-        let mut routes = crate::locked::lock(&shared.routes);
-        if routes.claimed.len() >= MAX_MERGING || !routes.claimed.insert(id.clone()) {
-            return None;
-        }
-        Some(Claim {
-            shared: shared.clone(),
-            id,
-        })
-    }
-}
-
-impl Drop for Claim {
-    fn drop(&mut self) {
-        crate::locked::lock(&self.shared.routes)
-            .claimed
-            .remove(&self.id);
-    }
 }
