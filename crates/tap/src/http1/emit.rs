@@ -11,6 +11,7 @@
 
 use super::framing::{codings, declared_length, Framing};
 use super::head::{values, Field, Request, Response};
+use std::io::Write as _;
 
 /// The framing lines, never passed as they came: the tap writes its own.
 const FRAMING: [&str; 3] = ["content-length", "transfer-encoding", "trailer"];
@@ -67,7 +68,8 @@ fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
 }
 
 fn push_length(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+    // Straight into the head, no string between; writing to a Vec cannot fail.
+    let _ = write!(out, "Content-Length: {n}\r\n");
 }
 
 /// `Transfer-Encoding` with the codings of `fields`, each as read.
@@ -143,7 +145,8 @@ fn status_line(resp: &Response) -> Vec<u8> {
     let size = fields_size(&resp.fields) + resp.reason.len() + 64;
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(resp.status.to_string().as_bytes());
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{}", resp.status);
     out.push(b' ');
     out.extend_from_slice(&resp.reason);
     out.extend_from_slice(b"\r\n");
