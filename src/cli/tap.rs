@@ -131,6 +131,10 @@ pub struct TapArgs {
     /// ...and per second after that; past it page 1 goes unchanged.
     #[arg(long = "merge-pages-per-second", default_value_t = mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND, value_parser = clap::value_parser!(u32).range(1..))]
     pub merge_pages_per_second: u32,
+    /// How long a merged answer is reused for the same session and
+    /// credentials (a `list_changed` ends it sooner); `0s`: walk every time.
+    #[arg(long = "merge-reuse-for", default_value = "30s", value_parser = super::parse_duration)]
+    pub merge_reuse_for: Duration,
     /// Most bytes of one message the tap reads (the message is forwarded whole).
     #[arg(long = "inspect-bytes", default_value = "4MiB", value_parser = parse_bytes)]
     pub inspect_bytes: usize,
@@ -278,6 +282,7 @@ fn merge(args: &TapArgs) -> MergeSettings {
         credential_headers: args.merge_credential_headers.clone(),
         page_burst: args.merge_page_burst,
         pages_per_second: args.merge_pages_per_second,
+        reuse_for: args.merge_reuse_for,
         ..MergeSettings::default()
     }
 }

@@ -25,6 +25,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 const READ_SIZE: usize = 16 * 1024;
 /// Bytes of a first read, on the stack: what most messages fit in.
 const FIRST_READ: usize = 4 * 1024;
+/// Pieces of a write gathered on the stack (a relay's write rarely has
+/// more than a few; Linux takes up to 1,024 in one call).
+const INLINE_SLICES: usize = 16;
 
 pub(crate) struct Peer<S> {
     pub(crate) io: S,
@@ -75,12 +78,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
 
     /// The first `n` buffered bytes, taken (shared, not copied).
     pub(crate) fn take(&mut self, n: usize) -> Bytes {
-        let taken = self.buf.split_to(n).freeze();
-        if self.buf.is_empty() {
-            // Let the allocation go with the bytes taken.
-            self.buf = BytesMut::new();
+        if n >= self.buf.len() {
+            // All of it: the buffer itself becomes the bytes (no split, and
+            // the allocation goes with them).
+            return std::mem::take(&mut self.buf).freeze();
         }
-        taken
+        self.buf.split_to(n).freeze()
     }
 
     /// Read more; `Ok(0)` at the end of the connection.
@@ -177,12 +180,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
     /// Write every byte of `parts`, in order, in as few writes as the
     /// connection takes; each write within the write deadline.
     pub(crate) async fn write_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
-        let mut slices: Vec<IoSlice<'_>> = parts
-            .iter()
-            .filter(|p| !p.is_empty())
-            .map(|p| IoSlice::new(p))
-            .collect();
-        let mut rest = &mut slices[..];
+        self.write_slices(Slices::gather(parts.iter().copied()))
+            .await
+    }
+
+    /// Write all of `slices`, as many per system call as the connection
+    /// takes, each write within the write deadline; then flush.
+    pub(crate) async fn write_slices(&mut self, mut slices: Slices<'_>) -> io::Result<()> {
+        let mut rest = slices.as_mut();
         let deadline = self.write_deadline.as_ref();
         while !rest.is_empty() {
             let io = &mut self.io;
@@ -214,6 +219,46 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Peer<S> {
 
     pub(crate) async fn shutdown(&mut self) {
         let _ = poll_fn(|cx| Pin::new(&mut self.io).poll_shutdown(cx)).await;
+    }
+}
+
+/// The pieces of one write, gathered for a vectored write: on the stack up
+/// to [`INLINE_SLICES`] of them (what a write nearly always has), so a
+/// write allocates nothing; more spill over to the heap.
+pub(crate) struct Slices<'a> {
+    inline: [IoSlice<'a>; INLINE_SLICES],
+    len: usize,
+    spilled: Vec<IoSlice<'a>>,
+}
+
+impl<'a> Slices<'a> {
+    /// `parts` in order, empty ones left out.
+    pub(crate) fn gather(parts: impl IntoIterator<Item = &'a [u8]>) -> Slices<'a> {
+        let mut slices = Slices {
+            inline: [IoSlice::new(&[]); INLINE_SLICES],
+            len: 0,
+            spilled: Vec::new(),
+        };
+        for part in parts.into_iter().filter(|p| !p.is_empty()) {
+            if slices.len < INLINE_SLICES {
+                slices.inline[slices.len] = IoSlice::new(part);
+                slices.len += 1;
+            } else {
+                if slices.spilled.is_empty() {
+                    slices.spilled.extend_from_slice(&slices.inline);
+                }
+                slices.spilled.push(IoSlice::new(part));
+            }
+        }
+        slices
+    }
+
+    fn as_mut(&mut self) -> &mut [IoSlice<'a>] {
+        if self.spilled.is_empty() {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spilled
+        }
     }
 }
 

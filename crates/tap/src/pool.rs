@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 use tower_service::Service;
 
 pub(crate) type UpstreamIo = TokioIo<<Connector as Service<Uri>>::Response>;
-pub(crate) type Upstream = Peer<UpstreamIo>;
+/// Boxed: the connection's TLS state makes it large, and a kept
+/// connection moves (pool, exchange, pool) with every request it serves.
+pub(crate) type Upstream = Peer<Box<UpstreamIo>>;
 
 /// How long a kept connection may wait for its next request. Servers close
 /// theirs after a few seconds (Node's default is 5 s); past that, reuse
@@ -87,7 +89,7 @@ impl Pool {
         let connecting = connector.call(self.origin.clone());
         match tokio::time::timeout(self.settings.connect_timeout * 2, connecting).await {
             Err(_) => Err(UpstreamFailure::Connect),
-            Ok(Ok(io)) => Ok(Peer::new(TokioIo::new(io))
+            Ok(Ok(io)) => Ok(Peer::new(Box::new(TokioIo::new(io)))
                 .with_write_deadline(self.settings.write_deadline.clone())),
             // The TCP connector wraps each of its failures (refused,
             // unreachable, DNS) in an error of its own; an io::Error is

@@ -13,7 +13,7 @@ use crate::exchange::Exchange;
 use crate::http1::framing::{BadChunk, Chunked, Framing};
 use crate::legacy::{EndpointWatch, Released};
 use crate::merge::ChangeWatch;
-use crate::peer::Peer;
+use crate::peer::{Peer, Slices};
 use bytes::Bytes;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -198,17 +198,23 @@ where
     B: AsyncRead + AsyncWrite + Unpin,
 {
     let mut parts = Vec::new();
-    let mut head = Some(Bytes::from(head));
+    let mut out = Vec::new();
+    let mut head = Some(head);
     let end = loop {
         if reader.drain(src, &mut parts).is_err() {
             break RelayEnd::SourceBadFraming;
         }
         if head.is_some() || !parts.is_empty() || reader.done {
-            if sink
-                .write(dst, head.take(), &mut parts, reader.done)
-                .await
-                .is_err()
-            {
+            let written = sink
+                .write(
+                    dst,
+                    head.take().as_deref(),
+                    &mut parts,
+                    &mut out,
+                    reader.done,
+                )
+                .await;
+            if written.is_err() {
                 break RelayEnd::SinkGone;
             }
             if reader.done {
@@ -235,55 +241,58 @@ where
 
 impl Sink<'_> {
     /// Write `head` if given, `parts` (emptied), and the body's end when
-    /// `last`.
+    /// `last`, in one vectored write; `out` is where what goes out is
+    /// gathered (kept by the caller so its allocation serves every write).
     async fn write<B: AsyncRead + AsyncWrite + Unpin>(
         &mut self,
         dst: &mut Peer<B>,
-        head: Option<Bytes>,
+        head: Option<&[u8]>,
         parts: &mut Vec<Bytes>,
+        out: &mut Vec<Out>,
         last: bool,
     ) -> std::io::Result<()> {
-        let mut out: Vec<Bytes> = Vec::with_capacity(parts.len() * 3 + 3);
-        out.extend(head);
+        out.clear();
         for data in parts.drain(..) {
             for data in self.watched(data).into_iter().flatten() {
                 self.copier.data(self.exchange, &data);
                 if let Some(changes) = self.changes.as_mut() {
                     changes.see(&data);
                 }
-                self.code(&mut out, data);
+                self.code(out, data);
             }
         }
         if last {
             if let Some(held) = self.watch.take().and_then(|mut w| w.flush()) {
                 self.copier.data(self.exchange, &held);
-                self.code(&mut out, held);
+                self.code(out, held);
             }
             if self.coding == Coding::Chunked {
                 // The last chunk and no trailers: the sender's were read
                 // (to find the body's end) and dropped.
-                out.push(Bytes::from_static(b"0\r\n\r\n"));
+                out.push(Out::Data(Bytes::from_static(b"0\r\n\r\n")));
             }
         }
-        if out.is_empty() {
+        if head.is_none() && out.is_empty() {
             return Ok(());
         }
-        let slices: Vec<&[u8]> = out.iter().map(|b| &b[..]).collect();
-        dst.write_parts(&slices).await?;
+        let pieces = Slices::gather(head.into_iter().chain(out.iter().map(Out::bytes)));
+        let written = dst.write_slices(pieces).await;
+        out.clear();
+        written?;
         self.first_write.get_or_insert_with(Instant::now);
         Ok(())
     }
 
-    fn code(&self, out: &mut Vec<Bytes>, data: Bytes) {
+    fn code(&self, out: &mut Vec<Out>, data: Bytes) {
         if data.is_empty() {
             return;
         }
         match self.coding {
-            Coding::Plain => out.push(data),
+            Coding::Plain => out.push(Out::Data(data)),
             Coding::Chunked => {
-                out.push(Bytes::from(format!("{:x}\r\n", data.len())));
-                out.push(data);
-                out.push(Bytes::from_static(b"\r\n"));
+                out.push(Out::Size(ChunkSize::of(data.len())));
+                out.push(Out::Data(data));
+                out.push(Out::Data(Bytes::from_static(b"\r\n")));
             }
         }
     }
@@ -309,6 +318,58 @@ impl Sink<'_> {
             }
         }
         [Some(now), then]
+    }
+}
+
+/// One piece of a write: data (shared with what was read, or static), or
+/// a chunk's size line, formatted in place.
+enum Out {
+    Data(Bytes),
+    Size(ChunkSize),
+}
+
+impl Out {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Out::Data(data) => data,
+            Out::Size(size) => size.line(),
+        }
+    }
+}
+
+/// A chunk's size line: its length in hex and CRLF (at most 16 digits).
+struct ChunkSize {
+    line: [u8; 18],
+    len: u8,
+}
+
+impl ChunkSize {
+    fn of(n: usize) -> ChunkSize {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut digits = [0u8; 16];
+        let mut at = digits.len();
+        let mut rest = n;
+        loop {
+            at -= 1;
+            digits[at] = HEX[rest & 0xf];
+            rest >>= 4;
+            if rest == 0 {
+                break;
+            }
+        }
+        let mut line = [0u8; 18];
+        let count = digits.len() - at;
+        line[..count].copy_from_slice(&digits[at..]);
+        line[count..count + 2].copy_from_slice(b"\r\n");
+        ChunkSize {
+            line,
+            // At most 18.
+            len: (count + 2) as u8,
+        }
+    }
+
+    fn line(&self) -> &[u8] {
+        &self.line[..usize::from(self.len)]
     }
 }
 
@@ -357,6 +418,19 @@ pub(crate) async fn read_whole<S: AsyncRead + AsyncWrite + Unpin>(
             Filled::End => reader.done = true,
             Filled::Broken => return Err(Unread::Broken),
             Filled::Late => return Err(Unread::Late),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChunkSize;
+
+    #[test]
+    fn a_chunk_size_line_is_its_length_in_hex_and_crlf() {
+        for n in [0usize, 1, 9, 10, 15, 16, 255, 4096, 0xdead_beef, usize::MAX] {
+            let expected = format!("{n:x}\r\n");
+            assert_eq!(ChunkSize::of(n).line(), expected.as_bytes(), "{n}");
         }
     }
 }

@@ -177,31 +177,40 @@ async fn serve_client<C>(
         stats: forwarder.stats.clone(),
         cut: Cut::ClientWrite,
     });
+    // One deadline for every head this connection sends, moved later for
+    // each: a later deadline only updates the timer in place, where a new
+    // timer per request (the answer's wait being longer) would make the
+    // runtime wake its own driver to re-arm — two system calls a request.
+    let head_deadline = tokio::time::sleep(limits.header_read_timeout);
+    tokio::pin!(head_deadline);
     loop {
         if *phase.borrow() != Phase::Serving {
             break;
         }
-        let next = tokio::time::timeout(
-            limits.header_read_timeout,
-            client.read_head::<Request>(limits.max_head_bytes),
-        );
+        head_deadline
+            .as_mut()
+            .reset(tokio::time::Instant::now() + limits.header_read_timeout);
         let read = tokio::select! {
-            read = next => read,
+            // In this order: the tap stopping takes no new request; a head
+            // that is here wins over its deadline.
+            biased;
             _ = phase.changed() => break,
+            read = client.read_head::<Request>(limits.max_head_bytes) => Some(read),
+            () = &mut head_deadline => None,
         };
         let started = Instant::now();
         let req = match read {
-            Ok(HeadRead::Head(req)) => req,
-            Ok(HeadRead::TooLarge) => {
+            Some(HeadRead::Head(req)) => req,
+            Some(HeadRead::TooLarge) => {
                 let _ = client.write(&answer::head_too_large()).await;
                 break;
             }
-            Ok(HeadRead::Invalid) => {
+            Some(HeadRead::Invalid) => {
                 let _ = client.write(&answer::bad_request()).await;
                 break;
             }
-            Ok(HeadRead::Closed | HeadRead::Broken) => return,
-            Err(_) => {
+            Some(HeadRead::Closed | HeadRead::Broken) => return,
+            None => {
                 // A head begun and not finished; a quiet kept-alive
                 // connection just ends.
                 if !client.buffered().is_empty() {
@@ -210,9 +219,11 @@ async fn serve_client<C>(
                 return;
             }
         };
-        let exchange = forwarder.exchange(&mut client, via, req, started);
+        // Pinned where it is made: the exchange's state is large, and
+        // `select!` would otherwise move (copy) it in.
+        let mut exchange = std::pin::pin!(forwarder.exchange(&mut client, via, req, started));
         let after = tokio::select! {
-            after = exchange => after,
+            after = &mut exchange => after,
             () = closing(&mut phase) => return,
         };
         if after == After::Close {

@@ -11,19 +11,7 @@
 
 use super::framing::{codings, declared_length, Framing};
 use super::head::{values, Field, Request, Response};
-
-/// The framing lines, never passed as they came: the tap writes its own.
-const FRAMING: [&str; 3] = ["content-length", "transfer-encoding", "trailer"];
-
-/// Header names never forwarded, whichever way.
-const HOP_BY_HOP: [&str; 6] = [
-    "connection",
-    "keep-alive",
-    "te",
-    "upgrade",
-    "proxy-connection",
-    "expect",
-];
+use std::io::Write as _;
 
 /// The header names `Connection` lists (lowercase), hop-by-hop too.
 fn connection_tokens(fields: &[Field]) -> Vec<Vec<u8>> {
@@ -42,23 +30,40 @@ pub(crate) fn wants_close(fields: &[Field], minor: u8) -> bool {
     has(b"close") || (minor == 0 && !has(b"keep-alive"))
 }
 
-fn passes(field: &Field, named: &[Vec<u8>], extra: &[&str]) -> bool {
-    let name = &field.name[..];
-    let is = |h: &&str| name.eq_ignore_ascii_case(h.as_bytes());
-    !(HOP_BY_HOP.iter().any(is)
-        || extra.iter().any(is)
+/// Whether a line of this name is never passed as it came: a framing line
+/// (the tap writes its own) or a hop-by-hop one. Every line of every head
+/// asks, so the name's length picks the one or two names it could be.
+fn held_back(name: &[u8]) -> bool {
+    let candidates: &[&str] = match name.len() {
+        2 => &["te"],
+        6 => &["expect"],
+        7 => &["upgrade", "trailer"],
+        10 => &["connection", "keep-alive"],
+        14 => &["content-length"],
+        17 => &["transfer-encoding"],
+        _ => &[],
+    };
+    candidates
+        .iter()
+        .any(|c| name.eq_ignore_ascii_case(c.as_bytes()))
+        // `proxy-connection` with the rest of the `Proxy-*` lines.
         || name
             .get(..6)
             .is_some_and(|p| p.eq_ignore_ascii_case(b"proxy-"))
+}
+
+fn passes(field: &Field, named: &[Vec<u8>], extra: &[&str]) -> bool {
+    let name = &field.name[..];
+    !(held_back(name)
+        || extra
+            .iter()
+            .any(|h| name.eq_ignore_ascii_case(h.as_bytes()))
         || named.iter().any(|t| name.eq_ignore_ascii_case(t)))
 }
 
 fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
     let named = connection_tokens(fields);
-    for field in fields
-        .iter()
-        .filter(|f| passes(f, &named, extra) && passes(f, &[], &FRAMING))
-    {
+    for field in fields.iter().filter(|f| passes(f, &named, extra)) {
         out.extend_from_slice(&field.name);
         out.extend_from_slice(b": ");
         out.extend_from_slice(&field.value);
@@ -67,7 +72,8 @@ fn push_fields(out: &mut Vec<u8>, fields: &[Field], extra: &[&str]) {
 }
 
 fn push_length(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+    // Straight into the head, no string between; writing to a Vec cannot fail.
+    let _ = write!(out, "Content-Length: {n}\r\n");
 }
 
 /// `Transfer-Encoding` with the codings of `fields`, each as read.
@@ -143,7 +149,8 @@ fn status_line(resp: &Response) -> Vec<u8> {
     let size = fields_size(&resp.fields) + resp.reason.len() + 64;
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(resp.status.to_string().as_bytes());
+    // Writing to a Vec cannot fail.
+    let _ = write!(out, "{}", resp.status);
     out.push(b' ');
     out.extend_from_slice(&resp.reason);
     out.extend_from_slice(b"\r\n");
@@ -271,6 +278,44 @@ mod tests {
             String::from_utf8(head).unwrap(),
             "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
         );
+    }
+
+    /// The framing lines, never passed as they came: the tap writes its own.
+    const FRAMING: [&str; 3] = ["content-length", "transfer-encoding", "trailer"];
+
+    /// Header names never forwarded, whichever way.
+    const HOP_BY_HOP: [&str; 6] = [
+        "connection",
+        "keep-alive",
+        "te",
+        "upgrade",
+        "proxy-connection",
+        "expect",
+    ];
+
+    #[test]
+    fn every_framing_and_hop_by_hop_name_is_held_back_in_any_case() {
+        for name in FRAMING.iter().chain(&HOP_BY_HOP) {
+            assert!(held_back(name.as_bytes()), "{name}");
+            assert!(held_back(name.to_ascii_uppercase().as_bytes()), "{name}");
+        }
+        for name in ["Proxy-Authorization", "proxy-x", "PROXY-"] {
+            assert!(held_back(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "Host",
+            "Accept",
+            "Content-Type",
+            "Mcp-Session-Id",
+            "Authorization",
+            "tee",
+            "Connections",
+            "Content-Length2",
+            "Proxy",
+            "",
+        ] {
+            assert!(!held_back(name.as_bytes()), "{name}");
+        }
     }
 
     #[test]

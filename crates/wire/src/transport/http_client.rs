@@ -331,16 +331,32 @@ impl tower_service::Service<http::Uri> for QuickAckConnector {
         let fut = self.http.call(uri);
         Box::pin(async move {
             let io = fut.await?;
-            Ok(QuickAck { io })
+            // Never armed yet: the first read arms.
+            Ok(QuickAck { io, wrote: true })
         })
     }
 }
 
 pub struct QuickAck {
     io: TokioIo<TcpStream>,
+    /// Bytes were written since quick-ack mode was last armed (or it never
+    /// was): the next read must arm it again.
+    wrote: bool,
 }
 
 impl QuickAck {
+    /// Arm quick-ack mode if a write may have left it. Linux leaves it
+    /// (enters "ping-pong" mode, where ACKs wait to ride on the next data)
+    /// only when this side sends data soon after receiving; reading alone
+    /// never does. So arming once after each write is enough — a read that
+    /// waits again without having written (a stream's next event, a kept
+    /// connection's idle check) needs no system call.
+    fn arm_if_written(&mut self) {
+        if std::mem::take(&mut self.wrote) {
+            self.arm();
+        }
+    }
+
     #[cfg(target_os = "linux")]
     fn arm(&self) {
         use std::os::fd::AsRawFd;
@@ -361,6 +377,14 @@ impl QuickAck {
 
     #[cfg(not(target_os = "linux"))]
     fn arm(&self) {}
+
+    /// Note a write's outcome: any byte sent may leave quick-ack mode.
+    fn wrote<T>(&mut self, written: Poll<std::io::Result<T>>) -> Poll<std::io::Result<T>> {
+        if matches!(written, Poll::Ready(Ok(_))) {
+            self.wrote = true;
+        }
+        written
+    }
 }
 
 impl hyper::rt::Read for QuickAck {
@@ -369,10 +393,10 @@ impl hyper::rt::Read for QuickAck {
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        // Linux leaves quick-ack mode on its own; re-arm before each read
-        // so whatever arrives next is acknowledged at once.
-        self.arm();
+        // Before the read that may wait for the answer: whatever arrives
+        // next is acknowledged at once.
         let this = self.get_mut();
+        this.arm_if_written();
         Pin::new(&mut this.io).poll_read(cx, buf)
     }
 }
@@ -383,7 +407,22 @@ impl hyper::rt::Write for QuickAck {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write(cx, buf);
+        this.wrote(written)
+    }
+    /// A head and its body go out in one system call (and one segment).
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        this.wrote(written)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_flush(cx)
