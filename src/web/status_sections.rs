@@ -4,7 +4,9 @@
 
 use super::html::target_href;
 use crate::verdict::history::Failure;
-use crate::verdict::{ago, clock, Change, Health, ReferenceGap, TargetVerdict, Verdict};
+use crate::verdict::{
+    ago, clock, Change, Health, NameChanges, ReferenceGap, TargetVerdict, Verdict,
+};
 use maud::{html, Markup};
 use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
@@ -102,8 +104,8 @@ pub fn change_log(changes: &VecDeque<Change>) -> Markup {
                 td { (c.kind) }
                 td.num { (c.from) " → " (c.to) }
                 td { (notice(c)) }
-                td { (names_cell(&c.removed, c.removed_total)) }
-                td { (names_cell(&c.added, c.added_total)) }
+                td { (names_cell(&c.names.removed, c.names.removed_total)) }
+                td { (names_cell(&c.names.added, c.names.added_total)) }
             }
         }
     })
@@ -205,10 +207,11 @@ mod tests {
             at_unix_seconds: 60.0,
             from: 20,
             to: 19,
-            added: Vec::new(),
-            removed: vec!["<b>tool-020".into()],
-            added_total: 0,
-            removed_total: 3,
+            names: NameChanges {
+                removed: vec!["<b>tool-020".into()],
+                removed_total: 3,
+                ..NameChanges::default()
+            },
             announced: false,
             silent_shrink: true,
         });
