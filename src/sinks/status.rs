@@ -248,7 +248,7 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
     let lists = KindLists {
         added: capped_names(&diff.added),
         removed: capped_names(&diff.removed),
-        changed: diff.changed.clone(),
+        changed: diff.drift.changed.clone(),
         reference_union: p.reference_union.get(&l.kind).cloned(),
         page_detail: l
             .pages
@@ -279,7 +279,7 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
         invalid_cursor_errors: l.invalid_cursor_errors,
         restarts: u32::try_from(l.restarts.len()).unwrap_or(u32::MAX),
         silent_shrink: diff.silent_shrink,
-        changed_items: diff.changed_items,
+        changed_items: diff.drift.changed_items,
         lists: (!lists.is_empty()).then(|| Box::new(lists)),
     }
 }

@@ -511,9 +511,10 @@ fn diff_events(kind: Kind, d: &KindDiff, end: SystemTime) -> Vec<Event> {
             end,
         ));
     }
-    if d.changed_items > 0 {
+    if d.drift.changed_items > 0 {
         // `name (class: rule)`, so a trace shows what broke.
         let named: Vec<String> = d
+            .drift
             .changed
             .iter()
             .map(|c| format!("{} ({}: {})", c.name, c.class.label(), c.rule))
