@@ -76,10 +76,10 @@ pub struct Negotiation {
     pub initializes: u32,
     /// The version the first `initialize` asked for.
     pub requested_version: Option<String>,
-    /// The version the server answered (or the client's `_meta` said, 2026-07-28).
-    pub negotiated: Option<String>,
     /// An `initialize` answered with an error (a 2026-07-28-only server).
     pub initialize_refused: bool,
+    /// The version the server answered (or the client's `_meta` said, 2026-07-28).
+    pub negotiated: Option<String>,
     /// Requests carrying the 2026-07-28 `_meta` protocol version.
     pub modern_requests: u64,
 }
