@@ -123,6 +123,13 @@ fn first_reason<'v>(v: &'v TargetVerdict, level: Health, code: Code, starts: &st
 }
 
 #[test]
+fn ages_read_naturally() {
+    assert_eq!(ago(5.0), "5s");
+    assert_eq!(ago(600.0), "10m");
+    assert_eq!(ago(7200.0), "2.0h");
+}
+
+#[test]
 fn a_change_reads_as_one_flat_object_on_the_api() {
     let c = shrink(Kind::Tools, 60.0, 20, &["tool-19"]);
     assert_eq!(
