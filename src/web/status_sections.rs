@@ -4,9 +4,7 @@
 
 use super::html::target_href;
 use crate::verdict::history::Failure;
-use crate::verdict::{
-    ago, clock, Change, Health, NameChanges, ReferenceGap, TargetVerdict, Verdict,
-};
+use crate::verdict::{ago, clock, Change, Health, ReferenceGap, TargetVerdict, Verdict};
 use maud::{html, Markup};
 use mcp_listing::Kind;
 use std::collections::{BTreeMap, VecDeque};
@@ -198,6 +196,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::NameChanges;
 
     #[test]
     fn the_change_log_names_what_vanished_and_escapes() {

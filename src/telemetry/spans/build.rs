@@ -393,10 +393,10 @@ fn listing_attributes(l: &ListingReport, diff: Option<&KindDiff>) -> Vec<KeyValu
     if let Some(reason) = l.reason {
         attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.label()));
     }
-    if let Some(ttl) = l.ttl_ms {
+    if let Some(ttl) = l.cache.ttl_ms {
         attrs.push(KeyValue::new(attr::PAGINATION_TTL_MS, ttl as i64));
     }
-    if let Some(scope) = &l.cache_scope {
+    if let Some(scope) = &l.cache.cache_scope {
         attrs.push(KeyValue::new(
             attr::PAGINATION_CACHE_SCOPE,
             truncate(scope, MAX_SERVER_STRING),
