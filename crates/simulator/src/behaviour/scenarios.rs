@@ -247,7 +247,8 @@ impl Behaviour for SilentRestart {
         if !page.more() {
             return NextCursorReply::Absent;
         }
-        let before_restart = page.number + 1 == page.cfg().fault_at.page.max(2) && !page.start.after_restart;
+        let before_restart =
+            page.number + 1 == page.cfg().fault_at.page.max(2) && !page.start.after_restart;
         let key = if before_restart {
             page.listing.old_key
         } else {
