@@ -61,6 +61,17 @@ pub fn read_regular(path: &Path, cap: u64, links: Links) -> Result<Vec<u8>, Read
     Ok(bytes)
 }
 
+/// Open `path` for appending, created readable by our user only (0600),
+/// never through a symbolic link; `flags` are added to the open's.
+pub fn open_append(path: &Path, flags: libc::c_int) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | flags)
+        .open(path)
+}
+
 /// What the temporary files of [`write_atomic`] start and end with; a
 /// crash leaves them behind, [`remove_stale_temps`] clears them.
 const TEMP_PREFIX: &str = ".tmp-";

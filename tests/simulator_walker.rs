@@ -299,7 +299,7 @@ async fn protocol_2026_completes_with_cache_hints() {
         (Outcome::Complete, 4, 20)
     );
     assert_eq!(
-        (r.ttl_ms, r.cache_scope.as_deref()),
+        (r.cache.ttl_ms, r.cache.cache_scope.as_deref()),
         (Some(30000), Some("public"))
     );
 }

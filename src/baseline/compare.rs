@@ -3,11 +3,11 @@
 //! Complete listings become the new baselines (persisted when a state
 //! directory is configured).
 
-use super::diff::{diff, missing_from, KindDiff, MAX_CHANGES_NAMED};
+use super::diff::{diff, missing_from, ContentDrift, KindDiff, MAX_CHANGES_NAMED};
 use super::store::{BaselineError, BaselinePrints, BaselineStore, PendingWrite};
 use crate::config::ReferenceConfig;
 use crate::poll::PollReport;
-use mcp_listing::fingerprint::{changed_items, ItemChange};
+use mcp_listing::fingerprint::changed_items;
 use mcp_listing::ListingReport;
 use mcp_listing::{Kind, Outcome};
 use serde::Serialize;
@@ -101,7 +101,7 @@ fn diff_and_keep(
         let previous = store.names(&report.target, listing.kind);
         if let Some(mut d) = diff(previous, listing) {
             let before = store.fingerprints(&report.target, listing.kind);
-            (d.changed_items, d.changed) = content_changes(before, listing);
+            d.drift = content_changes(before, listing);
             diffs.insert(listing.kind, d);
         }
         if listing.outcome == Outcome::Complete
@@ -177,8 +177,8 @@ fn against_references(
 pub fn content_changes(
     previous: Option<BaselinePrints<'_>>,
     listing: &ListingReport,
-) -> (u64, Vec<ItemChange>) {
-    match previous {
+) -> ContentDrift {
+    let (count, changed) = match previous {
         Some(old) if listing.outcome == Outcome::Complete => changed_items(
             listing.kind,
             |name| old.get(name),
@@ -186,6 +186,10 @@ pub fn content_changes(
             MAX_CHANGES_NAMED,
         ),
         _ => (0, Vec::new()),
+    };
+    ContentDrift {
+        changed_items: count,
+        changed,
     }
 }
 

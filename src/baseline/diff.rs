@@ -18,8 +18,14 @@ pub struct KindDiff {
     /// Fewer unique items, no list_changed notice, no error.
     pub silent_shrink: bool,
     pub previous_items: u64,
-    /// Items in both listings whose content changed (item-content drift),
-    /// counted in full; `changed` names the first [`MAX_CHANGES_NAMED`].
+    #[serde(flatten)]
+    pub drift: ContentDrift,
+}
+
+/// Items in both listings whose content changed (item-content drift).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ContentDrift {
+    /// Counted in full; `changed` names the first [`MAX_CHANGES_NAMED`].
     pub changed_items: u64,
     pub changed: Vec<ItemChange>,
 }

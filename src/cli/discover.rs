@@ -159,18 +159,19 @@ fn text(yields: &[Yield]) -> String {
         for (name, url) in &y.target_list {
             let _ = writeln!(out, "    {name}  {url}");
         }
-        if s.skipped.total() > 0 {
-            let _ = writeln!(out, "  left out ({}):", s.skipped.total());
-            for k in &s.skipped.entries {
+        let skipped = &s.in_force.skipped;
+        if skipped.total() > 0 {
+            let _ = writeln!(out, "  left out ({}):", skipped.total());
+            for k in &skipped.entries {
                 let _ = writeln!(
                     out,
                     "    {}  {}: {} ({})",
                     k.entry, k.reason, k.detail, k.origin
                 );
             }
-            let shown = s.skipped.entries.len() as u64;
-            if s.skipped.total() > shown {
-                let _ = writeln!(out, "    … and {} more", s.skipped.total() - shown);
+            let shown = skipped.entries.len() as u64;
+            if skipped.total() > shown {
+                let _ = writeln!(out, "    … and {} more", skipped.total() - shown);
             }
         }
     }

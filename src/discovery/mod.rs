@@ -28,7 +28,7 @@ pub mod sd_format;
 pub mod status;
 
 pub use entry::{Entry, SkipList, SkipReason, Skipped};
-pub use refresh::{Refresh, RefreshFailure, RefreshOutcome, WalkStats};
+pub use refresh::{Refresh, RefreshFailure, RefreshOutcome, SourceList, WalkStats};
 
 use std::future::Future;
 

@@ -94,16 +94,22 @@ pub struct WalkStats {
     pub fell_back_to_v0: bool,
 }
 
+/// What a refresh listed: the whole list, and the entries it left out.
+#[derive(Debug, Clone, Default)]
+pub struct SourceList {
+    pub entries: Vec<Entry>,
+    /// The first few explained, every one counted.
+    pub skipped: SkipList,
+}
+
 /// One refresh of one source.
 #[derive(Debug, Clone)]
 pub struct Refresh {
     pub outcome: RefreshOutcome,
     /// Why it failed, for people: bounded, without cursors or secrets.
     pub detail: Option<String>,
-    /// The whole list; empty unless the refresh completed.
-    pub entries: Vec<Entry>,
-    /// Entries left out, the first few explained.
-    pub skipped: SkipList,
+    /// Empty unless the refresh completed.
+    pub list: SourceList,
     pub started: SystemTime,
     pub duration: Duration,
     /// Registry sources only.
@@ -117,8 +123,7 @@ impl Refresh {
         Refresh {
             outcome: RefreshOutcome::Failed(failure),
             detail: Some(shown_text(&detail, MAX_DETAIL_CHARS)),
-            entries: Vec::new(),
-            skipped: SkipList::default(),
+            list: SourceList::default(),
             started,
             duration: started.elapsed().unwrap_or_default(),
             walk: None,
@@ -130,8 +135,7 @@ impl Refresh {
         Refresh {
             outcome: RefreshOutcome::Complete,
             detail: None,
-            entries,
-            skipped,
+            list: SourceList { entries, skipped },
             started,
             duration: started.elapsed().unwrap_or_default(),
             walk: None,

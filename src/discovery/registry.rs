@@ -455,8 +455,8 @@ mod tests {
         assert_eq!(kept.skipped.counts[&SkipReason::InvalidEntry], 1000);
         assert!(kept.skipped.entries.len() <= crate::discovery::entry::MAX_SKIPPED_KEPT);
         let refresh = rules.complete(kept, SystemTime::now());
-        assert_eq!(refresh.entries.len(), 1);
-        assert_eq!(refresh.entries[0].name, "io.x/a");
+        assert_eq!(refresh.list.entries.len(), 1);
+        assert_eq!(refresh.list.entries[0].name, "io.x/a");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::entry::Entry;
 use super::entry::SkipList;
 use super::fleet::DiscoveredFleet;
-use super::refresh::{Refresh, WalkStats};
+use super::refresh::{Refresh, SourceList, WalkStats};
 use crate::config::{Config, SourceConfig};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -41,19 +41,25 @@ pub struct SourceStatus {
     pub last_refresh: Option<RefreshSummary>,
     pub last_success_unix_seconds: Option<f64>,
     pub consecutive_failures: u32,
+    #[serde(flatten)]
+    pub in_force: ListInForce,
+}
+
+/// A source's list in force: its last complete refresh's (kept while later
+/// refreshes fail), and what the fleet step made of it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ListInForce {
     /// The last refresh failed and the list of an earlier one is in force.
     pub keeps_last_good_list: bool,
     /// Targets the source yields now (after names were checked against
     /// static targets and earlier sources).
     pub targets: usize,
-    /// Entries left out of the list in force, each with its reason.
+    /// Entries left out of the list in force (by its refresh, then by
+    /// the fleet step), each with its reason.
     pub skipped: SkipList,
-    /// The list in force.
+    /// The list as its refresh made it.
     #[serde(skip)]
-    pub list: Vec<Entry>,
-    /// What the list's own refresh left out (before the fleet step).
-    #[serde(skip)]
-    own_skipped: SkipList,
+    pub list: SourceList,
 }
 
 impl SourceStatus {
@@ -67,11 +73,7 @@ impl SourceStatus {
             last_refresh: None,
             last_success_unix_seconds: None,
             consecutive_failures: 0,
-            keeps_last_good_list: false,
-            targets: 0,
-            skipped: SkipList::default(),
-            list: Vec::new(),
-            own_skipped: SkipList::default(),
+            in_force: ListInForce::default(),
         }
     }
 }
@@ -118,20 +120,19 @@ impl Sources {
             detail: refresh.detail.clone(),
             started_unix_seconds: crate::poll::unix_seconds(refresh.started),
             duration_seconds: refresh.duration.as_secs_f64(),
-            entries: refresh.entries.len() + refresh.skipped.total() as usize,
+            entries: refresh.list.entries.len() + refresh.list.skipped.total() as usize,
             walk: refresh.walk,
         });
         if refresh.outcome.failure().is_none() {
-            let changed = s.own_skipped.counts != refresh.skipped.counts;
-            s.list = refresh.entries.clone();
-            s.own_skipped = refresh.skipped.clone();
+            let changed = s.in_force.list.skipped.counts != refresh.list.skipped.counts;
+            s.in_force.list = refresh.list.clone();
             s.last_success_unix_seconds = Some(now_unix_seconds);
             s.consecutive_failures = 0;
-            s.keeps_last_good_list = false;
+            s.in_force.keeps_last_good_list = false;
             changed
         } else {
             s.consecutive_failures = s.consecutive_failures.saturating_add(1);
-            s.keeps_last_good_list = s.last_success_unix_seconds.is_some();
+            s.in_force.keeps_last_good_list = s.last_success_unix_seconds.is_some();
             false
         }
     }
@@ -140,7 +141,7 @@ impl Sources {
     pub fn lists(&self) -> HashMap<String, Vec<Entry>> {
         self.sources
             .iter()
-            .map(|s| (s.name.clone(), s.list.clone()))
+            .map(|s| (s.name.clone(), s.in_force.list.entries.clone()))
             .collect()
     }
 
@@ -148,12 +149,13 @@ impl Sources {
     /// entries it left out.
     pub fn set_fleet(&mut self, fleet: &DiscoveredFleet) {
         for s in &mut self.sources {
-            s.targets = fleet.yielded.get(&s.name).copied().unwrap_or(0);
-            let mut skipped = s.own_skipped.clone();
+            let in_force = &mut s.in_force;
+            in_force.targets = fleet.yielded.get(&s.name).copied().unwrap_or(0);
+            let mut skipped = in_force.list.skipped.clone();
             if let Some(more) = fleet.skipped.get(&s.name) {
                 skipped.extend(more);
             }
-            s.skipped = skipped;
+            in_force.skipped = skipped;
         }
     }
 

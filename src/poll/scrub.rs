@@ -65,7 +65,7 @@ pub fn scrub_listing(listing: &mut ListingReport, secrets: &SecretScrubber) {
         return;
     }
     scrub_opt(&mut listing.detail, secrets);
-    scrub_opt(&mut listing.cache_scope, secrets);
+    scrub_opt(&mut listing.cache.cache_scope, secrets);
     listing.names.iter_mut().for_each(|n| scrub(n, secrets));
     listing
         .duplicate_names

@@ -439,20 +439,21 @@ pub async fn poll_once(
 mod tests {
     use super::*;
 
-    fn every(secs: u64, anchor_ms: i64) -> (Schedule, DateTime<Utc>) {
-        (
-            Schedule::Every(Duration::from_secs(secs)),
-            DateTime::from_timestamp_millis(anchor_ms).unwrap(),
-        )
+    fn every(secs: u64) -> Schedule {
+        Schedule::Every(Duration::from_secs(secs))
+    }
+
+    fn ticks(schedule: &Schedule, anchor_ms: i64) -> Ticks<'_> {
+        Ticks {
+            schedule,
+            anchor: DateTime::from_timestamp_millis(anchor_ms).unwrap(),
+        }
     }
 
     #[test]
     fn every_ticks_count_from_the_anchor() {
-        let (s, anchor) = every(30, 1_000_000_005_000);
-        let ticks = Ticks {
-            schedule: &s,
-            anchor,
-        };
+        let s = every(30);
+        let ticks = ticks(&s, 1_000_000_005_000);
         let at = |secs: i64| DateTime::from_timestamp(secs, 0).unwrap();
         assert_eq!(
             ticks.next_after(at(1_000_000_010)).unwrap(),
@@ -493,11 +494,8 @@ mod tests {
 
     #[test]
     fn a_poll_ending_past_the_next_tick_keeps_that_ticks_poll() {
-        let (s, anchor) = every(30, 1_000_000_020_000);
-        let ticks = Ticks {
-            schedule: &s,
-            anchor,
-        };
+        let s = every(30);
+        let ticks = ticks(&s, 1_000_000_020_000);
         // The tick at ...020 fired at ...049 (jitter 29 s); the poll ended
         // at ...050.5, past the tick at ...050, whose poll is due at ...079.
         let done = DateTime::from_timestamp_millis(1_000_000_050_500).unwrap();
@@ -514,14 +512,11 @@ mod tests {
 
     #[test]
     fn a_first_poll_running_past_the_next_due_time_skipped_it() {
-        let (s, anchor) = every(10, 1_000_000_000_000);
-        let ticks = Ticks {
-            schedule: &s,
-            anchor,
-        };
+        let s = every(10);
+        let ticks = ticks(&s, 1_000_000_000_000);
         let jitter = Duration::from_secs(1);
         let done = DateTime::from_timestamp(1_000_000_012, 0).unwrap();
-        assert_eq!(missed_ticks(ticks, anchor, jitter, done), 1);
+        assert_eq!(missed_ticks(ticks, ticks.anchor, jitter, done), 1);
     }
 
     #[test]
@@ -568,11 +563,9 @@ mod tests {
 
     #[test]
     fn a_poll_waits_for_a_slot_until_its_next_tick() {
-        let (s, tick) = every(30, 1_000_000_020_000);
-        let ticks = Ticks {
-            schedule: &s,
-            anchor: tick,
-        };
+        let s = every(30);
+        let ticks = ticks(&s, 1_000_000_020_000);
+        let tick = ticks.anchor;
         assert_eq!(slot_wait(ticks, tick), Duration::from_secs(30));
         let fast = Schedule::Every(Duration::from_millis(200));
         let ticks = Ticks {

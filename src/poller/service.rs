@@ -104,7 +104,7 @@ impl Service {
             self.shared
                 .sinks
                 .discovery
-                .set_yield(&s.name, s.targets, &s.skipped);
+                .set_yield(&s.name, s.in_force.targets, &s.in_force.skipped);
         }
         let mine: Vec<TargetConfig> = config
             .targets
@@ -235,7 +235,7 @@ impl Service {
                 if applied.skips_changed {
                     DiscoveryEntriesSkipped {
                         source: &update.source,
-                        skipped: &update.refresh.skipped,
+                        skipped: &update.refresh.list.skipped,
                     }
                     .emit();
                 }

@@ -95,26 +95,26 @@ impl KindSummary {
     }
 }
 
+/// `st.serialize_field("name", &self.name)?` for each field named: the
+/// key is the field's name, so the two cannot drift apart.
+macro_rules! serialize_fields {
+    ($st:ident, $self:ident: $($field:ident),+) => {
+        $($st.serialize_field(stringify!($field), &$self.$field)?;)+
+    };
+}
+
 impl Serialize for KindSummary {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let union = self.reference_union();
         let mut st = s.serialize_struct("KindSummary", 17 + usize::from(union.is_some()))?;
-        st.serialize_field("kind", &self.kind)?;
+        serialize_fields!(st, self: kind);
         st.serialize_field("outcome", self.outcome.label())?;
-        st.serialize_field("reason", &self.reason)?;
-        st.serialize_field("detail", &self.detail)?;
-        st.serialize_field("pages", &self.pages)?;
-        st.serialize_field("requests", &self.requests)?;
-        st.serialize_field("raw_items", &self.raw_items)?;
-        st.serialize_field("unique_items", &self.unique_items)?;
-        st.serialize_field("duplicate_items", &self.duplicate_items)?;
-        st.serialize_field("invalid_cursor_errors", &self.invalid_cursor_errors)?;
-        st.serialize_field("restarts", &self.restarts)?;
+        serialize_fields!(st, self: reason, detail, pages, requests, raw_items, unique_items,
+            duplicate_items, invalid_cursor_errors, restarts);
         st.serialize_field("added", self.added())?;
         st.serialize_field("removed", self.removed())?;
-        st.serialize_field("silent_shrink", &self.silent_shrink)?;
-        st.serialize_field("changed_items", &self.changed_items)?;
+        serialize_fields!(st, self: silent_shrink, changed_items);
         st.serialize_field("changed", self.changed())?;
         if let Some(u) = union {
             st.serialize_field("reference_union", u)?;
@@ -225,14 +225,10 @@ impl Serialize for PollSummary {
         use serde::ser::SerializeStruct;
         let protocols = self.protocols();
         let mut st = s.serialize_struct("PollSummary", 10 + usize::from(!protocols.is_empty()))?;
-        st.serialize_field("started_unix_seconds", &self.started_unix_seconds)?;
-        st.serialize_field("duration_seconds", &self.duration_seconds)?;
-        st.serialize_field("up", &self.up)?;
-        st.serialize_field("protocol_version", &self.protocol_version)?;
-        st.serialize_field("transport", &self.transport)?;
-        st.serialize_field("time_to_ready_seconds", &self.time_to_ready_seconds)?;
+        serialize_fields!(st, self: started_unix_seconds, duration_seconds, up, protocol_version,
+            transport, time_to_ready_seconds);
         st.serialize_field("session_error", &self.session_error())?;
-        st.serialize_field("trace_id", &self.trace_id)?;
+        serialize_fields!(st, self: trace_id);
         st.serialize_field("retry_after_seconds", &self.retry_after_seconds())?;
         if !protocols.is_empty() {
             st.serialize_field("protocols", protocols)?;
@@ -248,7 +244,7 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
     let lists = KindLists {
         added: capped_names(&diff.added),
         removed: capped_names(&diff.removed),
-        changed: diff.changed.clone(),
+        changed: diff.drift.changed.clone(),
         reference_union: p.reference_union.get(&l.kind).cloned(),
         page_detail: l
             .pages
@@ -279,7 +275,7 @@ fn kind_summary(p: &PolledTarget, l: &mcp_listing::ListingReport) -> KindSummary
         invalid_cursor_errors: l.invalid_cursor_errors,
         restarts: u32::try_from(l.restarts.len()).unwrap_or(u32::MAX),
         silent_shrink: diff.silent_shrink,
-        changed_items: diff.changed_items,
+        changed_items: diff.drift.changed_items,
         lists: (!lists.is_empty()).then(|| Box::new(lists)),
     }
 }
@@ -511,6 +507,19 @@ impl StatusStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::poll::PollReport;
+
+    #[test]
+    fn a_poll_summary_keeps_the_api_shape() {
+        let mut report = PollReport::tools_for_test("t", &["a"]);
+        report.started = std::time::UNIX_EPOCH;
+        let polled = PolledTarget::without_baseline(report);
+        let json = serde_json::to_string(&PollSummary::from_polled(&polled, true)).unwrap();
+        assert_eq!(
+            json,
+            r#"{"started_unix_seconds":0.0,"duration_seconds":0.0,"up":true,"protocol_version":null,"transport":"streamable_http","time_to_ready_seconds":null,"session_error":null,"trace_id":null,"retry_after_seconds":null,"kinds":[{"kind":"tools","outcome":"complete","reason":null,"detail":null,"pages":0,"requests":0,"raw_items":0,"unique_items":1,"duplicate_items":0,"invalid_cursor_errors":0,"restarts":0,"added":[],"removed":[],"silent_shrink":false,"changed_items":0,"changed":[],"page_detail":[]}]}"#
+        );
+    }
 
     #[test]
     fn a_kept_poll_summary_is_small() {

@@ -122,7 +122,7 @@ impl DiscoveryRefreshed<'_> {
             ),
             None => tracing::debug!(emitted_at = %at,
                 source = %self.source,
-                entries = r.entries.len(),
+                entries = r.list.entries.len(),
                 "discovery refresh complete"
             ),
         }

@@ -5,7 +5,9 @@
 
 use super::conformance::ConformanceResult;
 use super::judge::judge;
-use super::types::{Change, Health, KindInput, ReferenceGap, TargetInput, TargetVerdict};
+use super::types::{
+    Change, Health, KindInput, NameChanges, ReferenceGap, TargetInput, TargetVerdict,
+};
 use mcp_listing::report::SessionFailure;
 use mcp_listing::{EndReason, Kind, ListingReport, Outcome};
 use serde::Serialize;
@@ -309,13 +311,22 @@ impl Change {
             at_unix_seconds,
             from: previous_items,
             to: current_items,
+            names: NameChanges::capped(added, removed),
+            announced,
+            silent_shrink,
+        })
+    }
+}
+
+impl NameChanges {
+    /// The first names of each list ([`capped_names`]) and every one counted.
+    pub fn capped(added: &[String], removed: &[String]) -> NameChanges {
+        NameChanges {
             added: capped_names(added),
             removed: capped_names(removed),
             added_total: added.len() as u64,
             removed_total: removed.len() as u64,
-            announced,
-            silent_shrink,
-        })
+        }
     }
 }
 
@@ -347,14 +358,14 @@ mod tests {
             .collect();
         let c = Change::from_diff(Kind::Tools, 0.0, 200, 200, &long, &long, false, false)
             .expect("a change");
-        let kept: usize = c.added.iter().map(String::len).sum();
+        let kept: usize = c.names.added.iter().map(String::len).sum();
         assert!(kept <= MAX_NAME_BYTES_PER_CHANGE, "{kept}");
-        assert_eq!(c.added.len(), MAX_NAME_BYTES_PER_CHANGE / 256);
-        assert_eq!(c.added_total, 200);
+        assert_eq!(c.names.added.len(), MAX_NAME_BYTES_PER_CHANGE / 256);
+        assert_eq!(c.names.added_total, 200);
         let short: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
         let c = Change::from_diff(Kind::Tools, 0.0, 0, 300, &short, &[], false, false)
             .expect("a change");
-        assert_eq!(c.added.len(), MAX_NAMES_PER_CHANGE);
+        assert_eq!(c.names.added.len(), MAX_NAMES_PER_CHANGE);
     }
     use mcp_listing::ErrorKind;
 
@@ -424,7 +435,7 @@ mod tests {
         );
         assert_eq!(v.overall.level, Health::Healthy);
         assert_eq!(h.changes.len(), 1);
-        assert_eq!(h.changes[0].removed, strings(&["tool-19"]));
+        assert_eq!(h.changes[0].names.removed, strings(&["tool-19"]));
         // 20, the marked 19, and one point for the run of plain 19s that
         // ends at the latest poll.
         let pts = &h.points[&Kind::Tools];
@@ -487,8 +498,8 @@ mod tests {
     fn change_entries_cap_names_but_keep_totals() {
         let removed: Vec<String> = (0..250).map(|i| format!("t{i}")).collect();
         let c = Change::from_diff(Kind::Tools, 0.0, 300, 50, &[], &removed, true, false).unwrap();
-        assert_eq!(c.removed.len(), MAX_NAMES_PER_CHANGE);
-        assert_eq!(c.removed_total, 250);
+        assert_eq!(c.names.removed.len(), MAX_NAMES_PER_CHANGE);
+        assert_eq!(c.names.removed_total, 250);
         assert!(Change::from_diff(Kind::Tools, 0.0, 5, 5, &[], &[], false, false).is_none());
     }
 

@@ -21,8 +21,8 @@ pub use history::CatalogueHistory;
 pub use judge::{combine, judge};
 pub use reasons::{ago, clock, MAX_NAMES_IN_MESSAGE};
 pub use types::{
-    Change, Health, KindInput, ProtocolGap, Reason, ReferenceGap, TargetInput, TargetVerdict,
-    Verdict, DEFAULT_EVENT_WINDOW,
+    Change, Health, KindInput, NameChanges, ProtocolGap, Reason, ReferenceGap, TargetInput,
+    TargetVerdict, Verdict, DEFAULT_EVENT_WINDOW,
 };
 
 #[cfg(test)]

@@ -314,8 +314,8 @@ pub(super) fn silent_shrinks(
     let mut removed: Vec<String> = Vec::new();
     let mut removed_total = 0u64;
     for c in shrinks.iter().rev() {
-        removed_total += c.removed_total;
-        for n in &c.removed {
+        removed_total += c.names.removed_total;
+        for n in &c.names.removed {
             if removed.len() < MAX_NAMES_IN_MESSAGE && !removed.contains(n) {
                 removed.push(n.clone());
             }

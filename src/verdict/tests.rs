@@ -70,10 +70,11 @@ fn shrink(kind: Kind, at: f64, from: u64, removed: &[&str]) -> Change {
         at_unix_seconds: at,
         from,
         to: from - removed.len() as u64,
-        added: Vec::new(),
-        removed: removed.iter().map(|s| s.to_string()).collect(),
-        added_total: 0,
-        removed_total: removed.len() as u64,
+        names: NameChanges {
+            removed: removed.iter().map(|s| s.to_string()).collect(),
+            removed_total: removed.len() as u64,
+            ..NameChanges::default()
+        },
         announced: false,
         silent_shrink: true,
     }
@@ -119,6 +120,22 @@ fn first_reason<'v>(v: &'v TargetVerdict, level: Health, code: Code, starts: &st
     assert_eq!(r.code, code);
     assert!(r.message.starts_with(starts), "{}", r.message);
     r
+}
+
+#[test]
+fn ages_read_naturally() {
+    assert_eq!(ago(5.0), "5s");
+    assert_eq!(ago(600.0), "10m");
+    assert_eq!(ago(7200.0), "2.0h");
+}
+
+#[test]
+fn a_change_reads_as_one_flat_object_on_the_api() {
+    let c = shrink(Kind::Tools, 60.0, 20, &["tool-19"]);
+    assert_eq!(
+        serde_json::to_string(&c).unwrap(),
+        r#"{"kind":"tools","at_unix_seconds":60.0,"from":20,"to":19,"added":[],"removed":["tool-19"],"added_total":0,"removed_total":1,"announced":false,"silent_shrink":true}"#
+    );
 }
 
 #[test]

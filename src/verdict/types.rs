@@ -112,16 +112,23 @@ pub struct Change {
     /// Unique items before and after.
     pub from: u64,
     pub to: u64,
-    /// Names added and removed, each list capped by the caller.
+    #[serde(flatten)]
+    pub names: NameChanges,
+    /// The server sent `list_changed` for this kind during the listing.
+    pub announced: bool,
+    /// Fewer items, no notice, no error.
+    pub silent_shrink: bool,
+}
+
+/// Names added and removed by a [`Change`], each list capped
+/// ([`super::history::capped_names`]), with their full counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NameChanges {
     pub added: Vec<String>,
     pub removed: Vec<String>,
     /// Full counts, also when the lists above are capped.
     pub added_total: u64,
     pub removed_total: u64,
-    /// The server sent `list_changed` for this kind during the listing.
-    pub announced: bool,
-    /// Fewer items, no notice, no error.
-    pub silent_shrink: bool,
 }
 
 /// Reference items a target lacks: `missing` of `reference`'s listing

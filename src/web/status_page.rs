@@ -368,12 +368,6 @@ fn kind_row(k: &KindSummary) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[test]
-    fn ages_read_naturally() {
-        assert_eq!(ago(5.0), "5s");
-        assert_eq!(ago(600.0), "10m");
-        assert_eq!(ago(7200.0), "2.0h");
-    }
 
     #[test]
     fn pending_targets_sort_between_degraded_and_healthy_and_filter() {

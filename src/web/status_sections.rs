@@ -102,8 +102,8 @@ pub fn change_log(changes: &VecDeque<Change>) -> Markup {
                 td { (c.kind) }
                 td.num { (c.from) " → " (c.to) }
                 td { (notice(c)) }
-                td { (names_cell(&c.removed, c.removed_total)) }
-                td { (names_cell(&c.added, c.added_total)) }
+                td { (names_cell(&c.names.removed, c.names.removed_total)) }
+                td { (names_cell(&c.names.added, c.names.added_total)) }
             }
         }
     })
@@ -196,6 +196,7 @@ pub fn failures(failures: &VecDeque<Failure>) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::NameChanges;
 
     #[test]
     fn the_change_log_names_what_vanished_and_escapes() {
@@ -205,10 +206,11 @@ mod tests {
             at_unix_seconds: 60.0,
             from: 20,
             to: 19,
-            added: Vec::new(),
-            removed: vec!["<b>tool-020".into()],
-            added_total: 0,
-            removed_total: 3,
+            names: NameChanges {
+                removed: vec!["<b>tool-020".into()],
+                removed_total: 3,
+                ..NameChanges::default()
+            },
             announced: false,
             silent_shrink: true,
         });

@@ -19,7 +19,7 @@ pub fn section(sources: &[SourceStatus], now: f64) -> Markup {
                 tr data-source=(s.name) {
                     td { b { (s.name) } br; span.muted { (s.kind) " · module " (s.module) } }
                     td { (refresh(s, now)) }
-                    td.num { (s.targets) }
+                    td.num { (s.in_force.targets) }
                     td { (left_out(s)) }
                 }
             }
@@ -45,7 +45,7 @@ fn refresh(s: &SourceStatus, now: f64) -> Markup {
         @if let Some(d) = &r.detail {
             br; span.muted { (d) }
         }
-        @if s.keeps_last_good_list {
+        @if s.in_force.keeps_last_good_list {
             br;
             span.warn {
                 (s.consecutive_failures) " failure(s) in a row: the last good list"
@@ -59,10 +59,10 @@ fn refresh(s: &SourceStatus, now: f64) -> Markup {
 /// Each reason entries were left out for, with its count.
 fn left_out(s: &SourceStatus) -> Markup {
     html! {
-        @if s.skipped.counts.is_empty() {
+        @if s.in_force.skipped.counts.is_empty() {
             span.muted { "none" }
         }
-        @for (i, (reason, n)) in s.skipped.counts.iter().enumerate() {
+        @for (i, (reason, n)) in s.in_force.skipped.counts.iter().enumerate() {
             @if i > 0 { br; }
             (reason.label()) ": " (n)
         }

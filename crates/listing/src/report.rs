@@ -263,8 +263,8 @@ pub struct ListingReport<S = Kind> {
     pub list_changed_notifications: u32,
     /// A legacy listing that ended on `nextCursor: ""`.
     pub blank_cursor_end: bool,
-    pub ttl_ms: Option<u64>,
-    pub cache_scope: Option<String>,
+    #[serde(flatten)]
+    pub cache: CacheHints,
     pub rpc_error_code: Option<i64>,
     pub http_status: Option<u16>,
     /// The server's `Retry-After` with an HTTP 429 (already capped by the
@@ -277,6 +277,15 @@ pub struct ListingReport<S = Kind> {
     /// short hashes (item-content drift). Kept for the baseline, not shown.
     #[serde(skip)]
     pub fingerprints: BTreeMap<String, ItemFingerprint>,
+}
+
+/// The cache hints of a 2026-07-28 result (`ttlMs`, `cacheScope`), as the
+/// first page of the final attempt gave them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CacheHints {
+    pub ttl_ms: Option<u64>,
+    /// Echoed (control characters escaped).
+    pub cache_scope: Option<String>,
 }
 
 impl<S> ListingReport<S> {
@@ -298,8 +307,7 @@ impl<S> ListingReport<S> {
             names: Vec::new(),
             list_changed_notifications: 0,
             blank_cursor_end: false,
-            ttl_ms: None,
-            cache_scope: None,
+            cache: CacheHints::default(),
             rpc_error_code: None,
             http_status: None,
             retry_after: None,

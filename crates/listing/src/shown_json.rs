@@ -56,6 +56,18 @@ pub fn unicode_escape(c: char) -> String {
 /// A formatter as `F`, escaping hidden characters in strings and keys.
 struct Shown<F>(F);
 
+/// `Formatter` methods of `Shown<F>` that do what `F`'s do: each takes the
+/// writer and the arguments named.
+macro_rules! hand_on {
+    ($($method:ident($($arg:ident: $ty:ty)?);)+) => {
+        $(
+            fn $method<W: ?Sized + io::Write>(&mut self, w: &mut W $(, $arg: $ty)?) -> io::Result<()> {
+                self.0.$method(w $(, $arg)?)
+            }
+        )+
+    };
+}
+
 impl<F: Formatter> Formatter for Shown<F> {
     fn write_string_fragment<W: ?Sized + io::Write>(
         &mut self,
@@ -74,43 +86,12 @@ impl<F: Formatter> Formatter for Shown<F> {
     }
 
     // The layout is `F`'s: every method that writes it is handed on.
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn end_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object_key(w)
-    }
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object_value(w)
+    hand_on! {
+        begin_array(); end_array();
+        begin_array_value(first: bool); end_array_value();
+        begin_object(); end_object();
+        begin_object_key(first: bool); end_object_key();
+        begin_object_value(); end_object_value();
     }
 }
 

@@ -7,8 +7,8 @@ use super::failure::ExchangeFailure;
 use super::fingerprint::{ItemFingerprint, MAX_SHAPES_PER_LISTING};
 use super::kind::Kind;
 use super::report::{
-    page_number, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome, PageRecord,
-    Restart, RestartReason,
+    page_number, CacheHints, CursorState, EndReason, ErrorKind, Guard, ListingReport, Outcome,
+    PageRecord, Restart, RestartReason,
 };
 use super::shape::{item_key, PageShape};
 use super::text;
@@ -436,11 +436,13 @@ fn step_on_page<S: PageShape>(
     let (obj, items) = page_items(kind, result)?;
     attempt.pages += 1;
     if attempt.pages == 1 {
-        report.ttl_ms = obj.get("ttlMs").and_then(Value::as_u64);
-        report.cache_scope = obj
-            .get("cacheScope")
-            .and_then(Value::as_str)
-            .map(|scope| text::echo(scope).into_owned());
+        report.cache = CacheHints {
+            ttl_ms: obj.get("ttlMs").and_then(Value::as_u64),
+            cache_scope: obj
+                .get("cacheScope")
+                .and_then(Value::as_str)
+                .map(|scope| text::echo(scope).into_owned()),
+        };
     }
     count_items(attempt, record, kind, items);
     let next = next_cursor(report, record, kind.next_cursor(obj), era)?;

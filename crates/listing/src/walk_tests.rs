@@ -475,8 +475,8 @@ async fn ttl_and_cache_scope_are_kept() {
         json!({"tools": tools(&["a"]), "ttlMs": 30000, "cacheScope": "shared", "resultType": "complete"}),
     );
     let r = run_in(&mut s, &legacy(), Era::Modern).await;
-    assert_eq!(r.ttl_ms, Some(30000));
-    assert_eq!(r.cache_scope.as_deref(), Some("shared"));
+    assert_eq!(r.cache.ttl_ms, Some(30000));
+    assert_eq!(r.cache.cache_scope.as_deref(), Some("shared"));
     let mut s = Script::new().page(None, json!({"tools": [], "resultType": "input_required"}));
     assert_eq!(
         run_in(&mut s, &legacy(), Era::Modern).await.outcome,

@@ -171,7 +171,7 @@ fn no_server(name: &str) -> Response {
 
 /// `Some(401)` unless the request carries the configured bearer token.
 fn check_auth(server: &VirtualServer, headers: &HeaderMap) -> Option<Response> {
-    let token = server.cfg.token.as_ref()?;
+    let token = server.cfg.credentials.token.as_ref()?;
     let presented = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

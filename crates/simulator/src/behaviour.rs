@@ -185,7 +185,7 @@ pub struct Counters(Mutex<PerKind<KindState>>);
 impl Counters {
     pub fn new(cfg: &ServerConfig) -> Counters {
         Counters(Mutex::new(PerKind::from_fn(|_| KindState {
-            stale_left: cfg.stale_times,
+            stale_left: cfg.stale.times,
             ..KindState::default()
         })))
     }
@@ -265,7 +265,7 @@ impl Page<'_> {
 
     /// Is this the page `--page` names, the one a page fault hits?
     pub fn faulty(&self) -> bool {
-        self.number == self.cfg().page
+        self.number == self.cfg().fault_at.page
     }
 
     /// Where the next page starts when pages follow each other.
@@ -295,7 +295,7 @@ impl Page<'_> {
     /// `offset` of this page's generation, signed by `key`. The issue time
     /// is kept only when stale-cursor rejects by age.
     pub fn signed_by(&self, key: &CursorKey, offset: u32) -> String {
-        let issued_ms = if self.cfg().stale_age.is_some() {
+        let issued_ms = if self.cfg().stale.age.is_some() {
             self.listing.now_ms
         } else {
             0

@@ -207,28 +207,64 @@ pub struct ServerConfig {
     pub protocol: Option<String>,
     pub modern: bool,
     pub response: ResponseMode,
-    /// Kinds the fault applies to.
-    pub kinds: Vec<Kind>,
-    pub page: u32,
+    pub fault_at: FaultAt,
     pub delay: Duration,
     pub chunk_bytes: usize,
-    pub change_every: ChangeEvery,
-    pub change_by: u32,
-    pub notify: bool,
+    pub change: CatalogueChange,
     pub overlap: u32,
     pub size_bytes: usize,
     pub code: i64,
-    /// The accepted bearer token (auth scenario only).
-    pub token: Option<String>,
+    pub credentials: Credentials,
     pub expire_after: u32,
-    pub stale_times: u32,
-    /// stale-cursor by age instead of by count.
-    pub stale_age: Option<Duration>,
+    pub stale: Staleness,
     pub every: u32,
-    pub listen_fault: Option<ListenFault>,
-    pub listen_close_after: Option<u32>,
-    /// HTTP request header echoed into the answer's strings.
+    pub listen: ListenStream,
+}
+
+/// Where the scenario's fault hits.
+#[derive(Debug, Clone)]
+pub struct FaultAt {
+    /// The kinds it applies to (`--kinds`); the others are healthy.
+    pub kinds: Vec<Kind>,
+    /// The 1-based page (`--page`).
+    pub page: u32,
+}
+
+/// How shrink, grow and reorder change the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogueChange {
+    pub every: ChangeEvery,
+    /// Items removed or added per change.
+    pub by: u32,
+    /// Each change announced with `notifications/<kind>/list_changed`.
+    pub notify: bool,
+}
+
+/// What the server does with the credentials an HTTP request carries.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    /// The bearer token it accepts (auth scenario only); others get 401.
+    pub token: Option<String>,
+    /// The request header whose value it echoes into its answer's strings.
     pub echo_header: Option<String>,
+}
+
+/// stale-cursor: which continuation requests are rejected as stale.
+#[derive(Debug, Clone, Copy)]
+pub struct Staleness {
+    /// How many (by count).
+    pub times: u32,
+    /// Those whose cursor is older than this, instead of by count.
+    pub age: Option<Duration>,
+}
+
+/// How a 2026-07-28 `subscriptions/listen` stream behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct ListenStream {
+    /// A misbehaviour, if any.
+    pub fault: Option<ListenFault>,
+    /// The stream ends gracefully after this many notifications.
+    pub close_after: Option<u32>,
 }
 
 pub const DEFAULT_ITEMS: u32 = 20;
@@ -266,33 +302,43 @@ impl ServerConfig {
             modern: protocol.as_deref() == Some(MODERN_VERSION),
             protocol,
             response: k.response.unwrap_or(ResponseMode::Json),
-            kinds,
-            page: k.page.unwrap_or(2).max(1),
+            fault_at: FaultAt {
+                kinds,
+                page: k.page.unwrap_or(2).max(1),
+            },
             delay: Duration::from_millis(k.delay_ms.unwrap_or(default_delay_ms(scenario))),
             chunk_bytes: k.chunk_bytes.unwrap_or(16).max(1) as usize,
-            change_every: change_every(k),
-            change_by: k.change_by.unwrap_or(1),
-            notify: k.notify.unwrap_or(false),
+            change: CatalogueChange {
+                every: change_every(k),
+                by: k.change_by.unwrap_or(1),
+                notify: k.notify.unwrap_or(false),
+            },
             overlap,
             size_bytes: k.size_mib.unwrap_or(4) as usize * 1024 * 1024,
             code: k.code.unwrap_or(-32603),
-            token,
+            credentials: Credentials {
+                token,
+                echo_header: k.echo_header.clone(),
+            },
             expire_after: k.expire_after.unwrap_or(6),
-            stale_times: k.times.unwrap_or(1),
-            stale_age: match (scenario, k.delay_ms) {
-                (Scenario::StaleCursor, Some(ms)) => Some(Duration::from_millis(ms)),
-                _ => None,
+            stale: Staleness {
+                times: k.times.unwrap_or(1),
+                age: match (scenario, k.delay_ms) {
+                    (Scenario::StaleCursor, Some(ms)) => Some(Duration::from_millis(ms)),
+                    _ => None,
+                },
             },
             every: k.every.unwrap_or(5).max(1),
-            listen_fault: k.listen_fault,
-            listen_close_after: k.listen_close_after,
-            echo_header: k.echo_header.clone(),
+            listen: ListenStream {
+                fault: k.listen_fault,
+                close_after: k.listen_close_after,
+            },
         })
     }
 
     /// Does the scenario's fault apply to this kind?
     pub fn faulty(&self, kind: Kind) -> bool {
-        self.kinds.contains(&kind)
+        self.fault_at.kinds.contains(&kind)
     }
 }
 

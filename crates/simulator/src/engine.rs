@@ -68,7 +68,7 @@ impl VirtualServer {
         if let Some(own) = self.counters.with(kind, |c| behaviour.own_epoch(c)) {
             return own;
         }
-        match self.cfg.change_every {
+        match self.cfg.change.every {
             ChangeEvery::Listings(m) => self.counters.with(kind, |c| c.completed) / m.max(1),
             ChangeEvery::Duration(d) => {
                 (self.started.elapsed().as_millis() / d.as_millis().max(1)) as u32

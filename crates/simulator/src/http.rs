@@ -494,7 +494,7 @@ fn answer(
     headers: &HeaderMap,
 ) -> Reply {
     let mut reply = server.handle(msg, state);
-    if let Some(name) = &server.cfg.echo_header {
+    if let Some(name) = &server.cfg.credentials.echo_header {
         if let Some(v) = headers.get(name.as_str()).and_then(|v| v.to_str().ok()) {
             super::echo::splice(&mut reply, v);
         }

@@ -103,7 +103,7 @@ fn announcements(
         return notifications;
     }
     let told = &mut session.notified[listing.kind];
-    if behaviour.changes() && cfg.notify && *told < listing.epoch {
+    if behaviour.changes() && cfg.change.notify && *told < listing.epoch {
         *told = listing.epoch;
         notifications.push(list_changed(listing.kind));
     }

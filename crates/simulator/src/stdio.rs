@@ -226,10 +226,10 @@ fn spawn_change_announcer(
 ) -> Option<tokio::task::JoinHandle<()>> {
     let cfg = &server.cfg;
     let changes = scenarios::of(cfg.scenario).changes();
-    let ChangeEvery::Duration(period) = cfg.change_every else {
+    let ChangeEvery::Duration(period) = cfg.change.every else {
         return None;
     };
-    if !changes || !cfg.notify || cfg.modern {
+    if !changes || !cfg.change.notify || cfg.modern {
         return None;
     }
     Some(tokio::spawn(async move {

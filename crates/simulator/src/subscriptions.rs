@@ -104,7 +104,7 @@ impl Subscription {
 
     fn announces(&self) -> bool {
         let cfg = &self.server.cfg;
-        cfg.notify && scenarios::of(cfg.scenario).changes()
+        cfg.change.notify && scenarios::of(cfg.scenario).changes()
     }
 
     /// The next message; `None` when the stream is over.
@@ -112,7 +112,7 @@ impl Subscription {
         if self.done {
             return None;
         }
-        let fault = self.server.cfg.listen_fault;
+        let fault = self.server.cfg.listen.fault;
         if !self.sent_ack {
             self.sent_ack = true;
             if fault != Some(ListenFault::NoAck) {
@@ -127,7 +127,7 @@ impl Subscription {
             return Some(Message::Die);
         }
         loop {
-            if let Some(limit) = self.server.cfg.listen_close_after {
+            if let Some(limit) = self.server.cfg.listen.close_after {
                 if self.notifications_sent >= limit {
                     self.done = true;
                     return Some(Message::Json(self.completion()));

@@ -52,13 +52,53 @@ fn send(method: reqwest::Method, url: &str, accept: Option<&str>) -> (u16, Strin
     })
 }
 
-/// The value of the header `name` (lower-case) among `headers` (names
-/// lower-cased, as the readers here keep them).
-pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
+/// A message's headers as the readers here keep them: names lower-cased,
+/// values trimmed, in the order sent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HeaderList(Vec<(String, String)>);
+
+impl HeaderList {
+    /// The value of the header `name` (lower-case).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The header lines up to the empty line that ends a head; `None` when
+    /// the stream ends (or fails) first.
+    pub fn read(reader: &mut impl std::io::BufRead) -> Option<HeaderList> {
+        let mut headers = HeaderList::default();
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
+            let line = line.trim_end();
+            if line.is_empty() {
+                return Some(headers);
+            }
+            headers.0.extend(header_line(line));
+        }
+    }
+}
+
+impl std::ops::Deref for HeaderList {
+    type Target = [(String, String)];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl FromIterator<(String, String)> for HeaderList {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(lines: I) -> HeaderList {
+        HeaderList(lines.into_iter().collect())
+    }
+}
+
+impl Extend<(String, String)> for HeaderList {
+    fn extend<I: IntoIterator<Item = (String, String)>>(&mut self, lines: I) {
+        self.0.extend(lines);
+    }
 }
 
 /// One header line as the readers here keep it: the name lower-cased, the
@@ -74,14 +114,13 @@ pub fn header_line(line: &str) -> Option<(String, String)> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawResponse {
     pub status: u16,
-    /// Header names lower-cased, with their values, in order.
-    pub headers: Vec<(String, String)>,
+    pub headers: HeaderList,
     pub body: Vec<u8>,
 }
 
 impl RawResponse {
     pub fn header(&self, name: &str) -> Option<&str> {
-        header_value(&self.headers, name)
+        self.headers.get(name)
     }
 
     /// The end-to-end headers: without the hop-by-hop ones and `Date`

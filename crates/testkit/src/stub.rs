@@ -4,6 +4,7 @@
 //! One thread per connection, one request per connection (`Connection:
 //! close`), so what a client sends is all there is to read.
 
+use crate::http::HeaderList;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -17,13 +18,12 @@ pub struct StubRequest {
     pub path: String,
     /// Query pairs, percent-decoded, in order.
     pub query: Vec<(String, String)>,
-    /// Header names lower-cased, with their values.
-    pub headers: Vec<(String, String)>,
+    pub headers: HeaderList,
 }
 
 impl StubRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
-        crate::http::header_value(&self.headers, name)
+        self.headers.get(name)
     }
 
     pub fn param(&self, name: &str) -> Option<&str> {
@@ -136,21 +136,11 @@ fn read_request(reader: &mut impl BufRead) -> Option<StubRequest> {
     let mut parts = line.split_whitespace();
     let method = parts.next()?.to_string();
     let target = parts.next()?.to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        headers.extend(crate::http::header_line(h));
-    }
+    let headers = HeaderList::read(reader)?;
     // Read (and drop) a body the client sent, so it sees our answer.
     let length: u64 = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse().ok())
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let _ = std::io::copy(&mut reader.take(length), &mut std::io::sink());
     let parsed = url::Url::parse(&format!("http://stub{target}")).ok()?;

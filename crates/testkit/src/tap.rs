@@ -4,7 +4,7 @@
 //! whose every byte a test scripts ([`Scripted`]). Everything talks over
 //! real loopback sockets.
 
-use crate::http::RawResponse;
+use crate::http::{HeaderList, RawResponse};
 use mcp_tap::{CopyEnd, Direction, ExchangeId, TapEvent, TapSettings, TapStats, Tee};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -287,14 +287,14 @@ impl RawConn {
     }
 
     /// Status and headers of the next answer.
-    pub fn head(&mut self) -> (u16, Vec<(String, String)>) {
+    pub fn head(&mut self) -> (u16, HeaderList) {
         let status_line = self.line();
         let status = status_line
             .split_whitespace()
             .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
-        let mut headers = Vec::new();
+        let mut headers = HeaderList::default();
         loop {
             let line = self.line();
             if line.is_empty() {
@@ -412,14 +412,13 @@ impl<W: Write> Write for Counted<'_, W> {
 pub struct Seen {
     /// `METHOD TARGET HTTP/1.1`, as sent.
     pub request_line: String,
-    /// Header names lower-cased, with their values.
-    pub headers: Vec<(String, String)>,
+    pub headers: HeaderList,
     pub body: Vec<u8>,
 }
 
 impl Seen {
     pub fn header(&self, name: &str) -> Option<&str> {
-        crate::http::header_value(&self.headers, name)
+        self.headers.get(name)
     }
 }
 
@@ -497,16 +496,7 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Seen> {
     let mut line = String::new();
     reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
     let request_line = line.trim_end().to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).ok().filter(|n| *n > 0)?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        headers.extend(crate::http::header_line(line));
-    }
+    let headers = HeaderList::read(reader)?;
     let mut seen = Seen {
         request_line,
         headers,

@@ -39,7 +39,7 @@ pub fn grade(
     if record.first_request.is_none() {
         return Verdict::fail(no_request(reach, end));
     }
-    if setup.modern && record.modern_requests == 0 {
+    if setup.modern && record.negotiation.modern_requests == 0 {
         return Verdict::new(Status::NotApplicable, not_modern(record));
     }
     let mut worst: Option<(Kind, Verdict)> = None;
@@ -89,7 +89,7 @@ fn no_request(reach: Reach, end: ClientEnd) -> String {
 }
 
 fn not_modern(record: &Record) -> String {
-    let how = if record.initialize_refused {
+    let how = if record.negotiation.initialize_refused {
         "it sent initialize, which a 2026-07-28 server refuses (-32022)"
     } else {
         "no request carried the 2026-07-28 _meta"
@@ -101,32 +101,39 @@ fn grade_kind(case: &Case) -> Verdict {
     if case.end.exit == Exit::Killed(Stopped::TooManySessions) {
         return Verdict::fail(format!(
             "opened {} sessions in one scenario and was stopped",
-            words::count(u64::from(case.record.initializes))
+            words::count(u64::from(case.record.negotiation.initializes))
         ));
     }
     if case.view.requests.is_empty() {
         return Verdict::fail(format!(
             "never called {} ({} other requests)",
             case.kind.method(),
-            words::count(case.record.other_requests + u64::from(case.record.initializes))
+            words::count(
+                case.record.other_requests + u64::from(case.record.negotiation.initializes)
+            )
         ));
     }
     if let Some(verdict) = never_stopped(case) {
         return verdict;
     }
+    // Requests make a listing; every scenario's rules read the last one.
+    let Some(last) = case.last() else {
+        return Verdict::fail("no listing");
+    };
+    let last = &last;
     match case.setup.scenario {
-        ClientScenario::Walk => walks::walk(case),
-        ClientScenario::NullCursor => walks::null_cursor(case),
-        ClientScenario::SinglePage => walks::single_page(case),
-        ClientScenario::Deep => walks::deep(case),
-        ClientScenario::Duplicates => walks::duplicates(case),
-        ClientScenario::SlowPage => walks::slow_page(case),
-        ClientScenario::Cycle | ClientScenario::RepeatCursor => loops::repeat(case),
-        ClientScenario::Endless => loops::endless(case),
-        ClientScenario::BlankCursor => cursors::blank(case),
-        ClientScenario::BlankCursor2026 => cursors::blank_2026(case),
-        ClientScenario::InvalidCursor => cursors::invalid(case),
-        ClientScenario::ListChanged => cursors::list_changed(case),
+        ClientScenario::Walk => walks::walk(case, last),
+        ClientScenario::NullCursor => walks::null_cursor(case, last),
+        ClientScenario::SinglePage => walks::single_page(case, last),
+        ClientScenario::Deep => walks::deep(case, last),
+        ClientScenario::Duplicates => walks::duplicates(case, last),
+        ClientScenario::SlowPage => walks::slow_page(case, last),
+        ClientScenario::Cycle | ClientScenario::RepeatCursor => loops::repeat(case, last),
+        ClientScenario::Endless => loops::endless(case, last),
+        ClientScenario::BlankCursor => cursors::blank(case, last),
+        ClientScenario::BlankCursor2026 => cursors::blank_2026(case, last),
+        ClientScenario::InvalidCursor => cursors::invalid(case, last),
+        ClientScenario::ListChanged => cursors::list_changed(case, last),
     }
 }
 

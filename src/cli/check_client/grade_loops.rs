@@ -6,6 +6,7 @@
 
 use super::case::{stopped_early, Case};
 use super::verdict::{Exit, Status, Verdict};
+use super::view::Listing;
 use super::words;
 
 /// Pages past the first repeated cursor that still count as stopping "at"
@@ -13,13 +14,10 @@ use super::words;
 const AT_THE_REPEAT: u32 = 2;
 
 /// cycle and repeat-cursor.
-pub fn repeat(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
+pub fn repeat(case: &Case, last: &Listing) -> Verdict {
     let pages = last.pages();
     if pages == 1 {
-        return stopped_early(case, &last, Status::Fail);
+        return stopped_early(case, last, Status::Fail);
     }
     let past = last.first_repeat().map_or(0, |at| pages + 1 - at);
     let at_repeat = past <= AT_THE_REPEAT && (past > 0 || last.ends_at_repeat());
@@ -38,30 +36,27 @@ pub fn repeat(case: &Case) -> Verdict {
         (false, true, Exit::Code(_)) => Verdict::fail(format!(
             "stopped at a repeated cursor after {read} and {}: a prefix returned as the whole ({}){}",
             exit.words(),
-            case.saw(&last),
+            case.saw(last),
             case.printed()
         )),
         (false, false, Exit::Code(_)) => Verdict::fail(format!(
             "stopped after {read}, {} past the repeated cursor, and {}: a prefix returned as the whole ({}){}",
             words::count(u64::from(past)),
             exit.words(),
-            case.saw(&last),
+            case.saw(last),
             case.printed()
         )),
         (false, _, _) => Verdict::warn(format!(
             "stopped after {read} at a repeated cursor ({}): did it tell its user the list may be incomplete?",
-            case.saw(&last)
+            case.saw(last)
         )),
     }
 }
 
-pub fn endless(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
+pub fn endless(case: &Case, last: &Listing) -> Verdict {
     let pages = last.pages();
     if pages == 1 {
-        return stopped_early(case, &last, Status::Fail);
+        return stopped_early(case, last, Status::Fail);
     }
     let read = words::pages(u64::from(pages));
     let exit = case.end.exit;

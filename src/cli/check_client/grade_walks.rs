@@ -5,71 +5,58 @@
 
 use super::case::{completed, stopped_early, Case};
 use super::verdict::{Status, Verdict};
-use super::view::LastPage;
+use super::view::{LastPage, Listing};
 use super::words;
 
-pub fn walk(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
-    if case.complete(&last) {
+pub fn walk(case: &Case, last: &Listing) -> Verdict {
+    if case.complete(last) {
         let how = format!("read all {}", words::pages(u64::from(last.pages())));
-        return completed(case, &last, &how);
+        return completed(case, last, &how);
     }
-    stopped_early(case, &last, Status::Fail)
+    stopped_early(case, last, Status::Fail)
 }
 
-pub fn null_cursor(case: &Case) -> Verdict {
+pub fn null_cursor(case: &Case, last: &Listing) -> Verdict {
     if case.view.sent_null() || case.view.continued_past_end() {
         return Verdict::fail(format!(
             "sent a cursor after the page that said `nextCursor: null` ({}): null is the end",
             words::pages(case.view.requests.len() as u64)
         ));
     }
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
-    if case.complete(&last) && case.end.exit.says_error() {
+    if case.complete(last) && case.end.exit.says_error() {
         return Verdict::warn(format!(
             "rejected the last page for its `nextCursor: null` and {}: strict (nextCursor is a string or absent), but its users see an error where servers commonly mean the end",
             case.end.exit.words()
         ));
     }
-    if case.complete(&last) {
+    if case.complete(last) {
         let how = format!(
             "took `nextCursor: null` as the end after {}",
             words::pages(u64::from(last.pages()))
         );
-        return completed(case, &last, &how);
+        return completed(case, last, &how);
     }
-    stopped_early(case, &last, Status::Fail)
+    stopped_early(case, last, Status::Fail)
 }
 
-pub fn single_page(case: &Case) -> Verdict {
+pub fn single_page(case: &Case, last: &Listing) -> Verdict {
     if case.view.continued_past_end() {
         return Verdict::fail("sent a cursor after a page without nextCursor");
     }
-    let listings = case.view.listings();
-    let Some(last) = listings.last() else {
-        return Verdict::fail("no listing");
-    };
     if !case.complete(last) {
         return stopped_early(case, last, Status::Fail);
     }
-    let how = match listings.len() {
+    let how = match case.view.listings().len() {
         1 => "one request".to_string(),
         n => format!("{n} listings of one request each"),
     };
     completed(case, last, &how)
 }
 
-pub fn deep(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
-    if case.complete(&last) {
+pub fn deep(case: &Case, last: &Listing) -> Verdict {
+    if case.complete(last) {
         let how = format!("read all {}", words::pages(u64::from(last.pages())));
-        return completed(case, &last, &how);
+        return completed(case, last, &how);
     }
     let pages = last.pages();
     if pages > 1 && case.end.exit.says_error() {
@@ -77,18 +64,15 @@ pub fn deep(case: &Case) -> Verdict {
             "stopped after {} of 150 and {}: its page cap cuts a real catalogue ({})",
             words::pages(u64::from(pages)),
             case.end.exit.words(),
-            case.saw(&last)
+            case.saw(last)
         ));
     }
-    stopped_early(case, &last, Status::Warn)
+    stopped_early(case, last, Status::Warn)
 }
 
-pub fn duplicates(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
-    if !case.complete(&last) {
-        return stopped_early(case, &last, Status::Fail);
+pub fn duplicates(case: &Case, last: &Listing) -> Verdict {
+    if !case.complete(last) {
+        return stopped_early(case, last, Status::Fail);
     }
     let unique = last.keys().len() as u64;
     let raw = last.raw_items();
@@ -119,17 +103,14 @@ pub fn duplicates(case: &Case) -> Verdict {
     }
 }
 
-pub fn slow_page(case: &Case) -> Verdict {
-    let Some(last) = case.last() else {
-        return Verdict::fail("no listing");
-    };
-    if case.complete(&last) {
+pub fn slow_page(case: &Case, last: &Listing) -> Verdict {
+    if case.complete(last) {
         let how = format!(
             "waited {} for the slow page and read all {}",
             words::seconds(last.longest_wait()),
             words::pages(u64::from(last.pages()))
         );
-        return completed(case, &last, &how);
+        return completed(case, last, &how);
     }
     if last.last_page() == LastPage::Unanswered && case.end.exit.says_error() {
         return Verdict::warn(format!(
@@ -138,5 +119,5 @@ pub fn slow_page(case: &Case) -> Verdict {
             case.end.exit.words()
         ));
     }
-    stopped_early(case, &last, Status::Warn)
+    stopped_early(case, last, Status::Warn)
 }

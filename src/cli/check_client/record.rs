@@ -57,23 +57,31 @@ pub struct Record {
     pub requests: Vec<ListRequest>,
     /// List requests, recorded or not.
     pub list_requests: u64,
-    /// `initialize` requests (sessions opened, over legacy protocols).
-    pub initializes: u32,
-    /// The version the first `initialize` asked for.
-    pub requested_version: Option<String>,
-    /// The version the server answered (or the client's `_meta` said, 2026-07-28).
-    pub negotiated: Option<String>,
-    /// An `initialize` answered with an error (a 2026-07-28-only server).
-    pub initialize_refused: bool,
+    pub negotiation: Negotiation,
     /// Requests of other methods (`ping`, `server/discover`, calls).
     pub other_requests: u64,
-    /// Requests carrying the 2026-07-28 `_meta` protocol version.
-    pub modern_requests: u64,
     /// `notifications/<kind>/list_changed` the server sent, by kind.
     pub list_changed: HashMap<Kind, u32>,
     /// Messages that could not be read (too large, not JSON, cut).
     pub unreadable: u64,
     pub first_request: Option<Instant>,
+}
+
+/// How client and server settled on a protocol version: `initialize`
+/// handshakes (legacy protocols), or the 2026-07-28 `_meta` every request
+/// carries.
+#[derive(Debug, Default, Clone)]
+pub struct Negotiation {
+    /// `initialize` requests (sessions opened, over legacy protocols).
+    pub initializes: u32,
+    /// The version the first `initialize` asked for.
+    pub requested_version: Option<String>,
+    /// An `initialize` answered with an error (a 2026-07-28-only server).
+    pub initialize_refused: bool,
+    /// The version the server answered (or the client's `_meta` said, 2026-07-28).
+    pub negotiated: Option<String>,
+    /// Requests carrying the 2026-07-28 `_meta` protocol version.
+    pub modern_requests: u64,
 }
 
 /// Where a message belongs: its exchange, and how each side frames.
@@ -220,16 +228,17 @@ impl Recorder {
         };
         let record = &mut self.record;
         record.first_request.get_or_insert(at);
+        let negotiation = &mut record.negotiation;
         if modern {
-            record.modern_requests += 1;
-            record
+            negotiation.modern_requests += 1;
+            negotiation
                 .negotiated
                 .get_or_insert_with(|| version.clone().unwrap_or_default());
         }
         let pending = if method == "initialize" {
-            record.initializes = record.initializes.saturating_add(1);
-            if record.requested_version.is_none() {
-                record.requested_version = version;
+            negotiation.initializes = negotiation.initializes.saturating_add(1);
+            if negotiation.requested_version.is_none() {
+                negotiation.requested_version = version;
             }
             Some(Pending::Initialize)
         } else if let Some(kind) = Kind::ALL.into_iter().find(|k| k.method() == method) {
@@ -286,10 +295,13 @@ impl Recorder {
             (Pending::Initialize, Answer::Result(result)) => {
                 let version = result.get("protocolVersion").and_then(|v| v.as_str());
                 if let Some(version) = version {
-                    self.record.negotiated = Some(mcp_listing::text::echo(version).into_owned());
+                    self.record.negotiation.negotiated =
+                        Some(mcp_listing::text::echo(version).into_owned());
                 }
             }
-            (Pending::Initialize, Answer::Error(_)) => self.record.initialize_refused = true,
+            (Pending::Initialize, Answer::Error(_)) => {
+                self.record.negotiation.initialize_refused = true
+            }
             (Pending::List(Some(index)), answer) => {
                 let Some(request) = self.record.requests.get_mut(index) else {
                     return;

@@ -113,7 +113,7 @@ impl ScenarioReport {
             seconds: end.map_or(0.0, |e| (e.elapsed.as_secs_f64() * 100.0).round() / 100.0),
             exit: end.and_then(|e| exit_label(e.exit)),
             printed: end.and_then(|e| e.printed),
-            protocol: seen.record.negotiated.clone(),
+            protocol: seen.record.negotiation.negotiated.clone(),
             listings: seen
                 .listings
                 .iter()

@@ -11,13 +11,7 @@ pub const ABANDON_AFTER: Duration = Duration::from_secs(5);
 
 /// Append one line to the report file (created private), once.
 pub fn append(path: &Path, line: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    let opened = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path);
+    let opened = crate::files::open_append(path, libc::O_CLOEXEC);
     let written = opened.and_then(|mut f| f.write_all(line.as_bytes()));
     if let Err(e) = written {
         crate::cli::print_stderr(&format!(

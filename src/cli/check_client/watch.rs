@@ -133,7 +133,7 @@ impl Watch {
         let record = &self.recorder.record;
         Progress {
             list_requests: record.list_requests,
-            sessions: record.initializes,
+            sessions: record.negotiation.initializes,
             listings_ended: self.seen.listings.len(),
             any_request: record.first_request.is_some(),
         }

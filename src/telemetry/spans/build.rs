@@ -393,10 +393,10 @@ fn listing_attributes(l: &ListingReport, diff: Option<&KindDiff>) -> Vec<KeyValu
     if let Some(reason) = l.reason {
         attrs.push(KeyValue::new(attr::PAGINATION_REASON, reason.label()));
     }
-    if let Some(ttl) = l.ttl_ms {
+    if let Some(ttl) = l.cache.ttl_ms {
         attrs.push(KeyValue::new(attr::PAGINATION_TTL_MS, ttl as i64));
     }
-    if let Some(scope) = &l.cache_scope {
+    if let Some(scope) = &l.cache.cache_scope {
         attrs.push(KeyValue::new(
             attr::PAGINATION_CACHE_SCOPE,
             truncate(scope, MAX_SERVER_STRING),
@@ -511,9 +511,10 @@ fn diff_events(kind: Kind, d: &KindDiff, end: SystemTime) -> Vec<Event> {
             end,
         ));
     }
-    if d.changed_items > 0 {
+    if d.drift.changed_items > 0 {
         // `name (class: rule)`, so a trace shows what broke.
         let named: Vec<String> = d
+            .drift
             .changed
             .iter()
             .map(|c| format!("{} ({}: {})", c.name, c.class.label(), c.rule))

@@ -99,7 +99,7 @@ impl Behaviour for Resize {
         true
     }
     fn catalogue_len(&self, cfg: &ServerConfig, epoch: u32) -> u32 {
-        (self.0)(cfg.items, cfg.change_by.saturating_mul(epoch))
+        (self.0)(cfg.items, cfg.change.by.saturating_mul(epoch))
     }
 }
 
@@ -211,7 +211,7 @@ pub struct StaleCursor;
 impl Behaviour for StaleCursor {
     fn signed_cursor(&self, listing: &Listing, cursor: &CursorData) -> Result<u32, Rejected> {
         const EXPIRED: Rejected = "Invalid params: cursor expired";
-        if let Some(age) = listing.cfg.stale_age {
+        if let Some(age) = listing.cfg.stale.age {
             let held = listing.now_ms.saturating_sub(cursor.issued_ms);
             if u128::from(held) > age.as_millis() {
                 return Err(EXPIRED);
@@ -247,7 +247,8 @@ impl Behaviour for SilentRestart {
         if !page.more() {
             return NextCursorReply::Absent;
         }
-        let before_restart = page.number + 1 == page.cfg().page.max(2) && !page.start.after_restart;
+        let before_restart =
+            page.number + 1 == page.cfg().fault_at.page.max(2) && !page.start.after_restart;
         let key = if before_restart {
             page.listing.old_key
         } else {
@@ -532,7 +533,7 @@ impl Behaviour for ListChangedMidWalk {
     }
     fn catalogue_len(&self, cfg: &ServerConfig, epoch: u32) -> u32 {
         cfg.items
-            .saturating_add(cfg.change_by.saturating_mul(epoch.min(1)))
+            .saturating_add(cfg.change.by.saturating_mul(epoch.min(1)))
     }
     fn fault(&self, page: &Page, _id: &Value) -> Fault {
         let first = page.listing.counters(|c| {

@@ -69,7 +69,7 @@ impl ChurnFamilies {
             }
             self.items_changed
                 .get_or_create(&l)
-                .inc_by(diff.changed_items);
+                .inc_by(diff.drift.changed_items);
         }
     }
 
