@@ -9,6 +9,8 @@ resolved to the file that defines what it names (through `pub use`
 re-exports), and
 
   - in every crate but the simulator: no circle between files;
+  - no crate pulls in, through any dependency, a package
+    DEPENDENCIES_FORBIDDEN denies it (asked of `cargo tree`);
   - in the application (src/): every top-level module sits on a floor
     (FLOORS, top first) and no import runs back up to a floor above its
     own; a module on no floor is an error, so a new one must be placed;
@@ -21,6 +23,7 @@ Run from the repository root: scripts/check-imports.py
 
 import os
 import re
+import subprocess
 import sys
 
 APP = "src"
@@ -69,8 +72,19 @@ WORKSPACE_CRATES = (
     "mcp_conformance",
     "mcp_simulator",
     "mcp_tap",
+    "mcp_tap_contract",
     "mcp_observer",
 )
+
+# (package, packages it must not pull in, even through another): the arrows
+# between crates are the compiler's, but what a crate pulls in through its
+# dependencies is not, so `cargo tree` is asked. The observer reads the
+# tap's copies through the contract (crates/tap-contract), never the proxy:
+# no tap, no wire, no runtime, no HTTP stack, no TLS.
+DEPENDENCIES_FORBIDDEN = [
+    ("mcp-observer", ("mcp-tap", "mcp-wire", "tokio", "hyper", "rustls", "tokio-rustls")),
+    ("mcp-tap-contract", ("mcp-tap", "mcp-wire", "tokio", "hyper", "rustls", "tokio-rustls")),
+]
 
 
 class Crate:
@@ -118,8 +132,11 @@ class Crate:
         if used == 0 and segments[0] in self.macros:
             return self.macros[segments[0]]
         target = self.exported(best).get(segments[used])
-        if target is None or target[0] != "crate":
+        if target is None:
             return best
+        if target[0] != "crate":
+            # Re-exported from another crate: no file of this one.
+            return None
         return self.resolve(target[1:] + segments[used + 1 :], depth + 1) or best
 
     def exported(self, path):
@@ -279,6 +296,23 @@ def circles(graph):
     return found
 
 
+def forbidden_dependencies(problems):
+    """Packages a crate pulls in that DEPENDENCIES_FORBIDDEN denies it
+    (normal, build and dev dependencies alike, as `cargo tree` prints)."""
+    for package, denied in DEPENDENCIES_FORBIDDEN:
+        tree = subprocess.run(
+            ["cargo", "tree", "--locked", "--quiet", "--prefix", "none", "-p", package],
+            capture_output=True,
+            text=True,
+        )
+        if tree.returncode != 0:
+            problems.append(f"cargo tree -p {package} failed: {tree.stderr.strip()}")
+            continue
+        pulled = {line.split()[0] for line in tree.stdout.splitlines() if line.strip()}
+        for name in sorted(pulled & set(denied)):
+            problems.append(f"{package} depends on {name} (DEPENDENCIES_FORBIDDEN)")
+
+
 def main():
     roots = [APP] + sorted(
         os.path.join("crates", c, "src")
@@ -286,6 +320,7 @@ def main():
         if os.path.isdir(os.path.join("crates", c, "src"))
     )
     problems, files = [], 0
+    forbidden_dependencies(problems)
     for src in roots:
         crate = Crate(src)
         graph = check(crate, problems)
@@ -299,7 +334,7 @@ def main():
         return 1
     print(
         f"imports ok: {files} files in {len(roots)} crates, no circle, "
-        "no forbidden arrow, no import up a floor"
+        "no forbidden arrow or dependency, no import up a floor"
     )
     return 0
 

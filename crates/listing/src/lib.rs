@@ -1,6 +1,8 @@
 //! Walking a paginated listing to completion, whatever the server does; and
 //! the vocabulary every layer above shares (kinds, outcomes, guards, errors,
-//! protocol versions, transports), each one type with its labels derived once.
+//! protocol versions, transports), each one type with its labels derived once;
+//! and the one `text/event-stream` parser (`sse_parser`), which the wire,
+//! the tap and its observer all read events with.
 
 pub mod cursor;
 pub mod emitted;
@@ -13,6 +15,7 @@ pub mod retry_after;
 pub mod schema_shape;
 pub mod shape;
 pub mod shown_json;
+pub mod sse_parser;
 pub mod text;
 pub mod trace;
 pub mod transport;

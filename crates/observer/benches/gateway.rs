@@ -11,7 +11,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use http::HeaderValue;
 use mcp_listing::Kind;
 use mcp_observer::{Fact, Observer, ObserverLimits};
-use mcp_tap::{
+use mcp_tap_contract::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
 };

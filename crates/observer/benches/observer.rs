@@ -9,7 +9,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use http::HeaderValue;
 use mcp_observer::{Fact, Observer, ObserverLimits};
-use mcp_tap::{
+use mcp_tap_contract::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
 };

@@ -3,8 +3,8 @@
 //! session), read the way the walker reads a page, and turned into pages,
 //! cursors handed out, and listings that end.
 
-use crate::exchange::{MergeNote, PendingKey, Scope};
 use crate::fact::{CursorUse, Fact, Failure, PageAnswered};
+use crate::followed_exchange::{MergeNote, PendingKey, Scope};
 use crate::listing::End;
 use crate::observer::Observer;
 use crate::parse::{Answer, Body, CursorField, Items, RpcId};
@@ -12,7 +12,7 @@ use crate::pending::{AskedList, Pending};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::Era;
-use mcp_tap::ExchangeId;
+use mcp_tap_contract::ExchangeId;
 use std::borrow::Cow;
 use std::time::Instant;
 

@@ -1,8 +1,8 @@
 //! Client identities as label values. A client names itself, so its name
-//! is cut and escaped (`mcp_tap::identity::label`) and a tap holds at most
+//! is cut and escaped (`mcp_tap_contract::identity::label`) and a tap holds at most
 //! `max_clients` of them; every further name is `other`.
 
-use mcp_tap::identity;
+use mcp_tap_contract::identity;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;

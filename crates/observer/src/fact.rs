@@ -7,8 +7,8 @@
 use crate::client::ClientId;
 use crate::route::{OtherRoute, RouteId};
 use mcp_listing::Kind;
-use mcp_tap::identity::IdentitySource;
-use mcp_tap::{MergeOutcome, NotObserved, UpstreamFailure};
+use mcp_tap_contract::identity::IdentitySource;
+use mcp_tap_contract::{MergeOutcome, NotObserved, UpstreamFailure};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;

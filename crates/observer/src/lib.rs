@@ -1,5 +1,7 @@
-//! The tap's observer: from the copies a tap hands over ([`mcp_tap::TapEvent`])
-//! to what each client did with a paginated catalogue.
+//! The tap's observer: from the copies a tap hands over
+//! ([`mcp_tap_contract::TapEvent`]) to what each client did with a paginated
+//! catalogue. It reads the tap's contract (crates/tap-contract), never the
+//! tap itself.
 //!
 //! Like the walker, this is logic over plain data: events in (each with its
 //! time), facts out ([`Fact`]), no runtime and no clock of its own. Per
@@ -12,7 +14,8 @@
 //! listing that stopped early says which items the client never saw.
 //!
 //! Layout: [`observer`] holds the state and takes events; `lifecycle`
-//! follows exchanges and sessions, `messages` puts messages together and
+//! follows exchanges and sessions (`followed_exchange`: one exchange and
+//! the message in progress each way), `messages` puts messages together and
 //! reads them (`parse`), `request` and `answer` handle the two sides of a
 //! list call, `ending` tells a finished listing. `session`, `listing`,
 //! `catalogue`, `client` and `tally` are the kept state, `bounded` the
@@ -24,8 +27,8 @@ mod bounded;
 pub mod catalogue;
 pub mod client;
 mod ending;
-mod exchange;
 pub mod fact;
+mod followed_exchange;
 mod lifecycle;
 mod listing;
 mod messages;

@@ -4,13 +4,15 @@
 //! session — DELETE, a 404 for it, its legacy stream or stdio process
 //! ending, the client closing its GET stream — or lets time run out.
 
-use crate::exchange::{Exchange, Scope};
 use crate::fact::{AbandonCause, Fact, Failure};
+use crate::followed_exchange::{Exchange, Scope};
 use crate::listing::{End, Listing};
 use crate::observer::{Observer, RouteOf};
 use crate::pending::Asked;
 use crate::session::{Introduction, Session, SessionKey};
-use mcp_tap::{ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead};
+use mcp_tap_contract::{
+    ExchangeEnd, ExchangeId, NotObserved, RequestHead, RequestMethod, ResponseHead,
+};
 use std::time::{Duration, Instant};
 
 /// Whether `wait` has passed since `since` (never overflowing, whatever

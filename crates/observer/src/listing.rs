@@ -11,8 +11,8 @@ use crate::fact::{AbandonCause, ClientListing, Failure, ListingOutcome, SessionT
 use crate::route::RouteId;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
-use mcp_tap::identity::IdentitySource;
-use mcp_tap::MergeOutcome;
+use mcp_tap_contract::identity::IdentitySource;
+use mcp_tap_contract::MergeOutcome;
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;

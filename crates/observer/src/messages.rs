@@ -1,12 +1,12 @@
 //! Messages put back together from the tap's chunks, read, and handed to
 //! the request or answer side; what cannot be read is counted by reason.
 
-use crate::exchange::payload;
 use crate::fact::Fact;
+use crate::followed_exchange::payload;
 use crate::observer::Observer;
 use crate::parse::{self, Message, Unreadable};
 use bytes::Bytes;
-use mcp_tap::{CopyEnd, Direction, ExchangeId, NotObserved};
+use mcp_tap_contract::{CopyEnd, Direction, ExchangeId, NotObserved};
 use std::time::Instant;
 
 impl From<Unreadable> for NotObserved {

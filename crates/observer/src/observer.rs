@@ -5,8 +5,8 @@
 use crate::bounded::Lru;
 use crate::catalogue::{CatalogueInfo, Catalogues};
 use crate::client::Clients;
-use crate::exchange::{Caller, Exchange, MergeNote, PendingKey};
 use crate::fact::Fact;
+use crate::followed_exchange::{Caller, Exchange, MergeNote, PendingKey};
 use crate::listing::{Budget, End};
 use crate::pending::Pending;
 use crate::route::{RouteId, Routing};
@@ -16,9 +16,9 @@ use crate::settings::ObserverLimits;
 use crate::tally::{ClientRoute, ClientTally, Tallies};
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::Kind;
-use mcp_tap::apps::Apps;
-use mcp_tap::identity::ClientInfo;
-use mcp_tap::{NotObserved, TapEvent};
+use mcp_tap_contract::apps::Apps;
+use mcp_tap_contract::identity::ClientInfo;
+use mcp_tap_contract::{NotObserved, TapEvent};
 use std::time::Instant;
 
 /// What clients do with one tap's paginated catalogue.
@@ -28,7 +28,7 @@ pub struct Observer {
     /// The latest time an event or tick carried (time never goes back
     /// here, whatever order the data path's clocks were read in).
     now: Option<Instant>,
-    pub(crate) exchanges: Lru<mcp_tap::ExchangeId, Exchange>,
+    pub(crate) exchanges: Lru<mcp_tap_contract::ExchangeId, Exchange>,
     pub(crate) sessions: Lru<SessionKey, Session>,
     pub(crate) pending: Lru<PendingKey, Pending>,
     /// Which session (serial) was last handed each cursor.

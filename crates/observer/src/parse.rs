@@ -44,7 +44,7 @@ pub(crate) enum CursorField {
 pub(crate) struct Params<'a> {
     pub cursor: CursorField,
     /// `initialize`'s `clientInfo` and the `_meta` object, as written
-    /// (both small; `mcp_tap::identity` reads them).
+    /// (both small; `mcp_tap_contract::identity` reads them).
     pub client_info: Option<Value>,
     pub meta: Option<Value>,
     /// `initialize`'s `protocolVersion`.

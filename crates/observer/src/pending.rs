@@ -5,7 +5,7 @@ use crate::fact::SessionTag;
 use crate::route::RouteId;
 use crate::session::SessionKey;
 use mcp_listing::Kind;
-use mcp_tap::ExchangeId;
+use mcp_tap_contract::ExchangeId;
 use std::time::Instant;
 
 /// A request awaiting its answer.

@@ -3,8 +3,8 @@
 //! listing, the continuation of one, a cursor that is stale or not the
 //! session's) — and what is remembered until the answer comes.
 
-use crate::exchange::{Caller, PendingKey, Scope};
 use crate::fact::{AbandonCause, CursorOrigin, CursorUse, Fact, SessionTag};
+use crate::followed_exchange::{Caller, PendingKey, Scope};
 use crate::listing::{Asker, End, Listing};
 use crate::observer::{Observer, RouteOf};
 use crate::parse::{CursorField, Params, RpcId};
@@ -14,8 +14,8 @@ use crate::routes::Resolved;
 use crate::session::{Introduction, Owner, SessionKey};
 use crate::tally::shown_version;
 use mcp_listing::{Era, Kind};
-use mcp_tap::identity::{self, ClientInfo, IdentitySource};
-use mcp_tap::{ExchangeId, NotObserved};
+use mcp_tap_contract::identity::{self, ClientInfo, IdentitySource};
+use mcp_tap_contract::{ExchangeId, NotObserved};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Instant;

@@ -16,8 +16,8 @@ use crate::route::{OtherRoute, RouteId};
 use crate::routes::Resolved;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::{Era, Kind};
-use mcp_tap::identity::ClientInfo;
-use mcp_tap::ExchangeId;
+use mcp_tap_contract::identity::ClientInfo;
+use mcp_tap_contract::ExchangeId;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
@@ -177,7 +177,7 @@ impl Session {
 mod tests {
     use super::*;
     use crate::listing::Asker;
-    use mcp_tap::identity::IdentitySource;
+    use mcp_tap_contract::identity::IdentitySource;
 
     fn route() -> RouteId {
         RouteId::new("/mcp", false)

@@ -327,7 +327,7 @@ pub(crate) fn shown_version(version: &str) -> Arc<str> {
 mod tests {
     use super::*;
     use crate::fact::{AbandonCause, SessionTag};
-    use mcp_tap::identity::IdentitySource;
+    use mcp_tap_contract::identity::IdentitySource;
 
     fn listing(client: &ClientId, outcome: ListingOutcome, version: &str) -> ClientListing {
         let now = Instant::now();

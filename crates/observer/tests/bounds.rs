@@ -261,7 +261,7 @@ fn a_session_past_max_sessions_is_forgotten_and_its_listing_told() {
     let s = page_one_in_sessions(limits, 3, 14, |_| "c".into());
     let evicted: Vec<_> = s.listings().iter().map(|l| l.abandoned).collect();
     assert_eq!(evicted, [Some(mcp_observer::AbandonCause::Evicted)]);
-    let full = Fact::NotObserved(mcp_tap::NotObserved::ObserverFull);
+    let full = Fact::NotObserved(mcp_tap_contract::NotObserved::ObserverFull);
     assert!(s.facts.contains(&full));
     assert_eq!(s.observer.usage().sessions, 2);
 }

@@ -9,8 +9,8 @@ use mcp_observer::{
     AbandonCause, CatalogueSource, ClientListing, ClientRoute, CursorOrigin, Fact, Failure,
     ListingOutcome, ObserverLimits,
 };
-use mcp_tap::identity::IdentitySource;
-use mcp_tap::{
+use mcp_tap_contract::identity::IdentitySource;
+use mcp_tap_contract::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, NotObserved, RequestMethod,
 };
 use script::{error, list_request, sse, tools_page, Head, Script};
@@ -276,7 +276,7 @@ fn legacy_sse_answers_arrive_on_the_stream_and_its_end_ends_the_session() {
         b"event: endpoint\ndata: /messages?session_id=abc\n",
         100,
     );
-    s.feed(mcp_tap::TapEvent::LegacySession {
+    s.feed(mcp_tap_contract::TapEvent::LegacySession {
         exchange: stream,
         session: http::HeaderValue::from_static("abc"),
     });
@@ -408,7 +408,7 @@ fn the_operators_header_names_the_client_first() {
 
 #[test]
 fn the_operators_apps_tell_apart_clients_of_one_name() {
-    use mcp_tap::apps::{AppRule, Apps};
+    use mcp_tap_contract::apps::{AppRule, Apps};
     let rule = |name: &str, from: &str| AppRule::new(name, vec![from.parse().unwrap()], None);
     let apps = Apps::new(vec![
         rule("desk", "127.0.0.2").unwrap(),
@@ -521,7 +521,7 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
     let (mut s, head, x) = first_tools_request("c", "1");
     s.close(
         x,
-        ExchangeEnd::UpstreamFailed(mcp_tap::UpstreamFailure::Reset),
+        ExchangeEnd::UpstreamFailed(mcp_tap_contract::UpstreamFailure::Reset),
     );
     s.post_with(
         &head,
@@ -534,7 +534,7 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
     assert_eq!(
         failures,
         [
-            Some(Failure::Upstream(mcp_tap::UpstreamFailure::Reset)),
+            Some(Failure::Upstream(mcp_tap_contract::UpstreamFailure::Reset)),
             Some(Failure::Http(503))
         ]
     );
@@ -562,10 +562,10 @@ fn an_upstream_failure_or_http_error_fails_the_listing() {
 fn a_merged_answer_is_a_complete_listing_that_says_so() {
     let (mut s, _, x) = first_tools_request("mcp", "0.1.0");
     s.answered(x, 200, BodyFraming::Json, None);
-    s.feed(mcp_tap::TapEvent::Merged {
+    s.feed(mcp_tap_contract::TapEvent::Merged {
         exchange: x,
         kind: Kind::Tools,
-        outcome: mcp_tap::MergeOutcome::Merged,
+        outcome: mcp_tap_contract::MergeOutcome::Merged,
         pages: 2,
         items: 14,
     });
@@ -582,7 +582,7 @@ fn a_merged_answer_is_a_complete_listing_that_says_so() {
         (
             ListingOutcome::Complete,
             14,
-            Some(mcp_tap::MergeOutcome::Merged)
+            Some(mcp_tap_contract::MergeOutcome::Merged)
         )
     );
     assert_eq!(
@@ -660,15 +660,15 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
     let init = script::initialize_request("mcp", "0.1.0");
     s.line(x, Direction::FromClient, &init);
     for (id, outcome) in [
-        (1, mcp_tap::MergeOutcome::Merged),
-        (2, mcp_tap::MergeOutcome::Reused),
+        (1, mcp_tap_contract::MergeOutcome::Merged),
+        (2, mcp_tap_contract::MergeOutcome::Reused),
     ] {
         s.line(
             x,
             Direction::FromClient,
             &list_request(id, "tools/list", None),
         );
-        s.feed(mcp_tap::TapEvent::Merged {
+        s.feed(mcp_tap_contract::TapEvent::Merged {
             exchange: x,
             kind: Kind::Tools,
             outcome,
@@ -690,11 +690,11 @@ fn on_stdio_a_merge_note_marks_one_answer_only() {
         [
             (
                 ListingOutcome::Complete,
-                Some(mcp_tap::MergeOutcome::Merged)
+                Some(mcp_tap_contract::MergeOutcome::Merged)
             ),
             (
                 ListingOutcome::Complete,
-                Some(mcp_tap::MergeOutcome::Reused)
+                Some(mcp_tap_contract::MergeOutcome::Reused)
             ),
             (ListingOutcome::Abandoned, None),
         ]

@@ -310,12 +310,17 @@ fn a_legacy_session_belongs_to_its_streams_route() {
         ..Head::default()
     };
     let stream = s.open(
-        mcp_tap::RequestMethod::Get,
+        mcp_tap_contract::RequestMethod::Get,
         &get,
-        mcp_tap::BodyFraming::Other,
+        mcp_tap_contract::BodyFraming::Other,
     );
-    s.answered(stream, 200, mcp_tap::BodyFraming::EventStream, None);
-    s.feed(mcp_tap::TapEvent::LegacySession {
+    s.answered(
+        stream,
+        200,
+        mcp_tap_contract::BodyFraming::EventStream,
+        None,
+    );
+    s.feed(mcp_tap_contract::TapEvent::LegacySession {
         exchange: stream,
         session: http::HeaderValue::from_static("abc"),
     });
@@ -328,11 +333,11 @@ fn a_legacy_session_belongs_to_its_streams_route() {
     let page = tools_page(1, 0, 8, 14);
     s.message(
         stream,
-        mcp_tap::Direction::FromUpstream,
+        mcp_tap_contract::Direction::FromUpstream,
         format!("event: message\ndata: {page}\n").as_bytes(),
         50,
     );
-    s.close(stream, mcp_tap::ExchangeEnd::ClientGone);
+    s.close(stream, mcp_tap_contract::ExchangeEnd::ClientGone);
     let l = s.listings()[0];
     assert_eq!(l.route.name(), "/sse/alpha");
     assert!(s.observer.route_named("/messages").is_none(), "not a route");

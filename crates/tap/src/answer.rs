@@ -6,7 +6,7 @@
 //! trusted to be where it seems.
 
 use crate::event::{ExchangeEnd, UpstreamFailure};
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::peer::Peer;
 use tokio::io::{AsyncRead, AsyncWrite};
 

@@ -10,7 +10,7 @@
 
 use crate::cut::{Cutter, Ending, Piece};
 use crate::event::{BodyFraming, CopyEnd, Direction, NotObserved, TapEvent};
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use bytes::Bytes;
 use std::ops::Range;
 use std::time::Instant;

@@ -18,7 +18,7 @@ use crate::event::{
     BodyFraming, Cut, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
     TapEvent, Tee, UpstreamFailure,
 };
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::headers;
 use crate::http1::emit::{self, ToClient};
 use crate::http1::framing::{self, Framing};

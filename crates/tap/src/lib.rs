@@ -14,19 +14,18 @@
 //! from the messages `cut` finds; `legacy` rewrites a legacy stream's
 //! `endpoint`). `http1` reads and writes heads and body framing, `peer`
 //! holds a connection and what was read from it, `pool` the upstream
-//! connections, `upstream` the one place the tap connects to, `exchange`
-//! each exchange's end.
+//! connections, `upstream` the one place the tap connects to,
+//! `exchange_tee` what one exchange tells the observer and how it ended.
+//! The events themselves, and who a client is (`event`, `identity`,
+//! `apps`), are the contract with the observer (crates/tap-contract).
 
 mod answer;
-pub mod apps;
 mod copy;
 mod cut;
-pub mod event;
-mod exchange;
+mod exchange_tee;
 mod forward;
 mod headers;
 mod http1;
-pub mod identity;
 mod legacy;
 mod locked;
 mod merge;
@@ -38,6 +37,10 @@ pub mod settings;
 pub mod stats;
 pub mod stdio;
 mod upstream;
+
+// What the tap hands its observer, and who a client is, live in the
+// contract both depend on; named here as before.
+pub use mcp_tap_contract::{apps, event, identity};
 
 pub use event::{
     BodyFraming, CopyEnd, Cut, Direction, ExchangeEnd, ExchangeId, MergeFallback, MergeOutcome,

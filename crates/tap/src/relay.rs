@@ -9,7 +9,7 @@
 
 use crate::copy::Copier;
 use crate::event::TapEvent;
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::http1::framing::{BadChunk, Chunked, Framing};
 use crate::legacy::{EndpointWatch, Released};
 use crate::merge::ChangeWatch;

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 use http::HeaderValue;
 use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits, Routing};
-use mcp_tap::{
+use mcp_tap_contract::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
 };
@@ -39,7 +39,7 @@ impl Script {
     }
 
     /// A tap whose clients are named by the operator's `apps`.
-    pub fn with_apps(limits: ObserverLimits, apps: mcp_tap::apps::Apps) -> Script {
+    pub fn with_apps(limits: ObserverLimits, apps: mcp_tap_contract::apps::Apps) -> Script {
         Script {
             observer: Observer::new(limits).with_apps(apps),
             facts: Vec::new(),

@@ -13,7 +13,7 @@
 //! the stdio tap's `pages` over its pipes).
 
 use crate::event::{MergeFallback, MergeOutcome, TapEvent};
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::http1::head::Response;
 use crate::merge::ask::ListRequest;
 use crate::merge::budget::Charge;

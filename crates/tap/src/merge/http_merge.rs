@@ -9,7 +9,7 @@
 use crate::answer::{self, After};
 use crate::copy::Copier;
 use crate::event::{BodyFraming, Direction, ExchangeEnd, MergeOutcome, ResponseHead, TapEvent};
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::headers;
 use crate::http1::emit;
 use crate::http1::head::{Request, Response};

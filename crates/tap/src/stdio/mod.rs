@@ -26,7 +26,7 @@ use crate::event::{
     BodyFraming, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod, ResponseHead,
     TapEvent, Tee,
 };
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::merge::Merges;
 use crate::settings::{MergeClients, MergeSettings};
 use crate::stats::TapStats;

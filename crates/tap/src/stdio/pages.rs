@@ -6,7 +6,7 @@
 
 use super::shared::{to_client, to_server, Shared, SESSION};
 use crate::event::MergeOutcome;
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::http1::head::Response;
 use crate::merge::ask::ListRequest;
 use crate::merge::flow::{self, Answer, FirstPage, MergeSite, MergeStep};

@@ -5,7 +5,7 @@
 
 use super::routes::{Line, Routes};
 use crate::copy::Copier;
-use crate::exchange::Exchange;
+use crate::exchange_tee::Exchange;
 use crate::identity::ClientInfo;
 use crate::locked::lock;
 use crate::merge::ask::ListRequest;

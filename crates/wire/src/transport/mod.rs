@@ -10,7 +10,9 @@ pub mod process_tree;
 pub mod scope;
 pub mod sse;
 pub mod sse_body;
-pub mod sse_parser;
+// The event-stream parser lives with the runtime-free vocabulary (the tap's
+// observer reads events without the wire's transports); named here too.
+pub use mcp_listing::sse_parser;
 pub mod stdio;
 mod tls;
 

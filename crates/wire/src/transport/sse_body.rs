@@ -2,9 +2,9 @@
 //! the cap instead of buffering an unbounded stream.
 
 use super::http_client::HttpResponse;
-pub use super::sse_parser::Event;
-use super::sse_parser::SseParser;
 use futures_util::{Stream, StreamExt};
+pub use mcp_listing::sse_parser::Event;
+use mcp_listing::sse_parser::SseParser;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +36,7 @@ impl ByteCounter {
 
 /// Parse `response`'s body as SSE. The stream ends with `TooLarge` once
 /// more than `limit` bytes were read since the counter was last reset.
-/// Parsing is linear in the bytes read (see `sse_parser.rs`), so the cap,
+/// Parsing is linear in the bytes read (see `crates/listing/src/sse_parser.rs`), so the cap,
 /// not the CPU, decides how a huge event ends.
 pub fn events(response: HttpResponse, limit: u64, counter: ByteCounter) -> EventStream {
     events_from_chunks(response.into_stream(), limit, counter)

@@ -6,11 +6,13 @@
 use crate::parse::RpcId;
 use crate::session::{Introduction, SessionKey};
 use bytes::{Bytes, BytesMut};
+use mcp_listing::sse_parser::SseParser;
 use mcp_listing::Kind;
-use mcp_tap::apps::Apps;
-use mcp_tap::identity::{self, Claims, ClientInfo};
-use mcp_tap::{BodyFraming, Direction, MergeOutcome, NotObserved, RequestHead, RequestMethod};
-use mcp_wire::transport::sse_parser::SseParser;
+use mcp_tap_contract::apps::Apps;
+use mcp_tap_contract::identity::{self, Claims, ClientInfo};
+use mcp_tap_contract::{
+    BodyFraming, Direction, MergeOutcome, NotObserved, RequestHead, RequestMethod,
+};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -22,7 +24,7 @@ const SENT_KEPT: usize = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Scope {
     /// On its own exchange only (no session yet, or sessionless).
-    Exchange(mcp_tap::ExchangeId),
+    Exchange(mcp_tap_contract::ExchangeId),
     /// Anywhere in the session with this serial (a GET stream, legacy
     /// HTTP+SSE, stdio).
     Session(u64),
