@@ -449,6 +449,13 @@ for section in ("bin", "bench", "test", "example"):
                               "example": f"examples/{t['name']}.rs", "bin": f"src/bin/{t['name']}.rs"}[section]
         if not any(p == c or p.startswith(c + "/") for c in copied):
             errors.append(f"Cargo.toml [[{section}]] {p} is not copied into the build stage")
+# So must every workspace member (path dependencies included): a missing
+# member's Cargo.toml fails the build before anything compiles.
+members = cargo.get("workspace", {}).get("members", [])
+for member in (m for pattern in members for m in sorted(root.glob(pattern))):
+    rel = member.relative_to(root).as_posix()
+    if (member / "Cargo.toml").exists() and not any(rel == c or rel.startswith(c + "/") for c in copied):
+        errors.append(f"workspace member {rel} is not copied into the build stage")
 if cargo.get("package", {}).get("build") or (root / "build.rs").exists():
     if "build.rs" not in copied:
         errors.append("build.rs exists but is not copied")
