@@ -18,8 +18,8 @@
 use mcp_exporter::baseline::{self, BaselineStore};
 use mcp_exporter::config::{load_str, TargetConfig};
 use mcp_exporter::poll::{PollReport, ServerInfo};
-use mcp_exporter::poller::schedule::run_target;
-use mcp_exporter::poller::Shared;
+use mcp_exporter::scheduler::schedule::run_target;
+use mcp_exporter::scheduler::Shared;
 use mcp_exporter::sinks::verdict::{observation, reference_sizes};
 use mcp_exporter::sinks::{Sinks, StatusStore, TargetDescription};
 use mcp_exporter::telemetry::metrics::{

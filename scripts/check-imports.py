@@ -35,7 +35,7 @@ FLOORS = [
     ("cli", "main"),
     ("web",),
     ("tap",),
-    ("poller",),
+    ("scheduler",),
     ("sinks", "listen_tls"),
     ("telemetry",),
     ("verdict", "baseline", "discovery"),
@@ -47,7 +47,7 @@ FLOORS = [
 FORBIDDEN = [
     ("src/telemetry/", "mcp_wire"),
     ("src/baseline/", "crate::telemetry"),
-    ("src/web/status", "crate::poller"),
+    ("src/web/status", "crate::scheduler"),
     ("src/web/status", "crate::telemetry"),
     ("src/web/status", "mcp_wire"),
     # The /probe handler answers through sinks::probe_answer; its budget

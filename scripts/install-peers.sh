@@ -11,8 +11,8 @@
 #   tests/peers/python/.venv       the Python `mcp` 2.x SDK (server and client),
 #                                  full closure pinned in
 #                                  tests/peers/python/requirements.txt
-#   tests/peers/python-v1/.venv    Python `mcp` 1.x and the PyPI mcp-proxy gateway,
-#                                  tests/peers/python-v1/requirements.txt
+#   tests/peers/python-mcp1/.venv    Python `mcp` 1.x and the PyPI mcp-proxy gateway,
+#                                  tests/peers/python-mcp1/requirements.txt
 #   tests/peers/fastmcp/.venv      PyPI fastmcp (proxy and mount gateways, client),
 #                                  tests/peers/fastmcp/requirements.txt
 #   tests/peers/fastmcp2/.venv     PyPI fastmcp 2.14 (a client that reads page 1
@@ -103,7 +103,7 @@ install_python_peers() {
   python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
     || die "the Python mcp SDK needs Python 3.10 or newer"
   install_python_venv python "python peer (mcp 2.x)"
-  install_python_venv python-v1 "python mcp 1.x peer and PyPI mcp-proxy"
+  install_python_venv python-mcp1 "python mcp 1.x peer and PyPI mcp-proxy"
   install_python_venv fastmcp "fastmcp gateways"
   install_python_venv fastmcp2 "fastmcp 2.14 client"
 }

@@ -3,7 +3,7 @@
 //! The application floor of the workspace (docs/architecture.md): the crate
 //! `mcp_wire` speaks the wire and `mcp_listing` walks cursors into a pure
 //! `ListingReport`; here `poll` turns one target into a `PollReport`,
-//! `poller` schedules polls, `sinks` fans each report out to `baseline`,
+//! `scheduler` schedules polls, `sinks` fans each report out to `baseline`,
 //! `verdict`, `telemetry` and the status store, and `web` serves them.
 
 pub mod baseline;
@@ -14,7 +14,7 @@ pub mod files;
 pub mod heap;
 pub mod listen_tls;
 pub mod poll;
-pub mod poller;
+pub mod scheduler;
 pub mod sinks;
 pub mod tap;
 pub mod telemetry;

@@ -32,10 +32,10 @@ const PYTHON_2: Sdk = Sdk {
 };
 const PYTHON_1: Sdk = Sdk {
     what: "Python mcp 1.x",
-    interpreter: "python-v1/.venv/bin/python",
+    interpreter: "python-mcp1/.venv/bin/python",
     script: "clients/check_python_sdk.py",
     args: &[],
-    marker: "python-v1/.venv/bin/python",
+    marker: "python-mcp1/.venv/bin/python",
 };
 const FASTMCP_2: Sdk = Sdk {
     what: "fastmcp 2.14",

@@ -19,7 +19,7 @@
 use mcp_testkit::gateways::{
     behind, expect, gateway_cases, listings, missing, probe, pypi_mcp_proxy, reference, run_cases,
     s, seen, serve, stdio_target, supergateway, up, url_target, Behind, SgMode, CYCLE, HEALTHY,
-    PYPI_MCP_PROXY, PYTHON_V1, SERVE_LIMIT, STALE, SUPERGATEWAY,
+    PYPI_MCP_PROXY, PYTHON_MCP1, SERVE_LIMIT, STALE, SUPERGATEWAY,
 };
 use mcp_testkit::peers::{installed, peer_path};
 use mcp_testkit::{listing, names, sample, Exporter, Proc};
@@ -32,8 +32,8 @@ const LEGACY: &str = "2025-11-25";
 
 fn fastmcp1_server() -> Proc {
     let argv = vec![
-        peer_path(PYTHON_V1),
-        peer_path("python-v1/paginating_fastmcp1.py"),
+        peer_path(PYTHON_MCP1),
+        peer_path("python-mcp1/paginating_fastmcp1.py"),
         s("0"),
     ];
     Proc::start_argv("mcp 1.x FastMCP", &argv, &[])
@@ -51,7 +51,7 @@ const PAGINATING: [(&str, u64, u64); 4] = [
 fn mcp1_fastmcp_default_negotiation_lists_everything() {
     if !installed(
         "mcp1_fastmcp_default_negotiation_lists_everything",
-        &[PYTHON_V1],
+        &[PYTHON_MCP1],
     ) {
         return;
     }
@@ -76,7 +76,7 @@ fn mcp1_fastmcp_default_negotiation_lists_everything() {
 
 #[test]
 fn mcp1_fastmcp_scheduled_is_up() {
-    if !installed("mcp1_fastmcp_scheduled_is_up", &[PYTHON_V1]) {
+    if !installed("mcp1_fastmcp_scheduled_is_up", &[PYTHON_MCP1]) {
         return;
     }
     let server = fastmcp1_server();

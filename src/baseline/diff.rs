@@ -81,7 +81,7 @@ mod tests {
     use mcp_listing::Kind;
 
     fn listing(names: &[&str], notifications: u32) -> ListingReport {
-        let mut l = crate::poll::report::complete_listing_for_test(Kind::Tools, names);
+        let mut l = crate::poll::poll_report::complete_listing_for_test(Kind::Tools, names);
         l.list_changed_notifications = notifications;
         l
     }

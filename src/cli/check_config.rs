@@ -38,7 +38,7 @@ pub fn main(args: CheckConfigArgs) -> ExitCode {
                     out,
                     "  {}: {} · {}{}",
                     t.name,
-                    crate::poller::service::describe_endpoint(t),
+                    crate::scheduler::service::describe_endpoint(t),
                     t.settings.schedule.describe(),
                     if t.settings.conformance.enabled {
                         format!(

@@ -3,10 +3,10 @@
 use super::FlagDuration;
 use crate::config::{default::STDERR_TAIL_BYTES, Limits};
 use crate::poll::{
-    poll, poll_configured, report_text, ConfiguredPoll, HardDeadline, PollContext, PollReport,
+    poll, poll_configured, poll_report_text, ConfiguredPoll, HardDeadline, PollContext, PollReport,
     PollTarget, TargetBuilder, TargetError,
 };
-use crate::poller::schedule::poll_deadline;
+use crate::scheduler::schedule::poll_deadline;
 use crate::sinks::probe_answer::judged;
 use crate::sinks::verdict::judge_report;
 use crate::verdict::TargetVerdict;
@@ -111,7 +111,7 @@ pub async fn main(args: ProbeArgs) -> ExitCode {
         super::print_stdout(&format!(
             "{}\n{}",
             crate::verdict::text::render(&verdict),
-            report_text::render(&report)
+            poll_report_text::render(&report)
         ));
     }
     if report.all_complete() {

@@ -4,7 +4,7 @@ use crate::baseline::BaselineStore;
 use crate::config::web::WebServerConfig;
 use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
-use crate::poller::{Service, Shard};
+use crate::scheduler::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::tap::observe::ClientSinks;
 use crate::tap::run::TapSpec;

@@ -12,7 +12,7 @@
 //!   version, catalogues compared (`catalogues.rs`: what it found)
 //! - `garbage_cursor.rs`: the invalid-cursor check
 //! - `conformance.rs`: `check`'s two listings and rules over one session
-//! - `report.rs`: `PollReport` and its parts; `report_text.rs`: the report
+//! - `poll_report.rs`: `PollReport` and its parts; `poll_report_text.rs`: the report
 //!   as text for people (`probe`, `/probe?debug=true`); `ids.rs`: typed trace ids;
 //!   `unix_time.rs`: the one Unix-seconds conversion
 
@@ -22,8 +22,8 @@ pub mod garbage_cursor;
 pub mod ids;
 pub mod pager;
 pub mod protocols;
-pub mod report;
-pub mod report_text;
+pub mod poll_report;
+pub mod poll_report_text;
 pub mod run;
 pub mod scrub;
 pub mod target;
@@ -35,7 +35,7 @@ pub use ids::{PollTrace, SpanId, TraceId};
 /// The kinds a poll lists (the walker's), for callers that name one.
 pub use mcp_listing::Kind;
 pub use protocols::poll_configured;
-pub use report::{HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure};
+pub use poll_report::{HandshakeRecord, PollReport, RelistReport, ServerInfo, SessionFailure};
 pub use run::{poll, poll_open, relist, ConfiguredPoll, HardDeadline, OpenSession, PollContext};
 pub use target::{PollTarget, TargetBuilder, TargetError};
 pub use unix_time::{unix_now, unix_seconds};

@@ -12,7 +12,7 @@
 //! `PollReport::protocol_catalogues`.
 
 use super::catalogues::{ProtocolCatalogue, ProtocolKind, MAX_MISSING_NAMES};
-use super::report::PollReport;
+use super::poll_report::PollReport;
 use super::run::{poll_configured_single, ConfiguredPoll, OpenSession, PollContext};
 use mcp_listing::{Kind, Outcome, ProtocolVersion};
 use std::collections::BTreeSet;
@@ -166,7 +166,7 @@ fn missing_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::report::SessionFailure;
+    use crate::poll::poll_report::SessionFailure;
     use mcp_listing::{ErrorKind, TransportKind};
     use std::time::SystemTime;
 

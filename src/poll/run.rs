@@ -5,7 +5,7 @@
 use super::garbage_cursor::{self, invalid_cursor_check};
 use super::ids::PollTrace;
 use super::pager::{error_kind, http_status, retry_after, SessionPager};
-use super::report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
+use super::poll_report::{HandshakeRecord, PollReport, ServerInfo, SessionFailure};
 use super::scrub::{scrub_listing, scrub_report};
 use super::target::{nominal_transport, PollTarget};
 use crate::config::TargetConfig;
@@ -198,7 +198,7 @@ async fn poll_open_unscrubbed(
         version: session.server_version.clone().unwrap_or_default(),
     });
     list_every_kind(&mut session, target, &mut report).await;
-    if super::report::all_complete(&report.listings) {
+    if super::poll_report::all_complete(&report.listings) {
         report.time_to_ready = Some(t0.elapsed());
     }
     report.handshakes = session.handshakes.iter().map(handshake_record).collect();

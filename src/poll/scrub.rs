@@ -6,7 +6,7 @@
 //! report is finished, before any sink (status pages, `/api`, baselines,
 //! metrics, spans, `probe --json`) sees it, so no sink needs its own.
 
-use super::report::PollReport;
+use super::poll_report::PollReport;
 use mcp_listing::{text, ListingReport};
 use mcp_wire::secrets::SecretScrubber;
 
@@ -104,7 +104,7 @@ fn scrub_opt(text: &mut Option<String>, secrets: &SecretScrubber) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::poll::report::ServerInfo;
+    use crate::poll::poll_report::ServerInfo;
     use mcp_listing::TransportKind;
     use mcp_listing::{Kind, Outcome};
     use std::time::SystemTime;

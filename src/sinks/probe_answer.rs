@@ -35,7 +35,7 @@ pub fn debug(report: PollReport, target: &TargetConfig) -> String {
         "probe of target {}\n\n{}\n{}",
         target.name,
         crate::verdict::text::render(&verdict),
-        crate::poll::report_text::render(&report)
+        crate::poll::poll_report_text::render(&report)
     )
 }
 

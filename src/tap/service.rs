@@ -12,7 +12,7 @@ use super::observe::ClientSinks;
 use super::reference::{RouteRef, Sent};
 use super::run::{start, RunningTap, TapSpec, TapStartError};
 use crate::config::taps::TapConfig;
-use crate::poller::Service;
+use crate::scheduler::Service;
 use crate::telemetry::events::TapNotStarted;
 use crate::telemetry::metrics::{TapHealth, WebMetrics};
 use std::collections::BTreeMap;

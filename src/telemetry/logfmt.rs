@@ -134,7 +134,7 @@ fn level_name(level: Level) -> &'static str {
 
 /// A source file as short as still says where: a dependency's absolute
 /// path in cargo's cache becomes `crate-1.2.3/src/…`; our own paths are
-/// already relative (`src/poller/mod.rs`).
+/// already relative (`src/scheduler/mod.rs`).
 fn short_source(file: &str) -> &str {
     if !file.starts_with('/') {
         return file;
@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn dependency_sources_are_shortened_and_ours_kept() {
         for (given, want) in [
-            ("src/poller/mod.rs", "src/poller/mod.rs"),
+            ("src/scheduler/mod.rs", "src/scheduler/mod.rs"),
             (
                 "/home/u/.cargo/registry/src/index-1234/hyper-1.8.1/src/proto/h1/conn.rs",
                 "hyper-1.8.1/src/proto/h1/conn.rs",

@@ -21,7 +21,7 @@ mod status_protocols;
 mod status_sections;
 mod status_sources;
 
-use crate::poller::service::{ReloadOutcome, Service};
+use crate::scheduler::service::{ReloadOutcome, Service};
 use crate::tap::book::ClientBook;
 use crate::telemetry::metrics::{Exposition, RenderMetrics};
 use axum::extract::State;

@@ -18,8 +18,8 @@ pub const SUPERGATEWAY: &str = "node_modules/supergateway/dist/index.js";
 pub const NPM_MCP_PROXY: &str = "node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs";
 /// A preload that keeps node gateways on loopback and announces the port.
 const LOOPBACK: &str = "node/loopback.cjs";
-pub const PYTHON_V1: &str = "python-v1/.venv/bin/python";
-pub const PYPI_MCP_PROXY: &str = "python-v1/.venv/bin/mcp-proxy";
+pub const PYTHON_MCP1: &str = "python-mcp1/.venv/bin/python";
+pub const PYPI_MCP_PROXY: &str = "python-mcp1/.venv/bin/mcp-proxy";
 pub const FASTMCP_PYTHON: &str = "fastmcp/.venv/bin/python";
 pub const PYTHON_V2: &str = "python/.venv/bin/python";
 

@@ -3,7 +3,7 @@
 //! with its message in `<system-out>`; a client that could not be run is
 //! one `<error>`.
 
-use super::report::Report;
+use super::run_report::Report;
 use super::verdict::Status;
 use mcp_conformance::junit::escape;
 use std::fmt::Write as _;

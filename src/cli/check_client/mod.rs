@@ -24,7 +24,7 @@ mod message;
 mod plan;
 mod record;
 mod relay;
-mod report;
+mod run_report;
 mod rig;
 mod rig_http;
 mod rig_setup;
@@ -65,7 +65,7 @@ pub async fn main(args: CheckClientArgs) -> ExitCode {
 }
 
 /// The report on stdout (table or JSON) and in `--junit`; the exit status.
-fn emit(args: &CheckClientArgs, report: &report::Report) -> ExitCode {
+fn emit(args: &CheckClientArgs, report: &run_report::Report) -> ExitCode {
     if let Some(path) = &args.junit {
         if let Err(e) = std::fs::write(path, junit::render(report)) {
             return usage(&format!("cannot write {}: {e}", path.display()));

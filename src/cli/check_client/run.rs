@@ -5,8 +5,8 @@
 use super::client::{self, ClientRun};
 use super::grade::{grade, Reach};
 use super::plan::{Limits, Plan};
-use super::report::Timing;
-use super::report::{Report, ScenarioReport};
+use super::run_report::Timing;
+use super::run_report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::Transport;
 use super::scenarios::ClientScenario;

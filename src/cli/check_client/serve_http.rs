@@ -8,7 +8,7 @@
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
 use super::grade::{grade, Reach};
 use super::plan::Limits;
-use super::report::{Report, ScenarioReport};
+use super::run_report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::{RigOptions, Transport};
 use super::run::flood;

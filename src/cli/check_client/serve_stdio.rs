@@ -9,7 +9,7 @@
 
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
 use super::grade::{grade, Reach};
-use super::report::{Report, ScenarioReport};
+use super::run_report::{Report, ScenarioReport};
 use super::rig_setup::{queue, simulator_flags, RigOptions, Transport};
 use super::rig_stdio::server_settings;
 use super::run::flood;

@@ -2,7 +2,7 @@
 //! real clients (walk to the end, or stop after page 1) and the misuse a
 //! tap must notice (a cursor it was never handed).
 
-use super::exchange::{Connection, RoundError};
+use super::http_message::{Connection, RoundError};
 use mcp_listing::Kind;
 use serde_json::{json, Value};
 

@@ -5,10 +5,10 @@
 //! is one session (initialize, the lists, DELETE); one JSON line per
 //! listing goes to stdout.
 
-mod exchange;
+mod http_message;
 mod listing;
 
-use exchange::{Connection, RoundError};
+use http_message::{Connection, RoundError};
 use listing::{Behaviour, Listed};
 use mcp_listing::Kind;
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! with its control characters escaped (`mcp_listing::text`): a name
 //! cannot clear the terminal or start a line of its own.
 
-use super::report::PollReport;
+use super::poll_report::PollReport;
 use mcp_listing::text::escape as shown;
 use mcp_listing::{page_number, ErrorKind, ListingReport, Outcome, PageRecord, TransportKind};
 use std::fmt::Write as _;
