@@ -5,10 +5,10 @@
 use super::client::{self, ClientRun};
 use super::grade::{grade, Reach};
 use super::plan::{Limits, Plan};
-use super::run_report::Timing;
-use super::run_report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::Transport;
+use super::run_report::Timing;
+use super::run_report::{Report, ScenarioReport};
 use super::scenarios::ClientScenario;
 use super::verdict::Stopped;
 use super::watch::{Observation, Progress, Watch};

@@ -8,10 +8,10 @@
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
 use super::grade::{grade, Reach};
 use super::plan::Limits;
-use super::run_report::{Report, ScenarioReport};
 use super::rig::Rig;
 use super::rig_setup::{RigOptions, Transport};
 use super::run::flood;
+use super::run_report::{Report, ScenarioReport};
 use super::scenarios::ClientScenario;
 use super::serving::{append, ABANDON_AFTER};
 use super::verdict::{ClientEnd, Exit, Stopped};

@@ -9,10 +9,10 @@
 
 use super::args::{CheckClientArgs, SERVE_DEADLINE};
 use super::grade::{grade, Reach};
-use super::run_report::{Report, ScenarioReport};
 use super::rig_setup::{queue, simulator_flags, RigOptions, Transport};
 use super::rig_stdio::server_settings;
 use super::run::flood;
+use super::run_report::{Report, ScenarioReport};
 use super::scenarios::ClientScenario;
 use super::serving::{append, ABANDON_AFTER};
 use super::state::{self, Claim, SavedGrade};
