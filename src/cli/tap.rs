@@ -13,7 +13,7 @@ use crate::config::taps::{
 use crate::config::TracingConfig;
 use crate::tap::observe::{ClientSinks, ListingSinks};
 use crate::tap::queue::QueueBudget;
-use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
+use crate::tap::report_file::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use crate::tap::run::{ObservingSpec, RouteSpec, TapSpec};
 use crate::tap::spec::merge_clients;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};

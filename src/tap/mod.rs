@@ -4,15 +4,15 @@
 //! what the observer finds into client verdicts, metrics, spans, logs and
 //! the status page's "Clients" section.
 
-pub mod book;
+pub mod client_verdicts;
+pub mod client_views;
 pub mod fds;
-pub mod judge;
 pub mod learn;
 pub mod observe;
 pub mod queue;
-pub mod recent;
+pub mod recent_misuse;
 pub mod reference;
-pub mod report;
+pub mod report_file;
 pub mod run;
 pub mod service;
 pub mod spec;

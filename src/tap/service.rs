@@ -6,7 +6,7 @@
 //! path) or named routes with theirs gets each target's last complete
 //! listing as that route's reference catalogue whenever it changes.
 
-use super::book::ClientBook;
+use super::client_views::ClientBook;
 use super::fds;
 use super::observe::ClientSinks;
 use super::reference::{RouteRef, Sent};

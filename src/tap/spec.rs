@@ -5,7 +5,7 @@
 
 use super::observe::ListingSinks;
 use super::queue::QueueBudget;
-use super::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
+use super::report_file::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
 use super::run::{ObservingSpec, RouteSpec, TapSpec};
 use crate::config::taps::TapConfig;
 use crate::listen_tls::TlsReloader;

@@ -11,7 +11,7 @@
 //! stdout is closed (the client reads its end), the observer drains and the
 //! process exits with the server's status.
 
-use super::book::ClientBook;
+use super::client_views::ClientBook;
 use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::stdin::client_stdin;

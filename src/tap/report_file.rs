@@ -6,7 +6,7 @@
 //! the file's own writes it, through a bounded queue (a listing that finds
 //! it full is left out and counted, `queue_full`).
 
-use super::judge::{missed_view, Clock};
+use super::client_verdicts::{missed_view, Clock};
 use crate::telemetry::events::DroppedLine;
 use crate::verdict::client::Missed;
 use mcp_observer::ClientListing;
