@@ -19,9 +19,6 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The report file's default bound.
-pub const DEFAULT_MAX_REPORT_BYTES: u64 = 16 << 20;
-
 /// Why the report file cannot be used. Names the file (our own flag's
 /// value), never what it holds.
 #[derive(Debug, thiserror::Error)]
