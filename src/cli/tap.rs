@@ -357,6 +357,53 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 mod tests {
     use super::parse_route;
 
+    /// A tap of the flags and one of the file with the same keys are one
+    /// tap: every default is declared once.
+    #[test]
+    fn the_flags_default_as_a_configured_tap_does() {
+        use super::{tap_config, TapArgs, TapOrigin};
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            tap: TapArgs,
+        }
+        let (listen, upstream) = ("127.0.0.1:9101", "http://127.0.0.1:8080/mcp");
+        let cli = Cli::parse_from(["tap", "--listen", listen, "--upstream", upstream]);
+        let flags = tap_config(&cli.tap, listen.into(), upstream.parse().unwrap());
+        let text = format!(
+            "taps:\n  - name: tap\n    listen: {listen}\n    upstream: {{url: {upstream}}}\n"
+        );
+        let loaded = crate::config::load_str(&text, "t.yaml").expect("loads");
+        let file = loaded.config.taps[0].clone();
+        assert_eq!(
+            (file.origin, flags.origin),
+            (TapOrigin::File, TapOrigin::Flags)
+        );
+        assert_eq!(
+            flags,
+            super::TapConfig {
+                origin: TapOrigin::Flags,
+                ..file
+            }
+        );
+    }
+
+    #[test]
+    fn a_byte_flag_shows_its_default_as_the_configuration_writes_it() {
+        use crate::cli::FlagBytes;
+        for (bytes, shown) in [
+            (8 << 20, "8MiB"),
+            (3 << 30, "3GiB"),
+            (1536, "1536"),
+            (0, "0"),
+            (2048, "2KiB"),
+        ] {
+            assert_eq!(FlagBytes(bytes).to_string(), shown);
+            assert_eq!(shown.parse::<FlagBytes>(), Ok(FlagBytes(bytes)));
+        }
+    }
+
     #[test]
     fn an_app_flag_names_ranges_and_a_user_agent() {
         use super::parse_app;
