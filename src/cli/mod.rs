@@ -51,6 +51,40 @@ impl std::str::FromStr for FlagDuration {
     }
 }
 
+/// A byte-size flag: parsed as the configuration parses sizes (`16MiB`,
+/// `65536`), shown in `--help` in the largest binary unit that divides it,
+/// so a flag's default can be a constant declared once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlagBytes(pub u64);
+
+impl FlagBytes {
+    /// The size as a count in memory (saturated where `usize` is narrower).
+    pub fn usize(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
+
+impl std::fmt::Display for FlagBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        match [(30, "GiB"), (20, "MiB"), (10, "KiB")]
+            .into_iter()
+            .find(|&(shift, _)| n != 0 && n % (1u64 << shift) == 0)
+        {
+            Some((shift, unit)) => write!(f, "{}{unit}", n >> shift),
+            None => write!(f, "{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for FlagBytes {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        crate::config::parse_byte_size(s).map(FlagBytes)
+    }
+}
+
 /// Write `text` to stdout. A reader that went away (`... | head -2`) is the
 /// reader's choice, not a failure: the rest is dropped, never a panic
 /// (`println!` panics on a closed pipe).

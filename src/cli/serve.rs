@@ -1,13 +1,13 @@
 //! `mcp-exporter [serve]`: load the config, start pollers and the web server.
 
 use crate::baseline::BaselineStore;
+use crate::config::taps::TapConfig;
 use crate::config::web::WebServerConfig;
 use crate::config::{self, LoadedConfig, TracingConfig};
 use crate::poll::unix_now;
 use crate::scheduler::{Service, Shard};
 use crate::sinks::{Sinks, StatusStore};
 use crate::tap::observe::ClientSinks;
-use crate::tap::run::TapSpec;
 use crate::tap::service::TapService;
 use crate::telemetry::events::{BaselinesOpened, ConfigWarned, ExporterStarted, ReloadWithoutFile};
 use crate::telemetry::metrics::{
@@ -131,7 +131,7 @@ async fn serve(args: ServeArgs) -> Result<(), Unstartable> {
 
 /// `mcp-exporter tap`: the exporter with nothing to poll and one tap, its
 /// own `/metrics`, status page and API on `args.listen_address`.
-pub(crate) async fn serve_taps(args: ServeArgs, taps: Vec<TapSpec>) -> ExitCode {
+pub(crate) async fn serve_taps(args: ServeArgs, taps: Vec<TapConfig>) -> ExitCode {
     let empty = match config::load_str("", "mcp-exporter tap") {
         Ok(loaded) => loaded,
         Err(e) => return unstartable(Unstartable(e.to_string())),
@@ -153,7 +153,7 @@ fn unstartable(Unstartable(message): Unstartable) -> ExitCode {
 async fn run(
     args: ServeArgs,
     loaded: LoadedConfig,
-    taps: Vec<TapSpec>,
+    taps: Vec<TapConfig>,
     from_file: bool,
 ) -> Result<(), Unstartable> {
     let traces = trace_sink(&loaded.config.tracing)?;
@@ -279,7 +279,7 @@ fn sinks(
 /// one that cannot start stops the start-up.
 async fn start_taps(
     service: &Arc<Service>,
-    given: Vec<TapSpec>,
+    given: Vec<TapConfig>,
     traces: &TraceSink,
     event_window: Duration,
     web: WebMetrics,
@@ -296,9 +296,9 @@ async fn start_taps(
         web,
     ));
     let configured = service.config().config.taps.clone();
-    taps.start_all(&configured, given)
+    taps.start_all(&configured, &given)
         .await
-        .map_err(Unstartable)?;
+        .map_err(|e| Unstartable(e.to_string()))?;
     Ok(taps)
 }
 

@@ -6,21 +6,26 @@
 //! (docs/clients.md).
 
 use super::serve::{serve_taps, ServeArgs};
-use super::FlagDuration;
+use super::{FlagBytes, FlagDuration};
 use crate::config::taps::{
-    DEFAULT_CLIENT_IDLE, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_ROUTES, DEFAULT_MAX_SESSIONS,
+    TapConfig, TapListener, TapMerge, TapOrigin, TapReport, TapRoute, TapRoutes, TapUpstream,
+    DEFAULT_REPORT_MAX_BYTES, DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
+use crate::config::taps::{
+    DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY,
+    DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST,
+    DEFAULT_MERGE_REUSE_FOR,
+};
+use crate::config::TlsConfig;
 use crate::config::TracingConfig;
-use crate::tap::observe::{ClientSinks, ListingSinks};
-use crate::tap::queue::QueueBudget;
-use crate::tap::report::{ReportFile, DEFAULT_MAX_REPORT_BYTES};
-use crate::tap::run::{ObservingSpec, RouteSpec, TapSpec};
-use crate::tap::spec::merge_clients;
+use crate::tap::observe::ClientSinks;
+use crate::tap::setup;
 use crate::tap::stdio::{run as run_stdio_tap, StdioTapSpec};
 use crate::telemetry::spans::TraceSink;
-use mcp_observer::{RouteRule, Routing};
-use mcp_tap::apps::{AppError, AppRule, Apps};
-use mcp_tap::{MergeSettings, StdioTapSettings, TapLimits, TapSettings, UpstreamTls};
+use mcp_observer::RouteRule;
+use mcp_tap::apps::{AppError, AppRule};
+use mcp_tap::StdioTapSettings;
 use mcp_wire::transport::stdio::StdioSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,8 +61,8 @@ pub struct TapArgs {
     pub name: String,
     /// A listing whose handed-out cursor does not come back within this is
     /// `abandoned`.
-    #[arg(long = "abandon-after", default_value = "30s", value_parser = super::parse_duration)]
-    pub abandon_after: Duration,
+    #[arg(long = "abandon-after", default_value_t = FlagDuration(DEFAULT_ABANDON_AFTER))]
+    pub abandon_after: FlagDuration,
     /// A request header naming the client (a gateway's `X-Client-Id`, say);
     /// it takes precedence over `--app`, `clientInfo` and the User-Agent.
     #[arg(long = "client-header")]
@@ -109,16 +114,16 @@ pub struct TapArgs {
     #[arg(long = "learn-catalogue")]
     pub learn_catalogue: bool,
     /// How often `--learn-catalogue` walks each route again.
-    #[arg(long = "learn-every", default_value = "15m", value_parser = super::parse_duration)]
-    pub learn_every: Duration,
+    #[arg(long = "learn-every", default_value_t = FlagDuration(DEFAULT_LEARN_EVERY))]
+    pub learn_every: FlagDuration,
     /// Answer this client identity's first-page list requests with the whole
     /// catalogue, walked by the tap (repeatable; `all` for every client).
     /// Its upstream's page 1 goes unchanged whenever that walk is not complete.
     #[arg(long = "merge-pages", value_name = "CLIENT")]
     pub merge_pages: Vec<String>,
     /// Most bytes of one merged answer; past it page 1 goes unchanged.
-    #[arg(long = "max-merged-bytes", default_value = "8MiB", value_parser = parse_bytes)]
-    pub max_merged_bytes: usize,
+    #[arg(long = "max-merged-bytes", default_value_t = FlagBytes(DEFAULT_MAX_MERGED_BYTES))]
+    pub max_merged_bytes: FlagBytes,
     /// A request header whose value changes what the upstream answers (a
     /// tenant header), besides Authorization, Proxy-Authorization, Cookie,
     /// X-Api-Key, Api-Key and X-Auth-Token: a merged answer is reused only
@@ -126,24 +131,24 @@ pub struct TapArgs {
     #[arg(long = "merge-credential-header", value_name = "NAME")]
     pub merge_credential_headers: Vec<http::HeaderName>,
     /// Page requests merging may send the upstream of its own at once...
-    #[arg(long = "merge-page-burst", default_value_t = mcp_tap::settings::DEFAULT_MERGE_PAGE_BURST, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "merge-page-burst", default_value_t = DEFAULT_MERGE_PAGE_BURST, value_parser = clap::value_parser!(u32).range(1..))]
     pub merge_page_burst: u32,
     /// ...and per second after that; past it page 1 goes unchanged.
-    #[arg(long = "merge-pages-per-second", default_value_t = mcp_tap::settings::DEFAULT_MERGE_PAGES_PER_SECOND, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "merge-pages-per-second", default_value_t = DEFAULT_MERGE_PAGES_PER_SECOND, value_parser = clap::value_parser!(u32).range(1..))]
     pub merge_pages_per_second: u32,
     /// How long a merged answer is reused for the same session and
     /// credentials (a `list_changed` ends it sooner); `0s`: walk every time.
-    #[arg(long = "merge-reuse-for", default_value = "30s", value_parser = super::parse_duration)]
-    pub merge_reuse_for: Duration,
+    #[arg(long = "merge-reuse-for", default_value_t = FlagDuration(DEFAULT_MERGE_REUSE_FOR))]
+    pub merge_reuse_for: FlagDuration,
     /// Most bytes of one message the tap reads (the message is forwarded whole).
-    #[arg(long = "inspect-bytes", default_value = "4MiB", value_parser = parse_bytes)]
-    pub inspect_bytes: usize,
+    #[arg(long = "inspect-bytes", default_value_t = FlagBytes(DEFAULT_INSPECT_BYTES))]
+    pub inspect_bytes: FlagBytes,
     /// Append one JSON object per client listing to this file.
     #[arg(long = "report")]
     pub report: Option<PathBuf>,
     /// The report file's bound; past it listings are left out.
-    #[arg(long = "report.max-bytes", default_value = "16MiB", value_parser = parse_bytes)]
-    pub report_max_bytes: usize,
+    #[arg(long = "report.max-bytes", default_value_t = FlagBytes(DEFAULT_REPORT_MAX_BYTES))]
+    pub report_max_bytes: FlagBytes,
     /// A log line per client listing (always on with `--stdio`).
     #[arg(long = "log.listings")]
     pub log_listings: bool,
@@ -160,9 +165,6 @@ pub struct TapArgs {
     #[arg(long = "web.config.file")]
     pub web_config_file: Option<PathBuf>,
 }
-
-/// Client identities kept apart per tap by default.
-pub const DEFAULT_MAX_CLIENTS: usize = 64;
 
 /// `--route [NAME=]PATH`: a path starts with `/`, so a `=` before the
 /// first `/` ends a name.
@@ -190,8 +192,6 @@ fn parse_app(s: &str) -> Result<AppRule, String> {
     AppRule::new(name, ranges, user_agent).map_err(|e| e.to_string())
 }
 
-const _: () = assert!(DEFAULT_MAX_REPORT_BYTES == 16 << 20);
-
 fn parse_positive(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
@@ -199,18 +199,9 @@ fn parse_positive(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_bytes(s: &str) -> Result<usize, String> {
-    let n = crate::config::parse_byte_size(s)?;
-    usize::try_from(n).map_err(|_| format!("{s} is too large"))
-}
-
 pub async fn main(args: TapArgs) -> ExitCode {
-    let listings = match listing_sinks(&args) {
-        Ok(l) => l,
-        Err(message) => return usage(&message),
-    };
     if args.stdio {
-        return stdio(args, listings).await;
+        return stdio(args).await;
     }
     let (Some(listen), Some(upstream)) = (args.listen.clone(), args.upstream.clone()) else {
         return usage("--listen and --upstream are required without --stdio");
@@ -218,43 +209,79 @@ pub async fn main(args: TapArgs) -> ExitCode {
     if args.max_routes == 0 || args.max_client_routes == 0 {
         return usage("--max-routes and --max-client-routes must be greater than zero");
     }
-    let settings = match http_settings(&args, upstream) {
-        Ok(settings) => settings,
-        Err(message) => return usage(&message),
-    };
-    let spec = TapSpec {
-        name: Arc::from(args.name.as_str()),
-        listen,
-        settings,
-        queue: QueueBudget::default(),
-        abandon_after: args.abandon_after,
-        max_clients: args.max_clients,
-        observing: ObservingSpec {
-            max_sessions: args.max_sessions,
-            client_idle: args.client_idle.0,
-        },
-        listings,
-        routes: route_spec(&args),
-    };
+    let tap = tap_config(&args, listen, upstream);
     let serve = ServeArgs {
         listen_address: args.web_listen_address,
         web_config_file: args.web_config_file,
         ..ServeArgs::for_taps()
     };
-    serve_taps(serve, vec![spec]).await
+    serve_taps(serve, vec![tap]).await
 }
 
-fn route_spec(args: &TapArgs) -> RouteSpec {
-    RouteSpec {
-        routing: Routing {
-            default_path: None,
-            rules: args.routes.clone(),
-            learn_paths: args.learn_paths,
+/// The flags as the one shape a tap starts from, as a configured tap's
+/// keys are; what no flag sets is a configured tap's default.
+fn tap_config(args: &TapArgs, listen: String, upstream: url::Url) -> TapConfig {
+    TapConfig {
+        name: args.name.clone(),
+        origin: TapOrigin::Flags,
+        listener: TapListener {
+            address: listen,
+            tls: None,
         },
-        max_routes: args.max_routes,
-        max_client_routes: args.max_client_routes,
-        learn_every: args.learn_catalogue.then_some(args.learn_every),
+        upstream: TapUpstream {
+            url: upstream,
+            tls: TlsConfig {
+                ca_file: args.upstream_ca_file.clone(),
+                insecure_skip_verify: args.upstream_insecure_skip_verify,
+            },
+            timeout: DEFAULT_UPSTREAM_TIMEOUT,
+        },
+        target: None,
+        abandon_after: args.abandon_after.0,
+        inspect_bytes: args.inspect_bytes.0,
+        max_clients: args.max_clients,
+        max_sessions: args.max_sessions,
+        client_idle: args.client_idle.0,
+        max_connections: args.max_connections,
+        client_header: args.client_header.as_ref().map(|h| h.as_str().to_string()),
+        apps: args.apps.clone(),
+        merge: tap_merge(args),
+        limits: TAP_LIMITS,
+        report: tap_report(args),
+        log_listings: args.log_listings,
+        routes: TapRoutes {
+            named: (args.routes.iter())
+                .map(|rule| TapRoute {
+                    rule: rule.clone(),
+                    target: None,
+                })
+                .collect(),
+            max_routes: args.max_routes,
+            max_client_routes: args.max_client_routes,
+            learn_paths: args.learn_paths,
+            learn_every: args.learn_catalogue.then_some(args.learn_every.0),
+        },
     }
+}
+
+fn tap_merge(args: &TapArgs) -> TapMerge {
+    TapMerge {
+        clients: args.merge_pages.clone(),
+        max_merged_bytes: args.max_merged_bytes.0,
+        credential_headers: (args.merge_credential_headers.iter())
+            .map(|h| h.as_str().to_string())
+            .collect(),
+        page_burst: args.merge_page_burst,
+        pages_per_second: args.merge_pages_per_second,
+        reuse_for: args.merge_reuse_for.0,
+    }
+}
+
+fn tap_report(args: &TapArgs) -> Option<TapReport> {
+    args.report.clone().map(|path| TapReport {
+        path,
+        max_bytes: args.report_max_bytes.0,
+    })
 }
 
 fn usage(message: &str) -> ExitCode {
@@ -262,52 +289,13 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn listing_sinks(args: &TapArgs) -> Result<ListingSinks, String> {
-    let report = match &args.report {
-        Some(path) => Some(Arc::new(
-            ReportFile::open(path, args.report_max_bytes as u64).map_err(|e| e.to_string())?,
-        )),
-        None => None,
-    };
-    Ok(ListingSinks {
-        report,
-        log: args.log_listings || args.stdio,
-    })
-}
-
-fn merge(args: &TapArgs) -> MergeSettings {
-    MergeSettings {
-        clients: merge_clients(&args.merge_pages),
-        max_merged_bytes: args.max_merged_bytes,
-        credential_headers: args.merge_credential_headers.clone(),
-        page_burst: args.merge_page_burst,
-        pages_per_second: args.merge_pages_per_second,
-        reuse_for: args.merge_reuse_for,
-        ..MergeSettings::default()
-    }
-}
-
-fn http_settings(args: &TapArgs, upstream: url::Url) -> Result<TapSettings, String> {
-    let mut settings = TapSettings::new(upstream);
-    settings.upstream_tls = UpstreamTls {
-        ca_file: args.upstream_ca_file.clone(),
-        insecure_skip_verify: args.upstream_insecure_skip_verify,
-    };
-    settings.client_header = args.client_header.clone();
-    settings.apps = Apps::new(args.apps.clone()).map_err(|e| format!("--app: {e}"))?;
-    settings.merge = merge(args);
-    let defaults = TapLimits::default();
-    settings.limits = TapLimits {
-        // Lowered to the tap's share of the open-file limit as it starts.
-        max_connections: args.max_connections.unwrap_or(defaults.max_connections),
-        inspect_bytes: args.inspect_bytes,
-        ..defaults
-    };
-    Ok(settings)
-}
-
 /// `--stdio`: the server behind us until it exits; we exit as it did.
-async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
+async fn stdio(args: TapArgs) -> ExitCode {
+    // A line per listing on stderr always: a stdio tap has no status page.
+    let listings = match setup::listing_sinks(tap_report(&args).as_ref(), true) {
+        Ok(l) => l,
+        Err(e) => return usage(&e.to_string()),
+    };
     let Some((command, rest)) = args.command.split_first() else {
         return usage("--stdio needs the server's command after --");
     };
@@ -325,8 +313,8 @@ async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
         scrubber: Default::default(),
     };
     let mut settings = StdioTapSettings::new(server);
-    settings.inspect_bytes = args.inspect_bytes;
-    settings.merge = merge(&args);
+    settings.inspect_bytes = args.inspect_bytes.usize();
+    settings.merge = setup::merge_settings(&tap_merge(&args), &TAP_LIMITS);
     let traces = match TraceSink::from_settings(&TracingConfig::default()) {
         Ok(t) => t,
         Err(e) => return usage(&format!("tracing: {e}")),
@@ -340,7 +328,7 @@ async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
     let spec = StdioTapSpec {
         name: Arc::from(args.name.as_str()),
         settings,
-        abandon_after: args.abandon_after,
+        abandon_after: args.abandon_after.0,
         max_clients: args.max_clients,
         listings,
     };
@@ -349,7 +337,7 @@ async fn stdio(args: TapArgs, listings: ListingSinks) -> ExitCode {
     match status {
         Ok(status) => exit_code(status),
         Err(e) => {
-            super::print_stderr(&format!("mcp-exporter tap: {e}\n"));
+            super::print_stderr(&format!("mcp-exporter tap: {}\n", e.cause));
             ExitCode::from(127)
         }
     }
@@ -368,6 +356,53 @@ fn exit_code(status: std::process::ExitStatus) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::parse_route;
+
+    /// A tap of the flags and one of the file with the same keys are one
+    /// tap: every default is declared once.
+    #[test]
+    fn the_flags_default_as_a_configured_tap_does() {
+        use super::{tap_config, TapArgs, TapOrigin};
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            tap: TapArgs,
+        }
+        let (listen, upstream) = ("127.0.0.1:9101", "http://127.0.0.1:8080/mcp");
+        let cli = Cli::parse_from(["tap", "--listen", listen, "--upstream", upstream]);
+        let flags = tap_config(&cli.tap, listen.into(), upstream.parse().unwrap());
+        let text = format!(
+            "taps:\n  - name: tap\n    listen: {listen}\n    upstream: {{url: {upstream}}}\n"
+        );
+        let loaded = crate::config::load_str(&text, "t.yaml").expect("loads");
+        let file = loaded.config.taps[0].clone();
+        assert_eq!(
+            (file.origin, flags.origin),
+            (TapOrigin::File, TapOrigin::Flags)
+        );
+        assert_eq!(
+            flags,
+            super::TapConfig {
+                origin: TapOrigin::Flags,
+                ..file
+            }
+        );
+    }
+
+    #[test]
+    fn a_byte_flag_shows_its_default_as_the_configuration_writes_it() {
+        use crate::cli::FlagBytes;
+        for (bytes, shown) in [
+            (8 << 20, "8MiB"),
+            (3 << 30, "3GiB"),
+            (1536, "1536"),
+            (0, "0"),
+            (2048, "2KiB"),
+        ] {
+            assert_eq!(FlagBytes(bytes).to_string(), shown);
+            assert_eq!(shown.parse::<FlagBytes>(), Ok(FlagBytes(bytes)));
+        }
+    }
 
     #[test]
     fn an_app_flag_names_ranges_and_a_user_agent() {

@@ -4,18 +4,19 @@
 //! what the observer finds into client verdicts, metrics, spans, logs and
 //! the status page's "Clients" section.
 
-pub mod book;
+pub mod client_verdicts;
+pub mod client_views;
 pub mod fds;
-pub mod judge;
 pub mod learn;
 pub mod observe;
 pub mod queue;
-pub mod recent;
+pub mod recent_misuse;
 pub mod reference;
-pub mod report;
+pub mod report_file;
 pub mod run;
 pub mod service;
-pub mod spec;
+pub mod setup;
+pub mod start_error;
 pub mod stdin;
 pub mod stdio;
 pub mod supervise;

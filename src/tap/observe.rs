@@ -7,13 +7,13 @@
 //! one; the catalogues handed back (and a configured target's) go to the
 //! observer.
 
-use super::book::{ClientBook, RouteRuleView, RouteView, TapView};
-use super::judge::{self, Clock};
+use super::client_verdicts::{self, Clock};
+use super::client_views::{ClientBook, RouteRuleView, RouteView, TapView};
 use super::learn::LearnRoute;
 use super::queue::QueueReceiver;
-use super::recent::Recent;
+use super::recent_misuse::Recent;
 use super::reference::{Reference, RouteRef};
-use super::report::ReportFile;
+use super::report_file::ReportFile;
 use crate::telemetry::events::{
     ClientListingObserved, ClientVerdictChanged, LevelChange, ReportLineDropped, RouteUnmatched,
 };
@@ -276,7 +276,7 @@ impl State {
     fn view(&mut self, clock: &Clock) -> TapView {
         let mut clients = Vec::new();
         for (id, tally) in self.observer.tallies() {
-            let (verdict, mut view) = judge::client(id, tally, &self.recent, clock);
+            let (verdict, mut view) = client_verdicts::client(id, tally, &self.recent, clock);
             let level = verdict.overall.level;
             let since = match self.levels.get(id) {
                 Some((was, since)) if *was == level => *since,
@@ -308,7 +308,8 @@ impl State {
                 .then_with(|| a.route.cmp(&b.route))
         });
         let default = self.observer.default_route();
-        let catalogue = judge::catalogues(|k| self.observer.catalogue(default, k).cloned(), clock);
+        let catalogue =
+            client_verdicts::catalogues(|k| self.observer.catalogue(default, k).cloned(), clock);
         TapView {
             name: self.task.tap.clone(),
             listen: self.task.header.listen.clone(),
@@ -324,7 +325,7 @@ impl State {
                     matched,
                 })
                 .collect(),
-            merges: judge::merges(&self.task.stats),
+            merges: client_verdicts::merges(&self.task.stats),
             clients,
             observing: true,
             observer_restarts: self.task.health.restarts(),
@@ -342,7 +343,7 @@ impl State {
         };
         for (route, kind, info) in self.observer.catalogues() {
             let entry = routes.entry(route.clone()).or_insert_with(|| view(route));
-            let shown = judge::catalogue_view(info, clock);
+            let shown = client_verdicts::catalogue_view(info, clock);
             entry.catalogue.insert(kind.label(), shown);
         }
         for (key, _) in self.observer.tallies() {

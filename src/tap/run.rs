@@ -4,106 +4,22 @@
 //! exchanges in progress finish within the tap's grace period, then lets the
 //! observer finish what was queued.
 
+use super::fds::{self, TapShare};
 use super::learn::{learn, LearnRoute, LearnSpec, LEARN_QUEUE};
-use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
+use super::observe::{ClientSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
 use super::reference::{Reference, RouteRef};
+use super::setup;
+use super::start_error::{StartFailure, TapStartError};
 use super::supervise::supervise;
-use crate::telemetry::metrics::ObserverHealth;
-use mcp_observer::{normalise, ObserverLimits, Routing};
-use mcp_tap::{MergeClients, Tap, TapError, TapSettings, TapStats};
+use crate::config::taps::TapConfig;
+use crate::telemetry::metrics::{ObserverHealth, WebMetrics};
+use mcp_observer::{normalise, Routing};
+use mcp_tap::{MergeClients, Tap, TapSettings, TapStats};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-
-/// Everything one tap is started from.
-#[derive(Clone)]
-pub struct TapSpec {
-    /// The configured name (the `tap` label).
-    pub name: Arc<str>,
-    /// Where clients connect (`host:port`; port 0 picks a free one).
-    pub listen: String,
-    pub settings: TapSettings,
-    /// The queue between the data path and the observer.
-    pub queue: QueueBudget,
-    /// A listing whose handed-out cursor does not come back within this is
-    /// abandoned.
-    pub abandon_after: std::time::Duration,
-    /// Client identities kept apart; later ones count as `other`.
-    pub max_clients: usize,
-    /// Sessions followed at once, and how long a quiet client is kept.
-    pub observing: ObservingSpec,
-    /// Where each client listing is told besides metrics and spans.
-    pub listings: ListingSinks,
-    /// How requests become routes, and their bounds.
-    pub routes: RouteSpec,
-}
-
-/// The observer's bounds a tap's configuration sets.
-#[derive(Debug, Clone, Copy)]
-pub struct ObservingSpec {
-    /// Open sessions held (`max_sessions`); past them (and an eighth more,
-    /// [`ObservingSpec::limits`]) the one quiet longest is forgotten.
-    pub max_sessions: usize,
-    /// A client with no list request for this long is forgotten, and its
-    /// series with it (`client_idle`).
-    pub client_idle: std::time::Duration,
-}
-
-impl Default for ObservingSpec {
-    fn default() -> Self {
-        ObservingSpec {
-            max_sessions: mcp_observer::DEFAULT_MAX_SESSIONS,
-            client_idle: mcp_observer::DEFAULT_CLIENT_IDLE,
-        }
-    }
-}
-
-impl ObservingSpec {
-    /// The observer's limits for a tap with these bounds. Its session cap
-    /// is an eighth above `max_sessions`: while clients end sessions and
-    /// make others, a request racing its session's DELETE makes that
-    /// session again until the upstream's 404 ends it, and a gateway that
-    /// holds `max_sessions` open must not lose one to that.
-    pub fn limits(&self, base: ObserverLimits) -> ObserverLimits {
-        let sessions = self.max_sessions.saturating_add(self.max_sessions / 8);
-        ObserverLimits {
-            max_sessions: sessions,
-            // Each session may hold a GET stream open besides its POSTs.
-            max_exchanges: base.max_exchanges.max(sessions.saturating_mul(2)),
-            client_idle: self.client_idle,
-            ..base
-        }
-    }
-}
-
-/// A tap's routes: which paths are which route, how many are kept, and
-/// whether the tap walks them itself.
-#[derive(Debug, Clone)]
-pub struct RouteSpec {
-    /// Named routes and patterns, and whether other paths are learned (the
-    /// upstream's own path is filled in from the upstream URL).
-    pub routing: Routing,
-    pub max_routes: usize,
-    pub max_client_routes: usize,
-    /// The tap walks each route itself this often (`learn_catalogue`).
-    pub learn_every: Option<std::time::Duration>,
-}
-
-/// Why a tap did not start. Names the tap and its listen address (our own
-/// configuration), never the upstream URL.
-#[derive(Debug, thiserror::Error)]
-pub enum TapStartError {
-    #[error("tap {tap}: {source}")]
-    Settings { tap: Arc<str>, source: TapError },
-    #[error("tap {tap}: cannot listen on {address}: {source}")]
-    Listen {
-        tap: Arc<str>,
-        address: String,
-        source: std::io::Error,
-    },
-}
 
 /// A tap serving; [`RunningTap::stop`] ends it.
 pub struct RunningTap {
@@ -121,59 +37,59 @@ pub struct RunningTap {
     learning: Option<JoinHandle<()>>,
 }
 
-/// Bind the tap's listener and start it and its observer task.
-pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap, TapStartError> {
+/// Bind the tap `config` declares (its connections held to `share`) and
+/// start it and its observer task.
+pub async fn start(
+    config: &TapConfig,
+    share: TapShare,
+    sinks: Arc<ClientSinks>,
+    web: &WebMetrics,
+) -> Result<RunningTap, TapStartError> {
+    let name: Arc<str> = Arc::from(config.name.as_str());
+    let fail = |cause: StartFailure| TapStartError::new(&name, cause);
+    let mut settings = setup::tap_settings(config, web).map_err(fail)?;
+    fds::fit(&mut settings.limits, share);
+    let listings =
+        setup::listing_sinks(config.report.as_ref(), config.log_listings).map_err(fail)?;
     let stats = Arc::new(TapStats::default());
-    let (queue, receiver) = observer_queue(spec.queue);
+    let (queue, receiver) = observer_queue(QueueBudget::default());
     let tap =
-        Tap::new(spec.settings.clone(), Arc::new(queue), stats.clone()).map_err(|source| {
-            TapStartError::Settings {
-                tap: spec.name.clone(),
-                source,
-            }
-        })?;
-    let listener = tokio::net::TcpListener::bind(&spec.listen)
+        Tap::new(settings.clone(), Arc::new(queue), stats.clone()).map_err(|e| fail(e.into()))?;
+    let address = &config.listener.address;
+    let listen = |source| {
+        fail(StartFailure::Listen {
+            address: address.clone(),
+            source,
+        })
+    };
+    let listener = tokio::net::TcpListener::bind(address)
         .await
-        .map_err(|source| TapStartError::Listen {
-            tap: spec.name.clone(),
-            address: spec.listen.clone(),
-            source,
-        })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| TapStartError::Listen {
-            tap: spec.name.clone(),
-            address: spec.listen.clone(),
-            source,
-        })?;
+        .map_err(listen)?;
+    let local_addr = listener.local_addr().map_err(listen)?;
     // A few per route and kind: they change only when a catalogue does.
     let (references, references_rx) = mpsc::channel(64);
-    let mut routing = spec.routes.routing.clone();
-    routing.default_path = Some(normalise(spec.settings.upstream.path()));
-    let (learner, learning) = start_learner(&spec, &routing, references.clone());
+    let mut routing = setup::routing(&config.routes);
+    routing.default_path = Some(normalise(settings.upstream.path()));
+    let learning = config
+        .routes
+        .learn_every
+        .map(|every| start_learner(&name, &settings, every, &routing, references.clone()));
     let task = ObserverTask {
-        tap: spec.name.clone(),
-        limits: spec.observing.limits(ObserverLimits {
-            inspect_bytes: spec.settings.limits.inspect_bytes,
-            abandon_after: spec.abandon_after,
-            max_clients: spec.max_clients,
-            max_routes: spec.routes.max_routes,
-            max_client_routes: spec.routes.max_client_routes,
-            ..ObserverLimits::default()
-        }),
+        tap: name.clone(),
+        limits: setup::observer_limits(config),
         routing,
-        apps: spec.settings.apps.clone(),
+        apps: settings.apps.clone(),
         stats: stats.clone(),
         sinks,
         header: TapHeader {
             listen: local_addr.to_string(),
-            upstream: shown_url(&spec.settings.upstream),
-            merge_pages: merge_pages(&spec.settings.merge.clients),
+            upstream: shown_url(&settings.upstream),
+            merge_pages: merge_pages(&settings.merge.clients),
         },
         tick: std::time::Duration::from_secs(1),
-        listings: spec.listings.clone(),
+        listings,
         health: Arc::new(ObserverHealth::default()),
-        learner,
+        learner: learning.as_ref().map(|(learner, _)| learner.clone()),
     };
     let observer = task.health.clone();
     let (stop, stopped) = oneshot::channel::<()>();
@@ -188,7 +104,7 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
     let inputs = ObserverInputs::new(receiver, Some(references_rx));
     let observing = tokio::spawn(supervise(inputs, task));
     Ok(RunningTap {
-        name: spec.name,
+        name,
         local_addr,
         stats,
         references,
@@ -196,22 +112,20 @@ pub async fn start(spec: TapSpec, sinks: Arc<ClientSinks>) -> Result<RunningTap,
         stop,
         serving,
         observing,
-        learning,
+        learning: learning.map(|(_, task)| task),
     })
 }
 
-/// The tap's learner, when it walks its routes itself: where new routes
-/// go, and its task. It starts with the upstream's own path and the named
-/// routes.
+/// The tap's learner, walking its routes itself every `every`: where new
+/// routes go, and its task. It starts with the upstream's own path and the
+/// named routes.
 fn start_learner(
-    spec: &TapSpec,
+    name: &Arc<str>,
+    settings: &TapSettings,
+    every: std::time::Duration,
     routing: &Routing,
     references: mpsc::Sender<Reference>,
-) -> (Option<mpsc::Sender<LearnRoute>>, Option<JoinHandle<()>>) {
-    let Some(every) = spec.routes.learn_every else {
-        return (None, None);
-    };
-    let settings = &spec.settings;
+) -> (mpsc::Sender<LearnRoute>, JoinHandle<()>) {
     let learn_spec = LearnSpec {
         upstream: settings.upstream.clone(),
         ca_file: settings.upstream_tls.ca_file.clone(),
@@ -240,8 +154,8 @@ fn start_learner(
         }
     }
     let (tx, rx) = mpsc::channel(LEARN_QUEUE);
-    let task = learn(spec.name.clone(), learn_spec, start, rx, references);
-    (Some(tx), Some(tokio::spawn(task)))
+    let task = learn(name.clone(), learn_spec, start, rx, references);
+    (tx, tokio::spawn(task))
 }
 
 impl RunningTap {

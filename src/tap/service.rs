@@ -6,12 +6,13 @@
 //! path) or named routes with theirs gets each target's last complete
 //! listing as that route's reference catalogue whenever it changes.
 
-use super::book::ClientBook;
+use super::client_views::ClientBook;
 use super::fds;
 use super::observe::ClientSinks;
 use super::reference::{RouteRef, Sent};
-use super::run::{start, RunningTap, TapSpec, TapStartError};
-use crate::config::taps::TapConfig;
+use super::run::{start, RunningTap};
+use super::start_error::TapStartError;
+use crate::config::taps::{TapConfig, TapOrigin};
 use crate::scheduler::Service;
 use crate::telemetry::events::TapNotStarted;
 use crate::telemetry::metrics::{TapHealth, WebMetrics};
@@ -26,8 +27,7 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 /// One running tap and what it was started from.
 struct Running {
     tap: RunningTap,
-    /// `None` for the tap of `mcp-exporter tap` (no file to reload).
-    config: Option<TapConfig>,
+    config: TapConfig,
     sent: Sent,
 }
 
@@ -55,27 +55,20 @@ impl TapService {
         self.sinks.book.clone()
     }
 
-    /// Start the configured taps and `given` ones; the first that cannot
-    /// start stops those already started and is the error (at start-up a
-    /// tap that cannot listen is a configuration error, as the exporter's
-    /// own port is).
+    /// Start the taps `given` (`mcp-exporter tap`'s) and the configured
+    /// ones; the first that cannot start stops those already started and
+    /// is the error (at start-up a tap that cannot listen is a
+    /// configuration error, as the exporter's own port is).
     pub async fn start_all(
         &self,
         configured: &[TapConfig],
-        given: Vec<TapSpec>,
-    ) -> Result<(), String> {
-        let mut specs: Vec<(TapSpec, Option<TapConfig>)> =
-            given.into_iter().map(|s| (s, None)).collect();
-        for c in configured {
-            let spec = TapSpec::from_config(c, &self.web).map_err(|e| e.to_string())?;
-            specs.push((spec, Some(c.clone())));
-        }
-        let share = fds::share(specs.len());
-        for (mut spec, config) in specs {
-            fds::fit(&mut spec.settings.limits, share);
-            if let Err(e) = self.start_one(spec, config).await {
+        given: &[TapConfig],
+    ) -> Result<(), TapStartError> {
+        let share = fds::share(given.len() + configured.len());
+        for config in given.iter().chain(configured) {
+            if let Err(e) = self.start_one(config, share).await {
                 self.shut_down().await;
-                return Err(e.to_string());
+                return Err(e);
             }
         }
         Ok(())
@@ -83,17 +76,17 @@ impl TapService {
 
     async fn start_one(
         &self,
-        spec: TapSpec,
-        config: Option<TapConfig>,
+        config: &TapConfig,
+        share: fds::TapShare,
     ) -> Result<(), TapStartError> {
-        let tap = start(spec, self.sinks.clone()).await?;
+        let tap = start(config, share, self.sinks.clone(), &self.web).await?;
         crate::telemetry::logging::announce_tap(&tap.name, &format!("http://{}", tap.local_addr));
         self.health
             .insert(tap.name.clone(), tap.stats.clone(), tap.observer.clone());
         let name = tap.name.clone();
         let running = Running {
             tap,
-            config,
+            config: config.clone(),
             sent: Sent::default(),
         };
         self.running.lock().await.insert(name, running);
@@ -107,7 +100,9 @@ impl TapService {
             let running = self.running.lock().await;
             running
                 .iter()
-                .filter(|(_, r)| r.config.as_ref().is_some_and(|c| !configured.contains(c)))
+                .filter(|(_, r)| {
+                    r.config.origin == TapOrigin::File && !configured.contains(&r.config)
+                })
                 .map(|(name, _)| name.clone())
                 .collect()
         };
@@ -121,26 +116,19 @@ impl TapService {
         // be; those running keep theirs.
         let given = {
             let running = self.running.lock().await;
-            running.values().filter(|r| r.config.is_none()).count()
+            (running.values())
+                .filter(|r| r.config.origin == TapOrigin::Flags)
+                .count()
         };
         let share = fds::share(configured.len() + given);
         for c in configured {
             if self.running.lock().await.contains_key(c.name.as_str()) {
                 continue;
             }
-            let started = match TapSpec::from_config(c, &self.web) {
-                Ok(mut spec) => {
-                    fds::fit(&mut spec.settings.limits, share);
-                    self.start_one(spec, Some(c.clone()))
-                        .await
-                        .map_err(|e| e.to_string())
-                }
-                Err(e) => Err(e.to_string()),
-            };
-            if let Err(error) = started {
+            if let Err(error) = self.start_one(c, share).await {
                 TapNotStarted {
                     tap: &c.name,
-                    error: &error,
+                    error: &error.to_string(),
                 }
                 .emit(&self.health);
             }
@@ -160,10 +148,7 @@ impl TapService {
             }
             let mut running = self.running.lock().await;
             for r in running.values_mut() {
-                let Some(config) = &r.config else {
-                    continue;
-                };
-                for (route, target) in reference_targets(config) {
+                for (route, target) in reference_targets(&r.config) {
                     let baselines = &service.shared.sinks.baselines;
                     for reference in r.sent.changed(baselines, &route, target) {
                         let _ = r.tap.references.try_send(reference);

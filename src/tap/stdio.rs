@@ -11,15 +11,16 @@
 //! stdout is closed (the client reads its end), the observer drains and the
 //! process exits with the server's status.
 
-use super::book::ClientBook;
+use super::client_views::ClientBook;
 use super::observe::{ClientSinks, ListingSinks, ObserverInputs, ObserverTask, TapHeader};
 use super::queue::{observer_queue, QueueBudget};
+use super::start_error::TapStartError;
 use super::stdin::client_stdin;
 use super::supervise::supervise;
 use crate::telemetry::events::TapSummarised;
 use crate::telemetry::metrics::ObserverHealth;
 use mcp_observer::{ObserverLimits, Routing};
-use mcp_tap::{run_stdio, StdioTapError, StdioTapSettings, TapStats};
+use mcp_tap::{run_stdio, StdioTapSettings, TapStats};
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +39,7 @@ pub struct StdioTapSpec {
 const DRAIN: Duration = Duration::from_secs(5);
 
 /// Run the server behind the tap until it exits; its exit status.
-pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStatus, StdioTapError> {
+pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStatus, TapStartError> {
     let stats = Arc::new(TapStats::default());
     let (queue, receiver) = observer_queue(QueueBudget::default());
     let task = ObserverTask {
@@ -76,7 +77,7 @@ pub async fn run(spec: StdioTapSpec, sinks: Arc<ClientSinks>) -> Result<ExitStat
     close_stdout();
     let _ = tokio::time::timeout(DRAIN, observing).await;
     summary(&sinks.book);
-    status
+    status.map_err(|e| TapStartError::new(&spec.name, e))
 }
 
 /// The end of our output, for the client: fd 1 made `/dev/null` (closed,

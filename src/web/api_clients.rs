@@ -4,7 +4,7 @@
 
 use super::json::ShownJson;
 use super::AppState;
-use crate::tap::book::TapView;
+use crate::tap::client_views::TapView;
 use axum::extract::State;
 use serde::Serialize;
 use std::sync::Arc;

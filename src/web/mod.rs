@@ -22,7 +22,7 @@ mod status_sections;
 mod status_sources;
 
 use crate::scheduler::service::{ReloadOutcome, Service};
-use crate::tap::book::ClientBook;
+use crate::tap::client_views::ClientBook;
 use crate::telemetry::metrics::{Exposition, RenderMetrics};
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};

@@ -8,7 +8,7 @@
 //! (escaped by construction).
 
 use super::status_sections::{badge, first_reason};
-use crate::tap::book::{CatalogueView, ClientKindView, ClientView, TapView};
+use crate::tap::client_views::{CatalogueView, ClientKindView, ClientView, TapView};
 use crate::verdict::ago;
 use maud::{html, Markup};
 use std::collections::BTreeMap;

@@ -51,4 +51,4 @@ pub use settings::{
     ListenerTls, MergeClients, MergeSettings, TapError, TapLimits, TapSettings, UpstreamTls,
 };
 pub use stats::{MergeCount, TapStats};
-pub use stdio::{run_stdio, StdioTapError, StdioTapSettings};
+pub use stdio::{run_stdio, StdioTapSettings};

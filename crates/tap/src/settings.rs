@@ -96,34 +96,51 @@ impl MergeClients {
     }
 }
 
-/// Default of [`MergeSettings::max_bytes`]: 128 MiB per tap.
-pub const DEFAULT_MERGE_MAX_BYTES: usize = 128 * 1024 * 1024;
-/// Default of [`MergeSettings::page_burst`]: two walks of 100 pages.
-pub const DEFAULT_MERGE_PAGE_BURST: u32 = 200;
-/// Default of [`MergeSettings::pages_per_second`].
-pub const DEFAULT_MERGE_PAGES_PER_SECOND: u32 = 10;
+impl MergeSettings {
+    /// A merged walk's bounds where nobody says otherwise: at most 100
+    /// pages and 10,000 items, the walker's times and restarts (a merge
+    /// never renews a session, so never restarts for one).
+    pub const DEFAULT_WALK: mcp_listing::WalkLimits = mcp_listing::WalkLimits {
+        max_pages: 100,
+        max_items: 10_000,
+        session_restarts: 0,
+        ..mcp_listing::WalkLimits::DEFAULT
+    };
+    /// Default of [`MergeSettings::max_page_bytes`].
+    pub const DEFAULT_MAX_PAGE_BYTES: usize = 4 << 20;
+    /// Default of [`MergeSettings::max_merged_bytes`].
+    pub const DEFAULT_MAX_MERGED_BYTES: usize = 8 << 20;
+    /// Default of [`MergeSettings::page_burst`]: two walks of 100 pages.
+    pub const DEFAULT_PAGE_BURST: u32 = 200;
+    /// Default of [`MergeSettings::pages_per_second`].
+    pub const DEFAULT_PAGES_PER_SECOND: u32 = 10;
+    /// Default of [`MergeSettings::reuse_for`].
+    pub const DEFAULT_REUSE_FOR: Duration = Duration::from_secs(30);
+
+    /// Merging where nobody says otherwise: nobody merged for; the bounds
+    /// above, 16 walks and 128 MiB at once per tap, answers reused within
+    /// 32 MiB and 1,024 entries. The application's `taps:` defaults and
+    /// `mcp-exporter tap`'s flags are these (a constant with a `Vec` in it
+    /// cannot lend a field to another constant: hence the ones above).
+    pub const DEFAULT: MergeSettings = MergeSettings {
+        clients: MergeClients::Nobody,
+        walk: MergeSettings::DEFAULT_WALK,
+        max_page_bytes: MergeSettings::DEFAULT_MAX_PAGE_BYTES,
+        max_merged_bytes: MergeSettings::DEFAULT_MAX_MERGED_BYTES,
+        max_concurrent: 16,
+        max_bytes: 128 << 20,
+        reuse_for: MergeSettings::DEFAULT_REUSE_FOR,
+        reuse_max_bytes: 32 << 20,
+        reuse_max_entries: 1024,
+        credential_headers: Vec::new(),
+        page_burst: MergeSettings::DEFAULT_PAGE_BURST,
+        pages_per_second: MergeSettings::DEFAULT_PAGES_PER_SECOND,
+    };
+}
 
 impl Default for MergeSettings {
     fn default() -> Self {
-        MergeSettings {
-            clients: MergeClients::Nobody,
-            walk: mcp_listing::WalkLimits {
-                max_pages: 100,
-                max_items: 10_000,
-                session_restarts: 0,
-                ..mcp_listing::WalkLimits::default()
-            },
-            max_page_bytes: 4 * 1024 * 1024,
-            max_merged_bytes: 8 * 1024 * 1024,
-            max_concurrent: 16,
-            max_bytes: DEFAULT_MERGE_MAX_BYTES,
-            reuse_for: Duration::from_secs(30),
-            reuse_max_bytes: 32 * 1024 * 1024,
-            reuse_max_entries: 1024,
-            credential_headers: Vec::new(),
-            page_burst: DEFAULT_MERGE_PAGE_BURST,
-            pages_per_second: DEFAULT_MERGE_PAGES_PER_SECOND,
-        }
+        MergeSettings::DEFAULT
     }
 }
 
@@ -192,30 +209,35 @@ pub struct TapLimits {
     pub shutdown_grace: Duration,
 }
 
-/// Default of [`TapLimits::inspect_bytes`]: 4 MiB, the wire client's
-/// page-size ballpark (larger list pages are rare and still forwarded).
-pub const DEFAULT_INSPECT_BYTES: usize = 4 * 1024 * 1024;
+impl TapLimits {
+    /// A tap's bounds where nobody says otherwise. `inspect_bytes` is 4
+    /// MiB, the wire client's page-size ballpark (larger list pages are
+    /// rare and still forwarded). The application's `taps:` defaults and
+    /// `mcp-exporter tap`'s flags are these.
+    pub const DEFAULT: TapLimits = TapLimits {
+        max_connections: 16_384,
+        header_read_timeout: Duration::from_secs(30),
+        max_head_bytes: 64 * 1024,
+        connect_timeout: Duration::from_secs(10),
+        upstream_head_timeout: Duration::from_secs(60),
+        inspect_bytes: 4 << 20,
+        body_timeout: Duration::from_secs(30),
+        write_timeout: Duration::from_secs(30),
+        buffered_body_bytes: 16 << 20,
+        upstream_idle_connections: 64,
+        shutdown_grace: Duration::from_secs(5),
+    };
+}
 
 impl Default for TapLimits {
     fn default() -> Self {
-        TapLimits {
-            max_connections: 16_384,
-            header_read_timeout: Duration::from_secs(30),
-            max_head_bytes: 64 * 1024,
-            connect_timeout: Duration::from_secs(10),
-            upstream_head_timeout: Duration::from_secs(60),
-            inspect_bytes: DEFAULT_INSPECT_BYTES,
-            body_timeout: Duration::from_secs(30),
-            write_timeout: Duration::from_secs(30),
-            buffered_body_bytes: 16 * 1024 * 1024,
-            upstream_idle_connections: 64,
-            shutdown_grace: Duration::from_secs(5),
-        }
+        TapLimits::DEFAULT
     }
 }
 
-/// Why a tap cannot start. Never holds a URL's userinfo or any other
-/// secret value: it names what is wrong.
+/// Why a tap cannot start (an HTTP tap's settings, a stdio tap's server).
+/// Never holds a URL's userinfo or any other secret value: it names what
+/// is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum TapError {
     #[error("the upstream URL must be http:// or https://")]
@@ -232,6 +254,8 @@ pub enum TapError {
     ZeroLimit(&'static str),
     #[error("the limit {0} must be above zero and at most a day")]
     BadDuration(&'static str),
+    #[error("cannot start the server: {0}")]
+    ServerStart(std::io::ErrorKind),
 }
 
 impl TapSettings {

@@ -1,7 +1,14 @@
 //! JSON-RPC 2.0 framing over `serde_json::Value`: we keep raw messages so
 //! defects a typed model would hide (wrong shapes, odd cursors) stay visible.
+//! The one reader of what a message is and what an answer holds: over a
+//! parsed value ([`classify`]) and, where a message may be a page of
+//! millions of items, over its text ([`RawMessage`], what the tap's merge
+//! reads), by the same rules.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 /// JSON-RPC "Method not found": our answer to server requests we do not serve.
 pub const METHOD_NOT_FOUND: i64 = -32601;
@@ -74,19 +81,133 @@ pub fn classify(value: Value) -> Incoming {
 }
 
 fn parse_error(err: Value) -> RpcError {
-    let code = err.get("code").and_then(Value::as_i64).unwrap_or(0);
-    let message = err
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .chars()
-        .take(512)
-        .collect();
-    RpcError {
-        code,
-        message,
-        data: err.get("data").cloned(),
+    RpcError::new(
+        err.get("code").and_then(Value::as_i64),
+        err.get("message").and_then(Value::as_str),
+        err.get("data").cloned(),
+    )
+}
+
+/// Characters of an error's message kept.
+const MAX_ERROR_MESSAGE_CHARS: usize = 512;
+
+impl RpcError {
+    /// An error object's parts as kept: a code that is no integer is 0, a
+    /// message that is no string empty, a long one cut.
+    fn new(code: Option<i64>, message: Option<&str>, data: Option<Value>) -> RpcError {
+        RpcError {
+            code: code.unwrap_or(0),
+            message: (message.unwrap_or("").chars())
+                .take(MAX_ERROR_MESSAGE_CHARS)
+                .collect(),
+            data,
+        }
     }
+}
+
+/// Longest `method` or `id` compared, as text (longer ones are not ours).
+const MAX_COMPARED_BYTES: usize = 64 * 1024 + 64;
+
+/// The top of one message, its members left as the text they are: the
+/// answer's `result` is never made a tree of values, so reading a page of
+/// millions of tiny items costs its own bytes, not sixteen times them.
+#[derive(Deserialize, Default)]
+pub struct RawMessage<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+impl<'a> RawMessage<'a> {
+    /// `text` read as a message (`None`: not one JSON object, or a member
+    /// written twice: no guessing which one counts).
+    pub fn read(text: &'a [u8]) -> Option<RawMessage<'a>> {
+        // An object only (serde would read an array as one too).
+        let start = text.iter().find(|b| !b.is_ascii_whitespace());
+        (start == Some(&b'{'))
+            .then(|| serde_json::from_slice(text).ok())
+            .flatten()
+    }
+
+    /// Whether this is the answer to `id`: an id, and no method (as
+    /// [`classify`] tells a response).
+    pub fn answers(&self, id: &Value) -> bool {
+        self.method.is_none() && self.id.is_some_and(|raw| same_value(raw, id))
+    }
+
+    /// What an answer holds, as [`classify`] reads a response: its error
+    /// first, else its result as text; `None` when it has neither.
+    pub fn outcome(&self) -> Option<Result<&'a RawValue, RpcError>> {
+        match (self.error, self.result) {
+            (Some(error), _) => Some(Err(raw_error(error))),
+            (None, Some(result)) => Some(Ok(result)),
+            (None, None) => None,
+        }
+    }
+
+    /// Its `method`, when it has a string one (of a sane length).
+    pub fn method(&self) -> Option<Cow<'a, str>> {
+        let raw = self.method?;
+        (raw.get().len() <= MAX_COMPARED_BYTES)
+            .then(|| {
+                serde_json::from_str::<Text<'a>>(raw.get())
+                    .ok()
+                    .map(|t| t.0)
+            })
+            .flatten()
+    }
+
+    /// Its `id` as compact JSON text (how an id is looked up), when it has
+    /// one (of a sane length).
+    pub fn id_text(&self) -> Option<String> {
+        let raw = self.id?;
+        (raw.get().len() <= MAX_COMPARED_BYTES)
+            .then(|| serde_json::from_str::<Value>(raw.get()).ok())
+            .flatten()
+            .map(|id| id.to_string())
+    }
+
+    /// Whether this is a notification or request named `method`.
+    pub fn is(&self, method: &str) -> bool {
+        self.method.is_some_and(|raw| {
+            raw.get().len() <= MAX_COMPARED_BYTES
+                && serde_json::from_str::<Cow<'_, str>>(raw.get()).is_ok_and(|m| m == method)
+        })
+    }
+}
+
+/// A string as written, borrowed when it has no escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+fn same_value(raw: &RawValue, value: &Value) -> bool {
+    raw.get().len() <= MAX_COMPARED_BYTES
+        && serde_json::from_str::<Value>(raw.get()).is_ok_and(|v| &v == value)
+}
+
+/// An error object read from its text, by [`parse_error`]'s rules; its
+/// `data` is left out (it may be as large as the message).
+fn raw_error(raw: &RawValue) -> RpcError {
+    #[derive(Deserialize, Default)]
+    struct Members<'a> {
+        #[serde(borrow, default)]
+        code: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        message: Option<&'a RawValue>,
+    }
+    let members: Members = serde_json::from_str(raw.get()).unwrap_or_default();
+    let code = members
+        .code
+        .and_then(|c| serde_json::from_str::<i64>(c.get()).ok());
+    let message = (members.message)
+        .and_then(|m| serde_json::from_str::<Text<'_>>(m.get()).ok())
+        .map(|t| t.0);
+    RpcError::new(code, message.as_deref(), None)
 }
 
 /// Whether a response id is ours. Servers may echo our integer id as a
@@ -159,6 +280,65 @@ mod tests {
         ));
         assert!(matches!(classify(json!([1, 2])), Incoming::Invalid(_)));
         assert!(matches!(classify(json!({"id": 1})), Incoming::Invalid(_)));
+    }
+
+    #[test]
+    fn a_message_read_as_text_is_told_apart_by_id_and_method() {
+        let answer =
+            RawMessage::read(br#"{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}"#).unwrap();
+        assert!(answer.answers(&json!("a")));
+        assert!(!answer.answers(&json!(1)));
+        let result = answer.outcome().unwrap().unwrap();
+        assert_eq!(result.get(), r#"{"tools":[]}"#);
+        let note =
+            RawMessage::read(br#"{"method":"notifications/tools/list_changed","id":"a"}"#).unwrap();
+        assert!(!note.answers(&json!("a")), "a request is no answer");
+        assert!(note.is("notifications/tools/list_changed"));
+        assert_eq!(
+            note.method().as_deref(),
+            Some("notifications/tools/list_changed")
+        );
+        assert_eq!(note.id_text().as_deref(), Some("\"a\""));
+        assert_eq!(answer.method(), None);
+        let escaped =
+            RawMessage::read(br#"{"method":"notifications\/tools\/list_changed"}"#).unwrap();
+        assert!(escaped.is("notifications/tools/list_changed"));
+        assert!(RawMessage::read(b"[1]").is_none());
+        assert!(
+            RawMessage::read(b"{\"id\":1,\"id\":2}").is_none(),
+            "no guessing"
+        );
+        assert!(RawMessage::read(br#"{"id":1}"#)
+            .unwrap()
+            .outcome()
+            .is_none());
+    }
+
+    #[test]
+    fn an_error_reads_the_same_from_text_and_from_a_value() {
+        for error in [
+            json!({"code": -32602, "message": "bad"}),
+            json!({"code": 1.5, "message": 7}),
+            json!({"message": "x".repeat(600)}),
+            json!("odd"),
+        ] {
+            let text = json!({"jsonrpc": "2.0", "id": 1, "error": error}).to_string();
+            let raw = RawMessage::read(text.as_bytes()).unwrap();
+            let Some(Err(from_text)) = raw.outcome() else {
+                panic!("{text}");
+            };
+            let Incoming::Response {
+                result: Err(from_value),
+                ..
+            } = classify(serde_json::from_str(&text).unwrap())
+            else {
+                panic!("{text}");
+            };
+            assert_eq!(
+                (from_text.code, &from_text.message),
+                (from_value.code, &from_value.message)
+            );
+        }
     }
 
     #[test]

@@ -7,10 +7,11 @@ use super::{child, Resolver, Result};
 use crate::config::locate::{yaml_path, At, Seg};
 use crate::config::raw::{RawApp, RawListenTls, RawRoute, RawTap};
 use crate::config::taps::{
-    ListenTls, TapConfig, TapListener, TapMerge, TapRoute, TapRoutes, TapUpstream,
-    DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES, DEFAULT_LEARN_EVERY,
-    DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES, DEFAULT_MAX_ROUTES,
-    DEFAULT_MAX_SESSIONS, DEFAULT_MERGE_PAGES_PER_SECOND, DEFAULT_MERGE_PAGE_BURST,
+    ListenTls, TapConfig, TapListener, TapMerge, TapOrigin, TapReport, TapRoute, TapRoutes,
+    TapUpstream, DEFAULT_ABANDON_AFTER, DEFAULT_CLIENT_IDLE, DEFAULT_INSPECT_BYTES,
+    DEFAULT_LEARN_EVERY, DEFAULT_MAX_CLIENTS, DEFAULT_MAX_CLIENT_ROUTES, DEFAULT_MAX_MERGED_BYTES,
+    DEFAULT_MAX_ROUTES, DEFAULT_MAX_SESSIONS, DEFAULT_MERGE_PAGES_PER_SECOND,
+    DEFAULT_MERGE_PAGE_BURST, DEFAULT_MERGE_REUSE_FOR, DEFAULT_REPORT_MAX_BYTES,
     DEFAULT_UPSTREAM_TIMEOUT, TAP_LIMITS,
 };
 use crate::config::types::TargetConfig;
@@ -95,6 +96,7 @@ impl Resolver<'_> {
             .transpose()?;
         Ok(TapConfig {
             name: raw.name,
+            origin: TapOrigin::File,
             listener: TapListener {
                 address: raw.listen,
                 tls: raw.tls.map(|t| self.listen_tls(t)),
@@ -117,7 +119,11 @@ impl Resolver<'_> {
             apps,
             merge,
             limits,
-            report: raw.report.map(|p| self.file_path(p)),
+            report: raw.report.map(|p| TapReport {
+                path: self.file_path(p),
+                max_bytes: DEFAULT_REPORT_MAX_BYTES,
+            }),
+            log_listings: false,
             routes,
         })
     }
@@ -255,6 +261,7 @@ impl Resolver<'_> {
             credential_headers,
             page_burst: burst,
             pages_per_second: per_second,
+            reuse_for: DEFAULT_MERGE_REUSE_FOR,
         })
     }
 

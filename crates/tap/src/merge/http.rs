@@ -10,13 +10,14 @@ use crate::event::BodyFraming;
 use crate::headers;
 use crate::http1::emit;
 use crate::http1::framing::{self, Framing};
-use crate::http1::head::{Request, Response};
+use crate::http1::head::{value, Request, Response};
 use crate::merge::pager::{AnswerFinder, Exchanged, PageRequest, PageTransport};
 use crate::peer::HeadRead;
 use crate::pool::{Pool, Upstream};
 use crate::relay::{read_whole, BodyReader, Unread};
 use bytes::Bytes;
 use mcp_listing::{ExchangeFailure, PageError};
+use std::time::SystemTime;
 
 /// An answer as read during a walk.
 pub(crate) struct RawPage {
@@ -40,28 +41,14 @@ pub(crate) struct HttpTransport<'a> {
 
 impl PageTransport for HttpTransport<'_> {
     async fn exchange(&mut self, request: PageRequest<'_>) -> Result<Exchanged, PageError> {
-        let raw = self.fetch(&request).await?;
-        let (page, found) = raw;
-        let status = page.head.status;
+        let (page, found) = self.fetch(&request).await?;
         let bytes = page.body.len() as u64;
+        let refused = (page.head.status != 200).then(|| refused(&page.head));
         if self.first.is_none() {
             self.first = Some(page);
         }
-        let failed = |message: String| {
-            PageError::Failed(ExchangeFailure::Transport {
-                message,
-                http_status: Some(status),
-            })
-        };
-        match status {
-            200 => {}
-            401 | 403 => return Err(PageError::Failed(ExchangeFailure::Unauthorized { status })),
-            429 => {
-                return Err(PageError::Failed(ExchangeFailure::RateLimited {
-                    retry_after: None,
-                }))
-            }
-            _ => return Err(failed(format!("HTTP {status}"))),
+        if let Some(failure) = refused {
+            return Err(PageError::Failed(failure));
         }
         let answer = found.answer.ok_or_else(|| {
             PageError::Failed(ExchangeFailure::Malformed(
@@ -158,6 +145,21 @@ impl HttpTransport<'_> {
     }
 }
 
+/// A page request the upstream did not answer with 200, read as every
+/// refused request of ours is (`ExchangeFailure::from_http_status`, its
+/// `Retry-After` included).
+fn refused(head: &Response) -> ExchangeFailure {
+    let retry_after = value(&head.fields, "retry-after").map(|v| &v[..]);
+    match http::StatusCode::from_u16(head.status) {
+        Ok(status) => ExchangeFailure::from_http_status(status, retry_after, SystemTime::now()),
+        // The head parser reads three digits; anything else is not HTTP.
+        Err(_) => ExchangeFailure::Transport {
+            message: format!("HTTP {}", head.status),
+            http_status: Some(head.status),
+        },
+    }
+}
+
 /// The final answer head, past interim 1xx ones; `None` for a switch of
 /// protocols (never asked for) or no valid head.
 async fn final_head(upstream: &mut Upstream, max_head_bytes: usize) -> Option<Response> {
@@ -170,5 +172,45 @@ async fn final_head(upstream: &mut Upstream, max_head_bytes: usize) -> Option<Re
             100..=199 => continue,
             _ => return Some(resp),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http1::head::Field;
+    use std::time::Duration;
+
+    fn head(status: u16, fields: &[(&'static str, &'static str)]) -> Response {
+        Response {
+            status,
+            reason: Bytes::new(),
+            minor: 1,
+            fields: (fields.iter())
+                .map(|&(name, value)| Field {
+                    name: Bytes::from_static(name.as_bytes()),
+                    value: Bytes::from_static(value.as_bytes()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_refused_page_is_read_as_every_refused_request_is() {
+        assert!(matches!(
+            refused(&head(429, &[("Retry-After", "7")])),
+            ExchangeFailure::RateLimited { retry_after: Some(d) } if d == Duration::from_secs(7)
+        ));
+        assert!(matches!(
+            refused(&head(429, &[])),
+            ExchangeFailure::RateLimited { retry_after: None }
+        ));
+        assert!(matches!(
+            refused(&head(403, &[])),
+            ExchangeFailure::Unauthorized { status: 403 }
+        ));
+        let failed = refused(&head(502, &[]));
+        assert_eq!(failed.http_status(), Some(502));
+        assert_eq!(failed.to_string(), "HTTP 502 Bad Gateway");
     }
 }

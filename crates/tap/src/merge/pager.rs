@@ -11,12 +11,12 @@ use crate::event::MergeFallback;
 use crate::merge::ask::ListRequest;
 use crate::merge::budget::{ByteBudget, Charge, PageRate, Room};
 use crate::merge::result::{Builder, Merged};
-use crate::merge::scan::{self, Message};
 use crate::merge::PAGE_READ_FACTOR;
 use bytes::Bytes;
 use mcp_listing::{
     ExchangeFailure, Kind, Outcome, PageError, PageResult, PageShape, Pager, WalkLimits,
 };
+use mcp_wire::jsonrpc::RawMessage;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::future::Future;
@@ -251,15 +251,15 @@ impl<'a, T: PageTransport> WalkPager<'a, T> {
     /// into the merge), or its error.
     fn read(&mut self, answer: &[u8], id: &Value) -> Result<Value, PageError> {
         let malformed = |what: &str| PageError::Failed(ExchangeFailure::Malformed(what.into()));
-        let Some(message) = Message::read(answer).filter(|m| m.answers(id)) else {
+        let Some(message) = RawMessage::read(answer).filter(|m| m.answers(id)) else {
             return Err(malformed("no answer to the page request"));
         };
-        if let Some(error) = message.error {
-            let (code, message) = scan::error_of(error);
-            return Err(PageError::Rpc { code, message });
-        }
-        match message.result {
-            Some(result) if result.get().starts_with('{') => self
+        match message.outcome() {
+            Some(Err(error)) => Err(PageError::Rpc {
+                code: error.code,
+                message: error.message,
+            }),
+            Some(Ok(result)) if result.get().starts_with('{') => self
                 .builder
                 .page(result)
                 .ok_or_else(|| malformed("a result that is not an object")),
@@ -378,7 +378,7 @@ impl<'a> AnswerFinder<'a> {
 
     /// One whole message (an event's data).
     fn message(&mut self, text: Bytes) {
-        let Some(message) = Message::read(&text) else {
+        let Some(message) = RawMessage::read(&text) else {
             return;
         };
         if message.is(self.list_changed_method) {

@@ -1,9 +1,8 @@
-//! Reading what an upstream answers during a merge as raw JSON text,
-//! never as a tree of values: a message's `id`, `method`, `result` and
-//! `error` are found and left as the text they are; a page's entries and
-//! items are visited one at a time, each item read only for its identity
-//! key. A page of millions of tiny items costs its own bytes, not sixteen
-//! times them.
+//! Reading a page a merge walks as raw JSON text, never as a tree of
+//! values (the message around it is read by the wire's
+//! `jsonrpc::RawMessage`): a page's entries and items are visited one at a
+//! time, each item read only for its identity key. A page of millions of
+//! tiny items costs its own bytes, not sixteen times them.
 
 use mcp_listing::Kind;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -12,86 +11,6 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
-
-/// Longest `method` or `id` compared (longer ones are not ours).
-const MAX_COMPARED_BYTES: usize = 64 * 1024 + 64;
-
-/// The top of one JSON-RPC message, its parts as text.
-#[derive(Deserialize, Default)]
-pub(crate) struct Message<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(crate) result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(crate) error: Option<&'a RawValue>,
-}
-
-impl<'a> Message<'a> {
-    /// `text` read as a message (`None`: not a JSON object of one).
-    pub(crate) fn read(text: &'a [u8]) -> Option<Message<'a>> {
-        // An object only (serde would read an array as one too).
-        let start = text.iter().find(|b| !b.is_ascii_whitespace());
-        (start == Some(&b'{'))
-            .then(|| serde_json::from_slice(text).ok())
-            .flatten()
-    }
-
-    /// Whether this is the answer to `id` (an id, no method).
-    pub(crate) fn answers(&self, id: &Value) -> bool {
-        self.method.is_none() && self.id.is_some_and(|raw| same_value(raw, id))
-    }
-
-    /// Its `method`, when it has a string one (of a sane length).
-    pub(crate) fn method(&self) -> Option<Cow<'a, str>> {
-        let raw = self.method?;
-        (raw.get().len() <= MAX_COMPARED_BYTES)
-            .then(|| serde_json::from_str::<Key<'a>>(raw.get()).ok().map(|k| k.0))
-            .flatten()
-    }
-
-    /// Its `id` as compact JSON text (how an id is looked up), when it has
-    /// one (of a sane length).
-    pub(crate) fn id_text(&self) -> Option<String> {
-        let raw = self.id?;
-        (raw.get().len() <= MAX_COMPARED_BYTES)
-            .then(|| serde_json::from_str::<Value>(raw.get()).ok())
-            .flatten()
-            .map(|id| id.to_string())
-    }
-
-    /// Whether this is a notification or request named `method`.
-    pub(crate) fn is(&self, method: &str) -> bool {
-        self.method.is_some_and(|raw| {
-            raw.get().len() <= MAX_COMPARED_BYTES
-                && serde_json::from_str::<Cow<'_, str>>(raw.get()).is_ok_and(|m| m == method)
-        })
-    }
-}
-
-fn same_value(raw: &RawValue, value: &Value) -> bool {
-    raw.get().len() <= MAX_COMPARED_BYTES
-        && serde_json::from_str::<Value>(raw.get()).is_ok_and(|v| &v == value)
-}
-
-/// A JSON-RPC error's code and message (what the walker keeps of it).
-pub(crate) fn error_of(raw: &RawValue) -> (i64, String) {
-    #[derive(Deserialize, Default)]
-    struct Error {
-        #[serde(default)]
-        code: Option<i64>,
-        #[serde(default)]
-        message: Option<String>,
-    }
-    let error: Error = serde_json::from_str(raw.get()).unwrap_or_default();
-    let message = error.message.unwrap_or_default();
-    (
-        error.code.unwrap_or(0),
-        mcp_listing::text::echo(&message).into_owned(),
-    )
-}
 
 /// How a page held its items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,34 +200,6 @@ mod tests {
 
     fn raw(text: &str) -> &RawValue {
         serde_json::from_str(text).unwrap()
-    }
-
-    #[test]
-    fn messages_are_told_apart_by_id_and_method() {
-        let answer = Message::read(br#"{"jsonrpc":"2.0","id":"a","result":{"tools":[]}}"#).unwrap();
-        assert!(answer.answers(&json!("a")));
-        assert!(!answer.answers(&json!(1)));
-        assert_eq!(answer.result.unwrap().get(), r#"{"tools":[]}"#);
-        let note =
-            Message::read(br#"{"method":"notifications/tools/list_changed","id":"a"}"#).unwrap();
-        assert!(!note.answers(&json!("a")), "a request is no answer");
-        assert!(note.is("notifications/tools/list_changed"));
-        assert_eq!(
-            note.method().as_deref(),
-            Some("notifications/tools/list_changed")
-        );
-        assert_eq!(note.id_text().as_deref(), Some("\"a\""));
-        assert_eq!(answer.method(), None);
-        let escaped = Message::read(br#"{"method":"notifications\/tools\/list_changed"}"#).unwrap();
-        assert!(escaped.is("notifications/tools/list_changed"));
-        assert!(Message::read(b"[1]").is_none());
-        assert!(
-            Message::read(b"{\"id\":1,\"id\":2}").is_none(),
-            "no guessing"
-        );
-        let error = Message::read(br#"{"id":1,"error":{"code":-32602,"message":"bad"}}"#).unwrap();
-        assert_eq!(error_of(error.error.unwrap()), (-32602, "bad".into()));
-        assert_eq!(error_of(raw("\"odd\"")), (0, String::new()));
     }
 
     #[test]

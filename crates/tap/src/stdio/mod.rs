@@ -28,7 +28,7 @@ use crate::event::{
 };
 use crate::exchange_tee::Exchange;
 use crate::merge::Merges;
-use crate::settings::{MergeClients, MergeSettings};
+use crate::settings::{MergeClients, MergeSettings, TapError};
 use crate::stats::TapStats;
 use mcp_wire::transport::process_tree;
 use mcp_wire::transport::stdio::{command, StdioSpec};
@@ -60,18 +60,11 @@ impl StdioTapSettings {
     pub fn new(server: StdioSpec) -> StdioTapSettings {
         StdioTapSettings {
             server,
-            inspect_bytes: crate::settings::DEFAULT_INSPECT_BYTES,
-            merge: MergeSettings::default(),
+            inspect_bytes: crate::settings::TapLimits::DEFAULT.inspect_bytes,
+            merge: MergeSettings::DEFAULT,
             exit_grace: Duration::from_secs(2),
         }
     }
-}
-
-/// Why the stdio tap could not run its server.
-#[derive(Debug, thiserror::Error)]
-pub enum StdioTapError {
-    #[error("cannot start the server: {0}")]
-    Start(std::io::ErrorKind),
 }
 
 /// Run the server behind `input` (the client's lines) and `output` (where
@@ -83,7 +76,7 @@ pub async fn run_stdio<I, O>(
     stats: Arc<TapStats>,
     input: I,
     output: O,
-) -> Result<ExitStatus, StdioTapError>
+) -> Result<ExitStatus, TapError>
 where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
@@ -96,7 +89,7 @@ where
         Ok(child) => child,
         Err(e) => {
             process_tree::release_tag(&tag);
-            return Err(StdioTapError::Start(e.kind()));
+            return Err(TapError::ServerStart(e.kind()));
         }
     };
     let pid = child.id();
@@ -124,7 +117,7 @@ where
     let _ = tokio::task::spawn_blocking(move || process_tree::kill_tagged(&tree)).await;
     process_tree::release_tag(&tag);
     shared.exchange.ended(ExchangeEnd::Completed);
-    status.ok_or(StdioTapError::Start(std::io::ErrorKind::Other))
+    status.ok_or(TapError::ServerStart(std::io::ErrorKind::Other))
 }
 
 fn shared(

@@ -87,7 +87,7 @@ impl Routes {
             return Line::Passes;
         }
         // Read for its method and id only: never a tree of a page's items.
-        let Some(message) = crate::merge::scan::Message::read(line) else {
+        let Some(message) = mcp_wire::jsonrpc::RawMessage::read(line) else {
             return Line::Passes;
         };
         if let Some(method) = message.method() {

@@ -6,7 +6,7 @@
 //! the file's own writes it, through a bounded queue (a listing that finds
 //! it full is left out and counted, `queue_full`).
 
-use super::judge::{missed_view, Clock};
+use super::client_verdicts::{missed_view, Clock};
 use crate::telemetry::events::DroppedLine;
 use crate::verdict::client::Missed;
 use mcp_observer::ClientListing;
@@ -18,9 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// The report file's default bound.
-pub const DEFAULT_MAX_REPORT_BYTES: u64 = 16 << 20;
 
 /// Why the report file cannot be used. Names the file (our own flag's
 /// value), never what it holds.

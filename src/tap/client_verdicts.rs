@@ -2,10 +2,10 @@
 //! catalogues) and the recent misuse beside it, to each client's verdict and
 //! the views people read.
 
-use super::book::{
+use super::client_views::{
     CatalogueView, ClientKindView, ClientVerdictView, ClientView, ListingView, MergeView,
 };
-use super::recent::Recent;
+use super::recent_misuse::Recent;
 use crate::verdict::client::{
     judge_client, Abandoned, ClientInput, ClientKindInput, ClientVerdict, ForeignCursors, Missed,
     Outcomes,
