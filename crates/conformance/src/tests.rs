@@ -3,8 +3,8 @@
 
 use super::rule::{Requirement, RuleVerdict};
 use super::*;
-use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::scripted::{Answer, ScriptedPager};
+use mcp_listing::walk::INVALID_PARAMS;
 use mcp_listing::{Era, Kind, PageError, WalkLimits};
 use serde_json::{json, Value};
 
