@@ -157,6 +157,13 @@ fn constant_cursor(pages: Vec<Value>) -> ScriptedPager {
         .sequence(Some("K"), answers)
 }
 
+/// Page one holds `a` and names cursor `c1`; `c1` is answered with `error`.
+fn page_two_fails(error: impl Into<PageError>) -> ScriptedPager {
+    ScriptedPager::new()
+        .page(None, page(&["a"], Some("c1")))
+        .error(Some("c1"), error)
+}
+
 fn chain(pages: u32) -> ScriptedPager {
     let mut s = ScriptedPager::new();
     for i in 0..pages {
@@ -349,15 +356,10 @@ async fn list_changed_mid_walk_restarts_once() {
 
 #[tokio::test]
 async fn rpc_and_transport_errors_keep_their_detail() {
-    let mut s = ScriptedPager::new()
-        .page(None, page(&["a"], Some("c1")))
-        .error(
-            Some("c1"),
-            PageError::Rpc {
-                code: -32603,
-                message: "boom".into(),
-            },
-        );
+    let mut s = page_two_fails(PageError::Rpc {
+        code: -32603,
+        message: "boom".into(),
+    });
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RpcError));
     assert_eq!(r.rpc_error_code, Some(-32603));
@@ -433,14 +435,9 @@ async fn empty_page_with_a_cursor_continues() {
 
 #[tokio::test]
 async fn http_429_is_rate_limited_with_its_retry_after() {
-    let mut s = ScriptedPager::new()
-        .page(None, page(&["a"], Some("c1")))
-        .error(
-            Some("c1"),
-            ExchangeFailure::RateLimited {
-                retry_after: Some(Duration::from_secs(7)),
-            },
-        );
+    let mut s = page_two_fails(ExchangeFailure::RateLimited {
+        retry_after: Some(Duration::from_secs(7)),
+    });
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
     assert_eq!(r.reason, Some(EndReason::Error(ErrorKind::RateLimited)));
