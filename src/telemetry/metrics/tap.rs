@@ -116,12 +116,16 @@ impl Collector for TapCollector {
         )?;
         let merges = |s: &TapStats, m: MergeCount| s.merges(m);
         counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
-        merge_reads(&mut encoder, &taps)?;
+        per_tap(&mut encoder, &taps, &MERGE_READS)?;
         let cuts = |s: &TapStats, c: Cut| s.cuts(c);
         counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
-        open_streams(&mut encoder, &taps)?;
-        connections(&mut encoder, &taps)?;
-        observing(&mut encoder, &self.0.observers())?;
+        for spec in &STREAMS_AND_CONNECTIONS {
+            per_tap(&mut encoder, &taps, spec)?;
+        }
+        let observers = self.0.observers();
+        for spec in &OBSERVER {
+            per_tap(&mut encoder, &observers, spec)?;
+        }
         added_time(&mut encoder, &taps)
     }
 }
@@ -194,94 +198,95 @@ macro_rules! label_of {
 }
 label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount, Cut);
 
-fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_open_streams",
-        "Event-stream answers the tap is forwarding now (GET streams, legacy SSE streams, SSE answers to POSTs)",
-        None,
-        MetricType::Gauge,
-    )?;
-    for (tap, stats) in taps {
-        let gauge = ConstGauge::new(i64::try_from(stats.open_streams()).unwrap_or(i64::MAX));
-        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
+/// A family with one series per tap, each read from that tap's `S`.
+struct PerTap<S> {
+    name: &'static str,
+    help: &'static str,
+    kind: PerTapKind,
+    read: fn(&S) -> u64,
+}
+
+#[derive(Clone, Copy)]
+enum PerTapKind {
+    Gauge,
+    Counter,
 }
 
 /// Request bodies read for merging: what merging costs clients besides
 /// those it answers.
-fn merge_reads(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_merge_reads",
-        "Request bodies the tap read to see whether merging answers them (initialize and list requests that may be a named client's; a client not named in merge_pages is forwarded unread)",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, stats) in taps {
-        let counter = ConstCounter::new(stats.merge_reads());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
-}
+const MERGE_READS: PerTap<TapStats> = PerTap {
+    name: "mcp_tap_merge_reads",
+    help: "Request bodies the tap read to see whether merging answers them (initialize and list requests that may be a named client's; a client not named in merge_pages is forwarded unread)",
+    kind: PerTapKind::Counter,
+    read: TapStats::merge_reads,
+};
 
-/// A count one tap's stats hold.
-type ReadCount = fn(&TapStats) -> u64;
-
-/// Client connections: open now, the cap, and how often the cap was met.
-fn connections(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let gauges: [(&str, &str, ReadCount); 2] = [
-        (
-            "mcp_tap_connections",
-            "Client connections the tap holds now",
-            TapStats::connections,
-        ),
-        (
-            "mcp_tap_max_connections",
-            "Client connections the tap admits at once (its share of the open-file limit, or less when configured)",
-            TapStats::max_connections,
-        ),
-    ];
-    for (name, help, read) in gauges {
-        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
-        for (tap, stats) in taps {
-            let gauge = ConstGauge::new(i64::try_from(read(stats)).unwrap_or(i64::MAX));
-            gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-        }
-    }
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_listener_full",
-        "Times a client came while every connection slot was taken (it waited in the kernel's backlog)",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, stats) in taps {
-        let counter = ConstCounter::new(stats.listener_full());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
-}
+/// Open event streams; client connections: open now, the cap, and how
+/// often the cap was met.
+const STREAMS_AND_CONNECTIONS: [PerTap<TapStats>; 4] = [
+    PerTap {
+        name: "mcp_tap_open_streams",
+        help: "Event-stream answers the tap is forwarding now (GET streams, legacy SSE streams, SSE answers to POSTs)",
+        kind: PerTapKind::Gauge,
+        read: TapStats::open_streams,
+    },
+    PerTap {
+        name: "mcp_tap_connections",
+        help: "Client connections the tap holds now",
+        kind: PerTapKind::Gauge,
+        read: TapStats::connections,
+    },
+    PerTap {
+        name: "mcp_tap_max_connections",
+        help: "Client connections the tap admits at once (its share of the open-file limit, or less when configured)",
+        kind: PerTapKind::Gauge,
+        read: TapStats::max_connections,
+    },
+    PerTap {
+        name: "mcp_tap_listener_full",
+        help: "Times a client came while every connection slot was taken (it waited in the kernel's backlog)",
+        kind: PerTapKind::Counter,
+        read: TapStats::listener_full,
+    },
+];
 
 /// Whether each tap's observer observes, and how often it was restarted.
-fn observing(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<ObserverHealth>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_observing",
-        "1 while the tap's observer reads its copies; 0 after the observer ended, until a fresh one starts (the tap forwards all the same, and counts what passes as not observed)",
-        None,
-        MetricType::Gauge,
-    )?;
-    for (tap, health) in taps {
-        let gauge = ConstGauge::new(i64::from(health.observing()));
-        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_observer_restarts",
-        "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, health) in taps {
-        let counter = ConstCounter::new(health.restarts());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+const OBSERVER: [PerTap<ObserverHealth>; 2] = [
+    PerTap {
+        name: "mcp_tap_observing",
+        help: "1 while the tap's observer reads its copies; 0 after the observer ended, until a fresh one starts (the tap forwards all the same, and counts what passes as not observed)",
+        kind: PerTapKind::Gauge,
+        read: |health| u64::from(health.observing()),
+    },
+    PerTap {
+        name: "mcp_tap_observer_restarts",
+        help: "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
+        kind: PerTapKind::Counter,
+        read: ObserverHealth::restarts,
+    },
+];
+
+/// The family `spec` describes: one series per tap in `taps`.
+fn per_tap<S>(
+    encoder: &mut DescriptorEncoder,
+    taps: &[(Arc<str>, Arc<S>)],
+    spec: &PerTap<S>,
+) -> Encoded {
+    let metric_type = match spec.kind {
+        PerTapKind::Gauge => MetricType::Gauge,
+        PerTapKind::Counter => MetricType::Counter,
+    };
+    let mut family = encoder.encode_descriptor(spec.name, spec.help, None, metric_type)?;
+    for (tap, state) in taps {
+        let value = (spec.read)(state);
+        let labels = [("tap", tap.as_ref())];
+        let series = family.encode_family(&labels)?;
+        match spec.kind {
+            PerTapKind::Gauge => {
+                ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX)).encode(series)?
+            }
+            PerTapKind::Counter => ConstCounter::new(value).encode(series)?,
+        }
     }
     Ok(())
 }
