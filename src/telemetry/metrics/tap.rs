@@ -96,29 +96,12 @@ impl Collector for TapCollector {
         if taps.is_empty() {
             return Ok(());
         }
-        let requests = |s: &TapStats, m: RequestMethod| s.requests(m);
-        counters(&mut encoder, &taps, REQUESTS, &RequestMethod::ALL, requests)?;
-        let errors = |s: &TapStats, c: UpstreamFailure| s.upstream_errors(c);
-        counters(
-            &mut encoder,
-            &taps,
-            UPSTREAM_ERRORS,
-            &UpstreamFailure::ALL,
-            errors,
-        )?;
-        let unobserved = |s: &TapStats, r: NotObserved| s.not_observed_count(r);
-        counters(
-            &mut encoder,
-            &taps,
-            NOT_OBSERVED,
-            &NotObserved::ALL,
-            unobserved,
-        )?;
-        let merges = |s: &TapStats, m: MergeCount| s.merges(m);
-        counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
+        counters(&mut encoder, &taps, TapStats::requests)?;
+        counters(&mut encoder, &taps, TapStats::upstream_errors)?;
+        counters(&mut encoder, &taps, TapStats::not_observed_count)?;
+        counters(&mut encoder, &taps, TapStats::merges)?;
         per_tap(&mut encoder, &taps, &MERGE_READS)?;
-        let cuts = |s: &TapStats, c: Cut| s.cuts(c);
-        counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
+        counters(&mut encoder, &taps, TapStats::cuts)?;
         for spec in &STREAMS_AND_CONNECTIONS {
             per_tap(&mut encoder, &taps, spec)?;
         }
@@ -130,73 +113,60 @@ impl Collector for TapCollector {
     }
 }
 
-/// A counter family: its name, help, and the label its enum fills.
-struct CounterSpec {
-    name: &'static str,
-    help: &'static str,
-    label: &'static str,
-}
-
-const REQUESTS: CounterSpec = CounterSpec {
-    name: "mcp_tap_requests",
-    help: "Requests the tap received from clients, by HTTP method (stdio: the stdio tap's server runs)",
-    label: "method",
-};
-const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
-    name: "mcp_tap_upstream_errors",
-    help: "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)",
-    label: "cause",
-};
-const MERGES: CounterSpec = CounterSpec {
-    name: "mcp_tap_merges",
-    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
-    label: "outcome",
-};
-const CUTS: CounterSpec = CounterSpec {
-    name: "mcp_tap_cuts",
-    help: "Connections the tap cut, by reason: a deadline a client or the upstream let pass (head_timeout, body_timeout, client_write_timeout, upstream_write_timeout) or framing a peer could read differently (bad_framing)",
-    label: "reason",
-};
-const NOT_OBSERVED: CounterSpec = CounterSpec {
-    name: "mcp_tap_messages_not_observed",
-    help: "Messages the tap forwarded unchanged but did not observe, by reason",
-    label: "reason",
-};
-
-/// One counter per tap and value of `values` (all pre-created: a fixed enum).
-fn counters<T: Copy + LabelOf>(
-    encoder: &mut DescriptorEncoder,
-    taps: &[(Arc<str>, Arc<TapStats>)],
-    spec: CounterSpec,
-    values: &[T],
-    read: impl Fn(&TapStats, T) -> u64,
-) -> Encoded {
-    let mut family = encoder.encode_descriptor(spec.name, spec.help, None, MetricType::Counter)?;
-    for (tap, stats) in taps {
-        for &value in values {
-            let labels = [("tap", tap.as_ref()), (spec.label, value.label_of())];
-            let counter = ConstCounter::new(read(stats, value));
-            counter.encode(family.encode_family(&labels)?)?;
-        }
-    }
-    Ok(())
-}
-
-/// The label value of one of the data path's enums.
-trait LabelOf {
+/// A counter family per enum of the data path: its name, help, the label
+/// its values fill, and every value (all pre-created: a fixed enum).
+trait CounterFamily: Copy + 'static {
+    const NAME: &'static str;
+    const HELP: &'static str;
+    const LABEL: &'static str;
+    const ALL: &'static [Self];
     fn label_of(self) -> &'static str;
 }
 
-macro_rules! label_of {
-    ($($t:ty),*) => {$(
-        impl LabelOf for $t {
+macro_rules! counter_families {
+    ($($t:ty => $name:literal, $label:literal, $help:literal;)*) => {$(
+        impl CounterFamily for $t {
+            const NAME: &'static str = $name;
+            const HELP: &'static str = $help;
+            const LABEL: &'static str = $label;
+            const ALL: &'static [Self] = &<$t>::ALL;
             fn label_of(self) -> &'static str {
                 self.label()
             }
         }
     )*};
 }
-label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount, Cut);
+
+counter_families! {
+    RequestMethod => "mcp_tap_requests", "method",
+        "Requests the tap received from clients, by HTTP method (stdio: the stdio tap's server runs)";
+    UpstreamFailure => "mcp_tap_upstream_errors", "cause",
+        "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)";
+    MergeCount => "mcp_tap_merges", "outcome",
+        "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)";
+    Cut => "mcp_tap_cuts", "reason",
+        "Connections the tap cut, by reason: a deadline a client or the upstream let pass (head_timeout, body_timeout, client_write_timeout, upstream_write_timeout) or framing a peer could read differently (bad_framing)";
+    NotObserved => "mcp_tap_messages_not_observed", "reason",
+        "Messages the tap forwarded unchanged but did not observe, by reason";
+}
+
+/// `T`'s counter family: one series per tap and value, each `read` from
+/// the tap's stats.
+fn counters<T: CounterFamily>(
+    encoder: &mut DescriptorEncoder,
+    taps: &[(Arc<str>, Arc<TapStats>)],
+    read: fn(&TapStats, T) -> u64,
+) -> Encoded {
+    let mut family = encoder.encode_descriptor(T::NAME, T::HELP, None, MetricType::Counter)?;
+    for (tap, stats) in taps {
+        for &value in T::ALL {
+            let labels = [("tap", tap.as_ref()), (T::LABEL, value.label_of())];
+            let counter = ConstCounter::new(read(stats, value));
+            counter.encode(family.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
 
 /// A family with one series per tap, each read from that tap's `S`.
 struct PerTap<S> {
