@@ -105,6 +105,7 @@ impl Gateway {
             client_header: None,
             framing: BodyFraming::Json,
             path: Some(self.paths[session % ROUTES].clone()),
+            peer: None,
         };
         let facts = &mut self.facts;
         let obs = &mut self.obs;
