@@ -26,8 +26,8 @@ use mcp_exporter::telemetry::metrics::{
     ConformanceMetrics, DiscoveryMetrics, ExporterMetrics, TargetMetrics,
 };
 use mcp_exporter::telemetry::spans::TraceSink;
-use mcp_listing::walk::PageResult;
-use mcp_listing::{walk, Era, Kind, Pager, TransportKind, WalkLimits};
+use mcp_listing::scripted::{Answer, ScriptedPager};
+use mcp_listing::{walk, Era, Kind, TransportKind, WalkLimits};
 use mcp_testkit::counting_alloc::{live_bytes, CountingAlloc};
 use prometheus_client::registry::Registry;
 use serde_json::{json, Value};
@@ -84,8 +84,9 @@ impl Catalogue {
     }
 }
 
-impl Pager for Catalogue {
-    async fn fetch_page(&mut self, kind: Kind, cursor: Option<&str>, _: Duration) -> PageResult {
+impl Catalogue {
+    /// The page `cursor` names (none: the first), numbered from 0.
+    fn page(&self, kind: Kind, cursor: Option<&str>) -> Value {
         let page: u32 = cursor.and_then(|c| c.parse().ok()).unwrap_or(0);
         let items: Vec<Value> = (page * PAGE + 1..=(page + 1) * PAGE)
             .map(|n| self.item(kind, n))
@@ -94,20 +95,17 @@ impl Pager for Catalogue {
         if (page + 1) * PAGE < ITEMS {
             result["nextCursor"] = Value::from(format!("{}", page + 1));
         }
-        PageResult {
-            outcome: Ok(result),
-            request_id: i64::from(page) + 2,
-            bytes: 1200,
-            duration: Duration::from_millis(2),
-            started: SystemTime::now(),
-            span_id: None,
-            list_changed: 0,
-        }
+        result
+    }
+
+    fn pager(self) -> ScriptedPager {
+        ScriptedPager::answering(move |asked| Answer::page(self.page(asked.shape, asked.cursor)))
+            .bytes_per_page(1200)
     }
 }
 
 async fn poll(target: &str, generation: u32) -> PollReport {
-    let mut catalogue = Catalogue { generation };
+    let mut catalogue = Catalogue { generation }.pager();
     let mut report = PollReport::new(target, TransportKind::StreamableHttp, SystemTime::now());
     report.protocol_version = Some("2025-11-25".into());
     report.server = Some(ServerInfo {

@@ -2,31 +2,20 @@
 //! listing served from memory. Run: `cargo bench --bench walk`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use mcp_listing::walk::PageResult;
-use mcp_listing::{walk, Era, Kind, Pager, WalkLimits};
+use mcp_listing::scripted::{Answer, ScriptedPager};
+use mcp_listing::{walk, Era, Kind, WalkLimits};
 use serde_json::{json, Value};
-use std::time::{Duration, SystemTime};
 
-struct Memory {
-    pages: Vec<Value>,
-}
-
-impl Pager for Memory {
-    async fn fetch_page(&mut self, _: Kind, cursor: Option<&str>, _: Duration) -> PageResult {
-        let i = cursor
+/// Page `i` of `pages` is at cursor `c{i}` (none: page 0).
+fn memory(pages: Vec<Value>) -> ScriptedPager {
+    ScriptedPager::answering(move |asked| {
+        let i = asked
+            .cursor
             .and_then(|c| c.strip_prefix("c"))
             .and_then(|n| n.parse::<usize>().ok())
             .unwrap_or(0);
-        PageResult {
-            outcome: Ok(self.pages[i].clone()),
-            request_id: i as i64,
-            bytes: 0,
-            duration: Duration::ZERO,
-            started: SystemTime::now(),
-            span_id: None,
-            list_changed: 0,
-        }
-    }
+        Answer::page(pages[i].clone())
+    })
 }
 
 fn pages(n: usize, per_page: usize) -> Vec<Value> {
@@ -49,9 +38,7 @@ fn bench(c: &mut Criterion) {
         .enable_time()
         .build()
         .expect("runtime");
-    let mut memory = Memory {
-        pages: pages(1000, 10),
-    };
+    let mut memory = memory(pages(1000, 10));
     let limits = WalkLimits {
         max_pages: 2000,
         ..WalkLimits::default()

@@ -3,6 +3,7 @@
 //! it is open. Its own test binary: becoming a subreaper is process-wide.
 #![cfg(target_os = "linux")]
 
+use mcp_testkit::process::wait_for;
 use mcp_wire::transport::process_tree::{
     become_subreaper, new_tag, orphans_killed, release_tag, sweep_at_exit, Sweeper, TREE_TAG_VAR,
 };
@@ -83,9 +84,8 @@ fn orphan_tree(tag: &str, marker: &str) {
     assert!(status.success());
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    mcp_testkit::process::wait_for(Duration::from_secs(20), what, || done().then_some(()));
-}
+/// How long an orphan may take to start, be adopted or go.
+const LIMIT: Duration = Duration::from_secs(20);
 
 // One test: sweeps reap zombies of this whole process, so a second test
 // running beside it could lose its own child's exit status.
@@ -113,17 +113,19 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
     // process briefly shows the marker, so a count and a later read of the
     // same list can disagree.
     let adopted = |marker: &str| matches!(marked(marker)[..], [(_, parent, false)] if parent == me);
-    wait_until("both orphans started and adopted by us, not init", || {
-        adopted(&open_marker) && adopted(&closed_marker)
-    });
+    wait_for(
+        LIMIT,
+        "both orphans started and adopted by us, not init",
+        || (adopted(&open_marker) && adopted(&closed_marker)).then_some(()),
+    );
 
     // Sweeps kill the closed server's shell, then its sleep (orphaned in
     // turn), and reap both; the open server's tree is untouched.
     let mut sweeper = Sweeper::default();
     let mut killed = 0;
-    wait_until("closed server's orphans gone", || {
+    wait_for(LIMIT, "closed server's orphans gone", || {
         killed += sweeper.sweep().killed;
-        marked(&closed_marker).is_empty() && own_zombies() == 0
+        (marked(&closed_marker).is_empty() && own_zombies() == 0).then_some(())
     });
     assert!(killed >= 1);
     // What `mcp_exporter_stdio_orphans_killed_total` shows.
@@ -143,12 +145,13 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
     release_tag(&open_server);
     // The shell goes first; its sleep, orphaned in turn, on a later sweep:
     // wait for every process carrying either tag, not only the shells.
-    wait_until("open server's orphans gone after close", || {
+    wait_for(LIMIT, "open server's orphans gone after close", || {
         sweeper.sweep();
-        marked(&open_marker).is_empty()
+        (marked(&open_marker).is_empty()
             && tagged(&open_server) == 0
             && tagged(&closed_server) == 0
-            && own_zombies() == 0
+            && own_zombies() == 0)
+            .then_some(())
     });
     // Nothing carrying either tag is left anywhere.
     for tag in [&open_server, &closed_server] {
@@ -160,16 +163,17 @@ fn orphans_are_adopted_then_killed_and_reaped_once_their_server_closed() {
     let at_exit = new_tag();
     let exit_marker = format!("orphan-at-exit-{me}");
     orphan_tree(&at_exit, &exit_marker);
-    wait_until("the last orphan started", || {
-        marked(&exit_marker).len() == 1
+    wait_for(LIMIT, "the last orphan started", || {
+        (marked(&exit_marker).len() == 1).then_some(())
     });
     let before = orphans_killed();
     let swept = sweep_at_exit();
     assert!(swept >= 1, "nothing killed at exit");
     assert_eq!(orphans_killed(), before + swept as u64);
-    wait_until("the open server's tree gone at exit", || {
+    wait_for(LIMIT, "the open server's tree gone at exit", || {
         sweeper.sweep();
-        marked(&exit_marker).iter().all(|(_, _, zombie)| *zombie) && own_zombies() == 0
+        (marked(&exit_marker).iter().all(|(_, _, zombie)| *zombie) && own_zombies() == 0)
+            .then_some(())
     });
     assert!(marked(&exit_marker).is_empty());
 }

@@ -12,13 +12,12 @@
 use bytes::Bytes;
 use futures_util::StreamExt;
 use mcp_exporter::config;
-use mcp_listing::{
-    walk, Era, ExchangeFailure, Kind, Outcome, PageError, PageResult, Pager, WalkLimits,
-};
+use mcp_listing::scripted::{Answer, ScriptedPager};
+use mcp_listing::{walk, Era, ExchangeFailure, Kind, Outcome, PageError, WalkLimits};
 use mcp_wire::jsonrpc::{self, Incoming};
 use mcp_wire::transport::sse_body::{self, ByteCounter, SseReadError};
 use serde_json::Value;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// One runtime per thread: building one per input would dominate the run.
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
@@ -184,54 +183,12 @@ pub fn config_text(data: &[u8]) -> ConfigText {
     }
 }
 
-/// What one scripted page gives the walker.
-enum Scripted {
-    Page(Value),
-    Error(PageError),
-}
-
-/// A [`Pager`] that answers from a script, whatever cursor is asked for,
-/// and repeats the script from its start when it runs out (so endless,
-/// cycling and repeating servers can all be expressed).
-struct ScriptPager {
-    script: Vec<(Scripted, u32)>,
-    next: usize,
-    fetches: u64,
-}
-
-impl Pager for ScriptPager {
-    fn fetch_page(
-        &mut self,
-        _kind: Kind,
-        _cursor: Option<&str>,
-        _timeout: Duration,
-    ) -> impl std::future::Future<Output = PageResult> + Send {
-        let (scripted, list_changed) = &self.script[self.next % self.script.len()];
-        self.next += 1;
-        self.fetches += 1;
-        let outcome = match scripted {
-            Scripted::Page(v) => Ok(v.clone()),
-            Scripted::Error(e) => Err(e.clone()),
-        };
-        let result = PageResult {
-            outcome,
-            request_id: self.fetches as i64,
-            bytes: 0,
-            duration: Duration::ZERO,
-            started: SystemTime::UNIX_EPOCH,
-            span_id: None,
-            list_changed: *list_changed,
-        };
-        std::future::ready(result)
-    }
-}
-
 /// One scripted page from one line: the first byte picks an error, a
 /// `list_changed` count, or a plain page; the rest is the page's JSON.
-fn scripted(line: &[u8]) -> (Scripted, u32) {
+fn scripted(line: &[u8]) -> Answer {
     let (tag, rest) = match line.split_first() {
         Some((t, r)) => (*t, r),
-        None => return (Scripted::Page(Value::Null), 0),
+        None => return Answer::page(Value::Null),
     };
     let error = match tag {
         b'T' => Some(PageError::Failed(ExchangeFailure::Timeout(
@@ -257,7 +214,7 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
         _ => None,
     };
     if let Some(e) = error {
-        return (Scripted::Error(e), 0);
+        return Answer::error(e);
     }
     let list_changed = if tag == b'N' { 1 } else { 0 };
     let json = if tag == b'N' || tag == b'P' {
@@ -266,11 +223,11 @@ fn scripted(line: &[u8]) -> (Scripted, u32) {
         line
     };
     match serde_json::from_slice::<Value>(json) {
-        Ok(v) => (Scripted::Page(v), list_changed),
-        Err(e) => (
-            Scripted::Error(PageError::Failed(ExchangeFailure::Malformed(e.to_string()))),
-            0,
-        ),
+        Ok(v) => Answer {
+            outcome: Ok(v),
+            list_changed,
+        },
+        Err(e) => Answer::error(ExchangeFailure::Malformed(e.to_string())),
     }
 }
 
@@ -287,7 +244,7 @@ pub fn walk_pages(data: &[u8]) -> Option<Outcome> {
         ..WalkLimits::default()
     };
     let era = Era::modern_if(head & 0b100 != 0);
-    let script: Vec<(Scripted, u32)> = body
+    let script: Vec<Answer> = body
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .map(scripted)
@@ -295,27 +252,25 @@ pub fn walk_pages(data: &[u8]) -> Option<Outcome> {
     if script.is_empty() {
         return None;
     }
-    let mut pager = ScriptPager {
-        script,
-        next: 0,
-        fetches: 0,
-    };
+    // The script answers whatever cursor is asked for and starts again
+    // when it runs out, so endless, cycling and repeating servers can all
+    // be expressed.
+    let mut pager = ScriptedPager::answering(move |asked| {
+        let at = usize::try_from(asked.number - 1).unwrap_or(usize::MAX);
+        script[at % script.len()].clone()
+    });
     let report = block_on(walk(&mut pager, kind, &limits, era));
     let attempts = 1
         + u64::from(limits.invalid_cursor_restarts)
         + u64::from(limits.list_changed_restarts)
         + u64::from(limits.session_restarts);
+    let fetches = pager.requests() as u64;
     assert!(
-        pager.fetches <= attempts * u64::from(limits.max_pages),
-        "{} fetches with max_pages {} and {attempts} attempts",
-        pager.fetches,
+        fetches <= attempts * u64::from(limits.max_pages),
+        "{fetches} fetches with max_pages {} and {attempts} attempts",
         limits.max_pages
     );
-    assert_eq!(
-        report.pages.len() as u64,
-        pager.fetches,
-        "a page went unrecorded"
-    );
+    assert_eq!(report.pages.len() as u64, fetches, "a page went unrecorded");
     assert!(report.final_pages <= limits.max_pages);
     assert!(report.unique_items <= report.raw_items);
     assert_eq!(report.names.len() as u64, report.unique_items);

@@ -3,34 +3,10 @@
 
 use super::rule::{Requirement, RuleVerdict};
 use super::*;
+use mcp_listing::scripted::{Answer, ScriptedPager};
 use mcp_listing::walk::INVALID_PARAMS;
-use mcp_listing::{Era, Kind, PageError, PageResult, Pager, WalkLimits};
+use mcp_listing::{Era, Kind, PageError, WalkLimits};
 use serde_json::{json, Value};
-use std::time::{Duration, SystemTime};
-
-type Answer = Box<dyn FnMut(Option<&str>, u32) -> (Result<Value, PageError>, u32) + Send>;
-
-/// A server as a function of (cursor, request number) → (answer, list_changed).
-struct Model {
-    answer: Answer,
-    calls: u32,
-}
-
-impl Pager for Model {
-    async fn fetch_page(&mut self, _k: Kind, cursor: Option<&str>, _t: Duration) -> PageResult {
-        self.calls += 1;
-        let (outcome, list_changed) = (self.answer)(cursor, self.calls);
-        PageResult {
-            outcome,
-            request_id: i64::from(self.calls),
-            bytes: 1,
-            duration: Duration::from_millis(1),
-            started: SystemTime::now(),
-            span_id: None,
-            list_changed,
-        }
-    }
-}
 
 fn names(range: std::ops::Range<u32>) -> Vec<Value> {
     range.map(|i| json!({"name": format!("t{i:02}")})).collect()
@@ -89,10 +65,15 @@ async fn check_with(
     modern: bool,
     advertised: Option<bool>,
 ) -> ConformanceReport {
-    let mut m = Model {
-        answer: Box::new(answer),
-        calls: 0,
-    };
+    // A server as a function of (cursor, request number) → (answer, list_changed).
+    let mut answer = answer;
+    let mut m = ScriptedPager::answering(move |asked| {
+        let (outcome, list_changed) = answer(asked.cursor, asked.number);
+        Answer {
+            outcome,
+            list_changed,
+        }
+    });
     let era = Era::modern_if(modern);
     let obs = observe_kind(&mut m, Kind::Tools, &limits(), era, advertised).await;
     ConformanceReport::new("t", evaluate(&obs))

@@ -13,6 +13,8 @@ pub mod labelled;
 pub mod report;
 pub mod retry_after;
 pub mod schema_shape;
+#[cfg(any(test, feature = "testing"))]
+pub mod scripted;
 pub mod shape;
 pub mod shown_json;
 pub mod sse_parser;

@@ -247,8 +247,12 @@ pub struct ListingReport<S = Kind> {
     pub pages: Vec<PageRecord>,
     /// Pages of the final attempt (what a complete listing needed).
     pub final_pages: u32,
+    /// Items with an identity key on the final attempt's pages, repeats
+    /// included.
     pub raw_items: u64,
+    /// Distinct identity keys among them (`names` holds each).
     pub unique_items: u64,
+    /// The repeats: `raw_items - unique_items`.
     pub duplicate_items: u64,
     /// Identity keys seen more than once (each once, sorted).
     pub duplicate_names: Vec<String>,

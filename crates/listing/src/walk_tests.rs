@@ -1,75 +1,8 @@
 //! Scripted-page tests for every rule of the walker's contract.
 
 use super::*;
+use crate::scripted::ScriptedPager;
 use serde_json::json;
-use std::collections::HashMap;
-
-/// Answers by cursor; records every cursor it was sent.
-struct Script {
-    pages: HashMap<Option<String>, Result<Value, PageError>>,
-    /// Cursor → answers to give in order on successive requests (overrides `pages`).
-    sequence: HashMap<Option<String>, Vec<Result<Value, PageError>>>,
-    sent: Vec<Option<String>>,
-    list_changed_on: Option<usize>,
-}
-
-impl Script {
-    fn new() -> Self {
-        Script {
-            pages: HashMap::new(),
-            sequence: HashMap::new(),
-            sent: Vec::new(),
-            list_changed_on: None,
-        }
-    }
-    fn page(mut self, cursor: Option<&str>, result: Value) -> Self {
-        self.pages.insert(cursor.map(str::to_string), Ok(result));
-        self
-    }
-    fn error(mut self, cursor: Option<&str>, err: impl Into<PageError>) -> Self {
-        self.pages
-            .insert(cursor.map(str::to_string), Err(err.into()));
-        self
-    }
-    fn sequence(mut self, cursor: Option<&str>, answers: Vec<Result<Value, PageError>>) -> Self {
-        self.sequence.insert(cursor.map(str::to_string), answers);
-        self
-    }
-}
-
-impl Pager for Script {
-    async fn fetch_page(
-        &mut self,
-        _kind: Kind,
-        cursor: Option<&str>,
-        _timeout: Duration,
-    ) -> PageResult {
-        let key = cursor.map(str::to_string);
-        self.sent.push(key.clone());
-        let outcome = match self.sequence.get_mut(&key) {
-            Some(seq) if !seq.is_empty() => seq.remove(0),
-            _ => self.pages.get(&key).cloned().unwrap_or_else(|| {
-                Err(PageError::Rpc {
-                    code: INVALID_PARAMS,
-                    message: "unknown cursor".into(),
-                })
-            }),
-        };
-        let list_changed = match self.list_changed_on {
-            Some(n) if n == self.sent.len() => 1,
-            _ => 0,
-        };
-        PageResult {
-            outcome,
-            request_id: self.sent.len() as i64,
-            bytes: 10,
-            duration: Duration::from_millis(1),
-            started: SystemTime::now(),
-            span_id: None,
-            list_changed,
-        }
-    }
-}
 
 fn tools(names: &[&str]) -> Vec<Value> {
     names.iter().map(|n| json!({"name": n})).collect()
@@ -95,27 +28,23 @@ fn page_cap(max_pages: u32) -> WalkLimits {
 }
 
 /// A walk of tools by the legacy era's rules.
-async fn run(script: &mut Script, limits: &WalkLimits) -> ListingReport {
+async fn run(script: &mut ScriptedPager, limits: &WalkLimits) -> ListingReport {
     run_in(script, limits, Era::Legacy).await
 }
 
-async fn run_in(script: &mut Script, limits: &WalkLimits, era: Era) -> ListingReport {
+async fn run_in(script: &mut ScriptedPager, limits: &WalkLimits, era: Era) -> ListingReport {
     walk(script, Kind::Tools, limits, era).await
-}
-
-fn sent(script: &Script) -> Vec<Option<&str>> {
-    script.sent.iter().map(|c| c.as_deref()).collect()
 }
 
 #[tokio::test]
 async fn multi_page_union_threads_cursors_exactly() {
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a", "b"], Some("c1")))
         .page(Some("c1"), page(&["c", "d"], Some("c2")))
         .page(Some("c2"), page(&["e"], None));
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Complete);
-    assert_eq!(sent(&s), vec![None, Some("c1"), Some("c2")]);
+    assert_eq!(s.sent(), vec![None, Some("c1"), Some("c2")]);
     // One page = exactly one request.
     assert_eq!(r.requests(), 3);
     assert_eq!(r.final_pages, 3);
@@ -133,10 +62,12 @@ async fn multi_page_union_threads_cursors_exactly() {
 #[tokio::test]
 async fn null_cursor_ends_the_listing_in_both_eras() {
     for era in [Era::Legacy, Era::Modern] {
-        let mut s = Script::new().page(None, page(&["a"], Some("c1"))).page(
-            Some("c1"),
-            json!({"tools": tools(&["b"]), "nextCursor": null}),
-        );
+        let mut s = ScriptedPager::new()
+            .page(None, page(&["a"], Some("c1")))
+            .page(
+                Some("c1"),
+                json!({"tools": tools(&["b"]), "nextCursor": null}),
+            );
         let r = run_in(&mut s, &legacy(), era).await;
         assert_eq!(r.outcome, Outcome::Complete);
         assert_eq!(r.requests(), 2);
@@ -153,12 +84,12 @@ async fn blank_cursor_ends_a_legacy_listing_and_is_a_cursor_from_2026_07_28() {
         (Era::Modern, vec![None, Some("")], vec!["a", "b"], false),
     ];
     for (era, cursors, names, blank_end) in eras {
-        let mut s = Script::new()
+        let mut s = ScriptedPager::new()
             .page(None, page(&["a"], Some("")))
             .page(Some(""), page(&["b"], None));
         let r = run_in(&mut s, &legacy(), era).await;
         assert_eq!(r.outcome, Outcome::Complete);
-        assert_eq!(sent(&s), cursors);
+        assert_eq!(s.sent(), cursors);
         assert_eq!(r.names, names);
         assert_eq!(r.blank_cursor_end, blank_end);
         assert_eq!(r.reason, blank_end.then_some(EndReason::BlankCursor));
@@ -168,26 +99,26 @@ async fn blank_cursor_ends_a_legacy_listing_and_is_a_cursor_from_2026_07_28() {
 
 #[tokio::test]
 async fn repeated_cursor_aborts_as_cycle() {
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a"], Some("A")))
         .page(Some("A"), page(&["b"], Some("A")));
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
     assert_eq!(r.reason, Some(EndReason::Guard(Guard::CursorCycle)));
     // The repeated cursor is never sent again.
-    assert_eq!(sent(&s), vec![None, Some("A")]);
+    assert_eq!(s.sent(), vec![None, Some("A")]);
     assert_eq!(r.names, vec!["a", "b"]);
 }
 
 #[tokio::test]
 async fn a_b_a_cycle_aborts() {
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a"], Some("A")))
         .page(Some("A"), page(&["b"], Some("B")))
         .page(Some("B"), page(&["c"], Some("A")));
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
-    assert_eq!(sent(&s), vec![None, Some("A"), Some("B")]);
+    assert_eq!(s.sent(), vec![None, Some("A"), Some("B")]);
     assert_eq!(r.requests(), 3);
 }
 
@@ -219,15 +150,22 @@ async fn constant_cursor_without_progress_aborts_as_no_progress() {
 
 /// Page one holds `a` and names cursor `K`; `K` is answered with `pages`
 /// in turn.
-fn constant_cursor(pages: Vec<Value>) -> Script {
+fn constant_cursor(pages: Vec<Value>) -> ScriptedPager {
     let answers = pages.into_iter().map(Ok).collect();
-    Script::new()
+    ScriptedPager::new()
         .page(None, page(&["a"], Some("K")))
         .sequence(Some("K"), answers)
 }
 
-fn chain(pages: u32) -> Script {
-    let mut s = Script::new();
+/// Page one holds `a` and names cursor `c1`; `c1` is answered with `error`.
+fn page_two_fails(error: impl Into<PageError>) -> ScriptedPager {
+    ScriptedPager::new()
+        .page(None, page(&["a"], Some("c1")))
+        .error(Some("c1"), error)
+}
+
+fn chain(pages: u32) -> ScriptedPager {
+    let mut s = ScriptedPager::new();
     for i in 0..pages {
         let cursor = (i > 0).then(|| format!("c{i}"));
         let next = (i + 1 < pages).then(|| format!("c{}", i + 1));
@@ -268,7 +206,7 @@ async fn item_cap_counts_unique_items() {
         max_items: 3,
         ..legacy()
     };
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a", "b", "a"], Some("c1")))
         .page(Some("c1"), page(&["b", "c"], Some("c2")))
         .page(Some("c2"), page(&["d"], None));
@@ -276,7 +214,7 @@ async fn item_cap_counts_unique_items() {
     assert_eq!(r.outcome, Outcome::Aborted(Guard::ItemCap));
     assert_eq!(r.requests(), 3);
     // Exactly at the cap completes.
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a", "b"], Some("c1")))
         .page(Some("c1"), page(&["c"], None));
     assert_eq!(run(&mut s, &limits).await.outcome, Outcome::Complete);
@@ -284,7 +222,7 @@ async fn item_cap_counts_unique_items() {
 
 #[tokio::test]
 async fn invalid_params_on_the_first_page_is_an_error_without_restart() {
-    let mut s = Script::new().error(
+    let mut s = ScriptedPager::new().error(
         None,
         PageError::Rpc {
             code: INVALID_PARAMS,
@@ -311,14 +249,14 @@ async fn invalid_params_on_page_three_restarts_once() {
             message: "stale".into(),
         })
     };
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a"], Some("c1")))
         .page(Some("c1"), page(&["b"], Some("c2")))
         .sequence(Some("c2"), vec![stale(), Ok(page(&["c"], None))]);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(
-        sent(&s),
+        s.sent(),
         vec![None, Some("c1"), Some("c2"), None, Some("c1"), Some("c2")]
     );
     assert_eq!(r.invalid_cursor_errors, 1);
@@ -331,7 +269,7 @@ async fn invalid_params_on_page_three_restarts_once() {
     assert_eq!(r.names, vec!["a", "b", "c"]);
 
     // Past the allowed restarts it is an error.
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a"], Some("c1")))
         .page(Some("c1"), page(&["b"], Some("c2")))
         .sequence(Some("c2"), vec![stale(), stale()]);
@@ -345,7 +283,8 @@ async fn invalid_params_on_page_three_restarts_once() {
 #[tokio::test]
 async fn non_string_cursor_is_malformed() {
     for bad in [json!(42), json!({"offset": 5}), json!(true)] {
-        let mut s = Script::new().page(None, json!({"tools": tools(&["a"]), "nextCursor": bad}));
+        let mut s =
+            ScriptedPager::new().page(None, json!({"tools": tools(&["a"]), "nextCursor": bad}));
         let r = run(&mut s, &legacy()).await;
         assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
         assert_eq!(r.pages[0].next_cursor, CursorState::Invalid);
@@ -355,10 +294,10 @@ async fn non_string_cursor_is_malformed() {
 
 #[tokio::test]
 async fn wrong_shape_is_malformed() {
-    let mut s = Script::new().page(None, json!({"tools": {"a": 1}}));
+    let mut s = ScriptedPager::new().page(None, json!({"tools": {"a": 1}}));
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
-    let mut s = Script::new().page(None, json!("nope"));
+    let mut s = ScriptedPager::new().page(None, json!("nope"));
     assert_eq!(
         run(&mut s, &legacy()).await.outcome,
         Outcome::Error(ErrorKind::MalformedResult)
@@ -367,7 +306,7 @@ async fn wrong_shape_is_malformed() {
 
 #[tokio::test]
 async fn items_without_identity_key_are_counted_and_left_out() {
-    let mut s = Script::new().page(
+    let mut s = ScriptedPager::new().page(
         None,
         json!({"tools": [{"name": "a"}, {"description": "no name"}, {"name": 7}, {"name": "b"}]}),
     );
@@ -381,7 +320,7 @@ async fn items_without_identity_key_are_counted_and_left_out() {
 
 #[tokio::test]
 async fn duplicates_across_pages_are_counted_and_named() {
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&["a", "b", "c"], Some("c1")))
         .page(Some("c1"), page(&["c", "d"], Some("c2")))
         .page(Some("c2"), page(&["d", "a", "e"], None));
@@ -394,7 +333,7 @@ async fn duplicates_across_pages_are_counted_and_named() {
 
 #[tokio::test]
 async fn identity_key_follows_the_kind() {
-    let mut s = Script::new().page(
+    let mut s = ScriptedPager::new().page(
         None,
         json!({"resourceTemplates": [{"uriTemplate": "file:///{p}"}, {"name": "x"}]}),
     );
@@ -405,8 +344,7 @@ async fn identity_key_follows_the_kind() {
 
 #[tokio::test]
 async fn list_changed_mid_walk_restarts_once() {
-    let mut s = chain(3);
-    s.list_changed_on = Some(2);
+    let mut s = chain(3).list_changed_on(2);
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.restarts.len(), 1);
@@ -418,19 +356,16 @@ async fn list_changed_mid_walk_restarts_once() {
 
 #[tokio::test]
 async fn rpc_and_transport_errors_keep_their_detail() {
-    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
-        Some("c1"),
-        PageError::Rpc {
-            code: -32603,
-            message: "boom".into(),
-        },
-    );
+    let mut s = page_two_fails(PageError::Rpc {
+        code: -32603,
+        message: "boom".into(),
+    });
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RpcError));
     assert_eq!(r.rpc_error_code, Some(-32603));
     assert_eq!(r.pages[1].rpc_code, Some(-32603));
 
-    let mut s = Script::new().error(
+    let mut s = ScriptedPager::new().error(
         None,
         ExchangeFailure::Transport {
             message: "reset".into(),
@@ -451,33 +386,36 @@ async fn rpc_and_transport_errors_keep_their_detail() {
             ErrorKind::ResponseTooLarge,
         ),
     ] {
-        let mut s = Script::new().error(None, failure);
+        let mut s = ScriptedPager::new().error(None, failure);
         assert_eq!(run(&mut s, &legacy()).await.outcome, Outcome::Error(kind));
     }
 }
 
 #[tokio::test]
 async fn session_renewal_restarts_from_page_one_once() {
-    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).sequence(
-        Some("c1"),
-        vec![Err(PageError::SessionRenewed), Ok(page(&["b"], None))],
-    );
+    let mut s = ScriptedPager::new()
+        .page(None, page(&["a"], Some("c1")))
+        .sequence(
+            Some("c1"),
+            vec![Err(PageError::SessionRenewed), Ok(page(&["b"], None))],
+        );
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Complete);
-    assert_eq!(sent(&s), vec![None, Some("c1"), None, Some("c1")]);
+    assert_eq!(s.sent(), vec![None, Some("c1"), None, Some("c1")]);
     assert_eq!(r.restarts[0].reason, RestartReason::SessionExpired);
 }
 
 #[tokio::test]
 async fn ttl_and_cache_scope_are_kept() {
-    let mut s = Script::new().page(
+    let mut s = ScriptedPager::new().page(
         None,
         json!({"tools": tools(&["a"]), "ttlMs": 30000, "cacheScope": "shared", "resultType": "complete"}),
     );
     let r = run_in(&mut s, &legacy(), Era::Modern).await;
     assert_eq!(r.cache.ttl_ms, Some(30000));
     assert_eq!(r.cache.cache_scope.as_deref(), Some("shared"));
-    let mut s = Script::new().page(None, json!({"tools": [], "resultType": "input_required"}));
+    let mut s =
+        ScriptedPager::new().page(None, json!({"tools": [], "resultType": "input_required"}));
     assert_eq!(
         run_in(&mut s, &legacy(), Era::Modern).await.outcome,
         Outcome::Error(ErrorKind::MalformedResult)
@@ -486,7 +424,7 @@ async fn ttl_and_cache_scope_are_kept() {
 
 #[tokio::test]
 async fn empty_page_with_a_cursor_continues() {
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&[], Some("c1")))
         .page(Some("c1"), page(&["a"], None));
     let r = run(&mut s, &legacy()).await;
@@ -497,12 +435,9 @@ async fn empty_page_with_a_cursor_continues() {
 
 #[tokio::test]
 async fn http_429_is_rate_limited_with_its_retry_after() {
-    let mut s = Script::new().page(None, page(&["a"], Some("c1"))).error(
-        Some("c1"),
-        ExchangeFailure::RateLimited {
-            retry_after: Some(Duration::from_secs(7)),
-        },
-    );
+    let mut s = page_two_fails(ExchangeFailure::RateLimited {
+        retry_after: Some(Duration::from_secs(7)),
+    });
     let r = run(&mut s, &legacy()).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::RateLimited));
     assert_eq!(r.reason, Some(EndReason::Error(ErrorKind::RateLimited)));
@@ -535,30 +470,12 @@ impl PageShape for Nested {
 }
 
 /// Answers `Nested` pages by cursor.
-struct NestedScript(HashMap<Option<String>, Value>);
-
-impl Pager<Nested> for NestedScript {
-    async fn fetch_page(
-        &mut self,
-        _kind: Nested,
-        cursor: Option<&str>,
-        _timeout: Duration,
-    ) -> PageResult {
-        let outcome = self
-            .0
-            .get(&cursor.map(str::to_string))
-            .cloned()
-            .ok_or_else(|| PageError::Failed(ExchangeFailure::Malformed("unknown cursor".into())));
-        PageResult {
-            outcome,
-            request_id: 0,
-            bytes: 10,
-            duration: Duration::from_millis(1),
-            started: SystemTime::now(),
-            span_id: None,
-            list_changed: 0,
-        }
-    }
+fn nested_script(pages: &[(Option<&str>, Value)]) -> ScriptedPager<Nested> {
+    pages
+        .iter()
+        .fold(ScriptedPager::new(), |s, (cursor, page)| {
+            s.page(*cursor, page.clone())
+        })
 }
 
 fn nested(ids: &[&str], next: Value) -> Value {
@@ -569,40 +486,40 @@ fn nested(ids: &[&str], next: Value) -> Value {
 #[tokio::test]
 async fn another_shape_gets_every_guard() {
     // Complete, ended by an empty cursor (a legacy-era end).
-    let mut s = NestedScript(HashMap::from([
+    let mut s = nested_script(&[
         (None, nested(&["a", "b"], json!("c1"))),
-        (Some("c1".into()), nested(&["b", "c"], json!(""))),
-    ]));
+        (Some("c1"), nested(&["b", "c"], json!(""))),
+    ]);
     let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Complete);
     assert_eq!(r.names, vec!["a", "b", "c"]);
     assert_eq!(r.duplicate_names, vec!["b"]);
     assert!(r.fingerprints.is_empty());
     // A cycle A -> B -> A.
-    let mut s = NestedScript(HashMap::from([
+    let mut s = nested_script(&[
         (None, nested(&["a"], json!("A"))),
-        (Some("A".into()), nested(&["b"], json!("B"))),
-        (Some("B".into()), nested(&["c"], json!("A"))),
-    ]));
+        (Some("A"), nested(&["b"], json!("B"))),
+        (Some("B"), nested(&["c"], json!("A"))),
+    ]);
     let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::CursorCycle));
     assert_eq!(r.requests(), 3);
     // A cursor that is not a string; no `meta` at all ends the walk.
-    let mut s = NestedScript(HashMap::from([(None, nested(&["a"], json!(7)))]));
+    let mut s = nested_script(&[(None, nested(&["a"], json!(7)))]);
     let r = walk(&mut s, Nested, &legacy(), Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Error(ErrorKind::MalformedResult));
-    let mut s = NestedScript(HashMap::from([(None, json!({"entries": []}))]));
+    let mut s = nested_script(&[(None, json!({"entries": []}))]);
     assert_eq!(
         walk(&mut s, Nested, &legacy(), Era::Legacy).await.outcome,
         Outcome::Complete
     );
     // The page cap.
     let limits = page_cap(2);
-    let mut s = NestedScript(HashMap::from([
+    let mut s = nested_script(&[
         (None, nested(&["a"], json!("1"))),
-        (Some("1".into()), nested(&["b"], json!("2"))),
-        (Some("2".into()), nested(&["c"], json!("3"))),
-    ]));
+        (Some("1"), nested(&["b"], json!("2"))),
+        (Some("2"), nested(&["c"], json!("3"))),
+    ]);
     let r = walk(&mut s, Nested, &limits, Era::Legacy).await;
     assert_eq!(r.outcome, Outcome::Aborted(Guard::PageCap));
 }
@@ -612,7 +529,7 @@ async fn long_names_and_echoes_are_kept_cut_and_huge_cursors_still_cycle() {
     let a = format!("{}A", "n".repeat(60_000));
     let b = format!("{}B", "n".repeat(60_000));
     let huge = "c".repeat(1 << 20);
-    let mut s = Script::new()
+    let mut s = ScriptedPager::new()
         .page(None, page(&[a.as_str(), b.as_str()], Some(huge.as_str())))
         .page(
             Some(huge.as_str()),
@@ -633,7 +550,7 @@ async fn long_names_and_echoes_are_kept_cut_and_huge_cursors_still_cycle() {
         .keys()
         .all(|n| n.len() <= text::MAX_NAME_BYTES));
 
-    let mut s = Script::new().page(
+    let mut s = ScriptedPager::new().page(
         None,
         json!({"tools": tools(&["x"]), "resultType": "r".repeat(5_000_000)}),
     );

@@ -3,7 +3,7 @@
 //! session), read the way the walker reads a page, and turned into pages,
 //! cursors handed out, and listings that end.
 
-use crate::fact::{CursorUse, Fact, Failure, PageAnswered};
+use crate::fact::{Fact, Failure, PageAnswered};
 use crate::followed_exchange::{MergeNote, PendingKey, Scope};
 use crate::listing::End;
 use crate::observer::Observer;
@@ -91,13 +91,7 @@ impl Observer {
         if asked.cursor_sent && code == Some(INVALID_PARAMS) {
             self.tallies
                 .invalid_cursor(&asked.client, &asked.route, asked.kind, at);
-            facts.push(Fact::InvalidCursor(CursorUse {
-                client: asked.client.clone(),
-                route: asked.route.clone(),
-                kind: asked.kind,
-                session: asked.tag.clone(),
-                at,
-            }));
+            facts.push(Fact::InvalidCursor(asked.cursor_use(at)));
             if let Some(listing) = self.listing_mut(asked) {
                 listing.invalid_cursor = true;
             }

@@ -1,7 +1,7 @@
 //! A request awaiting its answer, as the observer keeps it: what was asked
 //! (`initialize`, or a list request with where its answer goes).
 
-use crate::fact::SessionTag;
+use crate::fact::{CursorUse, SessionTag};
 use crate::route::RouteId;
 use crate::session::SessionKey;
 use mcp_listing::Kind;
@@ -38,4 +38,17 @@ pub(crate) struct AskedList {
     /// The route whose catalogue its items are compared with.
     pub own_route: RouteId,
     pub modern: bool,
+}
+
+impl AskedList {
+    /// This request's cursor, sent `at`, as a fact tells it.
+    pub fn cursor_use(&self, at: Instant) -> CursorUse {
+        CursorUse {
+            client: self.client.clone(),
+            route: self.route.clone(),
+            kind: self.kind,
+            session: self.tag.clone(),
+            at,
+        }
+    }
 }

@@ -115,10 +115,7 @@ impl Observer {
         };
         let modern = meta_version.map_or(session.modern(), Era::is_modern);
         let tag = session.tag.clone();
-        let own = Resolved {
-            route: session.route.clone(),
-            other: session.other_route,
-        };
+        let own = session.route.clone();
         let asker = Asker {
             route: self.told_route(&client, own.clone(), facts),
             client,

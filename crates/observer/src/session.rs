@@ -12,7 +12,7 @@
 use crate::client::ClientId;
 use crate::fact::SessionTag;
 use crate::listing::Listing;
-use crate::route::{OtherRoute, RouteId};
+use crate::route::RouteId;
 use crate::routes::Resolved;
 use mcp_listing::cursor::CursorDigest;
 use mcp_listing::{Era, Kind};
@@ -86,10 +86,9 @@ pub(crate) struct Session {
     pub serial: u64,
     pub tag: SessionTag,
     pub sessionless: bool,
-    /// The route of the request that made it.
-    pub route: RouteId,
-    /// Why that route is `other`, when it is.
-    pub other_route: Option<OtherRoute>,
+    /// The route of the request that made it, and why it is `other`
+    /// when it is.
+    pub route: Resolved,
     pub introduced: Introduction,
     pub last: Instant,
     pub listings: Vec<Listing>,
@@ -102,8 +101,7 @@ impl Session {
             serial,
             tag: key.tag(),
             sessionless: matches!(key, SessionKey::Client(..)),
-            route: route.route,
-            other_route: route.other,
+            route,
             introduced: Introduction::default(),
             last: at,
             listings: Vec::new(),

@@ -329,6 +329,19 @@ mod tests {
     use crate::fact::{AbandonCause, SessionTag};
     use mcp_tap_contract::identity::IdentitySource;
 
+    /// The client `mcp` and its tally's key on route `/mcp`, the route
+    /// of every [`listing`].
+    fn client_on_mcp() -> (ClientId, ClientRoute) {
+        let client = crate::client::Clients::new(4)
+            .resolve("mcp", Instant::now())
+            .0;
+        let key = ClientRoute {
+            client: client.clone(),
+            route: RouteId::new("/mcp", false),
+        };
+        (client, key)
+    }
+
     fn listing(client: &ClientId, outcome: ListingOutcome, version: &str) -> ClientListing {
         let now = Instant::now();
         ClientListing {
@@ -354,9 +367,7 @@ mod tests {
 
     #[test]
     fn counts_since_start_and_over_the_window() {
-        let client = crate::client::Clients::new(4)
-            .resolve("mcp", Instant::now())
-            .0;
+        let (client, key) = client_on_mcp();
         let mut tallies = Tallies::new(3, 2);
         for outcome in [
             ListingOutcome::Complete,
@@ -371,10 +382,6 @@ mod tests {
             None,
         );
         tallies.listing(&listing(&client, ListingOutcome::Abandoned, "0.3"), None);
-        let key = ClientRoute {
-            client: client.clone(),
-            route: RouteId::new("/mcp", false),
-        };
         let tally = tallies.get(&key).unwrap();
         let tools = tally.kind(Kind::Tools);
         assert_eq!(tools.since_start.total(), 6);
@@ -392,11 +399,9 @@ mod tests {
 
     #[test]
     fn a_listing_told_before_its_catalogue_says_what_it_missed_once_it_is_known() {
-        let client = crate::client::Clients::new(4)
-            .resolve("mcp", Instant::now())
-            .0;
+        let (client, key) = client_on_mcp();
         let mut tallies = Tallies::new(3, 2);
-        let alpha = RouteId::new("/mcp", false);
+        let alpha = key.route.clone();
         let digest = crate::catalogue::item_digest;
         let awaiting = Unresolved {
             route: alpha.clone(),
@@ -406,10 +411,6 @@ mod tests {
         };
         let page_one = listing(&client, ListingOutcome::Abandoned, "0.1.0");
         assert!(tallies.listing(&page_one, Some(awaiting)).is_none());
-        let key = ClientRoute {
-            client: client.clone(),
-            route: alpha.clone(),
-        };
         assert_eq!(
             tallies.get(&key).unwrap().kind(Kind::Tools).items_missed,
             None

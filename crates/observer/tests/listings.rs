@@ -6,8 +6,8 @@ mod script;
 
 use mcp_listing::Kind;
 use mcp_observer::{
-    AbandonCause, CatalogueSource, ClientListing, ClientRoute, CursorOrigin, Fact, Failure,
-    ListingOutcome, ObserverLimits,
+    AbandonCause, CatalogueSource, ClientListing, CursorOrigin, Fact, Failure, ListingOutcome,
+    ObserverLimits,
 };
 use mcp_tap_contract::identity::IdentitySource;
 use mcp_tap_contract::{
@@ -118,14 +118,7 @@ fn page_one_then_delete_is_abandoned_and_names_what_was_missed() {
         ["tool-009", "tool-010", "tool-011", "tool-012", "tool-013", "tool-014"]
     );
     assert_eq!(missed.last, None);
-    let tally = s
-        .observer
-        .tally(&ClientRoute {
-            client: l.client.clone(),
-            route: l.route.clone(),
-        })
-        .unwrap()
-        .kind(Kind::Tools);
+    let tally = s.tally_of(l);
     assert_eq!(tally.since_start.get(ListingOutcome::Abandoned), 1);
     assert_eq!(tally.items_missed, Some(6));
     assert_eq!(tally.last_abandoned.as_ref().unwrap().pages, 1);
@@ -592,14 +585,7 @@ fn a_merged_answer_is_a_complete_listing_that_says_so() {
             .pages,
         Some(2)
     );
-    let tally = s
-        .observer
-        .tally(&ClientRoute {
-            client: l.client.clone(),
-            route: l.route.clone(),
-        })
-        .unwrap()
-        .kind(Kind::Tools);
+    let tally = s.tally_of(l);
     assert!(tally.last_complete.as_ref().unwrap().merged);
 }
 

@@ -96,81 +96,71 @@ impl Collector for TapCollector {
         if taps.is_empty() {
             return Ok(());
         }
-        let requests = |s: &TapStats, m: RequestMethod| s.requests(m);
-        counters(&mut encoder, &taps, REQUESTS, &RequestMethod::ALL, requests)?;
-        let errors = |s: &TapStats, c: UpstreamFailure| s.upstream_errors(c);
-        counters(
-            &mut encoder,
-            &taps,
-            UPSTREAM_ERRORS,
-            &UpstreamFailure::ALL,
-            errors,
-        )?;
-        let unobserved = |s: &TapStats, r: NotObserved| s.not_observed_count(r);
-        counters(
-            &mut encoder,
-            &taps,
-            NOT_OBSERVED,
-            &NotObserved::ALL,
-            unobserved,
-        )?;
-        let merges = |s: &TapStats, m: MergeCount| s.merges(m);
-        counters(&mut encoder, &taps, MERGES, &MergeCount::ALL, merges)?;
-        merge_reads(&mut encoder, &taps)?;
-        let cuts = |s: &TapStats, c: Cut| s.cuts(c);
-        counters(&mut encoder, &taps, CUTS, &Cut::ALL, cuts)?;
-        open_streams(&mut encoder, &taps)?;
-        connections(&mut encoder, &taps)?;
-        observing(&mut encoder, &self.0.observers())?;
+        counters(&mut encoder, &taps, TapStats::requests)?;
+        counters(&mut encoder, &taps, TapStats::upstream_errors)?;
+        counters(&mut encoder, &taps, TapStats::not_observed_count)?;
+        counters(&mut encoder, &taps, TapStats::merges)?;
+        per_tap(&mut encoder, &taps, &MERGE_READS)?;
+        counters(&mut encoder, &taps, TapStats::cuts)?;
+        for spec in &STREAMS_AND_CONNECTIONS {
+            per_tap(&mut encoder, &taps, spec)?;
+        }
+        let observers = self.0.observers();
+        for spec in &OBSERVER {
+            per_tap(&mut encoder, &observers, spec)?;
+        }
         added_time(&mut encoder, &taps)
     }
 }
 
-/// A counter family: its name, help, and the label its enum fills.
-struct CounterSpec {
-    name: &'static str,
-    help: &'static str,
-    label: &'static str,
+/// A counter family per enum of the data path: its name, help, the label
+/// its values fill, and every value (all pre-created: a fixed enum).
+trait CounterFamily: Copy + 'static {
+    const NAME: &'static str;
+    const HELP: &'static str;
+    const LABEL: &'static str;
+    const ALL: &'static [Self];
+    fn label_of(self) -> &'static str;
 }
 
-const REQUESTS: CounterSpec = CounterSpec {
-    name: "mcp_tap_requests",
-    help: "Requests the tap received from clients, by HTTP method (stdio: the stdio tap's server runs)",
-    label: "method",
-};
-const UPSTREAM_ERRORS: CounterSpec = CounterSpec {
-    name: "mcp_tap_upstream_errors",
-    help: "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)",
-    label: "cause",
-};
-const MERGES: CounterSpec = CounterSpec {
-    name: "mcp_tap_merges",
-    help: "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)",
-    label: "outcome",
-};
-const CUTS: CounterSpec = CounterSpec {
-    name: "mcp_tap_cuts",
-    help: "Connections the tap cut, by reason: a deadline a client or the upstream let pass (head_timeout, body_timeout, client_write_timeout, upstream_write_timeout) or framing a peer could read differently (bad_framing)",
-    label: "reason",
-};
-const NOT_OBSERVED: CounterSpec = CounterSpec {
-    name: "mcp_tap_messages_not_observed",
-    help: "Messages the tap forwarded unchanged but did not observe, by reason",
-    label: "reason",
-};
+macro_rules! counter_families {
+    ($($t:ty => $name:literal, $label:literal, $help:literal;)*) => {$(
+        impl CounterFamily for $t {
+            const NAME: &'static str = $name;
+            const HELP: &'static str = $help;
+            const LABEL: &'static str = $label;
+            const ALL: &'static [Self] = &<$t>::ALL;
+            fn label_of(self) -> &'static str {
+                self.label()
+            }
+        }
+    )*};
+}
 
-/// One counter per tap and value of `values` (all pre-created: a fixed enum).
-fn counters<T: Copy + LabelOf>(
+counter_families! {
+    RequestMethod => "mcp_tap_requests", "method",
+        "Requests the tap received from clients, by HTTP method (stdio: the stdio tap's server runs)";
+    UpstreamFailure => "mcp_tap_upstream_errors", "cause",
+        "Exchanges the tap's upstream failed, by cause: connect and tls (the client got 502), timeout (504), reset (a cut answer)";
+    MergeCount => "mcp_tap_merges", "outcome",
+        "First-page list requests of clients named in merge_pages, by what the tap answered: merged (its own walk), reused (a merged answer kept for the session), or page 1 unchanged and why (incomplete walk, scope_change, too_large, busy, throttled)";
+    Cut => "mcp_tap_cuts", "reason",
+        "Connections the tap cut, by reason: a deadline a client or the upstream let pass (head_timeout, body_timeout, client_write_timeout, upstream_write_timeout) or framing a peer could read differently (bad_framing)";
+    NotObserved => "mcp_tap_messages_not_observed", "reason",
+        "Messages the tap forwarded unchanged but did not observe, by reason";
+}
+
+/// `T`'s counter family: one series per tap and value, each `read` from
+/// the tap's stats.
+fn counters<T: CounterFamily>(
     encoder: &mut DescriptorEncoder,
     taps: &[(Arc<str>, Arc<TapStats>)],
-    spec: CounterSpec,
-    values: &[T],
-    read: impl Fn(&TapStats, T) -> u64,
+    read: fn(&TapStats, T) -> u64,
 ) -> Encoded {
-    let mut family = encoder.encode_descriptor(spec.name, spec.help, None, MetricType::Counter)?;
+    let mut family = encoder.encode_descriptor(T::NAME, T::HELP, None, MetricType::Counter)?;
     for (tap, stats) in taps {
-        for &value in values {
-            let labels = [("tap", tap.as_ref()), (spec.label, value.label_of())];
+        for &value in T::ALL {
+            let labels = [("tap", tap.as_ref()), (T::LABEL, value.label_of())];
             let counter = ConstCounter::new(read(stats, value));
             counter.encode(family.encode_family(&labels)?)?;
         }
@@ -178,110 +168,95 @@ fn counters<T: Copy + LabelOf>(
     Ok(())
 }
 
-/// The label value of one of the data path's enums.
-trait LabelOf {
-    fn label_of(self) -> &'static str;
+/// A family with one series per tap, each read from that tap's `S`.
+struct PerTap<S> {
+    name: &'static str,
+    help: &'static str,
+    kind: PerTapKind,
+    read: fn(&S) -> u64,
 }
 
-macro_rules! label_of {
-    ($($t:ty),*) => {$(
-        impl LabelOf for $t {
-            fn label_of(self) -> &'static str {
-                self.label()
-            }
-        }
-    )*};
-}
-label_of!(RequestMethod, UpstreamFailure, NotObserved, MergeCount, Cut);
-
-fn open_streams(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_open_streams",
-        "Event-stream answers the tap is forwarding now (GET streams, legacy SSE streams, SSE answers to POSTs)",
-        None,
-        MetricType::Gauge,
-    )?;
-    for (tap, stats) in taps {
-        let gauge = ConstGauge::new(i64::try_from(stats.open_streams()).unwrap_or(i64::MAX));
-        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
+#[derive(Clone, Copy)]
+enum PerTapKind {
+    Gauge,
+    Counter,
 }
 
 /// Request bodies read for merging: what merging costs clients besides
 /// those it answers.
-fn merge_reads(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_merge_reads",
-        "Request bodies the tap read to see whether merging answers them (initialize and list requests that may be a named client's; a client not named in merge_pages is forwarded unread)",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, stats) in taps {
-        let counter = ConstCounter::new(stats.merge_reads());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
-}
+const MERGE_READS: PerTap<TapStats> = PerTap {
+    name: "mcp_tap_merge_reads",
+    help: "Request bodies the tap read to see whether merging answers them (initialize and list requests that may be a named client's; a client not named in merge_pages is forwarded unread)",
+    kind: PerTapKind::Counter,
+    read: TapStats::merge_reads,
+};
 
-/// A count one tap's stats hold.
-type ReadCount = fn(&TapStats) -> u64;
-
-/// Client connections: open now, the cap, and how often the cap was met.
-fn connections(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<TapStats>)]) -> Encoded {
-    let gauges: [(&str, &str, ReadCount); 2] = [
-        (
-            "mcp_tap_connections",
-            "Client connections the tap holds now",
-            TapStats::connections,
-        ),
-        (
-            "mcp_tap_max_connections",
-            "Client connections the tap admits at once (its share of the open-file limit, or less when configured)",
-            TapStats::max_connections,
-        ),
-    ];
-    for (name, help, read) in gauges {
-        let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
-        for (tap, stats) in taps {
-            let gauge = ConstGauge::new(i64::try_from(read(stats)).unwrap_or(i64::MAX));
-            gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-        }
-    }
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_listener_full",
-        "Times a client came while every connection slot was taken (it waited in the kernel's backlog)",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, stats) in taps {
-        let counter = ConstCounter::new(stats.listener_full());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    Ok(())
-}
+/// Open event streams; client connections: open now, the cap, and how
+/// often the cap was met.
+const STREAMS_AND_CONNECTIONS: [PerTap<TapStats>; 4] = [
+    PerTap {
+        name: "mcp_tap_open_streams",
+        help: "Event-stream answers the tap is forwarding now (GET streams, legacy SSE streams, SSE answers to POSTs)",
+        kind: PerTapKind::Gauge,
+        read: TapStats::open_streams,
+    },
+    PerTap {
+        name: "mcp_tap_connections",
+        help: "Client connections the tap holds now",
+        kind: PerTapKind::Gauge,
+        read: TapStats::connections,
+    },
+    PerTap {
+        name: "mcp_tap_max_connections",
+        help: "Client connections the tap admits at once (its share of the open-file limit, or less when configured)",
+        kind: PerTapKind::Gauge,
+        read: TapStats::max_connections,
+    },
+    PerTap {
+        name: "mcp_tap_listener_full",
+        help: "Times a client came while every connection slot was taken (it waited in the kernel's backlog)",
+        kind: PerTapKind::Counter,
+        read: TapStats::listener_full,
+    },
+];
 
 /// Whether each tap's observer observes, and how often it was restarted.
-fn observing(encoder: &mut DescriptorEncoder, taps: &[(Arc<str>, Arc<ObserverHealth>)]) -> Encoded {
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_observing",
-        "1 while the tap's observer reads its copies; 0 after the observer ended, until a fresh one starts (the tap forwards all the same, and counts what passes as not observed)",
-        None,
-        MetricType::Gauge,
-    )?;
-    for (tap, health) in taps {
-        let gauge = ConstGauge::new(i64::from(health.observing()));
-        gauge.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
-    }
-    let mut family = encoder.encode_descriptor(
-        "mcp_tap_observer_restarts",
-        "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
-        None,
-        MetricType::Counter,
-    )?;
-    for (tap, health) in taps {
-        let counter = ConstCounter::new(health.restarts());
-        counter.encode(family.encode_family(&[("tap", tap.as_ref())])?)?;
+const OBSERVER: [PerTap<ObserverHealth>; 2] = [
+    PerTap {
+        name: "mcp_tap_observing",
+        help: "1 while the tap's observer reads its copies; 0 after the observer ended, until a fresh one starts (the tap forwards all the same, and counts what passes as not observed)",
+        kind: PerTapKind::Gauge,
+        read: |health| u64::from(health.observing()),
+    },
+    PerTap {
+        name: "mcp_tap_observer_restarts",
+        help: "Times the tap's observer ended before the tap did (a panic); a fresh one starts after each, and the log says why",
+        kind: PerTapKind::Counter,
+        read: ObserverHealth::restarts,
+    },
+];
+
+/// The family `spec` describes: one series per tap in `taps`.
+fn per_tap<S>(
+    encoder: &mut DescriptorEncoder,
+    taps: &[(Arc<str>, Arc<S>)],
+    spec: &PerTap<S>,
+) -> Encoded {
+    let metric_type = match spec.kind {
+        PerTapKind::Gauge => MetricType::Gauge,
+        PerTapKind::Counter => MetricType::Counter,
+    };
+    let mut family = encoder.encode_descriptor(spec.name, spec.help, None, metric_type)?;
+    for (tap, state) in taps {
+        let value = (spec.read)(state);
+        let labels = [("tap", tap.as_ref())];
+        let series = family.encode_family(&labels)?;
+        match spec.kind {
+            PerTapKind::Gauge => {
+                ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX)).encode(series)?
+            }
+            PerTapKind::Counter => ConstCounter::new(value).encode(series)?,
+        }
     }
     Ok(())
 }

@@ -6,7 +6,9 @@
 
 use bytes::Bytes;
 use http::HeaderValue;
-use mcp_observer::{ClientListing, Fact, Observer, ObserverLimits, Routing};
+use mcp_observer::{
+    ClientListing, ClientRoute, Fact, KindTally, Observer, ObserverLimits, Routing,
+};
 use mcp_tap_contract::{
     BodyFraming, CopyEnd, Direction, ExchangeEnd, ExchangeId, RequestHead, RequestMethod,
     ResponseHead, TapEvent,
@@ -251,6 +253,18 @@ impl Script {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The tally of `listing`'s client and route, for its kind.
+    pub fn tally_of(&self, listing: &ClientListing) -> &KindTally {
+        let key = ClientRoute {
+            client: listing.client.clone(),
+            route: listing.route.clone(),
+        };
+        self.observer
+            .tally(&key)
+            .expect("a tally for every told listing")
+            .kind(listing.kind)
     }
 
     pub fn take_facts(&mut self) -> Vec<Fact> {
