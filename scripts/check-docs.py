@@ -186,7 +186,7 @@ def row_folders(row, section, files, folders):
 def resolve(name, bases, files):
     """The files a row's `*.rs` name stands for: a whole path, or the
     nearest match under each of the row's folders."""
-    if name in files:
+    if "/" in name and name in files:
         return {name}
     hits = set()
     for base in bases:
