@@ -70,8 +70,8 @@ PATH_WORD = re.compile(
     r"(?<![\w./-])((?:%s)/[\w./{},*<>-]*)" % "|".join(ROOTS)
 )
 # A Rust file name as a row writes it, maybe relative, maybe `{a,b}.rs`.
-RS_NAME = re.compile(r"(?<![\w./-])([\w./-]*(?:\{[\w.,/-]+\})?[\w./-]*\.rs)\b")
-TYPE_WORD = re.compile(r"`([A-Z]\w*)(?:::(\w+))?")
+RS_NAME = re.compile(r"(?<![\w./*<>}-])([\w./-]*(?:\{[\w.,/-]+\})?[\w./-]*\.rs)\b")
+TYPE_WORD = re.compile(r"`([A-Z]\w*)(?:::(\w+))?(?![\w-])")
 DEFINITION = r"\b(?:struct|enum|trait|type|union)\s+%s\b"
 # An enum's variant: an indented line starting with the name.
 VARIANT = r"(?m)^\s+%s\b\s*(?:[({,]|$)"
