@@ -10,7 +10,9 @@ Fails (exit 1, one line per problem) when:
       neither as a file nor as a folder. A placeholder stands for any one
       path segment or part of one (`*`, `<name>`, `{var}`); `{a,b}` is
       each of its alternatives. Paths the installer creates (INSTALLED)
-      are allowed, and so is what lies under them.
+      are allowed, and so is what lies under them. A relative Markdown
+      link (`[text](guards.md)`, `[text](../scripts/demo)`) must lead to
+      such a path too.
 
   (b) a Rust file under src/ or crates/*/src/ (test files `tests.rs` and
       `*_tests.rs` excepted) is not named in docs/architecture.md. A file
@@ -37,7 +39,7 @@ Fails (exit 1, one line per problem) when:
       entry, or an enum's variant) and is not one of EXTERNAL_TYPES, or
       its `item` is no `fn` or `const` there.
 
-Run from the repository root: scripts/check-docs.py
+Run from anywhere: scripts/check-docs.py (it reads the repository it sits in)
 """
 
 import fnmatch
@@ -71,6 +73,8 @@ PATH_WORD = re.compile(
 )
 # A Rust file name as a row writes it, maybe relative, maybe `{a,b}.rs`.
 RS_NAME = re.compile(r"(?<![\w./*<>}-])([\w./-]*(?:\{[\w.,/-]+\})?[\w./-]*\.rs)\b")
+# A Markdown link's target, without its `#fragment`.
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 TYPE_WORD = re.compile(r"`([A-Z]\w*)(?:::(\w+))?(?![\w-])")
 DEFINITION = r"\b(?:struct|enum|trait|type|union)\s+%s\b"
 # An enum's variant: an indented line starting with the name.
@@ -147,7 +151,23 @@ def check_paths(files, folders):
                             problems.append(
                                 f"{doc}:{number}: names {word}, which the repository does not hold"
                             )
+                for match in LINK.finditer(line):
+                    target = match.group(1)
+                    if re.match(r"[a-z]+:", target):
+                        continue
+                    path = os.path.normpath(os.path.join(os.path.dirname(doc), target))
+                    if not path_exists(path, files, folders):
+                        problems.append(
+                            f"{doc}:{number}: links to {target}, which the repository does not hold"
+                        )
     return problems
+
+
+def is_source(path):
+    """A Rust file of the application or of a crate's library."""
+    return path.endswith(".rs") and (
+        path.startswith("src/") or re.match(r"crates/[^/]+/src/", path) is not None
+    )
 
 
 def source_root(folder):
@@ -225,9 +245,7 @@ def check_map(files, folders):
                     )
                 named |= hits
     for path in sorted(files):
-        if not path.endswith(".rs"):
-            continue
-        if not (path.startswith("src/") or re.match(r"crates/[^/]+/src/", path)):
+        if not is_source(path):
             continue
         base = path.rsplit("/", 1)[-1]
         if base == "tests.rs" or base.endswith("_tests.rs"):
@@ -246,10 +264,10 @@ def check_types(files):
     body = table[1].split("\n## ", 1)[0]
     sources = []
     for path in sorted(files):
-        if path.endswith(".rs") and (path.startswith("src/") or path.startswith("crates/")):
-            if "/src/" in "/" + path:
-                with open(path, encoding="utf-8") as handle:
-                    sources.append(handle.read())
+        # A file deleted but not yet staged is still listed: skip it.
+        if is_source(path) and os.path.isfile(path):
+            with open(path, encoding="utf-8") as handle:
+                sources.append(handle.read())
     code = "\n".join(sources)
     problems = []
     for line in body.splitlines():
@@ -271,6 +289,7 @@ def check_types(files):
 
 
 def main():
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     files, folders = tracked()
     problems = check_paths(files, folders) + check_map(files, folders) + check_types(files)
     for problem in problems:
