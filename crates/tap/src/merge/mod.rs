@@ -219,8 +219,6 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http1::head::Response;
-    use crate::merge::result::Merged;
     use crate::merge::reuse::Asked;
     use crate::settings::MergeSettings;
 
@@ -240,20 +238,8 @@ mod tests {
     }
 
     fn answer(merges: &Merges, items: u64, ttl_ms: Option<u64>) -> Arc<Reusable> {
-        Arc::new(Reusable {
-            head: Response {
-                status: 200,
-                reason: Bytes::new(),
-                minor: 1,
-                fields: Vec::new(),
-            },
-            result: Merged {
-                parts: vec![Bytes::from_static(b"{}")],
-                items,
-                ttl_ms,
-            },
-            charge: merges.bytes.charge(2).unwrap(),
-        })
+        let charge = merges.bytes.charge(2).unwrap();
+        Reusable::for_tests(Bytes::from_static(b"{}"), items, ttl_ms, charge)
     }
 
     #[test]

@@ -97,6 +97,31 @@ pub(crate) struct Reusable {
     pub(crate) charge: Charge,
 }
 
+#[cfg(test)]
+impl Reusable {
+    /// A merged answer of one part under a plain 200 head, for the tests
+    /// of reuse and of the merges that keep it.
+    pub(crate) fn for_tests(
+        body: Bytes,
+        items: u64,
+        ttl_ms: Option<u64>,
+        charge: Charge,
+    ) -> Arc<Self> {
+        Arc::new(Reusable {
+            head: Response {
+                status: 200,
+                ..no_head()
+            },
+            result: Merged {
+                parts: vec![body],
+                items,
+                ttl_ms,
+            },
+            charge,
+        })
+    }
+}
+
 /// The head of an answer that has none (a stdio line).
 pub(crate) fn no_head() -> Response {
     Response {
@@ -290,20 +315,8 @@ mod tests {
     }
 
     fn answer(budget: &Arc<ByteBudget>, bytes: usize) -> Arc<Reusable> {
-        Arc::new(Reusable {
-            head: Response {
-                status: 200,
-                reason: Bytes::new(),
-                minor: 1,
-                fields: Vec::new(),
-            },
-            result: Merged {
-                parts: vec![Bytes::from(vec![b' '; bytes])],
-                items: 1,
-                ttl_ms: None,
-            },
-            charge: budget.charge(bytes).unwrap(),
-        })
+        let body = Bytes::from(vec![b' '; bytes]);
+        Reusable::for_tests(body, 1, None, budget.charge(bytes).unwrap())
     }
 
     fn session_key(n: usize) -> Key {
