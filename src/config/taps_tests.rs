@@ -7,6 +7,13 @@ use super::taps::{
 };
 use std::time::Duration;
 
+/// One tap with only its required keys; a test adds the keys it is about.
+const ONE_TAP: &str = "taps:
+  - name: edge
+    listen: 127.0.0.1:0
+    upstream: {url: http://a/mcp}
+";
+
 fn assert_err_at(text: &str, line: usize, col: usize, needle: &str) {
     let shown = match load_str(text, "t.yaml") {
         Ok(_) => panic!("expected an error for:\n{text}"),
@@ -105,8 +112,7 @@ fn names_and_listen_addresses_are_one_per_tap() {
 
 #[test]
 fn a_bad_client_header_and_zero_bounds_are_refused() {
-    let base =
-        "taps:\n  - name: edge\n    listen: 127.0.0.1:0\n    upstream: {url: http://a/mcp}\n";
+    let base = ONE_TAP;
     assert_err_at(
         &format!("{base}    client_header: \"X Client\"\n"),
         5,
@@ -143,11 +149,7 @@ fn a_bad_client_header_and_zero_bounds_are_refused() {
 
 #[test]
 fn what_merging_may_spend_is_configured_and_checked() {
-    let base = "taps:
-  - name: edge
-    listen: 127.0.0.1:0
-    upstream: {url: http://a/mcp}
-";
+    let base = ONE_TAP;
     let keys = "    merge_credential_headers: [X-Tenant, x-org]
     merge_page_burst: 50
     merge_pages_per_second: 5
@@ -246,11 +248,7 @@ fn bad_routes_point_at_the_key_at_fault() {
 
 #[test]
 fn apps_are_named_by_address_and_user_agent_and_checked() {
-    let base = "taps:
-  - name: edge
-    listen: 127.0.0.1:0
-    upstream: {url: http://a/mcp}
-";
+    let base = ONE_TAP;
     let apps = "    apps:
       - {name: desk, from: [127.0.0.2, 10.1.0.0/16]}
       - {name: nightly, user_agent: report-bot}
