@@ -8,7 +8,7 @@
 
 use mcp_tap::{Cut, MergeClients, MergeCount, TapSettings};
 use mcp_testkit::peers::{installed, peer_path};
-use mcp_testkit::tap::{write_answer, RawConn, RunningTap, Scripted, Seen};
+use mcp_testkit::tap::{write_answer, RawConn, RunningTap, Scripted, Seen, JSON_BODY, MCP_ACCEPT};
 use mcp_testkit::{http_get, wait_for, Proc};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -228,12 +228,7 @@ fn page_answer(seen: &Seen) -> Vec<u8> {
 
 fn tool_names(answer: &mcp_testkit::http::RawResponse) -> Vec<String> {
     let message: Value = serde_json::from_str(&answer.text()).expect("JSON answer");
-    message["result"]["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
-        .collect()
+    mcp_testkit::tap::tool_names(&message)
 }
 
 #[test]
@@ -639,10 +634,7 @@ fn idle_connections_at_a_tap_leave_the_exporter_its_descriptors() {
         .send(
             "POST",
             "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-            ],
+            &[JSON_BODY, MCP_ACCEPT],
             Some(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
         )
         .answer();

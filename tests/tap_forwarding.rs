@@ -9,12 +9,9 @@
 use mcp_tap::{CopyEnd, Direction, NotObserved, RequestMethod, TapEvent, TapSettings};
 use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{RawConn, RunningTap};
+use mcp_testkit::tap::{RawConn, RunningTap, JSON_BODY, MCP_ACCEPT};
 use mcp_testkit::Proc;
 use std::net::SocketAddr;
-
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON: (&str, &str) = ("Content-Type", "application/json");
 
 fn addr_of(url: &str) -> SocketAddr {
     url.trim_start_matches("http://")
@@ -106,7 +103,7 @@ fn streamable_session(twins: &Twins) -> Vec<RawResponse> {
         &mut conns,
         "POST",
         "/mcp",
-        &[ACCEPT, JSON],
+        &[MCP_ACCEPT, JSON_BODY],
         Some(&rpc(1, "initialize", INITIALIZE)),
     );
     assert_eq!(init.status, 200, "{}", init.text());
@@ -115,8 +112,8 @@ fn streamable_session(twins: &Twins) -> Vec<RawResponse> {
         .expect("a session id")
         .to_string();
     let with = [
-        ACCEPT,
-        JSON,
+        MCP_ACCEPT,
+        JSON_BODY,
         ("Mcp-Session-Id", &session),
         ("Mcp-Protocol-Version", "2025-11-25"),
     ];
@@ -286,7 +283,7 @@ fn legacy_sse_streams_and_posts_pass_and_name_their_session() {
     let mut posts = twins.connect();
     for (id, method, params) in [(1, "initialize", INITIALIZE), (2, "tools/list", "{}")] {
         let body = rpc(id, method, params);
-        let answer = both(&mut posts, "POST", &url, &[JSON], Some(&body));
+        let answer = both(&mut posts, "POST", &url, &[JSON_BODY], Some(&body));
         assert_eq!(answer.status, 202);
         let events = (streams.0.next_chunk(), streams.1.next_chunk());
         assert_eq!(events.0, events.1, "the answer on the stream");

@@ -12,12 +12,9 @@ use mcp_tap::{
 };
 use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{RawConn, RunningTap};
+use mcp_testkit::tap::{tool_names, RawConn, RunningTap, JSON_BODY, MCP_ACCEPT};
 use mcp_testkit::Proc;
 use serde_json::Value;
-
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON: (&str, &str) = ("Content-Type", "application/json");
 
 /// The simulator paging 14 tools by 8, with `flags`.
 fn simulator(flags: &[&str]) -> Proc {
@@ -48,27 +45,14 @@ struct Session {
 impl Session {
     fn open(tap: &RunningTap, name: &str) -> Session {
         let mut conn = RawConn::connect(tap.addr);
-        let init = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
-        );
-        let answer = conn
-            .send("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()))
-            .answer();
-        assert_eq!(answer.status, 200, "{}", answer.text());
-        let id = answer
-            .header("mcp-session-id")
-            .expect("a session")
-            .to_string();
-        let mut session = Session { conn, id, next: 2 };
-        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert_eq!(session.post(note).status, 202);
-        session
+        let id = conn.open_session(name);
+        Session { conn, id, next: 2 }
     }
 
     fn post(&mut self, body: &[u8]) -> RawResponse {
         let headers = [
-            ACCEPT,
-            JSON,
+            MCP_ACCEPT,
+            JSON_BODY,
             ("Mcp-Session-Id", &self.id),
             ("Mcp-Protocol-Version", "2025-11-25"),
         ];
@@ -84,34 +68,10 @@ impl Session {
         let body =
             format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{params}}}"#);
         let answer = self.post(body.as_bytes());
-        let message = message_of(&answer);
+        let message = answer.message();
         assert_eq!(message["id"], id, "{}", answer.text());
         (answer, message)
     }
-}
-
-/// The JSON-RPC message of a JSON or SSE answer (the last event's data).
-fn message_of(answer: &RawResponse) -> Value {
-    let text = answer.text();
-    let json = if answer.header("content-type") == Some("text/event-stream") {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .rfind(|d| !d.is_empty())
-            .unwrap_or_default()
-            .to_string()
-    } else {
-        text
-    };
-    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
-}
-
-fn names(message: &Value) -> Vec<String> {
-    message["result"]["tools"]
-        .as_array()
-        .expect("tools")
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
-        .collect()
 }
 
 fn merge_events(tap: &RunningTap) -> Vec<(MergeOutcome, u32, u64)> {
@@ -137,14 +97,19 @@ fn a_named_client_gets_every_page_in_one_answer_and_others_pass_untouched() {
         let tap = tap(&upstream, named("desk-app"), |_| {});
         let mut desk = Session::open(&tap, "desk-app");
         let (answer, merged) = desk.list("{}");
-        assert_eq!(names(&merged).len(), 14, "{response}: {}", answer.text());
+        assert_eq!(
+            tool_names(&merged).len(),
+            14,
+            "{response}: {}",
+            answer.text()
+        );
         assert!(merged["result"].get("nextCursor").is_none());
-        let mut unique = names(&merged);
+        let mut unique = tool_names(&merged);
         unique.dedup();
         assert_eq!(unique.len(), 14);
         // Reused on the same session: no walk.
         let (_, again) = desk.list("{}");
-        assert_eq!(names(&again), names(&merged));
+        assert_eq!(tool_names(&again), tool_names(&merged));
         assert_eq!(
             merge_events(&tap),
             [(MergeOutcome::Merged, 2, 14), (MergeOutcome::Reused, 0, 14)]
@@ -158,13 +123,21 @@ fn a_named_client_gets_every_page_in_one_answer_and_others_pass_untouched() {
 
         let mut agent = Session::open(&tap, "agent-sdk");
         let (_, page1) = agent.list("{}");
-        assert_eq!(names(&page1).len(), 8, "a client not named gets page 1");
+        assert_eq!(
+            tool_names(&page1).len(),
+            8,
+            "a client not named gets page 1"
+        );
         let cursor = page1["result"]["nextCursor"]
             .as_str()
             .expect("a cursor")
             .to_string();
         let (_, page2) = desk.list(&format!(r#"{{"cursor":"{cursor}"}}"#));
-        assert_eq!(names(&page2).len(), 6, "a request with a cursor passes");
+        assert_eq!(
+            tool_names(&page2).len(),
+            6,
+            "a request with a cursor passes"
+        );
         assert_eq!(merge_events(&tap).len(), 2);
     }
 }
@@ -186,7 +159,7 @@ fn a_client_not_named_for_merging_is_forwarded_unread() {
     );
     for _ in 0..5 {
         let (_, page1) = agent.list("{}");
-        assert_eq!(names(&page1).len(), 8);
+        assert_eq!(tool_names(&page1).len(), 8);
     }
     let call = br#"{"jsonrpc":"2.0","id":99,"method":"ping"}"#;
     assert_eq!(agent.post(call).status, 200);
@@ -197,7 +170,7 @@ fn a_client_not_named_for_merging_is_forwarded_unread() {
     );
     let mut desk = Session::open(&by_name, "desk-app");
     let (_, merged) = desk.list("{}");
-    assert_eq!(names(&merged).len(), 14);
+    assert_eq!(tool_names(&merged).len(), 14);
     assert!(
         by_name.stats.merge_reads() >= 3,
         "desk-app's requests are read"
@@ -216,7 +189,11 @@ fn a_client_not_named_for_merging_is_forwarded_unread() {
     let only_apps = tap(&upstream, named("desk"), |s| s.apps = apps);
     let mut here = Session::open(&only_apps, "desk");
     let (_, page1) = here.list("{}");
-    assert_eq!(names(&page1).len(), 8, "calling itself desk makes no app");
+    assert_eq!(
+        tool_names(&page1).len(),
+        8,
+        "calling itself desk makes no app"
+    );
     assert_eq!(only_apps.stats.merge_reads(), 0, "not even its initialize");
     assert!(merge_events(&only_apps).is_empty());
 }
@@ -249,7 +226,7 @@ fn fallback(
 #[test]
 fn a_walk_that_is_not_complete_leaves_page_1_unchanged() {
     let (page1, (outcome, pages, _), _) = fallback(&["--scenario", "cycle"], |_| {});
-    assert_eq!(names(&page1).len(), 8);
+    assert_eq!(tool_names(&page1).len(), 8);
     assert!(page1["result"]["nextCursor"].is_string());
     let MergeOutcome::FirstPage(reason) = outcome else {
         panic!("{outcome:?}")
@@ -258,7 +235,7 @@ fn a_walk_that_is_not_complete_leaves_page_1_unchanged() {
     assert!(pages >= 2);
 
     let (page1, (outcome, ..), tap) = fallback(&["--scenario", "rpc-error", "--page", "2"], |_| {});
-    assert_eq!(names(&page1).len(), 8);
+    assert_eq!(tool_names(&page1).len(), 8);
     assert!(matches!(
         outcome,
         MergeOutcome::FirstPage(MergeFallback::Walk(_))
@@ -271,7 +248,7 @@ fn a_walk_that_is_not_complete_leaves_page_1_unchanged() {
     assert_eq!(outcome_label(outcome), "page_cap");
 
     let (page1, (outcome, ..), tap) = fallback(&[], |s| s.merge.max_merged_bytes = 1000);
-    assert_eq!(names(&page1).len(), 8);
+    assert_eq!(tool_names(&page1).len(), 8);
     assert_eq!(outcome, MergeOutcome::FirstPage(MergeFallback::TooLarge));
     assert_eq!(tap.stats.merges(MergeCount::TooLarge), 1);
 }
@@ -294,16 +271,16 @@ fn pages_whose_cache_scopes_differ_are_not_merged() {
     let tap = tap(&upstream, MergeClients::All, |_| {});
     let body = r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"modern","version":"2"}}}}"#;
     let headers = [
-        ACCEPT,
-        JSON,
+        MCP_ACCEPT,
+        JSON_BODY,
         ("Mcp-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/list"),
     ];
     let answer = RawConn::connect(tap.addr)
         .send("POST", "/mcp", &headers, Some(body.as_bytes()))
         .answer();
-    let page1 = message_of(&answer);
-    assert_eq!(names(&page1).len(), 8, "{}", answer.text());
+    let page1 = answer.message();
+    assert_eq!(tool_names(&page1).len(), 8, "{}", answer.text());
     assert_eq!(page1["result"]["cacheScope"], "public");
     assert_eq!(
         merge_events(&tap)[0].0,

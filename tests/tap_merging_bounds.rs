@@ -11,7 +11,9 @@ use mcp_tap::{Cut, MergeClients, MergeCount, MergeOutcome, TapEvent, TapSettings
 use mcp_testkit::clients::TapCommand;
 use mcp_testkit::http::RawResponse;
 use mcp_testkit::simulator::simulate_args;
-use mcp_testkit::tap::{write_answer, RawConn, RunningTap, Scripted, Seen};
+use mcp_testkit::tap::{
+    tool_names, write_answer, RawConn, RunningTap, Scripted, Seen, JSON_BODY, MCP_ACCEPT,
+};
 use mcp_testkit::{sample, wait_for, Proc};
 use serde_json::{json, Value};
 use std::net::{SocketAddr, TcpStream};
@@ -29,9 +31,6 @@ const OTHER_KIB: u64 = 48 * 1024;
 /// (the defaults of `--merge-page-burst`, `--merge-pages-per-second`).
 const PAGE_BURST: u64 = 200;
 const PAGES_PER_SECOND: f64 = 10.0;
-
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
-const JSON: (&str, &str) = ("Content-Type", "application/json");
 
 fn status_kib(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
@@ -53,31 +52,15 @@ fn tap_addr(tap: &TapCommand) -> SocketAddr {
     host.parse().unwrap_or_else(|e| panic!("{host}: {e}"))
 }
 
-/// `initialize` as a client named `name`; the session its answer opened.
-fn open_session(conn: &mut RawConn, name: &str) -> String {
-    let init = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
-    );
-    let answer = conn
-        .send("POST", "/mcp", &[ACCEPT, JSON], Some(init.as_bytes()))
-        .answer();
-    assert_eq!(answer.status, 200, "{}", answer.text());
-    let session = answer
-        .header("mcp-session-id")
-        .expect("a session")
-        .to_string();
-    let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let headers = [ACCEPT, JSON, ("Mcp-Session-Id", session.as_str())];
-    let noted = conn.send("POST", "/mcp", &headers, Some(note)).answer();
-    assert_eq!(noted.status, 202);
-    session
-}
-
 /// `tools/list` without a cursor, id `id`, with `headers` besides the
 /// usual ones.
 fn send_list(conn: &mut RawConn, id: u64, headers: &[(&str, &str)]) {
     let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{}}}}"#);
-    let mut all = vec![ACCEPT, JSON, ("Mcp-Protocol-Version", "2025-11-25")];
+    let mut all = vec![
+        MCP_ACCEPT,
+        JSON_BODY,
+        ("Mcp-Protocol-Version", "2025-11-25"),
+    ];
     all.extend_from_slice(headers);
     conn.send("POST", "/mcp", &all, Some(body.as_bytes()));
 }
@@ -85,19 +68,9 @@ fn send_list(conn: &mut RawConn, id: u64, headers: &[(&str, &str)]) {
 fn list(conn: &mut RawConn, id: u64, headers: &[(&str, &str)]) -> (RawResponse, Value) {
     send_list(conn, id, headers);
     let answer = conn.answer();
-    let message = message_of(&answer);
+    let message = answer.message();
     assert_eq!(message["id"], id, "{}", answer.text());
     (answer, message)
-}
-
-/// The JSON-RPC message of a JSON or SSE answer (the last event's data).
-fn message_of(answer: &RawResponse) -> Value {
-    let text = answer.text();
-    let json = match answer.header("content-type") {
-        Some("text/event-stream") => events(&text).last().cloned().unwrap_or_default(),
-        _ => text,
-    };
-    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
 /// The data of each event of an event stream, in order.
@@ -111,15 +84,6 @@ fn events(text: &str) -> Vec<String> {
                 .collect();
             (!data.is_empty()).then(|| data.join("\n"))
         })
-        .collect()
-}
-
-fn names(message: &Value) -> Vec<String> {
-    message["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("tools in {message}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
         .collect()
 }
 
@@ -229,7 +193,7 @@ fn rotating_credentials_against_5000_tools_stay_within_the_byte_budget() {
     );
     let pid = tap.web.pid();
     let mut conn = RawConn::connect(tap_addr(&tap));
-    let session = open_session(&mut conn, "mcp");
+    let session = conn.open_session("mcp");
     let before = reset_peak(pid);
     const REQUESTS: u64 = 120;
     for n in 0..REQUESTS {
@@ -239,7 +203,7 @@ fn rotating_credentials_against_5000_tools_stay_within_the_byte_budget() {
             ("Authorization", token.as_str()),
         ];
         let (_, message) = list(&mut conn, 100 + n, &headers);
-        let names = names(&message);
+        let names = tool_names(&message);
         assert_eq!(names.len(), 5000, "request {n}: the whole catalogue");
         let own = format!("[echo: {token}]");
         assert!(
@@ -304,7 +268,7 @@ fn pages_of_millions_of_zeros_cost_their_bytes_not_sixteen_times() {
         .map(|n| {
             std::thread::spawn(move || {
                 let mut conn = RawConn::connect(addr);
-                let session = open_session(&mut conn, "app");
+                let session = conn.open_session("app");
                 send_list(&mut conn, 7, &[("Mcp-Session-Id", session.as_str())]);
                 let answer = conn.answer();
                 assert_eq!(answer.status, 200, "client {n}: {}", answer.text());
@@ -352,7 +316,7 @@ fn upstream_lists(send: impl Fn(&mut RawConn, u64, Option<&str>)) -> (u64, u64) 
     let upstream = catalogue(100, 2, 0, &[]);
     let tap = TapCommand::start(&upstream.url("/mcp"), &["--merge-pages", "all"]);
     let mut conn = RawConn::connect(tap_addr(&tap));
-    let session = open_session(&mut conn, "app");
+    let session = conn.open_session("app");
     let started = Instant::now();
     for n in 0..REQUESTS {
         send(&mut conn, n, Some(&session));
@@ -377,7 +341,7 @@ fn sessionless_loops_and_rotating_tokens_cannot_multiply_upstream_load() {
     let sessionless = |conn: &mut RawConn, n: u64, _: Option<&str>| {
         let (answer, message) = list(conn, n + 10, &[]);
         assert_eq!(answer.status, 200);
-        assert!(!names(&message).is_empty());
+        assert!(!tool_names(&message).is_empty());
     };
     let (lists, bound) = upstream_lists(sessionless);
     assert!(lists <= bound, "{lists} upstream requests, bound {bound}");
@@ -412,7 +376,7 @@ fn silent_readers(tap: &RunningTap, n: usize) -> Vec<RawConn> {
     (0..n)
         .map(|_| {
             let mut conn = RawConn::connect_small_window(tap.addr);
-            let session = open_session(&mut conn, "app");
+            let session = conn.open_session("app");
             send_list(&mut conn, 9, &[("Mcp-Session-Id", session.as_str())]);
             conn
         })
@@ -445,9 +409,9 @@ fn clients_that_never_read_hold_no_walk_slot() {
         || (merged_count(&tap) >= SILENT).then_some(()),
     );
     let mut reader = RawConn::connect(tap.addr);
-    let session = open_session(&mut reader, "app");
+    let session = reader.open_session("app");
     let (answer, message) = list(&mut reader, 3, &[("Mcp-Session-Id", session.as_str())]);
-    assert_eq!(names(&message).len(), 1000, "merged: every page");
+    assert_eq!(tool_names(&message).len(), 1000, "merged: every page");
     assert!(answer.body.len() > 6_000_000, "{} bytes", answer.body.len());
     assert_eq!(tap.stats.merges(MergeCount::Busy), 0);
     assert_eq!(merged_count(&tap), SILENT + 1);
@@ -478,7 +442,7 @@ fn another_api_key_or_cookie_never_gets_a_kept_answer() {
     settings.merge.credential_headers = vec![http::HeaderName::from_static("x-tenant")];
     let tap = RunningTap::start(settings);
     let mut conn = RawConn::connect(tap.addr);
-    let session = open_session(&mut conn, "app");
+    let session = conn.open_session("app");
     let lists = || upstream.seen().iter().filter(|s| is_list(s)).count();
     let mut id = 20;
     let mut ask = |api_key: &str, cookie: &str, tenant: &str| {
@@ -490,7 +454,7 @@ fn another_api_key_or_cookie_never_gets_a_kept_answer() {
             ("X-Tenant", tenant),
         ];
         let (_, message) = list(&mut conn, id, &headers);
-        let names = names(&message);
+        let names = tool_names(&message);
         assert_eq!(names.len(), 4, "{message}");
         let own = format!(" [x-api-key: {api_key}] [cookie: {cookie}] [x-tenant: {tenant}]");
         assert!(
@@ -556,7 +520,7 @@ fn notifications_before_page_1s_answer_reach_the_merged_client_first() {
     settings.merge.clients = MergeClients::All;
     let tap = RunningTap::start(settings);
     let mut conn = RawConn::connect(tap.addr);
-    let session = open_session(&mut conn, "app");
+    let session = conn.open_session("app");
     let (answer, message) = list(&mut conn, 5, &[("Mcp-Session-Id", session.as_str())]);
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
     let sent = events(&answer.text());
@@ -565,7 +529,7 @@ fn notifications_before_page_1s_answer_reach_the_merged_client_first() {
     assert_eq!(first["method"], "notifications/message");
     let second: Value = serde_json::from_str(&sent[1]).unwrap();
     assert_eq!(second["method"], "notifications/tools/list_changed");
-    assert_eq!(names(&message).len(), 6, "both pages, merged last");
+    assert_eq!(tool_names(&message).len(), 6, "both pages, merged last");
     assert!(message["result"].get("nextCursor").is_none());
     assert_eq!(tap.stats.merges(MergeCount::Merged), 1);
     // The list_changed in page 1 restarted the walk: page 1 again (ours),
@@ -573,6 +537,6 @@ fn notifications_before_page_1s_answer_reach_the_merged_client_first() {
     assert_eq!(upstream.seen().iter().filter(|s| is_list(s)).count(), 3);
     // The answer made after it is kept: asked again, it is reused.
     let (_, again) = list(&mut conn, 6, &[("Mcp-Session-Id", session.as_str())]);
-    assert_eq!(names(&again), names(&message));
+    assert_eq!(tool_names(&again), tool_names(&message));
     assert_eq!(tap.stats.merges(MergeCount::Reused), 1);
 }

@@ -119,6 +119,22 @@ pub struct RawResponse {
 }
 
 impl RawResponse {
+    /// The JSON-RPC message the answer carries: its body, or in an event
+    /// stream the last event's data.
+    pub fn message(&self) -> serde_json::Value {
+        let text = self.text();
+        let json = if self.header("content-type") == Some("text/event-stream") {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .rfind(|d| !d.is_empty())
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            text
+        };
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name)
     }

@@ -184,6 +184,21 @@ impl Drop for RunningTap {
 
 // ---------------------------------------------------------------- a client
 
+/// The `Accept` an MCP client sends with every POST.
+pub const MCP_ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+/// The `Content-Type` of a JSON-RPC body.
+pub const JSON_BODY: (&str, &str) = ("Content-Type", "application/json");
+
+/// The tool names of a `tools/list` answer's JSON-RPC message, in order.
+pub fn tool_names(message: &serde_json::Value) -> Vec<String> {
+    message["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// A kept-alive HTTP/1.1 connection, read by hand.
 pub struct RawConn {
     reader: BufReader<TcpStream>,
@@ -226,6 +241,32 @@ impl RawConn {
             writer,
             host: addr.to_string(),
         }
+    }
+
+    /// `initialize` at `/mcp` as a client named `name` (2025-11-25), then
+    /// `notifications/initialized`: the session id the answer opened.
+    pub fn open_session(&mut self, name: &str) -> String {
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"{name}","version":"1.0"}}}}}}"#
+        );
+        let answer = self
+            .send(
+                "POST",
+                "/mcp",
+                &[MCP_ACCEPT, JSON_BODY],
+                Some(init.as_bytes()),
+            )
+            .answer();
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let session = answer
+            .header("mcp-session-id")
+            .expect("a session")
+            .to_string();
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let headers = [MCP_ACCEPT, JSON_BODY, ("Mcp-Session-Id", session.as_str())];
+        let noted = self.send("POST", "/mcp", &headers, Some(note)).answer();
+        assert_eq!(noted.status, 202, "{}", noted.text());
+        session
     }
 
     /// Write raw bytes (a request as a test wants it, however odd).
